@@ -1,0 +1,98 @@
+# fragsim - build, run, test, asan, install.  See README.md.
+#
+#   make run      install missing dependencies, build, run the main job
+#   make test     build and run every cmocka test and the CLI tests
+#   make asan     the tests under AddressSanitizer + UBSan (build-asan/)
+#   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CC      ?= cc
+PKG_CONFIG ?= pkg-config
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+# -ffp-contract=off: no fused multiply-add behind our back, so a float
+# result is the same sequence of roundings on every machine.
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla
+CFLAGS_ALL := -std=c11 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(OPT) -g \
+	-fopenmp -ffp-contract=off -fno-fast-math $(WARN) \
+	-DFRAGSIM_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
+YAML_CFLAGS  := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS    := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
+CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+LDLIBS_ALL   := $(YAML_LIBS) -fopenmp -lm $(SAN) $(LDFLAGS)
+
+SIM_SRC   := $(sort $(wildcard sim/*.c))
+REF_SRC   := $(sort $(wildcard ref/*.c))
+TOOL_SRC  := $(sort $(filter-out tools/main.c,$(wildcard tools/*.c)))
+LIB_SRC   := $(SIM_SRC) $(REF_SRC) $(TOOL_SRC)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/builtin_profiles.o
+PROFILES  := $(sort $(wildcard profiles/*.yaml))
+TEST_SRC  := $(sort $(wildcard tests/test_*.c))
+TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all run test asan bench install uninstall clean deps check-deps
+all: $(BUILD)/fragsim
+
+deps:
+	@sh tools/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(YAML_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/builtin_profiles.c: $(PROFILES) tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/builtin_profiles.o: $(BUILD)/gen/builtin_profiles.c
+	$(CC) $(CFLAGS_ALL) $(YAML_CFLAGS) -I. -c $< -o $@
+
+$(BUILD)/libfragsim.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fragsim: $(BUILD)/tools/main.o $(BUILD)/libfragsim.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(YAML_CFLAGS) $(CMOCKA_CFLAGS) \
+		-DFRAGSIM_BIN='"$(abspath $(BUILD))/fragsim"' \
+		-DFRAGSIM_SRC='"$(CURDIR)"' -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_ALL)
+
+# The main job (see README.md): until the attention simulator lands it
+# validates every builtin profile and prints the gfx936 C map.
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/fragsim lanemap check $$($(BUILD)/fragsim lanemap list --names)
+	$(BUILD)/fragsim lanemap --isa gfx936 --matrix C
+
+test: deps
+	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN)
+	@sh tests/run.sh $(BUILD) $(TEST_BIN)
+
+asan:
+	@$(MAKE) --no-print-directory test BUILD=build-asan OPT=-O1 \
+		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
+
+install: $(BUILD)/fragsim
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fragsim
+	install -m 755 $(BUILD)/fragsim $(DESTDIR)$(PREFIX)/bin/fragsim
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/fragsim/README.md
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/fragsim
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fragsim
+
+clean:
+	rm -rf build build-asan build-bench out
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

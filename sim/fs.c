@@ -1,0 +1,90 @@
+/*
+ * fs.c - error values and checked sizes (see fs.h).
+ *
+ * Formatting a message is not I/O: vsnprintf writes into the caller's
+ * struct, so sim/ stays free of printing while still explaining failures.
+ */
+#include "fs.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void err_vset(struct fs_err *err, const char *file, int line, int col,
+		     const char *fmt, va_list ap)
+{
+	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+	err->line = line;
+	err->col = col;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+}
+
+enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return rc;
+	va_start(ap, fmt);
+	err_vset(err, NULL, 0, 0, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+enum fs_rc fs_fail_at(struct fs_err *err, enum fs_rc rc, const char *file,
+		      int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return rc;
+	va_start(ap, fmt);
+	err_vset(err, file, line, col, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void fs_err_prefix(struct fs_err *err, const char *prefix)
+{
+	size_t cap = sizeof(err->msg), pl, ml;
+
+	if (!err || !prefix || !*prefix)
+		return;
+	pl = strlen(prefix);
+	if (pl + 3 > cap)
+		pl = cap - 3;
+	ml = strlen(err->msg);
+	if (pl + 2 + ml + 1 > cap)
+		ml = cap - pl - 3;
+	memmove(err->msg + pl + 2, err->msg, ml);
+	memcpy(err->msg, prefix, pl);
+	memcpy(err->msg + pl, ": ", 2);
+	err->msg[pl + 2 + ml] = '\0';
+}
+
+const char *fs_err_str(const struct fs_err *err, char *buf, size_t len)
+{
+	if (!err->file[0])
+		snprintf(buf, len, "%s", err->msg);
+	else if (err->line <= 0)
+		snprintf(buf, len, "%s: %s", err->file, err->msg);
+	else if (err->col <= 0)
+		snprintf(buf, len, "%s:%d: %s", err->file, err->line, err->msg);
+	else
+		snprintf(buf, len, "%s:%d:%d: %s", err->file, err->line,
+			 err->col, err->msg);
+	return buf;
+}
+
+int fs_size_prod(const size_t *dims, int n, size_t cap, size_t *out)
+{
+	size_t p = 1;
+
+	for (int i = 0; i < n; i++)
+		if (fs_size_mul(p, dims[i], &p))
+			return -1;
+	if (p > cap)
+		return -1;
+	*out = p;
+	return 0;
+}
