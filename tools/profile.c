@@ -1,0 +1,414 @@
+/*
+ * profile.c - lane-map profiles from YAML into lanemap tables (profile.h).
+ *
+ * The only place that turns text into a lanemap. Each operand's row and
+ * col are either expressions (sim/expr) evaluated at every (lane, e), or
+ * a CSV table. Errors point at the character to fix, e.g. for
+ *
+ *   c: {type: i32, elements: 4, row: "lane % 16", col: "lane / 16 + 4 * ee"}
+ *
+ * the message is "gfx.yaml:12:67: c.col: at column 18 of the expression:
+ * unknown name 'ee' (names are lane and e)".
+ */
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/expr.h"
+#include "readfile.h"
+#include "yamldoc.h"
+
+#define PROFILE_MAX_BYTES (4u << 20)
+
+static const char *const top_keys[] = {
+	"fragsim_profile", "name", "instruction", "description", "source",
+	"wave", "m", "n", "k", "a", "b", "c", NULL,
+};
+static const char *const operand_keys[] = {
+	"type", "elements", "replicas", "row", "col", "table", "table_file", NULL,
+};
+
+struct loader {
+	struct ydoc *d;
+	struct lanemap *lm;
+	const char *dir;	/* resolves table_file; may be NULL */
+	struct fs_err *err;
+};
+
+static yaml_node_t *need(struct loader *L, yaml_node_t *map, const char *path,
+			 const char *key)
+{
+	yaml_node_t *v = ydoc_get(L->d, map, key);
+
+	if (!v)
+		ydoc_fail(L->err, L->d, map, path, "missing key '%s'", key);
+	return v;
+}
+
+static enum fs_rc get_int(struct loader *L, yaml_node_t *map, const char *path,
+			  const char *key, int min, int max, int dflt, int *out)
+{
+	yaml_node_t *v = ydoc_get(L->d, map, key);
+	char p[YDOC_PATH_MAX];
+	int64_t x;
+
+	if (!v) {
+		if (dflt < min)
+			return ydoc_fail(L->err, L->d, map, path, "missing key '%s'", key);
+		*out = dflt;
+		return FS_OK;
+	}
+	ydoc_path(p, sizeof(p), path, key);
+	if (ydoc_int(L->d, v, p, min, max, &x, L->err))
+		return FS_EINPUT;
+	*out = (int)x;
+	return FS_OK;
+}
+
+static enum fs_rc get_str(struct loader *L, yaml_node_t *map, const char *key,
+			  int required, char *out, size_t len)
+{
+	yaml_node_t *v = ydoc_get(L->d, map, key);
+
+	if (!v) {
+		if (required)
+			return ydoc_fail(L->err, L->d, map, NULL, "missing key '%s'", key);
+		out[0] = '\0';
+		return FS_OK;
+	}
+	return ydoc_str(L->d, v, key, out, len, L->err);
+}
+
+/* File column of character `col` (1-based) of an expression scalar. */
+static int expr_file_col(const yaml_node_t *n, int col)
+{
+	yaml_scalar_style_t st = n->data.scalar.style;
+	int quote = st == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+		    st == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+
+	return ydoc_col(n) + quote + col - 1;
+}
+
+static int block_scalar(const yaml_node_t *n)
+{
+	return n->data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+	       n->data.scalar.style == YAML_FOLDED_SCALAR_STYLE;
+}
+
+/* Compile and evaluate one expression into dst[lane*elems + e]. */
+static enum fs_rc eval_expr(struct loader *L, yaml_node_t *n, const char *path,
+			    int elems, int32_t *dst)
+{
+	const char *src = ydoc_scalar(L->d, n, path, L->err);
+	struct fs_err e = { 0 };
+	struct expr x;
+	int line = ydoc_line(n), col;
+
+	if (!src)
+		return FS_EINPUT;
+	if (expr_compile(src, &x, &e) == FS_OK) {
+		for (int lane = 0; lane < L->lm->wave; lane++) {
+			for (int el = 0; el < elems; el++) {
+				int64_t v;
+
+				if (expr_eval(&x, lane, el, &v, &e) != FS_OK)
+					goto fail;
+				if (v < INT32_MIN || v > INT32_MAX) {
+					fs_fail_at(&e, FS_EINPUT, NULL, 0, 1,
+						   "value %lld out of range at lane=%d e=%d",
+						   (long long)v, lane, el);
+					goto fail;
+				}
+				dst[lane * elems + el] = (int32_t)v;
+			}
+		}
+		return FS_OK;
+	}
+fail:
+	col = block_scalar(n) ? ydoc_col(n) : expr_file_col(n, e.col);
+	return fs_fail_at(L->err, FS_EINPUT, L->d->origin, line, col,
+			  "%s: at column %d of the expression: %s", path, e.col,
+			  e.msg);
+}
+
+/*
+ * Parse CSV "lane,e,row,col" lines. `where`/`line0` locate line 1 of the
+ * text in errors (line0 = 0: the text is a file of its own).
+ */
+static enum fs_rc parse_table(struct loader *L, const char *text,
+			      const char *where, int line0, int col0,
+			      const char *path, int elems, int32_t *row,
+			      int32_t *col)
+{
+	int slots = L->lm->wave * elems;
+	char *seen = calloc((size_t)slots, 1);
+	const char *p = text;
+	int lineno = 0, header_ok = 1;
+
+	if (!seen)
+		return fs_fail(L->err, FS_EINTERNAL, "out of memory");
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char buf[256];
+		long v[4];
+		int got, used = 0, fline;
+
+		lineno++;
+		fline = line0 + lineno;
+		if (n >= sizeof(buf)) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: line too long", path);
+		}
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		p = eol ? eol + 1 : p + n;
+		if (buf[strspn(buf, " \t\r")] == '\0' || buf[strspn(buf, " \t")] == '#')
+			continue;
+		got = sscanf(buf, " %ld , %ld , %ld , %ld %n", &v[0], &v[1], &v[2],
+			     &v[3], &used);
+		if (got != 4 || buf[used + strspn(buf + used, " \t\r")] != '\0') {
+			if (header_ok && strstr(buf, "lane")) {
+				header_ok = 0;
+				continue;
+			}
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: expected 'lane,e,row,col' with four integers, found '%s'",
+					  path, buf);
+		}
+		header_ok = 0;
+		if (v[0] < 0 || v[0] >= L->lm->wave || v[1] < 0 || v[1] >= elems) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: lane %ld e %ld outside wave%d x %d elements",
+					  path, v[0], v[1], L->lm->wave, elems);
+		}
+		if (v[2] < INT32_MIN || v[2] > INT32_MAX || v[3] < INT32_MIN ||
+		    v[3] > INT32_MAX) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: row or col out of range", path);
+		}
+		if (seen[v[0] * elems + v[1]]++) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: lane %ld e %ld given twice", path,
+					  v[0], v[1]);
+		}
+		row[v[0] * elems + v[1]] = (int32_t)v[2];
+		col[v[0] * elems + v[1]] = (int32_t)v[3];
+	}
+	for (int s = 0; s < slots; s++) {
+		if (!seen[s]) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, line0 ? line0 : 0,
+					  col0, "%s: no entry for lane %d e %d", path,
+					  s / elems, s % elems);
+		}
+	}
+	free(seen);
+	return FS_OK;
+}
+
+static enum fs_rc load_table(struct loader *L, yaml_node_t *map,
+			     const char *path, struct lanemap_operand *o)
+{
+	yaml_node_t *t = ydoc_get(L->d, map, "table");
+	yaml_node_t *tf = ydoc_get(L->d, map, "table_file");
+	char p[YDOC_PATH_MAX];
+
+	if (t) {
+		const char *text;
+		int line0;
+
+		ydoc_path(p, sizeof(p), path, "table");
+		text = ydoc_scalar(L->d, t, p, L->err);
+		if (!text)
+			return FS_EINPUT;
+		/* A block scalar's text starts on the line after '|'. */
+		line0 = ydoc_line(t) - (block_scalar(t) ? 0 : 1);
+		return parse_table(L, text, L->d->origin, line0, ydoc_col(t), p,
+				   o->elems, o->row, o->col);
+	} else {
+		char file[1024], *buf;
+		const char *name;
+		size_t len;
+		enum fs_rc rc;
+
+		ydoc_path(p, sizeof(p), path, "table_file");
+		name = ydoc_scalar(L->d, tf, p, L->err);
+		if (!name)
+			return FS_EINPUT;
+		if (name[0] == '/' || !L->dir)
+			snprintf(file, sizeof(file), "%s", name);
+		else
+			snprintf(file, sizeof(file), "%s/%s", L->dir, name);
+		rc = readfile(file, PROFILE_MAX_BYTES, &buf, &len, L->err);
+		if (rc) {
+			fs_err_prefix(L->err, p);
+			return rc;
+		}
+		rc = parse_table(L, buf, file, 0, 0, p, o->elems, o->row, o->col);
+		free(buf);
+		return rc;
+	}
+}
+
+static enum fs_rc load_operand(struct loader *L, yaml_node_t *top,
+			       enum lm_operand op)
+{
+	static const char *const keys[] = { "a", "b", "c" };
+	static const char *const types[] = { "i8", "u8", "i32", "f16", "bf16",
+					      "f32", NULL };
+	const char *path = keys[op];
+	yaml_node_t *map = need(L, top, "", path), *row, *col, *tn;
+	char p[YDOC_PATH_MAX];
+	int type, elems, replicas, tables;
+	struct fs_err e;
+
+	if (!map)
+		return FS_EINPUT;
+	if (ydoc_check_map(L->d, map, path, operand_keys, L->err))
+		return FS_EINPUT;
+	tn = need(L, map, path, "type");
+	if (!tn)
+		return FS_EINPUT;
+	ydoc_path(p, sizeof(p), path, "type");
+	if (ydoc_enum(L->d, tn, p, types, &type, L->err) ||
+	    get_int(L, map, path, "elements", 1, LM_MAX_ELEMS, 0, &elems) ||
+	    get_int(L, map, path, "replicas", 1, LM_MAX_REPLICAS, 1, &replicas))
+		return FS_EINPUT;
+	if (lanemap_set_operand(L->lm, op, (enum lm_dtype)type, elems, replicas,
+				&e))
+		return ydoc_fail(L->err, L->d, map, path, "%s", e.msg);
+
+	row = ydoc_get(L->d, map, "row");
+	col = ydoc_get(L->d, map, "col");
+	tables = !!ydoc_get(L->d, map, "table") + !!ydoc_get(L->d, map, "table_file");
+	if (tables > 1 || (tables && (row || col)))
+		return ydoc_fail(L->err, L->d, map, path,
+				 "give either row and col, or table, or table_file");
+	if (tables)
+		return load_table(L, map, path, &L->lm->op[op]);
+	if (!row || !col)
+		return ydoc_fail(L->err, L->d, map, path, "missing key '%s'",
+				 row ? "col" : "row");
+	ydoc_path(p, sizeof(p), path, "row");
+	if (eval_expr(L, row, p, elems, L->lm->op[op].row))
+		return FS_EINPUT;
+	ydoc_path(p, sizeof(p), path, "col");
+	return eval_expr(L, col, p, elems, L->lm->op[op].col);
+}
+
+static enum fs_rc load_doc(struct loader *L)
+{
+	yaml_node_t *top = ydoc_root(L->d), *ver;
+	struct lanemap *lm = L->lm;
+	int v;
+
+	if (ydoc_check_map(L->d, top, "", top_keys, L->err))
+		return FS_EINPUT;
+	ver = need(L, top, "", "fragsim_profile");
+	if (!ver || get_int(L, top, "", "fragsim_profile", 1, 1, 0, &v))
+		return FS_EINPUT;
+	if (get_str(L, top, "name", 1, lm->name, sizeof(lm->name)) ||
+	    get_str(L, top, "instruction", 1, lm->instr, sizeof(lm->instr)) ||
+	    get_str(L, top, "description", 0, lm->desc, sizeof(lm->desc)) ||
+	    get_str(L, top, "source", 0, lm->source, sizeof(lm->source)))
+		return FS_EINPUT;
+	if (get_int(L, top, "", "wave", 32, 64, 0, &lm->wave) ||
+	    get_int(L, top, "", "m", 1, LM_MAX_DIM, 0, &lm->m) ||
+	    get_int(L, top, "", "n", 1, LM_MAX_DIM, 0, &lm->n) ||
+	    get_int(L, top, "", "k", 1, LM_MAX_DIM, 0, &lm->k))
+		return FS_EINPUT;
+	if (lm->wave != 32 && lm->wave != 64)
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, top, "wave"), "wave",
+				 "must be 32 or 64");
+	for (int op = 0; op < LM_NOPERANDS; op++)
+		if (load_operand(L, top, (enum lm_operand)op))
+			return FS_EINPUT;
+	return FS_OK;
+}
+
+struct lanemap *profile_load_text(const char *text, size_t len,
+				  const char *origin, const char *dir,
+				  struct fs_err *err)
+{
+	struct ydoc d;
+	struct loader L = { &d, NULL, dir, err };
+
+	if (ydoc_load(&d, text, len, origin, err))
+		return NULL;
+	L.lm = lanemap_new();
+	if (!L.lm) {
+		ydoc_free(&d);
+		fs_fail(err, FS_EINTERNAL, "out of memory");
+		return NULL;
+	}
+	if (load_doc(&L)) {
+		lanemap_free(L.lm);
+		L.lm = NULL;
+	}
+	ydoc_free(&d);
+	return L.lm;
+}
+
+struct lanemap *profile_load_file(const char *path, struct fs_err *err)
+{
+	char *buf, dir[1024];
+	const char *slash = strrchr(path, '/');
+	struct lanemap *lm;
+	size_t len;
+
+	if (readfile(path, PROFILE_MAX_BYTES, &buf, &len, err))
+		return NULL;
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	lm = profile_load_text(buf, len, path, dir, err);
+	free(buf);
+	return lm;
+}
+
+int profile_builtin_count(void)
+{
+	return (int)builtin_profile_count;
+}
+
+const char *profile_builtin_name(int i)
+{
+	return builtin_profile_texts[i].name;
+}
+
+struct lanemap *profile_builtin(const char *name, struct fs_err *err)
+{
+	for (size_t i = 0; i < builtin_profile_count; i++) {
+		const struct profile_text *t = &builtin_profile_texts[i];
+
+		if (strcmp(t->name, name) == 0)
+			return profile_load_text(t->text, strlen(t->text), t->file,
+						 NULL, err);
+	}
+	fs_fail(err, FS_EINPUT, "unknown builtin profile '%s'", name);
+	return NULL;
+}
+
+struct lanemap *profile_resolve(const char *name_or_path, struct fs_err *err)
+{
+	for (size_t i = 0; i < builtin_profile_count; i++)
+		if (strcmp(builtin_profile_texts[i].name, name_or_path) == 0)
+			return profile_builtin(name_or_path, err);
+	if (!strchr(name_or_path, '/') && !strstr(name_or_path, ".yaml") &&
+	    !strstr(name_or_path, ".yml")) {
+		fs_fail(err, FS_EINPUT,
+			"unknown profile '%s' (not a builtin name nor a .yaml file; "
+			"'fragsim lanemap list' shows the builtins)", name_or_path);
+		return NULL;
+	}
+	return profile_load_file(name_or_path, err);
+}
