@@ -1,0 +1,266 @@
+/*
+ * test_cli.c - the fragsim command line, run as a user would run it:
+ * output text, exit codes (DESIGN.md 3) and error messages. Expected
+ * lines are worked out by hand from the published layouts (gfx936 C:
+ * lane = m + 16*(n % 4), reg = n / 4), not captured from the program.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The line of `text` that starts with `prefix`, copied into out. */
+static int find_line(const char *text, const char *prefix, char *out, size_t len)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (!strncmp(p, prefix, strlen(prefix)) && n < len) {
+			memcpy(out, p, n);
+			out[n] = '\0';
+			return 1;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return 0;
+}
+
+static void lanemap_gfx936_c_grid(void **state)
+{
+	struct run_result r = tu_run("lanemap --isa gfx936 --matrix C");
+	char line[512];
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "C (16 x 16, i32), cell = lane:reg"));
+	/* Row 1: C[1][n] lives in lane 1 + 16*(n % 4), register n / 4. */
+	assert_true(find_line(r.out, "   1 ", line, sizeof(line)));
+	assert_string_equal(line,
+		"   1  1:0 17:0 33:0 49:0  1:1 17:1 33:1 49:1  1:2 17:2 33:2 49:2  1:3 17:3 33:3 49:3");
+	/* Per-lane view: lane 2 holds columns 2, 6, 10, 14 of row 2 (the
+	 * article's own example of lane_col = 2). */
+	assert_true(find_line(r.out, "   2  [", line, sizeof(line)));
+	assert_string_equal(line, "   2  [2][0] [2][4] [2][8] [2][12]");
+	assert_true(find_line(r.out, "  34  [", line, sizeof(line)));
+	assert_string_equal(line, "  34  [2][2] [2][6] [2][10] [2][14]");
+	tu_free(&r);
+}
+
+static void lanemap_entry_and_lane(void **state)
+{
+	struct run_result r = tu_run("lanemap --isa gfx936 --entry 'C[3][10]'");
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+		"C[3][10] is held by lane 35, element 2 (register 2, byte 0)\n");
+	tu_free(&r);
+	/* RDNA3 wave32 holds A twice: lanes 5 and 21. */
+	r = tu_run("lanemap --isa rdna3-wmma-i32-16x16x16-iu8-w32 --entry 'A[5][6]' --format csv");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "matrix,lane,e,reg,byte,row,col\n"
+				   "A,5,6,1,2,5,6\nA,21,6,1,2,5,6\n");
+	tu_free(&r);
+	r = tu_run("lanemap --isa gfx936 --lane 17");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  A e7  reg 1 byte 3  A[1][15]\n"));
+	assert_non_null(strstr(r.out, "  B e0  reg 0 byte 0  B[8][1]\n"));
+	assert_non_null(strstr(r.out, "  C e2  reg 2 byte 0  C[1][9]\n"));
+	tu_free(&r);
+}
+
+static void lanemap_csv_has_every_slot(void **state)
+{
+	struct run_result r = tu_run("lanemap --isa gfx936 --format csv");
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "matrix,lane,e,reg,byte,row,col\n", 31), 0);
+	assert_int_equal(count_lines(r.out), 1 + 64 * 8 + 64 * 8 + 64 * 4);
+	assert_non_null(strstr(r.out, "\nC,17,2,2,0,1,9\n"));
+	assert_non_null(strstr(r.out, "\nA,33,5,1,1,1,21\n"));
+	tu_free(&r);
+}
+
+static void lanemap_md_and_json(void **state)
+{
+	struct run_result r = tu_run("lanemap --isa gfx936 --matrix C --format md");
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "| 1 | 1:0 | 17:0 | 33:0 | 49:0 | 1:1 |"));
+	tu_free(&r);
+	r = tu_run("lanemap --isa gfx936 --matrix C --format json");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"profile\": \"gfx936\""));
+	tu_free(&r);
+	if (system("/usr/bin/python3 -c 'import json' 2>/dev/null") == 0) {
+		r = tu_run("lanemap --isa gfx936 --format json | /usr/bin/python3 -c "
+			   "'import json,sys; d=json.load(sys.stdin); "
+			   "s=[x for o in d[\"operands\"] if o[\"matrix\"]==\"C\" for x in o[\"slots\"] "
+			   "if x[\"lane\"]==17 and x[\"e\"]==2][0]; print(s[\"row\"], s[\"col\"])'");
+		assert_int_equal(r.status, 0);
+		assert_string_equal(r.out, "1 9\n");
+		tu_free(&r);
+	}
+}
+
+static void lanemap_list(void **state)
+{
+	struct run_result r = tu_run("lanemap list --names");
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out,
+		"cdna3-mfma-i32-16x16x32-i8\ngfx936-article\ngfx936-quad\ngfx936\n"
+		"rdna3-wmma-i32-16x16x16-iu8-w32\nrdna3-wmma-i32-16x16x16-iu8-w64\n"
+		"sm80-mma-m16n8k32-s8\n");
+	tu_free(&r);
+	r = tu_run("lanemap list");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.out), 7);
+	tu_free(&r);
+}
+
+static void check_article_profile_fails(void **state)
+{
+	struct run_result r = tu_run("lanemap check gfx936-article");
+
+	(void)state;
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "gfx936-article: invalid:"));
+	/* The first bad column: lane 4, register 3, col = 4 % 16 + 4*3 = 16. */
+	assert_non_null(strstr(r.out,
+		"\n  C lane 4 e 3 (reg 3, byte 0): col = 16, outside 0..15\n"));
+	tu_free(&r);
+	r = tu_run("lanemap check gfx936 profiles/sm80-mma-m16n8k32-s8.yaml");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "gfx936: valid: v_mmac_i32_16x16x32_i8, wave64"));
+	tu_free(&r);
+	/* Invalid beats valid; unreadable beats both. */
+	r = tu_run("lanemap check gfx936 gfx936-article");
+	assert_int_equal(r.status, 1);
+	tu_free(&r);
+	r = tu_run("lanemap check gfx936-article /nonexistent.yaml");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "fragsim: error: /nonexistent.yaml: cannot open"));
+	tu_free(&r);
+}
+
+static void diff_gfx936_quad(void **state)
+{
+	struct run_result r = tu_run("lanemap diff gfx936 gfx936-quad");
+
+	(void)state;
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out,
+		"A: 0 of 512 entries differ: identical\n"
+		"B: 0 of 512 entries differ: identical\n"
+		"C: 240 of 256 entries differ: lanes interleaved by 4: Y lane i is X lane 16*(i % 4) + i / 4\n"
+		"gfx936 and gfx936-quad differ in 240 entries\n");
+	tu_free(&r);
+	r = tu_run("lanemap diff gfx936 profiles/gfx936.yaml");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "are identical"));
+	tu_free(&r);
+	r = tu_run("lanemap diff gfx936 gfx936-article");
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+}
+
+static void usage_errors_exit_2(void **state)
+{
+	static const char *const bad[] = {
+		"", "frobnicate", "lanemap", "lanemap --isa", "lanemap --isa nope",
+		"lanemap --isa gfx936 --matrix D", "lanemap --isa gfx936 --format xml",
+		"lanemap --isa gfx936 --lane 64", "lanemap --isa gfx936 --entry 'C[16][0]'",
+		"lanemap --isa gfx936 --entry 'Q[1][1]'", "lanemap diff gfx936",
+		"lanemap check", "lanemap --isa gfx936 --bogus",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i]);
+
+		if (r.status != 2 || !strstr(r.err, "fragsim: error: "))
+			fail_msg("'fragsim %s': status %d, stderr '%s'", bad[i], r.status, r.err);
+		tu_free(&r);
+	}
+}
+
+static void yaml_error_location_reaches_the_user(void **state)
+{
+	char *p = tu_write_temp(".yaml",
+		"fragsim_profile: 1\nname: t\ninstruction: x\nwave: 64\nm: 16\nn: 16\nk: 32\n"
+		"a: {type: i8, elements: 8, row: \"lane % 16\", col: \"8 * (lane / 16 + e\"}\n");
+	struct run_result r = tu_run("lanemap check %s", p);
+	char want[512];
+
+	(void)state;
+	assert_int_equal(r.status, 2);
+	/* The quote is at column 51; the unclosed '(' leaves the error at the
+	 * end of the expression, expression column 19, file column 70. */
+	snprintf(want, sizeof(want), "fragsim: error: %s:8:70: a.col: at column 19 of the expression: expected ')'", p);
+	if (strncmp(r.err, want, strlen(want)))
+		fail_msg("stderr '%s', expected it to start with '%s'", r.err, want);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+static void help_and_version(void **state)
+{
+	struct run_result r = tu_run("--version");
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "fragsim ", 8), 0);
+	tu_free(&r);
+	r = tu_run("lanemap --help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: fragsim lanemap"));
+	tu_free(&r);
+	r = tu_run("--help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "lanemap"));
+	tu_free(&r);
+	/* A full stdout is an internal error, not success. */
+	if (access("/dev/full", W_OK) == 0) {
+		int st = system("'" FRAGSIM_BIN "' lanemap --isa gfx936 >/dev/full 2>/dev/null");
+
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 3);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lanemap_gfx936_c_grid),
+		cmocka_unit_test(lanemap_entry_and_lane),
+		cmocka_unit_test(lanemap_csv_has_every_slot),
+		cmocka_unit_test(lanemap_md_and_json),
+		cmocka_unit_test(lanemap_list),
+		cmocka_unit_test(check_article_profile_fails),
+		cmocka_unit_test(diff_gfx936_quad),
+		cmocka_unit_test(usage_errors_exit_2),
+		cmocka_unit_test(yaml_error_location_reaches_the_user),
+		cmocka_unit_test(help_and_version),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

@@ -1,0 +1,39 @@
+/*
+ * cli.h - what every fragsim command shares: the command table entry,
+ * option scanning, and error printing in one format.
+ *
+ *   fragsim: error: a.yaml:12:5: unknown key 'lanes'
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdio.h>
+
+#include "../sim/fs.h"
+
+struct fs_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);	/* argv[0] is the command name */
+	const char *summary;
+};
+
+/* Print "fragsim: error: <err>" to stderr; returns err's rc. */
+int cli_error(const struct fs_err *err, enum fs_rc rc);
+/* Print "fragsim: error: <msg>" to stderr; returns FS_EINPUT. */
+int cli_usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * If argv[*i] is option `name` ("--isa VALUE" or "--isa=VALUE"), store its
+ * value, advance *i past it and return 1; return -1 when the value is
+ * missing; 0 when argv[*i] is another argument.
+ */
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+/* Is argv[i] exactly flag `name`? */
+int cli_flag(char **argv, int i, const char *name);
+/* Parse a decimal int in [min, max]; 0 ok, -1 bad. */
+int cli_int(const char *s, long min, long max, long *out);
+/* Does any argument ask for help (-h / --help)? */
+int cli_wants_help(int argc, char **argv);
+
+#endif

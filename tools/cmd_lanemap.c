@@ -1,0 +1,331 @@
+/*
+ * cmd_lanemap.c - `fragsim lanemap`: list, print, query, check and diff
+ * lane maps.
+ *
+ *   fragsim lanemap --isa gfx936 --matrix C         the C grid and lanes
+ *   fragsim lanemap --isa gfx936 --entry 'C[3][10]' lane 35, register 2
+ *   fragsim lanemap diff gfx936 gfx936-quad         C: lanes interleaved
+ *
+ * Exit status: 0 valid / identical, 1 invalid / different, 2 bad input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/lanediff.h"
+#include "cli.h"
+#include "cmds.h"
+#include "json.h"
+#include "lmprint.h"
+#include "profile.h"
+
+static const char usage[] =
+	"usage: fragsim lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]\n"
+	"       fragsim lanemap --isa <name|file> --lane <L> [--format <fmt>]\n"
+	"       fragsim lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]\n"
+	"       fragsim lanemap list [--names]\n"
+	"       fragsim lanemap check <name|file>... [--format text|json]\n"
+	"       fragsim lanemap diff <x> <y> [--format text|json]\n"
+	"\n"
+	"  --isa <name|file>   a builtin profile ('lanemap list') or a profile YAML\n"
+	"  --matrix A|B|C      only this operand                [default: all three]\n"
+	"  --format <fmt>      text, md, csv or json             [default: text]\n"
+	"  --lane <L>          everything lane L holds in A, B and C\n"
+	"  --entry 'X[r][c]'   which lanes and registers hold entry X[r][c]\n"
+	"  --names             list: names only, one per line\n"
+	"\n"
+	"exit status: 0 valid or identical, 1 invalid or different, 2 bad input\n";
+
+/* Load and validate; prints the error. *rep filled when loaded. */
+static struct lanemap *load(const char *what, struct lm_report *rep, int *rc)
+{
+	struct fs_err err = { 0 };
+	struct lanemap *lm = profile_resolve(what, &err);
+
+	if (!lm) {
+		*rc = cli_error(&err, err.msg[0] ? FS_EINPUT : FS_EINTERNAL);
+		return NULL;
+	}
+	*rc = lanemap_validate(lm, rep);
+	if (*rc == FS_EINTERNAL) {
+		fprintf(stderr, "fragsim: error: out of memory\n");
+		lanemap_free(lm);
+		return NULL;
+	}
+	return lm;
+}
+
+static int do_list(int argc, char **argv)
+{
+	int names = argc > 1 && cli_flag(argv, 1, "--names");
+
+	if (argc > 1 + names)
+		return cli_usage_error(usage, "list: unexpected argument '%s'",
+				       argv[1 + names]);
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		struct fs_err err = { 0 };
+		const char *name = profile_builtin_name(i);
+		struct lanemap *lm;
+
+		if (names) {
+			printf("%s\n", name);
+			continue;
+		}
+		lm = profile_builtin(name, &err);
+		if (!lm)
+			return cli_error(&err, FS_EINTERNAL);
+		printf("%-34s %s\n", name, lm->desc);
+		lanemap_free(lm);
+	}
+	return FS_OK;
+}
+
+static int do_check(int argc, char **argv)
+{
+	enum lm_format fmt = LMF_TEXT;
+	int worst = FS_OK, nfiles = 0;
+	const char *v;
+
+	for (int i = 1; i < argc;) {
+		int r = cli_opt(argc, argv, &i, "--format", &v);
+
+		if (r < 0)
+			return cli_usage_error(usage, "--format needs a value");
+		if (r > 0) {
+			if (lmprint_format(v, &fmt) || fmt == LMF_MD || fmt == LMF_CSV)
+				return cli_usage_error(usage, "check: --format must be text or json");
+			continue;
+		}
+		i++;
+	}
+	for (int i = 1; i < argc; i++) {
+		struct lm_report rep;
+		struct lanemap *lm;
+		int rc;
+
+		if (!strncmp(argv[i], "--format", 8)) {
+			i += strchr(argv[i], '=') ? 0 : 1;
+			continue;
+		}
+		nfiles++;
+		lm = load(argv[i], &rep, &rc);
+		if (!lm) {
+			worst = FS_EINPUT;
+			continue;
+		}
+		lmprint_report(stdout, argv[i], lm, &rep, fmt);
+		if (rc > worst)
+			worst = rc;
+		lanemap_free(lm);
+	}
+	if (!nfiles)
+		return cli_usage_error(usage, "check: give at least one profile");
+	return worst;
+}
+
+static void diff_text(const struct lanemap *x, const struct lanemap *y,
+		      const struct lanediff *d)
+{
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		const struct lanediff_op *o = &d->op[op];
+
+		printf("%s: %d of %d entries differ: %s\n",
+		       lm_operand_name((enum lm_operand)op), o->differ, o->entries,
+		       o->verdict);
+	}
+	if (d->differ)
+		printf("%s and %s differ in %d entries\n", x->name, y->name, d->differ);
+	else
+		printf("%s and %s are identical\n", x->name, y->name);
+}
+
+static void diff_json(const struct lanemap *x, const struct lanemap *y,
+		      const struct lanediff *d)
+{
+	struct json j;
+
+	json_init(&j, stdout, 1);
+	json_begin_object(&j);
+	json_key_string(&j, "x", x->name);
+	json_key_string(&j, "y", y->name);
+	json_key_int(&j, "differ", d->differ);
+	json_key(&j, "operands");
+	json_begin_array(&j);
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		json_begin_object(&j);
+		json_key_string(&j, "matrix", lm_operand_name((enum lm_operand)op));
+		json_key_int(&j, "entries", d->op[op].entries);
+		json_key_int(&j, "differ", d->op[op].differ);
+		json_key_string(&j, "verdict", d->op[op].verdict);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_end_object(&j);
+	json_finish(&j);
+}
+
+static int do_diff(int argc, char **argv)
+{
+	enum lm_format fmt = LMF_TEXT;
+	const char *names[2] = { NULL, NULL }, *v;
+	struct lanemap *lm[2] = { NULL, NULL };
+	struct lm_report rep;
+	struct lanediff d;
+	struct fs_err err = { 0 };
+	int n = 0, rc = FS_OK;
+
+	for (int i = 1; i < argc;) {
+		int r = cli_opt(argc, argv, &i, "--format", &v);
+
+		if (r < 0)
+			return cli_usage_error(usage, "--format needs a value");
+		if (r > 0) {
+			if (lmprint_format(v, &fmt) || fmt == LMF_MD || fmt == LMF_CSV)
+				return cli_usage_error(usage, "diff: --format must be text or json");
+			continue;
+		}
+		if (n == 2)
+			return cli_usage_error(usage, "diff: takes two profiles");
+		names[n++] = argv[i++];
+	}
+	if (n != 2)
+		return cli_usage_error(usage, "diff: takes two profiles");
+	for (int i = 0; i < 2 && rc == FS_OK; i++) {
+		lm[i] = load(names[i], &rep, &rc);
+		if (lm[i] && rc == FS_MISMATCH) {
+			lmprint_report(stderr, names[i], lm[i], &rep, LMF_TEXT);
+			rc = FS_EINPUT;
+		}
+	}
+	if (rc == FS_OK) {
+		rc = lanediff_compare(lm[0], lm[1], &d, &err);
+		if (rc)
+			cli_error(&err, rc);
+	}
+	if (rc == FS_OK) {
+		if (fmt == LMF_JSON)
+			diff_json(lm[0], lm[1], &d);
+		else
+			diff_text(lm[0], lm[1], &d);
+		rc = d.differ ? FS_MISMATCH : FS_OK;
+	}
+	lanemap_free(lm[0]);
+	lanemap_free(lm[1]);
+	return rc;
+}
+
+/* "C[3][10]" -> op, row, col; 0 ok. */
+static int parse_entry(const char *s, enum lm_operand *op, int *row, int *col)
+{
+	char m;
+	int used = 0;
+
+	if (sscanf(s, " %c [ %d ] [ %d ] %n", &m, row, col, &used) != 3 || s[used])
+		return -1;
+	if (m == 'A' || m == 'a')
+		*op = LM_A;
+	else if (m == 'B' || m == 'b')
+		*op = LM_B;
+	else if (m == 'C' || m == 'c')
+		*op = LM_C;
+	else
+		return -1;
+	return 0;
+}
+
+static int do_show(int argc, char **argv)
+{
+	const char *isa = NULL, *matrix = NULL, *format = NULL, *lane_s = NULL,
+		   *entry = NULL, *v;
+	enum lm_format fmt = LMF_TEXT;
+	struct lm_report rep;
+	struct lanemap *lm;
+	unsigned mask = 7;
+	int rc;
+
+	for (int i = 1; i < argc;) {
+		int r;
+
+		if ((r = cli_opt(argc, argv, &i, "--isa", &v)) > 0)
+			isa = v;
+		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--matrix", &v)) > 0)
+			matrix = v;
+		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--format", &v)) > 0)
+			format = v;
+		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--lane", &v)) > 0)
+			lane_s = v;
+		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--entry", &v)) > 0)
+			entry = v;
+		if (r < 0)
+			return cli_usage_error(usage, "%s needs a value", argv[i]);
+		if (r == 0)
+			return cli_usage_error(usage, "unknown argument '%s'", argv[i]);
+	}
+	if (!isa)
+		return cli_usage_error(usage, "--isa is required");
+	if (format && lmprint_format(format, &fmt))
+		return cli_usage_error(usage, "--format must be text, md, csv or json, not '%s'",
+				       format);
+	if (matrix) {
+		if (strlen(matrix) != 1 || !strchr("ABCabc", matrix[0]))
+			return cli_usage_error(usage, "--matrix must be A, B or C, not '%s'",
+					       matrix);
+		mask = 1u << (strchr("ABC", matrix[0] & ~0x20) - "ABC");
+	}
+	if ((lane_s != NULL) + (entry != NULL) + (matrix != NULL) > 1)
+		return cli_usage_error(usage, "--matrix, --lane and --entry exclude each other");
+	lm = load(isa, &rep, &rc);
+	if (!lm)
+		return rc;
+	if (lane_s) {
+		long lane;
+
+		if (cli_int(lane_s, 0, lm->wave - 1, &lane)) {
+			rc = cli_usage_error(usage, "--lane must be between 0 and %d, not '%s'",
+					     lm->wave - 1, lane_s);
+			lanemap_free(lm);
+			return rc;
+		}
+		lmprint_lane(stdout, lm, (int)lane, fmt);
+	} else if (entry) {
+		enum lm_operand op;
+		int row, col;
+
+		if (parse_entry(entry, &op, &row, &col)) {
+			lanemap_free(lm);
+			return cli_usage_error(usage, "--entry must look like 'C[3][10]', not '%s'",
+					       entry);
+		}
+		if (row < 0 || col < 0 || row >= lm->op[op].rows ||
+		    col >= lm->op[op].cols) {
+			rc = cli_usage_error(usage, "--entry %s is outside the %dx%d matrix",
+					     entry, lm->op[op].rows, lm->op[op].cols);
+			lanemap_free(lm);
+			return rc;
+		}
+		lmprint_entry(stdout, lm, op, row, col, fmt);
+	} else {
+		lmprint_map(stdout, lm, mask, fmt);
+	}
+	if (rc == FS_MISMATCH)
+		lmprint_report(stderr, isa, lm, &rep, LMF_TEXT);
+	lanemap_free(lm);
+	return rc;
+}
+
+int cmd_lanemap(int argc, char **argv)
+{
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return FS_OK;
+	}
+	if (argc < 2)
+		return cli_usage_error(usage, "lanemap: missing arguments");
+	if (!strcmp(argv[1], "list"))
+		return do_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "check"))
+		return do_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "diff"))
+		return do_diff(argc - 1, argv + 1);
+	return do_show(argc, argv);
+}

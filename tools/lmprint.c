@@ -1,0 +1,405 @@
+/*
+ * lmprint.c - render lane maps (see lmprint.h).
+ *
+ * The grid answers "who holds this entry?" the way the AMD Matrix
+ * Instruction Calculator and CuTe's print_layout do: the matrix drawn
+ * with its owner in each cell. For gfx936 C, the top-left corner reads
+ *
+ *   C        0     1     2     3     4
+ *   0      0:0  16:0  32:0  48:0   0:1      cell = lane:reg
+ *   1      1:0  17:0  33:0  49:0   1:1
+ *
+ * so lane 0 holds columns 0, 4, 8, 12 of row 0 in registers 0..3. For
+ * 8-bit operands the cell is lane:reg.byte. A replicated entry shows its
+ * first owner and a '+'.
+ *
+ * The per-lane view answers the other question, "what does this lane
+ * hold?", one line per lane. CSV is one line per (operand, lane, element)
+ * under the header matrix,lane,e,reg,byte,row,col.
+ */
+#include "lmprint.h"
+
+#include <string.h>
+
+#include "json.h"
+
+#define LMPRINT_TEXT_PROBLEMS 8
+
+static const char *const fmt_names[] = { "text", "md", "csv", "json" };
+
+int lmprint_format(const char *s, enum lm_format *out)
+{
+	for (size_t i = 0; i < FS_ARRAY_LEN(fmt_names); i++) {
+		if (!strcmp(s, fmt_names[i])) {
+			*out = (enum lm_format)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int is_byte_type(const struct lanemap *lm, enum lm_operand op)
+{
+	return lm_dtype_size(lm->op[op].type) < 4;
+}
+
+/* "lane:reg" or "lane:reg.byte" of slot s, with '+' when replicated. */
+static void cell(const struct lanemap *lm, enum lm_operand op, int s,
+		 int replicated, char *out, size_t len)
+{
+	const struct lanemap_operand *o = &lm->op[op];
+	int reg, byte;
+
+	lanemap_reg_byte(lm, op, s % o->elems, &reg, &byte);
+	if (is_byte_type(lm, op))
+		snprintf(out, len, "%d:%d.%d%s", s / o->elems, reg, byte,
+			 replicated ? "+" : "");
+	else
+		snprintf(out, len, "%d:%d%s", s / o->elems, reg,
+			 replicated ? "+" : "");
+}
+
+static void print_grid(FILE *f, const struct lanemap *lm, enum lm_operand op,
+		       enum lm_format fmt)
+{
+	const struct lanemap_operand *o = &lm->op[op];
+	const char *name = lm_operand_name(op);
+	int w = 1;
+	char buf[32];
+
+	/* Width of the widest cell, so columns line up. */
+	for (int s = 0; s < lm->wave * o->elems; s++) {
+		cell(lm, op, s, o->replicas > 1, buf, sizeof(buf));
+		if ((int)strlen(buf) > w)
+			w = (int)strlen(buf);
+	}
+	fprintf(f, fmt == LMF_MD ? "\n**%s** (%d x %d, %s), cell = %s%s\n\n"
+				 : "%s (%d x %d, %s), cell = %s%s\n",
+		name, o->rows, o->cols, lm_dtype_name(o->type),
+		is_byte_type(lm, op) ? "lane:reg.byte" : "lane:reg",
+		o->replicas > 1 ? ", + = replicated" : "");
+	if (fmt == LMF_MD) {
+		fprintf(f, "| %s |", name);
+		for (int c = 0; c < o->cols; c++)
+			fprintf(f, " %d |", c);
+		fprintf(f, "\n|---|");
+		for (int c = 0; c < o->cols; c++)
+			fprintf(f, "---|");
+		fputc('\n', f);
+	} else {
+		fprintf(f, "%4s", name);
+		for (int c = 0; c < o->cols; c++)
+			fprintf(f, " %*d", w, c);
+		fputc('\n', f);
+	}
+	for (int r = 0; r < o->rows; r++) {
+		fprintf(f, fmt == LMF_MD ? "| %d |" : "%4d", r);
+		for (int c = 0; c < o->cols; c++) {
+			int slots[LM_MAX_REPLICAS];
+			int n = lanemap_owners(lm, op, r, c, slots, LM_MAX_REPLICAS);
+
+			if (n == 0)
+				snprintf(buf, sizeof(buf), "-");
+			else
+				cell(lm, op, slots[0], n > 1, buf, sizeof(buf));
+			if (fmt == LMF_MD)
+				fprintf(f, " %s |", buf);
+			else
+				fprintf(f, " %*s", w, buf);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void print_lanes(FILE *f, const struct lanemap *lm, enum lm_operand op,
+			enum lm_format fmt)
+{
+	const struct lanemap_operand *o = &lm->op[op];
+	const char *name = lm_operand_name(op);
+
+	if (fmt == LMF_MD)
+		fprintf(f, "\n| lane | %s by element (e = 0..%d) |\n|---|---|\n", name,
+			o->elems - 1);
+	else
+		fprintf(f, "\nlane  %s by element (e = 0..%d)\n", name, o->elems - 1);
+	for (int l = 0; l < lm->wave; l++) {
+		fprintf(f, fmt == LMF_MD ? "| %d |" : "%4d ", l);
+		for (int e = 0; e < o->elems; e++) {
+			int s = l * o->elems + e;
+
+			fprintf(f, " [%d][%d]", o->row[s], o->col[s]);
+		}
+		fprintf(f, fmt == LMF_MD ? " |\n" : "\n");
+	}
+}
+
+static void csv_rows(FILE *f, const struct lanemap *lm, enum lm_operand op,
+		     int lane)
+{
+	const struct lanemap_operand *o = &lm->op[op];
+
+	for (int l = 0; l < lm->wave; l++) {
+		if (lane >= 0 && l != lane)
+			continue;
+		for (int e = 0; e < o->elems; e++) {
+			int s = l * o->elems + e, reg, byte;
+
+			lanemap_reg_byte(lm, op, e, &reg, &byte);
+			fprintf(f, "%s,%d,%d,%d,%d,%d,%d\n", lm_operand_name(op), l, e,
+				reg, byte, o->row[s], o->col[s]);
+		}
+	}
+}
+
+/* {"matrix": "C", "rows":..., "slots": [[lane, e, reg, byte, row, col], ...]} */
+static void json_operand(struct json *j, const struct lanemap *lm,
+			 enum lm_operand op, int lane)
+{
+	const struct lanemap_operand *o = &lm->op[op];
+
+	json_begin_object(j);
+	json_key_string(j, "matrix", lm_operand_name(op));
+	json_key_string(j, "type", lm_dtype_name(o->type));
+	json_key_int(j, "rows", o->rows);
+	json_key_int(j, "cols", o->cols);
+	json_key_int(j, "elements", o->elems);
+	json_key_int(j, "replicas", o->replicas);
+	json_key(j, "slots");
+	json_begin_array(j);
+	for (int l = 0; l < lm->wave; l++) {
+		if (lane >= 0 && l != lane)
+			continue;
+		for (int e = 0; e < o->elems; e++) {
+			int s = l * o->elems + e, reg, byte;
+
+			lanemap_reg_byte(lm, op, e, &reg, &byte);
+			json_begin_object(j);
+			json_key_int(j, "lane", l);
+			json_key_int(j, "e", e);
+			json_key_int(j, "reg", reg);
+			json_key_int(j, "byte", byte);
+			json_key_int(j, "row", o->row[s]);
+			json_key_int(j, "col", o->col[s]);
+			json_end_object(j);
+		}
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
+static void json_profile_head(struct json *j, const struct lanemap *lm)
+{
+	json_key_string(j, "profile", lm->name);
+	json_key_string(j, "instruction", lm->instr);
+	json_key_int(j, "wave", lm->wave);
+	json_key_int(j, "m", lm->m);
+	json_key_int(j, "n", lm->n);
+	json_key_int(j, "k", lm->k);
+}
+
+static void json_map(FILE *f, const struct lanemap *lm, unsigned mask, int lane)
+{
+	struct json j;
+
+	json_init(&j, f, 1);
+	json_begin_object(&j);
+	json_profile_head(&j, lm);
+	if (lane >= 0)
+		json_key_int(&j, "lane", lane);
+	json_key(&j, "operands");
+	json_begin_array(&j);
+	for (int op = 0; op < LM_NOPERANDS; op++)
+		if (mask & (1u << op))
+			json_operand(&j, lm, (enum lm_operand)op, lane);
+	json_end_array(&j);
+	json_end_object(&j);
+	json_finish(&j);
+}
+
+void lmprint_map(FILE *f, const struct lanemap *lm, unsigned mask,
+		 enum lm_format fmt)
+{
+	if (fmt == LMF_JSON) {
+		json_map(f, lm, mask, -1);
+		return;
+	}
+	if (fmt == LMF_CSV) {
+		fprintf(f, "matrix,lane,e,reg,byte,row,col\n");
+		for (int op = 0; op < LM_NOPERANDS; op++)
+			if (mask & (1u << op))
+				csv_rows(f, lm, (enum lm_operand)op, -1);
+		return;
+	}
+	fprintf(f, fmt == LMF_MD ? "## %s: %s, wave%d, M=%d N=%d K=%d\n"
+				 : "%s: %s, wave%d, M=%d N=%d K=%d\n",
+		lm->name, lm->instr, lm->wave, lm->m, lm->n, lm->k);
+	if (lm->source[0])
+		fprintf(f, "source: %s\n", lm->source);
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		if (!(mask & (1u << op)))
+			continue;
+		fputc('\n', f);
+		print_grid(f, lm, (enum lm_operand)op, fmt);
+		print_lanes(f, lm, (enum lm_operand)op, fmt);
+	}
+}
+
+void lmprint_lane(FILE *f, const struct lanemap *lm, int lane,
+		  enum lm_format fmt)
+{
+	if (fmt == LMF_JSON) {
+		json_map(f, lm, 7, lane);
+		return;
+	}
+	if (fmt == LMF_CSV) {
+		fprintf(f, "matrix,lane,e,reg,byte,row,col\n");
+		for (int op = 0; op < LM_NOPERANDS; op++)
+			csv_rows(f, lm, (enum lm_operand)op, lane);
+		return;
+	}
+	fprintf(f, "%s lane %d holds:\n", lm->name, lane);
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		const struct lanemap_operand *o = &lm->op[op];
+
+		for (int e = 0; e < o->elems; e++) {
+			int s = lane * o->elems + e, reg, byte;
+
+			lanemap_reg_byte(lm, (enum lm_operand)op, e, &reg, &byte);
+			fprintf(f, fmt == LMF_MD ? "- %s e%d (reg %d, byte %d) = %s[%d][%d]\n"
+						 : "  %s e%-2d reg %d byte %d  %s[%d][%d]\n",
+				lm_operand_name((enum lm_operand)op), e, reg, byte,
+				lm_operand_name((enum lm_operand)op), o->row[s], o->col[s]);
+		}
+	}
+}
+
+int lmprint_entry(FILE *f, const struct lanemap *lm, enum lm_operand op,
+		  int row, int col, enum lm_format fmt)
+{
+	const struct lanemap_operand *o = &lm->op[op];
+	int slots[LM_MAX_SLOTS];
+	int n = lanemap_owners(lm, op, row, col, slots, LM_MAX_SLOTS);
+	const char *name = lm_operand_name(op);
+	struct json j;
+
+	if (fmt == LMF_JSON) {
+		json_init(&j, f, 1);
+		json_begin_object(&j);
+		json_profile_head(&j, lm);
+		json_key_string(&j, "matrix", name);
+		json_key_int(&j, "row", row);
+		json_key_int(&j, "col", col);
+		json_key(&j, "owners");
+		json_begin_array(&j);
+	} else if (fmt == LMF_CSV) {
+		fprintf(f, "matrix,lane,e,reg,byte,row,col\n");
+	}
+	for (int i = 0; i < n; i++) {
+		int lane = slots[i] / o->elems, e = slots[i] % o->elems, reg, byte;
+
+		lanemap_reg_byte(lm, op, e, &reg, &byte);
+		if (fmt == LMF_JSON) {
+			json_begin_object(&j);
+			json_key_int(&j, "lane", lane);
+			json_key_int(&j, "e", e);
+			json_key_int(&j, "reg", reg);
+			json_key_int(&j, "byte", byte);
+			json_end_object(&j);
+		} else if (fmt == LMF_CSV) {
+			fprintf(f, "%s,%d,%d,%d,%d,%d,%d\n", name, lane, e, reg, byte,
+				row, col);
+		} else {
+			fprintf(f, "%s[%d][%d] is held by lane %d, element %d (register %d, byte %d)\n",
+				name, row, col, lane, e, reg, byte);
+		}
+	}
+	if (fmt == LMF_JSON) {
+		json_end_array(&j);
+		json_end_object(&j);
+		json_finish(&j);
+	} else if (n == 0 && fmt != LMF_CSV) {
+		fprintf(f, "%s[%d][%d] is held by no lane\n", name, row, col);
+	}
+	return n;
+}
+
+static const char *const kind_names[] = {
+	[LM_OUT_OF_RANGE] = "out of range",
+	[LM_UNOWNED] = "owned by nobody",
+	[LM_OWNED_WRONG] = "owned the wrong number of times",
+};
+
+static void problem_text(const struct lanemap *lm, const struct lm_problem *p,
+			 char *out, size_t len)
+{
+	const struct lanemap_operand *o = &lm->op[p->op];
+	const char *name = lm_operand_name(p->op);
+	int reg, byte;
+
+	switch (p->kind) {
+	case LM_OUT_OF_RANGE:
+		lanemap_reg_byte(lm, p->op, p->e, &reg, &byte);
+		snprintf(out, len, "%s lane %d e %d (reg %d, byte %d): %s = %d, outside 0..%d",
+			 name, p->lane, p->e, reg, byte, p->bad == 'r' ? "row" : "col",
+			 p->bad == 'r' ? p->row : p->col,
+			 (p->bad == 'r' ? o->rows : o->cols) - 1);
+		break;
+	case LM_UNOWNED:
+		snprintf(out, len, "%s[%d][%d]: held by no lane", name, p->row, p->col);
+		break;
+	case LM_OWNED_WRONG:
+		snprintf(out, len, "%s[%d][%d]: held %d times (expected %d), first by lane %d e %d",
+			 name, p->row, p->col, p->count, o->replicas, p->lane, p->e);
+		break;
+	}
+}
+
+void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
+		    const struct lm_report *rep, enum lm_format fmt)
+{
+	char line[256];
+
+	if (fmt == LMF_JSON) {
+		struct json j;
+
+		json_init(&j, f, 1);
+		json_begin_object(&j);
+		json_key_string(&j, "file", label);
+		json_key_string(&j, "profile", lm->name);
+		json_key_bool(&j, "valid", rep->total == 0);
+		json_key_int(&j, "problems", rep->total);
+		json_key(&j, "first");
+		json_begin_array(&j);
+		for (int i = 0; i < rep->n; i++) {
+			problem_text(lm, &rep->p[i], line, sizeof(line));
+			json_string(&j, line);
+		}
+		json_end_array(&j);
+		json_end_object(&j);
+		json_finish(&j);
+		return;
+	}
+	if (rep->total == 0) {
+		fprintf(f, "%s: valid: %s, wave%d, A %dx%d %s x%d, B %dx%d %s x%d, C %dx%d %s x%d per lane\n",
+			label, lm->instr, lm->wave,
+			lm->op[LM_A].rows, lm->op[LM_A].cols, lm_dtype_name(lm->op[LM_A].type), lm->op[LM_A].elems,
+			lm->op[LM_B].rows, lm->op[LM_B].cols, lm_dtype_name(lm->op[LM_B].type), lm->op[LM_B].elems,
+			lm->op[LM_C].rows, lm->op[LM_C].cols, lm_dtype_name(lm->op[LM_C].type), lm->op[LM_C].elems);
+		return;
+	}
+	fprintf(f, "%s: invalid: %d problem%s", label, rep->total,
+		rep->total == 1 ? "" : "s");
+	for (int op = 0; op < LM_NOPERANDS; op++)
+		for (int k = 0; k < 3; k++)
+			if (rep->by_kind[op][k])
+				fprintf(f, "; %s: %d %s", lm_operand_name((enum lm_operand)op),
+					rep->by_kind[op][k], kind_names[k]);
+	fputc('\n', f);
+	/* The first few say what is wrong; --format json has more. */
+	for (int i = 0; i < rep->n && i < LMPRINT_TEXT_PROBLEMS; i++) {
+		problem_text(lm, &rep->p[i], line, sizeof(line));
+		fprintf(f, "  %s\n", line);
+	}
+	if (rep->total > LMPRINT_TEXT_PROBLEMS)
+		fprintf(f, "  ... and %d more\n", rep->total - LMPRINT_TEXT_PROBLEMS);
+}

@@ -1,0 +1,31 @@
+/*
+ * lmprint.h - lane maps as text for people and as CSV/JSON for tools:
+ * the owner grid per matrix entry, the per-lane view, one lane, one
+ * entry, and validation reports. Only tools/ prints.
+ */
+#ifndef LMPRINT_H
+#define LMPRINT_H
+
+#include <stdio.h>
+
+#include "../sim/lanemap.h"
+
+enum lm_format { LMF_TEXT, LMF_MD, LMF_CSV, LMF_JSON };
+
+/* Parse "text|md|csv|json"; 0 ok, -1 unknown. */
+int lmprint_format(const char *s, enum lm_format *out);
+
+/* The map of the operands in mask (bit 1 << op): grid and per-lane view. */
+void lmprint_map(FILE *f, const struct lanemap *lm, unsigned mask,
+		 enum lm_format fmt);
+/* Everything lane holds, in A, B and C. */
+void lmprint_lane(FILE *f, const struct lanemap *lm, int lane,
+		  enum lm_format fmt);
+/* Who holds entry (row, col) of op; returns the number of owners. */
+int lmprint_entry(FILE *f, const struct lanemap *lm, enum lm_operand op,
+		  int row, int col, enum lm_format fmt);
+/* A validation report, one problem per line (text) or a JSON object. */
+void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
+		    const struct lm_report *rep, enum lm_format fmt);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * main.c - the fragsim command line: a table of commands, one file each
+ * (tools/cmd_<name>.c), dispatched by name.
+ *
+ * The exit status is the command's return value (DESIGN.md 3): 0 all
+ * checks hold, 1 mismatch, 2 bad usage or input, 3 internal error. A
+ * failed write to stdout (a full disk, a closed pipe) is an internal
+ * error: output that did not arrive must not look like success.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static const struct fs_cmd cmds[] = {
+	{ "lanemap", cmd_lanemap, "print, query, check or diff the lane map of a matrix instruction" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: fragsim <command> [<args>]\n"
+		   "       fragsim --version | --help\n\ncommands:\n");
+	for (size_t i = 0; i < FS_ARRAY_LEN(cmds); i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\n'fragsim <command> --help' describes a command.\n"
+		   "exit status: 0 ok, 1 mismatch or invalid, 2 bad usage or input, 3 internal error\n");
+}
+
+static int finish(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		fprintf(stderr, "fragsim: error: cannot write standard output\n");
+		return FS_EINTERNAL;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "fragsim: error: missing command\n");
+		usage(stderr);
+		return FS_EINPUT;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return finish(FS_OK);
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("fragsim %s\n", FRAGSIM_VERSION);
+		return finish(FS_OK);
+	}
+	for (size_t i = 0; i < FS_ARRAY_LEN(cmds); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return finish(cmds[i].fn(argc - 1, argv + 1));
+	fprintf(stderr, "fragsim: error: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return FS_EINPUT;
+}
