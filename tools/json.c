@@ -83,7 +83,7 @@ static void put(struct json *j, const char *s, size_t n)
 	j->buf[j->len] = '\0';
 }
 
-static void puts_(struct json *j, const char *s)
+static void put_str(struct json *j, const char *s)
 {
 	put(j, s, strlen(s));
 }
@@ -276,7 +276,7 @@ static void quoted(struct json *j, const char *s, size_t n)
 				e = esc;
 			}
 		}
-		puts_(j, e);
+		put_str(j, e);
 		start = ++i;
 	}
 	put(j, s + start, i - start);
