@@ -152,7 +152,7 @@ static void csv_rows(FILE *f, const struct lanemap *lm, enum lm_operand op,
 }
 
 /* {"matrix": "C", "rows":..., "slots": [[lane, e, reg, byte, row, col], ...]} */
-static void json_operand(struct json *j, const struct lanemap *lm,
+static void lmjson_operand(struct json *j, const struct lanemap *lm,
 			 enum lm_operand op, int lane)
 {
 	const struct lanemap_operand *o = &lm->op[op];
@@ -187,7 +187,7 @@ static void json_operand(struct json *j, const struct lanemap *lm,
 	json_end_object(j);
 }
 
-static void json_profile_head(struct json *j, const struct lanemap *lm)
+static void lmjson_head(struct json *j, const struct lanemap *lm)
 {
 	json_key_string(j, "profile", lm->name);
 	json_key_string(j, "instruction", lm->instr);
@@ -197,20 +197,20 @@ static void json_profile_head(struct json *j, const struct lanemap *lm)
 	json_key_int(j, "k", lm->k);
 }
 
-static void json_map(FILE *f, const struct lanemap *lm, unsigned mask, int lane)
+static void lmjson_map(FILE *f, const struct lanemap *lm, unsigned mask, int lane)
 {
 	struct json j;
 
 	json_init(&j, f, 1);
 	json_begin_object(&j);
-	json_profile_head(&j, lm);
+	lmjson_head(&j, lm);
 	if (lane >= 0)
 		json_key_int(&j, "lane", lane);
 	json_key(&j, "operands");
 	json_begin_array(&j);
 	for (int op = 0; op < LM_NOPERANDS; op++)
 		if (mask & (1u << op))
-			json_operand(&j, lm, (enum lm_operand)op, lane);
+			lmjson_operand(&j, lm, (enum lm_operand)op, lane);
 	json_end_array(&j);
 	json_end_object(&j);
 	json_finish(&j);
@@ -220,7 +220,7 @@ void lmprint_map(FILE *f, const struct lanemap *lm, unsigned mask,
 		 enum lm_format fmt)
 {
 	if (fmt == LMF_JSON) {
-		json_map(f, lm, mask, -1);
+		lmjson_map(f, lm, mask, -1);
 		return;
 	}
 	if (fmt == LMF_CSV) {
@@ -248,7 +248,7 @@ void lmprint_lane(FILE *f, const struct lanemap *lm, int lane,
 		  enum lm_format fmt)
 {
 	if (fmt == LMF_JSON) {
-		json_map(f, lm, 7, lane);
+		lmjson_map(f, lm, 7, lane);
 		return;
 	}
 	if (fmt == LMF_CSV) {
@@ -285,7 +285,7 @@ int lmprint_entry(FILE *f, const struct lanemap *lm, enum lm_operand op,
 	if (fmt == LMF_JSON) {
 		json_init(&j, f, 1);
 		json_begin_object(&j);
-		json_profile_head(&j, lm);
+		lmjson_head(&j, lm);
 		json_key_string(&j, "matrix", name);
 		json_key_int(&j, "row", row);
 		json_key_int(&j, "col", col);
