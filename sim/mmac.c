@@ -21,10 +21,8 @@ static int32_t load8(enum lm_dtype t, uint8_t v)
 	return t == LM_U8 ? (int32_t)v : (int32_t)(int8_t)v;
 }
 
-/* Dense matrix of an 8-bit operand from its registers; checks replicas. */
-static int read_operand(const struct lanemap *lm, enum lm_operand op,
-			const uint8_t *regs, int32_t *mat,
-			struct mmac_fault *fault)
+int mmac_read(const struct lanemap *lm, enum lm_operand op,
+	      const uint8_t *regs, int32_t *mat, struct mmac_fault *fault)
 {
 	const struct lanemap_operand *o = &lm->op[op];
 	int entries = o->rows * o->cols;
@@ -63,7 +61,6 @@ enum fs_rc mmac_exec(const struct lanemap *lm, const uint8_t *a,
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
 	int32_t am[LM_MAX_SLOTS], bm[LM_MAX_SLOTS];
-	int slots;
 
 	if (!lm->valid)
 		return fs_fail(err, FS_EINPUT, "%s: profile is not valid",
@@ -73,12 +70,19 @@ enum fs_rc mmac_exec(const struct lanemap *lm, const uint8_t *a,
 		return fs_fail(err, FS_EINPUT,
 			       "%s: the executor needs 8-bit A and B and i32 C",
 			       lm->name);
-	if (read_operand(lm, LM_A, a, am, fault) ||
-	    read_operand(lm, LM_B, b, bm, fault))
+	if (mmac_read(lm, LM_A, a, am, fault) || mmac_read(lm, LM_B, b, bm, fault))
 		return fs_fail(err, FS_MISMATCH, "%s: replicas disagree",
 			       lm->name);
+	mmac_product(lm, am, bm, c);
+	return FS_OK;
+}
 
-	slots = lm->wave * oc->elems;
+void mmac_product(const struct lanemap *lm, const int32_t *am,
+		  const int32_t *bm, int32_t *c)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int slots = lm->wave * oc->elems;
+
 	for (int s = 0; s < slots; s++) {
 		const int32_t *arow = &am[oc->row[s] * lm->k];
 		const int32_t *bcol = &bm[oc->col[s]];
@@ -88,7 +92,6 @@ enum fs_rc mmac_exec(const struct lanemap *lm, const uint8_t *a,
 			acc += (uint32_t)(arow[k] * bcol[k * lm->n]);
 		c[s] = (int32_t)acc;
 	}
-	return FS_OK;
 }
 
 void mmac_scatter8(const struct lanemap *lm, enum lm_operand op,

@@ -34,6 +34,18 @@ enum fs_rc mmac_exec(const struct lanemap *lm, const uint8_t *a,
 		     struct fs_err *err);
 
 /*
+ * The two halves of mmac_exec, for callers that keep an operand in
+ * registers across many instructions (a kernel's Q fragments): read an
+ * 8-bit operand's registers into a dense row-major int32 matrix through
+ * the profile (0, or -1 with *fault when replicas disagree), and
+ * C += A * B from matrices so read. The profile must be validated.
+ */
+int mmac_read(const struct lanemap *lm, enum lm_operand op,
+	      const uint8_t *regs, int32_t *mat, struct mmac_fault *fault);
+void mmac_product(const struct lanemap *lm, const int32_t *am,
+		  const int32_t *bm, int32_t *c);
+
+/*
  * Scatter a dense row-major matrix (rows x cols of the operand) into
  * per-lane registers: every replica gets its copy. For A/B the values are
  * 8-bit (uint8_t, two's complement for i8); for C int32.

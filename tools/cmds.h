@@ -3,5 +3,9 @@
 #define CMDS_H
 
 int cmd_lanemap(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_route(int argc, char **argv);
 
 #endif

@@ -1,0 +1,808 @@
+/*
+ * compare.c - the sim's attention result against ref/ (see compare.h).
+ *
+ * What is read, and how each register is labelled:
+ *
+ *   acc        [tile][kstep][lane][EC] int32 in register order; slot
+ *              lane*EC + e of tile i holds C[row][col] with row, col from
+ *              the profile's forward table (lm->op[LM_C].row/col: data,
+ *              not the sim's addressing code). acc_tiles[i] = (s, head,
+ *              row_base, token_base):
+ *                decode   q head = head*G + row % G, t = row_base
+ *                prefill  q head = head,             t = row_base + row
+ *              key j = token_base + col. Slots with j >= context or
+ *              t >= T_s are not compared (the tail holds whatever the
+ *              kernel loaded). want = ref_acc(), k-step kb for per_block32.
+ *   scores     [S][T][Hq][MAXCTX] f32, row_max, row_sum [S][T][Hq]
+ *   out        [S][T][Hq][D]
+ *   seg_max, seg_sum  [S][T][Hq][NSEG]
+ *
+ * Worked example (gfx936, C row = lane % 16, col = lane / 16 + 4e): lane
+ * 19, e 0 of decode tile (s 0, kv head 0, row_base 0, token_base 16) holds
+ * C[3][1]; with G = 6 that is q head 3, query token 0, key 17, and must
+ * equal ref_acc(c, in, 0, 0, 3, 17, -1) exactly.
+ *
+ * Tolerances, as implemented (u = 2^-24, the f32 unit roundoff; v = the
+ * row's visible keys; all in double):
+ *
+ *   acc      exact. Integer dot products have one right answer.
+ *   score    |s_sim - s_ref| <= 2^-22 |s_ref| + 1e-30. The sim computes
+ *            float(acc) * sQ * sK * scale: float(acc) is exact (|acc| <
+ *            2^24), then three products, each rounded by at most u
+ *            relative: (1+u)^3 - 1 < 3.0000001u < 4u = 2^-22.
+ *            per_block32: the sim sums D/32 partials in f32, so the bound
+ *            is 2^-22 * (D/32) * sum_kb |acc_kb * sK_kb * sQ * scale|, the
+ *            partials recomputed here from ref_acc (a sum of n terms has
+ *            at most n-1 roundings of the running sum, each <= u times
+ *            sum |partial|, plus the products' roundings).
+ *            Masked keys, and keys at or past the context, must be -inf.
+ *   E        2 * max over visible keys of the score bound above: the worst
+ *            error of s_j - s_max, the exponent of a probability. For
+ *            per_token_head and per_tensor, E = 2^-21 * max_abs_score.
+ *   probs    p_sim = exp(s_sim - row_max) / row_sum in double, from the
+ *            sim's own row_max and row_sum;
+ *            |p_sim - p_ref| <= p_ref * (E + (16 + 4 sqrt(v)) u) + 2^-40.
+ *            exp turns an absolute exponent error e into a relative error
+ *            of about e (E). row_sum is an f32 online sum: each term has
+ *            a few u from fs_expf and the f32 subtraction; each rescale
+ *            and addition adds u. Worst case grows like v u, but the
+ *            roundings are independent and of either sign, so their sum
+ *            is a random walk, ~sqrt(v) u; 4 sqrt(v) is four standard
+ *            deviations and 16 u covers the fixed per-term part. 2^-40
+ *            absolute covers probabilities that underflow.
+ *   out      |o_sim - o_ref| <= ((16 + 4 sqrt(v)) u + E) * out_abs + 1e-30,
+ *            out_abs = max over d of sum_j p_j |v_j[d]| (the scale of
+ *            every term that was summed, so cancellation cannot make the
+ *            bound vanish): the probabilities' relative error E, plus the
+ *            f32 PV accumulation and V dequantization, a random walk again.
+ *   seg_max  exact: the max of the sim's own scores over the segment's
+ *            visible keys (-inf when it has none).
+ *   seg_sum  the probs bound, with the segment's visible count, around
+ *            sum over the segment of exp(s_sim - seg_max) in double from
+ *            the sim's scores (0 when none are visible).
+ *
+ * A NaN, or an infinity where a finite value was wanted, is a mismatch
+ * with error +inf. Example: s_ref = 3.5 allows |err| <= 8.34e-7; a sim
+ * score of 3.5000010 (err 1.0e-6) is a mismatch with max_err_tol 1.2.
+ *
+ * Determinism: rows (and acc tiles) are cut into fixed chunks of
+ * CMP_CHUNK; OpenMP threads take whole chunks, each chunk sums its rows
+ * in row order, and the chunks are combined serially in order. So every
+ * sum has one order and "first" is the lowest row, whatever the threads.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+
+#define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
+#define CMP_U 0x1p-24		/* f32 unit roundoff */
+#define CMP_SCORE_REL 0x1p-22
+#define CMP_P_ABS 0x1p-40
+#define CMP_ABS 1e-30
+
+struct cmp_ctx {
+	const struct fs_case *c;
+	const struct lanemap *lm;
+	const struct fs_inputs *in;
+	const struct attn_result *r;
+	int S, T, Hq, G, D, MAXCTX;
+	int nseg;		/* r->nseg when split-K states are compared, else 0 */
+	int nb;			/* buckets */
+};
+
+/* Partial results of one chunk of rows. */
+struct cmp_part {
+	struct compare_stat st[CMP_NWHAT];
+	long rows, qrows, keys, top1_same;
+	double s_err2, s_ref2, s_max;
+	double cos_sum, cos_min, o_max;
+	double dp2;
+	long b_keys[CASE_MAX_BUCKETS];
+	double b_max[CASE_MAX_BUCKETS], b_dp2[CASE_MAX_BUCKETS];
+};
+
+static const char *const what_names[CMP_NWHAT] = {
+	"acc", "scores", "probs", "out", "seg_max", "seg_sum",
+};
+
+const char *compare_what_name(enum compare_what w)
+{
+	return (unsigned)w < CMP_NWHAT ? what_names[w] : "?";
+}
+
+/* Max and min that keep a NaN once seen. */
+static double max_nan(double m, double a)
+{
+	return isnan(m) || isnan(a) ? NAN : a > m ? a : m;
+}
+
+static double min_nan(double m, double a)
+{
+	return isnan(m) || isnan(a) ? NAN : a < m ? a : m;
+}
+
+static void stat_clear(struct compare_stat *st)
+{
+	struct compare_loc *l = &st->first;
+
+	memset(st, 0, sizeof(*st));
+	l->s = l->t = l->qh = l->key = l->dim = l->seg = -1;
+	l->tile = -1;
+	l->kstep = l->lane = l->elem = l->row = l->col = -1;
+}
+
+/*
+ * Count one element. tol 0 means exact (-inf == -inf holds). Returns 1
+ * when this is the stat's first mismatch: the caller then fills in where.
+ */
+static int stat_note(struct compare_stat *st, double got, double want,
+		     double tol)
+{
+	double err = got == want ? 0 : fabs(got - want), ratio;
+	int bad;
+
+	if (isnan(err))
+		err = INFINITY;
+	if (tol == 0) {
+		bad = err != 0;
+		ratio = bad ? INFINITY : 0;
+	} else {
+		bad = !(err <= tol);
+		ratio = err / tol;
+	}
+	st->compared++;
+	if (err > st->max_abs_err)
+		st->max_abs_err = err;
+	if (ratio > st->max_err_tol)
+		st->max_err_tol = ratio;
+	if (!bad)
+		return 0;
+	if (st->mismatches++ > 0)
+		return 0;
+	st->first.got = got;
+	st->first.want = want;
+	st->first.tol = tol;
+	return 1;
+}
+
+/* Fold src (later rows) into dst (earlier rows). */
+static void stat_merge(struct compare_stat *dst, const struct compare_stat *src)
+{
+	if (dst->mismatches == 0 && src->mismatches > 0)
+		dst->first = src->first;
+	dst->compared += src->compared;
+	dst->mismatches += src->mismatches;
+	if (src->max_abs_err > dst->max_abs_err)
+		dst->max_abs_err = src->max_abs_err;
+	if (src->max_err_tol > dst->max_err_tol)
+		dst->max_err_tol = src->max_err_tol;
+}
+
+static void loc_row(struct compare_loc *l, int s, int t, int qh)
+{
+	l->s = s;
+	l->t = t;
+	l->qh = qh;
+}
+
+/* Same rule as ref.c, written again: compare.c must not trust the sim's. */
+static int cmp_visible(const struct fs_case *c, int qpos, int j)
+{
+	if (qpos < 0 || j > qpos)
+		return 0;
+	if (c->sliding_window > 0 && j <= qpos - c->sliding_window)
+		return 0;
+	return 1;
+}
+
+static double cmp_f16(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
+						    : ldexp(m + 1024, e - 25);
+
+	return (h & 0x8000) ? -v : v;
+}
+
+/* Score tolerance of visible key j, less the absolute floor. */
+static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
+			    int j, double score)
+{
+	const struct fs_inputs *in = x->in;
+	int nkb = x->D / 32, g = qh / x->G, blk, slot;
+	double sq, sum = 0;
+	size_t ts;
+
+	if (x->c->k_scale != KSCALE_PER_BLOCK32)
+		return CMP_SCORE_REL * fabs(score);
+	sq = in->q_scale[((size_t)s * x->T + t) * x->Hq + qh];
+	blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
+	slot = j % in->BS;
+	ts = ((size_t)blk * in->BS + slot) * in->Hkv + g;
+	for (int kb = 0; kb < nkb; kb++)
+		sum += fabs((double)ref_acc(x->c, in, s, t, qh, j, kb) *
+			    cmp_f16(in->k_scale16[ts * nkb + kb]));
+	return CMP_SCORE_REL * nkb * sum * fabs(sq) * fabs(x->c->softmax_scale);
+}
+
+/* Quantization error of one row (visible > 0); fills *kld. */
+static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
+			  const struct ref_row *rr, struct cmp_part *p,
+			  double *kld)
+{
+	const struct attn_result *r = x->r;
+	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
+	int n = rr->n;
+
+	p->qrows++;
+	p->keys += rr->visible;
+	if (sc) {
+		double ms = 0, mf = 0, zs = 0, zf = 0, lzs, lzf, kl = 0;
+		int as = -1, af = -1;
+
+		for (int j = 0; j < n; j++) {
+			if (!cmp_visible(x->c, qpos, j))
+				continue;
+			if (as < 0 || sc[j] > ms) {
+				as = j;
+				ms = sc[j];
+			}
+			if (af < 0 || rr->score_f[j] > mf) {
+				af = j;
+				mf = rr->score_f[j];
+			}
+		}
+		for (int j = 0; j < n; j++) {
+			if (!cmp_visible(x->c, qpos, j))
+				continue;
+			zs += exp(sc[j] - ms);
+			zf += exp(rr->score_f[j] - mf);
+		}
+		lzs = log(zs);
+		lzf = log(zf);
+		for (int j = 0; j < n; j++) {
+			double sf = rr->score_f[j], ds, lps, lpf, pf, dp;
+			int b;
+
+			if (!cmp_visible(x->c, qpos, j))
+				continue;
+			ds = sc[j] - sf;
+			p->s_err2 += ds * ds;
+			p->s_ref2 += sf * sf;
+			p->s_max = max_nan(p->s_max, fabs(ds));
+			lps = sc[j] - ms - lzs;
+			lpf = sf - mf - lzf;
+			pf = rr->prob_f[j];
+			if (pf > 0)
+				kl += pf * (lpf - lps);
+			dp = exp(lps) - pf;
+			p->dp2 += dp * dp;
+			if (x->nb > 0) {
+				b = (int)((long long)j * x->nb / x->MAXCTX);
+				p->b_keys[b]++;
+				p->b_max[b] = max_nan(p->b_max[b], fabs(ds));
+				p->b_dp2[b] += dp * dp;
+			}
+		}
+		/* Rounding can leave -1e-17 where P_float == P_sim. */
+		*kld = kl < 0 ? 0 : kl;
+		if (as == af)
+			p->top1_same++;
+	}
+	if (r->out) {
+		const float *o = r->out + row * x->D;
+		double dot = 0, na = 0, nf = 0, cs;
+
+		for (int d = 0; d < x->D; d++) {
+			double a = o[d], f = rr->out_f[d];
+
+			dot += a * f;
+			na += a * a;
+			nf += f * f;
+			p->o_max = max_nan(p->o_max, fabs(a - f));
+		}
+		/* Two zero vectors agree; one zero vector is orthogonal. */
+		if (na == 0 && nf == 0)
+			cs = 1;
+		else if (na == 0 || nf == 0)
+			cs = 0;
+		else
+			cs = dot / (sqrt(na) * sqrt(nf));
+		p->cos_sum += cs;
+		p->cos_min = min_nan(p->cos_min, cs);
+	}
+}
+
+static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
+		    double *tolv, struct cmp_part *p, double *kld,
+		    unsigned char *kmeasured)
+{
+	const struct fs_case *c = x->c;
+	const struct attn_result *r = x->r;
+	int s = (int)(row / ((long)x->T * x->Hq));
+	int t = (int)(row / x->Hq % x->T), qh = (int)(row % x->Hq);
+	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
+	struct compare_stat *st;
+	int n, v, qpos;
+	double E = 0, walk;
+
+	*kld = NAN;
+	*kmeasured = 0;
+	if (t >= c->seqs[s].tokens)
+		return;
+	p->rows++;
+	ref_row_compute(c, x->in, s, t, qh, rr);
+	n = rr->n;
+	v = rr->visible;
+	qpos = x->in->q_pos[(size_t)s * x->T + t];
+	for (int j = 0; j < n; j++) {
+		if (!cmp_visible(c, qpos, j))
+			continue;
+		tolv[j] = cmp_score_tol(x, s, t, qh, j, rr->score[j]);
+		E = max_nan(E, 2 * tolv[j]);
+	}
+	walk = (16 + 4 * sqrt((double)v)) * CMP_U;
+
+	if (sc) {
+		st = &p->st[CMP_SCORES];
+		for (int j = 0; j < x->MAXCTX; j++) {
+			int first;
+
+			if (j < n && cmp_visible(c, qpos, j))
+				first = stat_note(st, sc[j], rr->score[j],
+						  tolv[j] + CMP_ABS);
+			else
+				first = stat_note(st, sc[j], -INFINITY, 0);
+			if (first) {
+				loc_row(&st->first, s, t, qh);
+				st->first.key = j;
+			}
+		}
+	}
+	if (sc && r->row_max && r->row_sum) {
+		double rm = r->row_max[row], rs = r->row_sum[row];
+
+		st = &p->st[CMP_PROBS];
+		for (int j = 0; j < n; j++) {
+			double ps, tol;
+
+			if (!cmp_visible(c, qpos, j))
+				continue;
+			ps = exp((double)sc[j] - rm) / rs;
+			tol = rr->prob[j] * (E + walk) + CMP_P_ABS;
+			if (stat_note(st, ps, rr->prob[j], tol)) {
+				loc_row(&st->first, s, t, qh);
+				st->first.key = j;
+			}
+		}
+	}
+	if (r->out) {
+		const float *o = r->out + row * x->D;
+		double tol = (walk + E) * rr->out_abs + CMP_ABS;
+
+		st = &p->st[CMP_OUT];
+		for (int d = 0; d < x->D; d++) {
+			if (stat_note(st, o[d], rr->out[d], tol)) {
+				loc_row(&st->first, s, t, qh);
+				st->first.dim = d;
+			}
+		}
+	}
+	if (x->nseg > 1) {
+		for (int g = 0; g < case_segments_of(c, s); g++) {
+			int lo = g * c->segment, hi = lo + c->segment, vs = 0;
+			size_t at = (size_t)row * x->nseg + g;
+			float m = -INFINITY;
+			double sum = 0, tol;
+
+			if (hi > n)
+				hi = n;
+			for (int j = lo; j < hi; j++) {
+				if (!cmp_visible(c, qpos, j))
+					continue;
+				vs++;
+				if (sc[j] > m)
+					m = sc[j];
+			}
+			for (int j = lo; j < hi && m != -INFINITY; j++)
+				if (cmp_visible(c, qpos, j))
+					sum += exp((double)sc[j] - m);
+			st = &p->st[CMP_SEG_MAX];
+			if (stat_note(st, r->seg_max[at], m, 0)) {
+				loc_row(&st->first, s, t, qh);
+				st->first.seg = g;
+			}
+			tol = sum * (E + (16 + 4 * sqrt((double)vs)) * CMP_U) +
+			      CMP_P_ABS;
+			st = &p->st[CMP_SEG_SUM];
+			if (stat_note(st, r->seg_sum[at], sum, tol)) {
+				loc_row(&st->first, s, t, qh);
+				st->first.seg = g;
+			}
+		}
+	}
+	if (v > 0) {
+		cmp_quant_row(x, row, qpos, rr, p, kld);
+		*kmeasured = sc != NULL;
+	}
+}
+
+/* Every accumulator slot of tile i whose key and query exist. */
+static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st)
+{
+	const struct attn_result *r = x->r;
+	const struct lanemap_operand *C = &x->lm->op[LM_C];
+	const int32_t *tl = r->acc_tiles + 4 * i;
+	int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3];
+	int W = x->lm->wave, EC = C->elems, nks = r->ksteps_in_acc;
+	int n = x->in->context_lens[s];
+
+	for (int ks = 0; ks < nks; ks++) {
+		for (int lane = 0; lane < W; lane++) {
+			for (int e = 0; e < EC; e++) {
+				int slot = lane * EC + e;
+				int row = C->row[slot], col = C->col[slot];
+				int qh, t, j = tb + col;
+				size_t at = (((size_t)i * nks + ks) * W + lane) * EC + e;
+
+				if (x->c->mode == MODE_DECODE) {
+					qh = head * x->G + row % x->G;
+					t = rb;
+				} else {
+					qh = head;
+					t = rb + row;
+				}
+				if (t >= x->c->seqs[s].tokens || j >= n)
+					continue;
+				if (!stat_note(st, r->acc[at],
+					       ref_acc(x->c, x->in, s, t, qh, j,
+						       nks > 1 ? ks : -1), 0))
+					continue;
+				loc_row(&st->first, s, t, qh);
+				st->first.key = j;
+				st->first.tile = (long)i;
+				st->first.kstep = ks;
+				st->first.lane = lane;
+				st->first.elem = e;
+				st->first.row = row;
+				st->first.col = col;
+			}
+		}
+	}
+}
+
+/* Does r fit c and in? FS_OK, or FS_EINPUT with err saying what not. */
+static enum fs_rc cmp_validate(const struct cmp_ctx *x, struct fs_err *err)
+{
+	const struct fs_case *c = x->c;
+	const struct fs_inputs *in = x->in;
+	const struct attn_result *r = x->r;
+
+	if (r->S != in->S || r->T != in->T || r->Hq != in->Hq ||
+	    r->D != in->D || r->MAXCTX != in->MAXCTX)
+		return fs_fail(err, FS_EINPUT,
+			       "result shape [S %d, T %d, Hq %d, D %d, MAXCTX %d] "
+			       "does not match the inputs [%d, %d, %d, %d, %d]",
+			       r->S, r->T, r->Hq, r->D, r->MAXCTX, in->S, in->T,
+			       in->Hq, in->D, in->MAXCTX);
+	if (in->S != c->n_seqs || in->Hq != c->q_heads ||
+	    in->Hkv != c->kv_heads || in->D != c->head_dim || in->Hkv <= 0 ||
+	    in->Hq % in->Hkv != 0)
+		return fs_fail(err, FS_EINPUT, "inputs do not match the case");
+	if (c->k_scale == KSCALE_PER_BLOCK32 && in->D % 32 != 0)
+		return fs_fail(err, FS_EINPUT,
+			       "per_block32 k scales need head_dim %% 32 == 0, "
+			       "not %d", in->D);
+	if (r->nseg > 1 && (c->segment <= 0 ||
+			    r->nseg < case_segments_max(c)))
+		return fs_fail(err, FS_EINPUT,
+			       "result has %d split-K segments, the case %d",
+			       r->nseg, case_segments_max(c));
+	if (!r->acc || r->n_tiles == 0)
+		return FS_OK;
+	if (!x->lm || !r->acc_tiles)
+		return fs_fail(err, FS_EINPUT,
+			       "accumulators need a lane map and acc_tiles");
+	if (r->wave != x->lm->wave || r->ec != x->lm->op[LM_C].elems)
+		return fs_fail(err, FS_EINPUT,
+			       "acc holds %d lanes x %d elements, the profile "
+			       "%s %d x %d", r->wave, r->ec, x->lm->name,
+			       x->lm->wave, x->lm->op[LM_C].elems);
+	if (r->ksteps_in_acc != 1 &&
+	    !(c->k_scale == KSCALE_PER_BLOCK32 &&
+	      r->ksteps_in_acc == in->D / 32))
+		return fs_fail(err, FS_EINPUT,
+			       "acc holds %d k-steps per tile; compare needs 1, "
+			       "or head_dim/32 with per_block32 k scales",
+			       r->ksteps_in_acc);
+	if (c->mode == MODE_DECODE && x->G > x->lm->m)
+		return fs_fail(err, FS_EINPUT,
+			       "decode group of %d q heads does not fit %d rows",
+			       x->G, x->lm->m);
+	for (size_t i = 0; i < r->n_tiles; i++) {
+		const int32_t *tl = r->acc_tiles + 4 * i;
+		int heads = c->mode == MODE_DECODE ? in->Hkv : in->Hq;
+
+		if (tl[0] < 0 || tl[0] >= in->S || tl[1] < 0 ||
+		    tl[1] >= heads || tl[2] < 0 || tl[2] >= in->T || tl[3] < 0)
+			return fs_fail(err, FS_EINPUT,
+				       "acc_tiles[%zu] = (%d, %d, %d, %d) is out "
+				       "of range", i, tl[0], tl[1], tl[2], tl[3]);
+	}
+	return FS_OK;
+}
+
+static void part_clear(struct cmp_part *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (int w = 0; w < CMP_NWHAT; w++)
+		stat_clear(&p->st[w]);
+	p->cos_min = INFINITY;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report_fail(struct compare_report *rep, const char *name,
+			const char *fmt, ...)
+{
+	struct compare_fail *f;
+	va_list ap;
+
+	if (rep->n_failed >= COMPARE_MAX_FAILS)
+		return;
+	f = &rep->failed[rep->n_failed++];
+	f->name = name;
+	va_start(ap, fmt);
+	vsnprintf(f->reason, sizeof(f->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* A lower bound (is_min) or an upper bound on a metric; NaN limit = off. */
+static void check_limit(struct compare_report *rep, const char *name,
+			const char *label, double value, double limit,
+			int is_min)
+{
+	if (isnan(limit))
+		return;
+	if (isnan(value))
+		report_fail(rep, name, "%s not measured, %s %.6g", label, name,
+			    limit);
+	else if (is_min && value < limit)
+		report_fail(rep, name, "%s %.6g < %s %.6g", label, value, name,
+			    limit);
+	else if (!is_min && value > limit)
+		report_fail(rep, name, "%s %.6g > %s %.6g", label, value, name,
+			    limit);
+}
+
+static void check_thresholds(const struct case_check *k,
+			     struct compare_report *rep)
+{
+	const struct compare_quant *q = &rep->quant;
+
+	check_limit(rep, "out_cosine_min", "out cosine", q->out_cos_min,
+		    k->out_cosine_min, 1);
+	check_limit(rep, "out_max_abs_max", "out max abs", q->out_max_abs,
+		    k->out_max_abs_max, 0);
+	check_limit(rep, "score_max_abs_max", "score max abs",
+		    q->score_max_abs, k->score_max_abs_max, 0);
+	check_limit(rep, "score_nmse_max", "score nmse", q->score_nmse,
+		    k->score_nmse_max, 0);
+	check_limit(rep, "kld_mean_max", "kld mean", q->kld_mean,
+		    k->kld_mean_max, 0);
+	check_limit(rep, "kld_median_max", "kld median", q->kld_median,
+		    k->kld_median_max, 0);
+	check_limit(rep, "kld_p99_max", "kld p99", q->kld_p99, k->kld_p99_max,
+		    0);
+	check_limit(rep, "top1_min", "top-1 rate", q->top1, k->top1_min, 1);
+	check_limit(rep, "rms_dp_max", "rms dp", q->rms_dp, k->rms_dp_max, 0);
+}
+
+/* KLD mean, median, p99 of n per-row values, sorted in place. */
+static void kld_stats(double *v, size_t n, struct compare_quant *q)
+{
+	double sum = 0;
+
+	q->kld_mean = q->kld_median = q->kld_p99 = NAN;
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(v[i]))
+			return;
+		sum += v[i];
+	}
+	q->kld_mean = sum / (double)n;
+	qsort(v, n, sizeof(double), cmp_double);
+	q->kld_median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	q->kld_p99 = v[(99 * n + 99) / 100 - 1];	/* ceil(0.99 n) - 1 */
+}
+
+/* Combine the chunks in order, then the metrics and thresholds. */
+static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
+		       size_t nparts, double *kld, size_t nkld,
+		       struct compare_report *rep)
+{
+	const struct attn_result *r = x->r;
+	struct compare_quant *q = &rep->quant;
+	struct cmp_part all;
+
+	part_clear(&all);
+	for (size_t i = 0; i < nparts; i++) {
+		const struct cmp_part *p = &parts[i];
+
+		for (int w = CMP_SCORES; w < CMP_NWHAT; w++)
+			stat_merge(&all.st[w], &p->st[w]);
+		all.rows += p->rows;
+		all.qrows += p->qrows;
+		all.keys += p->keys;
+		all.top1_same += p->top1_same;
+		all.s_err2 += p->s_err2;
+		all.s_ref2 += p->s_ref2;
+		all.s_max = max_nan(all.s_max, p->s_max);
+		all.cos_sum += p->cos_sum;
+		all.cos_min = min_nan(all.cos_min, p->cos_min);
+		all.o_max = max_nan(all.o_max, p->o_max);
+		all.dp2 += p->dp2;
+		for (int b = 0; b < x->nb; b++) {
+			all.b_keys[b] += p->b_keys[b];
+			all.b_max[b] = max_nan(all.b_max[b], p->b_max[b]);
+			all.b_dp2[b] += p->b_dp2[b];
+		}
+	}
+	for (int w = CMP_SCORES; w < CMP_NWHAT; w++) {
+		int ran = w == CMP_SCORES ? r->scores != NULL
+			: w == CMP_PROBS ? r->scores && r->row_max && r->row_sum
+			: w == CMP_OUT ? r->out != NULL
+			: x->nseg > 1;
+
+		rep->stat[w] = all.st[w];
+		rep->stat[w].ran = ran;
+	}
+	rep->rows = all.rows;
+	for (int w = 0; w < CMP_NWHAT; w++)
+		rep->mismatches += rep->stat[w].mismatches;
+	rep->replica_mismatch = r->replica_mismatch;
+
+	q->rows = all.qrows;
+	q->keys = all.keys;
+	q->score_max_abs = q->score_nmse = q->rms_dp = q->top1 = NAN;
+	q->out_cos_min = q->out_cos_mean = q->out_max_abs = NAN;
+	if (r->scores && all.qrows > 0) {
+		q->score_max_abs = all.s_max;
+		q->score_nmse = all.s_ref2 > 0 ? all.s_err2 / all.s_ref2
+			      : all.s_err2 == 0 ? 0 : INFINITY;
+		q->rms_dp = sqrt(all.dp2 / (double)all.keys);
+		q->top1 = (double)all.top1_same / (double)all.qrows;
+	}
+	if (r->out && all.qrows > 0) {
+		q->out_cos_min = all.cos_min;
+		q->out_cos_mean = all.cos_sum / (double)all.qrows;
+		q->out_max_abs = all.o_max;
+	}
+	kld_stats(kld, nkld, q);
+	q->n_buckets = x->nb;
+	for (int b = 0; b < x->nb; b++) {
+		struct compare_bucket *bk = &q->bucket[b];
+
+		/* Key j is in bucket j * nb / MAXCTX (floor). */
+		bk->lo = (int)(((long long)b * x->MAXCTX + x->nb - 1) / x->nb);
+		bk->hi = (int)(((long long)(b + 1) * x->MAXCTX + x->nb - 1) / x->nb);
+		bk->keys = all.b_keys[b];
+		bk->score_max_abs = r->scores && bk->keys ? all.b_max[b] : NAN;
+		bk->rms_dp = r->scores && bk->keys
+			   ? sqrt(all.b_dp2[b] / (double)bk->keys) : NAN;
+	}
+	check_thresholds(&x->c->check, rep);
+}
+
+enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
+		       const struct fs_inputs *in, const struct attn_result *r,
+		       struct compare_report *rep, struct fs_err *err)
+{
+	struct cmp_ctx x = { .c = c, .lm = lm, .in = in, .r = r };
+	long rows = (long)in->S * in->T * in->Hq;
+	size_t nparts = (size_t)(rows + CMP_CHUNK - 1) / CMP_CHUNK;
+	size_t ntc = r->acc ? (r->n_tiles + CMP_CHUNK - 1) / CMP_CHUNK : 0;
+	struct cmp_part *parts;
+	struct compare_stat *tstat;
+	double *kld;
+	unsigned char *kmeas;
+	enum fs_rc rc;
+	int oom = 0;
+	size_t nk = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	for (int w = 0; w < CMP_NWHAT; w++)
+		stat_clear(&rep->stat[w]);
+	x.S = in->S;
+	x.T = in->T;
+	x.Hq = in->Hq;
+	x.G = in->Hkv > 0 ? in->Hq / in->Hkv : 1;
+	x.D = in->D;
+	x.MAXCTX = in->MAXCTX;
+	x.nseg = r->nseg > 1 && r->scores && r->seg_max && r->seg_sum ? r->nseg : 0;
+	x.nb = c->buckets < 0 ? 0 : c->buckets > CASE_MAX_BUCKETS
+		? CASE_MAX_BUCKETS : c->buckets;
+	rc = cmp_validate(&x, err);
+	if (rc != FS_OK)
+		return rc;
+
+	parts = malloc((nparts ? nparts : 1) * sizeof(*parts));
+	tstat = malloc((ntc ? ntc : 1) * sizeof(*tstat));
+	kld = malloc((rows ? (size_t)rows : 1) * sizeof(double));
+	kmeas = malloc(rows ? (size_t)rows : 1);
+	if (!parts || !tstat || !kld || !kmeas) {
+		free(parts);
+		free(tstat);
+		free(kld);
+		free(kmeas);
+		return fs_fail(err, FS_EINTERNAL, "out of memory comparing %ld rows",
+			       rows);
+	}
+
+#pragma omp parallel
+	{
+		struct ref_row rr = { 0 };
+		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
+				      sizeof(double));
+		int ok = tolv && ref_row_alloc(&rr, x.MAXCTX, x.D) == 0;
+
+		if (!ok) {
+#pragma omp atomic write
+			oom = 1;
+		}
+#pragma omp for schedule(static)
+		for (size_t i = 0; i < nparts; i++) {
+			long end = (long)(i + 1) * CMP_CHUNK;
+
+			part_clear(&parts[i]);
+			if (!ok)
+				continue;
+			for (long row = (long)i * CMP_CHUNK; row < end && row < rows;
+			     row++)
+				cmp_row(&x, row, &rr, tolv, &parts[i], &kld[row],
+					&kmeas[row]);
+		}
+#pragma omp for schedule(static)
+		for (size_t i = 0; i < ntc; i++) {
+			stat_clear(&tstat[i]);
+			for (size_t k = i * CMP_CHUNK;
+			     k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
+				cmp_tile(&x, k, &tstat[i]);
+		}
+		ref_row_free(&rr);
+		free(tolv);
+	}
+
+	if (oom) {
+		rc = fs_fail(err, FS_EINTERNAL, "out of memory comparing rows");
+		memset(rep, 0, sizeof(*rep));
+	} else {
+		/* Per-row KLDs, compacted in row order. */
+		for (long row = 0; row < rows; row++)
+			if (kmeas[row])
+				kld[nk++] = kld[row];
+		for (size_t i = 0; i < ntc; i++)
+			stat_merge(&rep->stat[CMP_ACC], &tstat[i]);
+		rep->stat[CMP_ACC].ran = r->acc && r->n_tiles > 0;
+		cmp_finish(&x, parts, nparts, kld, nk, rep);
+		rc = rep->mismatches || rep->replica_mismatch || rep->n_failed
+		     ? FS_MISMATCH : FS_OK;
+	}
+	free(parts);
+	free(tstat);
+	free(kld);
+	free(kmeas);
+	return rc;
+}

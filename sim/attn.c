@@ -1,0 +1,728 @@
+/*
+ * attn.c - the emulated kernel (see attn.h): paged INT8 QK^T on a matrix
+ * instruction, lane by lane, then per-element scale recovery, masks,
+ * online softmax, the workspace transpose, split-K and PV.
+ *
+ * One work unit is what one workgroup of the real kernel does:
+ *   decode   (sequence, query token, kv head): M rows = the G q heads of
+ *            the group, row r holding q head h*G + r % G
+ *   prefill  (sequence, q head, 8 row tiles): 8 waves x M rows = 128
+ *            query rows sharing every K tile they load
+ * For each split-K segment, for each key tile of N keys, for each K-step:
+ *
+ *   lane L, A element e  <- Qq[row(L,e)][kstep*K + kcol(L,e)]     (profile A)
+ *   lane L, B element e  <- k_cache[block_table[s][tok/BS]][h][dim/16]
+ *                                  [tok%BS][dim%16],
+ *                           tok = tile + n(L,e), dim = kstep*K + k(L,e)
+ *   C registers         += the instruction, executed by sim/mmac
+ *
+ * then each accumulator (L, e) finds its real (row, column) in the C
+ * profile: key = tile + column. That one look-up drives the K scale, the
+ * masks and the workspace write; getting it wrong is the bug class the
+ * article describes (a lane's 4 accumulators are columns c0 + {0,4,8,12}).
+ *
+ * Reads past a context: a key inside the sequence's last block loads that
+ * slot (poison); a key past the block table loads 0 (the kernel guards
+ * the load). Either way the column is masked, its P is 0 and its V is not
+ * read. Tiles whose keys are all causally masked for every row are not
+ * executed, as the kernel's loop bound stops before them.
+ */
+#include "attn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fexp.h"
+#include "mmac.h"
+
+#define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
+
+struct kern {
+	const struct fs_case *c;
+	const struct lanemap *lm;
+	const struct fs_inputs *in;
+	struct attn_result *r;
+	int M, N, K, W, EA, EB, EC, ksteps, G, D, BS, MAXB, Hq, Hkv, T, MAXCTX;
+	int per_block32;
+	/* Slots of each C row in slot order: rowslots[m*rowcap + i]. */
+	int *rowslots, *rowcount, rowcap;
+};
+
+/* One row of a row tile: which query it is. */
+struct row {
+	int valid;		/* 0: prefill padding row */
+	int t, qh;		/* query token and q head */
+	int q_pos;
+	int primary;		/* writes scores/out (first replica in decode) */
+	float sq;		/* q scale */
+	const int8_t *q;	/* its D quantized values */
+};
+
+struct unit {
+	int s, t, h;		/* decode: h = kv head; prefill: h = q head */
+	int rt0, nrt;		/* prefill: first row tile and count */
+	size_t tile0;		/* first acc tile index */
+};
+
+/* Softmax state of one row within one segment. */
+struct rstate {
+	float m, l;
+	float *o;		/* [D], unnormalized */
+};
+
+static int kv_head_of(const struct kern *k, const struct unit *u)
+{
+	return k->c->mode == MODE_DECODE ? u->h : u->h / k->G;
+}
+
+static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
+			 struct row *rows)
+{
+	const struct fs_inputs *in = k->in;
+
+	for (int m = 0; m < k->M; m++) {
+		struct row *w = &rows[m];
+
+		memset(w, 0, sizeof(*w));
+		if (k->c->mode == MODE_DECODE) {
+			int local = (rt * k->M + m) % k->G;
+
+			w->t = u->t;
+			w->qh = u->h * k->G + local;
+			/* The first occurrence of a head writes the results;
+			 * its replicas must agree with it. */
+			w->primary = rt * k->M + m == local;
+		} else {
+			w->t = rt * k->M + m;
+			w->qh = u->h;
+			w->primary = 1;
+		}
+		w->valid = w->t < k->c->seqs[u->s].tokens;
+		if (!w->valid) {
+			w->primary = 0;
+			continue;
+		}
+		w->q_pos = in->q_pos[u->s * k->T + w->t];
+		{
+			size_t qi = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+
+			w->sq = in->q_scale[qi];
+			w->q = &in->q_int8[qi * k->D];
+		}
+	}
+}
+
+static int key_visible(const struct kern *k, const struct row *w, int seg_end,
+		       int j)
+{
+	if (!w->valid || j >= seg_end || j > w->q_pos)
+		return 0;
+	if (k->c->sliding_window > 0 && j <= w->q_pos - k->c->sliding_window)
+		return 0;
+	return 1;
+}
+
+/* Does any row of the tile see any key of [kb, kb + N)? */
+static int tile_needed(const struct kern *k, const struct row *rows, int kb,
+		       int seg_end)
+{
+	for (int m = 0; m < k->M; m++)
+		for (int n = 0; n < k->N && kb + n < seg_end; n++)
+			if (key_visible(k, &rows[m], seg_end, kb + n))
+				return 1;
+	return 0;
+}
+
+static void seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi)
+{
+	int ctx = k->c->seqs[s].context;
+
+	if (k->c->segment <= 0) {
+		*lo = 0;
+		*hi = ctx;
+		return;
+	}
+	*lo = sg * k->c->segment;
+	*hi = *lo + k->c->segment < ctx ? *lo + k->c->segment : ctx;
+}
+
+/* The unit's row tiles' rows: rows[rt * M + m]. */
+static void unit_rows(const struct kern *k, const struct unit *u, struct row *rows)
+{
+	for (int i = 0; i < u->nrt; i++)
+		rows_of_tile(k, u, u->rt0 + i, &rows[i * k->M]);
+}
+
+static size_t unit_tiles(const struct kern *k, const struct unit *u,
+			 const struct row *rows)
+{
+	size_t n = 0;
+
+	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++) {
+		int lo, hi;
+
+		seg_bounds(k, u->s, sg, &lo, &hi);
+		for (int kb = lo; kb < hi; kb += k->N)
+			for (int i = 0; i < u->nrt; i++)
+				n += tile_needed(k, &rows[i * k->M], kb, hi);
+	}
+	return n;
+}
+
+/* B registers of one K-step, loaded from the paged cache. */
+static void load_b(const struct kern *k, const struct unit *u, int kb,
+		   int ks, uint8_t *breg)
+{
+	const struct lanemap_operand *ob = &k->lm->op[LM_B];
+	const struct fs_inputs *in = k->in;
+	int g = kv_head_of(k, u), nblk = case_blocks_of(k->c, u->s);
+
+	for (int slot = 0; slot < k->W * k->EB; slot++) {
+		int tok = kb + ob->col[slot], dim = ks * k->K + ob->row[slot];
+		int bi = tok / k->BS;
+		int8_t v = 0;
+
+		if (bi < nblk) {
+			int blk = in->block_table[u->s * k->MAXB + bi];
+			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
+				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
+
+			v = in->k_cache[a];
+		}
+		breg[slot] = (uint8_t)v;
+	}
+}
+
+/* A registers of one K-step from the rows' quantized Q. */
+static void load_a(const struct kern *k, const struct row *rows, int ks,
+		   uint8_t *areg)
+{
+	const struct lanemap_operand *oa = &k->lm->op[LM_A];
+
+	for (int slot = 0; slot < k->W * k->EA; slot++) {
+		const struct row *w = &rows[oa->row[slot]];
+
+		areg[slot] = w->valid ? (uint8_t)w->q[ks * k->K + oa->col[slot]] : 0;
+	}
+}
+
+static float k_scale_of(const struct kern *k, const struct unit *u, int tok,
+			int ks)
+{
+	const struct fs_inputs *in = k->in;
+	int blk = in->block_table[u->s * k->MAXB + tok / k->BS];
+
+	return inputs_k_scale(k->c, in, blk, tok % k->BS, kv_head_of(k, u),
+			      ks * k->K);
+}
+
+static float v_of(const struct kern *k, const struct unit *u, int tok, int d)
+{
+	const struct fs_inputs *in = k->in;
+	int g = kv_head_of(k, u);
+	int blk = in->block_table[u->s * k->MAXB + tok / k->BS], slot = tok % k->BS;
+	size_t a = (((size_t)blk * k->Hkv + g) * k->D + d) * k->BS + slot;
+
+	if (k->c->v_dtype == VDT_INT8)
+		return (float)in->v_cache_i8[a] *
+		       in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
+	return in->v_cache_f[a];
+}
+
+/*
+ * Scores of one executed tile from its accumulators, into the workspace
+ * ws[m * N + n] (the transpose: register order in, column order out).
+ */
+static void recover_scores(const struct kern *k, const struct unit *u,
+			   const struct row *rows, const int32_t *creg, int kb,
+			   int seg_end, float *ws)
+{
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	int slots = k->W * k->EC;
+
+	for (int slot = 0; slot < slots; slot++) {
+		int m = oc->row[slot], n = oc->col[slot], j = kb + n;
+		const struct row *w = &rows[m];
+		float sc;
+
+		if (!key_visible(k, w, seg_end, j)) {
+			ws[m * k->N + n] = -INFINITY;
+			continue;
+		}
+		if (k->per_block32) {
+			float acc = 0.0f;
+
+			for (int ks = 0; ks < k->ksteps; ks++)
+				acc += (float)creg[ks * slots + slot] *
+				       k_scale_of(k, u, j, ks);
+			sc = acc * w->sq * (float)k->c->softmax_scale;
+		} else {
+			sc = (float)creg[slot] * w->sq * k_scale_of(k, u, j, 0) *
+			     (float)k->c->softmax_scale;
+		}
+		ws[m * k->N + n] = sc;
+	}
+}
+
+/* Online softmax and PV of one tile for every valid row. */
+static void softmax_pv(const struct kern *k, const struct unit *u,
+		       const struct row *rows, const float *ws, int kb,
+		       struct rstate *st, float *p)
+{
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+
+	for (int m = 0; m < k->M; m++) {
+		const int *sl = &k->rowslots[m * k->rowcap];
+		struct rstate *x = &st[m];
+		float tmax = -INFINITY, mnew, alpha, sum = 0.0f, part = 0.0f;
+		int lane = -1;
+
+		if (!rows[m].valid)
+			continue;
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			float v = ws[m * k->N + oc->col[sl[i]]];
+
+			if (v > tmax)
+				tmax = v;
+		}
+		mnew = tmax > x->m ? tmax : x->m;
+		if (mnew == -INFINITY)
+			continue;	/* nothing visible yet */
+		alpha = x->m == -INFINITY ? 0.0f : fs_expf(x->m - mnew);
+		/* p in register order within a lane, lanes in order. */
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			int n = oc->col[sl[i]];
+			float v = ws[m * k->N + n];
+
+			if (sl[i] / k->EC != lane) {
+				sum += part;
+				part = 0.0f;
+				lane = sl[i] / k->EC;
+			}
+			p[n] = v == -INFINITY ? 0.0f : fs_expf(v - mnew);
+			part += p[n];
+		}
+		sum += part;
+		x->l = x->l * alpha + sum;
+		x->m = mnew;
+		for (int d = 0; d < k->D; d++)
+			x->o[d] *= alpha;
+		for (int n = 0; n < k->N; n++) {
+			if (ws[m * k->N + n] == -INFINITY)
+				continue;	/* masked: P is 0 and V is not read */
+			for (int d = 0; d < k->D; d++)
+				x->o[d] += p[n] * v_of(k, u, kb + n, d);
+		}
+	}
+}
+
+struct scratch {
+	uint8_t *areg, *breg;
+	int32_t *am, *bm, *creg;
+	float *ws, *p;
+	struct row *rows;
+	struct rstate *st;	/* [nseg][nrt*M] */
+	float *obuf;
+};
+
+static void scratch_free(struct scratch *x)
+{
+	free(x->areg);
+	free(x->breg);
+	free(x->am);
+	free(x->bm);
+	free(x->creg);
+	free(x->ws);
+	free(x->p);
+	free(x->rows);
+	free(x->st);
+	free(x->obuf);
+	memset(x, 0, sizeof(*x));
+}
+
+static int scratch_alloc(const struct kern *k, int nrt, int nseg,
+			 struct scratch *x)
+{
+	size_t rows = (size_t)nrt * k->M;
+
+	memset(x, 0, sizeof(*x));
+	x->areg = malloc((size_t)k->W * k->EA);
+	x->breg = malloc((size_t)k->W * k->EB);
+	x->am = malloc((size_t)nrt * k->ksteps * k->M * k->K * sizeof(int32_t));
+	x->bm = malloc((size_t)k->ksteps * k->K * k->N * sizeof(int32_t));
+	x->creg = malloc((size_t)k->ksteps * k->W * k->EC * sizeof(int32_t));
+	x->ws = malloc((size_t)k->M * k->N * sizeof(float));
+	x->p = malloc((size_t)k->N * sizeof(float));
+	x->rows = malloc(rows * sizeof(struct row));
+	x->st = malloc((size_t)nseg * rows * sizeof(struct rstate));
+	x->obuf = malloc((size_t)nseg * rows * k->D * sizeof(float));
+	if (!x->areg || !x->breg || !x->am || !x->bm || !x->creg || !x->ws ||
+	    !x->p || !x->rows || !x->st || !x->obuf) {
+		scratch_free(x);
+		return -1;
+	}
+	for (size_t i = 0; i < (size_t)nseg * rows; i++)
+		x->st[i].o = &x->obuf[i * k->D];
+	return 0;
+}
+
+/* Merge a row's segment states into its output and stats (segment order). */
+static void merge_row(const struct kern *k, const struct unit *u,
+		      const struct row *w, struct rstate *const *segs, int nseg)
+{
+	struct attn_result *r = k->r;
+	size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+	float mx = -INFINITY, l = 0.0f;
+	float *out = &r->out[ri * k->D];
+
+	for (int i = 0; i < nseg; i++)
+		if (segs[i]->m > mx)
+			mx = segs[i]->m;
+	for (int d = 0; d < k->D; d++)
+		out[d] = 0.0f;
+	for (int i = 0; i < nseg; i++) {
+		const struct rstate *x = segs[i];
+		float wgt;
+
+		if (x->m == -INFINITY)
+			continue;
+		wgt = x->l * fs_expf(x->m - mx);
+		l += wgt;
+		/* Partial outputs are kept normalized, as split-K kernels
+		 * store them: o / l, weighted by l * e^(m - M). */
+		for (int d = 0; d < k->D; d++)
+			out[d] += (x->o[d] / x->l) * wgt;
+		if (r->seg_max) {
+			size_t si = ri * r->nseg + i;
+
+			r->seg_max[si] = x->m;
+			r->seg_sum[si] = x->l;
+			for (int d = 0; d < k->D; d++)
+				r->seg_out[si * k->D + d] = x->o[d] / x->l;
+		}
+	}
+	for (int d = 0; d < k->D; d++)
+		out[d] = l > 0.0f ? out[d] / l : 0.0f;
+	r->row_max[ri] = mx;
+	r->row_sum[ri] = l;
+}
+
+static int run_unit(const struct kern *k, const struct unit *u,
+		    struct scratch *x, long *replica_bad)
+{
+	struct attn_result *r = k->r;
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int slots = k->W * k->EC;
+	size_t tile = u->tile0;
+
+	unit_rows(k, u, x->rows);
+	for (int i = 0; i < u->nrt; i++)
+		for (int ks = 0; ks < k->ksteps; ks++) {
+			load_a(k, &x->rows[i * k->M], ks, x->areg);
+			if (mmac_read(k->lm, LM_A, x->areg,
+				      &x->am[((size_t)i * k->ksteps + ks) * k->M * k->K],
+				      NULL))
+				return -1;
+		}
+	for (int sg = 0; sg < nseg; sg++) {
+		struct rstate *st = &x->st[(size_t)sg * R];
+		int lo, hi;
+
+		seg_bounds(k, u->s, sg, &lo, &hi);
+		for (int i = 0; i < R; i++) {
+			st[i].m = -INFINITY;
+			st[i].l = 0.0f;
+			memset(st[i].o, 0, (size_t)k->D * sizeof(float));
+		}
+		for (int kb = lo; kb < hi; kb += k->N) {
+			int loaded = 0;
+
+			for (int i = 0; i < u->nrt; i++) {
+				const struct row *rows = &x->rows[i * k->M];
+
+				if (!tile_needed(k, rows, kb, hi))
+					continue;
+				if (!loaded) {
+					for (int ks = 0; ks < k->ksteps; ks++) {
+						load_b(k, u, kb, ks, x->breg);
+						if (mmac_read(k->lm, LM_B, x->breg,
+							      &x->bm[(size_t)ks * k->K * k->N], NULL))
+							return -1;
+					}
+					loaded = 1;
+				}
+				memset(x->creg, 0, (size_t)k->ksteps * slots * sizeof(int32_t));
+				for (int ks = 0; ks < k->ksteps; ks++)
+					mmac_product(k->lm,
+						     &x->am[((size_t)i * k->ksteps + ks) * k->M * k->K],
+						     &x->bm[(size_t)ks * k->K * k->N],
+						     &x->creg[k->per_block32 ? (size_t)ks * slots : 0]);
+				memcpy(&r->acc[tile * r->ksteps_in_acc * slots], x->creg,
+				       (size_t)r->ksteps_in_acc * slots * sizeof(int32_t));
+				r->acc_tiles[tile * 4 + 0] = u->s;
+				r->acc_tiles[tile * 4 + 1] = u->h;
+				r->acc_tiles[tile * 4 + 2] = k->c->mode == MODE_DECODE ?
+							     u->t : (u->rt0 + i) * k->M;
+				r->acc_tiles[tile * 4 + 3] = kb;
+				tile++;
+				recover_scores(k, u, rows, x->creg, kb, hi, x->ws);
+				for (int m = 0; m < k->M; m++) {
+					const struct row *w = &rows[m];
+					size_t ri;
+
+					if (!w->primary)
+						continue;
+					ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+					for (int n = 0; n < k->N && kb + n < hi; n++)
+						if (key_visible(k, w, hi, kb + n))
+							r->scores[ri * k->MAXCTX + kb + n] =
+								x->ws[m * k->N + n];
+				}
+				softmax_pv(k, u, rows, x->ws, kb, &st[i * k->M], x->p);
+			}
+		}
+	}
+	/* Merge, then check that replica rows agree with their primary. */
+	for (int i = 0; i < R; i++) {
+		const struct row *w = &x->rows[i];
+		struct rstate *segs[64 * 1024 / 64];
+		int primary = i;
+
+		if (!w->valid)
+			continue;
+		if (nseg > (int)FS_ARRAY_LEN(segs))
+			return -2;
+		for (int sg = 0; sg < nseg; sg++)
+			segs[sg] = &x->st[(size_t)sg * R + i];
+		if (w->primary) {
+			merge_row(k, u, w, segs, nseg);
+			continue;
+		}
+		for (int j = 0; j < i; j++)
+			if (x->rows[j].primary && x->rows[j].qh == w->qh)
+				primary = j;
+		for (int sg = 0; sg < nseg; sg++) {
+			const struct rstate *a = &x->st[(size_t)sg * R + i];
+			const struct rstate *b = &x->st[(size_t)sg * R + primary];
+
+			if (a->m != b->m || a->l != b->l ||
+			    memcmp(a->o, b->o, (size_t)k->D * sizeof(float))) {
+				(*replica_bad)++;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static void c_row_slots_free(struct kern *k)
+{
+	free(k->rowslots);
+	free(k->rowcount);
+}
+
+static int c_row_slots(struct kern *k)
+{
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	int slots = k->W * k->EC;
+
+	k->rowcap = slots;
+	k->rowslots = malloc((size_t)k->M * slots * sizeof(int));
+	k->rowcount = calloc((size_t)k->M, sizeof(int));
+	if (!k->rowslots || !k->rowcount)
+		return -1;
+	for (int s = 0; s < slots; s++) {
+		int m = oc->row[s];
+
+		k->rowslots[m * k->rowcap + k->rowcount[m]++] = s;
+	}
+	return 0;
+}
+
+void attn_free(struct attn_result *r)
+{
+	free(r->out);
+	free(r->scores);
+	free(r->row_max);
+	free(r->row_sum);
+	free(r->acc);
+	free(r->acc_tiles);
+	free(r->seg_max);
+	free(r->seg_sum);
+	free(r->seg_out);
+	memset(r, 0, sizeof(*r));
+}
+
+static void *alloc_n(size_t n, size_t size, size_t *total)
+{
+	size_t b;
+
+	if (fs_size_mul(n, size, &b) || fs_size_add(*total, b, total) ||
+	    *total > INPUTS_MAX_BYTES)
+		return NULL;
+	return calloc(n ? n : 1, size);
+}
+
+static enum fs_rc check_profile(const struct fs_case *c,
+				const struct lanemap *lm, struct fs_err *err)
+{
+	if (!lm->valid)
+		return fs_fail(err, FS_EINPUT, "profile %s is not valid", lm->name);
+	if (lm->op[LM_C].type != LM_I32 || lm_dtype_size(lm->op[LM_A].type) != 1 ||
+	    lm_dtype_size(lm->op[LM_B].type) != 1)
+		return fs_fail(err, FS_EINPUT,
+			       "profile %s: the INT8 kernel needs 8-bit A and B and i32 C",
+			       lm->name);
+	if (c->head_dim % lm->k)
+		return fs_fail(err, FS_EINPUT,
+			       "head_dim %d is not a multiple of the instruction's K (%d)",
+			       c->head_dim, lm->k);
+	if (c->k_scale == KSCALE_PER_BLOCK32 && lm->k != 32)
+		return fs_fail(err, FS_EINPUT,
+			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
+			       lm->name, lm->k);
+	if (c->mode == MODE_DECODE && case_group(c) > lm->m &&
+	    case_group(c) % lm->m)
+		return fs_fail(err, FS_EINPUT,
+			       "a GQA group of %d q heads does not fill whole %d-row tiles",
+			       case_group(c), lm->m);
+	return FS_OK;
+}
+
+enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
+		    const struct fs_inputs *in, struct attn_result *r,
+		    struct fs_err *err)
+{
+	struct kern k;
+	struct unit *units = NULL;
+	struct row *rows;
+	size_t nunits = 0, total = 0, rows_n;
+	long bad = 0;
+	int failed = 0, maxrt = 1;
+	enum fs_rc rc;
+
+	memset(r, 0, sizeof(*r));
+	memset(&k, 0, sizeof(k));
+	k.c = c, k.lm = lm, k.in = in, k.r = r;
+	rc = check_profile(c, lm, err);
+	if (rc)
+		return rc;
+	k.M = lm->m, k.N = lm->n, k.K = lm->k, k.W = lm->wave;
+	k.EA = lm->op[LM_A].elems, k.EB = lm->op[LM_B].elems, k.EC = lm->op[LM_C].elems;
+	k.D = c->head_dim, k.ksteps = k.D / k.K, k.G = case_group(c);
+	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
+	k.T = in->T, k.MAXCTX = in->MAXCTX;
+	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
+	if (c_row_slots(&k)) {
+		c_row_slots_free(&k);
+		return fs_fail(err, FS_EINTERNAL, "out of memory");
+	}
+
+	/* Work units, then their tile counts, so tile indices are fixed
+	 * before any thread runs. */
+	if (c->mode == MODE_DECODE) {
+		int nrt = (k.G + k.M - 1) / k.M;
+
+		maxrt = nrt;
+		units = calloc((size_t)c->n_seqs * k.T * k.Hkv, sizeof(*units));
+		for (int s = 0; units && s < c->n_seqs; s++)
+			for (int t = 0; t < c->seqs[s].tokens; t++)
+				for (int h = 0; h < k.Hkv; h++)
+					units[nunits++] = (struct unit){ s, t, h, 0, nrt, 0 };
+	} else {
+		int per = WAVES_PER_GROUP, cap = 0;
+
+		for (int s = 0; s < c->n_seqs; s++)
+			cap += k.Hq * ((c->seqs[s].tokens + k.M * per - 1) / (k.M * per));
+		maxrt = per;
+		units = calloc((size_t)cap, sizeof(*units));
+		for (int s = 0; units && s < c->n_seqs; s++) {
+			int nrt = (c->seqs[s].tokens + k.M - 1) / k.M;
+
+			for (int h = 0; h < k.Hq; h++)
+				for (int rt = 0; rt < nrt; rt += per)
+					units[nunits++] = (struct unit){
+						s, 0, h, rt, nrt - rt < per ? nrt - rt : per, 0 };
+		}
+	}
+	rows_n = (size_t)maxrt * k.M;
+	rows = malloc(rows_n * sizeof(*rows));
+	if (!units || !rows) {
+		free(units);
+		free(rows);
+		c_row_slots_free(&k);
+		return fs_fail(err, FS_EINTERNAL, "out of memory");
+	}
+	for (size_t i = 0; i < nunits; i++) {
+		unit_rows(&k, &units[i], rows);
+		units[i].tile0 = r->n_tiles;
+		r->n_tiles += unit_tiles(&k, &units[i], rows);
+	}
+	free(rows);
+
+	r->S = c->n_seqs, r->T = k.T, r->Hq = k.Hq, r->D = k.D, r->MAXCTX = k.MAXCTX;
+	r->wave = k.W, r->ec = k.EC, r->rows = k.M;
+	r->ksteps_in_acc = k.per_block32 ? k.ksteps : 1;
+	r->nseg = case_segments_max(c);
+	{
+		size_t rows_all = (size_t)c->n_seqs * k.T * k.Hq;
+		size_t acc_n = r->n_tiles * (size_t)r->ksteps_in_acc * k.W * k.EC;
+
+		r->out = alloc_n(rows_all * k.D, sizeof(float), &total);
+		r->scores = alloc_n(rows_all * k.MAXCTX, sizeof(float), &total);
+		r->row_max = alloc_n(rows_all, sizeof(float), &total);
+		r->row_sum = alloc_n(rows_all, sizeof(float), &total);
+		r->acc = alloc_n(acc_n, sizeof(int32_t), &total);
+		r->acc_tiles = alloc_n(r->n_tiles * 4, sizeof(int32_t), &total);
+		if (r->nseg > 1) {
+			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total);
+			r->seg_sum = alloc_n(rows_all * r->nseg, sizeof(float), &total);
+			r->seg_out = alloc_n(rows_all * r->nseg * k.D, sizeof(float), &total);
+		}
+		if (!r->out || !r->scores || !r->row_max || !r->row_sum || !r->acc ||
+		    !r->acc_tiles || (r->nseg > 1 && (!r->seg_max || !r->seg_sum ||
+						      !r->seg_out))) {
+			attn_free(r);
+			free(units);
+			c_row_slots_free(&k);
+			return fs_fail(err, FS_EINPUT,
+				       "the emulation's outputs need more than %zu GiB",
+				       INPUTS_MAX_BYTES >> 30);
+		}
+		for (size_t i = 0; i < rows_all * k.MAXCTX; i++)
+			r->scores[i] = -INFINITY;
+		if (r->seg_max)
+			for (size_t i = 0; i < rows_all * r->nseg; i++)
+				r->seg_max[i] = -INFINITY;
+	}
+	{
+		int distinct = k.G < k.M ? k.G : k.M;
+
+		r->distinct_rows = c->mode == MODE_DECODE ? distinct : k.M;
+	}
+
+#pragma omp parallel reduction(+ : bad, failed)
+	{
+		struct scratch x;
+
+		if (scratch_alloc(&k, maxrt, case_segments_max(c), &x)) {
+			failed++;
+		} else {
+#pragma omp for schedule(dynamic, 1)
+			for (size_t i = 0; i < nunits; i++)
+				if (run_unit(&k, &units[i], &x, &bad))
+					failed++;
+			scratch_free(&x);
+		}
+	}
+	free(units);
+	c_row_slots_free(&k);
+	r->replica_mismatch = bad;
+	if (failed) {
+		attn_free(r);
+		return fs_fail(err, FS_EINTERNAL,
+			       "emulation failed (out of memory or replica disagreement)");
+	}
+	return FS_OK;
+}

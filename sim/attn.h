@@ -1,0 +1,60 @@
+/*
+ * attn.h - the emulated kernel: paged INT8 QK^T on the matrix instruction
+ * of a profile, lane by lane, then scale recovery, masks, online softmax,
+ * the workspace transpose, split-K and PV (DESIGN.md 1).
+ *
+ * Tiles. One tile is one instruction-shaped block of C: M query rows by N
+ * keys (16 x 16 on gfx936), accumulated over D / K K-steps.
+ *   decode   rows = the G q heads of one kv head, by q_head % G (repeated
+ *            to fill M rows: 6 distinct of 16 for Qwen3.5-27B)
+ *   prefill  rows = M consecutive query tokens of one q head
+ * acc_tiles[i] = (seq, head, row_base, token_base): head is the kv head in
+ * decode and the q head in prefill; row_base the first query token of the
+ * tile's rows (the query token in decode); token_base the key of column 0.
+ *
+ * Numbers. Scores are f32: float(acc) * sQ * sK * softmax_scale, in that
+ * order. Softmax uses fs_expf (sim/fexp.c), sums in register order then
+ * lane order, and PV accumulates in f32 in key order within a tile.
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "case.h"
+#include "inputs.h"
+#include "lanemap.h"
+
+struct attn_result {
+	int S, T, Hq, D, MAXCTX;
+	float *out;		/* [S][T][Hq][D] */
+	float *scores;		/* [S][T][Hq][MAXCTX], -inf masked or past end */
+	float *row_max;		/* [S][T][Hq] final softmax max (merged) */
+	float *row_sum;		/* [S][T][Hq] final softmax sum (merged) */
+
+	/* Accumulators, register order: [n_tiles][wave][EC]; with per_block32
+	 * K scales one instruction per K-step: [n_tiles][ksteps][wave][EC]. */
+	int32_t *acc;
+	int32_t *acc_tiles;	/* [n_tiles][4] */
+	size_t n_tiles;
+	int ksteps_in_acc;	/* 1, or D/K for per_block32 */
+	int wave, ec;
+
+	/* Split-K partial states, [S][T][Hq][NSEG] (+[D] for out). */
+	int nseg;
+	float *seg_max, *seg_sum, *seg_out;
+
+	/* Decode row facts. */
+	int rows;		/* M */
+	int distinct_rows;	/* distinct q heads among the M rows */
+	long replica_mismatch;	/* replica rows that disagreed (must be 0) */
+};
+
+/* What to keep beyond out/row stats (enum case_golden bits). */
+enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
+		    const struct fs_inputs *in, struct attn_result *r,
+		    struct fs_err *err);
+void attn_free(struct attn_result *r);
+
+#endif

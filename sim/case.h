@@ -1,0 +1,146 @@
+/*
+ * case.h - a resolved case: everything one run needs, every default
+ * filled in. tools/case.c builds it from YAML; sim/ and ref/ read it.
+ *
+ * Shapes, in the names used everywhere (DESIGN.md 3):
+ *   S   sequences            T   query tokens per sequence (max over seqs)
+ *   Hq  q heads, Hkv kv heads, G = Hq / Hkv (the GQA group)
+ *   D   head_dim             BS  block_size   NB  physical blocks
+ *   MAXB  block-table width = max over seqs of ceil(context / BS)
+ *   MAXCTX max context
+ *
+ * A sequence's keys are tokens 0..context-1. Query token t of sequence s
+ * sits at absolute position q_pos[s][t] and sees keys j <= q_pos:
+ *   decode   context = history + T, q_pos = context - T + t  (T = 1 usually)
+ *   prefill  context = history + chunk, T = chunk, q_pos = history + t
+ */
+#ifndef CASE_H
+#define CASE_H
+
+#include <stdint.h>
+
+#define CASE_MAX_SEQS 64
+#define CASE_MAX_CONTEXT (1 << 20)	/* keys per sequence */
+#define CASE_MAX_TOKENS 8192		/* query tokens per sequence */
+#define CASE_MAX_HEADS 256
+#define CASE_MAX_OUTLIERS 16
+#define CASE_MAX_BUCKETS 16
+#define CASE_PATH_MAX 512
+
+enum case_mode { MODE_DECODE, MODE_PREFILL };
+enum case_placement { PLACE_CONTIGUOUS, PLACE_SHUFFLED, PLACE_REVERSED, PLACE_TABLE };
+enum case_kscale {
+	KSCALE_PER_TOKEN_HEAD,	/* f32 [NB,BS,Hkv]: the article's choice */
+	KSCALE_PER_BLOCK32,	/* f16 [NB,BS,Hkv,D/32]: RDNA3 packed-K note */
+	KSCALE_PER_TENSOR,	/* f32 [1]: one scale for all of K */
+};
+enum case_vdtype { VDT_INT8, VDT_BF16, VDT_F32 };
+enum case_rounding { ROUND_HALF_AWAY, ROUND_HALF_EVEN };
+enum case_dist { DIST_NORMAL, DIST_UNIFORM, DIST_SIGN };
+enum case_route { ROUTE_REPORT, ROUTE_STRICT };
+
+/* Golden tensors to write, as bits. */
+enum case_golden {
+	GOLD_INPUTS = 1 << 0,	/* q, q_int8, q_scale, caches, tables, lens, q_pos */
+	GOLD_ACC = 1 << 1,	/* acc, acc_tiles */
+	GOLD_SCORES = 1 << 2,	/* scores */
+	GOLD_OUT = 1 << 3,	/* out */
+	GOLD_SPLITK = 1 << 4,	/* split-K states */
+};
+
+struct case_seq {
+	int context;	/* keys */
+	int history;	/* keys before the first query token: context - tokens */
+	int tokens;	/* query tokens T_s (decode: default 1; prefill: chunk) */
+	int *blocks;	/* PLACE_TABLE only: ceil(context/BS) physical blocks */
+	int n_blocks;
+};
+
+/* How one input tensor (Q, K or V) is made. */
+struct case_tensor {
+	char npy[CASE_PATH_MAX];	/* "" = generate; else a logical .npy */
+	enum case_dist dist;
+	double scale;		/* normal: std; uniform: half-width; sign: magnitude */
+	double mean;
+	double zero_rows;	/* fraction of (token, head) rows set to 0 */
+	double constant_rows;	/* fraction of rows set to one constant value */
+	int outliers[CASE_MAX_OUTLIERS];	/* head-dim channels scaled up */
+	int n_outliers;
+	double outlier_scale;	/* multiplier of outlier channels */
+};
+
+/* Thresholds on quantization error (check:); NaN = not checked. */
+struct case_check {
+	double out_cosine_min;
+	double out_max_abs_max;
+	double score_max_abs_max;
+	double score_nmse_max;
+	double kld_mean_max;
+	double kld_median_max;
+	double kld_p99_max;
+	double top1_min;	/* same-top-1-key rate, 0..1 */
+	double rms_dp_max;
+};
+
+struct fs_case {
+	char file[CASE_PATH_MAX];	/* where it came from */
+	char name[128];
+	char description[512];
+	char isa[CASE_PATH_MAX];	/* builtin profile name or profile path */
+	enum case_mode mode;
+	enum case_route route;
+
+	/* model */
+	int q_heads, kv_heads, head_dim;
+	int softmax_scale_auto;	/* 1: 1/sqrt(head_dim) */
+	double softmax_scale;	/* resolved value, always set */
+	int sliding_window;	/* 0 = none (the INT8 path needs none) */
+	int alibi;		/* 0/1: route check only */
+	double soft_cap;	/* 0 = none: route check only */
+
+	/* cache */
+	int block_size;
+	int num_blocks;		/* resolved: blocks needed + spare */
+	int spare_blocks;	/* unused blocks in the pool, poisoned */
+	enum case_placement placement;
+	enum case_kscale k_scale;
+	enum case_vdtype v_dtype;
+	int shuffle_cache;	/* pre-permuted K layout: refused by the route */
+
+	/* sequences */
+	int n_seqs;
+	struct case_seq seqs[CASE_MAX_SEQS];
+
+	/* quant */
+	enum case_rounding rounding;
+	int clip;		/* 127 */
+
+	/* split-K: segment length in keys, 0 = one segment */
+	int segment;
+
+	/* data */
+	uint64_t seed;
+	struct case_tensor q, k, v;
+
+	struct case_check check;
+	unsigned golden;	/* enum case_golden bits */
+	int buckets;		/* key-position buckets for error metrics */
+};
+
+/* Derived sizes (see the top of this file). */
+int case_tokens_max(const struct fs_case *c);		/* T */
+int case_context_max(const struct fs_case *c);		/* MAXCTX */
+int case_blocks_of(const struct fs_case *c, int s);	/* ceil(context/BS) */
+int case_table_width(const struct fs_case *c);		/* MAXB */
+int case_blocks_needed(const struct fs_case *c);	/* sum over seqs */
+/* Absolute position of query token t of sequence s; -1 if t >= T_s. */
+int case_q_pos(const struct fs_case *c, int s, int t);
+int case_group(const struct fs_case *c);		/* G = Hq / Hkv */
+/* Split-K segments of sequence s (1 when segment == 0). */
+int case_segments_of(const struct fs_case *c, int s);
+int case_segments_max(const struct fs_case *c);
+
+/* Free what the case owns (the explicit block tables). */
+void case_free(struct fs_case *c);
+
+#endif

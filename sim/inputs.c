@@ -1,0 +1,631 @@
+/*
+ * inputs.c - every tensor of one run (see inputs.h): the logical Q, K, V
+ * (generated or given, BF16-rounded), Q quantized per row, and K and V
+ * quantized into a paged cache whose blocks are placed per the case.
+ *
+ * Logical layouts (row-major, "rows" are (seq, token, head)):
+ *
+ *   q [S][T][Hq][D]        T = max query tokens; t >= T_s is a zero row
+ *   k [S][MAXCTX][Hkv][D]  token >= context_s is a zero row
+ *   v [S][MAXCTX][Hkv][D]
+ *
+ * Paged layouts, for block size BS and NB physical blocks:
+ *
+ *   block_table [S][MAXB]           physical block of logical block b, -1 past
+ *   k_cache     [NB][Hkv][D/16][BS][16]   int8
+ *   k_scale     [NB][BS][Hkv]             f32 (per_token_head)
+ *               [1]                       f32 (per_tensor)
+ *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
+ *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
+ *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
+ *
+ * Worked example: BS 16, two sequences with contexts 20 and 5, one spare
+ * block, so NB = 2 + 1 + 1 = 4 and MAXB = 2.
+ *
+ *   placement    seq 0     seq 1     spare
+ *   contiguous   0, 1      2         3
+ *   reversed     3, 2      1         0       (the pool walked downwards)
+ *   shuffled     perm[0], perm[1]  perm[2]  perm[3]
+ *
+ *   contiguous: block_table = {{0, 1}, {2, -1}}. K of sequence 0, token
+ *   17, kv head h, dim 37 is at block 1, slot 17 % 16 = 1, chunk 37 / 16
+ *   = 2, lane 37 % 16 = 5: k_cache[1][h][2][1][5], scale k_scale[1][1][h].
+ *   Slots 4..15 of block 1, 5..15 of block 2 and all of block 3 hold
+ *   INPUTS_POISON (-128, which the quantizer never makes) and NaN scales.
+ *
+ * Generation. Element i (the flat logical index) of tensor X is
+ *   mean + scale * draw(seed, GEN_X, i)   normal: gen_normal
+ *                                         uniform: 2 u - 1
+ *                                         sign: +-1 from the top bit
+ * times outlier_scale on the case's outlier channels, rounded to f32 and
+ * then to BF16. A row may instead be all zeros or one constant (no
+ * outliers: a constant row stays constant); those choices come from
+ * GEN_ROWS at index ((row * 3 + tensor) * 4 + k), k = 0 zero, 1 constant,
+ * 2 the constant's draw, where tensor is 0 for Q, 1 for K, 2 for V, so Q,
+ * K and V rows are chosen independently. Every element is computable on
+ * its own from (seed, its flat index).
+ *
+ * Quantization is the absmax quantizer of quant.c: per (token, head) row
+ * for Q, K (per_token_head) and V; per 32 elements with the scale first
+ * rounded to f16 (per_block32: the stored scale is the one used); or one
+ * scale over all valid K (per_tensor).
+ */
+#include "inputs.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "quant.h"
+
+#define F16_NAN 0x7e00u
+
+enum { TENSOR_Q, TENSOR_K, TENSOR_V };
+
+static float f32_nan(void)
+{
+	uint32_t u = 0x7fc00000u;	/* one fixed NaN: same bytes everywhere */
+	float x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+/* ---- validation and sizes -------------------------------------------- */
+
+static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
+{
+	if (c->n_seqs < 1 || c->n_seqs > CASE_MAX_SEQS)
+		return fs_fail(err, FS_EINPUT, "case has %d sequences, not 1..%d",
+			       c->n_seqs, CASE_MAX_SEQS);
+	if (c->q_heads < 1 || c->q_heads > CASE_MAX_HEADS ||
+	    c->kv_heads < 1 || c->kv_heads > CASE_MAX_HEADS)
+		return fs_fail(err, FS_EINPUT, "q_heads %d or kv_heads %d is not in 1..%d",
+			       c->q_heads, c->kv_heads, CASE_MAX_HEADS);
+	if (c->head_dim < 16 || c->head_dim % 16)
+		return fs_fail(err, FS_EINPUT,
+			       "head_dim %d is not a positive multiple of 16 (the K cache chunk)",
+			       c->head_dim);
+	if (c->k_scale == KSCALE_PER_BLOCK32 && c->head_dim % 32)
+		return fs_fail(err, FS_EINPUT,
+			       "head_dim %d is not a multiple of 32, needed by per_block32 K scales",
+			       c->head_dim);
+	if (c->block_size < 1 || c->block_size > CASE_MAX_CONTEXT ||
+	    c->num_blocks < 1)
+		return fs_fail(err, FS_EINPUT,
+			       "block_size %d or num_blocks %d is out of range",
+			       c->block_size, c->num_blocks);
+	if (c->clip < 1 || c->clip > 127)
+		return fs_fail(err, FS_EINPUT, "clip %d is not in 1..127", c->clip);
+	for (int s = 0; s < c->n_seqs; s++) {
+		const struct case_seq *sq = &c->seqs[s];
+
+		if (sq->context < 0 || sq->context > CASE_MAX_CONTEXT ||
+		    sq->tokens < 0 || sq->tokens > CASE_MAX_TOKENS)
+			return fs_fail(err, FS_EINPUT,
+				       "sequence %d: context %d or tokens %d is out of range",
+				       s, sq->context, sq->tokens);
+	}
+	if (c->placement != PLACE_TABLE &&
+	    case_blocks_needed(c) > c->num_blocks)
+		return fs_fail(err, FS_EINPUT,
+			       "cache has %d blocks, the sequences need %d",
+			       c->num_blocks, case_blocks_needed(c));
+	return FS_OK;
+}
+
+/* Element counts of every tensor (see the layouts at the top). */
+struct counts {
+	size_t q;	/* S*T*Hq*D: q and q_int8 */
+	size_t kv;	/* S*MAXCTX*Hkv*D: k and v */
+	size_t rows;	/* S*T*Hq: q_scale */
+	size_t cache;	/* NB*Hkv*D*BS: k_cache, v_cache_* */
+	size_t slots;	/* NB*BS*Hkv: k_scale, v_scale */
+	size_t k16;	/* NB*BS*Hkv*(D/32): k_scale16 */
+	size_t table;	/* S*MAXB */
+	size_t pos;	/* S*T */
+};
+
+/* Product of n int dims; -1 on overflow. */
+static int count_of(size_t *out, int n, const int *dims)
+{
+	size_t d[4];
+
+	assert(n <= 4);
+	for (int i = 0; i < n; i++)
+		d[i] = (size_t)dims[i];
+	return fs_size_prod(d, n, SIZE_MAX, out);
+}
+
+/*
+ * Count every tensor and the bytes of those this case allocates; -1 on
+ * size_t overflow. *gib gets the same total in GiB, computed in double
+ * so the message can say how far over the limit a case is.
+ */
+/* Add count elements of elem bytes to *bytes (checked) and *gib. */
+static void add_bytes(size_t count, size_t elem, size_t *bytes, double *gib,
+		      int *bad)
+{
+	size_t b;
+
+	*gib += (double)count * (double)elem / (double)(1u << 30);
+	if (fs_size_mul(count, elem, &b) || fs_size_add(*bytes, b, bytes))
+		*bad = 1;
+}
+
+static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
+		       struct counts *n, size_t *bytes, double *gib)
+{
+	const int qd[] = { in->S, in->T, in->Hq, in->D };
+	const int kd[] = { in->S, in->MAXCTX, in->Hkv, in->D };
+	const int cd[] = { in->NB, in->Hkv, in->D, in->BS };
+	const int sd[] = { in->NB, in->BS, in->Hkv, in->D / 32 };
+	const int td[] = { in->S, in->MAXB };
+	int bad = 0;
+
+	bad |= count_of(&n->q, 4, qd);
+	bad |= count_of(&n->kv, 4, kd);
+	bad |= count_of(&n->rows, 3, qd);
+	bad |= count_of(&n->cache, 4, cd);
+	bad |= count_of(&n->slots, 3, sd);
+	bad |= count_of(&n->k16, 4, sd);
+	bad |= count_of(&n->table, 2, td);
+	bad |= count_of(&n->pos, 2, qd);
+	if (bad)
+		return -1;
+
+	*bytes = 0;
+	*gib = 0.0;
+	add_bytes(n->q, sizeof(float), bytes, gib, &bad);	/* q */
+	add_bytes(n->kv, sizeof(float), bytes, gib, &bad);	/* k */
+	add_bytes(n->kv, sizeof(float), bytes, gib, &bad);	/* v */
+	add_bytes(n->q, 1, bytes, gib, &bad);			/* q_int8 */
+	add_bytes(n->rows, sizeof(float), bytes, gib, &bad);	/* q_scale */
+	add_bytes(n->cache, 1, bytes, gib, &bad);		/* k_cache */
+	if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
+		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
+	else if (c->k_scale == KSCALE_PER_TENSOR)
+		add_bytes(1, sizeof(float), bytes, gib, &bad);
+	else
+		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);
+	if (c->v_dtype == VDT_INT8) {
+		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
+		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
+	} else {
+		add_bytes(n->cache, sizeof(float), bytes, gib, &bad);
+	}
+	add_bytes(n->table, sizeof(int32_t), bytes, gib, &bad);
+	add_bytes((size_t)in->S, sizeof(int32_t), bytes, gib, &bad);
+	add_bytes(n->pos, sizeof(int32_t), bytes, gib, &bad);
+	return bad ? -1 : 0;
+}
+
+/* calloc that never asks for 0 bytes and records a failure in *bad. */
+static void *alloc_n(size_t count, size_t elem, int *bad)
+{
+	void *p = calloc(count ? count : 1, elem);
+
+	if (!p)
+		*bad = 1;
+	return p;
+}
+
+static void fill_f32(float *p, size_t n, float x)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = x;
+}
+
+/* ---- block placement --------------------------------------------------- */
+
+/*
+ * Fill block_table. scratch holds 2 * NB ints: a permutation (shuffled)
+ * and the owner of each physical block, which catches a table that
+ * reuses or overruns blocks (the other placements cannot, by design).
+ */
+static enum fs_rc place_blocks(const struct fs_case *c, struct fs_inputs *in,
+			       int *scratch, struct fs_err *err)
+{
+	int NB = in->NB, *perm = scratch, *owner = scratch + NB;
+	int next = 0;
+
+	for (int i = 0; i < NB; i++) {
+		perm[i] = i;
+		owner[i] = -1;
+	}
+	if (c->placement == PLACE_SHUFFLED) {
+		/* Fisher-Yates over the whole pool, so spares land anywhere. */
+		for (int i = NB - 1; i > 0; i--) {
+			uint64_t j = gen_u64(c->seed, GEN_BLOCKS, (uint64_t)i) %
+				     (uint64_t)(i + 1);
+			int t = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+	}
+	for (size_t i = 0; i < (size_t)in->S * (size_t)in->MAXB; i++)
+		in->block_table[i] = -1;
+	for (int s = 0; s < in->S; s++) {
+		int nb = case_blocks_of(c, s);
+
+		if (c->placement == PLACE_TABLE &&
+		    (!c->seqs[s].blocks || c->seqs[s].n_blocks < nb))
+			return fs_fail(err, FS_EINPUT,
+				       "sequence %d: block table has %d blocks, context %d needs %d",
+				       s, c->seqs[s].blocks ? c->seqs[s].n_blocks : 0,
+				       c->seqs[s].context, nb);
+		for (int b = 0; b < nb; b++) {
+			int id;
+
+			switch (c->placement) {
+			case PLACE_REVERSED: id = NB - 1 - next++; break;
+			case PLACE_TABLE: id = c->seqs[s].blocks[b]; break;
+			case PLACE_SHUFFLED: id = perm[next++]; break;
+			case PLACE_CONTIGUOUS:
+			default: id = next++; break;
+			}
+			if (id < 0 || id >= NB)
+				return fs_fail(err, FS_EINPUT,
+					       "sequence %d block %d: physical block %d is not in 0..%d",
+					       s, b, id, NB - 1);
+			if (owner[id] >= 0)
+				return fs_fail(err, FS_EINPUT,
+					       "sequence %d block %d: physical block %d is already used by sequence %d",
+					       s, b, id, owner[id]);
+			owner[id] = s;
+			in->block_table[(size_t)s * in->MAXB + b] = id;
+		}
+	}
+	return FS_OK;
+}
+
+/* ---- logical data ------------------------------------------------------ */
+
+/* One draw of the case's distribution, before mean and scale. */
+static double draw(enum case_dist dist, uint64_t seed, uint64_t stream,
+		   uint64_t index)
+{
+	switch (dist) {
+	case DIST_UNIFORM:
+		return 2.0 * gen_uniform(seed, stream, index) - 1.0;
+	case DIST_SIGN:
+		return (gen_u64(seed, stream, index) >> 63) ? 1.0 : -1.0;
+	case DIST_NORMAL:
+	default:
+		return gen_normal(seed, stream, index);
+	}
+}
+
+/*
+ * Fill the logical tensor x [S][R][H][D] (R rows per sequence, of which
+ * valid[s] are real) from given values or from the generator. x is
+ * zeroed already. mult is scratch for D per-channel multipliers.
+ */
+static void make_logical(const struct fs_case *c, const struct case_tensor *spec,
+			 uint64_t stream, int tensor, const float *given, float *x,
+			 int R, int H, const int *valid, double *mult)
+{
+	int S = c->n_seqs, D = c->head_dim;
+
+	for (int d = 0; d < D; d++)
+		mult[d] = 1.0;
+	for (int i = 0; i < spec->n_outliers; i++)
+		if (spec->outliers[i] >= 0 && spec->outliers[i] < D)
+			mult[spec->outliers[i]] = spec->outlier_scale;
+
+	for (int s = 0; s < S; s++)
+		for (int r = 0; r < valid[s]; r++)
+			for (int h = 0; h < H; h++) {
+				uint64_t row = ((uint64_t)s * (uint64_t)R + (uint64_t)r) *
+					       (uint64_t)H + (uint64_t)h;
+				uint64_t rix = (row * 3 + (uint64_t)tensor) * 4;
+				size_t base = (size_t)row * (size_t)D;
+				double cval;
+
+				if (given) {
+					for (int d = 0; d < D; d++)
+						x[base + d] = quant_bf16_round(given[base + d]);
+					continue;
+				}
+				if (spec->zero_rows > 0 &&
+				    gen_uniform(c->seed, GEN_ROWS, rix) < spec->zero_rows)
+					continue;	/* stays zero */
+				if (spec->constant_rows > 0 &&
+				    gen_uniform(c->seed, GEN_ROWS, rix + 1) < spec->constant_rows) {
+					cval = spec->mean + spec->scale *
+					       draw(spec->dist, c->seed, GEN_ROWS, rix + 2);
+					for (int d = 0; d < D; d++)
+						x[base + d] = quant_bf16_round((float)cval);
+					continue;
+				}
+				for (int d = 0; d < D; d++) {
+					double v = spec->mean + spec->scale *
+						   draw(spec->dist, c->seed, stream,
+							(uint64_t)(base + (size_t)d));
+
+					x[base + d] = quant_bf16_round((float)(v * mult[d]));
+				}
+			}
+}
+
+/* ---- quantization into the caches -------------------------------------- */
+
+static size_t slot_index(const struct fs_inputs *in, int blk, int slot, int h)
+{
+	return ((size_t)blk * (size_t)in->BS + (size_t)slot) * (size_t)in->Hkv +
+	       (size_t)h;
+}
+
+/* k_cache offset of chunk c (16 dims) of (blk, slot, h). */
+static size_t k_chunk(const struct fs_inputs *in, int blk, int slot, int h, int c)
+{
+	return ((((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)(in->D / 16) +
+		 (size_t)c) * (size_t)in->BS + (size_t)slot) * 16;
+}
+
+/* Quantize one logical K row into the cache; tensor_scale for per_tensor. */
+static void put_k_row(const struct fs_case *c, struct fs_inputs *in,
+		      const float *row, int blk, int slot, int h,
+		      float tensor_scale)
+{
+	int D = in->D;
+	size_t si = slot_index(in, blk, slot, h);
+
+	if (c->k_scale == KSCALE_PER_BLOCK32) {
+		for (int kb = 0; kb < D / 32; kb++) {
+			uint16_t h16 = quant_f32_to_f16(quant_scale(row + 32 * kb, 32, c->clip));
+			float sc = quant_f16_to_f32(h16);
+
+			in->k_scale16[si * (size_t)(D / 32) + (size_t)kb] = h16;
+			for (int half = 0; half < 2; half++) {
+				int ch = 2 * kb + half;
+
+				quant_apply(row + 16 * ch, 16, sc, c->clip, c->rounding,
+					    in->k_cache + k_chunk(in, blk, slot, h, ch));
+			}
+		}
+		return;
+	}
+	if (c->k_scale == KSCALE_PER_TOKEN_HEAD) {
+		tensor_scale = quant_scale(row, D, c->clip);
+		in->k_scale[si] = tensor_scale;
+	}
+	for (int ch = 0; ch < D / 16; ch++)
+		quant_apply(row + 16 * ch, 16, tensor_scale, c->clip, c->rounding,
+			    in->k_cache + k_chunk(in, blk, slot, h, ch));
+}
+
+static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
+		      const float *row, int blk, int slot, int h, int8_t *tmp)
+{
+	int D = in->D;
+	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
+
+	if (c->v_dtype == VDT_INT8) {
+		float sc = quant_scale(row, D, c->clip);
+
+		in->v_scale[slot_index(in, blk, slot, h)] = sc;
+		quant_apply(row, D, sc, c->clip, c->rounding, tmp);
+		for (int d = 0; d < D; d++)
+			in->v_cache_i8[(base + (size_t)d) * (size_t)in->BS + (size_t)slot] = tmp[d];
+	} else {
+		for (int d = 0; d < D; d++)
+			in->v_cache_f[(base + (size_t)d) * (size_t)in->BS + (size_t)slot] = row[d];
+	}
+}
+
+static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
+			  const struct counts *n)
+{
+	memset(in->k_cache, (unsigned char)INPUTS_POISON, n->cache);
+	if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
+		fill_f32(in->k_scale, n->slots, f32_nan());
+	if (c->k_scale == KSCALE_PER_BLOCK32)
+		for (size_t i = 0; i < n->k16; i++)
+			in->k_scale16[i] = F16_NAN;
+	if (c->v_dtype == VDT_INT8) {
+		memset(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
+		fill_f32(in->v_scale, n->slots, f32_nan());
+	} else {
+		fill_f32(in->v_cache_f, n->cache, f32_nan());
+	}
+}
+
+/* Absmax over every valid K element (rows past a context are zero). */
+static float k_absmax(const struct fs_inputs *in, const struct fs_case *c)
+{
+	float amax = 0.0f;
+
+	for (int s = 0; s < in->S; s++)
+		for (int j = 0; j < c->seqs[s].context; j++)
+			for (int h = 0; h < in->Hkv; h++) {
+				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+					     (size_t)in->Hkv + (size_t)h;
+				/* absmax / 1 is exactly the absmax */
+				float a = quant_scale(in->k + row * (size_t)in->D, in->D, 1);
+
+				if (a > amax)
+					amax = a;
+			}
+	return amax;
+}
+
+static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
+			int8_t *tmp)
+{
+	int S = in->S, T = in->T, Hq = in->Hq, Hkv = in->Hkv, D = in->D;
+	float tensor_scale = 0.0f;
+
+	for (int s = 0; s < S; s++) {
+		in->context_lens[s] = c->seqs[s].context;
+		for (int t = 0; t < T; t++)
+			in->q_pos[(size_t)s * T + t] = case_q_pos(c, s, t);
+	}
+
+	/* Q, per (s, t, qh) row; padding rows keep scale 0 and zeros. */
+	for (int s = 0; s < S; s++)
+		for (int t = 0; t < c->seqs[s].tokens; t++)
+			for (int h = 0; h < Hq; h++) {
+				size_t row = ((size_t)s * T + (size_t)t) * Hq + (size_t)h;
+				const float *x = in->q + row * (size_t)D;
+				float sc = quant_scale(x, D, c->clip);
+
+				in->q_scale[row] = sc;
+				quant_apply(x, D, sc, c->clip, c->rounding,
+					    in->q_int8 + row * (size_t)D);
+			}
+
+	if (c->k_scale == KSCALE_PER_TENSOR) {
+		tensor_scale = k_absmax(in, c) / (float)c->clip;
+		in->k_scale[0] = tensor_scale;
+	}
+	for (int s = 0; s < S; s++)
+		for (int j = 0; j < c->seqs[s].context; j++) {
+			int blk = in->block_table[(size_t)s * in->MAXB + (size_t)(j / in->BS)];
+			int slot = j % in->BS;
+
+			for (int h = 0; h < Hkv; h++) {
+				size_t row = ((size_t)s * in->MAXCTX + (size_t)j) * Hkv + (size_t)h;
+
+				put_k_row(c, in, in->k + row * (size_t)D, blk, slot, h,
+					  tensor_scale);
+				put_v_row(c, in, in->v + row * (size_t)D, blk, slot, h, tmp);
+			}
+		}
+}
+
+/* ---- the API ----------------------------------------------------------- */
+
+enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
+			struct fs_inputs *in, struct fs_err *err)
+{
+	struct counts n;
+	int *valid = NULL, *scratch = NULL, bad = 0;
+	double *mult = NULL;
+	int8_t *tmp = NULL;
+	size_t bytes;
+	double gib;
+	enum fs_rc rc;
+
+	memset(in, 0, sizeof(*in));
+	rc = check_case(c, err);
+	if (rc != FS_OK)
+		return rc;
+	in->S = c->n_seqs;
+	in->T = case_tokens_max(c);
+	in->Hq = c->q_heads;
+	in->Hkv = c->kv_heads;
+	in->D = c->head_dim;
+	in->BS = c->block_size;
+	in->NB = c->num_blocks;
+	in->MAXB = case_table_width(c);
+	in->MAXCTX = case_context_max(c);
+
+	/* Size everything before allocating anything. */
+	if (count_bytes(c, in, &n, &bytes, &gib)) {
+		memset(in, 0, sizeof(*in));
+		return fs_fail(err, FS_EINPUT,
+			       "case tensor sizes overflow, far more than the %zu GiB limit",
+			       INPUTS_MAX_BYTES >> 30);
+	}
+	if (bytes > INPUTS_MAX_BYTES) {
+		memset(in, 0, sizeof(*in));
+		return fs_fail(err, FS_EINPUT,
+			       "case needs %.1f GiB of tensors, more than the %zu GiB limit",
+			       gib, INPUTS_MAX_BYTES >> 30);
+	}
+
+	in->q = alloc_n(n.q, sizeof(float), &bad);
+	in->k = alloc_n(n.kv, sizeof(float), &bad);
+	in->v = alloc_n(n.kv, sizeof(float), &bad);
+	in->q_int8 = alloc_n(n.q, 1, &bad);
+	in->q_scale = alloc_n(n.rows, sizeof(float), &bad);
+	in->k_cache = alloc_n(n.cache, 1, &bad);
+	if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
+		in->k_scale = alloc_n(n.slots, sizeof(float), &bad);
+	else if (c->k_scale == KSCALE_PER_TENSOR)
+		in->k_scale = alloc_n(1, sizeof(float), &bad);
+	else
+		in->k_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
+	if (c->v_dtype == VDT_INT8) {
+		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
+		in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
+	} else {
+		in->v_cache_f = alloc_n(n.cache, sizeof(float), &bad);
+	}
+	in->block_table = alloc_n(n.table, sizeof(int32_t), &bad);
+	in->context_lens = alloc_n((size_t)in->S, sizeof(int32_t), &bad);
+	in->q_pos = alloc_n(n.pos, sizeof(int32_t), &bad);
+	valid = alloc_n(2 * (size_t)in->S, sizeof(int), &bad);
+	scratch = alloc_n(2 * (size_t)in->NB, sizeof(int), &bad);
+	mult = alloc_n((size_t)in->D, sizeof(double), &bad);
+	tmp = alloc_n((size_t)in->D, 1, &bad);
+	if (bad) {
+		rc = fs_fail(err, FS_EINTERNAL,
+			     "out of memory allocating %.1f GiB of inputs", gib);
+		goto fail;
+	}
+
+	rc = place_blocks(c, in, scratch, err);
+	if (rc != FS_OK)
+		goto fail;
+	poison_caches(c, in, &n);
+
+	for (int s = 0; s < in->S; s++) {
+		valid[s] = c->seqs[s].tokens;
+		valid[in->S + s] = c->seqs[s].context;
+	}
+	make_logical(c, &c->q, GEN_Q, TENSOR_Q, g ? g->q : NULL, in->q, in->T,
+		     in->Hq, valid, mult);
+	make_logical(c, &c->k, GEN_K, TENSOR_K, g ? g->k : NULL, in->k,
+		     in->MAXCTX, in->Hkv, valid + in->S, mult);
+	make_logical(c, &c->v, GEN_V, TENSOR_V, g ? g->v : NULL, in->v,
+		     in->MAXCTX, in->Hkv, valid + in->S, mult);
+	fill_inputs(c, in, tmp);
+	goto done;
+fail:
+	inputs_free(in);
+done:
+	free(valid);
+	free(scratch);
+	free(mult);
+	free(tmp);
+	return rc;
+}
+
+void inputs_free(struct fs_inputs *in)
+{
+	free(in->q);
+	free(in->k);
+	free(in->v);
+	free(in->q_int8);
+	free(in->q_scale);
+	free(in->k_cache);
+	free(in->k_scale);
+	free(in->k_scale16);
+	free(in->v_cache_i8);
+	free(in->v_scale);
+	free(in->v_cache_f);
+	free(in->block_table);
+	free(in->context_lens);
+	free(in->q_pos);
+	memset(in, 0, sizeof(*in));
+}
+
+float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
+		     int block, int slot, int h, int d)
+{
+	size_t si;
+
+	assert(block >= 0 && block < in->NB && slot >= 0 && slot < in->BS);
+	assert(h >= 0 && h < in->Hkv && d >= 0 && d < in->D);
+	if (c->k_scale == KSCALE_PER_TENSOR)
+		return in->k_scale[0];
+	si = slot_index(in, block, slot, h);
+	if (c->k_scale == KSCALE_PER_BLOCK32)
+		return quant_f16_to_f32(in->k_scale16[si * (size_t)(in->D / 32) +
+						      (size_t)(d / 32)]);
+	return in->k_scale[si];
+}

@@ -1,0 +1,72 @@
+/*
+ * inputs.h - the tensors of one run: logical data (generated or given),
+ * its quantization, and the paged INT8 caches (DESIGN.md 3 layouts).
+ *
+ *   k_cache [NB][Hkv][D/16][BS][16] int8: K[token][h][d] of sequence s is
+ *           at block = block_table[s][token / BS], slot = token % BS,
+ *           [block][h][d / 16][slot][d % 16]
+ *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv], or float
+ *
+ * Slots and blocks no sequence uses are poisoned (INPUTS_POISON in the
+ * int8 caches, NaN in scales and float caches), and block-table entries
+ * past a sequence's blocks are -1, so a read past a context's end shows.
+ */
+#ifndef INPUTS_H
+#define INPUTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "case.h"
+#include "fs.h"
+
+#define INPUTS_POISON ((int8_t)-128)	/* never produced by the quantizer */
+
+struct fs_inputs {
+	int S, T, Hq, Hkv, D, BS, NB, MAXB, MAXCTX;
+
+	/* Logical, BF16-rounded values (rows past a context are 0). */
+	float *q;		/* [S][T][Hq][D] */
+	float *k;		/* [S][MAXCTX][Hkv][D] */
+	float *v;		/* [S][MAXCTX][Hkv][D] */
+
+	int8_t *q_int8;		/* [S][T][Hq][D] */
+	float *q_scale;		/* [S][T][Hq] */
+
+	int8_t *k_cache;	/* [NB][Hkv][D/16][BS][16] */
+	float *k_scale;		/* per_token_head [NB][BS][Hkv]; per_tensor [1] */
+	uint16_t *k_scale16;	/* per_block32: f16 bits [NB][BS][Hkv][D/32] */
+
+	int8_t *v_cache_i8;	/* int8 V: [NB][Hkv][D][BS] */
+	float *v_scale;		/* int8 V: [NB][BS][Hkv] */
+	float *v_cache_f;	/* bf16/f32 V: [NB][Hkv][D][BS] (bf16 values rounded) */
+
+	int32_t *block_table;	/* [S][MAXB], -1 past a sequence's blocks */
+	int32_t *context_lens;	/* [S] */
+	int32_t *q_pos;		/* [S][T], -1 for t >= T_s */
+};
+
+/*
+ * Logical inputs given by the caller instead of generated (NULL fields
+ * are generated): f32 arrays in the logical layouts above, e.g. loaded
+ * from .npy by tools/. Values are BF16-rounded on the way in.
+ */
+struct inputs_given {
+	const float *q, *k, *v;
+};
+
+/*
+ * Build every tensor for case c. Sizes are overflow-checked against
+ * INPUTS_MAX_BYTES; failure is FS_EINPUT (too large) or FS_EINTERNAL (out
+ * of memory) with nothing left allocated.
+ */
+#define INPUTS_MAX_BYTES ((size_t)16 << 30)
+enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
+			struct fs_inputs *in, struct fs_err *err);
+void inputs_free(struct fs_inputs *in);
+
+/* Dequantized K scale of (block, slot, kv head) for head-dim element d. */
+float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
+		     int block, int slot, int h, int d);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * quant.c - number formats and the symmetric INT8 quantizer (see quant.h).
+ *
+ * Everything here is integer operations on bit patterns plus single IEEE
+ * float operations (one division, one subtraction), so the results are
+ * the same on every machine and libc, and do not depend on the floating
+ * point environment (no fenv rounding mode, no libm, no FMA: the build
+ * has -ffp-contract=off).
+ *
+ * Bit layouts:
+ *
+ *   f32   s eeeeeeee mmmmmmmmmmmmmmmmmmmmmmm     bias 127
+ *   bf16  s eeeeeeee mmmmmmm                     top half of an f32
+ *   f16   s eeeee mmmmmmmmmm                     bias 15, subnormals
+ *                                                below 2^-14, step 2^-24
+ *
+ * BF16, worked: 1.00390625f = 0x3f80_8000. The kept half is 0x3f80 (even)
+ * and the dropped half is exactly 0x8000, a tie, so it stays 0x3f80 = 1.0.
+ * 1.01171875f = 0x3f81_8000: a tie with an odd kept half, so it goes up
+ * to 0x3f82 = 1.015625.
+ *
+ * F16, worked: 65520 = 0x477ff000 is half way between 65504 (0x7bff, the
+ * largest f16, odd) and 65536 (not representable: exponent 31), so round
+ * to even goes up and gives inf 0x7c00. 2^-25 is half way between 0 and
+ * the smallest subnormal 2^-24 (0x0001, odd), so it gives 0.
+ *
+ * Quantizer, worked: x = {0.5, -2.0, 1.25}, clip 127: amax 2.0, scale =
+ * 2.0f / 127.0f = 0.015748031f; 0.5 / scale = 31.75 -> 32; -2.0 / scale =
+ * -127.0 -> -127; 1.25 / scale = 79.375 -> 79.
+ */
+#include "quant.h"
+
+#include <assert.h>
+#include <string.h>
+
+static uint32_t f32_bits(float x)
+{
+	uint32_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u;
+}
+
+static float f32_from_bits(uint32_t u)
+{
+	float x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+float quant_bf16_round(float x)
+{
+	uint32_t u = f32_bits(x);
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)	/* NaN: keep it a NaN */
+		return f32_from_bits((u | 0x00400000u) & 0xffff0000u);
+	/*
+	 * Round to nearest even on the dropped 16 bits: add 0x7fff plus the
+	 * lowest kept bit, then truncate. A carry out of the mantissa bumps
+	 * the exponent, which is right (1.99.. -> 2.0, FLT_MAX -> inf); inf
+	 * has zero low bits and stays inf.
+	 */
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return f32_from_bits(u & 0xffff0000u);
+}
+
+/* Shift m right by n (1..31) rounding to nearest, ties to even. */
+static uint32_t shift_rne(uint32_t m, int n)
+{
+	uint32_t q = m >> n;
+	uint32_t rem = m & ((1u << n) - 1u);
+	uint32_t half = 1u << (n - 1);
+
+	if (rem > half || (rem == half && (q & 1u)))
+		q++;
+	return q;
+}
+
+uint16_t quant_f32_to_f16(float x)
+{
+	uint32_t u = f32_bits(x);
+	uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+	uint32_t a = u & 0x7fffffffu;
+	int e;			/* f16 biased exponent of x */
+	uint32_t mant;		/* 24-bit significand with the hidden bit */
+
+	if (a > 0x7f800000u)
+		return (uint16_t)(sign | 0x7e00u);	/* quiet NaN */
+	if (a >= 0x47800000u)
+		return (uint16_t)(sign | 0x7c00u);	/* >= 2^16, or inf */
+	e = (int)(a >> 23) - 127 + 15;
+	mant = (a & 0x7fffffu) | 0x800000u;
+	if (e >= 1) {
+		/*
+		 * Normal: keep 11 of the 24 significand bits. The hidden bit
+		 * lands on bit 10, so adding (e - 1) << 10 forms exponent and
+		 * mantissa at once, and a rounding carry (0x7ff -> 0x800)
+		 * moves into the exponent, up to inf at 65520.
+		 */
+		return (uint16_t)(sign | (((uint32_t)(e - 1) << 10) +
+					  shift_rne(mant, 13)));
+	}
+	if (e < -10)		/* below 2^-25, the half of 2^-24: zero */
+		return sign;
+	/* Subnormal: value / 2^-24 = mant * 2^(e - 14), shift 14..24. */
+	return (uint16_t)(sign | shift_rne(mant, 14 - e));
+}
+
+float quant_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+	uint32_t e = (h >> 10) & 0x1fu;
+	uint32_t m = h & 0x3ffu;
+
+	if (e == 31)		/* inf, NaN (payload kept) */
+		return f32_from_bits(sign | 0x7f800000u | (m << 13));
+	if (e == 0) {
+		if (m == 0)
+			return f32_from_bits(sign);
+		/* Subnormal: normalize m * 2^-24 into an f32 normal. */
+		e = 127 - 15 + 1;
+		while (!(m & 0x400u)) {
+			m <<= 1;
+			e--;
+		}
+		return f32_from_bits(sign | (e << 23) | ((m & 0x3ffu) << 13));
+	}
+	return f32_from_bits(sign | ((e - 15 + 127) << 23) | (m << 13));
+}
+
+float quant_scale(const float *x, int n, int clip)
+{
+	float amax = 0.0f;
+
+	for (int i = 0; i < n; i++) {
+		float a = x[i] < 0.0f ? -x[i] : x[i];
+
+		if (a > amax)
+			amax = a;
+	}
+	return amax / (float)clip;
+}
+
+float quant_round(float v, enum case_rounding r)
+{
+	float t, frac;
+
+	/* NaN, inf and |v| >= 2^23 are already integers (or not numbers). */
+	if (!(v > -8388608.0f && v < 8388608.0f))
+		return v;
+	t = (float)(int32_t)v;	/* truncation toward zero, exact here */
+	frac = v - t;		/* exact: the low bits of v */
+	if (r == ROUND_HALF_AWAY) {
+		if (frac >= 0.5f)
+			t += 1.0f;
+		else if (frac <= -0.5f)
+			t -= 1.0f;
+	} else {
+		int odd = (int32_t)t % 2 != 0;
+
+		if (frac > 0.5f || (frac == 0.5f && odd))
+			t += 1.0f;
+		else if (frac < -0.5f || (frac == -0.5f && odd))
+			t -= 1.0f;
+	}
+	if (t == 0.0f && v < 0.0f)	/* roundf(-0.4) is -0.0 */
+		return -0.0f;
+	return t;
+}
+
+void quant_apply(const float *x, int n, float scale, int clip,
+		 enum case_rounding r, int8_t *q)
+{
+	assert(clip >= 1 && clip <= 127);
+	for (int i = 0; i < n; i++) {
+		float v;
+
+		if (scale == 0.0f) {
+			q[i] = 0;
+			continue;
+		}
+		v = quant_round(x[i] / scale, r);
+		if (v != v)		/* NaN input: 0, never UB */
+			v = 0.0f;
+		else if (v > (float)clip)
+			v = (float)clip;
+		else if (v < (float)-clip)
+			v = (float)-clip;
+		q[i] = (int8_t)v;
+	}
+}

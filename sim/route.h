@@ -1,0 +1,23 @@
+/*
+ * route.h - is a case inside the legal envelope of the dedicated INT8
+ * path? (DESIGN.md 1: head_size 256, GQA ratio 6, no sliding window, no
+ * shuffle cache; prefill also 24 q / 4 kv heads, no ALiBi, no soft cap.)
+ * A real deployment refuses anything else rather than running it with a
+ * wrong mapping; fragsim runs it anyway, unless the case says strict.
+ */
+#ifndef ROUTE_H
+#define ROUTE_H
+
+#include "case.h"
+
+#define ROUTE_MAX_REASONS 12
+
+struct route_verdict {
+	int inside;		/* 1: the INT8 path would be taken */
+	int n;			/* reasons it would not */
+	char reason[ROUTE_MAX_REASONS][128];
+};
+
+void route_check(const struct fs_case *c, struct route_verdict *v);
+
+#endif

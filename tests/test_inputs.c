@@ -1,0 +1,766 @@
+/*
+ * test_inputs.c - the paged inputs, checked the way a kernel reads them.
+ *
+ * For every placement (contiguous, reversed, shuffled, explicit table)
+ * and block sizes 1, 8, 16 and 64, every K and V element of every valid
+ * token is looked up through the block table with this file's own
+ * address formula and compared with the logical row quantized here, by
+ * quant_scale / quant_apply (the shared quantizer, not inputs.c's
+ * addressing). Every physical block belongs to one sequence or none,
+ * every slot nobody owns is poison with NaN scales, and the tail slot
+ * past a context is poison. Then: Q padding and all-zero rows,
+ * per_block32 f16 scales, the per_tensor scale, float V, generated
+ * values against gen directly, given arrays, determinism, and each error
+ * path (too large, too few blocks, bad tables, bad shapes).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/gen.h"
+#include "../sim/inputs.h"
+#include "../sim/quant.h"
+
+#define D_MAX 256
+
+/* Qwen3.5-27B heads, decode, per_token_head K, int8 V, seed 1234. */
+static void base_case(struct fs_case *c, int bs, enum case_placement p,
+		      int n, const int *ctx, const int *tokens)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = MODE_DECODE;
+	c->q_heads = 24;
+	c->kv_heads = 4;
+	c->head_dim = 256;
+	c->block_size = bs;
+	c->placement = p;
+	c->k_scale = KSCALE_PER_TOKEN_HEAD;
+	c->v_dtype = VDT_INT8;
+	c->n_seqs = n;
+	for (int s = 0; s < n; s++) {
+		c->seqs[s].context = ctx[s];
+		c->seqs[s].tokens = tokens ? tokens[s] : 1;
+		c->seqs[s].history = ctx[s] - c->seqs[s].tokens;
+	}
+	c->spare_blocks = 3;
+	c->num_blocks = case_blocks_needed(c) + c->spare_blocks;
+	c->rounding = ROUND_HALF_AWAY;
+	c->clip = 127;
+	c->seed = 1234;
+	c->q.dist = c->k.dist = c->v.dist = DIST_NORMAL;
+	c->q.scale = c->k.scale = c->v.scale = 1.0;
+}
+
+/*
+ * An explicit table that interleaves the sequences in the pool:
+ * logical block b of sequence s is physical block b * S + s. Pool size
+ * MAXB * S + 1, so the blocks of shorter sequences' gaps and the last
+ * one are spare.
+ */
+static void interleaved_table(struct fs_case *c)
+{
+	int S = c->n_seqs;
+
+	c->placement = PLACE_TABLE;
+	c->num_blocks = case_table_width(c) * S + 1;
+	for (int s = 0; s < S; s++) {
+		int nb = case_blocks_of(c, s);
+
+		c->seqs[s].blocks = malloc((size_t)(nb ? nb : 1) * sizeof(int));
+		c->seqs[s].n_blocks = nb;
+		for (int b = 0; b < nb; b++)
+			c->seqs[s].blocks[b] = b * S + s;
+	}
+}
+
+static void build_ok(const struct fs_case *c, const struct inputs_given *g,
+		     struct fs_inputs *in)
+{
+	struct fs_err err;
+
+	memset(&err, 0, sizeof(err));
+	if (inputs_build(c, g, in, &err) != FS_OK)
+		fail_msg("inputs_build: %s", err.msg);
+}
+
+static int is_nan(float x)
+{
+	return x != x;
+}
+
+/* This file's own address formulas (DESIGN.md 3). */
+static size_t k_addr(const struct fs_inputs *in, int blk, int h, int d, int slot)
+{
+	return ((((size_t)blk * in->Hkv + h) * (in->D / 16) + d / 16) * in->BS +
+		slot) * 16 + d % 16;
+}
+
+static size_t v_addr(const struct fs_inputs *in, int blk, int h, int d, int slot)
+{
+	return (((size_t)blk * in->Hkv + h) * in->D + d) * in->BS + slot;
+}
+
+static size_t scale_addr(const struct fs_inputs *in, int blk, int slot, int h)
+{
+	return ((size_t)blk * in->BS + slot) * in->Hkv + h;
+}
+
+static const float *k_row(const struct fs_inputs *in, int s, int t, int h)
+{
+	return in->k + (((size_t)s * in->MAXCTX + t) * in->Hkv + h) * in->D;
+}
+
+static const float *v_row(const struct fs_inputs *in, int s, int t, int h)
+{
+	return in->v + (((size_t)s * in->MAXCTX + t) * in->Hkv + h) * in->D;
+}
+
+static int phys_block(const struct fs_inputs *in, int s, int t)
+{
+	return in->block_table[(size_t)s * in->MAXB + t / in->BS];
+}
+
+/* Block table: right shape, each block used at most once, per placement. */
+static void check_table(const struct fs_case *c, const struct fs_inputs *in)
+{
+	int *owner = malloc((size_t)in->NB * sizeof(int));
+	int next = 0, used = 0, in_order = 1;
+
+	for (int i = 0; i < in->NB; i++)
+		owner[i] = -1;
+	for (int s = 0; s < in->S; s++) {
+		int nb = (c->seqs[s].context + in->BS - 1) / in->BS;
+
+		assert_int_equal(in->context_lens[s], c->seqs[s].context);
+		for (int b = 0; b < in->MAXB; b++) {
+			int id = in->block_table[(size_t)s * in->MAXB + b];
+
+			if (b >= nb) {
+				assert_int_equal(id, -1);
+				continue;
+			}
+			assert_true(id >= 0 && id < in->NB);
+			assert_int_equal(owner[id], -1);
+			owner[id] = s;
+			used++;
+			switch (c->placement) {
+			case PLACE_CONTIGUOUS: assert_int_equal(id, next); break;
+			case PLACE_REVERSED: assert_int_equal(id, in->NB - 1 - next); break;
+			case PLACE_TABLE: assert_int_equal(id, c->seqs[s].blocks[b]); break;
+			case PLACE_SHUFFLED: in_order &= id == next; break;
+			}
+			next++;
+		}
+	}
+	assert_int_equal(used, case_blocks_needed(c));
+	if (c->placement == PLACE_SHUFFLED)
+		assert_false(in_order);
+	free(owner);
+}
+
+/*
+ * Every valid K and V element through the block table against the
+ * logical row quantized here; every slot nobody owns is poison.
+ * Returns the number of elements checked.
+ */
+static long check_paged(const struct fs_case *c, const struct fs_inputs *in)
+{
+	int D = in->D;
+	char *owned = calloc((size_t)in->NB * in->BS, 1);
+	int8_t kq[D_MAX], vq[D_MAX];
+	long checked = 0;
+
+	check_table(c, in);
+	for (int s = 0; s < in->S; s++)
+		for (int t = 0; t < c->seqs[s].context; t++) {
+			int blk = phys_block(in, s, t), slot = t % in->BS;
+
+			owned[(size_t)blk * in->BS + slot] = 1;
+			for (int h = 0; h < in->Hkv; h++) {
+				float ks = quant_scale(k_row(in, s, t, h), D, c->clip);
+				float vs = quant_scale(v_row(in, s, t, h), D, c->clip);
+
+				quant_apply(k_row(in, s, t, h), D, ks, c->clip, c->rounding, kq);
+				quant_apply(v_row(in, s, t, h), D, vs, c->clip, c->rounding, vq);
+				assert_true(in->k_scale[scale_addr(in, blk, slot, h)] == ks);
+				assert_true(in->v_scale[scale_addr(in, blk, slot, h)] == vs);
+				assert_true(inputs_k_scale(c, in, blk, slot, h, D - 1) == ks);
+				for (int d = 0; d < D; d++) {
+					if (in->k_cache[k_addr(in, blk, h, d, slot)] != kq[d] ||
+					    in->v_cache_i8[v_addr(in, blk, h, d, slot)] != vq[d])
+						fail_msg("seq %d token %d head %d dim %d: k %d (want %d) v %d (want %d)",
+							 s, t, h, d,
+							 in->k_cache[k_addr(in, blk, h, d, slot)], kq[d],
+							 in->v_cache_i8[v_addr(in, blk, h, d, slot)], vq[d]);
+					checked++;
+				}
+			}
+		}
+	for (int blk = 0; blk < in->NB; blk++)
+		for (int slot = 0; slot < in->BS; slot++) {
+			if (owned[(size_t)blk * in->BS + slot])
+				continue;
+			for (int h = 0; h < in->Hkv; h++) {
+				assert_true(is_nan(in->k_scale[scale_addr(in, blk, slot, h)]));
+				assert_true(is_nan(in->v_scale[scale_addr(in, blk, slot, h)]));
+				for (int d = 0; d < D; d++) {
+					assert_int_equal(in->k_cache[k_addr(in, blk, h, d, slot)],
+							 INPUTS_POISON);
+					assert_int_equal(in->v_cache_i8[v_addr(in, blk, h, d, slot)],
+							 INPUTS_POISON);
+				}
+			}
+		}
+	/* the slot just past each context, when it is inside the last block */
+	for (int s = 0; s < in->S; s++) {
+		int ctx = c->seqs[s].context;
+
+		if (ctx % in->BS == 0)
+			continue;
+		for (int h = 0; h < in->Hkv; h++) {
+			int blk = phys_block(in, s, ctx - 1);
+
+			assert_int_equal(in->k_cache[k_addr(in, blk, h, 0, ctx % in->BS)],
+					 INPUTS_POISON);
+			assert_true(is_nan(in->k_scale[scale_addr(in, blk, ctx % in->BS, h)]));
+		}
+	}
+	free(owned);
+	return checked;
+}
+
+static void paging_every_placement_and_block_size(void **state)
+{
+	static const int ctx[] = { 37, 16, 1, 70 };
+	static const int bss[] = { 1, 8, 16, 64 };
+	static const enum case_placement places[] = {
+		PLACE_CONTIGUOUS, PLACE_REVERSED, PLACE_SHUFFLED, PLACE_TABLE,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 4; j++) {
+			struct fs_case c;
+			struct fs_inputs in;
+
+			base_case(&c, bss[j], places[i], 4, ctx, NULL);
+			if (places[i] == PLACE_TABLE)
+				interleaved_table(&c);
+			c.rounding = j % 2 ? ROUND_HALF_EVEN : ROUND_HALF_AWAY;
+			build_ok(&c, NULL, &in);
+			assert_int_equal(in.MAXB, (70 + bss[j] - 1) / bss[j]);
+			assert_int_equal(in.MAXCTX, 70);
+			assert_int_equal(check_paged(&c, &in), (37 + 16 + 1 + 70) * 4 * 256);
+			inputs_free(&in);
+			case_free(&c);
+		}
+}
+
+/* The worked example at the top of inputs.c, address by hand. */
+static void hand_worked_address(void **state)
+{
+	static const int ctx[] = { 20, 5 };
+	struct fs_case c;
+	struct fs_inputs in;
+	int8_t q[D_MAX];
+	float sc;
+
+	(void)state;
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.num_blocks = 4;
+	build_ok(&c, NULL, &in);
+	assert_int_equal(in.block_table[0], 0);
+	assert_int_equal(in.block_table[1], 1);
+	assert_int_equal(in.block_table[2], 2);
+	assert_int_equal(in.block_table[3], -1);
+	/* seq 0, token 17, head 2, dim 37: k_cache[1][2][2][1][5] =
+	 * ((((1*4 + 2)*16 + 2)*16 + 1)*16 + 5 = 25109 */
+	sc = quant_scale(k_row(&in, 0, 17, 2), 256, 127);
+	quant_apply(k_row(&in, 0, 17, 2), 256, sc, 127, ROUND_HALF_AWAY, q);
+	assert_int_equal(in.k_cache[25109], q[37]);
+	assert_true(in.k_scale[(1 * 16 + 1) * 4 + 2] == sc);
+	/* slots 4..15 of block 1 and all of block 3 are poison */
+	assert_int_equal(in.k_cache[((((1 * 4 + 2) * 16 + 2) * 16 + 4) * 16 + 5)],
+			 INPUTS_POISON);
+	assert_int_equal(in.k_cache[3 * 4 * 256 * 16], INPUTS_POISON);
+	assert_true(is_nan(in.k_scale[(1 * 16 + 4) * 4]));
+	/* reversed: the pool walked downwards, block 0 spare */
+	inputs_free(&in);
+	c.placement = PLACE_REVERSED;
+	build_ok(&c, NULL, &in);
+	assert_int_equal(in.block_table[0], 3);
+	assert_int_equal(in.block_table[1], 2);
+	assert_int_equal(in.block_table[2], 1);
+	assert_int_equal(in.k_cache[0], INPUTS_POISON);
+	inputs_free(&in);
+}
+
+/* Logical values are gen's draws, element by element, BF16-rounded. */
+static void generated_values_match_gen(void **state)
+{
+	static const int ctx[] = { 33, 7 };
+	static const int tok[] = { 3, 2 };
+	struct fs_case c;
+	struct fs_inputs in;
+	int8_t q[D_MAX];
+
+	(void)state;
+	base_case(&c, 16, PLACE_SHUFFLED, 2, ctx, tok);
+	c.k.n_outliers = 2;
+	c.k.outliers[0] = 3;
+	c.k.outliers[1] = 77;
+	c.k.outlier_scale = 10.0;
+	c.v.dist = DIST_UNIFORM;
+	c.v.scale = 2.0;
+	c.v.mean = 0.5;
+	c.q.dist = DIST_SIGN;
+	c.q.scale = 0.75;
+	build_ok(&c, NULL, &in);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < in.MAXCTX; t++)
+			for (int h = 0; h < 4; h++)
+				for (int d = 0; d < 256; d += 37) {
+					size_t i = (((size_t)s * in.MAXCTX + t) * 4 + h) * 256 + d;
+					double g = gen_normal(1234, GEN_K, i);
+					double u = gen_uniform(1234, GEN_V, i);
+					float want_k, want_v;
+
+					if (d == 3 || d == 77)
+						g *= 10.0;
+					want_k = t < ctx[s] ? quant_bf16_round((float)g) : 0.0f;
+					want_v = t < ctx[s] ? quant_bf16_round((float)(0.5 + 2.0 * (2 * u - 1))) : 0.0f;
+					assert_true(in.k[i] == want_k);
+					assert_true(in.v[i] == want_v);
+				}
+	/* outlier channel 77, exercised: d = 74 + 3 is not on the grid */
+	{
+		size_t i = ((size_t)0 * in.MAXCTX + 5) * 4 * 256 + 77;
+
+		assert_true(in.k[i] == quant_bf16_round((float)(gen_normal(1234, GEN_K, i) * 10.0)));
+	}
+	/* Q: sign distribution, padding tokens past T_s, q_pos */
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < in.T; t++) {
+			assert_int_equal(in.q_pos[s * in.T + t], t < tok[s] ? ctx[s] - tok[s] + t : -1);
+			for (int h = 0; h < 24; h++) {
+				size_t row = ((size_t)s * in.T + t) * 24 + h;
+				const float *x = in.q + row * 256;
+
+				if (t >= tok[s]) {
+					assert_true(in.q_scale[row] == 0.0f);
+					for (int d = 0; d < 256; d++)
+						assert_true(x[d] == 0.0f && in.q_int8[row * 256 + d] == 0);
+					continue;
+				}
+				for (int d = 0; d < 256; d++) {
+					int pos = (int)(gen_u64(1234, GEN_Q, row * 256 + d) >> 63);
+
+					assert_true(x[d] == (pos ? 0.75f : -0.75f));
+				}
+				assert_true(in.q_scale[row] == 0.75f / 127.0f);
+				quant_apply(x, 256, in.q_scale[row], 127, ROUND_HALF_AWAY, q);
+				assert_memory_equal(in.q_int8 + row * 256, q, 256);
+			}
+		}
+	inputs_free(&in);
+}
+
+static void zero_and_constant_rows(void **state)
+{
+	static const int ctx[] = { 40, 9 };
+	struct fs_case c;
+	struct fs_inputs in;
+	long qz = 0, kz = 0, both = 0, rows = 0;
+
+	(void)state;
+	/* every Q row zero: scale 0, int8 0, never NaN */
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.q.zero_rows = 1.0;
+	build_ok(&c, NULL, &in);
+	for (size_t i = 0; i < (size_t)in.S * in.T * in.Hq; i++)
+		assert_true(in.q_scale[i] == 0.0f);
+	for (size_t i = 0; i < (size_t)in.S * in.T * in.Hq * in.D; i++)
+		assert_true(in.q_int8[i] == 0 && in.q[i] == 0.0f);
+	inputs_free(&in);
+
+	/*
+	 * Half the rows of Q and K zero, chosen independently. With 4 q
+	 * heads and T = MAXCTX = 40 (prefill of the whole context), Q row
+	 * (s, t, h) and K row (s, t, h) have the same row number, so only
+	 * the tensor id in the GEN_ROWS index keeps their choices apart.
+	 */
+	c.q_heads = 4;
+	c.q.zero_rows = 0.5;
+	c.k.zero_rows = 0.5;
+	c.seqs[0].tokens = 40;
+	c.seqs[0].history = 0;
+	build_ok(&c, NULL, &in);
+	assert_int_equal(in.T, in.MAXCTX);
+	for (int t = 0; t < 40; t++)
+		for (int h = 0; h < 4; h++) {
+			int zq = in.q_scale[(size_t)t * 4 + h] == 0.0f;
+			int zk = quant_scale(k_row(&in, 0, t, h), 256, 1) == 0.0f;
+			int blk = phys_block(&in, 0, t);
+
+			qz += zq;
+			kz += zk;
+			both += zq == zk;
+			rows++;
+			if (zk) {	/* a zero K row: scale 0, zeros, not poison */
+				assert_true(in.k_scale[scale_addr(&in, blk, t % 16, h)] == 0.0f);
+				assert_int_equal(in.k_cache[k_addr(&in, blk, h, 100, t % 16)], 0);
+			}
+		}
+	/* 160 rows: each count ~80, and agreement ~80, not 160 */
+	assert_true(qz > 40 && qz < 120);
+	assert_true(kz > 40 && kz < 120);
+	assert_true(both > 40 && both < 120);
+	inputs_free(&in);
+
+	/* every K row constant: each quantizes to all +127 or all -127 */
+	c.q.zero_rows = c.k.zero_rows = 0.0;
+	c.k.constant_rows = 1.0;
+	c.k.n_outliers = 1;
+	c.k.outliers[0] = 5;
+	c.k.outlier_scale = 8.0;	/* a constant row stays constant */
+	build_ok(&c, NULL, &in);
+	for (int t = 0; t < 40; t++)
+		for (int h = 0; h < 4; h++) {
+			const float *x = k_row(&in, 0, t, h);
+			int blk = phys_block(&in, 0, t);
+			int8_t q0 = in.k_cache[k_addr(&in, blk, h, 0, t % 16)];
+
+			assert_true(q0 == 127 || q0 == -127);
+			for (int d = 0; d < 256; d++) {
+				assert_true(x[d] == x[0]);
+				assert_int_equal(in.k_cache[k_addr(&in, blk, h, d, t % 16)], q0);
+			}
+		}
+	inputs_free(&in);
+}
+
+static void per_block32_scales_are_f16(void **state)
+{
+	static const int ctx[] = { 50, 17 };
+	struct fs_case c;
+	struct fs_inputs in;
+	char owned[8 * 16] = { 0 };
+	long differs = 0;
+
+	(void)state;
+	base_case(&c, 16, PLACE_REVERSED, 2, ctx, NULL);
+	c.k_scale = KSCALE_PER_BLOCK32;
+	c.num_blocks = 8;
+	build_ok(&c, NULL, &in);
+	assert_null(in.k_scale);
+	assert_non_null(in.k_scale16);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++) {
+			int blk = phys_block(&in, s, t), slot = t % 16;
+
+			owned[blk * 16 + slot] = 1;
+			for (int h = 0; h < 4; h++)
+				for (int kb = 0; kb < 8; kb++) {
+					const float *x = k_row(&in, s, t, h) + 32 * kb;
+					float f32s = quant_scale(x, 32, 127);
+					uint16_t h16 = quant_f32_to_f16(f32s);
+					float used = quant_f16_to_f32(h16);
+					int8_t q[32], q32[32];
+
+					assert_int_equal(in.k_scale16[scale_addr(&in, blk, slot, h) * 8 + kb], h16);
+					assert_true(inputs_k_scale(&c, &in, blk, slot, h, 32 * kb + 31) == used);
+					quant_apply(x, 32, used, 127, c.rounding, q);
+					quant_apply(x, 32, f32s, 127, c.rounding, q32);
+					for (int d = 0; d < 32; d++)
+						assert_int_equal(in.k_cache[k_addr(&in, blk, h, 32 * kb + d, slot)], q[d]);
+					differs += memcmp(q, q32, 32) != 0;
+				}
+		}
+	/* the f16 rounding of the scale mattered somewhere */
+	assert_true(differs > 0);
+	for (int i = 0; i < 8 * 16; i++)
+		if (!owned[i])
+			for (int h = 0; h < 4; h++)
+				for (int kb = 0; kb < 8; kb++)
+					assert_int_equal(in.k_scale16[((size_t)i * 4 + h) * 8 + kb], 0x7e00);
+	inputs_free(&in);
+}
+
+static void per_tensor_one_scale(void **state)
+{
+	static const int ctx[] = { 30, 45 };
+	struct fs_case c;
+	struct fs_inputs in;
+	float amax = 0.0f, sc;
+	int8_t q[D_MAX];
+
+	(void)state;
+	base_case(&c, 8, PLACE_SHUFFLED, 2, ctx, NULL);
+	c.k_scale = KSCALE_PER_TENSOR;
+	c.k.n_outliers = 1;
+	c.k.outliers[0] = 200;
+	c.k.outlier_scale = 30.0;
+	build_ok(&c, NULL, &in);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++)
+			for (int h = 0; h < 4; h++)
+				for (int d = 0; d < 256; d++) {
+					float a = k_row(&in, s, t, h)[d];
+
+					a = a < 0 ? -a : a;
+					amax = a > amax ? a : amax;
+				}
+	sc = amax / 127.0f;
+	assert_true(in.k_scale[0] == sc);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++)
+			for (int h = 0; h < 4; h++) {
+				int blk = phys_block(&in, s, t);
+
+				assert_true(inputs_k_scale(&c, &in, blk, t % 8, h, 0) == sc);
+				quant_apply(k_row(&in, s, t, h), 256, sc, 127, c.rounding, q);
+				for (int d = 0; d < 256; d++)
+					assert_int_equal(in.k_cache[k_addr(&in, blk, h, d, t % 8)], q[d]);
+			}
+	inputs_free(&in);
+}
+
+static void float_v_caches(void **state)
+{
+	static const int ctx[] = { 21, 3 };
+	static const enum case_vdtype types[] = { VDT_BF16, VDT_F32 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct fs_case c;
+		struct fs_inputs in;
+		char owned[16 * 16] = { 0 };
+
+		base_case(&c, 16, PLACE_SHUFFLED, 2, ctx, NULL);
+		c.v_dtype = types[i];
+		build_ok(&c, NULL, &in);
+		assert_null(in.v_cache_i8);
+		assert_null(in.v_scale);
+		for (int s = 0; s < 2; s++)
+			for (int t = 0; t < ctx[s]; t++) {
+				int blk = phys_block(&in, s, t);
+
+				owned[blk * 16 + t % 16] = 1;
+				for (int h = 0; h < 4; h++)
+					for (int d = 0; d < 256; d++) {
+						float x = v_row(&in, s, t, h)[d];
+
+						assert_true(in.v_cache_f[v_addr(&in, blk, h, d, t % 16)] == x);
+						assert_true(quant_bf16_round(x) == x);
+					}
+			}
+		for (int blk = 0; blk < in.NB; blk++)
+			for (int slot = 0; slot < 16; slot++)
+				if (!owned[blk * 16 + slot])
+					assert_true(is_nan(in.v_cache_f[v_addr(&in, blk, 3, 255, slot)]));
+		inputs_free(&in);
+	}
+}
+
+static void builds_are_deterministic(void **state)
+{
+	static const int ctx[] = { 77, 12, 130 };
+	struct fs_case c;
+	struct fs_inputs a, b;
+	size_t nq, nkv, ncache, nslots;
+
+	(void)state;
+	base_case(&c, 16, PLACE_SHUFFLED, 3, ctx, NULL);
+	c.k.zero_rows = 0.1;
+	c.v.constant_rows = 0.1;
+	build_ok(&c, NULL, &a);
+	build_ok(&c, NULL, &b);
+	nq = (size_t)a.S * a.T * a.Hq * a.D;
+	nkv = (size_t)a.S * a.MAXCTX * a.Hkv * a.D;
+	ncache = (size_t)a.NB * a.Hkv * a.D * a.BS;
+	nslots = (size_t)a.NB * a.BS * a.Hkv;
+	assert_memory_equal(a.q, b.q, nq * sizeof(float));
+	assert_memory_equal(a.k, b.k, nkv * sizeof(float));
+	assert_memory_equal(a.v, b.v, nkv * sizeof(float));
+	assert_memory_equal(a.q_int8, b.q_int8, nq);
+	assert_memory_equal(a.q_scale, b.q_scale, (size_t)a.S * a.T * a.Hq * sizeof(float));
+	assert_memory_equal(a.k_cache, b.k_cache, ncache);
+	assert_memory_equal(a.v_cache_i8, b.v_cache_i8, ncache);
+	assert_memory_equal(a.k_scale, b.k_scale, nslots * sizeof(float));
+	assert_memory_equal(a.v_scale, b.v_scale, nslots * sizeof(float));
+	assert_memory_equal(a.block_table, b.block_table, (size_t)a.S * a.MAXB * 4);
+	inputs_free(&b);
+
+	/* another seed: other data and another shuffle */
+	c.seed = 1235;
+	build_ok(&c, NULL, &b);
+	assert_true(memcmp(a.k, b.k, nkv * sizeof(float)) != 0);
+	assert_true(memcmp(a.block_table, b.block_table, (size_t)a.S * a.MAXB * 4) != 0);
+	inputs_free(&a);
+	inputs_free(&b);
+}
+
+static void given_arrays_are_used_and_rounded(void **state)
+{
+	static const int ctx[] = { 18, 4 };
+	struct fs_case c;
+	struct fs_inputs in;
+	struct inputs_given g = { 0 };
+	size_t nq = 2 * 1 * 24 * 256, nkv = 2 * 18 * 4 * 256;
+	float *q = malloc(nq * sizeof(float)), *k = malloc(nkv * sizeof(float));
+	int8_t want[D_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < nq; i++)
+		q[i] = (float)((int)(i % 97) - 48) * 0.01f;
+	q[0] = 1.00390625f;	/* tie: BF16 keeps 1.0 */
+	q[1] = 1.01171875f;	/* tie: BF16 goes to 1.015625 */
+	for (size_t d = 0; d < 256; d++)	/* seq 0, head 5: a zero row */
+		q[5 * 256 + d] = 0.0f;
+	for (size_t i = 0; i < nkv; i++)
+		k[i] = (float)((int)(i % 251) - 125) * 0.037f;
+	for (size_t i = (18 + 4) * 4 * 256; i < nkv; i++)
+		k[i] = 99.0f;	/* seq 1 tokens 4..17: past its context */
+	g.q = q;
+	g.k = k;
+	base_case(&c, 8, PLACE_REVERSED, 2, ctx, NULL);
+	build_ok(&c, &g, &in);
+	assert_true(in.q[0] == 1.0f);
+	assert_true(in.q[1] == 1.015625f);
+	for (size_t i = 0; i < nq; i++)
+		assert_true(in.q[i] == quant_bf16_round(q[i]));
+	assert_true(in.q_scale[5] == 0.0f);
+	for (int d = 0; d < 256; d++)
+		assert_int_equal(in.q_int8[5 * 256 + d], 0);
+	quant_apply(in.q, 256, in.q_scale[0], 127, ROUND_HALF_AWAY, want);
+	assert_memory_equal(in.q_int8, want, 256);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < 18; t++)
+			for (int h = 0; h < 4; h++) {
+				const float *x = k_row(&in, s, t, h);
+				const float *gx = k + (x - in.k);
+
+				for (int d = 0; d < 256; d++)
+					assert_true(x[d] == (t < ctx[s] ? quant_bf16_round(gx[d]) : 0.0f));
+				if (t >= ctx[s])
+					continue;
+				quant_apply(x, 256, quant_scale(x, 256, 127), 127, ROUND_HALF_AWAY, want);
+				for (int d = 0; d < 256; d++)
+					assert_int_equal(in.k_cache[k_addr(&in, phys_block(&in, s, t), h, d, t % 8)],
+							 want[d]);
+			}
+	/* V was not given: generated */
+	assert_true(in.v[7] == quant_bf16_round((float)gen_normal(1234, GEN_V, 7)));
+	inputs_free(&in);
+	free(q);
+	free(k);
+}
+
+static void too_large_is_refused_before_allocating(void **state)
+{
+	struct fs_case c;
+	struct fs_inputs in;
+	struct fs_err err;
+	int ctx[CASE_MAX_SEQS];
+
+	(void)state;
+	for (int s = 0; s < CASE_MAX_SEQS; s++)
+		ctx[s] = CASE_MAX_CONTEXT;
+	/* 64 sequences of 1M keys: K and V alone are 2 * 256 GiB */
+	base_case(&c, 16, PLACE_CONTIGUOUS, CASE_MAX_SEQS, ctx, NULL);
+	memset(&in, 0x5a, sizeof(in));
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "GiB of tensors, more than the 16 GiB limit"));
+	assert_non_null(strstr(err.msg, "case needs "));
+	assert_null(in.q);
+	assert_null(in.k);
+	assert_null(in.k_cache);
+	assert_null(in.block_table);
+	/* just over: one sequence whose K and V are 8 GiB each */
+	{
+		int one = 1 << 20;
+
+		base_case(&c, 16, PLACE_CONTIGUOUS, 1, &one, NULL);
+		c.kv_heads = 8;	/* 1M * 8 * 256 * 4 B = 8 GiB each */
+		assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+		assert_null(in.k);
+	}
+}
+
+static void bad_cases_are_refused(void **state)
+{
+	static const int ctx[] = { 20, 9 };
+	struct fs_case c;
+	struct fs_inputs in;
+	struct fs_err err;
+
+	(void)state;
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.num_blocks = 2;	/* needs 3 */
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "cache has 2 blocks, the sequences need 3"));
+	assert_null(in.k);
+
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	interleaved_table(&c);
+	c.seqs[1].blocks[0] = c.seqs[0].blocks[1];	/* reuse */
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "already used by sequence 0"));
+	assert_null(in.k);
+	c.seqs[1].blocks[0] = c.num_blocks;	/* out of the pool */
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "is not in 0.."));
+	c.seqs[1].n_blocks = 0;	/* too short */
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "block table has 0 blocks"));
+	case_free(&c);
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);	/* none */
+
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.head_dim = 100;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "head_dim 100"));
+	c.head_dim = 48;
+	c.k_scale = KSCALE_PER_BLOCK32;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "per_block32"));
+
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.clip = 128;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.block_size = 0;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.n_seqs = 0;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
+	c.seqs[1].context = -1;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_null(in.q);
+	/* inputs_free on a zeroed struct is harmless */
+	inputs_free(&in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(paging_every_placement_and_block_size),
+		cmocka_unit_test(hand_worked_address),
+		cmocka_unit_test(generated_values_match_gen),
+		cmocka_unit_test(zero_and_constant_rows),
+		cmocka_unit_test(per_block32_scales_are_f16),
+		cmocka_unit_test(per_tensor_one_scale),
+		cmocka_unit_test(float_v_caches),
+		cmocka_unit_test(builds_are_deterministic),
+		cmocka_unit_test(given_arrays_are_used_and_rounded),
+		cmocka_unit_test(too_large_is_refused_before_allocating),
+		cmocka_unit_test(bad_cases_are_refused),
+	};
+
+	return cmocka_run_group_tests_name("inputs", tests, NULL, NULL);
+}

@@ -1,0 +1,669 @@
+/*
+ * test_ref.c - the oracle on tiny cases worked by hand.
+ *
+ * Each world is built here, by hand, in the DESIGN.md 3 layouts: a few
+ * keys in a paged cache whose block table is written out (e.g. {2, 0}:
+ * key 0 and 1 in block 2, key 2 in block 0, block 1 unused). Every byte
+ * and scale nobody should read is poisoned (-128, NaN), so a wrong gather
+ * shows as a wrong or NaN result. Expected accumulators, scores, softmax
+ * and outputs are written as the arithmetic a person would do on paper.
+ *
+ * Worked example (the main world): Q row of head 0 is 1 at d 0 and 2 at
+ * d 17; key 1 has K 1 at d 0 and 3 at d 17 (byte 177 of k_cache), so acc
+ * = 1 + 6 = 7 and the score is 7 * sQ 0.5 * sK 0.25 / sqrt(32).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ref/ref.h"
+
+/* ---- a hand-built world ------------------------------------------------ */
+
+struct spec {
+	enum case_mode mode;
+	int S, Hq, Hkv, D, BS, NB;
+	int context[4], tokens[4];
+	int table[4][8];	/* block tables, by hand */
+	enum case_kscale ks;
+	enum case_vdtype vd;
+	double scale;		/* 0: 1 / sqrt(D) */
+	int window;
+};
+
+struct world {
+	struct fs_case c;
+	struct fs_inputs in;
+};
+
+static size_t row_of(const struct world *w, int s, int t, int qh)
+{
+	return ((size_t)s * w->in.T + t) * w->in.Hq + qh;
+}
+
+static void page(const struct world *w, int s, int j, int *blk, int *slot)
+{
+	*blk = w->in.block_table[s * w->in.MAXB + j / w->in.BS];
+	*slot = j % w->in.BS;
+}
+
+/* Byte of K[j][g][d]: [blk][g][d / 16][slot][d % 16]. */
+static size_t k_at(const struct world *w, int s, int j, int g, int d)
+{
+	const struct fs_inputs *in = &w->in;
+	int blk, slot;
+
+	page(w, s, j, &blk, &slot);
+	return ((((size_t)blk * in->Hkv + g) * (in->D / 16) + d / 16) * in->BS +
+		slot) * 16 + d % 16;
+}
+
+/* V[j][g][d]: [blk][g][d][slot]. */
+static size_t v_at(const struct world *w, int s, int j, int g, int d)
+{
+	int blk, slot;
+
+	page(w, s, j, &blk, &slot);
+	return (((size_t)blk * w->in.Hkv + g) * w->in.D + d) * w->in.BS + slot;
+}
+
+/* Scale of (j, g): [blk][slot][g]. */
+static size_t s_at(const struct world *w, int s, int j, int g)
+{
+	int blk, slot;
+
+	page(w, s, j, &blk, &slot);
+	return ((size_t)blk * w->in.BS + slot) * w->in.Hkv + g;
+}
+
+/* Logical k / v row of (s, j, g). */
+static size_t l_at(const struct world *w, int s, int j, int g)
+{
+	return (((size_t)s * w->in.MAXCTX + j) * w->in.Hkv + g) * w->in.D;
+}
+
+static void *xalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	assert_non_null(p);
+	return p;
+}
+
+static void world_init(struct world *w, const struct spec *sp)
+{
+	struct fs_case *c = &w->c;
+	struct fs_inputs *in = &w->in;
+	size_t nq, nl, nk, ns;
+
+	memset(w, 0, sizeof(*w));
+	c->mode = sp->mode;
+	c->q_heads = sp->Hq;
+	c->kv_heads = sp->Hkv;
+	c->head_dim = sp->D;
+	c->softmax_scale = sp->scale ? sp->scale : 1 / sqrt((double)sp->D);
+	c->sliding_window = sp->window;
+	c->block_size = sp->BS;
+	c->num_blocks = sp->NB;
+	c->k_scale = sp->ks;
+	c->v_dtype = sp->vd;
+	c->n_seqs = sp->S;
+	c->clip = 127;
+	for (int s = 0; s < sp->S; s++) {
+		c->seqs[s].context = sp->context[s];
+		c->seqs[s].tokens = sp->tokens[s];
+		c->seqs[s].history = sp->context[s] - sp->tokens[s];
+	}
+	c->check.out_cosine_min = c->check.out_max_abs_max = NAN;
+	c->check.score_max_abs_max = c->check.score_nmse_max = NAN;
+	c->check.kld_mean_max = c->check.kld_median_max = NAN;
+	c->check.kld_p99_max = c->check.top1_min = c->check.rms_dp_max = NAN;
+
+	in->S = sp->S;
+	in->T = case_tokens_max(c);
+	in->Hq = sp->Hq;
+	in->Hkv = sp->Hkv;
+	in->D = sp->D;
+	in->BS = sp->BS;
+	in->NB = sp->NB;
+	in->MAXB = case_table_width(c);
+	in->MAXCTX = case_context_max(c);
+	nq = (size_t)in->S * in->T * in->Hq;
+	nl = (size_t)in->S * in->MAXCTX * in->Hkv * in->D;
+	nk = (size_t)in->NB * in->Hkv * in->D * in->BS;
+	ns = (size_t)in->NB * in->BS * in->Hkv;
+	in->q = xalloc(nq * in->D, sizeof(float));
+	in->k = xalloc(nl, sizeof(float));
+	in->v = xalloc(nl, sizeof(float));
+	in->q_int8 = xalloc(nq * in->D, 1);
+	in->q_scale = xalloc(nq, sizeof(float));
+	in->k_cache = xalloc(nk, 1);
+	in->k_scale = xalloc(ns, sizeof(float));
+	in->k_scale16 = xalloc(ns * (in->D / 32 ? in->D / 32 : 1), 2);
+	in->v_cache_i8 = xalloc(nk, 1);
+	in->v_scale = xalloc(ns, sizeof(float));
+	in->v_cache_f = xalloc(nk, sizeof(float));
+	in->block_table = xalloc((size_t)in->S * in->MAXB, sizeof(int32_t));
+	in->context_lens = xalloc((size_t)in->S, sizeof(int32_t));
+	in->q_pos = xalloc((size_t)in->S * in->T, sizeof(int32_t));
+
+	/* Poison everything, then clear what the sequences use. */
+	memset(in->k_cache, 0x80, nk);
+	memset(in->v_cache_i8, 0x80, nk);
+	for (size_t i = 0; i < ns; i++)
+		in->k_scale[i] = in->v_scale[i] = NAN;
+	for (size_t i = 0; i < ns * (in->D / 32 ? in->D / 32 : 1); i++)
+		in->k_scale16[i] = 0x7e00;	/* f16 NaN */
+	for (size_t i = 0; i < nk; i++)
+		in->v_cache_f[i] = NAN;
+	for (int s = 0; s < in->S; s++) {
+		in->context_lens[s] = sp->context[s];
+		for (int b = 0; b < in->MAXB; b++)
+			in->block_table[s * in->MAXB + b] =
+				b < case_blocks_of(c, s) ? sp->table[s][b] : -1;
+		for (int t = 0; t < in->T; t++)
+			in->q_pos[s * in->T + t] = case_q_pos(c, s, t);
+		for (int j = 0; j < sp->context[s]; j++) {
+			for (int g = 0; g < in->Hkv; g++) {
+				for (int d = 0; d < in->D; d++) {
+					in->k_cache[k_at(w, s, j, g, d)] = 0;
+					in->v_cache_i8[v_at(w, s, j, g, d)] = 0;
+					in->v_cache_f[v_at(w, s, j, g, d)] = 0;
+				}
+				in->v_scale[s_at(w, s, j, g)] = 1;
+				in->k_scale[s_at(w, s, j, g)] =
+					sp->ks == KSCALE_PER_TENSOR ? NAN : 1;
+				for (int kb = 0; kb < in->D / 32; kb++)
+					in->k_scale16[s_at(w, s, j, g) * (in->D / 32) +
+						      kb] = 0x3c00;	/* 1.0 */
+			}
+		}
+	}
+	if (sp->ks == KSCALE_PER_TENSOR)
+		in->k_scale[0] = 1;
+	for (size_t i = 0; i < nq; i++)
+		in->q_scale[i] = 1;
+}
+
+static void world_free(struct world *w)
+{
+	struct fs_inputs *in = &w->in;
+
+	free(in->q);
+	free(in->k);
+	free(in->v);
+	free(in->q_int8);
+	free(in->q_scale);
+	free(in->k_cache);
+	free(in->k_scale);
+	free(in->k_scale16);
+	free(in->v_cache_i8);
+	free(in->v_scale);
+	free(in->v_cache_f);
+	free(in->block_table);
+	free(in->context_lens);
+	free(in->q_pos);
+}
+
+static void put_q(struct world *w, int s, int t, int qh, int d, int v)
+{
+	w->in.q_int8[row_of(w, s, t, qh) * w->in.D + d] = (int8_t)v;
+}
+
+static void put_k(struct world *w, int s, int j, int g, int d, int v)
+{
+	w->in.k_cache[k_at(w, s, j, g, d)] = (int8_t)v;
+}
+
+static void put_v(struct world *w, int s, int j, int g, int d, int v)
+{
+	w->in.v_cache_i8[v_at(w, s, j, g, d)] = (int8_t)v;
+}
+
+/* softmax of n values into p, by the textbook formula. */
+static void softmax(const double *x, double *p, int n)
+{
+	double m = -INFINITY, sum = 0;
+
+	for (int j = 0; j < n; j++)
+		m = x[j] > m ? x[j] : m;
+	for (int j = 0; j < n; j++)
+		sum += x[j] == -INFINITY ? 0 : exp(x[j] - m);
+	for (int j = 0; j < n; j++)
+		p[j] = x[j] == -INFINITY ? 0 : exp(x[j] - m) / sum;
+}
+
+static void assert_close(double got, double want)
+{
+	if (!(fabs(got - want) <= 1e-12 * fabs(want) + 1e-300))
+		fail_msg("got %.17g, want %.17g", got, want);
+}
+
+/* ---- the main world ---------------------------------------------------- */
+
+/*
+ * Decode, Hq 2, Hkv 1, D 32, BS 2, context 3, block table {2, 0}:
+ * key 0 -> block 2 slot 0, key 1 -> block 2 slot 1, key 2 -> block 0 slot 0.
+ *
+ *   Q int8       head 0: d0 = 1, d17 = 2      head 1: d1 = -1, d31 = 3
+ *   K int8       key 0: d0 = 2, d1 = 5, d17 = -1
+ *                key 1: d0 = 1, d17 = 3, d31 = 1
+ *                key 2: d0 = -4, d1 = -2, d31 = 2
+ *   acc          head 0: 2 - 2 = 0,  1 + 6 = 7,  -4
+ *                head 1: -5,         3,          2 + 6 = 8
+ *   sQ 0.5, 0.25;  sK 1, 0.25, 0.5
+ *   V int8 (x v_scale 0.5, 0.25, 1)   d0: 10, 20, 30   d5: -1, 2, 0
+ */
+static const struct spec main_spec = {
+	.mode = MODE_DECODE, .S = 1, .Hq = 2, .Hkv = 1, .D = 32, .BS = 2,
+	.NB = 3, .context = { 3 }, .tokens = { 1 }, .table = { { 2, 0 } },
+	.ks = KSCALE_PER_TOKEN_HEAD, .vd = VDT_INT8,
+};
+
+static void main_world(struct world *w, const struct spec *sp)
+{
+	world_init(w, sp);
+	put_q(w, 0, 0, 0, 0, 1);
+	put_q(w, 0, 0, 0, 17, 2);
+	put_q(w, 0, 0, 1, 1, -1);
+	put_q(w, 0, 0, 1, 31, 3);
+	put_k(w, 0, 0, 0, 0, 2);
+	put_k(w, 0, 0, 0, 1, 5);
+	put_k(w, 0, 0, 0, 17, -1);
+	put_k(w, 0, 1, 0, 0, 1);
+	put_k(w, 0, 1, 0, 17, 3);
+	put_k(w, 0, 1, 0, 31, 1);
+	put_k(w, 0, 2, 0, 0, -4);
+	put_k(w, 0, 2, 0, 1, -2);
+	put_k(w, 0, 2, 0, 31, 2);
+	w->in.q_scale[0] = 0.5f;
+	w->in.q_scale[1] = 0.25f;
+	w->in.k_scale[s_at(w, 0, 0, 0)] = 1;
+	w->in.k_scale[s_at(w, 0, 1, 0)] = 0.25f;
+	w->in.k_scale[s_at(w, 0, 2, 0)] = 0.5f;
+	put_v(w, 0, 0, 0, 0, 10);
+	put_v(w, 0, 1, 0, 0, 20);
+	put_v(w, 0, 2, 0, 0, 30);
+	put_v(w, 0, 0, 0, 5, -1);
+	put_v(w, 0, 1, 0, 5, 2);
+	w->in.v_scale[s_at(w, 0, 0, 0)] = 0.5f;
+	w->in.v_scale[s_at(w, 0, 1, 0)] = 0.25f;
+	w->in.v_scale[s_at(w, 0, 2, 0)] = 1;
+}
+
+static void acc_walks_shuffled_block_table(void **state)
+{
+	struct world w;
+	static const int want[2][3] = { { 0, 7, -4 }, { -5, 3, 8 } };
+
+	(void)state;
+	main_world(&w, &main_spec);
+	/* The header's example: K[1][0][17] is byte 177, written by hand. */
+	assert_int_equal(w.in.k_cache[177], 3);
+	assert_int_equal(w.in.k_cache[(((2 * 1 + 0) * 2 + 0) * 2 + 1) * 16 + 0],
+			 1);
+	for (int qh = 0; qh < 2; qh++)
+		for (int j = 0; j < 3; j++) {
+			assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, qh, j, -1),
+					 want[qh][j]);
+			/* D = 32: K-block 0 is the whole row. */
+			assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, qh, j, 0),
+					 want[qh][j]);
+		}
+	world_free(&w);
+}
+
+static void extremes_are_exact(void **state)
+{
+	struct world w;
+
+	(void)state;
+	main_world(&w, &main_spec);
+	for (int d = 0; d < 32; d++) {
+		put_q(&w, 0, 0, 0, d, -127);
+		put_k(&w, 0, 1, 0, d, -127);
+	}
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 1, -1), 32 * 127 * 127);
+	world_free(&w);
+}
+
+static void decode_row_with_int8_v(void **state)
+{
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0), s[3], p[3], o0, o5, oa0, oa5;
+
+	(void)state;
+	main_world(&w, &main_spec);
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	s[0] = 0 * 0.5 * 1 * sc;
+	s[1] = 7 * 0.5 * 0.25 * sc;
+	s[2] = -4 * 0.5 * 0.5 * sc;
+	softmax(s, p, 3);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.visible, 3);
+	for (int j = 0; j < 3; j++) {
+		assert_close(r.score[j], s[j]);
+		assert_close(r.prob[j], p[j]);
+	}
+	assert_close(r.max_abs_score, 1 * sc);
+	/* V dequantized: d0 = 5, 5, 30; d5 = -0.5, 0.5, 0. */
+	o0 = p[0] * 5 + p[1] * 5 + p[2] * 30;
+	o5 = p[0] * -0.5 + p[1] * 0.5;
+	oa0 = o0;
+	oa5 = p[0] * 0.5 + p[1] * 0.5;
+	assert_close(r.out[0], o0);
+	assert_close(r.out[5], o5);
+	for (int d = 0; d < 32; d++)
+		if (d != 0 && d != 5)
+			assert_true(r.out[d] == 0);
+	assert_close(r.out_abs, oa0 > oa5 ? oa0 : oa5);
+
+	ref_row_compute(&w.c, &w.in, 0, 0, 1, &r);
+	s[0] = -5 * 0.25 * 1 * sc;
+	s[1] = 3 * 0.25 * 0.25 * sc;
+	s[2] = 8 * 0.25 * 0.5 * sc;
+	softmax(s, p, 3);
+	for (int j = 0; j < 3; j++)
+		assert_close(r.prob[j], p[j]);
+	assert_close(r.max_abs_score, 1.25 * sc);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/* Float path from the logical tensors, and V stored as float. */
+static void float_path_and_float_v(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0), s[3], p[3], sf[3], pf[3];
+	float *q, *k0, *k1, *k2;
+
+	(void)state;
+	sp.vd = VDT_F32;
+	main_world(&w, &sp);
+	/* Float V: 1.5, -2, 0.25 at d3 of keys 0, 1, 2. */
+	w.in.v_cache_f[v_at(&w, 0, 0, 0, 3)] = 1.5f;
+	w.in.v_cache_f[v_at(&w, 0, 1, 0, 3)] = -2;
+	w.in.v_cache_f[v_at(&w, 0, 2, 0, 3)] = 0.25f;
+	/* Logical: q = (0.5, 0, ..., 1 at d17); k rows; v d7 = 1, 2, 3. */
+	q = w.in.q + row_of(&w, 0, 0, 0) * 32;
+	k0 = w.in.k + l_at(&w, 0, 0, 0);
+	k1 = w.in.k + l_at(&w, 0, 1, 0);
+	k2 = w.in.k + l_at(&w, 0, 2, 0);
+	q[0] = 0.5f;
+	q[17] = 1;
+	k0[0] = 1, k0[17] = -1;		/* 0.5 - 1 = -0.5 */
+	k1[0] = 2, k1[17] = 0.75f;	/* 1 + 0.75 = 1.75 */
+	k2[0] = -2, k2[5] = 9;		/* -1 */
+	for (int j = 0; j < 3; j++)
+		w.in.v[l_at(&w, 0, j, 0) + 7] = (float)(j + 1);
+
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	s[0] = 0;
+	s[1] = 7 * 0.5 * 0.25 * sc;
+	s[2] = -4 * 0.5 * 0.5 * sc;
+	softmax(s, p, 3);
+	sf[0] = -0.5 * sc;
+	sf[1] = 1.75 * sc;
+	sf[2] = -1 * sc;
+	softmax(sf, pf, 3);
+	for (int j = 0; j < 3; j++) {
+		assert_close(r.score_f[j], sf[j]);
+		assert_close(r.prob_f[j], pf[j]);
+	}
+	assert_close(r.out[3], p[0] * 1.5 - p[1] * 2 + p[2] * 0.25);
+	assert_true(r.out[0] == 0);	/* int8 V is not read */
+	assert_close(r.out_abs, p[0] * 1.5 + p[1] * 2 + p[2] * 0.25);
+	assert_close(r.out_f[7], pf[0] * 1 + pf[1] * 2 + pf[2] * 3);
+	assert_true(r.out_f[3] == 0);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/*
+ * Prefill, history 1, chunk 2 (context 3): token 0 sits at position 1 and
+ * sees keys 0, 1; token 1 at position 2 sees all three.
+ */
+static void prefill_causal_mask(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0), s[2], p[2];
+
+	(void)state;
+	sp.mode = MODE_PREFILL;
+	sp.tokens[0] = 2;
+	main_world(&w, &sp);
+	/* Token 1 of head 0: copy of token 0's Q. */
+	put_q(&w, 0, 1, 0, 0, 1);
+	put_q(&w, 0, 1, 0, 17, 2);
+	w.in.q_scale[row_of(&w, 0, 1, 0)] = 0.5f;
+	w.in.q_scale[row_of(&w, 0, 0, 0)] = 0.5f;
+	assert_int_equal(w.in.q_pos[0], 1);
+	assert_int_equal(w.in.q_pos[1], 2);
+
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	assert_int_equal(r.visible, 2);
+	assert_true(r.score[2] == -INFINITY);
+	assert_true(r.score_f[2] == -INFINITY);
+	assert_true(r.prob[2] == 0 && r.prob_f[2] == 0);
+	s[0] = 0;
+	s[1] = 7 * 0.5 * 0.25 * sc;
+	softmax(s, p, 2);
+	assert_close(r.prob[0], p[0]);
+	assert_close(r.prob[1], p[1]);
+	/* Key 2's V (30 at d0) must not leak in. */
+	assert_close(r.out[0], p[0] * 5 + p[1] * 5);
+
+	ref_row_compute(&w.c, &w.in, 0, 1, 0, &r);
+	assert_int_equal(r.visible, 3);
+	assert_close(r.score[2], -4 * 0.5 * 0.5 * sc);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/* sQ = 0 (an all-zero Q row): every score 0, uniform softmax. */
+static void zero_scale_q_row(void **state)
+{
+	struct world w;
+	struct ref_row r;
+
+	(void)state;
+	main_world(&w, &main_spec);
+	w.in.q_scale[0] = 0;
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	for (int j = 0; j < 3; j++) {
+		assert_true(r.score[j] == 0);
+		assert_close(r.prob[j], 1.0 / 3);
+	}
+	assert_true(r.max_abs_score == 0);
+	assert_close(r.out[0], (5.0 + 5 + 30) / 3);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/*
+ * per_block32, D 64: two K-blocks with f16 scales. Key 0 block scales
+ * 1.0 (0x3c00) and 0.5 (0x3800); key 1 -2.0 (0xc000) and 2^-24 (0x0001,
+ * the smallest subnormal).
+ */
+static void per_block32_scales(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(64.0), s[2], p[2];
+
+	(void)state;
+	sp.D = 64;
+	sp.context[0] = 2;
+	sp.table[0][0] = 1;
+	sp.ks = KSCALE_PER_BLOCK32;
+	world_init(&w, &sp);
+	put_q(&w, 0, 0, 0, 3, 2);
+	put_q(&w, 0, 0, 0, 40, -3);
+	put_k(&w, 0, 0, 0, 3, 5);	/* block 0: 10 */
+	put_k(&w, 0, 0, 0, 40, 4);	/* block 1: -12 */
+	put_k(&w, 0, 1, 0, 3, -1);	/* block 0: -2 */
+	put_k(&w, 0, 1, 0, 40, -7);	/* block 1: 21 */
+	w.in.q_scale[0] = 0.5f;
+	w.in.k_scale16[s_at(&w, 0, 0, 0) * 2 + 0] = 0x3c00;
+	w.in.k_scale16[s_at(&w, 0, 0, 0) * 2 + 1] = 0x3800;
+	w.in.k_scale16[s_at(&w, 0, 1, 0) * 2 + 0] = 0xc000;
+	w.in.k_scale16[s_at(&w, 0, 1, 0) * 2 + 1] = 0x0001;
+
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 0, 0), 10);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 0, 1), -12);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 0, -1), -2);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 1, 1), 21);
+	assert_int_equal(ref_row_alloc(&r, 2, 64), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	s[0] = (10 * 1.0 + -12 * 0.5) * 0.5 * sc;
+	s[1] = (-2 * -2.0 + 21 * ldexp(1, -24)) * 0.5 * sc;
+	softmax(s, p, 2);
+	assert_close(r.score[0], s[0]);
+	assert_close(r.score[1], s[1]);
+	assert_close(r.prob[1], p[1]);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+static void per_tensor_scale(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0);
+
+	(void)state;
+	sp.ks = KSCALE_PER_TENSOR;
+	main_world(&w, &sp);
+	/* main_world's per-token scales land in k_scale[] but only [0] counts. */
+	w.in.k_scale[0] = 0.125f;
+	w.in.k_scale[s_at(&w, 0, 1, 0)] = NAN;
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 1, &r);
+	assert_close(r.score[0], -5 * 0.25 * 0.125 * sc);
+	assert_close(r.score[1], 3 * 0.25 * 0.125 * sc);
+	assert_close(r.score[2], 8 * 0.25 * 0.125 * sc);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/* Hq 4, Hkv 2: q heads 2 and 3 read kv head 1. */
+static void gqa_head_mapping(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+
+	(void)state;
+	sp.Hq = 4;
+	sp.Hkv = 2;
+	world_init(&w, &sp);
+	for (int qh = 0; qh < 4; qh++)
+		put_q(&w, 0, 0, qh, 9, qh + 1);
+	put_k(&w, 0, 1, 0, 9, 10);
+	put_k(&w, 0, 1, 1, 9, -20);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 1, -1), 10);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 1, 1, -1), 20);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 2, 1, -1), -60);
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 3, 1, -1), -80);
+	world_free(&w);
+}
+
+/* Window 2 at position 2: keys 1 and 2 visible, key 0 masked. */
+static void sliding_window_masks_old_keys(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+
+	(void)state;
+	sp.window = 2;
+	main_world(&w, &sp);
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	assert_int_equal(r.visible, 2);
+	assert_true(r.score[0] == -INFINITY && r.prob[0] == 0);
+	assert_true(r.score[1] > -INFINITY && r.score[2] > -INFINITY);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/* Sequence 0 has 1 query token, sequence 1 has 2: row (0, 1) is padding. */
+static void row_without_visible_keys(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+
+	(void)state;
+	sp.mode = MODE_PREFILL;
+	sp.S = 2;
+	sp.NB = 5;
+	sp.context[1] = 2;
+	sp.tokens[1] = 2;
+	sp.table[1][0] = 3;
+	world_init(&w, &sp);
+	assert_int_equal(w.in.q_pos[1], -1);
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 1, 0, &r);
+	assert_int_equal(r.visible, 0);
+	for (int j = 0; j < 3; j++)
+		assert_true(r.score[j] == -INFINITY && r.prob[j] == 0 &&
+			    r.prob_f[j] == 0);
+	for (int d = 0; d < 32; d++)
+		assert_true(r.out[d] == 0 && r.out_f[d] == 0);
+	assert_true(r.out_abs == 0 && r.max_abs_score == 0);
+	/* Sequence 1, token 0 (position 0) sees key 0 only. */
+	ref_row_compute(&w.c, &w.in, 1, 0, 0, &r);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.visible, 1);
+	assert_true(r.prob[0] == 1);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+static void row_alloc_and_free(void **state)
+{
+	struct ref_row r;
+
+	(void)state;
+	assert_int_equal(ref_row_alloc(&r, 0, 0), 0);
+	ref_row_free(&r);
+	assert_null(r.score);
+	ref_row_free(&r);	/* twice is harmless */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(acc_walks_shuffled_block_table),
+		cmocka_unit_test(extremes_are_exact),
+		cmocka_unit_test(decode_row_with_int8_v),
+		cmocka_unit_test(float_path_and_float_v),
+		cmocka_unit_test(prefill_causal_mask),
+		cmocka_unit_test(zero_scale_q_row),
+		cmocka_unit_test(per_block32_scales),
+		cmocka_unit_test(per_tensor_scale),
+		cmocka_unit_test(gqa_head_mapping),
+		cmocka_unit_test(sliding_window_masks_old_keys),
+		cmocka_unit_test(row_without_visible_keys),
+		cmocka_unit_test(row_alloc_and_free),
+	};
+
+	return cmocka_run_group_tests_name("ref", tests, NULL, NULL);
+}

@@ -1,0 +1,64 @@
+/*
+ * case.h - case files (YAML, schema version 1) into a resolved struct
+ * fs_case (sim/case.h), and back out as YAML.
+ *
+ * A case file, minimal:
+ *
+ *   fragsim: 1
+ *   name: qwen35-27b-decode-4097
+ *   sequences:
+ *     - {context: 4097}
+ *
+ * Everything else has a default (docs/cases.md lists every key). The
+ * loader rejects unknown keys, repeated keys, wrong types, out-of-range
+ * values and inconsistent combinations, each as FS_EINPUT located at the
+ * offending node:
+ *
+ *   case.yaml:7:16: cache.block_size: must be a power of two between 1 and 1024
+ *
+ * Relative paths in the file (an `isa:` ending in .yaml/.yml, and every
+ * `data.*.npy`) are resolved against the case file's directory and stored
+ * resolved, so the struct can be used from any working directory.
+ */
+#ifndef TOOLS_CASE_H
+#define TOOLS_CASE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../sim/case.h"
+#include "../sim/fs.h"
+
+#define CASE_MAX_FILE_BYTES (1u << 20)	/* a case file */
+#define CASE_MAX_BLOCKS (1 << 22)	/* cache.num_blocks */
+#define CASE_MAX_KEYS_TOTAL (1 << 22)	/* sum of contexts over sequences */
+#define CASE_MAX_QUERY_TOTAL (1 << 16)	/* sum of query tokens over sequences */
+
+/*
+ * Load and validate the case file at path; relative paths inside it are
+ * resolved against path's directory. *c is treated as uninitialised. On
+ * success the caller owns *c and releases it with case_free(). On failure
+ * returns FS_EINPUT (FS_EINTERNAL when out of memory), fills err and
+ * leaves *c zeroed, owning nothing.
+ */
+enum fs_rc case_load_file(const char *path, struct fs_case *c,
+			  struct fs_err *err);
+
+/*
+ * The same from text[0..len). `origin` names the text in errors and is
+ * stored in c->file; `dir` is the directory relative paths are resolved
+ * against (NULL, "" or "." leaves them as written).
+ */
+enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
+			  const char *dir, struct fs_case *c,
+			  struct fs_err *err);
+
+/*
+ * Print c as a case file with every default filled in and every derived
+ * value resolved (num_blocks as a number; auto softmax_scale with its
+ * value in a comment). Loading the output (with dir NULL) gives back a
+ * case equal to c, field for field, except c->file.
+ */
+void case_print(FILE *f, const struct fs_case *c);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * cmd_check.c - `fragsim check PATH...`: every *.yaml case under the
+ * paths, in sorted order, one line each, then "N passed, N failed".
+ * --shard K/N takes every N-th case starting at the K-th, so N CI
+ * machines split a suite deterministically; --junit writes JUnit XML.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "json.h"
+#include "outdir.h"
+#include "report.h"
+#include "runcase.h"
+
+static const char usage[] =
+	"usage: fragsim check <path>... [--junit <file>] [--shard <k>/<n>] [--json]\n"
+	"\n"
+	"  <path>            a case file, or a directory searched for *.yaml\n"
+	"  --junit <file>    also write JUnit XML for CI systems\n"
+	"  --shard <k>/<n>   run only cases k, k+n, k+2n, ... (1-based, sorted order)\n"
+	"  --json            one JSON object per case, then a summary object\n"
+	"\n"
+	"exit status: 0 all cases pass, 1 a case failed, 2 a case could not be run\n";
+
+struct paths {
+	char **p;
+	size_t n, cap;
+};
+
+static int push(struct paths *ps, const char *s)
+{
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 64;
+		char **np = realloc(ps->p, cap * sizeof(*np));
+
+		if (!np)
+			return -1;
+		ps->p = np;
+		ps->cap = cap;
+	}
+	ps->p[ps->n] = strdup(s);
+	return ps->p[ps->n++] ? 0 : -1;
+}
+
+static int is_yaml(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && !strcmp(name + n - 5, ".yaml")) ||
+	       (n > 4 && !strcmp(name + n - 4, ".yml"));
+}
+
+static int walk(const char *path, struct paths *ps, int depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (stat(path, &st) != 0)
+		return -2;
+	if (!S_ISDIR(st.st_mode))
+		return push(ps, path);
+	if (depth > 16 || !(d = opendir(path)))
+		return -2;
+	while ((e = readdir(d))) {
+		char sub[4096];
+		struct stat s2;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		if (stat(sub, &s2) != 0)
+			continue;
+		if (S_ISDIR(s2.st_mode)) {
+			if (walk(sub, ps, depth + 1) == -1) {
+				closedir(d);
+				return -1;
+			}
+		} else if (is_yaml(e->d_name) && push(ps, sub)) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
+
+struct outcome {
+	const char *path;
+	char name[128];
+	int status;		/* 0 pass, 1 fail, 2 error */
+	char message[600];
+	double seconds;
+};
+
+static enum fs_rc write_junit(const char *file, const struct outcome *o, size_t n)
+{
+	struct outdir_file out;
+	struct fs_err err = { 0 };
+	char *buf = NULL;
+	size_t len = 0, fails = 0, errors = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return FS_EINTERNAL;
+	for (size_t i = 0; i < n; i++)
+		fails += o[i].status == 1, errors += o[i].status == 2;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<testsuites>\n<testsuite name=\"fragsim\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
+		n, fails, errors);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "  <testcase classname=\"fragsim\" name=\"");
+		xml_escape(f, o[i].name[0] ? o[i].name : o[i].path);
+		fprintf(f, "\" file=\"");
+		xml_escape(f, o[i].path);
+		fprintf(f, "\" time=\"%.3f\"", o[i].seconds);
+		if (o[i].status == 0) {
+			fprintf(f, "/>\n");
+			continue;
+		}
+		fprintf(f, ">\n    <%s message=\"", o[i].status == 1 ? "failure" : "error");
+		xml_escape(f, o[i].message);
+		fprintf(f, "\"/>\n  </testcase>\n");
+	}
+	fprintf(f, "</testsuite>\n</testsuites>\n");
+	if (fclose(f) != 0) {
+		free(buf);
+		return FS_EINTERNAL;
+	}
+	if (outdir_file_open(&out, file, &err) ||
+	    outdir_file_write(&out, buf, len, &err) ||
+	    outdir_file_commit(&out, &err)) {
+		outdir_file_abort(&out);
+		free(buf);
+		return cli_error(&err, FS_EINTERNAL);
+	}
+	free(buf);
+	return FS_OK;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	const char *junit = NULL, *shard = NULL, *v;
+	struct paths ps = { 0 };
+	struct outcome *res;
+	long k = 1, nshard = 1;
+	size_t npass = 0, nfail = 0, nerr = 0, nrun = 0;
+	int json = 0, rc = FS_OK, nargs = 0;
+	struct json j;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return FS_OK;
+	}
+	for (int i = 1; i < argc;) {
+		int got;
+
+		if ((got = cli_opt(argc, argv, &i, "--junit", &v)) > 0)
+			junit = v;
+		else if (!got && (got = cli_opt(argc, argv, &i, "--shard", &v)) > 0)
+			shard = v;
+		else if (!got && cli_flag(argv, i, "--json"))
+			json = 1, i++, got = 1;
+		if (got < 0)
+			return cli_usage_error(usage, "%s needs a value", argv[i]);
+		if (got)
+			continue;
+		if (argv[i][0] == '-')
+			return cli_usage_error(usage, "unknown option '%s'", argv[i]);
+		nargs++;
+		if (walk(argv[i], &ps, 0) == -2)
+			return cli_usage_error(NULL, "%s: no such file or directory", argv[i]);
+		i++;
+	}
+	if (!nargs)
+		return cli_usage_error(usage, "check: give at least one path");
+	if (shard) {
+		char *slash = strchr(shard, '/');
+
+		if (!slash || sscanf(shard, "%ld/%ld", &k, &nshard) != 2 || nshard < 1 ||
+		    k < 1 || k > nshard)
+			return cli_usage_error(usage, "--shard must be K/N with 1 <= K <= N, not '%s'",
+					       shard);
+	}
+	qsort(ps.p, ps.n, sizeof(*ps.p), cmp_str);
+	res = calloc(ps.n + 1, sizeof(*res));
+	if (!res)
+		return FS_EINTERNAL;
+	if (json) {
+		json_init(&j, stdout, 0);
+		json_begin_array(&j);
+	}
+	for (size_t i = 0; i < ps.n; i++) {
+		struct outcome *o = &res[nrun];
+		struct fs_err err = { 0 };
+		struct runcase r;
+		double t0 = now();
+		enum fs_rc e;
+
+		if ((long)(i % (size_t)nshard) != k - 1)
+			continue;
+		nrun++;
+		o->path = ps.p[i];
+		e = runcase_load(ps.p[i], &r, &err);
+		if (!e)
+			e = runcase_exec(&r, &err);
+		o->seconds = now() - t0;
+		snprintf(o->name, sizeof(o->name), "%s", r.c.name);
+		if (e) {
+			char buf[1200];
+
+			o->status = 2;
+			snprintf(o->message, sizeof(o->message), "%s",
+				 fs_err_str(&err, buf, sizeof(buf)));
+			if (!json)
+				printf("%s: ERROR %s\n", ps.p[i], o->message);
+			nerr++;
+		} else {
+			o->status = runcase_status(&r) == FS_OK ? 0 : 1;
+			if (o->status) {
+				char *line = NULL;
+				size_t len = 0;
+				FILE *f = open_memstream(&line, &len);
+
+				if (f) {
+					report_line(f, &r);
+					fclose(f);
+					snprintf(o->message, sizeof(o->message), "%s", line);
+					free(line);
+				}
+			}
+			if (json)
+				report_json(&j, &r);
+			else
+				report_line(stdout, &r);
+			o->status ? nfail++ : npass++;
+		}
+		fflush(stdout);
+		runcase_free(&r);
+	}
+	if (json) {
+		json_begin_object(&j);
+		json_key_int(&j, "passed", (int64_t)npass);
+		json_key_int(&j, "failed", (int64_t)nfail);
+		json_key_int(&j, "errors", (int64_t)nerr);
+		json_end_object(&j);
+		json_end_array(&j);
+		json_finish(&j);
+		putchar('\n');
+	} else {
+		printf("%zu passed, %zu failed", npass, nfail);
+		if (nerr)
+			printf(", %zu could not be run", nerr);
+		putchar('\n');
+	}
+	if (junit && write_junit(junit, res, nrun))
+		rc = FS_EINTERNAL;
+	for (size_t i = 0; i < ps.n; i++)
+		free(ps.p[i]);
+	free(ps.p);
+	free(res);
+	if (rc)
+		return rc;
+	return nerr ? FS_EINPUT : nfail ? FS_MISMATCH : FS_OK;
+}

@@ -1,0 +1,275 @@
+/*
+ * golden.c - write the golden tensors and manifest of a run (golden.h).
+ *
+ *   out/
+ *     manifest.json        case echo, mode, softmax_scale, version, profile
+ *                          name and digest, seed, rounding, every file with
+ *                          dtype, shape and sha256
+ *     q.npy q_int8.npy q_scale.npy k_cache.npy k_scale.npy v_cache.npy
+ *     [v_scale.npy] block_table.npy context_lens.npy q_pos.npy   (inputs)
+ *     acc.npy acc_tiles.npy                                      (acc)
+ *     scores.npy                                                 (scores)
+ *     out.npy                                                    (out)
+ *     splitk_max.npy splitk_sum.npy splitk_out.npy               (splitk)
+ *
+ * With --format safetensors the tensors go into one golden.safetensors
+ * whose __metadata__ holds the manifest (key "manifest"); manifest.json
+ * is written as well. A file's sha256 is that of the .npy file, or of the
+ * tensor's data bytes inside golden.safetensors.
+ */
+#include "golden.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "case.h"
+#include "json.h"
+#include "npy.h"
+#include "outdir.h"
+#include "safetensors.h"
+#include "sha256.h"
+
+#define GOLDEN_MAX_TENSORS 24
+
+struct tensor {
+	const char *name;	/* without .npy */
+	enum npy_dtype dtype;
+	int ndim;
+	size_t shape[5];
+	const void *data;
+	char sha[65];
+};
+
+struct tlist {
+	struct tensor t[GOLDEN_MAX_TENSORS];
+	int n;
+};
+
+static void add(struct tlist *l, const char *name, enum npy_dtype dt,
+		const void *data, int ndim, size_t d0, size_t d1, size_t d2,
+		size_t d3, size_t d4)
+{
+	struct tensor *t = &l->t[l->n++];
+	size_t dims[5] = { d0, d1, d2, d3, d4 };
+
+	t->name = name;
+	t->dtype = dt;
+	t->ndim = ndim;
+	t->data = data;
+	memcpy(t->shape, dims, sizeof(dims));
+}
+
+static void collect(const struct runcase *r, struct tlist *l)
+{
+	const struct fs_case *c = &r->c;
+	const struct fs_inputs *in = &r->in;
+	const struct attn_result *a = &r->sim;
+	size_t S = (size_t)in->S, T = (size_t)in->T, Hq = (size_t)in->Hq,
+	       Hkv = (size_t)in->Hkv, D = (size_t)in->D, BS = (size_t)in->BS,
+	       NB = (size_t)in->NB;
+
+	l->n = 0;
+	if (c->golden & GOLD_INPUTS) {
+		add(l, "q", NPY_F32, in->q, 4, S, T, Hq, D, 0);
+		add(l, "q_int8", NPY_I8, in->q_int8, 4, S, T, Hq, D, 0);
+		add(l, "q_scale", NPY_F32, in->q_scale, 3, S, T, Hq, 0, 0);
+		add(l, "k_cache", NPY_I8, in->k_cache, 5, NB, Hkv, D / 16, BS, 16);
+		if (c->k_scale == KSCALE_PER_BLOCK32)
+			add(l, "k_scale", NPY_F16, in->k_scale16, 4, NB, BS, Hkv, D / 32, 0);
+		else if (c->k_scale == KSCALE_PER_TENSOR)
+			add(l, "k_scale", NPY_F32, in->k_scale, 1, 1, 0, 0, 0, 0);
+		else
+			add(l, "k_scale", NPY_F32, in->k_scale, 3, NB, BS, Hkv, 0, 0);
+		if (c->v_dtype == VDT_INT8) {
+			add(l, "v_cache", NPY_I8, in->v_cache_i8, 4, NB, Hkv, D, BS, 0);
+			add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
+		} else {
+			add(l, "v_cache", NPY_F32, in->v_cache_f, 4, NB, Hkv, D, BS, 0);
+		}
+		add(l, "block_table", NPY_I32, in->block_table, 2, S, (size_t)in->MAXB, 0, 0, 0);
+		add(l, "context_lens", NPY_I32, in->context_lens, 1, S, 0, 0, 0, 0);
+		add(l, "q_pos", NPY_I32, in->q_pos, 2, S, T, 0, 0, 0);
+	}
+	if (c->golden & GOLD_ACC) {
+		if (a->ksteps_in_acc > 1)
+			add(l, "acc", NPY_I32, a->acc, 4, a->n_tiles, (size_t)a->ksteps_in_acc,
+			    (size_t)a->wave, (size_t)a->ec, 0);
+		else
+			add(l, "acc", NPY_I32, a->acc, 3, a->n_tiles, (size_t)a->wave,
+			    (size_t)a->ec, 0, 0);
+		add(l, "acc_tiles", NPY_I32, a->acc_tiles, 2, a->n_tiles, 4, 0, 0, 0);
+	}
+	if (c->golden & GOLD_SCORES)
+		add(l, "scores", NPY_F32, a->scores, 4, S, T, Hq, (size_t)a->MAXCTX, 0);
+	if (c->golden & GOLD_OUT)
+		add(l, "out", NPY_F32, a->out, 4, S, T, Hq, D, 0);
+	if ((c->golden & GOLD_SPLITK) && a->nseg > 1) {
+		add(l, "splitk_max", NPY_F32, a->seg_max, 4, S, T, Hq, (size_t)a->nseg, 0);
+		add(l, "splitk_sum", NPY_F32, a->seg_sum, 4, S, T, Hq, (size_t)a->nseg, 0);
+		add(l, "splitk_out", NPY_F32, a->seg_out, 5, S, T, Hq, (size_t)a->nseg, D);
+	}
+}
+
+void golden_profile_digest(const struct lanemap *lm, char hex[65])
+{
+	struct sha256 h;
+	int32_t head[4] = { lm->wave, lm->m, lm->n, lm->k };
+
+	sha256_init(&h);
+	sha256_update(&h, head, sizeof(head));
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		const struct lanemap_operand *o = &lm->op[op];
+		int32_t g[3] = { (int32_t)o->type, o->elems, o->replicas };
+		size_t n = (size_t)lm->wave * (size_t)o->elems;
+
+		sha256_update(&h, g, sizeof(g));
+		sha256_update(&h, o->row, n * sizeof(int32_t));
+		sha256_update(&h, o->col, n * sizeof(int32_t));
+	}
+	sha256_final_hex(&h, hex);
+}
+
+static size_t nbytes(const struct tensor *t)
+{
+	size_t n = npy_dtype_size(t->dtype);
+
+	for (int i = 0; i < t->ndim; i++)
+		n *= t->shape[i];
+	return n;
+}
+
+static char *case_yaml(const struct fs_case *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	case_print(f, c);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static const char *const golden_names[] = { "inputs", "acc", "scores", "out", "splitk" };
+
+static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
+			   enum golden_format fmt, struct json *j)
+{
+	const struct fs_case *c = &r->c;
+	char digest[65], *yaml = case_yaml(c);
+
+	if (!yaml)
+		return FS_EINTERNAL;
+	golden_profile_digest(r->lm, digest);
+	json_begin_object(j);
+	json_key_string(j, "fragsim_version", FRAGSIM_VERSION);
+	json_key_string(j, "case", c->name);
+	json_key_string(j, "mode", c->mode == MODE_DECODE ? "decode" : "prefill");
+	json_key_double(j, "softmax_scale", c->softmax_scale);
+	json_key_uint(j, "seed", c->seed);
+	json_key_string(j, "rounding", c->rounding == ROUND_HALF_AWAY ?
+			"half_away_from_zero" : "half_to_even");
+	json_key_int(j, "clip", c->clip);
+	json_key(j, "profile");
+	json_begin_object(j);
+	json_key_string(j, "name", r->lm->name);
+	json_key_string(j, "instruction", r->lm->instr);
+	json_key_string(j, "digest", digest);
+	json_end_object(j);
+	json_key_bool(j, "int8_path", r->route.inside);
+	json_key(j, "golden");
+	json_begin_array_compact(j);
+	for (int i = 0; i < (int)FS_ARRAY_LEN(golden_names); i++)
+		if (c->golden & (1u << i))
+			json_string(j, golden_names[i]);
+	json_end_array(j);
+	json_key_string(j, "format", fmt == GOLDEN_NPY ? "npy" : "safetensors");
+	json_key(j, "files");
+	json_begin_array(j);
+	for (int i = 0; i < l->n; i++) {
+		const struct tensor *t = &l->t[i];
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s%s", t->name,
+			 fmt == GOLDEN_NPY ? ".npy" : "");
+		json_begin_object(j);
+		json_key_string(j, "name", name);
+		json_key_string(j, "dtype", npy_dtype_name(t->dtype));
+		json_key(j, "shape");
+		json_begin_array_compact(j);
+		for (int d = 0; d < t->ndim; d++)
+			json_uint(j, t->shape[d]);
+		json_end_array(j);
+		json_key_string(j, "sha256", t->sha);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_key_string(j, "case_yaml", yaml);
+	json_end_object(j);
+	free(yaml);
+	return json_finish(j);
+}
+
+enum fs_rc golden_write(const struct runcase *r, const char *dir,
+			enum golden_format fmt, struct fs_err *err)
+{
+	struct tlist l;
+	struct outdir d;
+	struct json j;
+	char path[4096];
+	enum fs_rc rc;
+
+	collect(r, &l);
+	rc = outdir_begin(&d, dir, err);
+	if (rc)
+		return rc;
+	json_init_mem(&j, 1);
+	for (int i = 0; i < l.n && !rc; i++) {
+		struct tensor *t = &l.t[i];
+		char name[64];
+
+		if (fmt == GOLDEN_SAFETENSORS) {
+			sha256_hex(t->data, nbytes(t), t->sha);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s.npy", t->name);
+		rc = outdir_path(&d, name, path, sizeof(path), err);
+		if (!rc)
+			rc = npy_write(path, t->dtype, t->ndim, t->shape, t->data, t->sha, err);
+	}
+	if (!rc) {
+		rc = manifest(r, &l, fmt, &j);
+		if (rc)
+			*err = j.err;
+	}
+	if (!rc && fmt == GOLDEN_SAFETENSORS) {
+		struct safetensors st;
+
+		safetensors_init(&st);
+		for (int i = 0; i < l.n && !rc; i++)
+			rc = safetensors_add(&st, l.t[i].name, l.t[i].dtype, l.t[i].ndim,
+					     l.t[i].shape, l.t[i].data, err);
+		if (!rc)
+			rc = safetensors_add_meta(&st, "manifest", json_text(&j, NULL), err);
+		if (!rc)
+			rc = outdir_path(&d, "golden.safetensors", path, sizeof(path), err);
+		if (!rc)
+			rc = safetensors_write(&st, path, err);
+		safetensors_free(&st);
+	}
+	if (!rc)
+		rc = outdir_path(&d, "manifest.json", path, sizeof(path), err);
+	if (!rc)
+		rc = json_save(&j, path, err);
+	json_free(&j);
+	if (!rc)
+		rc = outdir_commit(&d, err);
+	if (rc)
+		outdir_abort(&d);
+	return rc;
+}

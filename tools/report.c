@@ -1,0 +1,218 @@
+/*
+ * report.c - case verdicts for people and for CI (see report.h).
+ *
+ * One line per case, as test-backend-ops prints it, the reason first:
+ *   qwen35-27b-decode-4097(decode,S=1,ctx=4097,bs=16,shuffled,gfx936): OK
+ *   edge-zero-q(decode,...): FAIL acc: 3 of 4096 mismatch, first at tile 0 lane 17 e 2
+ */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const placement_names[] = { "contiguous", "shuffled", "reversed", "table" };
+
+static void vars(FILE *f, const struct runcase *r)
+{
+	const struct fs_case *c = &r->c;
+
+	fprintf(f, "%s(%s,S=%d,ctx=%d,bs=%d,%s,%s)", c->name,
+		c->mode == MODE_DECODE ? "decode" : "prefill", c->n_seqs,
+		case_context_max(c), c->block_size, placement_names[c->placement],
+		r->lm ? r->lm->name : c->isa);
+}
+
+/* The first reason the case failed, in a few words. */
+static void reason(const struct runcase *r, char *buf, size_t len)
+{
+	const struct compare_report *p = &r->cmp;
+
+	for (int w = 0; w < CMP_NWHAT; w++) {
+		const struct compare_stat *st = &p->stat[w];
+		const struct compare_loc *l = &st->first;
+
+		if (!st->mismatches)
+			continue;
+		if (w == CMP_ACC)
+			snprintf(buf, len,
+				 "%s: %ld of %ld mismatch, first at tile %ld lane %d e %d (C[%d][%d], s=%d t=%d q_head=%d key=%d): got %.0f want %.0f",
+				 compare_what_name((enum compare_what)w), st->mismatches,
+				 st->compared, l->tile, l->lane, l->elem, l->row, l->col,
+				 l->s, l->t, l->qh, l->key, l->got, l->want);
+		else
+			snprintf(buf, len,
+				 "%s: %ld of %ld mismatch, first at s=%d t=%d q_head=%d key=%d dim=%d: got %.9g want %.9g (tol %.3g)",
+				 compare_what_name((enum compare_what)w), st->mismatches,
+				 st->compared, l->s, l->t, l->qh, l->key, l->dim, l->got,
+				 l->want, l->tol);
+		return;
+	}
+	if (p->replica_mismatch || r->sim.replica_mismatch) {
+		snprintf(buf, len, "%ld replica rows disagree with their primary row",
+			 p->replica_mismatch + r->sim.replica_mismatch);
+		return;
+	}
+	if (p->n_failed) {
+		snprintf(buf, len, "%s", p->failed[0].reason);
+		return;
+	}
+	snprintf(buf, len, "ok");
+}
+
+void report_line(FILE *f, const struct runcase *r)
+{
+	char why[512];
+
+	vars(f, r);
+	if (runcase_status(r) == FS_OK) {
+		fprintf(f, ": OK\n");
+		return;
+	}
+	reason(r, why, sizeof(why));
+	fprintf(f, ": FAIL %s\n", why);
+}
+
+void report_summary(FILE *f, const struct runcase *r)
+{
+	const struct fs_case *c = &r->c;
+	const struct compare_report *p = &r->cmp;
+	const struct compare_quant *q = &p->quant;
+
+	fprintf(f, "case      %s (%s)\n", c->name, c->file);
+	fprintf(f, "isa       %s: %s, wave%d, %dx%dx%d\n", r->lm->name, r->lm->instr,
+		r->lm->wave, r->lm->m, r->lm->n, r->lm->k);
+	fprintf(f, "route     %s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused");
+	for (int i = 0; i < r->route.n; i++)
+		fprintf(f, "%s%s", i ? "; " : " (", r->route.reason[i]);
+	fprintf(f, "%s\n", r->route.n ? ")" : "");
+	fprintf(f, "shape     %s, %d sequence(s), q_heads %d, kv_heads %d, head_dim %d, "
+		"block_size %d, %d blocks, softmax_scale %.9g\n",
+		c->mode == MODE_DECODE ? "decode" : "prefill", c->n_seqs, c->q_heads,
+		c->kv_heads, c->head_dim, c->block_size, c->num_blocks, c->softmax_scale);
+	fprintf(f, "tiles     %zu executed (%d rows each, %d distinct q rows = %.1f%%)\n",
+		r->sim.n_tiles, r->sim.rows, r->sim.distinct_rows,
+		100.0 * r->sim.distinct_rows / r->sim.rows);
+	fprintf(f, "exact     ");
+	for (int w = 0; w < CMP_NWHAT; w++) {
+		const struct compare_stat *st = &p->stat[w];
+
+		if (!st->ran)
+			continue;
+		fprintf(f, "%s %ld/%ld%s", compare_what_name((enum compare_what)w),
+			st->compared - st->mismatches, st->compared,
+			w + 1 < CMP_NWHAT ? "  " : "");
+	}
+	fprintf(f, "\nquant     score max|err| %.3g, nmse %.3g; out cos min %.6f mean %.6f, max|err| %.3g\n",
+		q->score_max_abs, q->score_nmse, q->out_cos_min, q->out_cos_mean,
+		q->out_max_abs);
+	fprintf(f, "          KLD mean %.3g median %.3g p99 %.3g; top-1 %.2f%%; RMS dp %.3g\n",
+		q->kld_mean, q->kld_median, q->kld_p99, 100.0 * q->top1, q->rms_dp);
+	for (int b = 0; b < q->n_buckets; b++)
+		fprintf(f, "          keys [%d, %d): score max|err| %.3g, RMS dp %.3g (%ld keys)\n",
+			q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].score_max_abs,
+			q->bucket[b].rms_dp, q->bucket[b].keys);
+	for (int i = 0; i < p->n_failed; i++)
+		fprintf(f, "check     FAIL %s\n", p->failed[i].reason);
+	fprintf(f, "time      inputs %.3f s, emulation %.3f s, reference %.3f s\n",
+		r->t_inputs, r->t_sim, r->t_ref);
+	fprintf(f, "verdict   ");
+	report_line(f, r);
+}
+
+static void json_stat(struct json *j, const struct compare_stat *st)
+{
+	json_begin_object(j);
+	json_key_int(j, "compared", st->compared);
+	json_key_int(j, "mismatches", st->mismatches);
+	json_key_double(j, "max_abs_err", st->max_abs_err);
+	if (st->mismatches) {
+		const struct compare_loc *l = &st->first;
+
+		json_key(j, "first");
+		json_begin_object(j);
+		json_key_int(j, "s", l->s);
+		json_key_int(j, "t", l->t);
+		json_key_int(j, "q_head", l->qh);
+		json_key_int(j, "key", l->key);
+		json_key_int(j, "dim", l->dim);
+		json_key_int(j, "seg", l->seg);
+		json_key_int(j, "tile", l->tile);
+		json_key_int(j, "kstep", l->kstep);
+		json_key_int(j, "lane", l->lane);
+		json_key_int(j, "e", l->elem);
+		json_key_int(j, "row", l->row);
+		json_key_int(j, "col", l->col);
+		json_key_double(j, "got", l->got);
+		json_key_double(j, "want", l->want);
+		json_key_double(j, "tol", l->tol);
+		json_end_object(j);
+	}
+	json_end_object(j);
+}
+
+void report_json(struct json *j, const struct runcase *r)
+{
+	const struct compare_report *p = &r->cmp;
+	const struct compare_quant *q = &p->quant;
+	char why[512];
+
+	json_begin_object(j);
+	json_key_string(j, "case", r->c.name);
+	json_key_string(j, "file", r->c.file);
+	json_key_string(j, "isa", r->lm ? r->lm->name : r->c.isa);
+	json_key_string(j, "mode", r->c.mode == MODE_DECODE ? "decode" : "prefill");
+	json_key_bool(j, "ok", runcase_status(r) == FS_OK);
+	reason(r, why, sizeof(why));
+	json_key_string(j, "reason", runcase_status(r) == FS_OK ? "" : why);
+	json_key_bool(j, "int8_path", r->route.inside);
+	json_key(j, "route_reasons");
+	json_begin_array(j);
+	for (int i = 0; i < r->route.n; i++)
+		json_string(j, r->route.reason[i]);
+	json_end_array(j);
+	json_key_uint(j, "tiles", r->sim.n_tiles);
+	json_key_int(j, "rows", r->sim.rows);
+	json_key_int(j, "distinct_rows", r->sim.distinct_rows);
+	json_key(j, "exact");
+	json_begin_object(j);
+	for (int w = 0; w < CMP_NWHAT; w++) {
+		if (!p->stat[w].ran)
+			continue;
+		json_key(j, compare_what_name((enum compare_what)w));
+		json_stat(j, &p->stat[w]);
+	}
+	json_end_object(j);
+	json_key(j, "quant");
+	json_begin_object(j);
+	json_key_double(j, "score_max_abs", q->score_max_abs);
+	json_key_double(j, "score_nmse", q->score_nmse);
+	json_key_double(j, "out_cos_min", q->out_cos_min);
+	json_key_double(j, "out_cos_mean", q->out_cos_mean);
+	json_key_double(j, "out_max_abs", q->out_max_abs);
+	json_key_double(j, "kld_mean", q->kld_mean);
+	json_key_double(j, "kld_median", q->kld_median);
+	json_key_double(j, "kld_p99", q->kld_p99);
+	json_key_double(j, "top1", q->top1);
+	json_key_double(j, "rms_dp", q->rms_dp);
+	json_key(j, "buckets");
+	json_begin_array(j);
+	for (int b = 0; b < q->n_buckets; b++) {
+		json_begin_object(j);
+		json_key_int(j, "lo", q->bucket[b].lo);
+		json_key_int(j, "hi", q->bucket[b].hi);
+		json_key_int(j, "keys", q->bucket[b].keys);
+		json_key_double(j, "score_max_abs", q->bucket[b].score_max_abs);
+		json_key_double(j, "rms_dp", q->bucket[b].rms_dp);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+	json_key(j, "failed_checks");
+	json_begin_array(j);
+	for (int i = 0; i < p->n_failed; i++)
+		json_string(j, p->failed[i].reason);
+	json_end_array(j);
+	json_key_double(j, "seconds_emulation", r->t_sim);
+	json_key_double(j, "seconds_reference", r->t_ref);
+	json_end_object(j);
+}

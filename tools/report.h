@@ -1,0 +1,20 @@
+/*
+ * report.h - what `fragsim run` and `fragsim check` print about a case:
+ * a one-line verdict, a summary block, and the same as JSON.
+ */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stdio.h>
+
+#include "json.h"
+#include "runcase.h"
+
+/* "name(mode=decode,ctx=4097,...): OK" or "...: FAIL reason". */
+void report_line(FILE *f, const struct runcase *r);
+/* The summary block of `fragsim run`. */
+void report_summary(FILE *f, const struct runcase *r);
+/* The run as one JSON object (the caller opens/closes the document). */
+void report_json(struct json *j, const struct runcase *r);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * runcase.c - the pipeline of one case (see runcase.h):
+ *
+ *   case.yaml -> fs_case -> profile -> [given .npy] -> fs_inputs
+ *             -> { sim: attn_run, ref: compare_run } -> verdict
+ *
+ * Given inputs are read here, in tools/, so that sim/ never touches a
+ * file: a logical Q must be [S, T, Hq, D], K and V [S, MAXCTX, Hkv, D],
+ * as float32, float16 or float64.
+ */
+#include "runcase.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "case.h"
+#include "npy.h"
+#include "profile.h"
+#include "../sim/quant.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
+{
+	struct lm_report rep;
+	enum fs_rc rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = case_load_file(path, &r->c, err);
+	if (rc)
+		return rc;
+	r->lm = profile_resolve(r->c.isa, err);
+	if (!r->lm) {
+		fs_err_prefix(err, "isa");
+		return FS_EINPUT;
+	}
+	rc = lanemap_validate(r->lm, &rep);
+	if (rc == FS_MISMATCH)
+		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
+				  "isa: profile %s is not valid (see 'fragsim lanemap check %s')",
+				  r->lm->name, r->c.isa);
+	if (rc)
+		return fs_fail(err, rc, "out of memory");
+	route_check(&r->c, &r->route);
+	return FS_OK;
+}
+
+/* A given logical tensor as f32 of the expected shape; NULL on error. */
+static float *load_given(const char *path, const size_t *shape, const char *what,
+			 struct fs_err *err)
+{
+	struct npy_array a;
+	float *out;
+
+	if (npy_read(path, &a, err))
+		return NULL;
+	if (a.ndim != 4 || a.shape[0] != shape[0] || a.shape[1] != shape[1] ||
+	    a.shape[2] != shape[2] || a.shape[3] != shape[3]) {
+		fs_fail_at(err, FS_EINPUT, path, 0, 0,
+			   "%s must have shape [%zu, %zu, %zu, %zu]", what, shape[0],
+			   shape[1], shape[2], shape[3]);
+		npy_free(&a);
+		return NULL;
+	}
+	if (a.dtype != NPY_F32 && a.dtype != NPY_F16 && a.dtype != NPY_F64) {
+		fs_fail_at(err, FS_EINPUT, path, 0, 0,
+			   "%s must be float32, float16 or float64, not %s", what,
+			   npy_dtype_name(a.dtype));
+		npy_free(&a);
+		return NULL;
+	}
+	out = malloc(a.count * sizeof(float) + 1);
+	for (size_t i = 0; out && i < a.count; i++) {
+		float v = a.dtype == NPY_F32 ? ((const float *)a.data)[i] :
+			  a.dtype == NPY_F64 ? (float)((const double *)a.data)[i] :
+			  quant_f16_to_f32(((const uint16_t *)a.data)[i]);
+
+		if (v != v || v - v != 0.0f) {
+			fs_fail_at(err, FS_EINPUT, path, 0, 0,
+				   "%s element %zu is not finite", what, i);
+			free(out);
+			out = NULL;
+		} else {
+			out[i] = v;
+		}
+	}
+	if (!out && !err->msg[0])
+		fs_fail(err, FS_EINTERNAL, "out of memory");
+	npy_free(&a);
+	return out;
+}
+
+enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
+{
+	const struct fs_case *c = &r->c;
+	size_t qs[4] = { (size_t)c->n_seqs, (size_t)case_tokens_max(c),
+			 (size_t)c->q_heads, (size_t)c->head_dim };
+	size_t ks[4] = { (size_t)c->n_seqs, (size_t)case_context_max(c),
+			 (size_t)c->kv_heads, (size_t)c->head_dim };
+	struct inputs_given g = { NULL, NULL, NULL };
+	float *given[3] = { NULL, NULL, NULL };
+	enum fs_rc rc = FS_OK;
+	double t0;
+
+	if (c->route == ROUTE_STRICT && !r->route.inside)
+		return fs_fail_at(err, FS_EINPUT, c->file, 0, 0,
+				  "route: strict, and the case is outside the INT8 path: %s",
+				  r->route.reason[0]);
+	t0 = now();
+	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
+		rc = FS_EINPUT;
+	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->k.npy, ks, "data.k.npy", err)))
+		rc = FS_EINPUT;
+	if (!rc && c->v.npy[0] && !(given[2] = load_given(c->v.npy, ks, "data.v.npy", err)))
+		rc = FS_EINPUT;
+	g.q = given[0], g.k = given[1], g.v = given[2];
+	if (!rc)
+		rc = inputs_build(c, &g, &r->in, err);
+	for (int i = 0; i < 3; i++)
+		free(given[i]);
+	if (rc)
+		return rc;
+	r->have_inputs = 1;
+	r->t_inputs = now() - t0;
+
+	t0 = now();
+	rc = attn_run(c, r->lm, &r->in, &r->sim, err);
+	if (rc)
+		return rc;
+	r->have_sim = 1;
+	r->t_sim = now() - t0;
+
+	t0 = now();
+	rc = compare_run(c, r->lm, &r->in, &r->sim, &r->cmp, err);
+	if (rc && rc != FS_MISMATCH)
+		return rc;	/* a mismatch is a verdict, in r->cmp */
+	r->have_cmp = 1;
+	r->t_ref = now() - t0;
+	return FS_OK;
+}
+
+enum fs_rc runcase_status(const struct runcase *r)
+{
+	const struct compare_report *p = &r->cmp;
+
+	if (!r->have_cmp)
+		return FS_EINTERNAL;
+	if (p->mismatches || p->n_failed || p->replica_mismatch ||
+	    r->sim.replica_mismatch)
+		return FS_MISMATCH;
+	return FS_OK;
+}
+
+void runcase_free(struct runcase *r)
+{
+	if (r->have_sim)
+		attn_free(&r->sim);
+	if (r->have_inputs)
+		inputs_free(&r->in);
+	lanemap_free(r->lm);
+	case_free(&r->c);
+	memset(r, 0, sizeof(*r));
+}
