@@ -68,15 +68,13 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
-# The main job (see README.md): until the attention simulator lands it
-# validates every builtin profile and prints the gfx936 C map.
+# The main job (see README.md): the shipped default case, Qwen3.5-27B
+# decode over 4097 keys on shuffled pages, checked against the reference,
+# with its goldens written to out/.
+DEFAULT_CASE ?= cases/qwen35-27b/decode-4097-shuffled.yaml
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/fragsim lanemap check $$($(BUILD)/fragsim lanemap list --names | grep -v article)
-	@$(BUILD)/fragsim lanemap check gfx936-article | head -2; \
-	 test $$? -eq 0 && ! $(BUILD)/fragsim lanemap check gfx936-article >/dev/null && \
-	 echo "(gfx936-article is the article's literal formula: invalid, as it must be)"
-	$(BUILD)/fragsim lanemap --isa gfx936 --matrix C
+	$(BUILD)/fragsim run $(DEFAULT_CASE) --out out
 
 test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN)

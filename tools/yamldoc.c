@@ -25,6 +25,33 @@ int ydoc_col(const yaml_node_t *n)
 	return (int)n->start_mark.column + 1;
 }
 
+/*
+ * A file holds one document: yaml_parser_load stops after the first, so
+ * a second one (or a syntax error in it) would be silently ignored.
+ */
+static enum fs_rc no_second_document(yaml_parser_t *p, const struct ydoc *d,
+				     struct fs_err *err)
+{
+	yaml_document_t extra;
+	yaml_mark_t m;
+	int more;
+
+	if (!yaml_parser_load(p, &extra)) {
+		m = p->problem_mark;
+		return fs_fail_at(err, FS_EINPUT, d->origin, (int)m.line + 1,
+				  (int)m.column + 1, "invalid YAML: %s",
+				  p->problem ? p->problem : "parse error");
+	}
+	more = yaml_document_get_root_node(&extra) != NULL;
+	m = extra.start_mark;
+	yaml_document_delete(&extra);
+	if (more)
+		return fs_fail_at(err, FS_EINPUT, d->origin, (int)m.line + 1,
+				  (int)m.column + 1,
+				  "more than one YAML document (one per file)");
+	return FS_OK;
+}
+
 enum fs_rc ydoc_load(struct ydoc *d, const char *text, size_t len,
 		     const char *origin, struct fs_err *err)
 {
@@ -49,12 +76,18 @@ enum fs_rc ydoc_load(struct ydoc *d, const char *text, size_t len,
 		yaml_parser_delete(&p);
 		return FS_EINPUT;
 	}
-	yaml_parser_delete(&p);
 	d->loaded = 1;
 	if (!yaml_document_get_root_node(&d->doc)) {
+		yaml_parser_delete(&p);
 		ydoc_free(d);
 		return fs_fail_at(err, FS_EINPUT, origin, 1, 1, "empty document");
 	}
+	if (no_second_document(&p, d, err)) {
+		yaml_parser_delete(&p);
+		ydoc_free(d);
+		return FS_EINPUT;
+	}
+	yaml_parser_delete(&p);
 	return FS_OK;
 }
 

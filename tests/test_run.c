@@ -1,0 +1,283 @@
+/*
+ * test_run.c - the main job end to end: the shipped suite through
+ * `fragsim check`, goldens that numpy can load and whose digests match,
+ * byte-identical goldens for 1 and 3 threads, the route, show, JUnit and
+ * sharding, and the input errors a user will make.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "../tools/runcase.h"
+#include "testutil.h"
+
+static int have_numpy(void)
+{
+	return system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") == 0;
+}
+
+static void shipped_suite_passes(void **state)
+{
+	struct run_result r = tu_run("check cases/qwen35-27b cases/edge --junit /tmp/fragsim-junit-%d.xml",
+				     (int)getpid());
+	char path[64], *xml;
+
+	(void)state;
+	if (r.status != 0)
+		fail_msg("fragsim check failed:\n%s%s", r.out, r.err);
+	assert_non_null(strstr(r.out, " passed, 0 failed\n"));
+	assert_non_null(strstr(r.out, "qwen35-27b-decode-4097-shuffled(decode,S=1,ctx=4097,bs=16,shuffled,gfx936): OK\n"));
+	snprintf(path, sizeof(path), "/tmp/fragsim-junit-%d.xml", (int)getpid());
+	xml = tu_slurp(path);
+	assert_non_null(strstr(xml, "<testsuite name=\"fragsim\""));
+	assert_non_null(strstr(xml, "failures=\"0\" errors=\"0\""));
+	assert_non_null(strstr(xml, "name=\"qwen35-27b-prefill-128\""));
+	free(xml);
+	unlink(path);
+	tu_free(&r);
+}
+
+static int count_ok(const char *s)
+{
+	int n = 0;
+
+	while ((s = strstr(s, ": OK\n"))) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+static void shards_partition_the_suite(void **state)
+{
+	struct run_result a = tu_run("check cases/edge --shard 1/2");
+	struct run_result b = tu_run("check cases/edge --shard 2/2");
+	struct run_result all = tu_run("check cases/edge");
+
+	(void)state;
+	assert_int_equal(a.status, 0);
+	assert_int_equal(b.status, 0);
+	assert_int_equal(count_ok(a.out) + count_ok(b.out), count_ok(all.out));
+	assert_true(count_ok(a.out) >= count_ok(all.out) / 2);
+	tu_free(&a);
+	tu_free(&b);
+	tu_free(&all);
+	a = tu_run("check cases/edge --shard 3/2");
+	assert_int_equal(a.status, 2);
+	tu_free(&a);
+}
+
+/* Quantizing K with one scale for the whole tensor must cost more than
+ * one scale per token and head, on the same data. */
+static void per_tensor_k_scale_shows_larger_error(void **state)
+{
+	struct runcase tok, ten;
+	struct fs_err err;
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/edge/k-scale-per_token_head.yaml", &tok, &err), FS_OK);
+	assert_int_equal(runcase_exec(&tok, &err), FS_OK);
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/edge/k-scale-per_tensor.yaml", &ten, &err), FS_OK);
+	assert_int_equal(runcase_exec(&ten, &err), FS_OK);
+	assert_int_equal(runcase_status(&tok), FS_OK);
+	assert_int_equal(runcase_status(&ten), FS_OK);
+	assert_true(ten.cmp.quant.score_nmse > 2.0 * tok.cmp.quant.score_nmse);
+	assert_true(ten.cmp.quant.kld_mean > tok.cmp.quant.kld_mean);
+	assert_true(ten.cmp.quant.out_cos_mean < tok.cmp.quant.out_cos_mean);
+	runcase_free(&tok);
+	runcase_free(&ten);
+}
+
+static void decode_distinct_rows(void **state)
+{
+	struct runcase r;
+	struct fs_err err;
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/qwen35-27b/decode-17.yaml", &r, &err), FS_OK);
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	assert_int_equal(r.sim.rows, 16);
+	assert_int_equal(r.sim.distinct_rows, 6);	/* 37.5 % */
+	assert_int_equal(r.sim.replica_mismatch, 0);
+	/* 17 keys: tiles at 0 and 16, for each of 4 kv heads. */
+	assert_int_equal(r.sim.n_tiles, 8);
+	runcase_free(&r);
+}
+
+static void goldens_identical_for_any_thread_count(void **state)
+{
+	const char *c = "cases/qwen35-27b/decode-multi-seq.yaml";
+	struct run_result a, b;
+	char cmd[512];
+
+	(void)state;
+	system("rm -rf /tmp/fragsim-g1 /tmp/fragsim-g3");
+	a = tu_run("run %s --threads 1 --out /tmp/fragsim-g1", c);
+	b = tu_run("run %s --threads 3 --out /tmp/fragsim-g3", c);
+	assert_int_equal(a.status, 0);
+	assert_int_equal(b.status, 0);
+	snprintf(cmd, sizeof(cmd), "diff -r /tmp/fragsim-g1 /tmp/fragsim-g3 >/dev/null");
+	assert_int_equal(system(cmd), 0);
+	tu_free(&a);
+	tu_free(&b);
+	system("rm -rf /tmp/fragsim-g1 /tmp/fragsim-g3");
+}
+
+static void goldens_load_with_numpy(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	if (!have_numpy())
+		skip();		/* prints that the test was skipped */
+	system("rm -rf /tmp/fragsim-gn");
+	r = tu_run("run cases/qwen35-27b/decode-17.yaml --out /tmp/fragsim-gn");
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	/* Every file in the manifest loads, has its dtype and shape, and its
+	 * sha256; acc_tiles' last tile starts at key 16; the tail key 17..31
+	 * of the scores is -inf. */
+	assert_int_equal(system(
+		"/usr/bin/python3 - <<'PY'\n"
+		"import json, hashlib, numpy as np, math\n"
+		"d = '/tmp/fragsim-gn/'\n"
+		"m = json.load(open(d + 'manifest.json'))\n"
+		"assert m['mode'] == 'decode' and m['profile']['name'] == 'gfx936'\n"
+		"assert abs(m['softmax_scale'] - 1/16) < 1e-12\n"
+		"for f in m['files']:\n"
+		"    a = np.load(d + f['name'])\n"
+		"    assert str(a.dtype) == f['dtype'], f\n"
+		"    assert list(a.shape) == f['shape'], f\n"
+		"    assert hashlib.sha256(open(d + f['name'], 'rb').read()).hexdigest() == f['sha256'], f\n"
+		"t = np.load(d + 'acc_tiles.npy'); assert t.shape == (8, 4) and t[-1][3] == 16\n"
+		"s = np.load(d + 'scores.npy'); assert s.shape == (1, 1, 24, 17)\n"
+		"assert np.isfinite(s).all()\n"
+		"q = np.load(d + 'q_int8.npy'); assert q.dtype == np.int8 and np.abs(q).max() == 127\n"
+		"bt = np.load(d + 'block_table.npy'); kc = np.load(d + 'k_cache.npy')\n"
+		"assert (kc[bt[0][1], :, :, 1:, :] == -128).all()  # slots past key 16: poison\n"
+		"PY\n"), 0);
+	system("rm -rf /tmp/fragsim-gn");
+}
+
+static void safetensors_golden(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	system("rm -rf /tmp/fragsim-gs");
+	r = tu_run("run cases/qwen35-27b/decode-1.yaml --format safetensors --out /tmp/fragsim-gs");
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	assert_int_equal(access("/tmp/fragsim-gs/golden.safetensors", R_OK), 0);
+	assert_int_equal(access("/tmp/fragsim-gs/manifest.json", R_OK), 0);
+	assert_int_not_equal(access("/tmp/fragsim-gs/q.npy", R_OK), 0);
+	system("rm -rf /tmp/fragsim-gs");
+}
+
+static char *temp_case(const char *body)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text), "fragsim: 1\nname: t\n%s", body);
+	return tu_write_temp(".yaml", text);
+}
+
+static void failing_checks_write_no_goldens(void **state)
+{
+	char *p = temp_case("sequences:\n  - {context: 40}\ncheck: {out_cosine_min: 1.0}\n");
+	struct run_result r;
+
+	(void)state;
+	system("rm -rf /tmp/fragsim-gf");
+	r = tu_run("run %s --out /tmp/fragsim-gf", p);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "FAIL out cosine"));
+	assert_non_null(strstr(r.err, "goldens not written"));
+	assert_int_not_equal(access("/tmp/fragsim-gf", F_OK), 0);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+static void route_and_strict(void **state)
+{
+	struct run_result r = tu_run("route cases/edge/head-dim-64-gqa4.yaml");
+	char *p;
+
+	(void)state;
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "INT8 path: refused"));
+	assert_non_null(strstr(r.out, "head_size 64, the INT8 path needs 256"));
+	assert_non_null(strstr(r.out, "GQA ratio 8:2, the INT8 path needs 6:1"));
+	tu_free(&r);
+	r = tu_run("route cases/qwen35-27b/prefill-128.yaml");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "INT8 path: taken"));
+	tu_free(&r);
+	p = temp_case("route: strict\nmodel: {head_dim: 128}\nsequences:\n  - {context: 40}\n");
+	r = tu_run("run %s", p);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "route: strict, and the case is outside the INT8 path: head_size 128"));
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+static void show_fills_defaults(void **state)
+{
+	char *p = temp_case("sequences:\n  - {context: 40}\n");
+	struct run_result r = tu_run("show %s", p);
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "block_size: 16"));
+	assert_non_null(strstr(r.out, "q_heads: 24"));
+	assert_non_null(strstr(r.out, "placement: shuffled"));
+	assert_non_null(strstr(r.out, "num_blocks: 5"));	/* 3 needed + 2 spare */
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+static void bad_case_is_exit_2_with_location(void **state)
+{
+	char *p = temp_case("cache: {block_size: 12}\nsequences:\n  - {context: 40}\n");
+	struct run_result r = tu_run("run %s", p);
+	char want[512];
+
+	(void)state;
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s:3:21: cache.block_size: must be a power of two between 1 and 1024", p);
+	if (strncmp(r.err, want, strlen(want)))
+		fail_msg("stderr '%s'", r.err);
+	tu_free(&r);
+	r = tu_run("check %s", p);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.out, "ERROR"));
+	tu_free(&r);
+	unlink(p);
+	free(p);
+	r = tu_run("run /nonexistent.yaml");
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shipped_suite_passes),
+		cmocka_unit_test(shards_partition_the_suite),
+		cmocka_unit_test(per_tensor_k_scale_shows_larger_error),
+		cmocka_unit_test(decode_distinct_rows),
+		cmocka_unit_test(goldens_identical_for_any_thread_count),
+		cmocka_unit_test(goldens_load_with_numpy),
+		cmocka_unit_test(safetensors_golden),
+		cmocka_unit_test(failing_checks_write_no_goldens),
+		cmocka_unit_test(route_and_strict),
+		cmocka_unit_test(show_fills_defaults),
+		cmocka_unit_test(bad_case_is_exit_2_with_location),
+	};
+
+	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
+}
