@@ -311,7 +311,7 @@ static void make_logical(const struct fs_case *c, const struct case_tensor *spec
 
 	for (int d = 0; d < D; d++)
 		mult[d] = 1.0;
-	for (int i = 0; i < spec->n_outliers; i++)
+	for (int i = 0; i < spec->n_outliers && i < CASE_MAX_OUTLIERS; i++)
 		if (spec->outliers[i] >= 0 && spec->outliers[i] < D)
 			mult[spec->outliers[i]] = spec->outlier_scale;
 

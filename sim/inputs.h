@@ -57,8 +57,9 @@ struct inputs_given {
 
 /*
  * Build every tensor for case c. Sizes are overflow-checked against
- * INPUTS_MAX_BYTES; failure is FS_EINPUT (too large) or FS_EINTERNAL (out
- * of memory) with nothing left allocated.
+ * INPUTS_MAX_BYTES; failure is FS_EINPUT (too large, or a shape or block
+ * table inputs cannot lay out) or FS_EINTERNAL (out of memory) with
+ * nothing left allocated and *in zeroed.
  */
 #define INPUTS_MAX_BYTES ((size_t)16 << 30)
 enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,

@@ -20,7 +20,7 @@ float quant_f16_to_f32(uint16_t h);
 
 /* absmax of n values / clip, in f32. */
 float quant_scale(const float *x, int n, int clip);
-/* Quantize n values with a given scale (0 gives zeros). */
+/* Quantize n values with a given scale (0 gives zeros; a NaN x gives 0). */
 void quant_apply(const float *x, int n, float scale, int clip,
 		 enum case_rounding r, int8_t *q);
 /* Round one value per the case's rounding mode. */

@@ -660,6 +660,44 @@ static void given_arrays_are_used_and_rounded(void **state)
 	free(k);
 }
 
+/*
+ * The case's rounding mode reaches Q, K and V: rows whose absmax is 127
+ * have scale exactly 1, so x / scale = x and the ties are known by hand.
+ */
+static void rounding_mode_reaches_every_tensor(void **state)
+{
+	static const int ctx[] = { 3 };
+	static const float tie[] = { 127.0f, 2.5f, -0.5f, 126.5f, -1.5f };
+	static const int8_t away[] = { 127, 3, -1, 127, -2 };
+	static const int8_t even[] = { 127, 2, 0, 126, -2 };
+	float q[24 * 256] = { 0 }, kv[3 * 4 * 256] = { 0 };
+	struct inputs_given g = { q, kv, kv };
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		q[i] = tie[i];
+		kv[(1 * 4 + 2) * 256 + 16 * 3 + i] = tie[i];	/* token 1, head 2 */
+	}
+	for (int mode = 0; mode < 2; mode++) {
+		struct fs_case c;
+		struct fs_inputs in;
+		const int8_t *want = mode ? even : away;
+
+		base_case(&c, 16, PLACE_REVERSED, 1, ctx, NULL);
+		c.rounding = mode ? ROUND_HALF_EVEN : ROUND_HALF_AWAY;
+		build_ok(&c, &g, &in);
+		assert_true(in.q_scale[0] == 1.0f);
+		assert_true(in.k_scale[scale_addr(&in, in.NB - 1, 1, 2)] == 1.0f);
+		assert_true(in.v_scale[scale_addr(&in, in.NB - 1, 1, 2)] == 1.0f);
+		for (int i = 0; i < 5; i++) {
+			assert_int_equal(in.q_int8[i], want[i]);
+			assert_int_equal(in.k_cache[k_addr(&in, in.NB - 1, 2, 48 + i, 1)], want[i]);
+			assert_int_equal(in.v_cache_i8[v_addr(&in, in.NB - 1, 2, 48 + i, 1)], want[i]);
+		}
+		inputs_free(&in);
+	}
+}
+
 static void too_large_is_refused_before_allocating(void **state)
 {
 	struct fs_case c;
@@ -758,6 +796,7 @@ int main(void)
 		cmocka_unit_test(float_v_caches),
 		cmocka_unit_test(builds_are_deterministic),
 		cmocka_unit_test(given_arrays_are_used_and_rounded),
+		cmocka_unit_test(rounding_mode_reaches_every_tensor),
 		cmocka_unit_test(too_large_is_refused_before_allocating),
 		cmocka_unit_test(bad_cases_are_refused),
 	};
