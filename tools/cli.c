@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cli_error(const struct fs_err *err, enum fs_rc rc)
 {
@@ -78,4 +79,12 @@ int cli_wants_help(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return 1;
 	return 0;
+}
+
+double cli_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

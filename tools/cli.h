@@ -33,6 +33,8 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_flag(char **argv, int i, const char *name);
 /* Parse a decimal int in [min, max]; 0 ok, -1 bad. */
 int cli_int(const char *s, long min, long max, long *out);
+/* Monotonic seconds, for the timings reports print. */
+double cli_seconds(void);
 /* Does any argument ask for help (-h / --help)? */
 int cli_wants_help(int argc, char **argv);
 

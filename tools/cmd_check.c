@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -164,14 +163,6 @@ static enum fs_rc write_junit(const char *file, const struct outcome *o, size_t 
 	return FS_OK;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int cmd_check(int argc, char **argv)
 {
 	const char *junit = NULL, *shard = NULL, *v;
@@ -228,7 +219,7 @@ int cmd_check(int argc, char **argv)
 		struct outcome *o = &res[nrun];
 		struct fs_err err = { 0 };
 		struct runcase r;
-		double t0 = now();
+		double t0 = cli_seconds();
 		enum fs_rc e;
 
 		if ((long)(i % (size_t)nshard) != k - 1)
@@ -238,7 +229,7 @@ int cmd_check(int argc, char **argv)
 		e = runcase_load(ps.p[i], &r, &err);
 		if (!e)
 			e = runcase_exec(&r, &err);
-		o->seconds = now() - t0;
+		o->seconds = cli_seconds() - t0;
 		snprintf(o->name, sizeof(o->name), "%s", r.c.name);
 		if (e) {
 			char buf[1200];

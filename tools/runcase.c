@@ -12,20 +12,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "case.h"
+#include "cli.h"
 #include "npy.h"
 #include "profile.h"
 #include "../sim/quant.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 {
@@ -113,7 +105,7 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 		return fs_fail_at(err, FS_EINPUT, c->file, 0, 0,
 				  "route: strict, and the case is outside the INT8 path: %s",
 				  r->route.reason[0]);
-	t0 = now();
+	t0 = cli_seconds();
 	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
 		rc = FS_EINPUT;
 	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->k.npy, ks, "data.k.npy", err)))
@@ -128,21 +120,21 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 	r->have_inputs = 1;
-	r->t_inputs = now() - t0;
+	r->t_inputs = cli_seconds() - t0;
 
-	t0 = now();
+	t0 = cli_seconds();
 	rc = attn_run(c, r->lm, &r->in, &r->sim, err);
 	if (rc)
 		return rc;
 	r->have_sim = 1;
-	r->t_sim = now() - t0;
+	r->t_sim = cli_seconds() - t0;
 
-	t0 = now();
+	t0 = cli_seconds();
 	rc = compare_run(c, r->lm, &r->in, &r->sim, &r->cmp, err);
 	if (rc && rc != FS_MISMATCH)
 		return rc;	/* a mismatch is a verdict, in r->cmp */
 	r->have_cmp = 1;
-	r->t_ref = now() - t0;
+	r->t_ref = cli_seconds() - t0;
 	return FS_OK;
 }
 
