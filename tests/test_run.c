@@ -263,6 +263,38 @@ static void bad_case_is_exit_2_with_location(void **state)
 	tu_free(&r);
 }
 
+/* Real tensors: a case may name a logical Q as .npy. Feeding back the q.npy
+ * a run wrote must give the same quantized Q; a Q of the wrong shape is an
+ * input error that names the file. */
+static void given_npy_inputs(void **state)
+{
+	struct run_result r;
+	char *p;
+
+	(void)state;
+	system("rm -rf /tmp/fragsim-gq1 /tmp/fragsim-gq2");
+	r = tu_run("run cases/qwen35-27b/decode-17.yaml --out /tmp/fragsim-gq1");
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	p = temp_case("cache: {block_size: 16, placement: shuffled}\nsequences:\n  - {context: 17}\n"
+		      "data: {seed: 17, q: {npy: /tmp/fragsim-gq1/q.npy}}\ngolden: [inputs]\n");
+	r = tu_run("run %s --out /tmp/fragsim-gq2", p);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	assert_int_equal(system("cmp -s /tmp/fragsim-gq1/q_int8.npy /tmp/fragsim-gq2/q_int8.npy"), 0);
+	assert_int_equal(system("cmp -s /tmp/fragsim-gq1/q_scale.npy /tmp/fragsim-gq2/q_scale.npy"), 0);
+	unlink(p);
+	free(p);
+	p = temp_case("sequences:\n  - {context: 17}\ndata: {q: {npy: /tmp/fragsim-gq1/scores.npy}}\n");
+	r = tu_run("run %s", p);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "/tmp/fragsim-gq1/scores.npy: data.q.npy must have shape [1, 1, 24, 256]"));
+	tu_free(&r);
+	unlink(p);
+	free(p);
+	system("rm -rf /tmp/fragsim-gq1 /tmp/fragsim-gq2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +309,7 @@ int main(void)
 		cmocka_unit_test(route_and_strict),
 		cmocka_unit_test(show_fills_defaults),
 		cmocka_unit_test(bad_case_is_exit_2_with_location),
+		cmocka_unit_test(given_npy_inputs),
 	};
 
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
