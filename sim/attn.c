@@ -37,6 +37,7 @@
 #include "mmac.h"
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
+#define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
 
 struct kern {
 	const struct fs_case *c;
@@ -486,13 +487,11 @@ static int run_unit(const struct kern *k, const struct unit *u,
 	/* Merge, then check that replica rows agree with their primary. */
 	for (int i = 0; i < R; i++) {
 		const struct row *w = &x->rows[i];
-		struct rstate *segs[64 * 1024 / 64];
+		struct rstate *segs[ATTN_MAX_SEGMENTS];
 		int primary = i;
 
 		if (!w->valid)
 			continue;
-		if (nseg > (int)FS_ARRAY_LEN(segs))
-			return -2;
 		for (int sg = 0; sg < nseg; sg++)
 			segs[sg] = &x->st[(size_t)sg * R + i];
 		if (w->primary) {
@@ -582,6 +581,10 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
 			       lm->name, lm->k);
+	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
+		return fs_fail(err, FS_EINPUT,
+			       "split_k.segment %d cuts a context into %d segments; at most %d",
+			       c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
 	if (c->mode == MODE_DECODE && case_group(c) > lm->m &&
 	    case_group(c) % lm->m)
 		return fs_fail(err, FS_EINPUT,
