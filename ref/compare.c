@@ -62,8 +62,9 @@
  *            the sim's scores (0 when none are visible).
  *
  * A NaN, or an infinity where a finite value was wanted, is a mismatch
- * with error +inf. Example: s_ref = 3.5 allows |err| <= 8.34e-7; a sim
- * score of 3.5000010 (err 1.0e-6) is a mismatch with max_err_tol 1.2.
+ * with error +inf. Example: s_ref = 3.5 allows |err| <= 2^-22 * 3.5 =
+ * 8.34e-7, i.e. 3.5 f32 ulps; a sim score 4 ulps off (3.50000095, err
+ * 9.54e-7) is a mismatch with max_err_tol 4 / 3.5 = 1.14.
  *
  * Determinism: rows (and acc tiles) are cut into fixed chunks of
  * CMP_CHUNK; OpenMP threads take whole chunks, each chunk sums its rows
@@ -530,7 +531,8 @@ static enum fs_rc cmp_validate(const struct cmp_ctx *x, struct fs_err *err)
 		int heads = c->mode == MODE_DECODE ? in->Hkv : in->Hq;
 
 		if (tl[0] < 0 || tl[0] >= in->S || tl[1] < 0 ||
-		    tl[1] >= heads || tl[2] < 0 || tl[2] >= in->T || tl[3] < 0)
+		    tl[1] >= heads || tl[2] < 0 || tl[2] >= in->T || tl[3] < 0 ||
+		    tl[3] >= in->MAXCTX)
 			return fs_fail(err, FS_EINPUT,
 				       "acc_tiles[%zu] = (%d, %d, %d, %d) is out "
 				       "of range", i, tl[0], tl[1], tl[2], tl[3]);

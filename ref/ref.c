@@ -88,11 +88,14 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 	}
 	ref_page(in, s, j, &blk, &slot);
 	q = in->q_int8 + (((size_t)s * in->T + t) * in->Hq + qh) * D;
-	for (int d = d0; d < d1; d++) {
-		size_t at = ((((size_t)blk * in->Hkv + g) * (D / 16) + d / 16) *
-				     BS + slot) * 16 + d % 16;
+	/* 16 dims at a time: one [blk][g][d / 16][slot][0..15] row each. */
+	for (int d16 = d0 / 16; d16 < d1 / 16; d16++) {
+		const int8_t *k = in->k_cache +
+			((((size_t)blk * in->Hkv + g) * (D / 16) + d16) * BS +
+			 slot) * 16;
 
-		acc += (int32_t)q[d] * (int32_t)in->k_cache[at];
+		for (int i = 0; i < 16; i++)
+			acc += (int32_t)q[d16 * 16 + i] * (int32_t)k[i];
 	}
 	return acc;
 }
@@ -167,19 +170,38 @@ static void ref_softmax(const double *score, double *prob, int n)
 		prob[j] = sum > 0 ? prob[j] / sum : 0;
 }
 
-/* Dequantized (or float) V[j][g][d] through the cache. */
-static double ref_v(const struct fs_case *c, const struct fs_inputs *in,
-		    int s, int j, int g, int d)
+/*
+ * out[d] = sum over visible j of p[j] * V[j][g][d] (or |V|, when absolute),
+ * V dequantized through the cache. Keys outermost, so each key's page is
+ * looked up once; for each d the terms still add in key order.
+ */
+static void ref_pv(const struct fs_case *c, const struct fs_inputs *in, int s,
+		   int g, int qpos, int n, const double *p, int absolute,
+		   double *out)
 {
-	int blk, slot;
-	size_t at;
+	int D = in->D, BS = in->BS;
 
-	ref_page(in, s, j, &blk, &slot);
-	at = (((size_t)blk * in->Hkv + g) * in->D + d) * in->BS + slot;
-	if (c->v_dtype == VDT_INT8)
-		return (double)in->v_cache_i8[at] *
-		       in->v_scale[((size_t)blk * in->BS + slot) * in->Hkv + g];
-	return in->v_cache_f[at];
+	for (int d = 0; d < D; d++)
+		out[d] = 0;
+	for (int j = 0; j < n; j++) {
+		size_t at;	/* V[j][g][d] is at + d * BS */
+		double vs = 1;
+		int blk, slot;
+
+		if (!ref_visible(c, qpos, j))
+			continue;
+		ref_page(in, s, j, &blk, &slot);
+		at = ((size_t)blk * in->Hkv + g) * D * BS + slot;
+		if (c->v_dtype == VDT_INT8)
+			vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];
+		for (int d = 0; d < D; d++) {
+			size_t a = at + (size_t)d * BS;
+			double v = c->v_dtype == VDT_INT8 ? in->v_cache_i8[a] * vs
+							  : in->v_cache_f[a];
+
+			out[d] += p[j] * (absolute ? fabs(v) : v);
+		}
+	}
 }
 
 void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
@@ -217,23 +239,21 @@ void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
 	ref_softmax(r->score, r->prob, n);
 	ref_softmax(r->score_f, r->prob_f, n);
 
-	for (int d = 0; d < D; d++) {
-		double o = 0, oa = 0, of = 0;
+	/* out_abs first, in out[] as scratch, then out itself. */
+	ref_pv(c, in, s, g, qpos, n, r->prob, 1, r->out);
+	for (int d = 0; d < D; d++)
+		if (r->out[d] > r->out_abs)
+			r->out_abs = r->out[d];
+	ref_pv(c, in, s, g, qpos, n, r->prob, 0, r->out);
+	for (int d = 0; d < D; d++)
+		r->out_f[d] = 0;
+	for (int j = 0; j < n; j++) {
+		const float *vf = in->v + (((size_t)s * in->MAXCTX + j) * in->Hkv +
+					   g) * D;
 
-		for (int j = 0; j < n; j++) {
-			double v;
-
-			if (!ref_visible(c, qpos, j))
-				continue;
-			v = ref_v(c, in, s, j, g, d);
-			o += r->prob[j] * v;
-			oa += r->prob[j] * fabs(v);
-			of += r->prob_f[j] * in->v[(((size_t)s * in->MAXCTX + j) *
-						    in->Hkv + g) * D + d];
-		}
-		r->out[d] = o;
-		r->out_f[d] = of;
-		if (oa > r->out_abs)
-			r->out_abs = oa;
+		if (!ref_visible(c, qpos, j))
+			continue;
+		for (int d = 0; d < D; d++)
+			r->out_f[d] += r->prob_f[j] * vf[d];
 	}
 }

@@ -90,6 +90,14 @@ static int walk(const char *path, struct paths *ps, int depth)
 	return 0;
 }
 
+static void paths_free(struct paths *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->p[i]);
+	free(ps->p);
+	memset(ps, 0, sizeof(*ps));
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -177,6 +185,7 @@ int cmd_check(int argc, char **argv)
 		fputs(usage, stdout);
 		return FS_OK;
 	}
+	/* Options first, so that a usage error returns before any work. */
 	for (int i = 1; i < argc;) {
 		int got;
 
@@ -193,8 +202,6 @@ int cmd_check(int argc, char **argv)
 		if (argv[i][0] == '-')
 			return cli_usage_error(usage, "unknown option '%s'", argv[i]);
 		nargs++;
-		if (walk(argv[i], &ps, 0) == -2)
-			return cli_usage_error(NULL, "%s: no such file or directory", argv[i]);
 		i++;
 	}
 	if (!nargs)
@@ -207,10 +214,27 @@ int cmd_check(int argc, char **argv)
 			return cli_usage_error(usage, "--shard must be K/N with 1 <= K <= N, not '%s'",
 					       shard);
 	}
+	for (int i = 1; i < argc;) {
+		if (cli_opt(argc, argv, &i, "--junit", &v) > 0 ||
+		    cli_opt(argc, argv, &i, "--shard", &v) > 0)
+			continue;
+		if (cli_flag(argv, i, "--json")) {
+			i++;
+			continue;
+		}
+		if (walk(argv[i], &ps, 0) < 0) {
+			paths_free(&ps);
+			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
+					       argv[i]);
+		}
+		i++;
+	}
 	qsort(ps.p, ps.n, sizeof(*ps.p), cmp_str);
 	res = calloc(ps.n + 1, sizeof(*res));
-	if (!res)
+	if (!res) {
+		paths_free(&ps);
 		return FS_EINTERNAL;
+	}
 	if (json) {
 		json_init(&j, stdout, 0);
 		json_begin_array(&j);
@@ -280,9 +304,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if (junit && write_junit(junit, res, nrun))
 		rc = FS_EINTERNAL;
-	for (size_t i = 0; i < ps.n; i++)
-		free(ps.p[i]);
-	free(ps.p);
+	paths_free(&ps);
 	free(res);
 	if (rc)
 		return rc;
