@@ -218,17 +218,31 @@ static float k_scale_of(const struct kern *k, const struct unit *u, int tok,
 			      ks * k->K);
 }
 
-static float v_of(const struct kern *k, const struct unit *u, int tok, int d)
+/*
+ * Where key tok's V column lives: element d is base[d * BS], times *scale
+ * for int8 V (NULL for float V). Looked up once per key, not per element.
+ */
+struct vcol {
+	const int8_t *i8;
+	const float *f;
+	float scale;
+};
+
+static struct vcol v_col(const struct kern *k, const struct unit *u, int tok)
 {
 	const struct fs_inputs *in = k->in;
 	int g = kv_head_of(k, u);
 	int blk = in->block_table[u->s * k->MAXB + tok / k->BS], slot = tok % k->BS;
-	size_t a = (((size_t)blk * k->Hkv + g) * k->D + d) * k->BS + slot;
+	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
+	struct vcol v = { NULL, NULL, 0.0f };
 
-	if (k->c->v_dtype == VDT_INT8)
-		return (float)in->v_cache_i8[a] *
-		       in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
-	return in->v_cache_f[a];
+	if (k->c->v_dtype == VDT_INT8) {
+		v.i8 = &in->v_cache_i8[a];
+		v.scale = in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
+	} else {
+		v.f = &in->v_cache_f[a];
+	}
+	return v;
 }
 
 /*
@@ -310,10 +324,17 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 		for (int d = 0; d < k->D; d++)
 			x->o[d] *= alpha;
 		for (int n = 0; n < k->N; n++) {
+			struct vcol v;
+
 			if (ws[m * k->N + n] == -INFINITY)
 				continue;	/* masked: P is 0 and V is not read */
-			for (int d = 0; d < k->D; d++)
-				x->o[d] += p[n] * v_of(k, u, kb + n, d);
+			v = v_col(k, u, kb + n);
+			if (v.i8)
+				for (int d = 0; d < k->D; d++)
+					x->o[d] += p[n] * ((float)v.i8[(size_t)d * k->BS] * v.scale);
+			else
+				for (int d = 0; d < k->D; d++)
+					x->o[d] += p[n] * v.f[(size_t)d * k->BS];
 		}
 	}
 }
