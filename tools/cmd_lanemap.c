@@ -80,46 +80,64 @@ static int do_list(int argc, char **argv)
 	return FS_OK;
 }
 
-static int do_check(int argc, char **argv)
+/*
+ * The arguments of check and diff: positionals into pos[] (at most max;
+ * *n counts all of them) and --format text|json. 0, or an exit status.
+ */
+static int scan_args(int argc, char **argv, const char *cmd, enum lm_format *fmt,
+		     const char **pos, int max, int *n)
 {
-	enum lm_format fmt = LMF_TEXT;
-	int worst = FS_OK, nfiles = 0;
 	const char *v;
 
+	*fmt = LMF_TEXT;
+	*n = 0;
 	for (int i = 1; i < argc;) {
 		int r = cli_opt(argc, argv, &i, "--format", &v);
 
 		if (r < 0)
 			return cli_usage_error(usage, "--format needs a value");
 		if (r > 0) {
-			if (lmprint_format(v, &fmt) || fmt == LMF_MD || fmt == LMF_CSV)
-				return cli_usage_error(usage, "check: --format must be text or json");
+			if (lmprint_format(v, fmt) || *fmt == LMF_MD || *fmt == LMF_CSV)
+				return cli_usage_error(usage, "%s: --format must be text or json", cmd);
 			continue;
 		}
+		if (*n < max)
+			pos[*n] = argv[i];
+		(*n)++;
 		i++;
 	}
-	for (int i = 1; i < argc; i++) {
+	return 0;
+}
+
+static int do_check(int argc, char **argv)
+{
+	const char **files = calloc((size_t)argc, sizeof(*files));
+	enum lm_format fmt;
+	int worst = FS_OK, nfiles, bad;
+
+	if (!files)
+		return FS_EINTERNAL;
+	bad = scan_args(argc, argv, "check", &fmt, files, argc, &nfiles);
+	if (bad || !nfiles) {
+		free(files);
+		return bad ? bad : cli_usage_error(usage, "check: give at least one profile");
+	}
+	for (int i = 0; i < nfiles; i++) {
 		struct lm_report rep;
 		struct lanemap *lm;
 		int rc;
 
-		if (!strncmp(argv[i], "--format", 8)) {
-			i += strchr(argv[i], '=') ? 0 : 1;
-			continue;
-		}
-		nfiles++;
-		lm = load(argv[i], &rep, &rc);
+		lm = load(files[i], &rep, &rc);
 		if (!lm) {
 			worst = FS_EINPUT;
 			continue;
 		}
-		lmprint_report(stdout, argv[i], lm, &rep, fmt);
+		lmprint_report(stdout, files[i], lm, &rep, fmt);
 		if (rc > worst)
 			worst = rc;
 		lanemap_free(lm);
 	}
-	if (!nfiles)
-		return cli_usage_error(usage, "check: give at least one profile");
+	free(files);
 	return worst;
 }
 
@@ -166,28 +184,16 @@ static void diff_json(const struct lanemap *x, const struct lanemap *y,
 
 static int do_diff(int argc, char **argv)
 {
-	enum lm_format fmt = LMF_TEXT;
-	const char *names[2] = { NULL, NULL }, *v;
+	enum lm_format fmt;
+	const char *names[2] = { NULL, NULL };
 	struct lanemap *lm[2] = { NULL, NULL };
 	struct lm_report rep;
 	struct lanediff d;
 	struct fs_err err = { 0 };
-	int n = 0, rc = FS_OK;
+	int n, rc = scan_args(argc, argv, "diff", &fmt, names, 2, &n);
 
-	for (int i = 1; i < argc;) {
-		int r = cli_opt(argc, argv, &i, "--format", &v);
-
-		if (r < 0)
-			return cli_usage_error(usage, "--format needs a value");
-		if (r > 0) {
-			if (lmprint_format(v, &fmt) || fmt == LMF_MD || fmt == LMF_CSV)
-				return cli_usage_error(usage, "diff: --format must be text or json");
-			continue;
-		}
-		if (n == 2)
-			return cli_usage_error(usage, "diff: takes two profiles");
-		names[n++] = argv[i++];
-	}
+	if (rc)
+		return rc;
 	if (n != 2)
 		return cli_usage_error(usage, "diff: takes two profiles");
 	for (int i = 0; i < 2 && rc == FS_OK; i++) {
