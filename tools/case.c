@@ -88,6 +88,27 @@ static const char *const golden_names[] = {
 	"inputs", "acc", "scores", "out", "splitk", NULL,
 };
 
+const char *case_mode_name(enum case_mode m)
+{
+	return mode_names[m];
+}
+
+const char *case_placement_name(enum case_placement p)
+{
+	return placement_names[p];
+}
+
+const char *case_rounding_name(enum case_rounding r)
+{
+	return rounding_names[r];
+}
+
+const char *case_golden_name(int bit)
+{
+	return bit >= 0 && bit < (int)FS_ARRAY_LEN(golden_names) - 1 ?
+	       golden_names[bit] : NULL;
+}
+
 /* check: thresholds; *_min ones are rates in [0, 1], *_max ones >= 0. */
 struct threshold {
 	const char *key;

@@ -61,4 +61,11 @@ enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
  */
 void case_print(FILE *f, const struct fs_case *c);
 
+/* The spellings the schema uses, for reports and manifests. */
+const char *case_mode_name(enum case_mode m);
+const char *case_placement_name(enum case_placement p);
+const char *case_rounding_name(enum case_rounding r);
+/* Name of golden bit i (enum case_golden is 1 << i), or NULL past the last. */
+const char *case_golden_name(int bit);
+
 #endif

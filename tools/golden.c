@@ -155,8 +155,6 @@ static char *case_yaml(const struct fs_case *c)
 	return buf;
 }
 
-static const char *const golden_names[] = { "inputs", "acc", "scores", "out", "splitk" };
-
 static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 			   enum golden_format fmt, struct json *j)
 {
@@ -169,11 +167,10 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 	json_begin_object(j);
 	json_key_string(j, "fragsim_version", FRAGSIM_VERSION);
 	json_key_string(j, "case", c->name);
-	json_key_string(j, "mode", c->mode == MODE_DECODE ? "decode" : "prefill");
+	json_key_string(j, "mode", case_mode_name(c->mode));
 	json_key_double(j, "softmax_scale", c->softmax_scale);
 	json_key_uint(j, "seed", c->seed);
-	json_key_string(j, "rounding", c->rounding == ROUND_HALF_AWAY ?
-			"half_away_from_zero" : "half_to_even");
+	json_key_string(j, "rounding", case_rounding_name(c->rounding));
 	json_key_int(j, "clip", c->clip);
 	json_key(j, "profile");
 	json_begin_object(j);
@@ -184,9 +181,9 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 	json_key_bool(j, "int8_path", r->route.inside);
 	json_key(j, "golden");
 	json_begin_array_compact(j);
-	for (int i = 0; i < (int)FS_ARRAY_LEN(golden_names); i++)
+	for (int i = 0; case_golden_name(i); i++)
 		if (c->golden & (1u << i))
-			json_string(j, golden_names[i]);
+			json_string(j, case_golden_name(i));
 	json_end_array(j);
 	json_key_string(j, "format", fmt == GOLDEN_NPY ? "npy" : "safetensors");
 	json_key(j, "files");

@@ -7,18 +7,19 @@
  */
 #include "report.h"
 
+#include "case.h"
+
 #include <math.h>
 #include <string.h>
 
-static const char *const placement_names[] = { "contiguous", "shuffled", "reversed", "table" };
 
 static void vars(FILE *f, const struct runcase *r)
 {
 	const struct fs_case *c = &r->c;
 
 	fprintf(f, "%s(%s,S=%d,ctx=%d,bs=%d,%s,%s)", c->name,
-		c->mode == MODE_DECODE ? "decode" : "prefill", c->n_seqs,
-		case_context_max(c), c->block_size, placement_names[c->placement],
+		case_mode_name(c->mode), c->n_seqs,
+		case_context_max(c), c->block_size, case_placement_name(c->placement),
 		r->lm ? r->lm->name : c->isa);
 }
 
@@ -87,7 +88,7 @@ void report_summary(FILE *f, const struct runcase *r)
 	fprintf(f, "%s\n", r->route.n ? ")" : "");
 	fprintf(f, "shape     %s, %d sequence(s), q_heads %d, kv_heads %d, head_dim %d, "
 		"block_size %d, %d blocks, softmax_scale %.9g\n",
-		c->mode == MODE_DECODE ? "decode" : "prefill", c->n_seqs, c->q_heads,
+		case_mode_name(c->mode), c->n_seqs, c->q_heads,
 		c->kv_heads, c->head_dim, c->block_size, c->num_blocks, c->softmax_scale);
 	fprintf(f, "tiles     %zu executed (%d rows each, %d distinct q rows = %.1f%%)\n",
 		r->sim.n_tiles, r->sim.rows, r->sim.distinct_rows,
@@ -160,7 +161,7 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_string(j, "case", r->c.name);
 	json_key_string(j, "file", r->c.file);
 	json_key_string(j, "isa", r->lm ? r->lm->name : r->c.isa);
-	json_key_string(j, "mode", r->c.mode == MODE_DECODE ? "decode" : "prefill");
+	json_key_string(j, "mode", case_mode_name(r->c.mode));
 	json_key_bool(j, "ok", runcase_status(r) == FS_OK);
 	reason(r, why, sizeof(why));
 	json_key_string(j, "reason", runcase_status(r) == FS_OK ? "" : why);
