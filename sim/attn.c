@@ -618,6 +618,14 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 		    const struct fs_inputs *in, struct attn_result *r,
 		    struct fs_err *err)
 {
+	return attn_run_opts(c, lm, NULL, in, r, err);
+}
+
+enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
+			 const struct attn_opts *opts, const struct fs_inputs *in,
+			 struct attn_result *r, struct fs_err *err)
+{
+	(void)opts;	/* the hardware map: next commit */
 	struct kern k;
 	struct unit *units = NULL;
 	struct row *rows;

@@ -51,10 +51,22 @@ struct attn_result {
 	long replica_mismatch;	/* replica rows that disagreed (must be 0) */
 };
 
-/* What to keep beyond out/row stats (enum case_golden bits). */
+/*
+ * Emulate case c on inputs in. The kernel side follows lm and c->kernel
+ * (kernel.h); the hardware executes under lm too unless opts->hw names
+ * another map of the same shape (a hypothesis: "the hardware is really
+ * X"). opts may be NULL.
+ */
+struct attn_opts {
+	const struct lanemap *hw;	/* NULL: the hardware is lm */
+};
+
 enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 		    const struct fs_inputs *in, struct attn_result *r,
 		    struct fs_err *err);
+enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
+			 const struct attn_opts *opts, const struct fs_inputs *in,
+			 struct attn_result *r, struct fs_err *err);
 void attn_free(struct attn_result *r);
 
 #endif

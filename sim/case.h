@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include "kernel.h"
+
 #define CASE_MAX_SEQS 64
 #define CASE_MAX_CONTEXT (1 << 20)	/* keys per sequence */
 #define CASE_MAX_TOKENS 8192		/* query tokens per sequence */
@@ -121,6 +123,9 @@ struct fs_case {
 	/* data */
 	uint64_t seed;
 	struct case_tensor q, k, v;
+
+	/* What the kernel under test assumes (kernel:); default correct. */
+	struct fs_kernel kernel;
 
 	struct case_check check;
 	unsigned golden;	/* enum case_golden bits */
