@@ -22,6 +22,7 @@ struct runcase {
 	struct route_verdict route;
 	double t_inputs, t_sim, t_ref;	/* seconds */
 	int have_inputs, have_sim, have_cmp;
+	int emulate_only;	/* set before exec: no reference, no verdict */
 };
 
 /* Load case file, profile and route verdict. FS_EINPUT on bad input. */
@@ -29,7 +30,8 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 /* Build inputs, emulate, compare. Returns FS_OK, or FS_EINPUT for a
  * strict route refusal; the verification verdict is runcase_status(). */
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err);
-/* FS_OK when every check holds, FS_MISMATCH otherwise. */
+/* FS_OK when every check holds (or emulate_only: nothing was checked),
+ * FS_MISMATCH otherwise. */
 enum fs_rc runcase_status(const struct runcase *r);
 void runcase_free(struct runcase *r);
 
