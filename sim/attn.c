@@ -621,59 +621,6 @@ static void c_row_slots_free(struct kern *k)
 	free(k->seq_block0);
 }
 
-/*
- * The "adjacent columns" belief (c_columns, tail_mask, transpose bugs):
- * a lane holding g entries of row m believes they are columns r*g ..
- * r*g + g-1, r its rank among the lanes holding row m (by the lowest
- * column each truly holds). On gfx936 lane L, accumulator e then means
- * column 4*(L/16) + e instead of L/16 + 4*e. -1 when the lanes holding a
- * row do not hold equal shares of it.
- */
-static int c_columns_contiguous(const struct lanemap *lm, int *out)
-{
-	const struct lanemap_operand *oc = &lm->op[LM_C];
-	int W = lm->wave, EC = oc->elems;
-
-	for (int s = 0; s < W * EC; s++) {
-		int L = s / EC, m = oc->row[s], g = 0, idx = 0, lo = INT32_MAX;
-		int rank = 0, lanes = 0;
-
-		for (int e = 0; e < EC; e++) {
-			int t = L * EC + e;
-
-			if (oc->row[t] != m)
-				continue;
-			g++;
-			idx += oc->col[t] < oc->col[s];
-			if (oc->col[t] < lo)
-				lo = oc->col[t];
-		}
-		for (int L2 = 0; L2 < W; L2++) {
-			int g2 = 0, lo2 = INT32_MAX;
-
-			for (int e = 0; e < EC; e++) {
-				int t = L2 * EC + e;
-
-				if (oc->row[t] == m) {
-					g2++;
-					if (oc->col[t] < lo2)
-						lo2 = oc->col[t];
-				}
-			}
-			if (!g2)
-				continue;
-			if (g2 != g)
-				return -1;
-			lanes++;
-			rank += lo2 < lo;
-		}
-		if (lanes * g != lm->n)
-			return -1;
-		out[s] = rank * g + idx;
-	}
-	return 0;
-}
-
 /* The kernel's column tables and page walk from its assumptions. */
 static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 {
@@ -686,7 +633,7 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 		k->col_contig = malloc((size_t)slots * sizeof(int));
 		if (!k->col_contig)
 			return fs_fail(err, FS_EINTERNAL, "out of memory");
-		if (c_columns_contiguous(k->lm, k->col_contig))
+		if (kernel_contiguous_cols(k->lm, k->col_contig))
 			return fs_fail(err, FS_EINPUT,
 				       "kernel: adjacent-column beliefs need lanes holding equal shares of each C row; %s does not",
 				       k->lm->name);

@@ -5,6 +5,8 @@
  */
 #include "kernel.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
@@ -92,4 +94,84 @@ unsigned kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (unsigned)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
 	b |= (unsigned)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
 	return b;
+}
+
+/*
+ * The "adjacent columns" belief (c_columns, tail_mask, transpose bugs):
+ * a lane holding g entries of row m believes they are columns r*g ..
+ * r*g + g-1, r its rank among the lanes holding row m (by the lowest
+ * column each truly holds). On gfx936 lane L, accumulator e then means
+ * column 4*(L/16) + e instead of L/16 + 4*e. -1 when the lanes holding a
+ * row do not hold equal shares of it.
+ */
+int kernel_contiguous_cols(const struct lanemap *lm, int *out)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int W = lm->wave, EC = oc->elems;
+
+	for (int s = 0; s < W * EC; s++) {
+		int L = s / EC, m = oc->row[s], g = 0, idx = 0, lo = INT32_MAX;
+		int rank = 0, lanes = 0;
+
+		for (int e = 0; e < EC; e++) {
+			int t = L * EC + e;
+
+			if (oc->row[t] != m)
+				continue;
+			g++;
+			idx += oc->col[t] < oc->col[s];
+			if (oc->col[t] < lo)
+				lo = oc->col[t];
+		}
+		for (int L2 = 0; L2 < W; L2++) {
+			int g2 = 0, lo2 = INT32_MAX;
+
+			for (int e = 0; e < EC; e++) {
+				int t = L2 * EC + e;
+
+				if (oc->row[t] == m) {
+					g2++;
+					if (oc->col[t] < lo2)
+						lo2 = oc->col[t];
+				}
+			}
+			if (!g2)
+				continue;
+			if (g2 != g)
+				return -1;
+			lanes++;
+			rank += lo2 < lo;
+		}
+		if (lanes * g != lm->n)
+			return -1;
+		out[s] = rank * g + idx;
+	}
+	return 0;
+}
+
+int kernel_bug_applies(enum kern_bug b, const struct lanemap *lm, int segments)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int slots = lm->wave * oc->elems, *cc, differs = 0;
+
+	switch (b) {
+	case BUG_C_COLUMNS:
+	case BUG_TAIL_MASK:
+	case BUG_TRANSPOSE:
+		cc = malloc((size_t)slots * sizeof(int));
+		if (!cc || kernel_contiguous_cols(lm, cc)) {
+			free(cc);
+			return 0;
+		}
+		for (int s = 0; s < slots; s++)
+			differs |= cc[s] != oc->col[s];
+		free(cc);
+		return differs;
+	case BUG_OPERAND_ORDER:
+		return lm->m == lm->n && lm->op[LM_A].type == lm->op[LM_B].type;
+	case BUG_SPLIT_MERGE:
+		return segments > 1;
+	default:
+		return (unsigned)b < BUG_COUNT;
+	}
 }

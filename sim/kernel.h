@@ -14,6 +14,8 @@
 #ifndef KERNEL_H
 #define KERNEL_H
 
+#include "lanemap.h"
+
 /* Which C column the kernel believes an accumulator holds. */
 enum kern_cols {
 	KCOLS_PROFILE,		/* the profile's: c0 + {0,4,8,12} on gfx936 */
@@ -71,5 +73,20 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim);
 
 /* Which bugs k carries, as bits (1 << enum kern_bug). */
 unsigned kernel_bugs(const struct fs_kernel *k, int head_dim);
+
+/*
+ * The "adjacent columns" belief behind c_columns, tail_mask and
+ * transpose: out[slot] is the C column the kernel takes slot (lane, e) to
+ * hold. Returns -1 when the lanes holding a row hold unequal shares of it.
+ */
+int kernel_contiguous_cols(const struct lanemap *lm, int *out);
+
+/*
+ * Can bug b change anything on hardware lm, for a case cut into
+ * `segments` split-K segments? 0 when the wrong belief coincides with the
+ * truth (adjacent columns on a map that has them) or cannot be expressed
+ * (operand_order kq on a non-square tile, split_merge with one segment).
+ */
+int kernel_bug_applies(enum kern_bug b, const struct lanemap *lm, int segments);
 
 #endif
