@@ -91,6 +91,7 @@ struct fs_case {
 	char isa[CASE_PATH_MAX];	/* builtin profile name or profile path */
 	enum case_mode mode;
 	enum case_route route;
+	int expect_mismatch;	/* expect: mismatch - a case that plants a bug */
 
 	/* model */
 	int q_heads, kv_heads, head_dim;

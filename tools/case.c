@@ -8,7 +8,7 @@
  * The walk, in order (later steps need earlier results):
  *
  *   set_defaults     the whole struct, from the schema's defaults
- *   top level        fragsim, name, description, isa, mode, route
+ *   top level        fragsim, name, description, isa, mode, route, expect
  *   model            heads, head_dim, softmax_scale (auto -> 1/sqrt(D))
  *   cache            block_size, placement, ... (num_blocks waits)
  *   sequences        context/tokens or history/chunk; sums
@@ -40,7 +40,7 @@
 #include "yamldoc.h"
 
 static const char *const top_keys[] = {
-	"fragsim", "name", "description", "isa", "mode", "route", "model",
+	"fragsim", "name", "description", "isa", "mode", "route", "expect", "model",
 	"cache", "sequences", "quant", "split_k", "kernel", "data", "check",
 	"golden", NULL,
 };
@@ -72,6 +72,7 @@ static const char *const check_keys[] = {
 /* Enum spellings, in enum order: parsed and printed from these. */
 static const char *const mode_names[] = { "decode", "prefill", NULL };
 static const char *const route_names[] = { "report", "strict", NULL };
+static const char *const expect_names[] = { "match", "mismatch", NULL };
 static const char *const placement_names[] = {
 	"contiguous", "shuffled", "reversed", "table", NULL,
 };
@@ -435,6 +436,10 @@ static enum fs_rc load_top(struct loader *L, yaml_node_t *top)
 	if (opt_enum(L, top, "", "route", route_names, &x))
 		return FS_EINPUT;
 	c->route = (enum case_route)x;
+	x = c->expect_mismatch;
+	if (opt_enum(L, top, "", "expect", expect_names, &x))
+		return FS_EINPUT;
+	c->expect_mismatch = x;
 	return FS_OK;
 }
 
@@ -1120,8 +1125,8 @@ void case_print(FILE *f, const struct fs_case *c)
 	print_str(f, c->description);
 	fputs("\nisa: ", f);
 	print_str(f, c->isa);
-	fprintf(f, "\nmode: %s\nroute: %s\n", mode_names[c->mode],
-		route_names[c->route]);
+	fprintf(f, "\nmode: %s\nroute: %s\nexpect: %s\n", mode_names[c->mode],
+		route_names[c->route], expect_names[c->expect_mismatch]);
 
 	fprintf(f, "model:\n  q_heads: %d\n  kv_heads: %d\n  head_dim: %d\n",
 		c->q_heads, c->kv_heads, c->head_dim);

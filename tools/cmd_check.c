@@ -188,7 +188,7 @@ int cmd_check(int argc, char **argv)
 				printf("%s: ERROR %s\n", ps.p[i], o->message);
 			nerr++;
 		} else {
-			o->status = runcase_status(&r) == FS_OK ? 0 : 1;
+			o->status = runcase_expected(&r) == FS_OK ? 0 : 1;
 			if (o->status) {
 				char *line = NULL;
 				size_t len = 0;

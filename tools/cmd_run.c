@@ -100,7 +100,7 @@ int cmd_run(int argc, char **argv)
 		report_summary(stdout, &r);
 	}
 	rc = runcase_status(&r);
-	if (out && rc == FS_OK) {
+	if (out && rc == FS_OK && !r.c.expect_mismatch) {
 		enum fs_rc wr = golden_write(&r, out, fmt, &err);
 
 		if (wr) {
@@ -111,8 +111,11 @@ int cmd_run(int argc, char **argv)
 			printf("%s   written to %s\n",
 			       emulate_only ? "tensors (emulation only, not checked)" : "goldens", out);
 	} else if (out) {
-		fprintf(stderr, "fragsim: goldens not written: the emulation disagrees with the reference\n");
+		fprintf(stderr, "fragsim: goldens not written: %s\n",
+			rc == FS_OK ? "the case plants a bug (expect: mismatch)" :
+				      "the emulation disagrees with the reference");
 	}
+	rc = runcase_expected(&r);
 	runcase_free(&r);
 	return rc;
 }

@@ -69,6 +69,15 @@ void report_line(FILE *f, const struct runcase *r)
 		fprintf(f, ": emulated, not checked\n");
 		return;
 	}
+	if (r->c.expect_mismatch) {
+		if (runcase_status(r) == FS_OK) {
+			fprintf(f, ": FAIL expected a mismatch; the planted bug went unseen\n");
+			return;
+		}
+		reason(r, why, sizeof(why));
+		fprintf(f, ": OK caught as expected: %s\n", why);
+		return;
+	}
 	if (runcase_status(r) == FS_OK) {
 		fprintf(f, ": OK\n");
 		return;
@@ -170,9 +179,11 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_string(j, "isa", r->lm ? r->lm->name : r->c.isa);
 	json_key_string(j, "mode", case_mode_name(r->c.mode));
 	json_key_bool(j, "checked", !r->emulate_only);
-	json_key_bool(j, "ok", runcase_status(r) == FS_OK);
+	json_key_bool(j, "ok", runcase_expected(r) == FS_OK);
+	json_key_bool(j, "expect_mismatch", r->c.expect_mismatch);
 	reason(r, why, sizeof(why));
 	json_key_string(j, "reason", runcase_status(r) == FS_OK ? "" : why);
+	json_key_bool(j, "matched_reference", runcase_status(r) == FS_OK);
 	json_key_bool(j, "int8_path", r->route.inside);
 	json_key(j, "route_reasons");
 	json_begin_array(j);

@@ -179,6 +179,15 @@ enum fs_rc runcase_status(const struct runcase *r)
 	return FS_OK;
 }
 
+enum fs_rc runcase_expected(const struct runcase *r)
+{
+	enum fs_rc rc = runcase_status(r);
+
+	if (!r->c.expect_mismatch || r->emulate_only)
+		return rc;
+	return rc == FS_MISMATCH ? FS_OK : FS_MISMATCH;
+}
+
 void runcase_free(struct runcase *r)
 {
 	if (r->have_sim)

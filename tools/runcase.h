@@ -45,6 +45,9 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 /* FS_OK when every check holds (or emulate_only: nothing was checked),
  * FS_MISMATCH otherwise. */
 enum fs_rc runcase_status(const struct runcase *r);
+/* runcase_status held to the case's expect: FS_OK when the verdict is the
+ * expected one (a planted bug must be caught), FS_MISMATCH otherwise. */
+enum fs_rc runcase_expected(const struct runcase *r);
 void runcase_free(struct runcase *r);
 
 #endif

@@ -1,0 +1,323 @@
+/*
+ * cmd_mutate.c - `fragsim mutate PATH...`: does the suite catch every
+ * bug class? For each class (sim/kernel.h) the cases run with that wrong
+ * assumption planted, cheapest case first, until one of them fails its
+ * check; the class is then caught, and the first mismatch says where.
+ * A class no case catches survives, and the exit status is 1.
+ *
+ * This is SQLite's fault injection turned on our own checks: a checker
+ * that never saw a known-bad input has not been shown to check anything.
+ *
+ * Cases that carry a kernel: section of their own describe a buggy
+ * kernel already and are skipped. A class that cannot change anything on
+ * a case's hardware (kernel_bug_applies) is not tried there; a class that
+ * applies to no case at all is reported "not applicable" and does not
+ * count as surviving.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caselist.h"
+#include "cli.h"
+#include "cmds.h"
+#include "json.h"
+#include "runcase.h"
+
+static const char usage[] =
+	"usage: fragsim mutate <path>... [--json]\n"
+	"\n"
+	"  <path>   a case file, or a directory searched for *.yaml\n"
+	"  --json   the verdict per bug class as JSON\n"
+	"\n"
+	"For each bug class the kernel: section can plant, run the cases with it\n"
+	"until one fails its check. exit status: 0 every class caught (or not\n"
+	"applicable), 1 a class survives the suite, 2 bad input\n";
+
+enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
+
+struct outcome {
+	enum verdict v;
+	int tried;			/* cases it ran on */
+	const char *casefile;		/* the case that caught it */
+	char casename[128];
+	enum compare_what what;		/* first tensor that mismatched */
+	int what_ok;			/* 0: caught by a threshold or replica check */
+	struct compare_loc loc;
+	int block, slot;		/* the key's physical block and slot; -1 */
+	char reason[200];		/* threshold or replica message */
+};
+
+struct job {
+	const char *path;
+	double cost;
+};
+
+/* Keys x rows: cheap cases first, so most classes fall to a small case. */
+static int job_cmp(const void *a, const void *b)
+{
+	const struct job *x = a, *y = b;
+
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static double case_cost(const struct fs_case *c)
+{
+	double cost = 0.0;
+
+	for (int s = 0; s < c->n_seqs; s++)
+		cost += (double)c->seqs[s].context * c->seqs[s].tokens;
+	return cost * c->q_heads * c->head_dim;
+}
+
+/* Fill o from a failing report. */
+static void record(const struct runcase *r, const char *path,
+		   const struct compare_report *rep, struct outcome *o)
+{
+	o->v = V_CAUGHT;
+	o->casefile = path;
+	snprintf(o->casename, sizeof(o->casename), "%s", r->c.name);
+	o->block = o->slot = -1;
+	for (int w = 0; w < CMP_NWHAT; w++) {
+		const struct compare_loc *l = &rep->stat[w].first;
+
+		if (!rep->stat[w].mismatches)
+			continue;
+		o->what = (enum compare_what)w;
+		o->what_ok = 1;
+		o->loc = *l;
+		if (l->s >= 0 && l->key >= 0 && l->key < case_context_max(&r->c) &&
+		    l->key / r->c.block_size < case_blocks_of(&r->c, l->s)) {
+			o->block = r->in.block_table[l->s * r->in.MAXB +
+						     l->key / r->c.block_size];
+			o->slot = l->key % r->c.block_size;
+		}
+		return;
+	}
+	if (rep->n_failed)
+		snprintf(o->reason, sizeof(o->reason), "check %s", rep->failed[0].reason);
+	else
+		snprintf(o->reason, sizeof(o->reason), "%ld replica rows disagree",
+			 rep->replica_mismatch);
+}
+
+/*
+ * Run every still-surviving class on one case. Returns FS_OK, or an
+ * input/internal error for the case itself.
+ */
+static enum fs_rc mutate_case(const char *path, struct outcome *out,
+			      int *applies_any, struct fs_err *err)
+{
+	struct runcase r;
+	enum fs_rc rc = runcase_load(path, &r, err);
+
+	if (rc)
+		return rc;
+	if (!kernel_is_default(&r.c.kernel) ||
+	    (r.c.route == ROUTE_STRICT && !r.route.inside)) {
+		runcase_free(&r);
+		return FS_OK;
+	}
+	rc = runcase_inputs(&r, err);
+	for (int b = 0; !rc && b < BUG_COUNT; b++) {
+		struct fs_case mc;
+		struct attn_result sim;
+		struct compare_report rep;
+
+		if (out[b].v == V_CAUGHT ||
+		    !kernel_bug_applies((enum kern_bug)b, r.lm, case_segments_max(&r.c)))
+			continue;
+		mc = r.c;	/* shallow: shares the block tables, freed once */
+		if (kernel_plant(&mc.kernel, (enum kern_bug)b, mc.head_dim))
+			continue;
+		applies_any[b] = 1;
+		out[b].tried++;
+		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
+		if (rc)
+			break;
+		rc = runcase_compare(&r, &mc, &sim, &rep, err);
+		if (rc == FS_MISMATCH || (!rc && sim.replica_mismatch)) {
+			record(&r, path, &rep, &out[b]);
+			rc = FS_OK;
+		}
+		attn_free(&sim);
+	}
+	runcase_free(&r);
+	return rc;
+}
+
+static void print_where(FILE *f, const struct outcome *o)
+{
+	const struct compare_loc *l = &o->loc;
+
+	if (!o->what_ok) {
+		fprintf(f, "%s", o->reason);
+		return;
+	}
+	fprintf(f, "%s s=%d t=%d q_head=%d", compare_what_name(o->what), l->s, l->t, l->qh);
+	if (l->key >= 0)
+		fprintf(f, " key=%d", l->key);
+	if (o->block >= 0)
+		fprintf(f, " (block %d slot %d)", o->block, o->slot);
+	if (l->dim >= 0)
+		fprintf(f, " dim=%d", l->dim);
+	if (l->seg >= 0)
+		fprintf(f, " segment=%d", l->seg);
+	if (l->lane >= 0)
+		fprintf(f, " lane %d e %d C[%d][%d] k-step %d", l->lane, l->elem,
+			l->row, l->col, l->kstep);
+}
+
+static void json_outcome(struct json *j, int b, const struct outcome *o)
+{
+	const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
+	const struct compare_loc *l = &o->loc;
+
+	json_begin_object(j);
+	json_key_string(j, "bug", bi->key);
+	json_key_string(j, "value", bi->bad);
+	json_key_string(j, "verdict", o->v == V_CAUGHT ? "caught" :
+				      o->v == V_NA ? "not_applicable" : "survived");
+	json_key_int(j, "cases_tried", o->tried);
+	if (o->v == V_CAUGHT) {
+		json_key_string(j, "case", o->casename);
+		json_key_string(j, "file", o->casefile);
+		json_key_string(j, "check", o->what_ok ? compare_what_name(o->what) : o->reason);
+		if (o->what_ok) {
+			json_key(j, "first");
+			json_begin_object(j);
+			json_key_int(j, "s", l->s);
+			json_key_int(j, "t", l->t);
+			json_key_int(j, "q_head", l->qh);
+			json_key_int(j, "key", l->key);
+			json_key_int(j, "block", o->block);
+			json_key_int(j, "slot", o->slot);
+			json_key_int(j, "dim", l->dim);
+			json_key_int(j, "seg", l->seg);
+			json_key_int(j, "lane", l->lane);
+			json_key_int(j, "e", l->elem);
+			json_key_int(j, "row", l->row);
+			json_key_int(j, "col", l->col);
+			json_key_int(j, "kstep", l->kstep);
+			json_key_double(j, "got", l->got);
+			json_key_double(j, "want", l->want);
+			json_end_object(j);
+		}
+	}
+	json_end_object(j);
+}
+
+int cmd_mutate(int argc, char **argv)
+{
+	struct caselist ps = { 0 };
+	struct outcome out[BUG_COUNT];
+	int applies[BUG_COUNT] = { 0 }, json = 0, nargs = 0, survived = 0;
+	struct job *jobs = NULL;
+	struct fs_err err = { 0 };
+	enum fs_rc rc = FS_OK;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return FS_OK;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (cli_flag(argv, i, "--json"))
+			json = 1;
+		else if (argv[i][0] == '-')
+			return cli_usage_error(usage, "unknown option '%s'", argv[i]);
+		else
+			nargs++;
+	}
+	if (!nargs)
+		return cli_usage_error(usage, "mutate: give at least one path");
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		if (caselist_add(&ps, argv[i]) < 0) {
+			caselist_free(&ps);
+			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
+					       argv[i]);
+		}
+	}
+	caselist_sort(&ps);
+
+	/* Cost each case from its file alone (no inputs built yet). */
+	jobs = calloc(ps.n + 1, sizeof(*jobs));
+	for (size_t i = 0; jobs && !rc && i < ps.n; i++) {
+		struct runcase r;
+
+		rc = runcase_load(ps.p[i], &r, &err);
+		if (!rc) {
+			jobs[i].path = ps.p[i];
+			jobs[i].cost = case_cost(&r.c);
+			runcase_free(&r);
+		}
+	}
+	if (!jobs)
+		rc = fs_fail(&err, FS_EINTERNAL, "out of memory");
+	if (!rc)
+		qsort(jobs, ps.n, sizeof(*jobs), job_cmp);
+
+	memset(out, 0, sizeof(out));
+	for (size_t i = 0; !rc && i < ps.n; i++) {
+		int pending = 0;
+
+		for (int b = 0; b < BUG_COUNT; b++)
+			pending += out[b].v != V_CAUGHT;
+		if (!pending)
+			break;
+		rc = mutate_case(jobs[i].path, out, applies, &err);
+	}
+	if (rc) {
+		free(jobs);
+		caselist_free(&ps);
+		return cli_error(&err, rc);
+	}
+	for (int b = 0; b < BUG_COUNT; b++) {
+		if (out[b].v != V_CAUGHT && !applies[b])
+			out[b].v = V_NA;
+		survived += out[b].v == V_SURVIVED;
+	}
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, 1);
+		json_begin_object(&j);
+		json_key_int(&j, "cases", (int64_t)ps.n);
+		json_key_int(&j, "survived", survived);
+		json_key(&j, "classes");
+		json_begin_array(&j);
+		for (int b = 0; b < BUG_COUNT; b++)
+			json_outcome(&j, b, &out[b]);
+		json_end_array(&j);
+		json_end_object(&j);
+		rc = json_finish(&j);
+	} else {
+		for (int b = 0; b < BUG_COUNT; b++) {
+			const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s=%s", bi->key, bi->bad);
+			printf("%-30s ", name);
+			if (out[b].v == V_CAUGHT) {
+				printf("caught by %s: ", out[b].casename);
+				print_where(stdout, &out[b]);
+				putchar('\n');
+			} else if (out[b].v == V_NA) {
+				printf("not applicable to any case\n");
+			} else {
+				printf("SURVIVED %d case(s)\n", out[b].tried);
+			}
+		}
+		printf("%d of %d bug classes survive %zu case(s)\n", survived,
+		       BUG_COUNT, ps.n);
+	}
+	free(jobs);
+	caselist_free(&ps);
+	if (rc)
+		return rc;
+	return survived ? FS_MISMATCH : FS_OK;
+}
