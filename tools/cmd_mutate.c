@@ -72,6 +72,29 @@ static double case_cost(const struct fs_case *c)
 	return cost * c->q_heads * c->head_dim;
 }
 
+/*
+ * For a score-level mismatch, the C entry and register slot that held the
+ * key's score on the true map: row m of the tile (decode: the q head's
+ * place in its GQA group; prefill: the query token's place in its row
+ * tile), column n = the key's offset in its tile of N keys, tiles counted
+ * from the start of the key's split-K segment.
+ */
+static void locate_slot(const struct runcase *r, struct compare_loc *l)
+{
+	const struct fs_case *c = &r->c;
+	int M = r->lm->m, N = r->lm->n, lo, slot;
+
+	if (l->lane >= 0 || l->key < 0 || l->qh < 0 || l->t < 0)
+		return;
+	lo = c->segment > 0 ? l->key / c->segment * c->segment : 0;
+	l->row = c->mode == MODE_DECODE ? l->qh % case_group(c) % M : l->t % M;
+	l->col = (l->key - lo) % N;
+	if (lanemap_owners(r->lm, LM_C, l->row, l->col, &slot, 1) < 1)
+		return;
+	l->lane = slot / r->lm->op[LM_C].elems;
+	l->elem = slot % r->lm->op[LM_C].elems;
+}
+
 /* Fill o from a failing report. */
 static void record(const struct runcase *r, const char *path,
 		   const struct compare_report *rep, struct outcome *o)
@@ -88,6 +111,7 @@ static void record(const struct runcase *r, const char *path,
 		o->what = (enum compare_what)w;
 		o->what_ok = 1;
 		o->loc = *l;
+		locate_slot(r, &o->loc);
 		if (l->s >= 0 && l->key >= 0 && l->key < case_context_max(&r->c) &&
 		    l->key / r->c.block_size < case_blocks_of(&r->c, l->s)) {
 			o->block = r->in.block_table[l->s * r->in.MAXB +
@@ -166,8 +190,9 @@ static void print_where(FILE *f, const struct outcome *o)
 	if (l->seg >= 0)
 		fprintf(f, " segment=%d", l->seg);
 	if (l->lane >= 0)
-		fprintf(f, " lane %d e %d C[%d][%d] k-step %d", l->lane, l->elem,
-			l->row, l->col, l->kstep);
+		fprintf(f, " lane %d e %d C[%d][%d]", l->lane, l->elem, l->row, l->col);
+	if (l->lane >= 0 && l->kstep >= 0)
+		fprintf(f, " k-step %d", l->kstep);
 }
 
 static void json_outcome(struct json *j, int b, const struct outcome *o)
