@@ -19,6 +19,7 @@ static const struct fs_cmd cmds[] = {
 	{ "show",    cmd_show,    "print a case with every default filled in" },
 	{ "route",   cmd_route,   "would the dedicated INT8 path take this case?" },
 	{ "lanemap", cmd_lanemap, "print, query, check or diff the lane map of a matrix instruction" },
+	{ "probe",   cmd_probe,   "plan a lane-map probe for a device, and solve its answers" },
 };
 
 static void usage(FILE *f)
