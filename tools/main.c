@@ -20,6 +20,7 @@ static const struct fs_cmd cmds[] = {
 	{ "route",   cmd_route,   "would the dedicated INT8 path take this case?" },
 	{ "lanemap", cmd_lanemap, "print, query, check or diff the lane map of a matrix instruction" },
 	{ "mutate",  cmd_mutate,  "plant each known kernel bug; does the suite catch it?" },
+	{ "probe",   cmd_probe,   "plan a lane-map probe for a device, and solve its answers" },
 };
 
 static void usage(FILE *f)

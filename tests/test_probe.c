@@ -1,0 +1,652 @@
+/*
+ * test_probe.c - the lane-map probe: a simulated device (the executor
+ * under a builtin profile) answers the plan and solve must find that
+ * profile again; a device under another profile must be named; answers
+ * that no lane map explains must be refused, never crash. Then the same
+ * through the fragsim binary: plan, simulate, solve, --yaml round trip,
+ * and the malformed dumps a user will bring.
+ *
+ * Expected maps are the profile files themselves (profile_builtin), and
+ * the counts are worked by hand in the comments from their formulas.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <sys/stat.h>
+
+#include "../sim/lanediff.h"
+#include "../sim/mmac.h"
+#include "../sim/probe.h"
+#include "../tools/npy.h"
+#include "../tools/profile.h"
+#include "testutil.h"
+
+static struct lanemap *builtin(const char *name)
+{
+	struct fs_err err;
+	struct lm_report rep;
+	struct lanemap *lm = profile_builtin(name, &err);
+
+	assert_non_null(lm);
+	if (lanemap_validate(lm, &rep) != FS_OK) {
+		lanemap_free(lm);
+		return NULL;
+	}
+	return lm;
+}
+
+static void revalidate(struct lanemap *lm)
+{
+	struct lm_report rep;
+
+	assert_int_equal(lanemap_validate(lm, &rep), FS_OK);
+}
+
+/* A plan for p and the answers of a device that follows dev. */
+struct run {
+	int waves;
+	uint8_t *a, *b;
+	int32_t *c;
+	size_t nc;	/* int32s in c */
+};
+
+static void run_free(struct run *r)
+{
+	free(r->a);
+	free(r->b);
+	free(r->c);
+}
+
+static struct run plan_and_answer(const struct lanemap *p, const struct lanemap *dev)
+{
+	struct run r;
+
+	r.waves = probe_waves(p);
+	r.a = malloc((size_t)r.waves * (size_t)(p->wave * p->op[LM_A].elems));
+	r.b = malloc((size_t)r.waves * (size_t)(p->wave * p->op[LM_B].elems));
+	r.nc = (size_t)r.waves * (size_t)(p->wave * p->op[LM_C].elems);
+	r.c = malloc(r.nc * sizeof(int32_t));
+	assert_int_equal(probe_plan(p, r.a, r.b, NULL), FS_OK);
+	assert_int_equal(probe_device(dev, r.waves, r.a, r.b, r.c, NULL), FS_OK);
+	return r;
+}
+
+static void assert_same_tables(const struct lanemap *want, const struct lanemap *got)
+{
+	assert_int_equal(got->m, want->m);
+	assert_int_equal(got->n, want->n);
+	assert_int_equal(got->k, want->k);
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		const struct lanemap_operand *w = &want->op[op], *g = &got->op[op];
+
+		assert_int_equal(g->replicas, w->replicas);
+		for (int s = 0; s < want->wave * w->elems; s++)
+			if (g->row[s] != w->row[s] || g->col[s] != w->col[s])
+				fail_msg("%s %s lane %d e %d: found (%d, %d), expected (%d, %d)",
+					 want->name, lm_operand_name((enum lm_operand)op),
+					 s / w->elems, s % w->elems, g->row[s], g->col[s],
+					 w->row[s], w->col[s]);
+	}
+}
+
+static void every_valid_builtin_recovers_itself(void **state)
+{
+	int checked = 0, sm80 = 0, rdna3 = 0;
+
+	(void)state;
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		struct lanemap *lm = builtin(profile_builtin_name(i));
+		struct probe_result res;
+		struct fs_err err;
+		struct run r;
+
+		if (!lm)
+			continue;
+		r = plan_and_answer(lm, lm);
+		if (probe_solve(lm, lm, r.a, r.b, r.c, &res, &err) != FS_OK)
+			fail_msg("%s: %s", lm->name, err.msg);
+		assert_same_tables(lm, res.found);
+		assert_int_equal(res.terms, lm->m * lm->n * lm->k);
+		sm80 += !strcmp(lm->name, "sm80-mma-m16n8k32-s8");
+		rdna3 += !strncmp(lm->name, "rdna3-", 6);
+		lanemap_free(res.found);
+		run_free(&r);
+		lanemap_free(lm);
+		checked++;
+	}
+	/* gfx936-article is the one invalid builtin */
+	assert_int_equal(checked, profile_builtin_count() - 1);
+	assert_int_equal(sm80, 1);
+	assert_int_equal(rdna3, 2);
+}
+
+/* The sm80 plan: 32 lanes x 16 A elements = 512 one-hot slots, 2 waves
+ * each, 3 checks; 16 x 8 x 32 = 4096 products. */
+static void sm80_plan_size(void **state)
+{
+	struct lanemap *lm = builtin("sm80-mma-m16n8k32-s8");
+
+	(void)state;
+	assert_int_equal(probe_waves(lm), 2 * 512 + 3);
+	lanemap_free(lm);
+}
+
+/*
+ * Worked in sim/probe.h: gfx936 A lane 1 e 1 is A slot 9, lit in waves 18
+ * and 19. B slot 9 (lane 1 e 1, B[1][1]) reads 9 % 100 + 1 = 10 in wave
+ * 18 and 9 / 100 + 1 = 1 in wave 19. C lane 17 e 0 holds C[1][1] = A[1][1]
+ * * B[1][1], so it reads 10 then 1. Check waves: ones gives K = 32;
+ * extreme gives 32 * (-128 * 127) = -520192 in every C slot.
+ */
+static void gfx936_hand_worked(void **state)
+{
+	struct lanemap *lm = builtin("gfx936");
+	struct run r = plan_and_answer(lm, lm);
+	const int sa = 512, sb = 512, sc = 256;
+
+	(void)state;
+	assert_int_equal(r.waves, 1027);
+	for (int x = 0; x < sa; x++)
+		assert_int_equal(r.a[18 * sa + x], x == 9);
+	assert_int_equal(r.b[18 * sb + 9], 10);
+	assert_int_equal(r.b[19 * sb + 9], 1);
+	assert_int_equal(r.b[18 * sb + 0], 1);
+	assert_int_equal(r.b[19 * sb + 511], 6);	/* 511 / 100 + 1 */
+	assert_int_equal(r.c[18 * sc + 17 * 4 + 0], 10);
+	assert_int_equal(r.c[19 * sc + 17 * 4 + 0], 1);
+	assert_int_equal(r.c[18 * sc + 18 * 4 + 0], 0);	/* C[2][1]: row 2 not lit */
+	for (int x = 0; x < sc; x++) {
+		assert_int_equal(r.c[1024 * sc + x], 32);
+		assert_int_equal(r.c[1025 * sc + x], -520192);
+	}
+	run_free(&r);
+	lanemap_free(lm);
+}
+
+/*
+ * RDNA3 holds A[i][k] in lanes i and i + 16 (and i + 32, i + 48 in wave64,
+ * profile comments). The simulated device reads the lowest copy, so the
+ * never-read A slots are lanes 16..31 x 16 elements = 256 (wave32) and
+ * lanes 16..63 x 16 = 768 (wave64); their entries are the profile's.
+ */
+static void replica_copies_reported(void **state)
+{
+	static const struct { const char *name; int unread; } t[] = {
+		{ "rdna3-wmma-i32-16x16x16-iu8-w32", 256 },
+		{ "rdna3-wmma-i32-16x16x16-iu8-w64", 768 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
+		struct lanemap *lm = builtin(t[i].name);
+		struct run r = plan_and_answer(lm, lm);
+		struct probe_result res;
+
+		assert_int_equal(probe_solve(lm, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
+		assert_int_equal(res.unread[LM_A], t[i].unread);
+		assert_int_equal(res.unread[LM_B], t[i].unread);
+		assert_int_equal(res.read[LM_A][15 * 16 + 15], 1);	/* lane 15 */
+		assert_int_equal(res.read[LM_A][16 * 16 + 0], 0);	/* lane 16 */
+		assert_same_tables(lm, res.found);
+		lanemap_free(res.found);
+		run_free(&r);
+		lanemap_free(lm);
+	}
+}
+
+/* A device that reads the highest copy instead: lanes 0..15 go unread. */
+static void device_reading_upper_copy(void **state)
+{
+	struct lanemap *lm = builtin("rdna3-wmma-i32-16x16x16-iu8-w32");
+	struct run r = plan_and_answer(lm, lm);
+	const struct lanemap_operand *oa = &lm->op[LM_A], *ob = &lm->op[LM_B];
+	struct probe_result res;
+
+	(void)state;
+	for (int w = 0; w < r.waves; w++) {
+		uint8_t ra[512], rb[512];
+
+		memcpy(ra, &r.a[w * 512], 512);
+		memcpy(rb, &r.b[w * 512], 512);
+		for (int i = 0; i < 256; i++) {
+			ra[oa->owner[2 * i]] = ra[oa->owner[2 * i + 1]];
+			rb[ob->owner[2 * i]] = rb[ob->owner[2 * i + 1]];
+		}
+		memset(&r.c[w * 256], 0, 256 * sizeof(int32_t));
+		assert_int_equal(mmac_exec(lm, ra, rb, &r.c[w * 256], NULL, NULL), FS_OK);
+	}
+	assert_int_equal(probe_solve(lm, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(res.unread[LM_A], 256);
+	assert_int_equal(res.read[LM_A][0], 0);
+	assert_int_equal(res.read[LM_A][16 * 16], 1);
+	assert_same_tables(lm, res.found);
+	lanemap_free(res.found);
+	run_free(&r);
+	lanemap_free(lm);
+}
+
+static struct lanemap *solve_other(const char *plan, const char *device,
+				   struct lanediff *d)
+{
+	struct lanemap *p = builtin(plan), *dev = builtin(device);
+	struct run r = plan_and_answer(p, dev);
+	struct probe_result res;
+	struct fs_err err;
+
+	if (probe_solve(p, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+		fail_msg("%s on %s: %s", plan, device, err.msg);
+	assert_same_tables(dev, res.found);
+	assert_int_equal(lanediff_compare(p, res.found, d, NULL), FS_OK);
+	run_free(&r);
+	lanemap_free(p);
+	lanemap_free(dev);
+	return res.found;
+}
+
+/*
+ * gfx936, gfx936-quad and cdna3 share A and B (profile files) and differ
+ * in C. gfx936 holds C[i][j] in lane i + 16*(j%4), quad in lane
+ * 4i + j%4 (both e = j/4): equal iff 15*(j%4) = 3i, i.e. i = 5*(j%4),
+ * 4 rows x 4 values of j/4 = 16 entries; 240 of 256 differ.
+ */
+static void another_device_is_named(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "gfx936", "gfx936-quad" },
+		{ "gfx936", "cdna3-mfma-i32-16x16x32-i8" },
+		{ "gfx936-quad", "gfx936" },
+		{ "cdna3-mfma-i32-16x16x32-i8", "gfx936-quad" },
+	};
+	struct lanediff d;
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(pairs); i++) {
+		struct lanemap *f = solve_other(pairs[i][0], pairs[i][1], &d);
+
+		assert_int_equal(d.op[LM_A].differ, 0);
+		assert_int_equal(d.op[LM_B].differ, 0);
+		assert_true(d.op[LM_C].differ > 0);
+		if (i == 0)
+			assert_int_equal(d.op[LM_C].differ, 240);
+		lanemap_free(f);
+	}
+}
+
+/*
+ * Renaming k the same way in A and B changes no register: a device with
+ * k -> k ^ 16 in both is reported identical to sm80. Swapping C's e 0 and
+ * e 1 (columns 2t and 2t+1) is observable: every one of the 128 C
+ * entries moves, A and B do not.
+ */
+static void k_renaming_unobservable_c_swap_observable(void **state)
+{
+	struct lanemap *p = builtin("sm80-mma-m16n8k32-s8");
+	struct lanemap *dev = builtin("sm80-mma-m16n8k32-s8");
+	struct probe_result res;
+	struct lanediff d;
+	struct run r;
+
+	(void)state;
+	for (int s = 0; s < 32 * 16; s++)
+		dev->op[LM_A].col[s] ^= 16;
+	for (int s = 0; s < 32 * 8; s++)
+		dev->op[LM_B].row[s] ^= 16;
+	revalidate(dev);
+	r = plan_and_answer(p, dev);
+	assert_int_equal(probe_solve(p, p, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_same_tables(p, res.found);
+	lanemap_free(res.found);
+	run_free(&r);
+
+	lanemap_free(dev);
+	dev = builtin("sm80-mma-m16n8k32-s8");
+	for (int s = 0; s < 32 * 4; s++)
+		dev->op[LM_C].col[s] ^= 1;
+	revalidate(dev);
+	r = plan_and_answer(p, dev);
+	assert_int_equal(probe_solve(p, p, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_same_tables(dev, res.found);
+	assert_int_equal(lanediff_compare(p, res.found, &d, NULL), FS_OK);
+	assert_int_equal(d.op[LM_A].differ, 0);
+	assert_int_equal(d.op[LM_B].differ, 0);
+	assert_int_equal(d.op[LM_C].differ, 128);
+	lanemap_free(res.found);
+	run_free(&r);
+	lanemap_free(p);
+	lanemap_free(dev);
+}
+
+/* Solve answers that have been tampered with; must fail with a message. */
+static void expect_refused(const struct lanemap *p, const struct run *r,
+			   const char *needle)
+{
+	struct probe_result res;
+	struct fs_err err = { 0 };
+
+	assert_int_equal(probe_solve(p, p, r->a, r->b, r->c, &res, &err), FS_EINPUT);
+	assert_null(res.found);
+	if (!strstr(err.msg, needle))
+		fail_msg("'%s' not in '%s'", needle, err.msg);
+}
+
+static void answers_no_map_explains(void **state)
+{
+	struct lanemap *p = builtin("gfx936");
+	struct run r = plan_and_answer(p, p);
+	int32_t *good = malloc(r.nc * sizeof(int32_t));
+	const int sc = 256;
+
+	(void)state;
+	memcpy(good, r.c, r.nc * sizeof(int32_t));
+
+	r.c[18 * sc + 17 * 4] = 250;		/* not a digit */
+	expect_refused(p, &r, "holds 250, not 0 and not one B value");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	r.c[18 * sc + 17 * 4] = 100;		/* B slot 99 + 100*0 is fine, */
+	r.c[19 * sc + 17 * 4] = 100;		/* but 99 + 100*99 is not */
+	expect_refused(p, &r, "names B slot 9999 of 512");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	memset(r.c, 0, r.nc * sizeof(int32_t));	/* a device that did nothing */
+	expect_refused(p, &r, "no C slot is ever written");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	for (int w = 0; w < 1024; w++)		/* C lane 5 e 2 never answers */
+		r.c[w * sc + 5 * 4 + 2] = 0;
+	expect_refused(p, &r, "C lane 5 e 2 is never written");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	r.c[1026 * sc + 3] += 1;		/* random check wave off by one */
+	expect_refused(p, &r, "check wave 1026 (random), C lane 0 e 3");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* C lane 18 e 0 (C[2][1]) also sums A slot 9's product: two rows merge */
+	r.c[18 * sc + 18 * 4] = r.c[18 * sc + 17 * 4];
+	r.c[19 * sc + 18 * 4] = r.c[19 * sc + 17 * 4];
+	expect_refused(p, &r, "no lane map explains the dump");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* a device that drops the signs: -128 * 127 came back positive */
+	for (int x = 0; x < sc; x++)
+		r.c[1025 * sc + x] = 32 * 128 * 127;
+	expect_refused(p, &r, "check wave 1025 (extreme)");
+
+	free(good);
+	run_free(&r);
+	lanemap_free(p);
+}
+
+/* Random damage anywhere: a clean FS_EINPUT or (rarely) FS_OK, no crash. */
+static void random_damage_never_crashes(void **state)
+{
+	struct lanemap *p = builtin("sm80-mma-m16n8k32-s8");
+	struct run r = plan_and_answer(p, p);
+	int32_t *good = malloc(r.nc * sizeof(int32_t));
+	uint64_t seed = 42;
+	int refused = 0;
+
+	(void)state;
+	memcpy(good, r.c, r.nc * sizeof(int32_t));
+	for (int trial = 0; trial < 200; trial++) {
+		struct probe_result res;
+		struct fs_err err;
+		int n = 1 + (int)(tu_rand(&seed) % 4);
+		enum fs_rc rc;
+
+		memcpy(r.c, good, r.nc * sizeof(int32_t));
+		for (int i = 0; i < n; i++) {
+			size_t at = tu_rand(&seed) % r.nc;
+			uint64_t how = tu_rand(&seed) % 3;
+
+			r.c[at] = how == 0 ? 0 : how == 1 ? r.c[at] + 1
+				: (int32_t)(tu_rand(&seed) % 201) - 100;
+		}
+		rc = probe_solve(p, p, r.a, r.b, r.c, &res, &err);
+		assert_true(rc == FS_OK || rc == FS_EINPUT);
+		refused += rc == FS_EINPUT;
+		lanemap_free(res.found);
+	}
+	assert_true(refused > 150);
+	free(good);
+	run_free(&r);
+	lanemap_free(p);
+}
+
+static void geometry_must_match(void **state)
+{
+	struct lanemap *p = builtin("rdna3-wmma-i32-16x16x16-iu8-w32");
+	struct lanemap *q = builtin("sm80-mma-m16n8k32-s8");
+	struct fs_err err;
+
+	(void)state;
+	/* both 32 lanes of 16 A elements; B: 16 vs 8 elements per lane */
+	assert_int_equal(probe_same_geometry(p, q, &err), -1);
+	assert_non_null(strstr(err.msg, "16 B elements per lane"));
+	lanemap_free(p);
+	lanemap_free(q);
+}
+
+/* ---- through the binary ---- */
+
+static char dir[128];
+
+static void cli_path(char *out, size_t len, const char *name)
+{
+	snprintf(out, len, "%s/%s", dir, name);
+}
+
+static int setup_dir(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/fragsim-probe-test-%d", (int)getpid());
+	return mkdir(dir, 0755) == 0 ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void cli_plan_simulate_solve(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p", dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "1027 waves"));
+	assert_non_null(strstr(r.out, "probe_c.npy int32 [1027, 32, 4]"));
+	tu_free(&r);
+	/* a second plan replaces the first (it holds manifest.json) */
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/p --isa sm80-mma-m16n8k32-s8 --out %s/d", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/p --dump %s/d", dir, dir);
+	if (r.status != 0)
+		fail_msg("solve: %d\n%s%s", r.status, r.out, r.err);
+	assert_non_null(strstr(r.out, "found     16x8x32"));
+	assert_non_null(strstr(r.out, "device matches sm80-mma-m16n8k32-s8\n"));
+	tu_free(&r);
+}
+
+static void cli_names_the_difference(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa gfx936 --out %s/g", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/g --isa gfx936-quad --out %s/gq", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/g --dump %s/gq", dir, dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "A: 0 of 512 entries differ: identical\n"));
+	assert_non_null(strstr(r.out, "C: 240 of 256 entries differ"));
+	/* gfx936-quad: lane 1 = row 0, col 1 + 4e; gfx936: lane 1 = row 1, col 4e */
+	assert_non_null(strstr(r.out, "C lane 1 e 0: device C[0][1], gfx936 C[1][0]\n"));
+	assert_non_null(strstr(r.out, "device differs from gfx936 in 240 entries\n"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/g --dump %s/gq --isa gfx936-quad", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+}
+
+/* --yaml prints a profile the loader takes back: the device's map. */
+static void cli_yaml_round_trip(void **state)
+{
+	static const char *const t[][2] = {
+		{ "gfx936", "gfx936-quad" },
+		{ "rdna3-wmma-i32-16x16x16-iu8-w64", "rdna3-wmma-i32-16x16x16-iu8-w64" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
+		struct lanemap *want = builtin(t[i][1]), *got;
+		struct run_result r;
+		struct fs_err err;
+
+		r = tu_run("probe plan --isa %s --out %s/y", t[i][0], dir);
+		assert_int_equal(r.status, 0);
+		tu_free(&r);
+		r = tu_run("probe simulate --plan %s/y --isa %s --out %s/yd", dir, t[i][1], dir);
+		assert_int_equal(r.status, 0);
+		tu_free(&r);
+		r = tu_run("probe solve --plan %s/y --dump %s/yd --isa %s --yaml", dir, dir,
+			   t[i][1]);
+		assert_int_equal(r.status, 0);
+		got = profile_load_text(r.out, strlen(r.out), "stdout", NULL, &err);
+		if (!got)
+			fail_msg("%s: %s", t[i][1], err.msg);
+		revalidate(got);
+		assert_same_tables(want, got);
+		assert_int_equal(got->wave, want->wave);
+		assert_int_equal(got->op[LM_A].type, want->op[LM_A].type);
+		lanemap_free(got);
+		lanemap_free(want);
+		tu_free(&r);
+	}
+}
+
+static void write_c(const char *sub, enum npy_dtype dt, int ndim, const size_t *shape)
+{
+	char path[256];
+	size_t n = 1, bytes;
+	void *zero;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/probe_c.npy", dir, sub);
+	for (int i = 0; i < ndim; i++)
+		n *= shape[i];
+	bytes = n * npy_dtype_size(dt);
+	zero = calloc(1, bytes ? bytes : 1);
+	assert_int_equal(npy_write(path, dt, ndim, shape, zero, NULL, NULL), FS_OK);
+	free(zero);
+}
+
+static void expect_exit2(struct run_result r, const char *needle)
+{
+	if (r.status != 2 || !strstr(r.err, needle))
+		fail_msg("exit %d, stderr '%s', wanted 2 and '%s'", r.status, r.err, needle);
+	assert_non_null(strstr(r.err, "fragsim: error: "));
+	tu_free(&r);
+}
+
+static void cli_malformed_dumps(void **state)
+{
+	size_t good[3] = { 1027, 32, 4 }, bad[3] = { 1027, 32, 8 }, two[2] = { 1027, 128 };
+	char path[256], cmd[512];
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/m", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+
+	write_c("i64", NPY_I64, 3, good);
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/i64", dir, dir),
+		     "expected int32 [1027, 32, 4], found int64 [1027, 32, 4]");
+	write_c("shape", NPY_I32, 3, bad);
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/shape", dir, dir),
+		     "found int32 [1027, 32, 8]");
+	write_c("flat", NPY_I32, 2, two);
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/flat", dir, dir),
+		     "found int32 [1027, 128]");
+	write_c("zero", NPY_I32, 3, good);
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/zero", dir, dir),
+		     "no C slot is ever written");
+	/* a real answer, cut short */
+	r = tu_run("probe simulate --plan %s/m --isa sm80-mma-m16n8k32-s8 --out %s/cut", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	cli_path(path, sizeof(path), "cut/probe_c.npy");
+	assert_int_equal(truncate(path, 4000), 0);
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/cut", dir, dir), "probe_c.npy");
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/none", dir, dir), "probe_c.npy");
+	expect_exit2(tu_run("probe solve --plan %s/nothing --dump %s/zero", dir, dir),
+		     "profile.yaml");
+	/* a plan whose inputs were edited no longer matches its dump */
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r %s/m %s/m2 && printf '\\007' | dd of=%s/m2/probe_a.npy bs=1 seek=200 conv=notrunc 2>/dev/null",
+		 dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	expect_exit2(tu_run("probe solve --plan %s/m2 --dump %s/zero", dir, dir),
+		     "not the plan profile.yaml makes");
+	/* a profile of another geometry cannot name this plan's answers */
+	expect_exit2(tu_run("probe solve --plan %s/m --dump %s/zero --isa gfx936", dir, dir),
+		     "has 32 lanes, gfx936 has 64");
+	expect_exit2(tu_run("probe simulate --plan %s/m --isa rdna3-wmma-i32-16x16x16-iu8-w32 --out %s/x",
+			    dir, dir), "8 B elements per lane");
+}
+
+static void cli_usage(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe --help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: fragsim probe plan"));
+	tu_free(&r);
+	expect_exit2(tu_run("probe"), "missing subcommand");
+	expect_exit2(tu_run("probe plan --isa gfx936"), "plan takes --isa and --out");
+	expect_exit2(tu_run("probe solve --plan x"), "solve takes --plan and --dump");
+	expect_exit2(tu_run("probe guess"), "unknown subcommand 'guess'");
+	expect_exit2(tu_run("probe plan --isa gfx936-article --out %s/bad", dir),
+		     "profile is not valid");
+	expect_exit2(tu_run("probe plan --isa nosuch --out %s/bad", dir), "unknown profile");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_valid_builtin_recovers_itself),
+		cmocka_unit_test(sm80_plan_size),
+		cmocka_unit_test(gfx936_hand_worked),
+		cmocka_unit_test(replica_copies_reported),
+		cmocka_unit_test(device_reading_upper_copy),
+		cmocka_unit_test(another_device_is_named),
+		cmocka_unit_test(k_renaming_unobservable_c_swap_observable),
+		cmocka_unit_test(answers_no_map_explains),
+		cmocka_unit_test(random_damage_never_crashes),
+		cmocka_unit_test(geometry_must_match),
+		cmocka_unit_test(cli_plan_simulate_solve),
+		cmocka_unit_test(cli_names_the_difference),
+		cmocka_unit_test(cli_yaml_round_trip),
+		cmocka_unit_test(cli_malformed_dumps),
+		cmocka_unit_test(cli_usage),
+	};
+
+	return cmocka_run_group_tests_name("probe", tests, setup_dir, remove_dir);
+}
