@@ -7,5 +7,6 @@ int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_route(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif
