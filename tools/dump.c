@@ -163,6 +163,15 @@ static enum fs_rc check_tiles(struct dump *d, const struct attn_result *w,
 	rc = dump_tile_index_build(w->acc_tiles, w->n_tiles, &sim, err);
 	if (rc)
 		return rc;
+	/* Decode with a GQA group of more than M rows runs several row
+	 * tiles under one (seq, head, row_base, token_base): no acc row
+	 * could say which of them it is. */
+	for (size_t i = 1; i < sim.n; i++)
+		if (!memcmp(&sim.rows[(i - 1) * 5], &sim.rows[i * 5], 4 * sizeof(int32_t))) {
+			dump_tile_index_free(&sim);
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "the case runs several row tiles per (seq, head, row_base, token_base); acc rows cannot be placed");
+		}
 	rc = dump_tile_index_build(xy, d->n_tiles, &own, err);
 	if (rc) {
 		dump_tile_index_free(&sim);
