@@ -9,5 +9,6 @@ int cmd_show(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_mutate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

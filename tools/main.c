@@ -16,6 +16,7 @@
 static const struct fs_cmd cmds[] = {
 	{ "run",     cmd_run,     "emulate one case, check it against the reference, write goldens" },
 	{ "check",   cmd_check,   "run every case under the given paths; one line each" },
+	{ "diff",    cmd_diff,    "compare a device dump with the simulation; diagnose a mismatch" },
 	{ "show",    cmd_show,    "print a case with every default filled in" },
 	{ "route",   cmd_route,   "would the dedicated INT8 path take this case?" },
 	{ "lanemap", cmd_lanemap, "print, query, check or diff the lane map of a matrix instruction" },

@@ -1,0 +1,372 @@
+/*
+ * test_diff.c - `fragsim diff`: the example dumps under tests/data/dumps
+ * (each made by tests/data/dumps/make.sh from a case and a planted bug)
+ * must get the diagnosis their expected.txt names, written by hand from
+ * the plant; a clean dump passes; a dump of a kernel run on another
+ * hardware map names that map; and every malformed dump is exit 2 with
+ * the file's name.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "../tools/diffcase.h"
+#include "../tools/npy.h"
+#include "../tools/profile.h"
+#include "testutil.h"
+
+#define DUMPS "tests/data/dumps"
+
+static const char *const examples[] = {
+	"clean", "c-columns", "page-walk", "head-dim-half", "gqa-modulo",
+	"split-merge", "q-position", "gfx936-quad",
+};
+
+/* The line of text starting with prefix, without its newline. */
+static char *line_with(const char *text, const char *prefix)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		if (!strncmp(p, prefix, strlen(prefix))) {
+			size_t n = strcspn(p, "\n");
+			char *l = malloc(n + 1);
+
+			memcpy(l, p, n);
+			l[n] = '\0';
+			return l;
+		}
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return strdup("");
+}
+
+static void examples_get_their_diagnosis(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(examples); i++) {
+		char path[256], *want, *got;
+		struct run_result r;
+
+		snprintf(path, sizeof(path), "%s/%s/%s/expected.txt", FRAGSIM_SRC, DUMPS, examples[i]);
+		want = tu_slurp(path);
+		want[strcspn(want, "\n")] = '\0';
+		r = tu_run("diff %s/%s/case.yaml --dump %s/%s", DUMPS, examples[i], DUMPS, examples[i]);
+		got = line_with(r.out, "diagnosis:");
+		if (strcmp(got, want))
+			fail_msg("%s: got '%s', want '%s'\n%s%s", examples[i], got, want, r.out, r.err);
+		assert_int_equal(r.status, strcmp(examples[i], "clean") ? 1 : 0);
+		free(want);
+		free(got);
+		tu_free(&r);
+	}
+}
+
+/* The labels of one mismatch, checked by hand: gfx936 holds C[0][1] in
+ * lane 0 + 16 * (1 % 4) = 16, register 1 / 4 = 0. */
+static void mismatches_are_labelled(void **state)
+{
+	struct run_result r = tu_run("diff %s/c-columns/case.yaml --dump %s/c-columns --max 3", DUMPS, DUMPS);
+
+	(void)state;
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "acc       2560 compared, 0 mismatches\n"));
+	assert_non_null(strstr(r.out, "scores    960 compared, "));
+	assert_non_null(strstr(r.out, "          scores[0,0,0,1] got "));
+	assert_non_null(strstr(r.out, "| seq 0, token 0, q head 0, kv head 0, key 1 (block "));
+	assert_non_null(strstr(r.out, ", tile 0, C[0][1] lane 16 reg 0\n"));
+	assert_non_null(strstr(r.out, "out       6144 compared, 6144 mismatches"));
+	assert_non_null(strstr(r.out, "... 6141 more\n"));
+	tu_free(&r);
+	r = tu_run("diff %s/c-columns/case.yaml --dump %s/c-columns --json", DUMPS, DUMPS);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "\"status\": \"mismatch\""));
+	assert_non_null(strstr(r.out, "\"diagnosis\": \"diagnosis: matches kernel assumption c_columns=contiguous exactly (9664/9664 elements)\""));
+	tu_free(&r);
+}
+
+/* A copy of the clean dump in a fresh directory; returns its path. */
+static char *clean_copy(void)
+{
+	char *dir = malloc(256), cmd[600];
+
+	snprintf(dir, 256, "/tmp/fragsim-dump-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && cp -r '%s/%s/clean' %s", dir, FRAGSIM_SRC, DUMPS, dir);
+	assert_int_equal(system(cmd), 0);
+	return dir;
+}
+
+static void drop(char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	free(dir);
+}
+
+/* Rewrite dir/name.npy with its data as another dtype or shape. */
+static void rewrite(const char *dir, const char *name, enum npy_dtype dt, int ndim,
+		    const size_t *shape)
+{
+	char path[300];
+	struct npy_array a;
+	struct fs_err err;
+	void *buf;
+	size_t n = 1;
+
+	snprintf(path, sizeof(path), "%s/%s.npy", dir, name);
+	assert_int_equal(npy_read(path, &a, &err), FS_OK);
+	for (int i = 0; i < ndim; i++)
+		n *= shape[i];
+	buf = calloc(n, 8);
+	for (size_t i = 0; i < n && i < a.count; i++) {
+		double v = a.dtype == NPY_F32 ? ((float *)a.data)[i] :
+			   a.dtype == NPY_I8 ? ((int8_t *)a.data)[i] : ((int32_t *)a.data)[i];
+
+		if (dt == NPY_F32)
+			((float *)buf)[i] = (float)v;
+		else if (dt == NPY_F64)
+			((double *)buf)[i] = v;
+		else
+			((int32_t *)buf)[i] = (int32_t)v;
+	}
+	assert_int_equal(npy_write(path, dt, ndim, shape, buf, NULL, &err), FS_OK);
+	free(buf);
+	npy_free(&a);
+}
+
+static void expect_input_error(const char *dir, const char *what)
+{
+	struct run_result r = tu_run("diff %s/clean/case.yaml --dump %s", DUMPS, dir);
+
+	if (r.status != 2 || !strstr(r.err, what))
+		fail_msg("status %d, stderr '%s', want '%s'", r.status, r.err, what);
+	tu_free(&r);
+}
+
+static void malformed_dumps_are_input_errors(void **state)
+{
+	char *d, want[512], cmd[400];
+
+	(void)state;
+	d = clean_copy();
+	snprintf(cmd, sizeof(cmd), "truncate -s 1000 %s/acc.npy", d);
+	assert_int_equal(system(cmd), 0);
+	snprintf(want, sizeof(want), "fragsim: error: %s/acc.npy: ", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	d = clean_copy();
+	rewrite(d, "scores", NPY_F64, 4, (size_t[]){ 1, 1, 24, 40 });
+	snprintf(want, sizeof(want), "%s/scores.npy: scores must be float32, not float64", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	/* Integers given as floats: they could hold NaN or rounded values. */
+	d = clean_copy();
+	rewrite(d, "q_int8", NPY_F32, 4, (size_t[]){ 1, 1, 24, 256 });
+	snprintf(want, sizeof(want), "%s/q_int8.npy: q_int8 must be int8, not float32", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	d = clean_copy();
+	rewrite(d, "out", NPY_F32, 4, (size_t[]){ 1, 1, 24, 128 });
+	snprintf(want, sizeof(want), "%s/out.npy: out must have shape [1, 1, 24, 256], not [1, 1, 24, 128]", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	d = clean_copy();
+	rewrite(d, "acc", NPY_I32, 3, (size_t[]){ 12, 64, 2 });
+	snprintf(want, sizeof(want), "%s/acc.npy: acc must have shape [n, 64, 4], not [12, 64, 2]", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	d = clean_copy();
+	snprintf(cmd, sizeof(cmd), "rm %s/acc_tiles.npy", d);
+	assert_int_equal(system(cmd), 0);
+	snprintf(want, sizeof(want), "%s/acc.npy: acc.npy needs acc_tiles.npy beside it", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	/* A tile at key 48 does not exist: the context is 40 keys. */
+	d = clean_copy();
+	{
+		char path[300];
+		struct npy_array a;
+		struct fs_err err;
+
+		snprintf(path, sizeof(path), "%s/acc_tiles.npy", d);
+		assert_int_equal(npy_read(path, &a, &err), FS_OK);
+		((int32_t *)a.data)[4 * 2 + 3] = 48;
+		assert_int_equal(npy_write(path, NPY_I32, 2, a.shape, a.data, NULL, &err), FS_OK);
+		npy_free(&a);
+	}
+	snprintf(want, sizeof(want), "%s/acc_tiles.npy: row 2 (seq 0, head 0, row_base 0, token_base 48) is not a tile the case executes", d);
+	expect_input_error(d, want);
+	drop(d);
+
+	d = clean_copy();
+	snprintf(cmd, sizeof(cmd), "rm %s/*.npy", d);
+	assert_int_equal(system(cmd), 0);
+	snprintf(want, sizeof(want), "%s: no dump tensors", d);
+	expect_input_error(d, want);
+	drop(d);
+}
+
+static void set_f32(const char *dir, const char *name, size_t i, float v, float add)
+{
+	char path[300];
+	struct npy_array a;
+	struct fs_err err;
+
+	snprintf(path, sizeof(path), "%s/%s.npy", dir, name);
+	assert_int_equal(npy_read(path, &a, &err), FS_OK);
+	((float *)a.data)[i] = add != 0.0f ? ((float *)a.data)[i] + add : v;
+	assert_int_equal(npy_write(path, NPY_F32, a.ndim, a.shape, a.data, NULL, &err), FS_OK);
+	npy_free(&a);
+}
+
+/* Exact by default; --tol forgives small float differences, never a NaN
+ * or an infinity the simulation does not have. */
+static void tolerance_nan_and_inf(void **state)
+{
+	char *d = clean_copy();
+	struct run_result r;
+
+	(void)state;
+	set_f32(d, "out", 5, 0.0f, 1e-4f);
+	r = tu_run("diff %s/clean/case.yaml --dump %s", DUMPS, d);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "out       6144 compared, 1 mismatches"));
+	assert_non_null(strstr(r.out, "out[0,0,0,5] got "));
+	tu_free(&r);
+	r = tu_run("diff %s/clean/case.yaml --dump %s --tol 1e-3", DUMPS, d);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "diagnosis: none needed"));
+	tu_free(&r);
+	set_f32(d, "scores", 0, NAN, 0.0f);
+	set_f32(d, "scores", 1, -INFINITY, 0.0f);
+	r = tu_run("diff %s/clean/case.yaml --dump %s --tol 1e30", DUMPS, d);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "scores    960 compared, 2 mismatches, max abs inf"));
+	assert_non_null(strstr(r.out, "scores[0,0,0,0] got nan want "));
+	assert_non_null(strstr(r.out, "scores[0,0,0,1] got -inf want "));
+	assert_non_null(strstr(r.out, "diagnosis: no hypothesis reproduces the dump"));
+	tu_free(&r);
+	drop(d);
+}
+
+/*
+ * A kernel written for gfx936 run on hardware whose C layout is really
+ * gfx936-quad: run cannot make that dump (the kernel and hardware maps are
+ * one there), so emulate it here and diagnose it through the library.
+ */
+static void hardware_map_hypothesis(void **state)
+{
+	struct runcase r;
+	struct fs_err err;
+	struct lanemap *quad;
+	struct lm_report lr;
+	struct attn_opts ao;
+	struct attn_result dev;
+	struct dump d;
+	struct diff_opts o = { 0.0, 0 };
+	struct diff_report rep;
+	struct diff_diagnosis *dg = calloc(1, sizeof(*dg));
+	char line[1024];
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/" DUMPS "/c-columns/case.yaml", &r, &err), FS_OK);
+	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
+	assert_int_equal(runcase_emulate(&r, &r.c, NULL, &r.sim, &err), FS_OK);
+	r.have_sim = 1;
+	quad = profile_builtin("gfx936-quad", &err);
+	assert_non_null(quad);
+	assert_int_equal(lanemap_validate(quad, &lr), FS_OK);
+	ao.hw = quad;
+	assert_int_equal(runcase_emulate(&r, &r.c, &ao, &dev, &err), FS_OK);
+	memset(&d, 0, sizeof(d));
+	d.t[DUMP_SCORES] = (struct npy_array){ NPY_F32, 4, { 1, 1, 24, 40 }, 960, dev.scores };
+	d.t[DUMP_OUT] = (struct npy_array){ NPY_F32, 4, { 1, 1, 24, 256 }, 6144, dev.out };
+	assert_int_equal(diffcase_compare(&r, &r.sim, &d, &o, &rep, &err), FS_OK);
+	assert_true(rep.mismatches > 0);
+	diffcase_report_free(&rep);
+	assert_int_equal(diffcase_diagnose(&r, &d, &o, dg, &err), FS_OK);
+	diffcase_verdict(dg, line, sizeof(line));
+	assert_string_equal(line, "diagnosis: matches hardware map gfx936-quad (kernel written for gfx936) exactly (7104/7104 elements)");
+	free(dg);
+	attn_free(&dev);
+	lanemap_free(quad);
+	runcase_free(&r);
+}
+
+/*
+ * Dumps from real tensor cores (tests/data/device/README.md): an H200
+ * running the case's QK^T with mma.m16n8k32 agrees with the emulation on
+ * the sm80 map bit for bit, and the two device kernels with planted bugs
+ * are named for the bug planted in them.
+ */
+static void real_device_dumps(void **state)
+{
+	static const struct {
+		const char *kase, *dump, *diagnosis;
+		int status;
+	} d[] = {
+		{ "sm80-decode-shuffled", "sm80-decode-shuffled", "diagnosis: none needed", 0 },
+		{ "sm80-prefill-chunk", "sm80-prefill-chunk", "diagnosis: none needed", 0 },
+		{ "sm80-decode-shuffled", "sm80-decode-shuffled.page_walk",
+		  "diagnosis: matches kernel assumption page_walk=none exactly (8768/8768 elements)", 1 },
+		{ "sm80-prefill-chunk", "sm80-prefill-chunk.head_dim_half",
+		  "diagnosis: matches kernel assumption head_dim_loaded=half exactly (133848/133848 elements)", 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		struct run_result r = tu_run("diff cases/device/%s.yaml --dump tests/data/device/%s",
+					     d[i].kase, d[i].dump);
+
+		if (r.status != d[i].status || !strstr(r.out, d[i].diagnosis))
+			fail_msg("%s: exit %d\n%s%s", d[i].dump, r.status, r.out, r.err);
+		tu_free(&r);
+	}
+}
+
+static void usage_errors(void **state)
+{
+	struct run_result r = tu_run("diff %s/clean/case.yaml", DUMPS);
+
+	(void)state;
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "give the dump directory with --dump"));
+	tu_free(&r);
+	r = tu_run("diff %s/clean/case.yaml --dump /nonexistent", DUMPS);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "/nonexistent: not a directory"));
+	tu_free(&r);
+	r = tu_run("diff %s/clean/case.yaml --dump %s/clean --tol -1", DUMPS, DUMPS);
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+	r = tu_run("diff --help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: fragsim diff"));
+	tu_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(examples_get_their_diagnosis),
+		cmocka_unit_test(mismatches_are_labelled),
+		cmocka_unit_test(malformed_dumps_are_input_errors),
+		cmocka_unit_test(tolerance_nan_and_inf),
+		cmocka_unit_test(hardware_map_hypothesis),
+		cmocka_unit_test(real_device_dumps),
+		cmocka_unit_test(usage_errors),
+	};
+
+	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);
+}

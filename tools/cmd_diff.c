@@ -1,0 +1,338 @@
+/*
+ * cmd_diff.c - `fragsim diff CASE --dump DIR`: what a kernel dumped from
+ * a device against the simulation of its case, where they differ, and
+ * which bug class or lane map explains the difference.
+ *
+ *   case      decode-40 (tests/data/dumps/c-columns/case.yaml)
+ *   dump      tests/data/dumps/c-columns: acc (12 tiles), scores, out
+ *   floats    bit for bit
+ *   acc       2560 compared, 0 mismatches
+ *   scores    960 compared, 684 mismatches, max abs 1.91, max rel 19.2
+ *             scores[0,0,0,1] got 0.306 want -0.0127 | seq 0, token 0, ...
+ *   verdict   mismatch: 2 of 3 tensors differ (1276 of 9664 elements)
+ *   ...ranking...
+ *   diagnosis: matches kernel assumption c_columns=contiguous exactly (...)
+ *
+ * The verdict compares with the case as written (its kernel: section
+ * included); the diagnosis runs only when that does not match.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "diffcase.h"
+#include "dump.h"
+#include "json.h"
+#include "runcase.h"
+
+#define SHOW_HYPOTHESES 5
+
+static const char usage[] =
+	"usage: fragsim diff <case.yaml> --dump <dir> [--tol <abs>] [--max <n>] [--json]\n"
+	"\n"
+	"  --dump <dir>    a directory of .npy files named as goldens are (acc.npy +\n"
+	"                  acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy,\n"
+	"                  splitk_max/sum/out.npy); absent ones are skipped\n"
+	"  --tol <abs>     floats equal within this absolute difference; NaN and\n"
+	"                  infinities must still match exactly  [default: 0, bit for bit]\n"
+	"  --max <n>       mismatches listed per tensor          [default: 8]\n"
+	"  --json          the report as JSON\n"
+	"\n"
+	"The expectation is the case as written, kernel: section included. On a\n"
+	"mismatch every bug class and every builtin lane map of the same shape is\n"
+	"emulated as a hypothesis and ranked by the dumped elements it reproduces.\n"
+	"\n"
+	"exit status: 0 the dump matches, 1 mismatch (diagnosis printed), 2 bad input\n";
+
+static void print_value(FILE *f, double v, int is_int)
+{
+	if (v != v)
+		fputs("nan", f);
+	else if (isinf(v))
+		fputs(v < 0 ? "-inf" : "inf", f);
+	else if (is_int)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.9g", v);
+}
+
+static void print_loc(FILE *f, const struct runcase *r, enum dump_tensor t,
+		      const struct diff_loc *l)
+{
+	int is_int = t == DUMP_ACC || t == DUMP_Q_INT8;
+
+	fprintf(f, "          %s[", dump_name(t));
+	for (int i = 0; i < l->ndim; i++)
+		fprintf(f, "%s%zu", i ? "," : "", l->idx[i]);
+	fputs("] got ", f);
+	print_value(f, l->got, is_int);
+	fputs(" want ", f);
+	if (l->no_tile)
+		fputs("(no such tile)", f);
+	else
+		print_value(f, l->want, is_int);
+	fprintf(f, " | seq %d, token %d, q head %d, kv head %d", l->s, l->t, l->qh, l->kvh);
+	if (l->key >= 0) {
+		fprintf(f, ", key %d", l->key);
+		if (l->block >= 0)
+			fprintf(f, " (block %d, slot %d)", l->block, l->slot);
+		else
+			fputs(" (past the block table)", f);
+	}
+	if (l->seg >= 0)
+		fprintf(f, ", segment %d", l->seg);
+	if (l->dim >= 0)
+		fprintf(f, ", dim %d", l->dim);
+	if (l->tile >= 0)
+		fprintf(f, ", tile %ld", l->tile);
+	if (l->kstep >= 0 && (t == DUMP_Q_INT8 || r->sim.ksteps_in_acc > 1))
+		fprintf(f, ", k-step %d", l->kstep);
+	if (l->operand) {
+		int reg, byte;
+
+		lanemap_reg_byte(r->lm, l->operand == 'A' ? LM_A : LM_C, l->elem, &reg, &byte);
+		fprintf(f, ", %c[%d][%d] lane %d reg %d", l->operand, l->row, l->col,
+			l->lane, reg);
+		if (l->operand == 'A')
+			fprintf(f, " byte %d", byte);
+	}
+	fputc('\n', f);
+}
+
+static void print_text(const struct runcase *r, const char *dir, const struct dump *d,
+		       const struct diff_opts *o, const struct diff_report *rep,
+		       const struct diff_diagnosis *dg, const char *verdict)
+{
+	int differ = 0, present = 0, absent = 0;
+
+	printf("case      %s (%s)\n", r->c.name, r->c.file);
+	printf("dump      %s:", dir);
+	for (int t = 0; t < DUMP_COUNT; t++) {
+		if (t == DUMP_ACC_TILES || !dump_has(d, (enum dump_tensor)t))
+			continue;
+		printf("%s %s", present++ ? "," : "", dump_name((enum dump_tensor)t));
+		if (t == DUMP_ACC)
+			printf(" (%zu tiles of %zu)", d->n_tiles, r->sim.n_tiles);
+	}
+	for (int t = 0; t < DUMP_COUNT; t++) {
+		int splitk = t >= DUMP_SPLITK_MAX;
+
+		if (t == DUMP_ACC_TILES || dump_has(d, (enum dump_tensor)t) ||
+		    (splitk && !r->sim.seg_max))
+			continue;
+		printf("%s %s", absent++ ? "," : "; absent, not compared:",
+		       dump_name((enum dump_tensor)t));
+	}
+	putchar('\n');
+	if (o->tol > 0)
+		printf("floats    equal within %g (--tol); NaN and infinities exactly\n", o->tol);
+	else
+		printf("floats    bit for bit\n");
+	for (int t = 0; t < DUMP_COUNT; t++) {
+		const struct diff_stat *st = &rep->stat[t];
+
+		if (!st->present)
+			continue;
+		differ += st->mismatches > 0;
+		printf("%-9s %ld compared, %ld mismatches", dump_name((enum dump_tensor)t),
+		       st->compared, st->mismatches);
+		if (st->mismatches)
+			printf(", max abs %.3g, max rel %.3g", st->max_abs, st->max_rel);
+		putchar('\n');
+		for (int i = 0; i < st->n_shown; i++)
+			print_loc(stdout, r, (enum dump_tensor)t, &st->shown[i]);
+		if (st->mismatches > st->n_shown && st->n_shown)
+			printf("          ... %ld more\n", st->mismatches - st->n_shown);
+	}
+	if (!rep->mismatches) {
+		printf("verdict   match: the dump is what the case computes\n");
+		printf("%s\n", verdict);
+		return;
+	}
+	printf("verdict   mismatch: %d of %d tensors differ (%ld of %ld elements)\n",
+	       differ, present, rep->mismatches, rep->compared);
+	printf("hypotheses, by the dumped elements each reproduces:\n");
+	for (int i = 0; i < dg->n && i < SHOW_HYPOTHESES; i++)
+		printf("  %7.3f%%  %ld/%ld  %s\n",
+		       100.0 * (double)dg->h[i].matched / (double)dg->compared,
+		       dg->h[i].matched, dg->compared, dg->h[i].name);
+	printf("  %7.3f%%  %ld/%ld  (the case as written)\n",
+	       100.0 * (double)dg->expect_matched / (double)dg->compared,
+	       dg->expect_matched, dg->compared);
+	if (dg->n > SHOW_HYPOTHESES)
+		printf("  (%d more hypotheses tried)\n", dg->n - SHOW_HYPOTHESES);
+	if (dg->n_skipped)
+		printf("  not applicable to this case: %s\n", dg->skipped);
+	printf("%s\n", verdict);
+}
+
+static void json_loc(struct json *j, enum dump_tensor t, const struct diff_loc *l)
+{
+	static const char *const names[] = { "seq", "token", "q_head", "kv_head", "key",
+					     "block", "slot", "dim", "segment", "kstep",
+					     "lane", "elem", "row", "col" };
+	int v[] = { l->s, l->t, l->qh, l->kvh, l->key, l->block, l->slot, l->dim,
+		    l->seg, l->kstep, l->lane, l->elem, l->row, l->col };
+
+	json_begin_object(j);
+	json_key(j, "index");
+	json_begin_array_compact(j);
+	for (int i = 0; i < l->ndim; i++)
+		json_uint(j, l->idx[i]);
+	json_end_array(j);
+	json_key_double(j, "got", l->got);	/* NaN and inf become null */
+	json_key_double(j, "want", l->want);
+	for (size_t i = 0; i < FS_ARRAY_LEN(v); i++)
+		if (v[i] >= 0)
+			json_key_int(j, names[i], v[i]);
+	if (l->tile >= 0)
+		json_key_int(j, "tile", l->tile);
+	if (l->operand)
+		json_key_string(j, "operand", l->operand == 'A' ? "A" : "C");
+	(void)t;
+	json_end_object(j);
+}
+
+static int print_json(const struct runcase *r, const char *dir, const struct dump *d,
+		      const struct diff_opts *o, const struct diff_report *rep,
+		      const struct diff_diagnosis *dg, const char *verdict)
+{
+	struct json j;
+
+	json_init(&j, stdout, 1);
+	json_begin_object(&j);
+	json_key_string(&j, "case", r->c.name);
+	json_key_string(&j, "file", r->c.file);
+	json_key_string(&j, "dump", dir);
+	json_key_double(&j, "tol", o->tol);
+	json_key_string(&j, "status", rep->mismatches ? "mismatch" : "match");
+	json_key_int(&j, "compared", rep->compared);
+	json_key_int(&j, "mismatches", rep->mismatches);
+	json_key(&j, "tensors");
+	json_begin_array(&j);
+	for (int t = 0; t < DUMP_COUNT; t++) {
+		const struct diff_stat *st = &rep->stat[t];
+
+		if (!st->present)
+			continue;
+		json_begin_object(&j);
+		json_key_string(&j, "name", dump_name((enum dump_tensor)t));
+		if (t == DUMP_ACC)
+			json_key_uint(&j, "tiles", d->n_tiles);
+		json_key_int(&j, "compared", st->compared);
+		json_key_int(&j, "mismatches", st->mismatches);
+		json_key_double(&j, "max_abs", st->max_abs);
+		json_key_double(&j, "max_rel", st->max_rel);
+		json_key(&j, "first");
+		json_begin_array(&j);
+		for (int i = 0; i < st->n_shown; i++)
+			json_loc(&j, (enum dump_tensor)t, &st->shown[i]);
+		json_end_array(&j);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	if (rep->mismatches) {
+		json_key_int(&j, "expectation_matched", dg->expect_matched);
+		json_key(&j, "hypotheses");
+		json_begin_array(&j);
+		for (int i = 0; i < dg->n; i++) {
+			json_begin_object(&j);
+			json_key_string(&j, "name", dg->h[i].name);
+			json_key_int(&j, "matched", dg->h[i].matched);
+			json_key_int(&j, "compared", dg->compared);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
+		json_key_string(&j, "not_applicable", dg->skipped);
+	}
+	json_key_string(&j, "diagnosis", verdict);
+	json_end_object(&j);
+	return json_finish(&j) ? FS_EINTERNAL : FS_OK;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	const char *path = NULL, *dir = NULL, *v;
+	struct diff_opts o = { 0.0, 8 };
+	struct fs_err err = { 0 };
+	struct diff_diagnosis *dg = NULL;
+	struct diff_report rep = { 0 };
+	struct dump d = { 0 };
+	struct runcase r;
+	char verdict[1024];
+	int json = 0;
+	enum fs_rc rc;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return FS_OK;
+	}
+	for (int i = 1; i < argc;) {
+		int got;
+
+		if ((got = cli_opt(argc, argv, &i, "--dump", &v)) > 0) {
+			dir = v;
+		} else if (!got && (got = cli_opt(argc, argv, &i, "--tol", &v)) > 0) {
+			char *end;
+
+			o.tol = strtod(v, &end);
+			if (*end || end == v || !(o.tol >= 0.0) || isinf(o.tol))
+				return cli_usage_error(usage, "--tol must be a finite number >= 0, not '%s'", v);
+		} else if (!got && (got = cli_opt(argc, argv, &i, "--max", &v)) > 0) {
+			long n;
+
+			if (cli_int(v, 0, DIFF_MAX_SHOW, &n))
+				return cli_usage_error(usage, "--max must be between 0 and %d", DIFF_MAX_SHOW);
+			o.max_show = (int)n;
+		} else if (!got && cli_flag(argv, i, "--json")) {
+			json = 1, i++, got = 1;
+		}
+		if (got < 0)
+			return cli_usage_error(usage, "%s needs a value", argv[i]);
+		if (got)
+			continue;
+		if (argv[i][0] == '-' || path)
+			return cli_usage_error(usage, "unexpected argument '%s'", argv[i]);
+		path = argv[i++];
+	}
+	if (!path)
+		return cli_usage_error(usage, "diff: give a case file");
+	if (!dir)
+		return cli_usage_error(usage, "diff: give the dump directory with --dump");
+
+	rc = runcase_load(path, &r, &err);	/* r is freeable even on failure */
+	if (!rc)
+		rc = runcase_inputs(&r, &err);
+	if (!rc && !(rc = runcase_emulate(&r, &r.c, NULL, &r.sim, &err)))
+		r.have_sim = 1;
+	if (!rc)
+		rc = dump_load(dir, &r.sim, &d, &err);
+	if (!rc)
+		rc = diffcase_compare(&r, &r.sim, &d, &o, &rep, &err);
+	if (!rc && !(dg = calloc(1, sizeof(*dg))))
+		rc = fs_fail(&err, FS_EINTERNAL, "out of memory");
+	if (!rc && rep.mismatches)
+		rc = diffcase_diagnose(&r, &d, &o, dg, &err);
+	if (!rc) {
+		if (rep.mismatches)
+			diffcase_verdict(dg, verdict, sizeof(verdict));
+		else
+			snprintf(verdict, sizeof(verdict), "diagnosis: none needed");
+		if (json)
+			rc = print_json(&r, dir, &d, &o, &rep, dg, verdict);
+		else
+			print_text(&r, dir, &d, &o, &rep, dg, verdict);
+		if (!rc && rep.mismatches)
+			rc = FS_MISMATCH;
+	} else {
+		cli_error(&err, rc);
+	}
+	free(dg);
+	diffcase_report_free(&rep);
+	dump_free(&d);
+	runcase_free(&r);
+	return rc;
+}

@@ -1,0 +1,498 @@
+/*
+ * diffcase.c - a device dump against its case's simulation, and the
+ * diagnosis of a mismatch (diffcase.h).
+ *
+ * Labels. Every mismatch is traced back to the kernel's work:
+ *
+ *   acc[i][ks][lane][e]     tile i = acc_tiles[i] = (s, head, rb, tb);
+ *                           C[row][col] = the profile's C map at (lane, e);
+ *                           decode: q head = head*G + row % G, token rb;
+ *                           prefill: q head = head, token rb + row;
+ *                           key = tb + col -> block_table[s][key / BS],
+ *                           slot key % BS
+ *   scores[s][t][qh][key]   the same backwards: the tile that computed
+ *                           it (tiles start every N keys from the start of
+ *                           the key's split-K segment), its C entry and
+ *                           the lane and register holding that entry
+ *   q_int8[s][t][qh][d]     A[row][d % K] in K-step d / K
+ *   out, q_scale, splitk_*  the attention row (and segment, dim)
+ *
+ * Example: decode, gfx936, scores[0][0][7][25] with 24 q / 4 kv heads: kv
+ * head 1, row 7 % 6 = 1, tile keys 16..31, column 9, held by lane 33
+ * register 2 (row = lane % 16, column = lane / 16 + 4 * reg).
+ *
+ * Diagnosis: every hypothesis is one more emulation of the same inputs
+ * (runcase_inputs once), compared with the dump by the same rules; the
+ * rank is the number of dumped elements it reproduces.
+ */
+#include "diffcase.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "../sim/kernel.h"
+
+struct ctx {
+	const struct runcase *r;
+	const struct attn_result *sim;
+	const struct dump *d;
+	const struct diff_opts *o;
+	struct dump_tile_index sim_tiles;	/* the compared result's tiles */
+	struct dump_tile_index want_tiles;	/* the expectation's, for labels */
+	int G, M, N, K, BS, MAXB;
+};
+
+static int same_value(double got, double want, int is_float, double tol)
+{
+	if (!is_float)
+		return got == want;
+	if (want != want)
+		return got != got;
+	if (got != got)
+		return 0;
+	if (isinf(got) || isinf(want) || tol <= 0.0)
+		return got == want;
+	return fabs(got - want) <= tol;
+}
+
+static void note_error(struct diff_stat *st, double got, double want)
+{
+	double a = isfinite(got) && isfinite(want) ? fabs(got - want) : INFINITY;
+	double rel = a == 0.0 ? 0.0 :
+		     want != 0.0 && isfinite(want) ? a / fabs(want) : INFINITY;
+
+	if (a > st->max_abs)
+		st->max_abs = a;
+	if (rel > st->max_rel)
+		st->max_rel = rel;
+}
+
+static void loc_init(struct diff_loc *l, const size_t *idx, int ndim)
+{
+	memset(l, 0xff, sizeof(*l));	/* every int field -1 */
+	l->ndim = ndim;
+	memcpy(l->idx, idx, (size_t)ndim * sizeof(size_t));
+	l->operand = 0;
+	l->no_tile = 0;
+}
+
+static void label_row(const struct ctx *x, struct diff_loc *l, int s, int t, int qh)
+{
+	l->s = s, l->t = t, l->qh = qh;
+	l->kvh = qh / x->G;
+}
+
+static void label_key(const struct ctx *x, struct diff_loc *l, int s, int key)
+{
+	const struct fs_inputs *in = &x->r->in;
+	int b = key / x->BS;
+
+	l->key = key;
+	l->slot = key % x->BS;
+	l->block = b < x->MAXB ? in->block_table[(size_t)s * x->MAXB + b] : -1;
+}
+
+/* The row of the tile an attention row sits in (its first, primary one). */
+static int tile_row(const struct ctx *x, int t, int qh, int *head, int *rb)
+{
+	if (x->r->c.mode == MODE_DECODE) {
+		*head = qh / x->G;
+		*rb = t;
+		return (qh % x->G) % x->M;
+	}
+	*head = qh;
+	*rb = t - t % x->M;
+	return t % x->M;
+}
+
+static void label_operand(const struct ctx *x, struct diff_loc *l, enum lm_operand op,
+			  int row, int col)
+{
+	int slot;
+
+	if (lanemap_owners(x->r->lm, op, row, col, &slot, 1) != 1)
+		return;
+	l->operand = op == LM_A ? 'A' : 'C';
+	l->lane = slot / x->r->lm->op[op].elems;
+	l->elem = slot % x->r->lm->op[op].elems;
+	l->row = row, l->col = col;
+}
+
+/* scores: the tile, C entry and register that computed key of the row. */
+static void label_score(const struct ctx *x, struct diff_loc *l, int t, int qh, int key)
+{
+	const struct fs_case *c = &x->r->c;
+	int head, rb, row = tile_row(x, t, qh, &head, &rb);
+	int lo = c->segment > 0 ? key / c->segment * c->segment : 0;
+	int32_t xy[4] = { l->s, 0, 0, 0 };
+
+	xy[1] = head, xy[2] = rb, xy[3] = lo + (key - lo) / x->N * x->N;
+	l->tile = dump_tile_find(&x->want_tiles, xy);
+	label_operand(x, l, LM_C, row, key - xy[3]);
+}
+
+static void keep(const struct ctx *x, struct diff_stat *st, const struct diff_loc *l)
+{
+	if (st->n_shown < x->o->max_show)
+		st->shown[st->n_shown++] = *l;
+}
+
+/* Compare one element; returns 1 when it should be labelled and kept. */
+static int element(const struct ctx *x, struct diff_stat *st, double got,
+		   double want, int is_float)
+{
+	st->compared++;
+	if (same_value(got, want, is_float, x->o->tol))
+		return 0;
+	st->mismatches++;
+	note_error(st, got, want);
+	return st->n_shown < x->o->max_show;
+}
+
+static void cmp_acc(const struct ctx *x, struct diff_stat *st)
+{
+	const struct runcase *r = x->r;
+	const struct lanemap_operand *C = &r->lm->op[LM_C];
+	const int32_t *got = x->d->t[DUMP_ACC].data;
+	const int32_t *xy = x->d->t[DUMP_ACC_TILES].data;
+	int W = r->lm->wave, EC = C->elems, nks = x->sim->ksteps_in_acc;
+
+	for (size_t i = 0; i < x->d->n_tiles; i++) {
+		const int32_t *tl = &xy[i * 4];
+		long j = dump_tile_find(&x->sim_tiles, tl);
+		int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3];
+
+		for (int ks = 0; ks < nks; ks++)
+			for (int slot = 0; slot < W * EC; slot++) {
+				int row = C->row[slot], col = C->col[slot];
+				int qh = r->c.mode == MODE_DECODE ? head * x->G + row % x->G : head;
+				int t = r->c.mode == MODE_DECODE ? rb : rb + row;
+				size_t at = ((i * nks + (size_t)ks) * W) * EC + (size_t)slot;
+				double g = got[at], w = j < 0 ? NAN :
+					x->sim->acc[(((size_t)j * nks + ks) * W) * EC + slot];
+				size_t idx[4] = { i, (size_t)ks, (size_t)(slot / EC), (size_t)(slot % EC) };
+				struct diff_loc l;
+
+				if (t >= r->c.seqs[s].tokens || tb + col >= r->c.seqs[s].context)
+					continue;
+				/* A tile the hypothesis never executed: want is NaN,
+				 * which no integer equals. */
+				if (!element(x, st, g, w, 0))
+					continue;
+				if (nks > 1)
+					loc_init(&l, idx, 4);
+				else
+					loc_init(&l, (size_t[3]){ i, idx[2], idx[3] }, 3);
+				label_row(x, &l, s, t, qh);
+				label_key(x, &l, s, tb + col);
+				l.tile = dump_tile_find(&x->want_tiles, tl);
+				l.kstep = ks;
+				l.operand = 'C';
+				l.lane = slot / EC, l.elem = slot % EC, l.row = row, l.col = col;
+				l.got = g, l.want = w, l.no_tile = j < 0;
+				keep(x, st, &l);
+			}
+	}
+}
+
+/*
+ * The tensors indexed [S][T][Hq][inner]: scores (inner = keys), out and
+ * q_int8 (head dim), q_scale (1), splitk_max/sum (segments), splitk_out
+ * (segments x head dim). Rows of tokens a sequence does not have are
+ * skipped.
+ */
+static void cmp_rows(const struct ctx *x, enum dump_tensor t, struct diff_stat *st)
+{
+	const struct runcase *r = x->r;
+	const struct attn_result *a = x->sim;
+	const struct npy_array *dv = &x->d->t[t];
+	size_t inner = 1, S = (size_t)a->S, T = (size_t)a->T, H = (size_t)a->Hq;
+	const void *want;
+	int is_float = t != DUMP_Q_INT8;
+
+	for (int i = 3; i < dv->ndim; i++)
+		inner *= dv->shape[i];
+	switch (t) {
+	case DUMP_SCORES: want = a->scores; break;
+	case DUMP_OUT: want = a->out; break;
+	case DUMP_Q_INT8: want = r->in.q_int8; break;
+	case DUMP_Q_SCALE: want = r->in.q_scale; break;
+	case DUMP_SPLITK_MAX: want = a->seg_max; break;
+	case DUMP_SPLITK_SUM: want = a->seg_sum; break;
+	case DUMP_SPLITK_OUT: want = a->seg_out; break;
+	default: return;
+	}
+	for (size_t s = 0; s < S; s++)
+		for (size_t tk = 0; tk < T; tk++) {
+			if ((int)tk >= r->c.seqs[s].tokens)
+				continue;
+			for (size_t qh = 0; qh < H; qh++) {
+				size_t base = ((s * T + tk) * H + qh) * inner;
+
+				for (size_t e = 0; e < inner; e++) {
+					double g, w;
+					struct diff_loc l;
+					size_t idx[5] = { s, tk, qh, e, 0 };
+
+					if (t == DUMP_Q_INT8) {
+						g = ((const int8_t *)dv->data)[base + e];
+						w = ((const int8_t *)want)[base + e];
+					} else {
+						g = ((const float *)dv->data)[base + e];
+						w = ((const float *)want)[base + e];
+					}
+					if (!element(x, st, g, w, is_float))
+						continue;
+					if (t == DUMP_SPLITK_OUT)
+						idx[3] = e / (size_t)a->D, idx[4] = e % (size_t)a->D;
+					loc_init(&l, idx, dv->ndim);
+					label_row(x, &l, (int)s, (int)tk, (int)qh);
+					l.got = g, l.want = w;
+					if (t == DUMP_SCORES) {
+						label_key(x, &l, (int)s, (int)e);
+						label_score(x, &l, (int)tk, (int)qh, (int)e);
+					} else if (t == DUMP_OUT) {
+						l.dim = (int)e;
+					} else if (t == DUMP_Q_INT8) {
+						int head, rb, row = tile_row(x, (int)tk, (int)qh, &head, &rb);
+
+						l.dim = (int)e;
+						l.kstep = (int)e / x->K;
+						label_operand(x, &l, LM_A, row, (int)e % x->K);
+					} else if (t == DUMP_SPLITK_OUT) {
+						l.seg = (int)idx[3], l.dim = (int)idx[4];
+					} else if (t != DUMP_Q_SCALE) {
+						l.seg = (int)e;
+					}
+					keep(x, st, &l);
+				}
+			}
+		}
+}
+
+void diffcase_report_free(struct diff_report *rep)
+{
+	for (int t = 0; t < DUMP_COUNT; t++)
+		free(rep->stat[t].shown);
+	memset(rep, 0, sizeof(*rep));
+}
+
+enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *sim,
+			    const struct dump *d, const struct diff_opts *o,
+			    struct diff_report *rep, struct fs_err *err)
+{
+	struct ctx x = { r, sim, d, o, { 0, NULL }, { 0, NULL }, 0, 0, 0, 0, 0, 0 };
+	enum fs_rc rc = FS_OK;
+
+	memset(rep, 0, sizeof(*rep));
+	x.G = case_group(&r->c), x.M = r->lm->m, x.N = r->lm->n, x.K = r->lm->k;
+	x.BS = r->c.block_size, x.MAXB = r->in.MAXB;
+	rc = dump_tile_index_build(sim->acc_tiles, sim->n_tiles, &x.sim_tiles, err);
+	if (!rc)
+		rc = dump_tile_index_build(r->sim.acc_tiles, r->sim.n_tiles, &x.want_tiles, err);
+	for (int t = 0; t < DUMP_COUNT && !rc; t++) {
+		struct diff_stat *st = &rep->stat[t];
+
+		if (t == DUMP_ACC_TILES || !dump_has(d, (enum dump_tensor)t))
+			continue;
+		st->present = 1;
+		if (o->max_show > 0 &&
+		    !(st->shown = calloc((size_t)o->max_show, sizeof(*st->shown)))) {
+			rc = fs_fail(err, FS_EINTERNAL, "out of memory");
+			break;
+		}
+		if (t == DUMP_ACC)
+			cmp_acc(&x, st);
+		else
+			cmp_rows(&x, (enum dump_tensor)t, st);
+		rep->compared += st->compared;
+		rep->mismatches += st->mismatches;
+	}
+	dump_tile_index_free(&x.sim_tiles);
+	dump_tile_index_free(&x.want_tiles);
+	if (rc)
+		diffcase_report_free(rep);
+	return rc;
+}
+
+/* Profiles whose instruction has the shape of lm, so attn can swap them. */
+static int same_shape(const struct lanemap *a, const struct lanemap *b)
+{
+	if (!a->valid || !b->valid || a->wave != b->wave || a->m != b->m ||
+	    a->n != b->n || a->k != b->k)
+		return 0;
+	for (int op = 0; op < LM_NOPERANDS; op++)
+		if (a->op[op].type != b->op[op].type || a->op[op].elems != b->op[op].elems)
+			return 0;
+	return 1;
+}
+
+static void skip_note(struct diff_diagnosis *dg, const char *name)
+{
+	size_t n = strlen(dg->skipped);
+
+	dg->n_skipped++;
+	snprintf(dg->skipped + n, sizeof(dg->skipped) - n, "%s%s", n ? ", " : "", name);
+}
+
+/*
+ * One hypothesis: emulate case c with kernel map lm (NULL: the case's)
+ * and hardware map hw (NULL: the kernel's), and count what it reproduces.
+ * An emulation the case cannot express (FS_EINPUT) is skipped, not an
+ * error: e.g. operand_order kq on a non-square tile.
+ */
+static enum fs_rc try_one(const struct runcase *r, const struct dump *d,
+			  const struct diff_opts *o, const struct fs_case *c,
+			  const struct lanemap *lm, const struct lanemap *hw,
+			  const char *name, struct diff_diagnosis *dg, struct fs_err *err)
+{
+	struct attn_opts ao = { hw };
+	struct diff_opts quiet = *o;
+	struct attn_result sim;
+	struct diff_report rep;
+	struct fs_err e2 = { 0 };
+	enum fs_rc rc;
+
+	quiet.max_show = 0;
+	rc = attn_run_opts(c, lm ? lm : r->lm, &ao, &r->in, &sim, &e2);
+	/* Replica rows that disagree are no reason to skip: in a buggy
+	 * kernel they may, and the primary row is what gets written. */
+	if (rc == FS_EINPUT) {
+		skip_note(dg, name);
+		return FS_OK;
+	}
+	if (rc) {
+		*err = e2;
+		return rc;
+	}
+	rc = diffcase_compare(r, &sim, d, &quiet, &rep, err);
+	attn_free(&sim);
+	if (rc)
+		return rc;
+	if (dg->n < DIFF_MAX_HYP) {
+		struct diff_hyp *h = &dg->h[dg->n++];
+
+		snprintf(h->name, sizeof(h->name), "%s", name);
+		h->matched = rep.compared - rep.mismatches;
+	}
+	dg->compared = rep.compared;
+	diffcase_report_free(&rep);
+	return FS_OK;
+}
+
+static enum fs_rc try_profiles(const struct runcase *r, const struct dump *d,
+			       const struct diff_opts *o, struct diff_diagnosis *dg,
+			       struct fs_err *err)
+{
+	enum fs_rc rc = FS_OK;
+
+	for (int i = 0; i < profile_builtin_count() && !rc; i++) {
+		const char *pn = profile_builtin_name(i);
+		struct fs_err e2 = { 0 };
+		struct lanemap *p;
+		struct lm_report lr;
+		char name[256];
+
+		if (!strcmp(pn, r->lm->name))
+			continue;
+		p = profile_builtin(pn, &e2);
+		if (!p)
+			return fs_fail(err, FS_EINTERNAL, "builtin profile %s: %s", pn, e2.msg);
+		if (lanemap_validate(p, &lr) == FS_EINTERNAL) {
+			lanemap_free(p);
+			return fs_fail(err, FS_EINTERNAL, "out of memory");
+		}
+		if (same_shape(p, r->lm)) {
+			snprintf(name, sizeof(name), "hardware map %s (kernel written for %s)",
+				 p->name, r->lm->name);
+			rc = try_one(r, d, o, &r->c, NULL, p, name, dg, err);
+			snprintf(name, sizeof(name), "lane map %s (kernel and hardware)", p->name);
+			if (!rc)
+				rc = try_one(r, d, o, &r->c, p, NULL, name, dg, err);
+		}
+		lanemap_free(p);
+	}
+	return rc;
+}
+
+static int by_matched(const void *pa, const void *pb)
+{
+	const struct diff_hyp *a = pa, *b = pb;
+
+	if (a->matched != b->matched)
+		return a->matched > b->matched ? -1 : 1;
+	return 0;
+}
+
+enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
+			     const struct diff_opts *o, struct diff_diagnosis *dg,
+			     struct fs_err *err)
+{
+	struct diff_opts quiet = *o;
+	struct diff_report rep;
+	unsigned have = kernel_bugs(&r->c.kernel, r->c.head_dim);
+	enum fs_rc rc;
+
+	memset(dg, 0, sizeof(*dg));
+	quiet.max_show = 0;
+	rc = diffcase_compare(r, &r->sim, d, &quiet, &rep, err);
+	if (rc)
+		return rc;
+	dg->compared = rep.compared;
+	dg->expect_matched = rep.compared - rep.mismatches;
+	diffcase_report_free(&rep);
+	for (int b = 0; b < BUG_COUNT && !rc; b++) {
+		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
+		struct fs_case c = r->c;	/* plain values: a shallow copy is whole */
+		char name[256];
+
+		snprintf(name, sizeof(name), "kernel assumption %s=%s", bi->key, bi->bad);
+		if ((have >> b) & 1)
+			continue;	/* that is the expectation itself */
+		if (kernel_plant(&c.kernel, (enum kern_bug)b, c.head_dim)) {
+			skip_note(dg, name);
+			continue;
+		}
+		rc = try_one(r, d, o, &c, NULL, NULL, name, dg, err);
+	}
+	if (!rc)
+		rc = try_profiles(r, d, o, dg, err);
+	if (rc)
+		return rc;
+	/* Insertion sort, stable: ties keep the table order (bugs first). */
+	for (int i = 1; i < dg->n; i++)
+		for (int j = i; j > 0 && by_matched(&dg->h[j - 1], &dg->h[j]) > 0; j--) {
+			struct diff_hyp tmp = dg->h[j];
+
+			dg->h[j] = dg->h[j - 1];
+			dg->h[j - 1] = tmp;
+		}
+	return FS_OK;
+}
+
+void diffcase_verdict(const struct diff_diagnosis *dg, char *buf, size_t len)
+{
+	const struct diff_hyp *b = dg->n ? &dg->h[0] : NULL;
+	long n = dg->compared, miss0 = n - dg->expect_matched;
+	size_t o;
+
+	if (b && b->matched == n) {
+		o = (size_t)snprintf(buf, len, "diagnosis: matches %s exactly (%ld/%ld elements)",
+				     b->name, b->matched, n);
+		for (int i = 1; i < dg->n && dg->h[i].matched == n && o < len; i++)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", i == 1 ?
+					      "; so do " : ", ", dg->h[i].name);
+		return;
+	}
+	/* Close: explains at least half of what the case as written does not. */
+	if (b && b->matched > dg->expect_matched && 2 * (n - b->matched) <= miss0) {
+		snprintf(buf, len, "diagnosis: no exact match; closest is %s (%ld/%ld elements, %.2f%%)",
+			 b->name, b->matched, n, 100.0 * (double)b->matched / (double)n);
+		return;
+	}
+	snprintf(buf, len, "diagnosis: no hypothesis reproduces the dump (best: %s, %ld/%ld elements; the case as written: %ld)",
+		 b ? b->name : "none", b ? b->matched : 0, n, dg->expect_matched);
+}

@@ -1,0 +1,98 @@
+/*
+ * diffcase.h - a device dump against the simulation of its case: where
+ * they differ, element by element, and which wrong assumption explains it.
+ *
+ * The expectation is the case as written, kernel: section included: a
+ * dump that reproduces a case planting c_columns: contiguous matches that
+ * case. Hypotheses are the expectation with one more thing changed:
+ *   - one bug class of sim/kernel.h planted (those the case does not
+ *     already carry, and that kernel_plant can express);
+ *   - another builtin profile of the same shape as the hardware map
+ *     under the case's kernel ("the hardware is really X");
+ *   - the same profile as both kernel and hardware map ("the kernel was
+ *     written and run for X": same scores, other register order).
+ *
+ * Comparison rules: integers exactly; floats bit for bit (==) unless a
+ * tolerance is given; NaN equals NaN only where the simulation has NaN,
+ * and an infinity equals only the same infinity, whatever the tolerance.
+ * Elements that do not exist are not compared: rows of query tokens past
+ * a sequence's tokens, and accumulator slots whose key is at or past the
+ * context (they hold whatever the kernel loaded).
+ */
+#ifndef DIFFCASE_H
+#define DIFFCASE_H
+
+#include "dump.h"
+#include "runcase.h"
+
+#define DIFF_MAX_SHOW 10000	/* --max bound */
+
+struct diff_opts {
+	double tol;		/* floats: equal when |got - want| <= tol; 0: == */
+	int max_show;		/* mismatches annotated per tensor, 0..DIFF_MAX_SHOW */
+};
+
+/* Where one mismatch is. Fields that do not apply are -1. */
+struct diff_loc {
+	int ndim;
+	size_t idx[5];		/* index into the dumped tensor */
+	int s, t, qh, kvh;	/* sequence, query token, q head, kv head */
+	int key, block, slot;	/* key token, and where the block table puts it */
+	int dim, seg;		/* head-dim element, split-K segment */
+	long tile;		/* the simulation's tile (acc_tiles row) */
+	int kstep;		/* K-step: acc with per_block32, q_int8 */
+	char operand;		/* 'C' (acc, scores) or 'A' (q_int8); 0 none */
+	int lane, elem;		/* the operand's register slot holding it */
+	int row, col;		/* the operand's matrix entry */
+	double got, want;	/* dump, simulation; want NaN with no tile */
+	int no_tile;		/* the hypothesis did not execute this tile */
+};
+
+struct diff_stat {
+	int present;		/* the dump holds this tensor */
+	long compared, mismatches;
+	double max_abs, max_rel;	/* over mismatches; inf for NaN/inf */
+	int n_shown;
+	struct diff_loc *shown;	/* the first max_show mismatches, dump order */
+};
+
+struct diff_report {
+	struct diff_stat stat[DUMP_COUNT];	/* DUMP_ACC_TILES unused */
+	long compared, mismatches;		/* over all tensors */
+};
+
+/*
+ * Compare dump d with sim, the result of emulating some variant of the
+ * case r->c on r->in (r->lm places the dumped registers). Fills rep;
+ * diffcase_report_free() after. FS_OK, or FS_EINTERNAL (out of memory).
+ */
+enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *sim,
+			    const struct dump *d, const struct diff_opts *o,
+			    struct diff_report *rep, struct fs_err *err);
+void diffcase_report_free(struct diff_report *rep);
+
+#define DIFF_MAX_HYP 48
+
+struct diff_hyp {
+	char name[256];		/* "kernel assumption c_columns=contiguous" */
+	long matched;		/* elements the hypothesis reproduces */
+};
+
+struct diff_diagnosis {
+	long compared;		/* elements per hypothesis (the same for all) */
+	long expect_matched;	/* the case as written */
+	int n;			/* hypotheses run, best first (stable order) */
+	struct diff_hyp h[DIFF_MAX_HYP];
+	int n_skipped;		/* hypotheses that do not apply to the case */
+	char skipped[512];	/* their names, comma separated (truncated) */
+};
+
+/* Emulate every hypothesis and rank it against the dump. */
+enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
+			     const struct diff_opts *o, struct diff_diagnosis *dg,
+			     struct fs_err *err);
+
+/* "diagnosis: matches ... exactly (n/n elements)" and its kin. */
+void diffcase_verdict(const struct diff_diagnosis *dg, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * dump.c - read and validate a device dump directory (dump.h).
+ *
+ * Why strict: a dump is compared element by element with the simulation,
+ * and a diagnosis is drawn from the pattern of differences. A file of the
+ * wrong dtype or shape would give a pattern that means nothing, so it is
+ * refused with its name instead. Integers must come as integers: an acc
+ * written as float32 could hold NaN or a rounded value, and no exact
+ * comparison survives that.
+ *
+ * Example: a decode case with 17 keys and 4 kv heads executes 8 tiles; a
+ * dump of the first kv head's two tiles is
+ *   acc.npy       int32 (2, 64, 4)
+ *   acc_tiles.npy int32 (2, 4) = [[0, 0, 0, 0], [0, 0, 0, 16]]
+ * and is valid; a row [0, 0, 0, 32] is not (no tile starts at key 32).
+ */
+#include "dump.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+	const char *name;
+	enum npy_dtype dtype;
+} tensors[DUMP_COUNT] = {
+	[DUMP_ACC] = { "acc", NPY_I32 },
+	[DUMP_ACC_TILES] = { "acc_tiles", NPY_I32 },
+	[DUMP_SCORES] = { "scores", NPY_F32 },
+	[DUMP_OUT] = { "out", NPY_F32 },
+	[DUMP_Q_INT8] = { "q_int8", NPY_I8 },
+	[DUMP_Q_SCALE] = { "q_scale", NPY_F32 },
+	[DUMP_SPLITK_MAX] = { "splitk_max", NPY_F32 },
+	[DUMP_SPLITK_SUM] = { "splitk_sum", NPY_F32 },
+	[DUMP_SPLITK_OUT] = { "splitk_out", NPY_F32 },
+};
+
+const char *dump_name(enum dump_tensor t)
+{
+	return (unsigned)t < DUMP_COUNT ? tensors[t].name : NULL;
+}
+
+int dump_has(const struct dump *d, enum dump_tensor t)
+{
+	return d->t[t].data != NULL;
+}
+
+static void path_of(const struct dump *d, enum dump_tensor t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.npy", d->dir, tensors[t].name);
+}
+
+/* "[2, 64, 4]"; with any0 the first dimension is any number: "[n, 64, 4]". */
+static void shape_str(const size_t *shape, int ndim, int any0, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	o += (size_t)snprintf(buf + o, len - o, "[");
+	for (int i = 0; i < ndim && o < len; i++) {
+		if (i == 0 && any0)
+			o += (size_t)snprintf(buf + o, len - o, "n");
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%zu", i ? ", " : "", shape[i]);
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+/*
+ * The shape tensor t must have for a case whose simulation is w; ndim 0
+ * when the case cannot have it (split-K states without segments). For
+ * acc and acc_tiles the leading dimension is the dump's own: *free_dim0.
+ */
+static int want_shape(enum dump_tensor t, const struct attn_result *w,
+		      size_t *shape, int *free_dim0)
+{
+	size_t S = (size_t)w->S, T = (size_t)w->T, H = (size_t)w->Hq;
+	size_t dims[5] = { S, T, H, 0, 0 };
+	int n = 3;
+
+	*free_dim0 = 0;
+	switch (t) {
+	case DUMP_ACC:
+		*free_dim0 = 1;
+		dims[0] = 0;
+		n = 0;
+		if (w->ksteps_in_acc > 1)
+			dims[++n] = (size_t)w->ksteps_in_acc;
+		dims[++n] = (size_t)w->wave;
+		dims[++n] = (size_t)w->ec;
+		n++;
+		break;
+	case DUMP_ACC_TILES:
+		*free_dim0 = 1;
+		dims[0] = 0, dims[1] = 4, n = 2;
+		break;
+	case DUMP_SCORES: dims[3] = (size_t)w->MAXCTX, n = 4; break;
+	case DUMP_OUT:
+	case DUMP_Q_INT8: dims[3] = (size_t)w->D, n = 4; break;
+	case DUMP_Q_SCALE: break;
+	case DUMP_SPLITK_MAX:
+	case DUMP_SPLITK_SUM:
+	case DUMP_SPLITK_OUT:
+		if (!w->seg_max)
+			return 0;
+		dims[3] = (size_t)w->nseg, n = 4;
+		if (t == DUMP_SPLITK_OUT)
+			dims[4] = (size_t)w->D, n = 5;
+		break;
+	case DUMP_COUNT: return 0;
+	}
+	memcpy(shape, dims, sizeof(dims));
+	return n;
+}
+
+static enum fs_rc check_one(struct dump *d, enum dump_tensor t,
+			    const struct attn_result *w, struct fs_err *err)
+{
+	const struct npy_array *a = &d->t[t];
+	size_t shape[5];
+	int free0, n = want_shape(t, w, shape, &free0), ok;
+	char path[1200], ws[96], gs[160];
+
+	path_of(d, t, path, sizeof(path));
+	if (!n)
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+				  "the case has no split-K segments, so no %s",
+				  tensors[t].name);
+	if (a->dtype != tensors[t].dtype)
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "%s must be %s, not %s",
+				  tensors[t].name, npy_dtype_name(tensors[t].dtype),
+				  npy_dtype_name(a->dtype));
+	if (free0)
+		shape[0] = a->ndim > 0 ? a->shape[0] : 0;
+	ok = a->ndim == n;
+	for (int i = 0; ok && i < n; i++)
+		ok = a->shape[i] == shape[i];
+	if (!ok) {
+		shape_str(shape, n, free0, ws, sizeof(ws));
+		shape_str(a->shape, a->ndim, 0, gs, sizeof(gs));
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+				  "%s must have shape %s, not %s", tensors[t].name, ws, gs);
+	}
+	return FS_OK;
+}
+
+/* Every dumped tile exists in the simulation, and only once. */
+static enum fs_rc check_tiles(struct dump *d, const struct attn_result *w,
+			      struct fs_err *err)
+{
+	struct dump_tile_index sim, own;
+	const int32_t *xy = d->t[DUMP_ACC_TILES].data;
+	char path[1200];
+	enum fs_rc rc;
+
+	path_of(d, DUMP_ACC_TILES, path, sizeof(path));
+	if (d->t[DUMP_ACC].shape[0] != d->t[DUMP_ACC_TILES].shape[0])
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+				  "acc_tiles has %zu rows but acc.npy has %zu tiles",
+				  d->t[DUMP_ACC_TILES].shape[0], d->t[DUMP_ACC].shape[0]);
+	d->n_tiles = d->t[DUMP_ACC_TILES].shape[0];
+	rc = dump_tile_index_build(w->acc_tiles, w->n_tiles, &sim, err);
+	if (rc)
+		return rc;
+	/* Decode with a GQA group of more than M rows runs several row
+	 * tiles under one (seq, head, row_base, token_base): no acc row
+	 * could say which of them it is. */
+	for (size_t i = 1; i < sim.n; i++)
+		if (!memcmp(&sim.rows[(i - 1) * 5], &sim.rows[i * 5], 4 * sizeof(int32_t))) {
+			dump_tile_index_free(&sim);
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "the case runs several row tiles per (seq, head, row_base, token_base); acc rows cannot be placed");
+		}
+	rc = dump_tile_index_build(xy, d->n_tiles, &own, err);
+	if (rc) {
+		dump_tile_index_free(&sim);
+		return rc;
+	}
+	for (size_t i = 0; i < d->n_tiles && !rc; i++) {
+		const int32_t *p = &xy[i * 4];
+		long j = dump_tile_find(&own, p);
+
+		if (dump_tile_find(&sim, p) < 0)
+			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					"row %zu (seq %d, head %d, row_base %d, token_base %d) is not a tile the case executes",
+					i, p[0], p[1], p[2], p[3]);
+		else if (j != (long)i)	/* j is the first row naming it */
+			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					"rows %ld and %zu name the same tile (%d, %d, %d, %d)",
+					j, i, p[0], p[1], p[2], p[3]);
+	}
+	dump_tile_index_free(&sim);
+	dump_tile_index_free(&own);
+	return rc;
+}
+
+enum fs_rc dump_load(const char *dir, const struct attn_result *want,
+		     struct dump *d, struct fs_err *err)
+{
+	struct stat st;
+	enum fs_rc rc = FS_OK;
+	int found = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return fs_fail_at(err, FS_EINPUT, dir, 0, 0, "not a directory");
+	if (strlen(dir) >= sizeof(d->dir))
+		return fs_fail_at(err, FS_EINPUT, NULL, 0, 0, "dump path too long");
+	strcpy(d->dir, dir);
+	for (int t = 0; t < DUMP_COUNT && !rc; t++) {
+		char path[1200];
+
+		path_of(d, (enum dump_tensor)t, path, sizeof(path));
+		if (stat(path, &st) != 0)
+			continue;	/* absent: not compared */
+		rc = npy_read(path, &d->t[t], err);
+		if (!rc)
+			rc = check_one(d, (enum dump_tensor)t, want, err);
+		found++;
+	}
+	if (!rc && !found)
+		rc = fs_fail_at(err, FS_EINPUT, dir, 0, 0,
+				"no dump tensors (acc.npy with acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy, splitk_*.npy)");
+	if (!rc && dump_has(d, DUMP_ACC) != dump_has(d, DUMP_ACC_TILES)) {
+		char path[1200];
+
+		path_of(d, dump_has(d, DUMP_ACC) ? DUMP_ACC : DUMP_ACC_TILES, path,
+			sizeof(path));
+		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0, "%s",
+				dump_has(d, DUMP_ACC) ?
+				"acc.npy needs acc_tiles.npy beside it (which tile each row is)" :
+				"acc_tiles.npy without acc.npy");
+	}
+	if (!rc && dump_has(d, DUMP_ACC))
+		rc = check_tiles(d, want, err);
+	if (rc)
+		dump_free(d);
+	return rc;
+}
+
+void dump_free(struct dump *d)
+{
+	for (int t = 0; t < DUMP_COUNT; t++)
+		npy_free(&d->t[t]);
+	memset(d, 0, sizeof(*d));
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	const int32_t *a = pa, *b = pb;
+
+	for (int i = 0; i < 5; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+enum fs_rc dump_tile_index_build(const int32_t *tiles, size_t n,
+				 struct dump_tile_index *ix, struct fs_err *err)
+{
+	ix->n = n;
+	ix->rows = malloc((n ? n : 1) * 5 * sizeof(int32_t));
+	if (!ix->rows)
+		return fs_fail(err, FS_EINTERNAL, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&ix->rows[i * 5], &tiles[i * 4], 4 * sizeof(int32_t));
+		ix->rows[i * 5 + 4] = (int32_t)i;
+	}
+	/* The index breaks ties, so a repeated tile finds its first row. */
+	qsort(ix->rows, n, 5 * sizeof(int32_t), row_cmp);
+	return FS_OK;
+}
+
+long dump_tile_find(const struct dump_tile_index *ix, const int32_t *xy)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const int32_t *r = &ix->rows[mid * 5];
+		int c = 0;
+
+		for (int i = 0; i < 4 && !c; i++)
+			c = r[i] < xy[i] ? -1 : r[i] > xy[i];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ix->n && !memcmp(&ix->rows[lo * 5], xy, 4 * sizeof(int32_t)))
+		return ix->rows[lo * 5 + 4];
+	return -1;
+}
+
+void dump_tile_index_free(struct dump_tile_index *ix)
+{
+	free(ix->rows);
+	ix->rows = NULL;
+	ix->n = 0;
+}

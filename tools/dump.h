@@ -1,0 +1,79 @@
+/*
+ * dump.h - a device dump directory: the tensors a kernel on a real GPU
+ * wrote, under the golden file names (DESIGN.md 3), any subset of them.
+ *
+ *   dump/
+ *     acc.npy acc_tiles.npy          i32 [n][(ksteps)][wave][EC], i32 [n][4]
+ *     scores.npy out.npy             f32 [S][T][Hq][MAXCTX], [S][T][Hq][D]
+ *     q_int8.npy q_scale.npy         i8 [S][T][Hq][D], f32 [S][T][Hq]
+ *     splitk_max.npy splitk_sum.npy  f32 [S][T][Hq][NSEG]
+ *     splitk_out.npy                 f32 [S][T][Hq][NSEG][D]
+ *
+ * Any other file (manifest.json, the input tensors) is not read. The acc
+ * dump may hold any subset of the simulation's tiles, in any order: each
+ * acc_tiles row (seq, head, row_base, token_base) names the tile, and must
+ * be one the simulation of the case executes, once.
+ *
+ * Everything wrong with a file - unreadable, truncated, another dtype or
+ * shape, acc without acc_tiles, an unknown tile - is FS_EINPUT with
+ * err->file naming the file.
+ */
+#ifndef DUMP_H
+#define DUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npy.h"
+#include "../sim/attn.h"
+
+enum dump_tensor {
+	DUMP_ACC,
+	DUMP_ACC_TILES,
+	DUMP_SCORES,
+	DUMP_OUT,
+	DUMP_Q_INT8,
+	DUMP_Q_SCALE,
+	DUMP_SPLITK_MAX,
+	DUMP_SPLITK_SUM,
+	DUMP_SPLITK_OUT,
+	DUMP_COUNT
+};
+
+struct dump {
+	char dir[1024];
+	struct npy_array t[DUMP_COUNT];	/* t[i].data NULL: not in the dump */
+	size_t n_tiles;			/* rows of acc_tiles (0 without acc) */
+};
+
+/* The file's name without ".npy", e.g. "acc_tiles". */
+const char *dump_name(enum dump_tensor t);
+
+/* Does the dump hold tensor t? */
+int dump_has(const struct dump *d, enum dump_tensor t);
+
+/*
+ * Read every known file in dir and check it against want, the simulation
+ * of the case the dump claims to be (shapes, tile coordinates). At least
+ * one tensor must be there. On failure d is empty.
+ */
+enum fs_rc dump_load(const char *dir, const struct attn_result *want,
+		     struct dump *d, struct fs_err *err);
+void dump_free(struct dump *d);
+
+/*
+ * Tiles by coordinates: a sorted copy of an acc_tiles table, to find the
+ * simulation's tile for a dumped one in O(log n).
+ */
+struct dump_tile_index {
+	size_t n;
+	int32_t *rows;		/* [n][5]: seq, head, row_base, token_base, index */
+};
+
+enum fs_rc dump_tile_index_build(const int32_t *tiles, size_t n,
+				 struct dump_tile_index *ix, struct fs_err *err);
+/* The index of the tile with coordinates xy[4], or -1. */
+long dump_tile_find(const struct dump_tile_index *ix, const int32_t *xy);
+void dump_tile_index_free(struct dump_tile_index *ix);
+
+#endif
