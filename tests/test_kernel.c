@@ -283,6 +283,15 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	}
 	assert_non_null(strstr(res.out, "2 of 11 bug classes survive 2 case(s)"));
 	tu_free(&res);
+
+	/* The same verdicts as JSON, read back by Python's parser. */
+	res = tu_run("mutate tests/data/weak-suite --json | /usr/bin/python3 -c '"
+		     "import json, sys; d = json.load(sys.stdin); "
+		     "print(sorted(c[\"bug\"] for c in d[\"classes\"] if c[\"verdict\"] == \"survived\"), "
+		     "d[\"survived\"], d[\"cases\"])'");
+	assert_int_equal(res.status, 0);
+	assert_string_equal(res.out, "['page_walk', 'tail_mask'] 2 2\n");
+	tu_free(&res);
 }
 
 static void mutation_cases_are_caught(void **state)
