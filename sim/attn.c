@@ -41,13 +41,20 @@
 
 struct kern {
 	const struct fs_case *c;
-	const struct lanemap *lm;
+	const struct fs_kernel *kn;	/* the kernel's assumptions */
+	const struct lanemap *lm;	/* the kernel's map: loads and C reads */
+	const struct lanemap *hw;	/* the map the hardware executes */
 	const struct fs_inputs *in;
 	struct attn_result *r;
 	int M, N, K, W, EA, EB, EC, ksteps, G, D, BS, MAXB, Hq, Hkv, T, MAXCTX;
 	int per_block32;
+	int ksteps_run;		/* K-steps the kernel issues (head_dim_loaded) */
 	/* Slots of each C row in slot order: rowslots[m*rowcap + i]. */
 	int *rowslots, *rowcount, rowcap;
+	/* The C column the kernel believes each slot holds, per use. */
+	const int *col_scale, *col_mask, *col_write;
+	int *col_contig;	/* the "adjacent columns" belief, when used */
+	int *seq_block0;	/* page_walk none: first block of each sequence */
 };
 
 /* One row of a row tile: which query it is. */
@@ -74,7 +81,17 @@ struct rstate {
 
 static int kv_head_of(const struct kern *k, const struct unit *u)
 {
-	return k->c->mode == MODE_DECODE ? u->h : u->h / k->G;
+	if (k->c->mode == MODE_DECODE)
+		return u->h;
+	return k->kn->gqa_modulo ? u->h % k->Hkv : u->h / k->G;
+}
+
+/* The physical block the kernel reads for key tok of sequence s. */
+static int block_of(const struct kern *k, int s, int tok)
+{
+	if (k->kn->page_walk_none)
+		return k->seq_block0[s] + tok / k->BS;
+	return k->in->block_table[s * k->MAXB + tok / k->BS];
 }
 
 static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
@@ -90,7 +107,8 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			int local = (rt * k->M + m) % k->G;
 
 			w->t = u->t;
-			w->qh = u->h * k->G + local;
+			w->qh = k->kn->gqa_modulo ? u->h + local * k->Hkv :
+						    u->h * k->G + local;
 			/* The first occurrence of a head writes the results;
 			 * its replicas must agree with it. */
 			w->primary = rt * k->M + m == local;
@@ -104,7 +122,7 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			w->primary = 0;
 			continue;
 		}
-		w->q_pos = in->q_pos[u->s * k->T + w->t];
+		w->q_pos = k->kn->q_pos_chunk ? w->t : in->q_pos[u->s * k->T + w->t];
 		{
 			size_t qi = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
 
@@ -171,40 +189,69 @@ static size_t unit_tiles(const struct kern *k, const struct unit *u,
 	return n;
 }
 
-/* B registers of one K-step, loaded from the paged cache. */
-static void load_b(const struct kern *k, const struct unit *u, int kb,
-		   int ks, uint8_t *breg)
+/*
+ * The operands. Q goes into A and K into B (MMAC(Q, K)); with
+ * operand_order kq the kernel swaps them. Either way a slot of operand op
+ * has a free index (A's row, B's column) naming the query row or the key,
+ * and a reduction index (A's column, B's row) naming the head-dim element.
+ */
+static int op_free(const struct lanemap_operand *o, enum lm_operand op, int slot)
 {
-	const struct lanemap_operand *ob = &k->lm->op[LM_B];
+	return op == LM_A ? o->row[slot] : o->col[slot];
+}
+
+static int op_red(const struct lanemap_operand *o, enum lm_operand op, int slot)
+{
+	return op == LM_A ? o->col[slot] : o->row[slot];
+}
+
+static enum lm_operand q_operand(const struct kern *k)
+{
+	return k->kn->operand_kq ? LM_B : LM_A;
+}
+
+static enum lm_operand k_operand(const struct kern *k)
+{
+	return k->kn->operand_kq ? LM_A : LM_B;
+}
+
+/* K's registers for one K-step, loaded from the paged cache. */
+static void load_k(const struct kern *k, const struct unit *u, int kb,
+		   int ks, uint8_t *reg)
+{
+	enum lm_operand op = k_operand(k);
+	const struct lanemap_operand *o = &k->lm->op[op];
 	const struct fs_inputs *in = k->in;
 	int g = kv_head_of(k, u), nblk = case_blocks_of(k->c, u->s);
 
-	for (int slot = 0; slot < k->W * k->EB; slot++) {
-		int tok = kb + ob->col[slot], dim = ks * k->K + ob->row[slot];
-		int bi = tok / k->BS;
+	for (int slot = 0; slot < k->W * o->elems; slot++) {
+		int tok = kb + op_free(o, op, slot);
+		int dim = ks * k->K + op_red(o, op, slot);
 		int8_t v = 0;
 
-		if (bi < nblk) {
-			int blk = in->block_table[u->s * k->MAXB + bi];
+		if (tok / k->BS < nblk) {
+			int blk = block_of(k, u->s, tok);
 			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
 				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
 
 			v = in->k_cache[a];
 		}
-		breg[slot] = (uint8_t)v;
+		reg[slot] = (uint8_t)v;
 	}
 }
 
-/* A registers of one K-step from the rows' quantized Q. */
-static void load_a(const struct kern *k, const struct row *rows, int ks,
-		   uint8_t *areg)
+/* Q's registers for one K-step from the rows' quantized Q. */
+static void load_q(const struct kern *k, const struct row *rows, int ks,
+		   uint8_t *reg)
 {
-	const struct lanemap_operand *oa = &k->lm->op[LM_A];
+	enum lm_operand op = q_operand(k);
+	const struct lanemap_operand *o = &k->lm->op[op];
 
-	for (int slot = 0; slot < k->W * k->EA; slot++) {
-		const struct row *w = &rows[oa->row[slot]];
+	for (int slot = 0; slot < k->W * o->elems; slot++) {
+		const struct row *w = &rows[op_free(o, op, slot)];
 
-		areg[slot] = w->valid ? (uint8_t)w->q[ks * k->K + oa->col[slot]] : 0;
+		reg[slot] = w->valid ?
+			    (uint8_t)w->q[ks * k->K + op_red(o, op, slot)] : 0;
 	}
 }
 
@@ -212,7 +259,7 @@ static float k_scale_of(const struct kern *k, const struct unit *u, int tok,
 			int ks)
 {
 	const struct fs_inputs *in = k->in;
-	int blk = in->block_table[u->s * k->MAXB + tok / k->BS];
+	int blk = block_of(k, u->s, tok);
 
 	return inputs_k_scale(k->c, in, blk, tok % k->BS, kv_head_of(k, u),
 			      ks * k->K);
@@ -232,7 +279,7 @@ static struct vcol v_col(const struct kern *k, const struct unit *u, int tok)
 {
 	const struct fs_inputs *in = k->in;
 	int g = kv_head_of(k, u);
-	int blk = in->block_table[u->s * k->MAXB + tok / k->BS], slot = tok % k->BS;
+	int blk = block_of(k, u->s, tok), slot = tok % k->BS;
 	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
 	struct vcol v = { NULL, NULL, 0.0f };
 
@@ -248,32 +295,45 @@ static struct vcol v_col(const struct kern *k, const struct unit *u, int tok)
 /*
  * Scores of one executed tile from its accumulators, into the workspace
  * ws[m * N + n] (the transpose: register order in, column order out).
+ * The kernel's belief of each slot's column picks the K scale (col_scale),
+ * the mask (col_mask) and the workspace column (col_write); all three are
+ * the profile's column in a correct kernel. With scale_recovery
+ * after_softmax, ws holds the unscaled logit and ps[m * N + n] the
+ * sQ * sK that PV multiplies P by.
  */
 static void recover_scores(const struct kern *k, const struct unit *u,
 			   const struct row *rows, const int32_t *creg, int kb,
-			   int seg_end, float *ws)
+			   int seg_end, float *ws, float *ps)
 {
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
-	int slots = k->W * k->EC;
+	int slots = k->W * k->EC, after = k->kn->scale_after_softmax;
 
 	for (int slot = 0; slot < slots; slot++) {
-		int m = oc->row[slot], n = oc->col[slot], j = kb + n;
+		int m = oc->row[slot], n = k->col_write[slot];
+		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
 		const struct row *w = &rows[m];
 		float sc;
 
-		if (!key_visible(k, w, seg_end, j)) {
+		if (!key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
 			ws[m * k->N + n] = -INFINITY;
 			continue;
 		}
-		if (k->per_block32) {
+		if (after) {
+			float acc = 0.0f;
+
+			for (int ks = 0; ks < k->r->ksteps_in_acc; ks++)
+				acc += (float)creg[ks * slots + slot];
+			sc = acc * (float)k->c->softmax_scale;
+			ps[m * k->N + n] = w->sq * k_scale_of(k, u, js, 0);
+		} else if (k->per_block32) {
 			float acc = 0.0f;
 
 			for (int ks = 0; ks < k->ksteps; ks++)
 				acc += (float)creg[ks * slots + slot] *
-				       k_scale_of(k, u, j, ks);
+				       k_scale_of(k, u, js, ks);
 			sc = acc * w->sq * (float)k->c->softmax_scale;
 		} else {
-			sc = (float)creg[slot] * w->sq * k_scale_of(k, u, j, 0) *
+			sc = (float)creg[slot] * w->sq * k_scale_of(k, u, js, 0) *
 			     (float)k->c->softmax_scale;
 		}
 		ws[m * k->N + n] = sc;
@@ -282,10 +342,10 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 
 /* Online softmax and PV of one tile for every valid row. */
 static void softmax_pv(const struct kern *k, const struct unit *u,
-		       const struct row *rows, const float *ws, int kb,
-		       struct rstate *st, float *p)
+		       const struct row *rows, const float *ws, const float *ps,
+		       int kb, struct rstate *st, float *p)
 {
-	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	const int *col = k->col_write;
 
 	for (int m = 0; m < k->M; m++) {
 		const int *sl = &k->rowslots[m * k->rowcap];
@@ -296,7 +356,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 		if (!rows[m].valid)
 			continue;
 		for (int i = 0; i < k->rowcount[m]; i++) {
-			float v = ws[m * k->N + oc->col[sl[i]]];
+			float v = ws[m * k->N + col[sl[i]]];
 
 			if (v > tmax)
 				tmax = v;
@@ -307,7 +367,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 		alpha = x->m == -INFINITY ? 0.0f : fs_expf(x->m - mnew);
 		/* p in register order within a lane, lanes in order. */
 		for (int i = 0; i < k->rowcount[m]; i++) {
-			int n = oc->col[sl[i]];
+			int n = col[sl[i]];
 			float v = ws[m * k->N + n];
 
 			if (sl[i] / k->EC != lane) {
@@ -325,16 +385,19 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			x->o[d] *= alpha;
 		for (int n = 0; n < k->N; n++) {
 			struct vcol v;
+			float pn = p[n];
 
 			if (ws[m * k->N + n] == -INFINITY)
 				continue;	/* masked: P is 0 and V is not read */
+			if (k->kn->scale_after_softmax)
+				pn *= ps[m * k->N + n];
 			v = v_col(k, u, kb + n);
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
-					x->o[d] += p[n] * ((float)v.i8[(size_t)d * k->BS] * v.scale);
+					x->o[d] += pn * ((float)v.i8[(size_t)d * k->BS] * v.scale);
 			else
 				for (int d = 0; d < k->D; d++)
-					x->o[d] += p[n] * v.f[(size_t)d * k->BS];
+					x->o[d] += pn * v.f[(size_t)d * k->BS];
 		}
 	}
 }
@@ -342,7 +405,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 struct scratch {
 	uint8_t *areg, *breg;
 	int32_t *am, *bm, *creg;
-	float *ws, *p;
+	float *ws, *ps, *p;
 	struct row *rows;
 	struct rstate *st;	/* [nseg][nrt*M] */
 	float *obuf;
@@ -356,6 +419,7 @@ static void scratch_free(struct scratch *x)
 	free(x->bm);
 	free(x->creg);
 	free(x->ws);
+	free(x->ps);
 	free(x->p);
 	free(x->rows);
 	free(x->st);
@@ -369,17 +433,24 @@ static int scratch_alloc(const struct kern *k, int nrt, int nseg,
 	size_t rows = (size_t)nrt * k->M;
 
 	memset(x, 0, sizeof(*x));
-	x->areg = malloc((size_t)k->W * k->EA);
-	x->breg = malloc((size_t)k->W * k->EB);
-	x->am = malloc((size_t)nrt * k->ksteps * k->M * k->K * sizeof(int32_t));
-	x->bm = malloc((size_t)k->ksteps * k->K * k->N * sizeof(int32_t));
+	{
+	/* Q and K each fill A or B (operand_order): size for the larger. */
+	size_t regs = (size_t)k->W * (k->EA > k->EB ? k->EA : k->EB);
+	size_t mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
+
+	x->areg = malloc(regs);
+	x->breg = malloc(regs);
+	x->am = malloc((size_t)nrt * k->ksteps * mat * sizeof(int32_t));
+	x->bm = malloc((size_t)k->ksteps * mat * sizeof(int32_t));
+	}
 	x->creg = malloc((size_t)k->ksteps * k->W * k->EC * sizeof(int32_t));
 	x->ws = malloc((size_t)k->M * k->N * sizeof(float));
+	x->ps = malloc((size_t)k->M * k->N * sizeof(float));
 	x->p = malloc((size_t)k->N * sizeof(float));
 	x->rows = malloc(rows * sizeof(struct row));
 	x->st = malloc((size_t)nseg * rows * sizeof(struct rstate));
 	x->obuf = malloc((size_t)nseg * rows * k->D * sizeof(float));
-	if (!x->areg || !x->breg || !x->am || !x->bm || !x->creg || !x->ws ||
+	if (!x->areg || !x->breg || !x->am || !x->bm || !x->creg || !x->ws || !x->ps ||
 	    !x->p || !x->rows || !x->st || !x->obuf) {
 		scratch_free(x);
 		return -1;
@@ -409,7 +480,7 @@ static void merge_row(const struct kern *k, const struct unit *u,
 
 		if (x->m == -INFINITY)
 			continue;
-		wgt = x->l * fs_expf(x->m - mx);
+		wgt = k->kn->merge_no_rescale ? x->l : x->l * fs_expf(x->m - mx);
 		l += wgt;
 		/* Partial outputs are kept normalized, as split-K kernels
 		 * store them: o / l, weighted by l * e^(m - M). */
@@ -436,15 +507,17 @@ static int run_unit(const struct kern *k, const struct unit *u,
 	struct attn_result *r = k->r;
 	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
 	int slots = k->W * k->EC;
-	size_t tile = u->tile0;
+	size_t tile = u->tile0, mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
+	enum lm_operand qop = q_operand(k), kop = k_operand(k);
 
+	/* Q's fragments stay in registers across the unit; the hardware
+	 * reads them through its own map (k->hw), as it does K's. */
 	unit_rows(k, u, x->rows);
 	for (int i = 0; i < u->nrt; i++)
-		for (int ks = 0; ks < k->ksteps; ks++) {
-			load_a(k, &x->rows[i * k->M], ks, x->areg);
-			if (mmac_read(k->lm, LM_A, x->areg,
-				      &x->am[((size_t)i * k->ksteps + ks) * k->M * k->K],
-				      NULL))
+		for (int ks = 0; ks < k->ksteps_run; ks++) {
+			load_q(k, &x->rows[i * k->M], ks, x->areg);
+			if (mmac_read(k->hw, qop, x->areg,
+				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
 				return -1;
 		}
 	for (int sg = 0; sg < nseg; sg++) {
@@ -466,20 +539,23 @@ static int run_unit(const struct kern *k, const struct unit *u,
 				if (!tile_needed(k, rows, kb, hi))
 					continue;
 				if (!loaded) {
-					for (int ks = 0; ks < k->ksteps; ks++) {
-						load_b(k, u, kb, ks, x->breg);
-						if (mmac_read(k->lm, LM_B, x->breg,
-							      &x->bm[(size_t)ks * k->K * k->N], NULL))
+					for (int ks = 0; ks < k->ksteps_run; ks++) {
+						load_k(k, u, kb, ks, x->breg);
+						if (mmac_read(k->hw, kop, x->breg,
+							      &x->bm[(size_t)ks * mat], NULL))
 							return -1;
 					}
 					loaded = 1;
 				}
 				memset(x->creg, 0, (size_t)k->ksteps * slots * sizeof(int32_t));
-				for (int ks = 0; ks < k->ksteps; ks++)
-					mmac_product(k->lm,
-						     &x->am[((size_t)i * k->ksteps + ks) * k->M * k->K],
-						     &x->bm[(size_t)ks * k->K * k->N],
+				for (int ks = 0; ks < k->ksteps_run; ks++) {
+					const int32_t *qm = &x->am[((size_t)i * k->ksteps + ks) * mat];
+					const int32_t *km = &x->bm[(size_t)ks * mat];
+
+					mmac_product(k->hw, qop == LM_A ? qm : km,
+						     qop == LM_A ? km : qm,
 						     &x->creg[k->per_block32 ? (size_t)ks * slots : 0]);
+				}
 				memcpy(&r->acc[tile * r->ksteps_in_acc * slots], x->creg,
 				       (size_t)r->ksteps_in_acc * slots * sizeof(int32_t));
 				r->acc_tiles[tile * 4 + 0] = u->s;
@@ -488,7 +564,9 @@ static int run_unit(const struct kern *k, const struct unit *u,
 							     u->t : (u->rt0 + i) * k->M;
 				r->acc_tiles[tile * 4 + 3] = kb;
 				tile++;
-				recover_scores(k, u, rows, x->creg, kb, hi, x->ws);
+				recover_scores(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
+				/* The workspace as the kernel leaves it: in a correct
+				 * kernel -inf exactly where a key is not visible. */
 				for (int m = 0; m < k->M; m++) {
 					const struct row *w = &rows[m];
 					size_t ri;
@@ -496,12 +574,11 @@ static int run_unit(const struct kern *k, const struct unit *u,
 					if (!w->primary)
 						continue;
 					ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-					for (int n = 0; n < k->N && kb + n < hi; n++)
-						if (key_visible(k, w, hi, kb + n))
-							r->scores[ri * k->MAXCTX + kb + n] =
-								x->ws[m * k->N + n];
+					for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+						r->scores[ri * k->MAXCTX + kb + n] =
+							x->ws[m * k->N + n];
 				}
-				softmax_pv(k, u, rows, x->ws, kb, &st[i * k->M], x->p);
+				softmax_pv(k, u, rows, x->ws, x->ps, kb, &st[i * k->M], x->p);
 			}
 		}
 	}
@@ -540,6 +617,94 @@ static void c_row_slots_free(struct kern *k)
 {
 	free(k->rowslots);
 	free(k->rowcount);
+	free(k->col_contig);
+	free(k->seq_block0);
+}
+
+/*
+ * The "adjacent columns" belief (c_columns, tail_mask, transpose bugs):
+ * a lane holding g entries of row m believes they are columns r*g ..
+ * r*g + g-1, r its rank among the lanes holding row m (by the lowest
+ * column each truly holds). On gfx936 lane L, accumulator e then means
+ * column 4*(L/16) + e instead of L/16 + 4*e. -1 when the lanes holding a
+ * row do not hold equal shares of it.
+ */
+static int c_columns_contiguous(const struct lanemap *lm, int *out)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int W = lm->wave, EC = oc->elems;
+
+	for (int s = 0; s < W * EC; s++) {
+		int L = s / EC, m = oc->row[s], g = 0, idx = 0, lo = INT32_MAX;
+		int rank = 0, lanes = 0;
+
+		for (int e = 0; e < EC; e++) {
+			int t = L * EC + e;
+
+			if (oc->row[t] != m)
+				continue;
+			g++;
+			idx += oc->col[t] < oc->col[s];
+			if (oc->col[t] < lo)
+				lo = oc->col[t];
+		}
+		for (int L2 = 0; L2 < W; L2++) {
+			int g2 = 0, lo2 = INT32_MAX;
+
+			for (int e = 0; e < EC; e++) {
+				int t = L2 * EC + e;
+
+				if (oc->row[t] == m) {
+					g2++;
+					if (oc->col[t] < lo2)
+						lo2 = oc->col[t];
+				}
+			}
+			if (!g2)
+				continue;
+			if (g2 != g)
+				return -1;
+			lanes++;
+			rank += lo2 < lo;
+		}
+		if (lanes * g != lm->n)
+			return -1;
+		out[s] = rank * g + idx;
+	}
+	return 0;
+}
+
+/* The kernel's column tables and page walk from its assumptions. */
+static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
+{
+	const struct fs_kernel *kn = k->kn;
+	const int *prof = k->lm->op[LM_C].col;
+	int slots = k->W * k->EC, b0 = 0;
+
+	k->col_scale = k->col_mask = k->col_write = prof;
+	if (kn->c_columns || kn->tail_mask || kn->transpose) {
+		k->col_contig = malloc((size_t)slots * sizeof(int));
+		if (!k->col_contig)
+			return fs_fail(err, FS_EINTERNAL, "out of memory");
+		if (c_columns_contiguous(k->lm, k->col_contig))
+			return fs_fail(err, FS_EINPUT,
+				       "kernel: adjacent-column beliefs need lanes holding equal shares of each C row; %s does not",
+				       k->lm->name);
+		if (kn->c_columns)
+			k->col_scale = k->col_contig;
+		if (kn->c_columns || kn->tail_mask)
+			k->col_mask = k->col_contig;
+		if (kn->c_columns || kn->transpose)
+			k->col_write = k->col_contig;
+	}
+	k->seq_block0 = malloc((size_t)k->c->n_seqs * sizeof(int));
+	if (!k->seq_block0)
+		return fs_fail(err, FS_EINTERNAL, "out of memory");
+	for (int s = 0; s < k->c->n_seqs; s++) {
+		k->seq_block0[s] = b0;
+		b0 += case_blocks_of(k->c, s);
+	}
+	return FS_OK;
 }
 
 static int c_row_slots(struct kern *k)
@@ -585,7 +750,8 @@ static void *alloc_n(size_t n, size_t size, size_t *total)
 }
 
 static enum fs_rc check_profile(const struct fs_case *c,
-				const struct lanemap *lm, struct fs_err *err)
+				const struct lanemap *lm, const struct lanemap *hw,
+				struct fs_err *err)
 {
 	if (!lm->valid)
 		return fs_fail(err, FS_EINPUT, "profile %s is not valid", lm->name);
@@ -602,6 +768,25 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
 			       lm->name, lm->k);
+	if (hw != lm && (!hw->valid || hw->wave != lm->wave || hw->m != lm->m ||
+			 hw->n != lm->n || hw->k != lm->k ||
+			 hw->op[LM_A].type != lm->op[LM_A].type ||
+			 hw->op[LM_B].type != lm->op[LM_B].type ||
+			 hw->op[LM_C].type != lm->op[LM_C].type ||
+			 hw->op[LM_A].elems != lm->op[LM_A].elems ||
+			 hw->op[LM_B].elems != lm->op[LM_B].elems ||
+			 hw->op[LM_C].elems != lm->op[LM_C].elems))
+		return fs_fail(err, FS_EINPUT,
+			       "hardware map %s does not have the shape of %s",
+			       hw->name, lm->name);
+	if (c->kernel.operand_kq && (lm->m != lm->n || lm->op[LM_A].type != lm->op[LM_B].type))
+		return fs_fail(err, FS_EINPUT,
+			       "kernel: operand_order kq needs a square tile with A and B of one type; %s is %dx%d",
+			       lm->name, lm->m, lm->n);
+	if (c->kernel.head_dim_loaded && c->kernel.head_dim_loaded % lm->k)
+		return fs_fail(err, FS_EINPUT,
+			       "kernel: head_dim_loaded %d is not a multiple of the instruction's K (%d)",
+			       c->kernel.head_dim_loaded, lm->k);
 	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
 		return fs_fail(err, FS_EINPUT,
 			       "split_k.segment %d cuts a context into %d segments; at most %d",
@@ -625,7 +810,6 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			 const struct attn_opts *opts, const struct fs_inputs *in,
 			 struct attn_result *r, struct fs_err *err)
 {
-	(void)opts;	/* the hardware map: next commit */
 	struct kern k;
 	struct unit *units = NULL;
 	struct row *rows;
@@ -636,8 +820,9 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 
 	memset(r, 0, sizeof(*r));
 	memset(&k, 0, sizeof(k));
-	k.c = c, k.lm = lm, k.in = in, k.r = r;
-	rc = check_profile(c, lm, err);
+	k.c = c, k.kn = &c->kernel, k.lm = lm, k.in = in, k.r = r;
+	k.hw = opts && opts->hw ? opts->hw : lm;
+	rc = check_profile(c, lm, k.hw, err);
 	if (rc)
 		return rc;
 	k.M = lm->m, k.N = lm->n, k.K = lm->k, k.W = lm->wave;
@@ -646,9 +831,16 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
 	k.T = in->T, k.MAXCTX = in->MAXCTX;
 	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
+	k.ksteps_run = c->kernel.head_dim_loaded ? c->kernel.head_dim_loaded / k.K :
+						   k.ksteps;
 	if (c_row_slots(&k)) {
 		c_row_slots_free(&k);
 		return fs_fail(err, FS_EINTERNAL, "out of memory");
+	}
+	rc = kernel_tables(&k, err);
+	if (rc) {
+		c_row_slots_free(&k);
+		return rc;
 	}
 
 	/* Work units, then their tile counts, so tile indices are fixed

@@ -14,7 +14,7 @@
  *   sequences        context/tokens or history/chunk; sums
  *   num_blocks       auto = needed + spare_blocks, or >= needed
  *   block tables     placement: table only: ids in [0, num_blocks), unique
- *   quant, split_k, data, check, golden
+ *   quant, split_k, kernel, data, check, golden
  *
  * Example: with block_size 16 and sequences {context: 4097} and
  * {history: 1000, chunk: 300}, the sequences need 257 + 82 = 339 blocks;
@@ -41,8 +41,8 @@
 
 static const char *const top_keys[] = {
 	"fragsim", "name", "description", "isa", "mode", "route", "model",
-	"cache", "sequences", "quant", "split_k", "data", "check", "golden",
-	NULL,
+	"cache", "sequences", "quant", "split_k", "kernel", "data", "check",
+	"golden", NULL,
 };
 static const char *const model_keys[] = {
 	"q_heads", "kv_heads", "head_dim", "softmax_scale", "sliding_window",
@@ -807,6 +807,50 @@ static enum fs_rc load_tensor(struct loader *L, yaml_node_t *data,
 	return FS_OK;
 }
 
+/*
+ * kernel: one key per bug class (sim/kernel.h), each spelled as the
+ * correct value or the bug's; head_dim_loaded also takes a number.
+ */
+static enum fs_rc load_kernel(struct loader *L, yaml_node_t *top)
+{
+	const char *keys[BUG_COUNT + 1];
+	struct fs_case *c = L->c;
+	yaml_node_t *m, *v;
+
+	for (int b = 0; b < BUG_COUNT; b++)
+		keys[b] = kernel_bug((enum kern_bug)b)->key;
+	keys[BUG_COUNT] = NULL;
+	if (sub_map(L, top, "", "kernel", keys, &m))
+		return FS_EINPUT;
+	for (int b = 0; m && b < BUG_COUNT; b++) {
+		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
+		const char *names[3] = { bi->good, bi->bad, NULL };
+		char p[YDOC_PATH_MAX];
+		const char *s;
+		int x = 0;
+
+		v = ydoc_get(L->d, m, bi->key);
+		if (!v)
+			continue;
+		ydoc_path(p, sizeof(p), "kernel", bi->key);
+		if (b == BUG_HEAD_DIM_LOADED && (s = ydoc_scalar(L->d, v, p, NULL)) &&
+		    s[0] >= '0' && s[0] <= '9') {
+			int64_t n;
+
+			if (ydoc_int(L->d, v, p, 1, c->head_dim, &n, L->err))
+				return FS_EINPUT;
+			c->kernel.head_dim_loaded = n == c->head_dim ? 0 : (int)n;
+			continue;
+		}
+		if (ydoc_enum(L->d, v, p, names, &x, L->err))
+			return FS_EINPUT;
+		if (x && kernel_plant(&c->kernel, (enum kern_bug)b, c->head_dim))
+			return ydoc_fail(L->err, L->d, v, p,
+					 "cannot be planted with head_dim %d", c->head_dim);
+	}
+	return FS_OK;
+}
+
 static enum fs_rc load_rest(struct loader *L, yaml_node_t *top)
 {
 	struct fs_case *c = L->c;
@@ -828,6 +872,9 @@ static enum fs_rc load_rest(struct loader *L, yaml_node_t *top)
 		return FS_EINPUT;
 	if (m && opt_int(L, m, "split_k", "segment", 0, CASE_MAX_CONTEXT,
 			 &c->segment))
+		return FS_EINPUT;
+
+	if (load_kernel(L, top))
 		return FS_EINPUT;
 
 	if (sub_map(L, top, "", "data", data_keys, &m))
@@ -1101,6 +1148,16 @@ void case_print(FILE *f, const struct fs_case *c)
 	fprintf(f, "quant:\n  rounding: %s\n  clip: %d\n",
 		rounding_names[c->rounding], c->clip);
 	fprintf(f, "split_k:\n  segment: %d\n", c->segment);
+	fputs("kernel:\n", f);
+	for (int b = 0; b < BUG_COUNT; b++) {
+		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
+		int bad = (kernel_bugs(&c->kernel, c->head_dim) >> b) & 1;
+
+		if (b == BUG_HEAD_DIM_LOADED && bad)
+			fprintf(f, "  %s: %d\n", bi->key, c->kernel.head_dim_loaded);
+		else
+			fprintf(f, "  %s: %s\n", bi->key, bad ? bi->bad : bi->good);
+	}
 	fprintf(f, "data:\n  seed: %llu\n", (unsigned long long)c->seed);
 	print_tensor(f, "q", &c->q);
 	print_tensor(f, "k", &c->k);

@@ -4,12 +4,11 @@
  * --shard K/N takes every N-th case starting at the K-th, so N CI
  * machines split a suite deterministically; --junit writes JUnit XML.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "caselist.h"
 #include "cli.h"
 #include "cmds.h"
 #include "json.h"
@@ -26,87 +25,6 @@ static const char usage[] =
 	"  --json            one JSON object per case, then a summary object\n"
 	"\n"
 	"exit status: 0 all cases pass, 1 a case failed, 2 a case could not be run\n";
-
-struct paths {
-	char **p;
-	size_t n, cap;
-};
-
-static int push(struct paths *ps, const char *s)
-{
-	if (ps->n == ps->cap) {
-		size_t cap = ps->cap ? 2 * ps->cap : 64;
-		char **np = realloc(ps->p, cap * sizeof(*np));
-
-		if (!np)
-			return -1;
-		ps->p = np;
-		ps->cap = cap;
-	}
-	ps->p[ps->n] = strdup(s);
-	return ps->p[ps->n++] ? 0 : -1;
-}
-
-static int is_yaml(const char *name)
-{
-	size_t n = strlen(name);
-
-	return (n > 5 && !strcmp(name + n - 5, ".yaml")) ||
-	       (n > 4 && !strcmp(name + n - 4, ".yml"));
-}
-
-static int walk(const char *path, struct paths *ps, int depth)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-
-	if (stat(path, &st) != 0)
-		return -2;
-	if (!S_ISDIR(st.st_mode))
-		return push(ps, path);
-	if (depth > 16 || !(d = opendir(path)))
-		return -2;
-	while ((e = readdir(d))) {
-		char sub[4096];
-		struct stat s2;
-
-		if (e->d_name[0] == '.')
-			continue;
-		/* A cut path would name some other file, or none. */
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
-		    sizeof(sub)) {
-			closedir(d);
-			return -2;
-		}
-		if (stat(sub, &s2) != 0)
-			continue;
-		if (S_ISDIR(s2.st_mode)) {
-			if (walk(sub, ps, depth + 1) == -1) {
-				closedir(d);
-				return -1;
-			}
-		} else if (is_yaml(e->d_name) && push(ps, sub)) {
-			closedir(d);
-			return -1;
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
-static void paths_free(struct paths *ps)
-{
-	for (size_t i = 0; i < ps->n; i++)
-		free(ps->p[i]);
-	free(ps->p);
-	memset(ps, 0, sizeof(*ps));
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static void xml_escape(FILE *f, const char *s)
 {
@@ -179,7 +97,7 @@ static enum fs_rc write_junit(const char *file, const struct outcome *o, size_t 
 int cmd_check(int argc, char **argv)
 {
 	const char *junit = NULL, *shard = NULL, *v;
-	struct paths ps = { 0 };
+	struct caselist ps = { 0 };
 	struct outcome *res;
 	long k = 1, nshard = 1;
 	size_t npass = 0, nfail = 0, nerr = 0, nrun = 0;
@@ -227,17 +145,17 @@ int cmd_check(int argc, char **argv)
 			i++;
 			continue;
 		}
-		if (walk(argv[i], &ps, 0) < 0) {
-			paths_free(&ps);
+		if (caselist_add(&ps, argv[i]) < 0) {
+			caselist_free(&ps);
 			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
 					       argv[i]);
 		}
 		i++;
 	}
-	qsort(ps.p, ps.n, sizeof(*ps.p), cmp_str);
+	caselist_sort(&ps);
 	res = calloc(ps.n + 1, sizeof(*res));
 	if (!res) {
-		paths_free(&ps);
+		caselist_free(&ps);
 		return FS_EINTERNAL;
 	}
 	if (json) {
@@ -309,7 +227,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if (junit && write_junit(junit, res, nrun))
 		rc = FS_EINTERNAL;
-	paths_free(&ps);
+	caselist_free(&ps);
 	free(res);
 	if (rc)
 		return rc;

@@ -16,7 +16,7 @@
 
 static const char usage[] =
 	"usage: fragsim run <case.yaml> [--out <dir>] [--format npy|safetensors]\n"
-	"                   [--threads <n>] [--json]\n"
+	"                   [--threads <n>] [--json] [--emulate-only]\n"
 	"\n"
 	"  --out <dir>        write golden tensors and manifest.json there (only\n"
 	"                     when every check holds; the directory appears whole)\n"
@@ -25,6 +25,9 @@ static const char usage[] =
 	"  --threads <n>      OpenMP threads; results do not depend on it\n"
 	"                                                      [default: all cores]\n"
 	"  --json             the summary as JSON\n"
+	"  --emulate-only     run the emulation alone: no reference, no verdict;\n"
+	"                     --out then writes its tensors marked \"checked\": false\n"
+	"                     (a simulated device dump, or for timing the emulation)\n"
 	"\n"
 	"exit status: 0 all checks hold, 1 mismatch, 2 bad input, 3 internal error\n";
 
@@ -34,7 +37,7 @@ int cmd_run(int argc, char **argv)
 	enum golden_format fmt = GOLDEN_NPY;
 	struct fs_err err = { 0 };
 	struct runcase r;
-	int json = 0, tty = isatty(2);
+	int json = 0, tty = isatty(2), emulate_only = 0;
 	enum fs_rc rc;
 
 	if (cli_wants_help(argc, argv)) {
@@ -52,6 +55,8 @@ int cmd_run(int argc, char **argv)
 			threads = v;
 		else if (!got && cli_flag(argv, i, "--json"))
 			json = 1, i++, got = 1;
+		else if (!got && cli_flag(argv, i, "--emulate-only"))
+			emulate_only = 1, i++, got = 1;
 		if (got < 0)
 			return cli_usage_error(usage, "%s needs a value", argv[i]);
 		if (got)
@@ -78,6 +83,7 @@ int cmd_run(int argc, char **argv)
 	if (!rc) {
 		if (tty)
 			fprintf(stderr, "fragsim: running %s ...\n", r.c.name);
+		r.emulate_only = emulate_only;
 		rc = runcase_exec(&r, &err);
 	}
 	if (rc) {
@@ -102,7 +108,8 @@ int cmd_run(int argc, char **argv)
 			return cli_error(&err, wr);
 		}
 		if (!json)
-			printf("goldens   written to %s\n", out);
+			printf("%s   written to %s\n",
+			       emulate_only ? "tensors (emulation only, not checked)" : "goldens", out);
 	} else if (out) {
 		fprintf(stderr, "fragsim: goldens not written: the emulation disagrees with the reference\n");
 	}

@@ -179,6 +179,8 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 	json_key_string(j, "digest", digest);
 	json_end_object(j);
 	json_key_bool(j, "int8_path", r->route.inside);
+	/* false: written by --emulate-only, never compared with the reference */
+	json_key_bool(j, "checked", !r->emulate_only);
 	json_key(j, "golden");
 	json_begin_array_compact(j);
 	for (int i = 0; case_golden_name(i); i++)

@@ -65,6 +65,10 @@ void report_line(FILE *f, const struct runcase *r)
 	char why[512];
 
 	vars(f, r);
+	if (r->emulate_only) {
+		fprintf(f, ": emulated, not checked\n");
+		return;
+	}
 	if (runcase_status(r) == FS_OK) {
 		fprintf(f, ": OK\n");
 		return;
@@ -93,6 +97,8 @@ void report_summary(FILE *f, const struct runcase *r)
 	fprintf(f, "tiles     %zu executed (%d rows each, %d distinct q rows = %.1f%%)\n",
 		r->sim.n_tiles, r->sim.rows, r->sim.distinct_rows,
 		100.0 * r->sim.distinct_rows / r->sim.rows);
+	if (r->emulate_only)
+		goto timing;
 	fprintf(f, "exact     ");
 	for (int w = 0; w < CMP_NWHAT; w++) {
 		const struct compare_stat *st = &p->stat[w];
@@ -114,6 +120,7 @@ void report_summary(FILE *f, const struct runcase *r)
 			q->bucket[b].rms_dp, q->bucket[b].keys);
 	for (int i = 0; i < p->n_failed; i++)
 		fprintf(f, "check     FAIL %s\n", p->failed[i].reason);
+timing:
 	fprintf(f, "time      inputs %.3f s, emulation %.3f s, reference %.3f s\n",
 		r->t_inputs, r->t_sim, r->t_ref);
 	fprintf(f, "verdict   ");
@@ -162,6 +169,7 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_string(j, "file", r->c.file);
 	json_key_string(j, "isa", r->lm ? r->lm->name : r->c.isa);
 	json_key_string(j, "mode", case_mode_name(r->c.mode));
+	json_key_bool(j, "checked", !r->emulate_only);
 	json_key_bool(j, "ok", runcase_status(r) == FS_OK);
 	reason(r, why, sizeof(why));
 	json_key_string(j, "reason", runcase_status(r) == FS_OK ? "" : why);

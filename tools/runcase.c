@@ -89,7 +89,7 @@ static float *load_given(const char *path, const size_t *shape, const char *what
 	return out;
 }
 
-enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
+enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 {
 	const struct fs_case *c = &r->c;
 	size_t qs[4] = { (size_t)c->n_seqs, (size_t)case_tokens_max(c),
@@ -101,10 +101,6 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 	enum fs_rc rc = FS_OK;
 	double t0;
 
-	if (c->route == ROUTE_STRICT && !r->route.inside)
-		return fs_fail_at(err, FS_EINPUT, c->file, 0, 0,
-				  "route: strict, and the case is outside the INT8 path: %s",
-				  r->route.reason[0]);
 	t0 = cli_seconds();
 	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
 		rc = FS_EINPUT;
@@ -121,16 +117,47 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 		return rc;
 	r->have_inputs = 1;
 	r->t_inputs = cli_seconds() - t0;
+	return FS_OK;
+}
+
+enum fs_rc runcase_emulate(const struct runcase *r, const struct fs_case *c,
+			   const struct attn_opts *opts, struct attn_result *out,
+			   struct fs_err *err)
+{
+	return attn_run_opts(c, r->lm, opts, &r->in, out, err);
+}
+
+enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
+			   const struct attn_result *sim,
+			   struct compare_report *rep, struct fs_err *err)
+{
+	return compare_run(c, r->lm, &r->in, sim, rep, err);
+}
+
+enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
+{
+	enum fs_rc rc;
+	double t0;
+
+	if (r->c.route == ROUTE_STRICT && !r->route.inside)
+		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
+				  "route: strict, and the case is outside the INT8 path: %s",
+				  r->route.reason[0]);
+	rc = runcase_inputs(r, err);
+	if (rc)
+		return rc;
 
 	t0 = cli_seconds();
-	rc = attn_run(c, r->lm, &r->in, &r->sim, err);
+	rc = runcase_emulate(r, &r->c, NULL, &r->sim, err);
 	if (rc)
 		return rc;
 	r->have_sim = 1;
 	r->t_sim = cli_seconds() - t0;
+	if (r->emulate_only)
+		return FS_OK;
 
 	t0 = cli_seconds();
-	rc = compare_run(c, r->lm, &r->in, &r->sim, &r->cmp, err);
+	rc = runcase_compare(r, &r->c, &r->sim, &r->cmp, err);
 	if (rc && rc != FS_MISMATCH)
 		return rc;	/* a mismatch is a verdict, in r->cmp */
 	r->have_cmp = 1;
@@ -142,6 +169,8 @@ enum fs_rc runcase_status(const struct runcase *r)
 {
 	const struct compare_report *p = &r->cmp;
 
+	if (r->emulate_only && r->have_sim)
+		return FS_OK;
 	if (!r->have_cmp)
 		return FS_EINTERNAL;
 	if (p->mismatches || p->n_failed || p->replica_mismatch ||

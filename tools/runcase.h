@@ -22,6 +22,7 @@ struct runcase {
 	struct route_verdict route;
 	double t_inputs, t_sim, t_ref;	/* seconds */
 	int have_inputs, have_sim, have_cmp;
+	int emulate_only;	/* set before exec: no reference, no verdict */
 };
 
 /* Load case file, profile and route verdict. FS_EINPUT on bad input. */
@@ -29,7 +30,20 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 /* Build inputs, emulate, compare. Returns FS_OK, or FS_EINPUT for a
  * strict route refusal; the verification verdict is runcase_status(). */
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err);
-/* FS_OK when every check holds, FS_MISMATCH otherwise. */
+
+/* The steps of runcase_exec, for commands that emulate one case's inputs
+ * many times (mutate, diff): build r->in (once); emulate case c (r->c, or
+ * a copy with other kernel assumptions) under opts into *out; compare
+ * *sim of case c with the reference into *rep (FS_MISMATCH is a verdict). */
+enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err);
+enum fs_rc runcase_emulate(const struct runcase *r, const struct fs_case *c,
+			   const struct attn_opts *opts, struct attn_result *out,
+			   struct fs_err *err);
+enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
+			   const struct attn_result *sim,
+			   struct compare_report *rep, struct fs_err *err);
+/* FS_OK when every check holds (or emulate_only: nothing was checked),
+ * FS_MISMATCH otherwise. */
 enum fs_rc runcase_status(const struct runcase *r);
 void runcase_free(struct runcase *r);
 
