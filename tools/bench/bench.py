@@ -228,19 +228,18 @@ def fragsim_rows(a, w, mode, threads, flags):
         if r["rc"] == 1 and res:
             r["status"] = "MISMATCH"
         if res and r["status"] in ("ok", "MISMATCH"):
-            k = res.get("seconds_emulation", 0.0)
-            if mode == "full" or not flags["emulate_only"]:
-                k += res.get("seconds_reference", 0.0) if mode == "full" else 0.0
-            r["kernel"] = k
+            r["kernel"] = res.get("seconds_emulation", 0.0)
+            if mode == "full":
+                r["kernel"] += res.get("seconds_reference", 0.0)
             r["json"] = res
             runs.append(r)
-        else:
+        log("%s %s %dt run %d/%d: %s, %.2f s wall" % (w["name"], mode, threads, i + 1,
+            a.runs, r["status"], r["wall"] or 0))
+        if "kernel" not in r:
             fails.append(r)
             # one failure of this kind says enough: do not spend 5 timeouts
             if r["status"].startswith(("TIMEOUT", "killed", "FAIL")):
                 break
-        log("%s %s %dt run %d/%d: %s, %.2f s wall" % (w["name"], mode, threads, i + 1,
-            a.runs, r["status"], r["wall"] or 0))
     row = {"workload": w["name"], "mode": mode, "threads": threads, "note": note,
            "n_ok": len(runs), "n_runs": a.runs}
     if fails:
