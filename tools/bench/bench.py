@@ -459,7 +459,7 @@ def scaling(rows, out):
         worst = max(pts[i + 1][1] / pts[i][1] / (pts[i + 1][0] / pts[i][0])
                     for i in range(len(pts) - 1))
         ok = worst <= 1.25
-        verdicts.append((t, ok, worst))
+        verdicts.append((t, ok, worst, "->".join("%dk" % (c // 1024) for c, _ in pts)))
         lines.append("  %dt: %s; worst step grows %.2fx the keys' ratio: %s" % (
             t, desc, worst, "linear" if ok else "NOT linear (super-linear growth)"))
     print("\ncontext scaling (emulation kernel time, decode; linear = time per key "
@@ -527,8 +527,8 @@ def targets(rows, scale, out):
                 r["rss_failed"] / MIB, r["budget"] / MIB))
         else:
             add(name, None, "no run finished")
-    for t, ok, worst in scale:
-        add("time linear in context 4k->32k->128k (%dt)" % t, ok, "worst step %.2fx" % worst)
+    for t, ok, worst, span in scale:
+        add("time linear in context %s (%dt)" % (span, t), ok, "worst step %.2fx" % worst)
     print("\ntargets (issue 5):", file=out)
     for name, ok, figs in res:
         print("  %-9s %s: %s" % ({True: "met", False: "NOT MET", None: "unknown"}[ok],
