@@ -3,6 +3,8 @@
 #   make run      install missing dependencies, build, run the main job
 #   make test     build and run every cmocka test and the CLI tests
 #   make asan     the tests under AddressSanitizer + UBSan (build-asan/)
+#   make bench    time the Qwen3.5-27B workloads, optimised (build-bench/);
+#                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
 
 PREFIX  ?= /usr/local
@@ -83,6 +85,22 @@ test: deps
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan OPT=-O1 \
 		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
+
+# Not part of test: it takes many minutes and its figures depend on the
+# machine. tools/bench/bench.py says what it measures.
+BENCH_BUILD ?= build-bench
+BENCH_OPT   ?= -O3
+BENCH_ARGS  ?=
+PYTHON      ?= python3
+bench: deps
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OPT='$(BENCH_OPT)' \
+		$(BENCH_BUILD)/fragsim $(BENCH_BUILD)/bench/peak
+	$(PYTHON) tools/bench/bench.py --fragsim $(BENCH_BUILD)/fragsim \
+		--peak $(BENCH_BUILD)/bench/peak $(BENCH_ARGS)
+
+$(BUILD)/bench/peak: tools/bench/peak.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -fopenmp $(LDFLAGS)
 
 install: $(BUILD)/fragsim
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fragsim

@@ -50,7 +50,12 @@ static int walk(const char *path, struct caselist *ps, int depth)
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		/* A cut path would name some other file, or none. */
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
+		    sizeof(sub)) {
+			closedir(d);
+			return -2;
+		}
 		if (stat(sub, &s2) != 0)
 			continue;
 		if (S_ISDIR(s2.st_mode)) {

@@ -519,7 +519,7 @@ enum fs_rc npy_decode(const void *buf, size_t len, const char *name,
 {
 	const unsigned char *p = buf;
 	struct npy_header h;
-	size_t hoff, hlen;
+	size_t hoff = 0, hlen = 0;	/* -O3 cannot see prefix_parse sets them */
 	enum fs_rc rc;
 	void *data;
 
@@ -546,7 +546,7 @@ enum fs_rc npy_read(const char *path, struct npy_array *out,
 	char *text = NULL;
 	void *data = NULL;
 	struct npy_header h;
-	size_t hoff, hlen, total, got;
+	size_t hoff = 0, hlen = 0, total, got;
 	struct stat st;
 	enum fs_rc rc;
 	FILE *f;

@@ -267,7 +267,7 @@ static enum fs_rc load_operand(struct loader *L, yaml_node_t *top,
 	const char *path = keys[op];
 	yaml_node_t *map = need(L, top, "", path), *row, *col, *tn;
 	char p[YDOC_PATH_MAX];
-	int type, elems, replicas, tables;
+	int type, elems = 0, replicas = 0, tables;	/* -O3 cannot see get_int sets them */
 	struct fs_err e;
 
 	if (!map)

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""numpy_ref.py - the float32 numpy baseline `make bench` compares fragsim with.
+
+The same attention as a bench workload (shapes only: the values are
+random, timing does not depend on them), done the way a careful numpy user
+would do it, so that "fragsim is N x faster" means something:
+
+  decode   per kv head g: S = K_g Q_g^T  ([ctx, 6] GEMM, the 6 q heads of
+           the group at once), scale, max, exp, sum, O = P^T V_g
+  prefill  per kv head g and block of 256 query tokens: the 6 q heads x
+           256 tokens as one [1536, D] matrix times K_g^T up to the last
+           visible key (keys past the block's causal horizon are skipped,
+           as fragsim skips fully masked tiles), the causal mask on the
+           diagonal block only, softmax, then P V_g
+
+K and V are contiguous float32 [Hkv, ctx, D] arrays prepared before timing
+(the strongest layout for BLAS); --gather instead keeps them as shuffled
+16-token pages and gathers through a block table inside the timed region.
+
+The BLAS must be a fast one: Debian's libopenblas0-pthread. OpenBLAS 0.3.21
+does not know recent AMD cores and falls back to its slow generic kernel
+unless OPENBLAS_CORETYPE names one it has; on an AVX-512 CPU we set
+SkylakeX. Both that and the thread count are read by OpenBLAS when it is
+loaded, so they are set here, before numpy is imported (the caller,
+tools/bench/bench.py, sets them in our environment and passes --coretype
+keep). The BLAS library, its kernel
+("corename") and thread count are reported from the loaded library itself.
+
+Output: one JSON object on stdout with median/min/max seconds of --runs
+timed runs after one warm-up run.
+"""
+import argparse
+import ctypes
+import io
+import json
+import os
+import sys
+import time
+from contextlib import redirect_stdout
+
+
+def cpu_has_avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "avx512f" in line.split()
+    except OSError:
+        pass
+    return False
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--mode", choices=["decode", "prefill"], required=True)
+    p.add_argument("--context", type=int, help="decode: keys")
+    p.add_argument("--history", type=int, help="prefill: keys before the chunk")
+    p.add_argument("--chunk", type=int, help="prefill: query tokens")
+    p.add_argument("--q-heads", type=int, default=24)
+    p.add_argument("--kv-heads", type=int, default=4)
+    p.add_argument("--head-dim", type=int, default=256)
+    p.add_argument("--block-size", type=int, default=16)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--gather", action="store_true",
+                   help="gather K/V pages through a block table inside the timing")
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs first [1]")
+    p.add_argument("--coretype", default="auto",
+                   help="OPENBLAS_CORETYPE: auto (SkylakeX on an AVX-512 CPU, even over"
+                        " a site default), keep (the environment's), or a name")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args()
+    if a.mode == "decode" and not a.context:
+        p.error("decode needs --context")
+    if a.mode == "prefill" and (a.history is None or not a.chunk):
+        p.error("prefill needs --history and --chunk")
+    if a.q_heads % a.kv_heads:
+        p.error("--q-heads must be a multiple of --kv-heads")
+    return a
+
+
+def blas_info(np):
+    """Which BLAS numpy really calls, and which kernel it picked."""
+    info = {"numpy": np.__version__}
+    try:
+        import threadpoolctl  # optional: not packaged for Debian's python3
+        pools = [p for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]
+        if pools:
+            p = pools[0]
+            info.update(source="threadpoolctl", library=p.get("internal_api"),
+                        path=p.get("filepath"), version=p.get("version"),
+                        corename=p.get("architecture"), threads=p.get("num_threads"))
+            return info
+    except ImportError:
+        pass
+    # threadpoolctl's own method: find the loaded library and ask it.
+    libs = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                base = os.path.basename(path)
+                if ("blas" in base or "mkl_rt" in base) and path not in libs:
+                    libs.append(path)
+    except OSError:
+        pass
+    info["source"] = "/proc/self/maps"
+    info["loaded"] = libs
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+            cfg = lib.openblas_get_config
+        except (OSError, AttributeError):
+            continue
+        cfg.restype = ctypes.c_char_p
+        core = lib.openblas_get_corename
+        core.restype = ctypes.c_char_p
+        info.update(library="openblas", path=os.path.realpath(path),
+                    config=cfg().decode(), corename=core().decode(),
+                    threads=lib.openblas_get_num_threads())
+        return info
+    # Not OpenBLAS (or not found): numpy's own build record.
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        np.show_config()
+    info["library"] = "unknown (see numpy_config)"
+    info["numpy_config"] = " ".join(buf.getvalue().split())[:400]
+    return info
+
+
+def decode_setup(np, a, rng):
+    hkv, g, d, L = a.kv_heads, a.q_heads // a.kv_heads, a.head_dim, a.context
+    q = rng.standard_normal((hkv, g, d), dtype=np.float32)
+    if not a.gather:
+        k = rng.standard_normal((hkv, L, d), dtype=np.float32)
+        v = rng.standard_normal((hkv, L, d), dtype=np.float32)
+        return q, k, v, None
+    bs = a.block_size
+    nb = (L + bs - 1) // bs
+    # pages [NB, Hkv, BS, D], blocks in shuffled order as the cases place them
+    k = rng.standard_normal((nb, hkv, bs, d), dtype=np.float32)
+    v = rng.standard_normal((nb, hkv, bs, d), dtype=np.float32)
+    table = rng.permutation(nb).astype(np.int32)
+    return q, k, v, table
+
+
+def decode_run(np, a, q, k, v, table):
+    hkv, d, L = a.kv_heads, a.head_dim, a.context
+    scale = np.float32(1.0 / np.sqrt(d))
+    out = np.empty((hkv, q.shape[1], d), dtype=np.float32)
+    for h in range(hkv):
+        if table is None:
+            kh, vh = k[h], v[h]
+        else:
+            kh = k[table, h].reshape(-1, d)[:L]
+            vh = v[table, h].reshape(-1, d)[:L]
+        s = kh @ q[h].T			# [L, 6]
+        s *= scale
+        s -= s.max(axis=0)
+        np.exp(s, out=s)
+        l = s.sum(axis=0)
+        out[h] = (s.T @ vh) / l[:, None]
+    return out
+
+
+PREFILL_ROWS = 256	# query tokens per block: a large GEMM, little masked waste
+
+
+def prefill_setup(np, a, rng):
+    hkv, g, d = a.kv_heads, a.q_heads // a.kv_heads, a.head_dim
+    ctx = a.history + a.chunk
+    # [Hkv, T, 6, D]: a block of tokens of one group is one contiguous matrix
+    q = rng.standard_normal((hkv, a.chunk, g, d), dtype=np.float32)
+    k = rng.standard_normal((hkv, ctx, d), dtype=np.float32)
+    v = rng.standard_normal((hkv, ctx, d), dtype=np.float32)
+    return q, k, v
+
+
+def prefill_run(np, a, q, k, v):
+    hkv, g, d, T, H = a.kv_heads, a.q_heads // a.kv_heads, a.head_dim, a.chunk, a.history
+    scale = np.float32(1.0 / np.sqrt(d))
+    out = np.empty((hkv, T, g, d), dtype=np.float32)
+    for r0 in range(0, T, PREFILL_ROWS):
+        r1 = min(T, r0 + PREFILL_ROWS)
+        n = r1 - r0
+        # query token r0+i sees key H+r0+j iff j <= i
+        diag = np.triu(np.full((n, n), -np.inf, dtype=np.float32), 1)[:, None, :]
+        for h in range(hkv):
+            kmax = H + r1
+            qb = q[h, r0:r1].reshape(n * g, d)
+            s = qb @ k[h, :kmax].T		# [n*6, kmax]
+            s *= scale
+            s3 = s.reshape(n, g, kmax)
+            s3[:, :, H + r0:] += diag
+            s -= s.max(axis=1, keepdims=True)
+            np.exp(s, out=s)
+            l = s.sum(axis=1, keepdims=True)
+            o = s @ v[h, :kmax]
+            o /= l
+            out[h, r0:r1] = o.reshape(n, g, d)
+    return out
+
+
+def main():
+    a = parse_args()
+    os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
+    os.environ["OMP_NUM_THREADS"] = str(a.threads)
+    if a.coretype == "auto":
+        if cpu_has_avx512():
+            os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif a.coretype != "keep":
+        os.environ["OPENBLAS_CORETYPE"] = a.coretype
+    try:
+        import numpy as np
+    except ImportError:
+        print(json.dumps({"error": "numpy is not installed for " + sys.executable}))
+        return 3
+    rng = np.random.default_rng(a.seed)
+    if a.mode == "decode":
+        args = decode_setup(np, a, rng)
+        run = lambda: decode_run(np, a, *args)
+    else:
+        args = prefill_setup(np, a, rng)
+        run = lambda: prefill_run(np, a, *args)
+    for _ in range(a.warmup):
+        run()		# page faults, BLAS buffers, thread start
+    times = []
+    for _ in range(a.runs):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    res = {
+        "mode": a.mode,
+        "layout": ("paged f32, gathered through the block table inside the timing"
+                   if a.gather else "contiguous f32 [Hkv, ctx, D], prepared before timing"),
+        "runs": a.runs,
+        "median_s": times[len(times) // 2],
+        "min_s": times[0],
+        "max_s": times[-1],
+        "env": {k: os.environ.get(k) for k in
+                ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")},
+        "blas": blas_info(np),
+    }
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
