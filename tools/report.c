@@ -232,6 +232,7 @@ void report_json(struct json *j, const struct runcase *r)
 	for (int i = 0; i < p->n_failed; i++)
 		json_string(j, p->failed[i].reason);
 	json_end_array(j);
+	json_key_double(j, "seconds_inputs", r->t_inputs);
 	json_key_double(j, "seconds_emulation", r->t_sim);
 	json_key_double(j, "seconds_reference", r->t_ref);
 	json_end_object(j);
