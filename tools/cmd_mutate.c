@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "json.h"
+#include "report.h"
 #include "runcase.h"
 
 static const char usage[] =
@@ -198,7 +199,6 @@ static void print_where(FILE *f, const struct outcome *o)
 static void json_outcome(struct json *j, int b, const struct outcome *o)
 {
 	const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
-	const struct compare_loc *l = &o->loc;
 
 	json_begin_object(j);
 	json_key_string(j, "bug", bi->key);
@@ -211,24 +211,10 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 		json_key_string(j, "file", o->casefile);
 		json_key_string(j, "check", o->what_ok ? compare_what_name(o->what) : o->reason);
 		if (o->what_ok) {
+			int bs[2] = { o->block, o->slot };
+
 			json_key(j, "first");
-			json_begin_object(j);
-			json_key_int(j, "s", l->s);
-			json_key_int(j, "t", l->t);
-			json_key_int(j, "q_head", l->qh);
-			json_key_int(j, "key", l->key);
-			json_key_int(j, "block", o->block);
-			json_key_int(j, "slot", o->slot);
-			json_key_int(j, "dim", l->dim);
-			json_key_int(j, "seg", l->seg);
-			json_key_int(j, "lane", l->lane);
-			json_key_int(j, "e", l->elem);
-			json_key_int(j, "row", l->row);
-			json_key_int(j, "col", l->col);
-			json_key_int(j, "kstep", l->kstep);
-			json_key_double(j, "got", l->got);
-			json_key_double(j, "want", l->want);
-			json_end_object(j);
+			report_json_loc(j, &o->loc, bs);
 		}
 	}
 	json_end_object(j);

@@ -136,6 +136,32 @@ timing:
 	report_line(f, r);
 }
 
+void report_json_loc(struct json *j, const struct compare_loc *l,
+		     const int block_slot[2])
+{
+	json_begin_object(j);
+	json_key_int(j, "s", l->s);
+	json_key_int(j, "t", l->t);
+	json_key_int(j, "q_head", l->qh);
+	json_key_int(j, "key", l->key);
+	if (block_slot) {
+		json_key_int(j, "block", block_slot[0]);
+		json_key_int(j, "slot", block_slot[1]);
+	}
+	json_key_int(j, "dim", l->dim);
+	json_key_int(j, "seg", l->seg);
+	json_key_int(j, "tile", l->tile);
+	json_key_int(j, "kstep", l->kstep);
+	json_key_int(j, "lane", l->lane);
+	json_key_int(j, "e", l->elem);
+	json_key_int(j, "row", l->row);
+	json_key_int(j, "col", l->col);
+	json_key_double(j, "got", l->got);
+	json_key_double(j, "want", l->want);
+	json_key_double(j, "tol", l->tol);
+	json_end_object(j);
+}
+
 static void json_stat(struct json *j, const struct compare_stat *st)
 {
 	json_begin_object(j);
@@ -143,26 +169,8 @@ static void json_stat(struct json *j, const struct compare_stat *st)
 	json_key_int(j, "mismatches", st->mismatches);
 	json_key_double(j, "max_abs_err", st->max_abs_err);
 	if (st->mismatches) {
-		const struct compare_loc *l = &st->first;
-
 		json_key(j, "first");
-		json_begin_object(j);
-		json_key_int(j, "s", l->s);
-		json_key_int(j, "t", l->t);
-		json_key_int(j, "q_head", l->qh);
-		json_key_int(j, "key", l->key);
-		json_key_int(j, "dim", l->dim);
-		json_key_int(j, "seg", l->seg);
-		json_key_int(j, "tile", l->tile);
-		json_key_int(j, "kstep", l->kstep);
-		json_key_int(j, "lane", l->lane);
-		json_key_int(j, "e", l->elem);
-		json_key_int(j, "row", l->row);
-		json_key_int(j, "col", l->col);
-		json_key_double(j, "got", l->got);
-		json_key_double(j, "want", l->want);
-		json_key_double(j, "tol", l->tol);
-		json_end_object(j);
+		report_json_loc(j, &st->first, NULL);
 	}
 	json_end_object(j);
 }

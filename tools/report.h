@@ -14,6 +14,9 @@
 void report_line(FILE *f, const struct runcase *r);
 /* The summary block of `fragsim run`. */
 void report_summary(FILE *f, const struct runcase *r);
+/* Where a mismatch is, as a JSON object (block_slot may be NULL). */
+void report_json_loc(struct json *j, const struct compare_loc *l,
+		     const int block_slot[2]);
 /* The run as one JSON object (the caller opens/closes the document). */
 void report_json(struct json *j, const struct runcase *r);
 
