@@ -1,0 +1,400 @@
+/*
+ * tile_fast.c - the fast path's vector kernels (see tile_fast.h), in
+ * three builds of each: plain C, AVX2 and AVX-512 (with VNNI), picked at
+ * run time by __builtin_cpu_supports. Functions carry their instruction
+ * set in __attribute__((target)), so the file builds with the project's
+ * flags and runs on any x86-64 (or any machine, plain C only).
+ *
+ * Why the results are the same bits on every build:
+ *   tile_qk   integer sums: any order gives the same int32. AVX-512 uses
+ *             vpdpbusd (u8 x s8, 4 products per dword): with k' = k + 128
+ *             (u8), sum q*k = sum q*k' - 128 * sum q, exactly.
+ *   tile_exp  fs_expf's own steps on 8 (4) lanes: float to double, the
+ *             same multiplies, subtractions, the Horner loop with its
+ *             true divisions by k, the 2^n scaling and one rounding to
+ *             float. Each is one correctly rounded IEEE operation, so
+ *             each lane is fs_expf; the range cases are blended in.
+ *   tile_pv   o = o * alpha, then o = o + p * v per key in key order, for
+ *             each (d, row) element; lanes hold different rows, masks
+ *             leave rows that the scalar path skips untouched.
+ * The build uses -ffp-contract=off and no -ffast-math: no FMA and no
+ * reassociation appear unless written, and none are written.
+ *
+ * Example: tile_exp on {-1, 0, -inf, 89} gives {0x1.78b564p-2, 1, 0, inf}
+ * on every instruction set, as fs_expf does.
+ */
+#include "tile_fast.h"
+
+#include <string.h>
+
+#include "fexp.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TILE_X86 1
+#include <immintrin.h>
+#endif
+
+/* The constants of sim/fexp.c, which tests/test_fast.c holds us to. */
+static const double LN2_HI = 6.93147180369123816490e-01;
+static const double LN2_LO = 1.90821492927058770002e-10;
+static const double LOG2E = 1.44269504088896338700e+00;
+
+const char *tile_isa_name(enum tile_isa isa)
+{
+	return isa == TILE_AVX512 ? "avx512-vnni" : isa == TILE_AVX2 ? "avx2" :
+								   "portable";
+}
+
+int tile_isa_supported(enum tile_isa isa)
+{
+#ifdef TILE_X86
+	__builtin_cpu_init();
+	if (isa == TILE_AVX512)
+		return __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512vnni");
+	if (isa == TILE_AVX2)
+		return __builtin_cpu_supports("avx2");
+#endif
+	return isa == TILE_PORTABLE;
+}
+
+enum tile_isa tile_isa_best(void)
+{
+	if (tile_isa_supported(TILE_AVX512))
+		return TILE_AVX512;
+	if (tile_isa_supported(TILE_AVX2))
+		return TILE_AVX2;
+	return TILE_PORTABLE;
+}
+
+/* ---- plain C, also compiled for AVX2 below ---------------------------- */
+
+static inline __attribute__((always_inline)) void
+qk_c(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst, int N,
+     int D, int32_t *dot)
+{
+	for (int r = 0; r < R; r++)
+		for (int n = 0; n < N; n++) {
+			int32_t s = 0;
+
+			for (int c = 0; c < D / 16; c++) {
+				const uint8_t *kp = &kst[((size_t)c * N + n) * 16];
+				const int8_t *qp = &q[(size_t)r * D + c * 16];
+
+				for (int j = 0; j < 16; j++)
+					s += (int32_t)qp[j] * (int32_t)kp[j];
+			}
+			dot[r * N + n] = s - 128 * qsum[r];
+		}
+}
+
+static inline __attribute__((always_inline)) void
+pv_c(float *ot, int D, const float *vt, int N, const float *pt,
+     const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	for (int d = 0; d < D; d++)
+		for (int r = 0; r < 16; r++)
+			if (upd >> r & 1)
+				ot[d * 16 + r] = ot[d * 16 + r] * alpha[r];
+	for (int n = 0; n < N; n++) {
+		if (!vis[n])
+			continue;
+		for (int d = 0; d < D; d++) {
+			float v = vt[(size_t)d * N + n];
+
+			for (int r = 0; r < 16; r++)
+				if (vis[n] >> r & 1)
+					ot[d * 16 + r] = ot[d * 16 + r] +
+							 pt[n * 16 + r] * v;
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void
+vconv_c(const int8_t *v, int ld, int D, int N, const float *scale, float *vt)
+{
+	for (int d = 0; d < D; d++)
+		for (int n = 0; n < N; n++)
+			vt[(size_t)d * N + n] = (float)v[(size_t)d * ld + n] * scale[n];
+}
+
+#ifdef TILE_X86
+__attribute__((target("avx2"))) static void
+vconv_avx2(const int8_t *v, int ld, int D, int N, const float *scale, float *vt)
+{
+	vconv_c(v, ld, D, N, scale, vt);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+vconv_avx512_16(const int8_t *v, int ld, int D, const float *scale, float *vt)
+{
+	__m512 sc = _mm512_loadu_ps(scale);
+
+	for (int d = 0; d < D; d++) {
+		__m128i b = _mm_loadu_si128((const __m128i *)&v[(size_t)d * ld]);
+
+		_mm512_storeu_ps(&vt[(size_t)d * 16],
+				 _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), sc));
+	}
+}
+
+__attribute__((target("avx2"))) static void
+qk_avx2(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst, int N,
+	int D, int32_t *dot)
+{
+	qk_c(q, qsum, R, kst, N, D, dot);
+}
+
+__attribute__((target("avx2"))) static void
+pv_avx2(float *ot, int D, const float *vt, int N, const float *pt,
+	const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	pv_c(ot, D, vt, N, pt, vis, upd, alpha);
+}
+
+/* fs_expf on 4 lanes. */
+__attribute__((target("avx2"))) static void exp_avx2(float *x, int n)
+{
+	int i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		__m128 xf = _mm_loadu_ps(&x[i]);
+		__m256d xd = _mm256_cvtps_pd(xf), t, r, p, nd, two;
+		__m128i ni;
+		__m256i bits;
+		__m128 y, big, small, nan;
+
+		t = _mm256_mul_pd(xd, _mm256_set1_pd(LOG2E));
+		t = _mm256_blendv_pd(_mm256_add_pd(t, _mm256_set1_pd(0.5)),
+				     _mm256_sub_pd(t, _mm256_set1_pd(0.5)),
+				     _mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_LT_OQ));
+		/* Out-of-range lanes are replaced below; keep their n sane. */
+		t = _mm256_min_pd(_mm256_max_pd(t, _mm256_set1_pd(-200.0)),
+				  _mm256_set1_pd(200.0));
+		ni = _mm256_cvttpd_epi32(t);
+		nd = _mm256_cvtepi32_pd(ni);
+		r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(nd, _mm256_set1_pd(LN2_HI))),
+				  _mm256_mul_pd(nd, _mm256_set1_pd(LN2_LO)));
+		p = _mm256_set1_pd(1.0);
+		for (int k = 13; k >= 1; k--)
+			p = _mm256_add_pd(_mm256_set1_pd(1.0),
+					  _mm256_div_pd(_mm256_mul_pd(p, r),
+							_mm256_set1_pd((double)k)));
+		bits = _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(ni),
+							  _mm256_set1_epi64x(1023)), 52);
+		two = _mm256_castsi256_pd(bits);
+		y = _mm256_cvtpd_ps(_mm256_mul_pd(p, two));
+		big = _mm_cmp_ps(xf, _mm_set1_ps(88.7228394f), _CMP_GT_OQ);
+		small = _mm_cmp_ps(xf, _mm_set1_ps(-104.0f), _CMP_LT_OQ);
+		nan = _mm_cmp_ps(xf, xf, _CMP_UNORD_Q);
+		y = _mm_blendv_ps(y, _mm_set1_ps(__builtin_inff()), big);
+		y = _mm_blendv_ps(y, _mm_setzero_ps(), small);
+		y = _mm_blendv_ps(y, xf, nan);
+		_mm_storeu_ps(&x[i], y);
+	}
+	for (; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+/* fs_expf on 8 lanes. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+exp_avx512(float *x, int n)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 xf = _mm256_loadu_ps(&x[i]);
+		__m512d xd = _mm512_cvtps_pd(xf), t, r, p, nd, two;
+		__m256i ni;
+		__m512i bits;
+		__m256 y;
+		__mmask8 neg, big, small, nan;
+
+		t = _mm512_mul_pd(xd, _mm512_set1_pd(LOG2E));
+		neg = _mm512_cmp_pd_mask(t, _mm512_setzero_pd(), _CMP_LT_OQ);
+		t = _mm512_mask_sub_pd(_mm512_add_pd(t, _mm512_set1_pd(0.5)), neg, t,
+				       _mm512_set1_pd(0.5));
+		t = _mm512_min_pd(_mm512_max_pd(t, _mm512_set1_pd(-200.0)),
+				  _mm512_set1_pd(200.0));
+		ni = _mm512_cvttpd_epi32(t);
+		nd = _mm512_cvtepi32_pd(ni);
+		r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(nd, _mm512_set1_pd(LN2_HI))),
+				  _mm512_mul_pd(nd, _mm512_set1_pd(LN2_LO)));
+		p = _mm512_set1_pd(1.0);
+		for (int k = 13; k >= 1; k--)
+			p = _mm512_add_pd(_mm512_set1_pd(1.0),
+					  _mm512_div_pd(_mm512_mul_pd(p, r),
+							_mm512_set1_pd((double)k)));
+		bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(ni),
+							  _mm512_set1_epi64(1023)), 52);
+		two = _mm512_castsi512_pd(bits);
+		y = _mm512_cvtpd_ps(_mm512_mul_pd(p, two));
+		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(88.7228394f), _CMP_GT_OQ);
+		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(-104.0f), _CMP_LT_OQ);
+		nan = _mm256_cmp_ps_mask(xf, xf, _CMP_UNORD_Q);
+		y = _mm256_mask_mov_ps(y, big, _mm256_set1_ps(__builtin_inff()));
+		y = _mm256_mask_mov_ps(y, small, _mm256_setzero_ps());
+		y = _mm256_mask_mov_ps(y, nan, xf);
+		_mm256_storeu_ps(&x[i], y);
+	}
+	for (; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+/*
+ * QK^T for N = 16: four rows at a time, 4 x 4 accumulators (row, key
+ * group of 4); chunk c of a row's q is broadcast to the four 128-bit
+ * lanes, which meet the 4 keys x 16 bytes of one 64-byte load of kst.
+ * Dword j of lane i then holds a partial sum of key 4g + i, folded below.
+ */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst,
+	     int D, int32_t *dot)
+{
+	const __m512i pick = _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12,
+					       0, 4, 8, 12, 0, 4, 8, 12);
+
+	for (int r0 = 0; r0 < R; r0 += 4) {
+		int rb = R - r0 < 4 ? R - r0 : 4;
+		__m512i acc[4][4];
+
+		for (int i = 0; i < 4; i++)
+			for (int g = 0; g < 4; g++)
+				acc[i][g] = _mm512_setzero_si512();
+		for (int c = 0; c < D / 16; c++) {
+			const uint8_t *kp = &kst[(size_t)c * 256];
+			__m512i k0 = _mm512_loadu_si512(kp);
+			__m512i k1 = _mm512_loadu_si512(kp + 64);
+			__m512i k2 = _mm512_loadu_si512(kp + 128);
+			__m512i k3 = _mm512_loadu_si512(kp + 192);
+
+			for (int i = 0; i < rb; i++) {
+				__m512i qb = _mm512_broadcast_i32x4(_mm_loadu_si128(
+					(const __m128i *)&q[(size_t)(r0 + i) * D + c * 16]));
+
+				acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], k0, qb);
+				acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], k1, qb);
+				acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], k2, qb);
+				acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], k3, qb);
+			}
+		}
+		for (int i = 0; i < rb; i++) {
+			__m512i out = _mm512_setzero_si512();
+
+			for (int g = 0; g < 4; g++) {
+				__m512i v = acc[i][g];
+
+				v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+				v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+				out = _mm512_mask_mov_epi32(out, (__mmask16)(0xF << (4 * g)),
+							    _mm512_permutexvar_epi32(pick, v));
+			}
+			out = _mm512_sub_epi32(out, _mm512_set1_epi32(128 * qsum[r0 + i]));
+			_mm512_storeu_si512(&dot[(size_t)(r0 + i) * 16], out);
+		}
+	}
+}
+
+/* PV with 16 rows in the lanes of one register and 16 d per pass. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+pv_avx512(float *ot, int D, const float *vt, int N, const float *pt,
+	  const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	__m512 al = _mm512_loadu_ps(alpha);
+
+	for (int d0 = 0; d0 < D; d0 += 16) {
+		__m512 o[16];
+
+		for (int j = 0; j < 16; j++)
+			o[j] = _mm512_mask_mul_ps(_mm512_loadu_ps(&ot[(d0 + j) * 16]), upd,
+						  _mm512_loadu_ps(&ot[(d0 + j) * 16]), al);
+		for (int n = 0; n < N; n++) {
+			__mmask16 m = vis[n];
+			__m512 p;
+
+			if (!m)
+				continue;
+			p = _mm512_loadu_ps(&pt[n * 16]);
+			for (int j = 0; j < 16; j++)
+				o[j] = _mm512_mask_add_ps(o[j], m, o[j],
+							  _mm512_mul_ps(p, _mm512_set1_ps(
+								  vt[(size_t)(d0 + j) * N + n])));
+		}
+		for (int j = 0; j < 16; j++)
+			_mm512_storeu_ps(&ot[(d0 + j) * 16], o[j]);
+	}
+}
+#endif
+
+/* ---- dispatch --------------------------------------------------------- */
+
+void tile_qk(enum tile_isa isa, const int8_t *q, const int32_t *qsum, int R,
+	     const uint8_t *kst, int N, int D, int32_t *dot)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && N == 16) {
+		qk_avx512_16(q, qsum, R, kst, D, dot);
+		return;
+	}
+	if (isa >= TILE_AVX2) {
+		qk_avx2(q, qsum, R, kst, N, D, dot);
+		return;
+	}
+#endif
+	(void)isa;
+	qk_c(q, qsum, R, kst, N, D, dot);
+}
+
+void tile_vconv(enum tile_isa isa, const int8_t *v, int ld, int D, int N,
+		const float *scale, float *vt)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && N == 16) {
+		vconv_avx512_16(v, ld, D, scale, vt);
+		return;
+	}
+	if (isa >= TILE_AVX2) {
+		vconv_avx2(v, ld, D, N, scale, vt);
+		return;
+	}
+#endif
+	(void)isa;
+	vconv_c(v, ld, D, N, scale, vt);
+}
+
+void tile_exp(enum tile_isa isa, float *x, int n)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512) {
+		exp_avx512(x, n);
+		return;
+	}
+	if (isa == TILE_AVX2) {
+		exp_avx2(x, n);
+		return;
+	}
+#endif
+	(void)isa;
+	for (int i = 0; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+void tile_pv(enum tile_isa isa, float *ot, int D, const float *vt, int N,
+	     const float *pt, const uint16_t *vis, uint16_t upd,
+	     const float *alpha)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && D % 16 == 0) {
+		pv_avx512(ot, D, vt, N, pt, vis, upd, alpha);
+		return;
+	}
+	if (isa == TILE_AVX2) {
+		pv_avx2(ot, D, vt, N, pt, vis, upd, alpha);
+		return;
+	}
+#endif
+	(void)isa;
+	pv_c(ot, D, vt, N, pt, vis, upd, alpha);
+}
