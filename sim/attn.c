@@ -660,12 +660,11 @@ struct fscratch {
 	int32_t *qsum;		/* [ng][16] */
 	int32_t *dot;		/* [ksteps_in_acc][ng][16][N] */
 	int32_t *creg;		/* [ksteps_in_acc][slots] */
-	float *ws, *ex;		/* [16][N] */
-	float *pt;		/* [N][16] */
-	uint16_t *vis;		/* [N] */
-	float *vt;		/* [D][N] */
+	float *ws, *ex;		/* [16][N]: scores, then exps (P) */
+	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
+	float *vn;		/* [N][D] */
 	float *ksc, *vsc;	/* [ksteps][N], [N] */
-	float *ot;		/* [ng][D][16] */
+	float *ot;		/* [ng][16][D] */
 	float *gm, *gl;		/* [ng][16] */
 	int *needed;		/* [nrt] */
 };
@@ -679,9 +678,8 @@ static void fscratch_free(struct fscratch *f)
 	free(f->creg);
 	free(f->ws);
 	free(f->ex);
-	free(f->pt);
 	free(f->vis);
-	free(f->vt);
+	free(f->vn);
 	free(f->ksc);
 	free(f->vsc);
 	free(f->ot);
@@ -704,9 +702,8 @@ static int fscratch_alloc(const struct kern *k, int ng, int nrt, struct fscratch
 	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
 	f->ws = malloc(16 * N * sizeof(float));
 	f->ex = malloc(16 * N * sizeof(float));
-	f->pt = calloc(16 * N, sizeof(float));
 	f->vis = malloc(N * sizeof(uint16_t));
-	f->vt = calloc(D * N, sizeof(float));
+	f->vn = calloc(D * N, sizeof(float));
 	f->ksc = malloc(ks * N * sizeof(float));
 	f->vsc = malloc(N * sizeof(float));
 	f->ot = malloc(G * D * sizeof(float));
@@ -714,7 +711,7 @@ static int fscratch_alloc(const struct kern *k, int ng, int nrt, struct fscratch
 	f->gl = malloc(G * sizeof(float));
 	f->needed = malloc((size_t)nrt * sizeof(int));
 	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->creg || !f->ws ||
-	    !f->ex || !f->pt || !f->vis || !f->vt || !f->ksc || !f->vsc ||
+	    !f->ex || !f->vis || !f->vn || !f->ksc || !f->vsc ||
 	    !f->ot || !f->gm || !f->gl || !f->needed) {
 		fscratch_free(f);
 		return -1;
@@ -795,14 +792,14 @@ static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa is
 
 		for (int n = 0; n < k->N; n++)
 			f->vsc[n] = v_col(k, u, kb + n).scale;
-		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vt);
+		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vn);
 		return;
 	}
 	for (int n = 0; n < nv; n++) {
 		struct vcol v = v_col(k, u, kb + n);
 
 		for (int d = 0; d < k->D; d++)
-			f->vt[(size_t)d * k->N + n] =
+			f->vn[(size_t)n * k->D + d] =
 				v.i8 ? (float)v.i8[(size_t)d * k->BS] * v.scale :
 				       v.f[(size_t)d * k->BS];
 	}
@@ -827,6 +824,38 @@ static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
 			}
 }
 
+/* The keys kb + [*a, *b) that row w sees: key_visible as a range. */
+static void vis_range(const struct kern *k, const struct row *w, int kb, int hi,
+		      int *a, int *b)
+{
+	int lo = kb, up = kb + k->N;
+
+	*a = *b = 0;
+	if (!w->valid)
+		return;
+	if (k->c->sliding_window > 0 && lo < w->q_pos - k->c->sliding_window + 1)
+		lo = w->q_pos - k->c->sliding_window + 1;
+	if (up > hi)
+		up = hi;
+	if (up > w->q_pos + 1)
+		up = w->q_pos + 1;
+	if (lo < up)
+		*a = lo - kb, *b = up - kb;
+}
+
+/* tile_needed, by ranges. */
+static int fast_needed(const struct kern *k, const struct row *rows, int kb, int hi)
+{
+	for (int m = 0; m < k->M; m++) {
+		int a, b;
+
+		vis_range(k, &rows[m], kb, hi, &a, &b);
+		if (a < b)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * One row group (rows[0 .. gn - 1], C rows m0 + i mod M) on one
  * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
@@ -845,11 +874,13 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 
 	for (int i = 0; i < gn; i++) {
 		const struct row *w = &rows[i];
+		int a, b;
 
+		vis_range(k, w, kb, hi, &a, &b);
 		for (int n = 0; n < N; n++) {
 			float sc;
 
-			if (!key_visible(k, w, hi, kb + n)) {
+			if (n < a || n >= b) {
 				f->ws[i * N + n] = -INFINITY;
 				continue;
 			}
@@ -895,13 +926,13 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 			f->ex[i * N + n] = f->ws[i * N + n] - mnew;
 		gm[i] = mnew;
 	}
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < gn; i++)
 		if (!(upd >> i & 1)) {
 			alpha[i] = 1.0f;
 			for (int n = 0; n < N; n++)
 				f->ex[i * N + n] = -INFINITY;
 		}
-	tile_exp(isa, f->ex, 16 * N);
+	tile_exp(isa, f->ex, gn * N);
 	for (int n = 0; n < N; n++)
 		f->vis[n] = 0;
 	for (int i = 0; i < gn; i++) {
@@ -924,11 +955,9 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		}
 		sum += part;
 		gl[i] = gl[i] * alpha[i] + sum;
-		for (int n = 0; n < N; n++) {
-			f->pt[n * 16 + i] = f->ex[i * N + n];
+		for (int n = 0; n < N; n++)
 			if (f->ws[i * N + n] != -INFINITY)
 				f->vis[n] |= (uint16_t)(1u << i);
-		}
 	}
 	if (!upd)
 		return;
@@ -936,7 +965,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		stage_v(k, u, isa, kb, nv, f);
 		*vstaged = 1;
 	}
-	tile_pv(isa, ot, k->D, f->vt, N, f->pt, f->vis, upd, alpha);
+	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
 }
 
 static int run_unit_fast(const struct kern *k, const struct unit *u,
@@ -984,7 +1013,7 @@ static int run_unit_fast(const struct kern *k, const struct unit *u,
 			int any = 0, vstaged = 0;
 
 			for (int i = 0; i < u->nrt; i++)
-				any |= f->needed[i] = tile_needed(k, &x->rows[i * k->M], kb, hi);
+				any |= f->needed[i] = fast_needed(k, &x->rows[i * k->M], kb, hi);
 			if (!any)
 				continue;
 			stage_k(k, u, kb, f->kst);
@@ -1046,12 +1075,11 @@ static int run_unit_fast(const struct kern *k, const struct unit *u,
 
 			for (int i = 0; i < gn; i++) {
 				struct rstate *s = &st[g0 + i];
-				const float *o = &f->ot[(size_t)j * 16 * k->D];
 
 				s->m = f->gm[j * 16 + i];
 				s->l = f->gl[j * 16 + i];
-				for (int d = 0; d < k->D; d++)
-					s->o[d] = o[d * 16 + i];
+				memcpy(s->o, &f->ot[((size_t)j * 16 + i) * k->D],
+				       (size_t)k->D * sizeof(float));
 			}
 		}
 	}

@@ -15,8 +15,9 @@
  *             float. Each is one correctly rounded IEEE operation, so
  *             each lane is fs_expf; the range cases are blended in.
  *   tile_pv   o = o * alpha, then o = o + p * v per key in key order, for
- *             each (d, row) element; lanes hold different rows, masks
- *             leave rows that the scalar path skips untouched.
+ *             each (row, d) element; lanes hold different d of one row,
+ *             rows and keys the scalar path skips are skipped.
+ *   tile_vconv (float)v * scale per element, then moved (a transpose).
  * The build uses -ffp-contract=off and no -ffast-math: no FMA and no
  * reassociation appear unless written, and none are written.
  *
@@ -91,52 +92,90 @@ qk_c(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst, int N,
 }
 
 static inline __attribute__((always_inline)) void
-pv_c(float *ot, int D, const float *vt, int N, const float *pt,
+pv_c(float *o, int R, int D, const float *vn, int N, const float *p,
      const uint16_t *vis, uint16_t upd, const float *alpha)
 {
-	for (int d = 0; d < D; d++)
-		for (int r = 0; r < 16; r++)
-			if (upd >> r & 1)
-				ot[d * 16 + r] = ot[d * 16 + r] * alpha[r];
-	for (int n = 0; n < N; n++) {
-		if (!vis[n])
-			continue;
-		for (int d = 0; d < D; d++) {
-			float v = vt[(size_t)d * N + n];
+	for (int r = 0; r < R; r++) {
+		float *orow = &o[(size_t)r * D];
 
-			for (int r = 0; r < 16; r++)
-				if (vis[n] >> r & 1)
-					ot[d * 16 + r] = ot[d * 16 + r] +
-							 pt[n * 16 + r] * v;
+		if (!(upd >> r & 1))
+			continue;
+		for (int d = 0; d < D; d++)
+			orow[d] = orow[d] * alpha[r];
+		for (int n = 0; n < N; n++) {
+			const float *v = &vn[(size_t)n * D];
+			float pn = p[r * N + n];
+
+			if (!(vis[n] >> r & 1))
+				continue;
+			for (int d = 0; d < D; d++)
+				orow[d] = orow[d] + pn * v[d];
 		}
 	}
 }
 
 static inline __attribute__((always_inline)) void
-vconv_c(const int8_t *v, int ld, int D, int N, const float *scale, float *vt)
+vconv_c(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
 {
-	for (int d = 0; d < D; d++)
-		for (int n = 0; n < N; n++)
-			vt[(size_t)d * N + n] = (float)v[(size_t)d * ld + n] * scale[n];
+	for (int n = 0; n < N; n++)
+		for (int d = 0; d < D; d++)
+			vn[(size_t)n * D + d] = (float)v[(size_t)d * ld + n] * scale[n];
 }
 
 #ifdef TILE_X86
 __attribute__((target("avx2"))) static void
-vconv_avx2(const int8_t *v, int ld, int D, int N, const float *scale, float *vt)
+vconv_avx2(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
 {
-	vconv_c(v, ld, D, N, scale, vt);
+	vconv_c(v, ld, D, N, scale, vn);
 }
 
+/* 16 x 16 floats: r[i][j] becomes r[j][i]. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
-vconv_avx512_16(const int8_t *v, int ld, int D, const float *scale, float *vt)
+transpose16(__m512 *r)
+{
+	__m512 t[16];
+
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+	for (int i = 0; i < 4; i++) {
+		__m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+		__m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+
+		r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+		r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+		r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+		r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+	}
+	for (int h = 0; h < 2; h++)
+		for (int i = 0; i < 4; i++) {
+			t[8 * h + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0x88);
+			t[8 * h + 4 + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0xdd);
+		}
+	for (int i = 0; i < 8; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+		r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
+	}
+}
+
+/* 16 keys: per 16 d, convert [d][key] and transpose to [key][d]. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+vconv_avx512_16(const int8_t *v, int ld, int D, const float *scale, float *vn)
 {
 	__m512 sc = _mm512_loadu_ps(scale);
 
-	for (int d = 0; d < D; d++) {
-		__m128i b = _mm_loadu_si128((const __m128i *)&v[(size_t)d * ld]);
+	for (int d0 = 0; d0 < D; d0 += 16) {
+		__m512 r[16];
 
-		_mm512_storeu_ps(&vt[(size_t)d * 16],
-				 _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), sc));
+		for (int i = 0; i < 16; i++) {
+			__m128i b = _mm_loadu_si128((const __m128i *)&v[(size_t)(d0 + i) * ld]);
+
+			r[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), sc);
+		}
+		transpose16(r);
+		for (int n = 0; n < 16; n++)
+			_mm512_storeu_ps(&vn[(size_t)n * D + d0], r[n]);
 	}
 }
 
@@ -148,10 +187,10 @@ qk_avx2(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst, int N,
 }
 
 __attribute__((target("avx2"))) static void
-pv_avx2(float *ot, int D, const float *vt, int N, const float *pt,
+pv_avx2(float *o, int R, int D, const float *vn, int N, const float *p,
 	const uint16_t *vis, uint16_t upd, const float *alpha)
 {
-	pv_c(ot, D, vt, N, pt, vis, upd, alpha);
+	pv_c(o, R, D, vn, N, p, vis, upd, alpha);
 }
 
 /* fs_expf on 4 lanes. */
@@ -297,33 +336,37 @@ qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst,
 	}
 }
 
-/* PV with 16 rows in the lanes of one register and 16 d per pass. */
+/* PV, one row at a time, 128 d in 8 registers per pass. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
-pv_avx512(float *ot, int D, const float *vt, int N, const float *pt,
+pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 	  const uint16_t *vis, uint16_t upd, const float *alpha)
 {
-	__m512 al = _mm512_loadu_ps(alpha);
+	for (int r = 0; r < R; r++) {
+		float *orow = &o[(size_t)r * D];
+		__m512 al = _mm512_set1_ps(alpha[r]);
 
-	for (int d0 = 0; d0 < D; d0 += 16) {
-		__m512 o[16];
+		if (!(upd >> r & 1))
+			continue;
+		for (int d0 = 0; d0 < D; d0 += 128) {
+			int nj = (D - d0) / 16 < 8 ? (D - d0) / 16 : 8;
+			__m512 acc[8];
 
-		for (int j = 0; j < 16; j++)
-			o[j] = _mm512_mask_mul_ps(_mm512_loadu_ps(&ot[(d0 + j) * 16]), upd,
-						  _mm512_loadu_ps(&ot[(d0 + j) * 16]), al);
-		for (int n = 0; n < N; n++) {
-			__mmask16 m = vis[n];
-			__m512 p;
+			for (int j = 0; j < nj; j++)
+				acc[j] = _mm512_mul_ps(_mm512_loadu_ps(&orow[d0 + 16 * j]), al);
+			for (int n = 0; n < N; n++) {
+				const float *v = &vn[(size_t)n * D + d0];
+				__m512 pn;
 
-			if (!m)
-				continue;
-			p = _mm512_loadu_ps(&pt[n * 16]);
-			for (int j = 0; j < 16; j++)
-				o[j] = _mm512_mask_add_ps(o[j], m, o[j],
-							  _mm512_mul_ps(p, _mm512_set1_ps(
-								  vt[(size_t)(d0 + j) * N + n])));
+				if (!(vis[n] >> r & 1))
+					continue;
+				pn = _mm512_set1_ps(p[r * N + n]);
+				for (int j = 0; j < nj; j++)
+					acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(
+						pn, _mm512_loadu_ps(&v[16 * j])));
+			}
+			for (int j = 0; j < nj; j++)
+				_mm512_storeu_ps(&orow[d0 + 16 * j], acc[j]);
 		}
-		for (int j = 0; j < 16; j++)
-			_mm512_storeu_ps(&ot[(d0 + j) * 16], o[j]);
 	}
 }
 #endif
@@ -348,20 +391,20 @@ void tile_qk(enum tile_isa isa, const int8_t *q, const int32_t *qsum, int R,
 }
 
 void tile_vconv(enum tile_isa isa, const int8_t *v, int ld, int D, int N,
-		const float *scale, float *vt)
+		const float *scale, float *vn)
 {
 #ifdef TILE_X86
-	if (isa == TILE_AVX512 && N == 16) {
-		vconv_avx512_16(v, ld, D, scale, vt);
+	if (isa == TILE_AVX512 && N == 16 && D % 16 == 0) {
+		vconv_avx512_16(v, ld, D, scale, vn);
 		return;
 	}
 	if (isa >= TILE_AVX2) {
-		vconv_avx2(v, ld, D, N, scale, vt);
+		vconv_avx2(v, ld, D, N, scale, vn);
 		return;
 	}
 #endif
 	(void)isa;
-	vconv_c(v, ld, D, N, scale, vt);
+	vconv_c(v, ld, D, N, scale, vn);
 }
 
 void tile_exp(enum tile_isa isa, float *x, int n)
@@ -381,20 +424,20 @@ void tile_exp(enum tile_isa isa, float *x, int n)
 		x[i] = fs_expf(x[i]);
 }
 
-void tile_pv(enum tile_isa isa, float *ot, int D, const float *vt, int N,
-	     const float *pt, const uint16_t *vis, uint16_t upd,
+void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,
+	     const float *p, const uint16_t *vis, uint16_t upd,
 	     const float *alpha)
 {
 #ifdef TILE_X86
 	if (isa == TILE_AVX512 && D % 16 == 0) {
-		pv_avx512(ot, D, vt, N, pt, vis, upd, alpha);
+		pv_avx512(o, R, D, vn, N, p, vis, upd, alpha);
 		return;
 	}
 	if (isa == TILE_AVX2) {
-		pv_avx2(ot, D, vt, N, pt, vis, upd, alpha);
+		pv_avx2(o, R, D, vn, N, p, vis, upd, alpha);
 		return;
 	}
 #endif
 	(void)isa;
-	pv_c(ot, D, vt, N, pt, vis, upd, alpha);
+	pv_c(o, R, D, vn, N, p, vis, upd, alpha);
 }

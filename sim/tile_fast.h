@@ -12,9 +12,9 @@
  *         cache, stored as k ^ 0x80 (= k + 128, the u8 side of vpdpbusd)
  *   q     [R][D] i8, qsum[R] = sum of the row's q
  *   dot   [R][N] i32 = sum_d q[r][d] * k[n][d]
- *   vt    [D][N] f32: (float)v * v_scale (int8 V) or v (float V)
- *   ot    [D][16] f32: a row chunk's unnormalized outputs, rows in lanes
- *   pt    [N][16] f32: probabilities, rows in lanes
+ *   vn    [N][D] f32: (float)v * v_scale (int8 V) or v (float V)
+ *   o     [R][D] f32: a row group's unnormalized outputs
+ *   p     [R][N] f32: probabilities; vis[n] bit r: key n visible to row r
  */
 #ifndef TILE_FAST_H
 #define TILE_FAST_H
@@ -42,21 +42,21 @@ void tile_qk(enum tile_isa isa, const int8_t *q, const int32_t *qsum, int R,
 void tile_exp(enum tile_isa isa, float *x, int n);
 
 /*
- * vt[d][n] = (float)v[d * ld + n] * scale[n] for d < D, n < N: the int8 V
+ * vn[n][d] = (float)v[d * ld + n] * scale[n] for d < D, n < N: the int8 V
  * of N keys in consecutive slots of one block (ld = block_size).
  */
 void tile_vconv(enum tile_isa isa, const int8_t *v, int ld, int D, int N,
-		const float *scale, float *vt);
+		const float *scale, float *vn);
 
 /*
- * PV of one tile for a chunk of 16 rows:
- *   rows r with bit r of upd:  ot[d][r] = ot[d][r] * alpha[r]
- *   then for each key n < N in order, rows r with bit r of vis[n]:
- *                              ot[d][r] = ot[d][r] + pt[n][r] * vt[d][n]
+ * PV of one tile for R <= 16 rows:
+ *   rows r with bit r of upd:  o[r][d] = o[r][d] * alpha[r]
+ *   then for each key n < N in order, if bit r of vis[n]:
+ *                              o[r][d] = o[r][d] + p[r][n] * vn[n][d]
  * which is sim/attn.c's softmax_pv for each (row, d), in its order.
  */
-void tile_pv(enum tile_isa isa, float *ot, int D, const float *vt, int N,
-	     const float *pt, const uint16_t *vis, uint16_t upd,
+void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,
+	     const float *p, const uint16_t *vis, uint16_t upd,
 	     const float *alpha);
 
 #endif
