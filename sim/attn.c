@@ -655,12 +655,12 @@ static int run_unit(const struct kern *k, const struct unit *u,
  * decode the distinct rows, prefill one row tile each.
  */
 struct fscratch {
-	uint8_t *kst;		/* [D/16][N][16] */
+	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
 	int8_t *qb;		/* [ng][16][D] */
 	int32_t *qsum;		/* [ng][16] */
 	int32_t *dot;		/* [ksteps_in_acc][ng][16][N] */
 	int32_t *creg;		/* [ksteps_in_acc][slots] */
-	float *ws, *ex;		/* [16][N]: scores, then exps (P) */
+	float *ws, *ex;		/* [16][N]: scores; exps (P), then the alphas */
 	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
 	float *vn;		/* [N][D] */
 	float *ksc, *vsc;	/* [ksteps][N], [N] */
@@ -701,7 +701,7 @@ static int fscratch_alloc(const struct kern *k, int ng, int nrt, struct fscratch
 	f->dot = malloc(ks * G * N * sizeof(int32_t));
 	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
 	f->ws = malloc(16 * N * sizeof(float));
-	f->ex = malloc(16 * N * sizeof(float));
+	f->ex = malloc((16 * N + 16) * sizeof(float));
 	f->vis = malloc(N * sizeof(uint16_t));
 	f->vn = calloc(D * N, sizeof(float));
 	f->ksc = malloc(ks * N * sizeof(float));
@@ -741,45 +741,54 @@ static int fast_rows_agree(const struct kern *k)
 	return 1;
 }
 
-/* The tile's K as u8 (k ^ 0x80), chunk-major, under load_k's rule. */
-static void stage_k(const struct kern *k, const struct unit *u, int kb, uint8_t *kst)
+/*
+ * The tile's K, chunk-major, under load_k's rule (a key inside the last
+ * block loads its slot, one past the block table loads 0): in place in
+ * the cache when the N keys are consecutive slots of one block, else
+ * staged in kst. Returns the chunk stride in bytes; *kp the first chunk.
+ */
+static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
+		     int8_t *kst, const int8_t **kp)
 {
 	const int8_t *kc = k->in->k_cache;
 	int g = kv_head_of(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / 16;
-	size_t cstride = (size_t)k->BS * 16;
 
 	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
-		/* The N keys are consecutive slots of one block. */
-		const int8_t *base = &kc[(((size_t)block_of(k, u->s, kb) * k->Hkv + g) * C) *
-					 cstride + (size_t)(kb % k->BS) * 16];
-
-		for (int c = 0; c < C; c++) {
-			uint64_t w;
-
-			for (int i = 0; i < k->N * 16; i += 8) {
-				memcpy(&w, &base[c * cstride + i], 8);
-				w ^= 0x8080808080808080ull;
-				memcpy(&kst[((size_t)c * k->N) * 16 + i], &w, 8);
-			}
-		}
-		return;
+		*kp = &kc[(((size_t)block_of(k, u->s, kb) * k->Hkv + g) * C) *
+			  k->BS * 16 + (size_t)(kb % k->BS) * 16];
+		return (size_t)k->BS * 16;
 	}
 	for (int n = 0; n < k->N; n++) {
 		int tok = kb + n;
 
 		for (int c = 0; c < C; c++) {
-			uint8_t *dst = &kst[((size_t)c * k->N + n) * 16];
+			int8_t *dst = &kst[((size_t)c * k->N + n) * 16];
 
-			if (tok / k->BS < nblk) {
-				const int8_t *src = &kc[((((size_t)block_of(k, u->s, tok) * k->Hkv + g) *
-							  C + c) * k->BS + tok % k->BS) * 16];
-
-				for (int j = 0; j < 16; j++)
-					dst[j] = (uint8_t)src[j] ^ 0x80;
-			} else {
-				memset(dst, 0x80, 16);
-			}
+			if (tok / k->BS < nblk)
+				memcpy(dst, &kc[((((size_t)block_of(k, u->s, tok) * k->Hkv + g) *
+						 C + c) * k->BS + tok % k->BS) * 16], 16);
+			else
+				memset(dst, 0, 16);
 		}
+	}
+	*kp = kst;
+	return (size_t)k->N * 16;
+}
+
+/* Prefetch the K and V of the unit's tile at kb (the next one). */
+static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, int hi)
+{
+	size_t a, bytes = (size_t)k->D * k->BS;
+	const int8_t *kp, *vp;
+
+	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > 64)
+		return;
+	a = ((size_t)block_of(k, u->s, kb) * k->Hkv + kv_head_of(k, u)) * bytes;
+	kp = &k->in->k_cache[a];
+	vp = &k->in->v_cache_i8[a];
+	for (size_t i = 0; i < bytes; i += 64) {
+		__builtin_prefetch(kp + i);
+		__builtin_prefetch(vp + i);
 	}
 }
 
@@ -807,7 +816,7 @@ static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa is
 
 /* Per-K-step dots (per_block32): dotk[ks][r][n], plain C. */
 static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
-		      const uint8_t *kst, int32_t *dot, size_t kstride)
+		      const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
 {
 	int cper = k->K / 16;
 
@@ -819,7 +828,7 @@ static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
 				for (int c = ks * cper; c < (ks + 1) * cper; c++)
 					for (int j = 0; j < 16; j++)
 						s += (int32_t)q[(size_t)r * k->D + c * 16 + j] *
-						     (int32_t)(int8_t)(kst[((size_t)c * k->N + n) * 16 + j] ^ 0x80);
+						     (int32_t)kt[c * cstride + (size_t)n * 16 + j];
 				dot[ks * kstride + (size_t)r * k->N + n] = s;
 			}
 }
@@ -868,7 +877,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 {
 	struct attn_result *r = k->r;
 	const int *col = k->col_write;
-	float ss = (float)k->c->softmax_scale, alpha[16];
+	float ss = (float)k->c->softmax_scale, alpha[16], gm_old[16];
 	uint16_t upd = 0;
 	int N = k->N, nv = hi - kb < N ? hi - kb : N;
 
@@ -920,19 +929,24 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		mnew = tmax > gm[i] ? tmax : gm[i];
 		if (mnew == -INFINITY)
 			continue;
-		alpha[i] = gm[i] == -INFINITY ? 0.0f : fs_expf(gm[i] - mnew);
+		/* alpha = fs_expf(m - mnew), or 0 when m is -inf: below. */
+		f->ex[gn * N + i] = gm[i] - mnew;
 		upd |= (uint16_t)(1u << i);
 		for (int n = 0; n < N; n++)
 			f->ex[i * N + n] = f->ws[i * N + n] - mnew;
+		gm_old[i] = gm[i];
 		gm[i] = mnew;
 	}
 	for (int i = 0; i < gn; i++)
 		if (!(upd >> i & 1)) {
-			alpha[i] = 1.0f;
+			f->ex[gn * N + i] = 0.0f;
 			for (int n = 0; n < N; n++)
 				f->ex[i * N + n] = -INFINITY;
 		}
-	tile_exp(isa, f->ex, gn * N);
+	tile_exp(isa, f->ex, gn * N + gn);
+	for (int i = 0; i < gn; i++)
+		alpha[i] = (upd >> i & 1) && gm_old[i] != -INFINITY ? f->ex[gn * N + i] :
+			   (upd >> i & 1) ? 0.0f : 1.0f;
 	for (int n = 0; n < N; n++)
 		f->vis[n] = 0;
 	for (int i = 0; i < gn; i++) {
@@ -1011,12 +1025,16 @@ static int run_unit_fast(const struct kern *k, const struct unit *u,
 		memset(f->ot, 0, (size_t)ng * 16 * k->D * sizeof(float));
 		for (int kb = lo; kb < hi; kb += N) {
 			int any = 0, vstaged = 0;
+			const int8_t *kt;
+			size_t cstride;
 
 			for (int i = 0; i < u->nrt; i++)
 				any |= f->needed[i] = fast_needed(k, &x->rows[i * k->M], kb, hi);
 			if (!any)
 				continue;
-			stage_k(k, u, kb, f->kst);
+			cstride = tile_k(k, u, kb, f->kst, &kt);
+			if (kb % k->BS == 0 && k->BS >= N)
+				tile_prefetch(k, u, kb + k->BS, hi);
 			for (int n = 0; n < N; n++) {
 				int tok = kb + n;
 
@@ -1032,10 +1050,11 @@ static int run_unit_fast(const struct kern *k, const struct unit *u,
 				if (!(dec ? f->needed[0] : f->needed[j]))
 					continue;
 				if (k->per_block32)
-					qk_ksteps(k, q, gn, f->kst, &f->dot[(size_t)j * 16 * N], kstride);
+					qk_ksteps(k, q, gn, kt, cstride,
+						  &f->dot[(size_t)j * 16 * N], kstride);
 				else
-					tile_qk(isa, q, &f->qsum[j * 16], gn, f->kst, N, k->D,
-						&f->dot[(size_t)j * 16 * N]);
+					tile_qk(isa, q, &f->qsum[j * 16], gn, kt, cstride, N,
+						k->D, &f->dot[(size_t)j * 16 * N]);
 			}
 			/* The C registers of each executed tile, in the scalar order. */
 			for (int i = 0; i < u->nrt; i++) {

@@ -73,21 +73,21 @@ enum tile_isa tile_isa_best(void)
 /* ---- plain C, also compiled for AVX2 below ---------------------------- */
 
 static inline __attribute__((always_inline)) void
-qk_c(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst, int N,
-     int D, int32_t *dot)
+qk_c(const int8_t *q, int R, const int8_t *k, size_t cstride, int N, int D,
+     int32_t *dot)
 {
 	for (int r = 0; r < R; r++)
 		for (int n = 0; n < N; n++) {
 			int32_t s = 0;
 
 			for (int c = 0; c < D / 16; c++) {
-				const uint8_t *kp = &kst[((size_t)c * N + n) * 16];
+				const int8_t *kp = &k[c * cstride + (size_t)n * 16];
 				const int8_t *qp = &q[(size_t)r * D + c * 16];
 
 				for (int j = 0; j < 16; j++)
 					s += (int32_t)qp[j] * (int32_t)kp[j];
 			}
-			dot[r * N + n] = s - 128 * qsum[r];
+			dot[r * N + n] = s;
 		}
 }
 
@@ -130,15 +130,17 @@ vconv_avx2(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
 }
 
 /* 16 x 16 floats: r[i][j] becomes r[j][i]. */
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
-transpose16(__m512 *r)
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline))
+static inline void transpose16(__m512 *r)
 {
 	__m512 t[16];
 
+#pragma GCC unroll 8
 	for (int i = 0; i < 8; i++) {
 		t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
 		t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
 	}
+#pragma GCC unroll 4
 	for (int i = 0; i < 4; i++) {
 		__m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
 		__m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
@@ -148,11 +150,14 @@ transpose16(__m512 *r)
 		r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
 		r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
 	}
+#pragma GCC unroll 2
 	for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
 		for (int i = 0; i < 4; i++) {
 			t[8 * h + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0x88);
 			t[8 * h + 4 + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0xdd);
 		}
+#pragma GCC unroll 8
 	for (int i = 0; i < 8; i++) {
 		r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
 		r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
@@ -168,22 +173,24 @@ vconv_avx512_16(const int8_t *v, int ld, int D, const float *scale, float *vn)
 	for (int d0 = 0; d0 < D; d0 += 16) {
 		__m512 r[16];
 
+#pragma GCC unroll 16
 		for (int i = 0; i < 16; i++) {
 			__m128i b = _mm_loadu_si128((const __m128i *)&v[(size_t)(d0 + i) * ld]);
 
 			r[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), sc);
 		}
 		transpose16(r);
+#pragma GCC unroll 16
 		for (int n = 0; n < 16; n++)
 			_mm512_storeu_ps(&vn[(size_t)n * D + d0], r[n]);
 	}
 }
 
 __attribute__((target("avx2"))) static void
-qk_avx2(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst, int N,
-	int D, int32_t *dot)
+qk_avx2(const int8_t *q, int R, const int8_t *k, size_t cstride, int N, int D,
+	int32_t *dot)
 {
-	qk_c(q, qsum, R, kst, N, D, dot);
+	qk_c(q, R, k, cstride, N, D, dot);
 }
 
 __attribute__((target("avx2"))) static void
@@ -289,9 +296,10 @@ exp_avx512(float *x, int n)
  * Dword j of lane i then holds a partial sum of key 4g + i, folded below.
  */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
-qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst,
-	     int D, int32_t *dot)
+qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const int8_t *k,
+	     size_t cstride, int D, int32_t *dot)
 {
+	const __m512i x80 = _mm512_set1_epi8((char)0x80);
 	const __m512i pick = _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12,
 					       0, 4, 8, 12, 0, 4, 8, 12);
 
@@ -299,19 +307,24 @@ qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst,
 		int rb = R - r0 < 4 ? R - r0 : 4;
 		__m512i acc[4][4];
 
+#pragma GCC unroll 4
 		for (int i = 0; i < 4; i++)
+#pragma GCC unroll 4
 			for (int g = 0; g < 4; g++)
 				acc[i][g] = _mm512_setzero_si512();
 		for (int c = 0; c < D / 16; c++) {
-			const uint8_t *kp = &kst[(size_t)c * 256];
-			__m512i k0 = _mm512_loadu_si512(kp);
-			__m512i k1 = _mm512_loadu_si512(kp + 64);
-			__m512i k2 = _mm512_loadu_si512(kp + 128);
-			__m512i k3 = _mm512_loadu_si512(kp + 192);
+			const int8_t *kp = &k[c * cstride];
+			__m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kp), x80);
+			__m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(kp + 64), x80);
+			__m512i k2 = _mm512_xor_si512(_mm512_loadu_si512(kp + 128), x80);
+			__m512i k3 = _mm512_xor_si512(_mm512_loadu_si512(kp + 192), x80);
 
-			for (int i = 0; i < rb; i++) {
+#pragma GCC unroll 4
+			for (int i = 0; i < 4; i++) {
+				/* rows past R repeat the last one; not stored */
+				int ri = r0 + (i < rb ? i : rb - 1);
 				__m512i qb = _mm512_broadcast_i32x4(_mm_loadu_si128(
-					(const __m128i *)&q[(size_t)(r0 + i) * D + c * 16]));
+					(const __m128i *)&q[(size_t)ri * D + c * 16]));
 
 				acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], k0, qb);
 				acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], k1, qb);
@@ -336,7 +349,30 @@ qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const uint8_t *kst,
 	}
 }
 
-/* PV, one row at a time, 128 d in 8 registers per pass. */
+/* PV of one row over d0 .. d0 + 16 * NJ - 1, in NJ registers. */
+#define PV_AVX512_BLOCK(NJ)							\
+	do {									\
+		__m512 acc[NJ];							\
+		_Pragma("GCC unroll 8")						\
+		for (int j = 0; j < NJ; j++)					\
+			acc[j] = _mm512_mul_ps(_mm512_loadu_ps(&orow[d0 + 16 * j]), al); \
+		for (int n = 0; n < N; n++) {					\
+			const float *v = &vn[(size_t)n * D + d0];		\
+			__m512 pn;						\
+			if (!(vis[n] >> r & 1))					\
+				continue;					\
+			pn = _mm512_set1_ps(p[r * N + n]);			\
+			_Pragma("GCC unroll 8")					\
+			for (int j = 0; j < NJ; j++)				\
+				acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(	\
+					pn, _mm512_loadu_ps(&v[16 * j])));	\
+		}								\
+		_Pragma("GCC unroll 8")						\
+		for (int j = 0; j < NJ; j++)					\
+			_mm512_storeu_ps(&orow[d0 + 16 * j], acc[j]);		\
+	} while (0)
+
+/* PV, one row at a time, 128 d in 8 registers per pass (16 for a tail). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 	  const uint16_t *vis, uint16_t upd, const float *alpha)
@@ -344,29 +380,14 @@ pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 	for (int r = 0; r < R; r++) {
 		float *orow = &o[(size_t)r * D];
 		__m512 al = _mm512_set1_ps(alpha[r]);
+		int d0 = 0;
 
 		if (!(upd >> r & 1))
 			continue;
-		for (int d0 = 0; d0 < D; d0 += 128) {
-			int nj = (D - d0) / 16 < 8 ? (D - d0) / 16 : 8;
-			__m512 acc[8];
-
-			for (int j = 0; j < nj; j++)
-				acc[j] = _mm512_mul_ps(_mm512_loadu_ps(&orow[d0 + 16 * j]), al);
-			for (int n = 0; n < N; n++) {
-				const float *v = &vn[(size_t)n * D + d0];
-				__m512 pn;
-
-				if (!(vis[n] >> r & 1))
-					continue;
-				pn = _mm512_set1_ps(p[r * N + n]);
-				for (int j = 0; j < nj; j++)
-					acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(
-						pn, _mm512_loadu_ps(&v[16 * j])));
-			}
-			for (int j = 0; j < nj; j++)
-				_mm512_storeu_ps(&orow[d0 + 16 * j], acc[j]);
-		}
+		for (; d0 + 128 <= D; d0 += 128)
+			PV_AVX512_BLOCK(8);
+		for (; d0 < D; d0 += 16)
+			PV_AVX512_BLOCK(1);
 	}
 }
 #endif
@@ -374,20 +395,21 @@ pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 /* ---- dispatch --------------------------------------------------------- */
 
 void tile_qk(enum tile_isa isa, const int8_t *q, const int32_t *qsum, int R,
-	     const uint8_t *kst, int N, int D, int32_t *dot)
+	     const int8_t *k, size_t cstride, int N, int D, int32_t *dot)
 {
 #ifdef TILE_X86
 	if (isa == TILE_AVX512 && N == 16) {
-		qk_avx512_16(q, qsum, R, kst, D, dot);
+		qk_avx512_16(q, qsum, R, k, cstride, D, dot);
 		return;
 	}
 	if (isa >= TILE_AVX2) {
-		qk_avx2(q, qsum, R, kst, N, D, dot);
+		qk_avx2(q, R, k, cstride, N, D, dot);
 		return;
 	}
 #endif
 	(void)isa;
-	qk_c(q, qsum, R, kst, N, D, dot);
+	(void)qsum;
+	qk_c(q, R, k, cstride, N, D, dot);
 }
 
 void tile_vconv(enum tile_isa isa, const int8_t *v, int ld, int D, int N,

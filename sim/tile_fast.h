@@ -8,8 +8,8 @@
  * (sim/attn.c). Vectors only run independent elements side by side.
  *
  * Layouts (N keys of one tile, D head-dim elements, R <= 16 rows):
- *   kst   [D/16][N][16] u8: K of the tile, chunk-major like the paged
- *         cache, stored as k ^ 0x80 (= k + 128, the u8 side of vpdpbusd)
+ *   k     [D/16][N][16] i8: K of the tile, chunk-major like the paged
+ *         cache: chunk c of key n at k + c * cstride + n * 16
  *   q     [R][D] i8, qsum[R] = sum of the row's q
  *   dot   [R][N] i32 = sum_d q[r][d] * k[n][d]
  *   vn    [N][D] f32: (float)v * v_scale (int8 V) or v (float V)
@@ -19,6 +19,7 @@
 #ifndef TILE_FAST_H
 #define TILE_FAST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum tile_isa {
@@ -34,9 +35,9 @@ int tile_isa_supported(enum tile_isa isa);
 /* "portable", "avx2", "avx512-vnni". */
 const char *tile_isa_name(enum tile_isa isa);
 
-/* dot[r][n] for r < R, n < N (N a multiple of 4, D of 16). */
+/* dot[r][n] for r < R, n < N (D a multiple of 16). */
 void tile_qk(enum tile_isa isa, const int8_t *q, const int32_t *qsum, int R,
-	     const uint8_t *kst, int N, int D, int32_t *dot);
+	     const int8_t *k, size_t cstride, int N, int D, int32_t *dot);
 
 /* x[i] = fs_expf(x[i]) for i < n, bit for bit. */
 void tile_exp(enum tile_isa isa, float *x, int n);
