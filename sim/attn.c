@@ -35,6 +35,7 @@
 
 #include "fexp.h"
 #include "mmac.h"
+#include "tile_fast.h"
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
 #define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
@@ -501,6 +502,20 @@ static void merge_row(const struct kern *k, const struct unit *u,
 	r->row_sum[ri] = l;
 }
 
+/* One executed tile's C registers (per K-step with per_block32). */
+static void acc_store(const struct kern *k, const struct unit *u, size_t tile,
+		      int rt, int kb, const int32_t *creg)
+{
+	struct attn_result *r = k->r;
+	size_t n = (size_t)r->ksteps_in_acc * k->W * k->EC;
+
+	memcpy(&r->acc[tile * n], creg, n * sizeof(int32_t));
+	r->acc_tiles[tile * 4 + 0] = u->s;
+	r->acc_tiles[tile * 4 + 1] = u->h;
+	r->acc_tiles[tile * 4 + 2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
+	r->acc_tiles[tile * 4 + 3] = kb;
+}
+
 static int run_unit(const struct kern *k, const struct unit *u,
 		    struct scratch *x, long *replica_bad)
 {
@@ -556,18 +571,13 @@ static int run_unit(const struct kern *k, const struct unit *u,
 						     qop == LM_A ? km : qm,
 						     &x->creg[k->per_block32 ? (size_t)ks * slots : 0]);
 				}
-				memcpy(&r->acc[tile * r->ksteps_in_acc * slots], x->creg,
-				       (size_t)r->ksteps_in_acc * slots * sizeof(int32_t));
-				r->acc_tiles[tile * 4 + 0] = u->s;
-				r->acc_tiles[tile * 4 + 1] = u->h;
-				r->acc_tiles[tile * 4 + 2] = k->c->mode == MODE_DECODE ?
-							     u->t : (u->rt0 + i) * k->M;
-				r->acc_tiles[tile * 4 + 3] = kb;
+				if (r->acc)
+					acc_store(k, u, tile, u->rt0 + i, kb, x->creg);
 				tile++;
 				recover_scores(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
 				/* The workspace as the kernel leaves it: in a correct
 				 * kernel -inf exactly where a key is not visible. */
-				for (int m = 0; m < k->M; m++) {
+				for (int m = 0; r->scores && m < k->M; m++) {
 					const struct row *w = &rows[m];
 					size_t ri;
 
@@ -609,6 +619,497 @@ static int run_unit(const struct kern *k, const struct unit *u,
 				break;
 			}
 		}
+	}
+	return 0;
+}
+
+/*
+ * The fast path: the same unit, for the correct kernel on its own
+ * hardware map, with the register round trip taken out.
+ *
+ * Why it gives the scalar executor's bytes:
+ *   - For the correct kernel, load_q/load_k put A[m][kk] = Qq[row m][dim]
+ *     and B[kk][n] = K[key kb + n][dim] into the registers through lm, and
+ *     mmac_read reads them back through the same map (hw == lm): the
+ *     identity on the matrices. So C = Q K^T exactly, computed here as
+ *     int32 dot products (tile_qk), and the C registers kept in acc are the
+ *     profile's scatter of C (acc_store). K is staged from the paged
+ *     cache under load_k's rule: a key inside the last block loads its
+ *     slot, a key past the block table loads 0.
+ *   - Scores, masks and the workspace column are the profile's column,
+ *     so ws[m][n] is recover_scores' value for every (m, n): the same
+ *     f32 products in the same order.
+ *   - Softmax walks each row's slots in the scalar order (rowslots: the
+ *     max, then p summed in register order within a lane, lanes in
+ *     order); only the exps are computed ahead, by tile_exp, which is
+ *     fs_expf bit for bit.
+ *   - PV: per (row, d) the same o * alpha, then o + p * vf per visible
+ *     key in key order (tile_pv); vf = (float)v * v_scale is a function of
+ *     the key alone, so computing it once per tile changes nothing.
+ *   - Decode: rows r and r' with the same q head have the same Q, so the
+ *     same C row, scores, masks; if their slot orders also agree (checked
+ *     once, fast_rows_agree, else the scalar executor runs) every state
+ *     is the same, so only the G distinct rows are computed and
+ *     replica_mismatch is 0 by construction.
+ * Rows are processed in groups of at most 16 (the lanes of tile_pv):
+ * decode the distinct rows, prefill one row tile each.
+ */
+struct fscratch {
+	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
+	int8_t *qb;		/* [ng][16][D] */
+	int32_t *qsum;		/* [ng][16] */
+	int32_t *dot;		/* [ksteps_in_acc][ng][16][N] */
+	int32_t *creg;		/* [ksteps_in_acc][slots] */
+	float *ws, *ex;		/* [16][N]: scores; exps (P), then the alphas */
+	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
+	float *vn;		/* [N][D] */
+	float *ksc, *vsc;	/* [ksteps][N], [N] */
+	float *ot;		/* [ng][16][D] */
+	float *gm, *gl;		/* [ng][16] */
+	int *needed;		/* [nrt] */
+};
+
+static void fscratch_free(struct fscratch *f)
+{
+	free(f->kst);
+	free(f->qb);
+	free(f->qsum);
+	free(f->dot);
+	free(f->creg);
+	free(f->ws);
+	free(f->ex);
+	free(f->vis);
+	free(f->vn);
+	free(f->ksc);
+	free(f->vsc);
+	free(f->ot);
+	free(f->gm);
+	free(f->gl);
+	free(f->needed);
+	memset(f, 0, sizeof(*f));
+}
+
+static int fscratch_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
+{
+	size_t N = (size_t)k->N, D = (size_t)k->D, G = (size_t)ng * 16;
+	size_t ks = (size_t)k->ksteps;
+
+	memset(f, 0, sizeof(*f));
+	f->kst = malloc(D * N);
+	f->qb = calloc(G * D, 1);
+	f->qsum = calloc(G, sizeof(int32_t));
+	f->dot = malloc(ks * G * N * sizeof(int32_t));
+	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
+	f->ws = malloc(16 * N * sizeof(float));
+	f->ex = malloc((16 * N + 16) * sizeof(float));
+	f->vis = malloc(N * sizeof(uint16_t));
+	f->vn = calloc(D * N, sizeof(float));
+	f->ksc = malloc(ks * N * sizeof(float));
+	f->vsc = malloc(N * sizeof(float));
+	f->ot = malloc(G * D * sizeof(float));
+	f->gm = malloc(G * sizeof(float));
+	f->gl = malloc(G * sizeof(float));
+	f->needed = malloc((size_t)nrt * sizeof(int));
+	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->creg || !f->ws ||
+	    !f->ex || !f->vis || !f->vn || !f->ksc || !f->vsc ||
+	    !f->ot || !f->gm || !f->gl || !f->needed) {
+		fscratch_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+/* Do replica rows sum their slots in their primary's order? (decode) */
+static int fast_rows_agree(const struct kern *k)
+{
+	const int *col = k->col_write;
+
+	for (int m = k->G; m < k->M; m++) {
+		int p = m % k->G;
+		const int *a = &k->rowslots[m * k->rowcap], *b = &k->rowslots[p * k->rowcap];
+
+		if (k->rowcount[m] != k->rowcount[p])
+			return 0;
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			int na = i == 0 || a[i] / k->EC != a[i - 1] / k->EC;
+			int nb = i == 0 || b[i] / k->EC != b[i - 1] / k->EC;
+
+			if (col[a[i]] != col[b[i]] || na != nb)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The tile's K, chunk-major, under load_k's rule (a key inside the last
+ * block loads its slot, one past the block table loads 0): in place in
+ * the cache when the N keys are consecutive slots of one block, else
+ * staged in kst. Returns the chunk stride in bytes; *kp the first chunk.
+ */
+static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
+		     int8_t *kst, const int8_t **kp)
+{
+	const int8_t *kc = k->in->k_cache;
+	int g = kv_head_of(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / 16;
+
+	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
+		*kp = &kc[(((size_t)block_of(k, u->s, kb) * k->Hkv + g) * C) *
+			  k->BS * 16 + (size_t)(kb % k->BS) * 16];
+		return (size_t)k->BS * 16;
+	}
+	for (int n = 0; n < k->N; n++) {
+		int tok = kb + n;
+
+		for (int c = 0; c < C; c++) {
+			int8_t *dst = &kst[((size_t)c * k->N + n) * 16];
+
+			if (tok / k->BS < nblk)
+				memcpy(dst, &kc[((((size_t)block_of(k, u->s, tok) * k->Hkv + g) *
+						 C + c) * k->BS + tok % k->BS) * 16], 16);
+			else
+				memset(dst, 0, 16);
+		}
+	}
+	*kp = kst;
+	return (size_t)k->N * 16;
+}
+
+/* Prefetch the K and V of the unit's tile at kb (the next one). */
+static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, int hi)
+{
+	size_t a, bytes = (size_t)k->D * k->BS;
+	const int8_t *kp, *vp;
+
+	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > 64)
+		return;
+	a = ((size_t)block_of(k, u->s, kb) * k->Hkv + kv_head_of(k, u)) * bytes;
+	kp = &k->in->k_cache[a];
+	vp = &k->in->v_cache_i8[a];
+	for (size_t i = 0; i < bytes; i += 64) {
+		__builtin_prefetch(kp + i);
+		__builtin_prefetch(vp + i);
+	}
+}
+
+/* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
+static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
+		    int kb, int nv, struct fscratch *f)
+{
+	if (k->c->v_dtype == VDT_INT8 && nv == k->N && kb % k->BS + k->N <= k->BS) {
+		struct vcol v0 = v_col(k, u, kb);
+
+		for (int n = 0; n < k->N; n++)
+			f->vsc[n] = v_col(k, u, kb + n).scale;
+		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vn);
+		return;
+	}
+	for (int n = 0; n < nv; n++) {
+		struct vcol v = v_col(k, u, kb + n);
+
+		for (int d = 0; d < k->D; d++)
+			f->vn[(size_t)n * k->D + d] =
+				v.i8 ? (float)v.i8[(size_t)d * k->BS] * v.scale :
+				       v.f[(size_t)d * k->BS];
+	}
+}
+
+/* Per-K-step dots (per_block32): dotk[ks][r][n], plain C. */
+static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
+		      const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
+{
+	int cper = k->K / 16;
+
+	for (int ks = 0; ks < k->ksteps; ks++)
+		for (int r = 0; r < R; r++)
+			for (int n = 0; n < k->N; n++) {
+				int32_t s = 0;
+
+				for (int c = ks * cper; c < (ks + 1) * cper; c++)
+					for (int j = 0; j < 16; j++)
+						s += (int32_t)q[(size_t)r * k->D + c * 16 + j] *
+						     (int32_t)kt[c * cstride + (size_t)n * 16 + j];
+				dot[ks * kstride + (size_t)r * k->N + n] = s;
+			}
+}
+
+/* The keys kb + [*a, *b) that row w sees: key_visible as a range. */
+static void vis_range(const struct kern *k, const struct row *w, int kb, int hi,
+		      int *a, int *b)
+{
+	int lo = kb, up = kb + k->N;
+
+	*a = *b = 0;
+	if (!w->valid)
+		return;
+	if (k->c->sliding_window > 0 && lo < w->q_pos - k->c->sliding_window + 1)
+		lo = w->q_pos - k->c->sliding_window + 1;
+	if (up > hi)
+		up = hi;
+	if (up > w->q_pos + 1)
+		up = w->q_pos + 1;
+	if (lo < up)
+		*a = lo - kb, *b = up - kb;
+}
+
+/* tile_needed, by ranges. */
+static int fast_needed(const struct kern *k, const struct row *rows, int kb, int hi)
+{
+	for (int m = 0; m < k->M; m++) {
+		int a, b;
+
+		vis_range(k, &rows[m], kb, hi, &a, &b);
+		if (a < b)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * One row group (rows[0 .. gn - 1], C rows m0 + i mod M) on one
+ * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
+ */
+static void fast_group_tile(const struct kern *k, const struct unit *u,
+			    enum tile_isa isa, const struct row *rows, int m0, int gn,
+			    const int32_t *dot, size_t kstride, int kb, int hi,
+			    float *ot, float *gm, float *gl, struct fscratch *f,
+			    int *vstaged)
+{
+	struct attn_result *r = k->r;
+	const int *col = k->col_write;
+	float ss = (float)k->c->softmax_scale, alpha[16], gm_old[16];
+	uint16_t upd = 0;
+	int N = k->N, nv = hi - kb < N ? hi - kb : N;
+
+	for (int i = 0; i < gn; i++) {
+		const struct row *w = &rows[i];
+		int a, b;
+
+		vis_range(k, w, kb, hi, &a, &b);
+		for (int n = 0; n < N; n++) {
+			float sc;
+
+			if (n < a || n >= b) {
+				f->ws[i * N + n] = -INFINITY;
+				continue;
+			}
+			if (k->per_block32) {
+				float acc = 0.0f;
+
+				for (int ks = 0; ks < k->ksteps; ks++)
+					acc += (float)dot[ks * kstride + (size_t)i * N + n] *
+					       f->ksc[ks * N + n];
+				sc = acc * w->sq * ss;
+			} else {
+				sc = (float)dot[(size_t)i * N + n] * w->sq * f->ksc[n] * ss;
+			}
+			f->ws[i * N + n] = sc;
+		}
+		if (r->scores && w->primary) {
+			size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+
+			for (int n = 0; n < N && kb + n < k->MAXCTX; n++)
+				r->scores[ri * k->MAXCTX + kb + n] = f->ws[i * N + n];
+		}
+	}
+	/* Softmax: max in slot order, exps ahead, sums in slot order. */
+	for (int i = 0; i < gn; i++) {
+		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
+		int cnt = k->rowcount[(m0 + i) % k->M];
+		float tmax = -INFINITY, mnew;
+
+		if (!rows[i].valid)
+			continue;
+		for (int j = 0; j < cnt; j++) {
+			float v = f->ws[i * N + col[sl[j]]];
+
+			if (v > tmax)
+				tmax = v;
+		}
+		mnew = tmax > gm[i] ? tmax : gm[i];
+		if (mnew == -INFINITY)
+			continue;
+		/* alpha = fs_expf(m - mnew), or 0 when m is -inf: below. */
+		f->ex[gn * N + i] = gm[i] - mnew;
+		upd |= (uint16_t)(1u << i);
+		for (int n = 0; n < N; n++)
+			f->ex[i * N + n] = f->ws[i * N + n] - mnew;
+		gm_old[i] = gm[i];
+		gm[i] = mnew;
+	}
+	for (int i = 0; i < gn; i++)
+		if (!(upd >> i & 1)) {
+			f->ex[gn * N + i] = 0.0f;
+			for (int n = 0; n < N; n++)
+				f->ex[i * N + n] = -INFINITY;
+		}
+	tile_exp(isa, f->ex, gn * N + gn);
+	for (int i = 0; i < gn; i++)
+		alpha[i] = (upd >> i & 1) && gm_old[i] != -INFINITY ? f->ex[gn * N + i] :
+			   (upd >> i & 1) ? 0.0f : 1.0f;
+	for (int n = 0; n < N; n++)
+		f->vis[n] = 0;
+	for (int i = 0; i < gn; i++) {
+		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
+		int cnt = k->rowcount[(m0 + i) % k->M], lane = -1;
+		float sum = 0.0f, part = 0.0f;
+
+		if (!(upd >> i & 1))
+			continue;
+		for (int j = 0; j < cnt; j++) {
+			int n = col[sl[j]];
+			float p = f->ws[i * N + n] == -INFINITY ? 0.0f : f->ex[i * N + n];
+
+			if (sl[j] / k->EC != lane) {
+				sum += part;
+				part = 0.0f;
+				lane = sl[j] / k->EC;
+			}
+			part += p;
+		}
+		sum += part;
+		gl[i] = gl[i] * alpha[i] + sum;
+		for (int n = 0; n < N; n++)
+			if (f->ws[i * N + n] != -INFINITY)
+				f->vis[n] |= (uint16_t)(1u << i);
+	}
+	if (!upd)
+		return;
+	if (!*vstaged && nv > 0) {
+		stage_v(k, u, isa, kb, nv, f);
+		*vstaged = 1;
+	}
+	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
+}
+
+static int run_unit_fast(const struct kern *k, const struct unit *u,
+			 enum tile_isa isa, struct scratch *x, struct fscratch *f)
+{
+	struct attn_result *r = k->r;
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M, N = k->N;
+	int dec = k->c->mode == MODE_DECODE, slots = k->W * k->EC;
+	int nrows = dec ? k->G : R, ng = (nrows + 15) / 16;
+	size_t tile = u->tile0, kstride = (size_t)ng * 16 * N;
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+
+	/* Group j holds rows x->rows[j*16 ...]; prefill: one row tile. */
+	if (!dec)
+		ng = u->nrt;
+	unit_rows(k, u, x->rows);
+	for (int j = 0; j < ng; j++) {
+		int g0 = dec ? j * 16 : j * k->M;
+		int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
+
+		for (int i = 0; i < 16; i++) {
+			int8_t *qd = &f->qb[((size_t)j * 16 + i) * k->D];
+			int32_t s = 0;
+
+			if (i < gn && x->rows[g0 + i].valid)
+				memcpy(qd, x->rows[g0 + i].q, (size_t)k->D);
+			else
+				memset(qd, 0, (size_t)k->D);
+			for (int d = 0; d < k->D; d++)
+				s += qd[d];
+			f->qsum[j * 16 + i] = s;
+		}
+	}
+	for (int sg = 0; sg < nseg; sg++) {
+		struct rstate *st = &x->st[(size_t)sg * R];
+		int lo, hi;
+
+		seg_bounds(k, u->s, sg, &lo, &hi);
+		for (size_t i = 0; i < (size_t)ng * 16; i++) {
+			f->gm[i] = -INFINITY;
+			f->gl[i] = 0.0f;
+		}
+		memset(f->ot, 0, (size_t)ng * 16 * k->D * sizeof(float));
+		for (int kb = lo; kb < hi; kb += N) {
+			int any = 0, vstaged = 0;
+			const int8_t *kt;
+			size_t cstride;
+
+			for (int i = 0; i < u->nrt; i++)
+				any |= f->needed[i] = fast_needed(k, &x->rows[i * k->M], kb, hi);
+			if (!any)
+				continue;
+			cstride = tile_k(k, u, kb, f->kst, &kt);
+			if (kb % k->BS == 0 && k->BS >= N)
+				tile_prefetch(k, u, kb + k->BS, hi);
+			for (int n = 0; n < N; n++) {
+				int tok = kb + n;
+
+				if (tok >= hi)
+					continue;
+				for (int ks = 0; ks < (k->per_block32 ? k->ksteps : 1); ks++)
+					f->ksc[ks * N + n] = k_scale_of(k, u, tok, ks);
+			}
+			for (int j = 0; j < ng; j++) {
+				int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
+				const int8_t *q = &f->qb[(size_t)j * 16 * k->D];
+
+				if (!(dec ? f->needed[0] : f->needed[j]))
+					continue;
+				if (k->per_block32)
+					qk_ksteps(k, q, gn, kt, cstride,
+						  &f->dot[(size_t)j * 16 * N], kstride);
+				else
+					tile_qk(isa, q, &f->qsum[j * 16], gn, kt, cstride, N,
+						k->D, &f->dot[(size_t)j * 16 * N]);
+			}
+			/* The C registers of each executed tile, in the scalar order. */
+			for (int i = 0; i < u->nrt; i++) {
+				if (!f->needed[i])
+					continue;
+				if (r->acc) {
+					for (int ks = 0; ks < r->ksteps_in_acc; ks++)
+						for (int sl = 0; sl < slots; sl++) {
+							int m = oc->row[sl], ri = i * k->M + m;
+							int row = dec ? ri % k->G : i * 16 + m;
+							int32_t v = x->rows[ri].valid ?
+								f->dot[ks * kstride + (size_t)row * N + oc->col[sl]] : 0;
+
+							f->creg[ks * slots + sl] = v;
+						}
+					acc_store(k, u, tile, u->rt0 + i, kb, f->creg);
+				}
+				tile++;
+			}
+			for (int j = 0; j < ng; j++) {
+				int g0 = j * 16;
+				int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
+
+				if (!(dec ? f->needed[0] : f->needed[j]))
+					continue;
+				fast_group_tile(k, u, isa, &x->rows[dec ? g0 : j * k->M],
+						dec ? g0 : 0, gn,
+						&f->dot[(size_t)g0 * N], kstride, kb, hi,
+						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
+						f, &vstaged);
+			}
+		}
+		/* The segment's states, in the scalar layout, for merge_row. */
+		for (int j = 0; j < ng; j++) {
+			int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
+			int g0 = dec ? j * 16 : j * k->M;
+
+			for (int i = 0; i < gn; i++) {
+				struct rstate *s = &st[g0 + i];
+
+				s->m = f->gm[j * 16 + i];
+				s->l = f->gl[j * 16 + i];
+				memcpy(s->o, &f->ot[((size_t)j * 16 + i) * k->D],
+				       (size_t)k->D * sizeof(float));
+			}
+		}
+	}
+	for (int i = 0; i < (dec ? nrows : R); i++) {
+		struct rstate *segs[ATTN_MAX_SEGMENTS];
+
+		if (!x->rows[i].valid)
+			continue;
+		for (int sg = 0; sg < nseg; sg++)
+			segs[sg] = &x->st[(size_t)sg * R + i];
+		merge_row(k, u, &x->rows[i], segs, nseg);
 	}
 	return 0;
 }
@@ -746,6 +1247,18 @@ static enum fs_rc check_profile(const struct fs_case *c,
 	return FS_OK;
 }
 
+int attn_exec_parse(const char *s, enum attn_exec *e)
+{
+	static const char *const names[] = { "auto", "scalar", "portable", "avx2", "avx512" };
+
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(s, names[i])) {
+			*e = (enum attn_exec)i;
+			return 0;
+		}
+	return -1;
+}
+
 enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 		    const struct fs_inputs *in, struct attn_result *r,
 		    struct fs_err *err)
@@ -762,7 +1275,10 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	struct row *rows;
 	size_t nunits = 0, total = 0, rows_n;
 	long bad = 0;
-	int failed = 0, maxrt = 1;
+	int failed = 0, maxrt = 1, fast;
+	enum attn_exec want = opts ? opts->exec : ATTN_EXEC_AUTO;
+	enum tile_isa isa = TILE_PORTABLE;
+	unsigned drop = opts ? opts->drop : 0;
 	enum fs_rc rc;
 
 	memset(r, 0, sizeof(*r));
@@ -789,6 +1305,20 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		c_row_slots_free(&k);
 		return rc;
 	}
+	if (want != ATTN_EXEC_SCALAR && want != ATTN_EXEC_AUTO &&
+	    want != ATTN_EXEC_PORTABLE) {
+		isa = want == ATTN_EXEC_AVX2 ? TILE_AVX2 : TILE_AVX512;
+		if (!tile_isa_supported(isa)) {
+			c_row_slots_free(&k);
+			return fs_fail(err, FS_EINPUT, "exec %s: this CPU does not have it",
+				       tile_isa_name(isa));
+		}
+	} else if (want == ATTN_EXEC_AUTO) {
+		isa = tile_isa_best();
+	}
+	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
+	       k.hw == lm && k.M <= 16 &&
+	       (c->mode == MODE_DECODE ? fast_rows_agree(&k) : 1);
 
 	/* Work units, then their tile counts, so tile indices are fixed
 	 * before any thread runs. */
@@ -840,20 +1370,26 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		size_t rows_all = (size_t)c->n_seqs * k.T * k.Hq;
 		size_t acc_n = r->n_tiles * (size_t)r->ksteps_in_acc * k.W * k.EC;
 
+		int want_scores = !(drop & ATTN_DROP_SCORES), want_acc = !(drop & ATTN_DROP_ACC);
+		int want_seg = r->nseg > 1 && !(drop & ATTN_DROP_SPLITK);
+
 		r->out = alloc_n(rows_all * k.D, sizeof(float), &total);
-		r->scores = alloc_n(rows_all * k.MAXCTX, sizeof(float), &total);
+		if (want_scores)
+			r->scores = alloc_n(rows_all * k.MAXCTX, sizeof(float), &total);
 		r->row_max = alloc_n(rows_all, sizeof(float), &total);
 		r->row_sum = alloc_n(rows_all, sizeof(float), &total);
-		r->acc = alloc_n(acc_n, sizeof(int32_t), &total);
-		r->acc_tiles = alloc_n(r->n_tiles * 4, sizeof(int32_t), &total);
-		if (r->nseg > 1) {
+		if (want_acc) {
+			r->acc = alloc_n(acc_n, sizeof(int32_t), &total);
+			r->acc_tiles = alloc_n(r->n_tiles * 4, sizeof(int32_t), &total);
+		}
+		if (want_seg) {
 			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total);
 			r->seg_sum = alloc_n(rows_all * r->nseg, sizeof(float), &total);
 			r->seg_out = alloc_n(rows_all * r->nseg * k.D, sizeof(float), &total);
 		}
-		if (!r->out || !r->scores || !r->row_max || !r->row_sum || !r->acc ||
-		    !r->acc_tiles || (r->nseg > 1 && (!r->seg_max || !r->seg_sum ||
-						      !r->seg_out))) {
+		if (!r->out || (want_scores && !r->scores) || !r->row_max || !r->row_sum ||
+		    (want_acc && (!r->acc || !r->acc_tiles)) ||
+		    (want_seg && (!r->seg_max || !r->seg_sum || !r->seg_out))) {
 			attn_free(r);
 			free(units);
 			c_row_slots_free(&k);
@@ -861,7 +1397,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 				       "the emulation's outputs need more than %zu GiB",
 				       INPUTS_MAX_BYTES >> 30);
 		}
-		for (size_t i = 0; i < rows_all * k.MAXCTX; i++)
+		for (size_t i = 0; r->scores && i < rows_all * k.MAXCTX; i++)
 			r->scores[i] = -INFINITY;
 		if (r->seg_max)
 			for (size_t i = 0; i < rows_all * r->nseg; i++)
@@ -873,18 +1409,30 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		r->distinct_rows = c->mode == MODE_DECODE ? distinct : k.M;
 	}
 
+	r->exec = fast ? tile_isa_name(isa) : "scalar";
+
+	/* Units in any order on any thread: each writes only its own rows
+	 * and tiles, so the bytes do not depend on the thread count. */
 #pragma omp parallel reduction(+ : bad, failed)
 	{
 		struct scratch x;
+		struct fscratch f;
+		int ng = c->mode == MODE_DECODE ? (k.G + 15) / 16 : maxrt;
 
 		if (scratch_alloc(&k, maxrt, case_segments_max(c), &x)) {
+			failed++;
+		} else if (fast && fscratch_alloc(&k, ng, maxrt, &f)) {
+			scratch_free(&x);
 			failed++;
 		} else {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++)
-				if (run_unit(&k, &units[i], &x, &bad))
+				if (fast ? run_unit_fast(&k, &units[i], isa, &x, &f) :
+					   run_unit(&k, &units[i], &x, &bad))
 					failed++;
 			scratch_free(&x);
+			if (fast)
+				fscratch_free(&f);
 		}
 	}
 	free(units);

@@ -45,6 +45,8 @@ struct attn_result {
 	int nseg;
 	float *seg_max, *seg_sum, *seg_out;
 
+	const char *exec;	/* executor that ran: "scalar", "avx512-vnni", ... */
+
 	/* Decode row facts. */
 	int rows;		/* M */
 	int distinct_rows;	/* distinct q heads among the M rows */
@@ -57,9 +59,35 @@ struct attn_result {
  * another map of the same shape (a hypothesis: "the hardware is really
  * X"). opts may be NULL.
  */
+enum attn_exec {
+	ATTN_EXEC_AUTO,		/* the fastest executor that applies */
+	ATTN_EXEC_SCALAR,	/* the per-lane executor: the specification */
+	ATTN_EXEC_PORTABLE,	/* the fast path in plain C */
+	ATTN_EXEC_AVX2,		/* the fast path with AVX2 (FS_EINPUT if absent) */
+	ATTN_EXEC_AVX512,	/* the fast path with AVX-512 VNNI (likewise) */
+};
+
+/* Tensors a caller can do without (attn_opts.drop): left NULL. */
+enum attn_drop {
+	ATTN_DROP_SCORES = 1 << 0,	/* scores: [S][T][Hq][MAXCTX] */
+	ATTN_DROP_ACC = 1 << 1,		/* acc, acc_tiles */
+	ATTN_DROP_SPLITK = 1 << 2,	/* seg_max, seg_sum, seg_out */
+};
+
+/*
+ * The fast path (exec other than scalar) runs only the correct kernel
+ * (kernel_is_default) on the kernel's own hardware map; anything else
+ * runs on the scalar executor, and r->exec says which ran. Both give the
+ * same bytes (attn.c, "The fast path").
+ */
 struct attn_opts {
 	const struct lanemap *hw;	/* NULL: the hardware is lm */
+	enum attn_exec exec;		/* 0: auto */
+	unsigned drop;			/* enum attn_drop bits; 0 keeps all */
 };
+
+/* "auto", "scalar", "portable", "avx2", "avx512": 0, or -1 if unknown. */
+int attn_exec_parse(const char *s, enum attn_exec *e);
 
 enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 		    const struct fs_inputs *in, struct attn_result *r,

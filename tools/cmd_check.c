@@ -18,11 +18,13 @@
 
 static const char usage[] =
 	"usage: fragsim check <path>... [--junit <file>] [--shard <k>/<n>] [--json]\n"
+	"                     [--exec auto|scalar|portable|avx2|avx512]\n"
 	"\n"
 	"  <path>            a case file, or a directory searched for *.yaml\n"
 	"  --junit <file>    also write JUnit XML for CI systems\n"
 	"  --shard <k>/<n>   run only cases k, k+n, k+2n, ... (1-based, sorted order)\n"
 	"  --json            one JSON object per case, then a summary object\n"
+	"  --exec <e>        the executor (see fragsim run -h)    [default: auto]\n"
 	"\n"
 	"exit status: 0 all cases pass, 1 a case failed, 2 a case could not be run\n";
 
@@ -96,7 +98,8 @@ static enum fs_rc write_junit(const char *file, const struct outcome *o, size_t 
 
 int cmd_check(int argc, char **argv)
 {
-	const char *junit = NULL, *shard = NULL, *v;
+	const char *junit = NULL, *shard = NULL, *exec = "auto", *v;
+	enum attn_exec ex;
 	struct caselist ps = { 0 };
 	struct outcome *res;
 	long k = 1, nshard = 1;
@@ -116,6 +119,8 @@ int cmd_check(int argc, char **argv)
 			junit = v;
 		else if (!got && (got = cli_opt(argc, argv, &i, "--shard", &v)) > 0)
 			shard = v;
+		else if (!got && (got = cli_opt(argc, argv, &i, "--exec", &v)) > 0)
+			exec = v;
 		else if (!got && cli_flag(argv, i, "--json"))
 			json = 1, i++, got = 1;
 		if (got < 0)
@@ -129,6 +134,9 @@ int cmd_check(int argc, char **argv)
 	}
 	if (!nargs)
 		return cli_usage_error(usage, "check: give at least one path");
+	if (attn_exec_parse(exec, &ex))
+		return cli_usage_error(usage, "--exec must be auto, scalar, portable, avx2 or avx512, not '%s'",
+				       exec);
 	if (shard) {
 		char *slash = strchr(shard, '/');
 
@@ -139,7 +147,8 @@ int cmd_check(int argc, char **argv)
 	}
 	for (int i = 1; i < argc;) {
 		if (cli_opt(argc, argv, &i, "--junit", &v) > 0 ||
-		    cli_opt(argc, argv, &i, "--shard", &v) > 0)
+		    cli_opt(argc, argv, &i, "--shard", &v) > 0 ||
+		    cli_opt(argc, argv, &i, "--exec", &v) > 0)
 			continue;
 		if (cli_flag(argv, i, "--json")) {
 			i++;
@@ -174,6 +183,7 @@ int cmd_check(int argc, char **argv)
 		nrun++;
 		o->path = ps.p[i];
 		e = runcase_load(ps.p[i], &r, &err);
+		r.exec = ex;
 		if (!e)
 			e = runcase_exec(&r, &err);
 		o->seconds = cli_seconds() - t0;

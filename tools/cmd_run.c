@@ -17,6 +17,7 @@
 static const char usage[] =
 	"usage: fragsim run <case.yaml> [--out <dir>] [--format npy|safetensors]\n"
 	"                   [--threads <n>] [--json] [--emulate-only]\n"
+	"                   [--exec auto|scalar|portable|avx2|avx512]\n"
 	"\n"
 	"  --out <dir>        write golden tensors and manifest.json there (only\n"
 	"                     when every check holds; the directory appears whole)\n"
@@ -28,12 +29,17 @@ static const char usage[] =
 	"  --emulate-only     run the emulation alone: no reference, no verdict;\n"
 	"                     --out then writes its tensors marked \"checked\": false\n"
 	"                     (a simulated device dump, or for timing the emulation)\n"
+	"  --exec <e>         the executor: scalar is the per-lane specification;\n"
+	"                     portable, avx2, avx512 the fast path (same bytes);\n"
+	"                     auto the fastest this CPU runs       [default: auto]\n"
 	"\n"
 	"exit status: 0 all checks hold, 1 mismatch, 2 bad input, 3 internal error\n";
 
 int cmd_run(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *format = "npy", *threads = NULL, *v;
+	const char *exec = "auto";
+	enum attn_exec ex;
 	enum golden_format fmt = GOLDEN_NPY;
 	struct fs_err err = { 0 };
 	struct runcase r;
@@ -53,6 +59,8 @@ int cmd_run(int argc, char **argv)
 			format = v;
 		else if (!got && (got = cli_opt(argc, argv, &i, "--threads", &v)) > 0)
 			threads = v;
+		else if (!got && (got = cli_opt(argc, argv, &i, "--exec", &v)) > 0)
+			exec = v;
 		else if (!got && cli_flag(argv, i, "--json"))
 			json = 1, i++, got = 1;
 		else if (!got && cli_flag(argv, i, "--emulate-only"))
@@ -72,6 +80,9 @@ int cmd_run(int argc, char **argv)
 	else if (strcmp(format, "npy"))
 		return cli_usage_error(usage, "--format must be npy or safetensors, not '%s'",
 				       format);
+	if (attn_exec_parse(exec, &ex))
+		return cli_usage_error(usage, "--exec must be auto, scalar, portable, avx2 or avx512, not '%s'",
+				       exec);
 	if (threads) {
 		long n;
 
@@ -84,6 +95,7 @@ int cmd_run(int argc, char **argv)
 		if (tty)
 			fprintf(stderr, "fragsim: running %s ...\n", r.c.name);
 		r.emulate_only = emulate_only;
+		r.exec = ex;
 		rc = runcase_exec(&r, &err);
 	}
 	if (rc) {

@@ -130,8 +130,8 @@ void report_summary(FILE *f, const struct runcase *r)
 	for (int i = 0; i < p->n_failed; i++)
 		fprintf(f, "check     FAIL %s\n", p->failed[i].reason);
 timing:
-	fprintf(f, "time      inputs %.3f s, emulation %.3f s, reference %.3f s\n",
-		r->t_inputs, r->t_sim, r->t_ref);
+	fprintf(f, "time      inputs %.3f s, emulation %.3f s (%s), reference %.3f s\n",
+		r->t_inputs, r->t_sim, r->sim.exec ? r->sim.exec : "-", r->t_ref);
 	fprintf(f, "verdict   ");
 	report_line(f, r);
 }
@@ -201,6 +201,7 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_uint(j, "tiles", r->sim.n_tiles);
 	json_key_int(j, "rows", r->sim.rows);
 	json_key_int(j, "distinct_rows", r->sim.distinct_rows);
+	json_key_string(j, "exec", r->sim.exec ? r->sim.exec : "");
 	json_key(j, "exact");
 	json_begin_object(j);
 	for (int w = 0; w < CMP_NWHAT; w++) {

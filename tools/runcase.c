@@ -136,6 +136,7 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 {
+	struct attn_opts opts = { NULL, ATTN_EXEC_AUTO, 0 };
 	enum fs_rc rc;
 	double t0;
 
@@ -147,8 +148,16 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 
+	/* The reference check reads every tensor; an emulation alone keeps
+	 * only the goldens the case asks for (streaming: no score matrix,
+	 * no accumulators, no split-K states unless listed). */
+	opts.exec = r->exec;
+	if (r->emulate_only)
+		opts.drop = (r->c.golden & GOLD_SCORES ? 0 : ATTN_DROP_SCORES) |
+			    (r->c.golden & GOLD_ACC ? 0 : ATTN_DROP_ACC) |
+			    (r->c.golden & GOLD_SPLITK ? 0 : ATTN_DROP_SPLITK);
 	t0 = cli_seconds();
-	rc = runcase_emulate(r, &r->c, NULL, &r->sim, err);
+	rc = runcase_emulate(r, &r->c, &opts, &r->sim, err);
 	if (rc)
 		return rc;
 	r->have_sim = 1;

@@ -23,6 +23,7 @@ struct runcase {
 	double t_inputs, t_sim, t_ref;	/* seconds */
 	int have_inputs, have_sim, have_cmp;
 	int emulate_only;	/* set before exec: no reference, no verdict */
+	enum attn_exec exec;	/* set before exec: the executor (0: auto) */
 };
 
 /* Load case file, profile and route verdict. FS_EINPUT on bad input. */

@@ -1,0 +1,465 @@
+/*
+ * tile_fast.c - the fast path's vector kernels (see tile_fast.h), in
+ * three builds of each: plain C, AVX2 and AVX-512 (with VNNI), picked at
+ * run time by __builtin_cpu_supports. Functions carry their instruction
+ * set in __attribute__((target)), so the file builds with the project's
+ * flags and runs on any x86-64 (or any machine, plain C only).
+ *
+ * Why the results are the same bits on every build:
+ *   tile_qk   integer sums: any order gives the same int32. AVX-512 uses
+ *             vpdpbusd (u8 x s8, 4 products per dword): with k' = k + 128
+ *             (u8), sum q*k = sum q*k' - 128 * sum q, exactly.
+ *   tile_exp  fs_expf's own steps on 8 (4) lanes: float to double, the
+ *             same multiplies, subtractions, the Horner loop with its
+ *             true divisions by k, the 2^n scaling and one rounding to
+ *             float. Each is one correctly rounded IEEE operation, so
+ *             each lane is fs_expf; the range cases are blended in.
+ *   tile_pv   o = o * alpha, then o = o + p * v per key in key order, for
+ *             each (row, d) element; lanes hold different d of one row,
+ *             rows and keys the scalar path skips are skipped.
+ *   tile_vconv (float)v * scale per element, then moved (a transpose).
+ * The build uses -ffp-contract=off and no -ffast-math: no FMA and no
+ * reassociation appear unless written, and none are written.
+ *
+ * Example: tile_exp on {-1, 0, -inf, 89} gives {0x1.78b564p-2, 1, 0, inf}
+ * on every instruction set, as fs_expf does.
+ */
+#include "tile_fast.h"
+
+#include <string.h>
+
+#include "fexp.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TILE_X86 1
+#include <immintrin.h>
+#endif
+
+/* The constants of sim/fexp.c, which tests/test_fast.c holds us to. */
+static const double LN2_HI = 6.93147180369123816490e-01;
+static const double LN2_LO = 1.90821492927058770002e-10;
+static const double LOG2E = 1.44269504088896338700e+00;
+
+const char *tile_isa_name(enum tile_isa isa)
+{
+	return isa == TILE_AVX512 ? "avx512-vnni" : isa == TILE_AVX2 ? "avx2" :
+								   "portable";
+}
+
+int tile_isa_supported(enum tile_isa isa)
+{
+#ifdef TILE_X86
+	__builtin_cpu_init();
+	if (isa == TILE_AVX512)
+		return __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512vnni");
+	if (isa == TILE_AVX2)
+		return __builtin_cpu_supports("avx2");
+#endif
+	return isa == TILE_PORTABLE;
+}
+
+enum tile_isa tile_isa_best(void)
+{
+	if (tile_isa_supported(TILE_AVX512))
+		return TILE_AVX512;
+	if (tile_isa_supported(TILE_AVX2))
+		return TILE_AVX2;
+	return TILE_PORTABLE;
+}
+
+/* ---- plain C, also compiled for AVX2 below ---------------------------- */
+
+static inline __attribute__((always_inline)) void
+qk_c(const int8_t *q, int R, const int8_t *k, size_t cstride, int N, int D,
+     int32_t *dot)
+{
+	for (int r = 0; r < R; r++)
+		for (int n = 0; n < N; n++) {
+			int32_t s = 0;
+
+			for (int c = 0; c < D / 16; c++) {
+				const int8_t *kp = &k[c * cstride + (size_t)n * 16];
+				const int8_t *qp = &q[(size_t)r * D + c * 16];
+
+				for (int j = 0; j < 16; j++)
+					s += (int32_t)qp[j] * (int32_t)kp[j];
+			}
+			dot[r * N + n] = s;
+		}
+}
+
+static inline __attribute__((always_inline)) void
+pv_c(float *o, int R, int D, const float *vn, int N, const float *p,
+     const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	for (int r = 0; r < R; r++) {
+		float *orow = &o[(size_t)r * D];
+
+		if (!(upd >> r & 1))
+			continue;
+		for (int d = 0; d < D; d++)
+			orow[d] = orow[d] * alpha[r];
+		for (int n = 0; n < N; n++) {
+			const float *v = &vn[(size_t)n * D];
+			float pn = p[r * N + n];
+
+			if (!(vis[n] >> r & 1))
+				continue;
+			for (int d = 0; d < D; d++)
+				orow[d] = orow[d] + pn * v[d];
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void
+vconv_c(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
+{
+	for (int n = 0; n < N; n++)
+		for (int d = 0; d < D; d++)
+			vn[(size_t)n * D + d] = (float)v[(size_t)d * ld + n] * scale[n];
+}
+
+#ifdef TILE_X86
+__attribute__((target("avx2"))) static void
+vconv_avx2(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
+{
+	vconv_c(v, ld, D, N, scale, vn);
+}
+
+/* 16 x 16 floats: r[i][j] becomes r[j][i]. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline))
+static inline void transpose16(__m512 *r)
+{
+	__m512 t[16];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++) {
+		__m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+		__m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+
+		r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+		r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+		r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+		r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+	}
+#pragma GCC unroll 2
+	for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++) {
+			t[8 * h + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0x88);
+			t[8 * h + 4 + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0xdd);
+		}
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+		r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
+	}
+}
+
+/* 16 keys: per 16 d, convert [d][key] and transpose to [key][d]. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+vconv_avx512_16(const int8_t *v, int ld, int D, const float *scale, float *vn)
+{
+	__m512 sc = _mm512_loadu_ps(scale);
+
+	for (int d0 = 0; d0 < D; d0 += 16) {
+		__m512 r[16];
+
+#pragma GCC unroll 16
+		for (int i = 0; i < 16; i++) {
+			__m128i b = _mm_loadu_si128((const __m128i *)&v[(size_t)(d0 + i) * ld]);
+
+			r[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), sc);
+		}
+		transpose16(r);
+#pragma GCC unroll 16
+		for (int n = 0; n < 16; n++)
+			_mm512_storeu_ps(&vn[(size_t)n * D + d0], r[n]);
+	}
+}
+
+__attribute__((target("avx2"))) static void
+qk_avx2(const int8_t *q, int R, const int8_t *k, size_t cstride, int N, int D,
+	int32_t *dot)
+{
+	qk_c(q, R, k, cstride, N, D, dot);
+}
+
+__attribute__((target("avx2"))) static void
+pv_avx2(float *o, int R, int D, const float *vn, int N, const float *p,
+	const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	pv_c(o, R, D, vn, N, p, vis, upd, alpha);
+}
+
+/* fs_expf on 4 lanes. */
+__attribute__((target("avx2"))) static void exp_avx2(float *x, int n)
+{
+	int i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		__m128 xf = _mm_loadu_ps(&x[i]);
+		__m256d xd = _mm256_cvtps_pd(xf), t, r, p, nd, two;
+		__m128i ni;
+		__m256i bits;
+		__m128 y, big, small, nan;
+
+		t = _mm256_mul_pd(xd, _mm256_set1_pd(LOG2E));
+		t = _mm256_blendv_pd(_mm256_add_pd(t, _mm256_set1_pd(0.5)),
+				     _mm256_sub_pd(t, _mm256_set1_pd(0.5)),
+				     _mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_LT_OQ));
+		/* Out-of-range lanes are replaced below; keep their n sane. */
+		t = _mm256_min_pd(_mm256_max_pd(t, _mm256_set1_pd(-200.0)),
+				  _mm256_set1_pd(200.0));
+		ni = _mm256_cvttpd_epi32(t);
+		nd = _mm256_cvtepi32_pd(ni);
+		r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(nd, _mm256_set1_pd(LN2_HI))),
+				  _mm256_mul_pd(nd, _mm256_set1_pd(LN2_LO)));
+		p = _mm256_set1_pd(1.0);
+		for (int k = 13; k >= 1; k--)
+			p = _mm256_add_pd(_mm256_set1_pd(1.0),
+					  _mm256_div_pd(_mm256_mul_pd(p, r),
+							_mm256_set1_pd((double)k)));
+		bits = _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(ni),
+							  _mm256_set1_epi64x(1023)), 52);
+		two = _mm256_castsi256_pd(bits);
+		y = _mm256_cvtpd_ps(_mm256_mul_pd(p, two));
+		big = _mm_cmp_ps(xf, _mm_set1_ps(88.7228394f), _CMP_GT_OQ);
+		small = _mm_cmp_ps(xf, _mm_set1_ps(-104.0f), _CMP_LT_OQ);
+		nan = _mm_cmp_ps(xf, xf, _CMP_UNORD_Q);
+		y = _mm_blendv_ps(y, _mm_set1_ps(__builtin_inff()), big);
+		y = _mm_blendv_ps(y, _mm_setzero_ps(), small);
+		y = _mm_blendv_ps(y, xf, nan);
+		_mm_storeu_ps(&x[i], y);
+	}
+	for (; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+/* fs_expf on 8 lanes. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+exp_avx512(float *x, int n)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 xf = _mm256_loadu_ps(&x[i]);
+		__m512d xd = _mm512_cvtps_pd(xf), t, r, p, nd, two;
+		__m256i ni;
+		__m512i bits;
+		__m256 y;
+		__mmask8 neg, big, small, nan;
+
+		t = _mm512_mul_pd(xd, _mm512_set1_pd(LOG2E));
+		neg = _mm512_cmp_pd_mask(t, _mm512_setzero_pd(), _CMP_LT_OQ);
+		t = _mm512_mask_sub_pd(_mm512_add_pd(t, _mm512_set1_pd(0.5)), neg, t,
+				       _mm512_set1_pd(0.5));
+		t = _mm512_min_pd(_mm512_max_pd(t, _mm512_set1_pd(-200.0)),
+				  _mm512_set1_pd(200.0));
+		ni = _mm512_cvttpd_epi32(t);
+		nd = _mm512_cvtepi32_pd(ni);
+		r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(nd, _mm512_set1_pd(LN2_HI))),
+				  _mm512_mul_pd(nd, _mm512_set1_pd(LN2_LO)));
+		p = _mm512_set1_pd(1.0);
+		for (int k = 13; k >= 1; k--)
+			p = _mm512_add_pd(_mm512_set1_pd(1.0),
+					  _mm512_div_pd(_mm512_mul_pd(p, r),
+							_mm512_set1_pd((double)k)));
+		bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(ni),
+							  _mm512_set1_epi64(1023)), 52);
+		two = _mm512_castsi512_pd(bits);
+		y = _mm512_cvtpd_ps(_mm512_mul_pd(p, two));
+		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(88.7228394f), _CMP_GT_OQ);
+		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(-104.0f), _CMP_LT_OQ);
+		nan = _mm256_cmp_ps_mask(xf, xf, _CMP_UNORD_Q);
+		y = _mm256_mask_mov_ps(y, big, _mm256_set1_ps(__builtin_inff()));
+		y = _mm256_mask_mov_ps(y, small, _mm256_setzero_ps());
+		y = _mm256_mask_mov_ps(y, nan, xf);
+		_mm256_storeu_ps(&x[i], y);
+	}
+	for (; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+/*
+ * QK^T for N = 16: four rows at a time, 4 x 4 accumulators (row, key
+ * group of 4); chunk c of a row's q is broadcast to the four 128-bit
+ * lanes, which meet the 4 keys x 16 bytes of one 64-byte load of kst.
+ * Dword j of lane i then holds a partial sum of key 4g + i, folded below.
+ */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const int8_t *k,
+	     size_t cstride, int D, int32_t *dot)
+{
+	const __m512i x80 = _mm512_set1_epi8((char)0x80);
+	const __m512i pick = _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12,
+					       0, 4, 8, 12, 0, 4, 8, 12);
+
+	for (int r0 = 0; r0 < R; r0 += 4) {
+		int rb = R - r0 < 4 ? R - r0 : 4;
+		__m512i acc[4][4];
+
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+#pragma GCC unroll 4
+			for (int g = 0; g < 4; g++)
+				acc[i][g] = _mm512_setzero_si512();
+		for (int c = 0; c < D / 16; c++) {
+			const int8_t *kp = &k[c * cstride];
+			__m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kp), x80);
+			__m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(kp + 64), x80);
+			__m512i k2 = _mm512_xor_si512(_mm512_loadu_si512(kp + 128), x80);
+			__m512i k3 = _mm512_xor_si512(_mm512_loadu_si512(kp + 192), x80);
+
+#pragma GCC unroll 4
+			for (int i = 0; i < 4; i++) {
+				/* rows past R repeat the last one; not stored */
+				int ri = r0 + (i < rb ? i : rb - 1);
+				__m512i qb = _mm512_broadcast_i32x4(_mm_loadu_si128(
+					(const __m128i *)&q[(size_t)ri * D + c * 16]));
+
+				acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], k0, qb);
+				acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], k1, qb);
+				acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], k2, qb);
+				acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], k3, qb);
+			}
+		}
+		for (int i = 0; i < rb; i++) {
+			__m512i out = _mm512_setzero_si512();
+
+			for (int g = 0; g < 4; g++) {
+				__m512i v = acc[i][g];
+
+				v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+				v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+				out = _mm512_mask_mov_epi32(out, (__mmask16)(0xF << (4 * g)),
+							    _mm512_permutexvar_epi32(pick, v));
+			}
+			out = _mm512_sub_epi32(out, _mm512_set1_epi32(128 * qsum[r0 + i]));
+			_mm512_storeu_si512(&dot[(size_t)(r0 + i) * 16], out);
+		}
+	}
+}
+
+/* PV of one row over d0 .. d0 + 16 * NJ - 1, in NJ registers. */
+#define PV_AVX512_BLOCK(NJ)							\
+	do {									\
+		__m512 acc[NJ];							\
+		_Pragma("GCC unroll 8")						\
+		for (int j = 0; j < NJ; j++)					\
+			acc[j] = _mm512_mul_ps(_mm512_loadu_ps(&orow[d0 + 16 * j]), al); \
+		for (int n = 0; n < N; n++) {					\
+			const float *v = &vn[(size_t)n * D + d0];		\
+			__m512 pn;						\
+			if (!(vis[n] >> r & 1))					\
+				continue;					\
+			pn = _mm512_set1_ps(p[r * N + n]);			\
+			_Pragma("GCC unroll 8")					\
+			for (int j = 0; j < NJ; j++)				\
+				acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(	\
+					pn, _mm512_loadu_ps(&v[16 * j])));	\
+		}								\
+		_Pragma("GCC unroll 8")						\
+		for (int j = 0; j < NJ; j++)					\
+			_mm512_storeu_ps(&orow[d0 + 16 * j], acc[j]);		\
+	} while (0)
+
+/* PV, one row at a time, 128 d in 8 registers per pass (16 for a tail). */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
+	  const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	for (int r = 0; r < R; r++) {
+		float *orow = &o[(size_t)r * D];
+		__m512 al = _mm512_set1_ps(alpha[r]);
+		int d0 = 0;
+
+		if (!(upd >> r & 1))
+			continue;
+		for (; d0 + 128 <= D; d0 += 128)
+			PV_AVX512_BLOCK(8);
+		for (; d0 < D; d0 += 16)
+			PV_AVX512_BLOCK(1);
+	}
+}
+#endif
+
+/* ---- dispatch --------------------------------------------------------- */
+
+void tile_qk(enum tile_isa isa, const int8_t *q, const int32_t *qsum, int R,
+	     const int8_t *k, size_t cstride, int N, int D, int32_t *dot)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && N == 16) {
+		qk_avx512_16(q, qsum, R, k, cstride, D, dot);
+		return;
+	}
+	if (isa >= TILE_AVX2) {
+		qk_avx2(q, R, k, cstride, N, D, dot);
+		return;
+	}
+#endif
+	(void)isa;
+	(void)qsum;
+	qk_c(q, R, k, cstride, N, D, dot);
+}
+
+void tile_vconv(enum tile_isa isa, const int8_t *v, int ld, int D, int N,
+		const float *scale, float *vn)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && N == 16 && D % 16 == 0) {
+		vconv_avx512_16(v, ld, D, scale, vn);
+		return;
+	}
+	if (isa >= TILE_AVX2) {
+		vconv_avx2(v, ld, D, N, scale, vn);
+		return;
+	}
+#endif
+	(void)isa;
+	vconv_c(v, ld, D, N, scale, vn);
+}
+
+void tile_exp(enum tile_isa isa, float *x, int n)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512) {
+		exp_avx512(x, n);
+		return;
+	}
+	if (isa == TILE_AVX2) {
+		exp_avx2(x, n);
+		return;
+	}
+#endif
+	(void)isa;
+	for (int i = 0; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,
+	     const float *p, const uint16_t *vis, uint16_t upd,
+	     const float *alpha)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && D % 16 == 0) {
+		pv_avx512(o, R, D, vn, N, p, vis, upd, alpha);
+		return;
+	}
+	if (isa == TILE_AVX2) {
+		pv_avx2(o, R, D, vn, N, p, vis, upd, alpha);
+		return;
+	}
+#endif
+	(void)isa;
+	pv_c(o, R, D, vn, N, p, vis, upd, alpha);
+}

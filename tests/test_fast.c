@@ -1,0 +1,275 @@
+/*
+ * test_fast.c - the executor fast path (sim/tile_fast.c, attn.c's fast
+ * units) against the scalar per-lane executor, which is the spec:
+ *   - tile_exp on every instruction set this CPU has is fs_expf bit for
+ *     bit, over a few million inputs and the edge values;
+ *   - tile_qk and tile_pv agree with plain loops written here;
+ *   - for shipped cases, the goldens of --exec scalar and of every fast
+ *     executor, at 1, 2 and 3 threads, are byte-identical (via the binary,
+ *     --emulate-only, and for one case the checked run with its scores).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../sim/fexp.h"
+#include "../sim/tile_fast.h"
+#include "testutil.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd32(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 16);
+}
+
+static float bits_float(uint32_t b)
+{
+	float f;
+
+	memcpy(&f, &b, sizeof(f));
+	return f;
+}
+
+static uint32_t float_bits(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, sizeof(b));
+	return b;
+}
+
+static void check_exp(enum tile_isa isa, const float *x, int n)
+{
+	float *y = malloc((size_t)n * sizeof(float));
+
+	memcpy(y, x, (size_t)n * sizeof(float));
+	tile_exp(isa, y, n);
+	for (int i = 0; i < n; i++) {
+		uint32_t want = float_bits(fs_expf(x[i])), got = float_bits(y[i]);
+
+		if (want != got && !(x[i] != x[i] && y[i] != y[i]))
+			fail_msg("%s: exp(%a) = %a, fs_expf gives %a", tile_isa_name(isa),
+				 (double)x[i], (double)y[i], (double)fs_expf(x[i]));
+	}
+	free(y);
+}
+
+static void exp_matches_fs_expf(void **state)
+{
+	static const float edge[] = {
+		0.0f, -0.0f, 1.0f, -1.0f, 88.7228394f, 88.72284f, 88.7228317f, 89.0f,
+		-104.0f, -103.99999f, -104.00001f, -87.3365f, -87.3366f, -100.0f,
+		-103.5f, 0.34657359f, -0.34657359f, 1e-8f, -1e-8f, 1e-30f,
+		-1e-45f, 0.5f, -0.5f, 20.0f, -20.0f, 3.4e38f, -3.4e38f,
+	};
+	enum { N = 1 << 20 };
+	float *x = malloc(N * sizeof(float));
+	int nedge = (int)(sizeof(edge) / sizeof(edge[0]));
+
+	(void)state;
+	for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+		if (!tile_isa_supported((enum tile_isa)isa))
+			continue;
+		memcpy(x, edge, sizeof(edge));
+		x[nedge] = INFINITY;
+		x[nedge + 1] = -INFINITY;
+		x[nedge + 2] = NAN;
+		check_exp((enum tile_isa)isa, x, nedge + 3);
+		/* Softmax arguments: uniform in [-110, 90], then random bits. */
+		for (int round = 0; round < 2; round++) {
+			for (int i = 0; i < N; i++)
+				x[i] = -110.0f + 200.0f * (float)(rnd32() >> 8) / (float)(1 << 24);
+			check_exp((enum tile_isa)isa, x, N);
+		}
+		for (int i = 0; i < N; i++)
+			x[i] = bits_float(rnd32() ^ (rnd32() << 16));
+		check_exp((enum tile_isa)isa, x, N);
+		/* Every float in [-1, 0): the most common range (x - max). */
+		for (uint32_t b = float_bits(-1.0f), i = 0; b > 0x80000000u; b -= 97, i++) {
+			x[i % N] = bits_float(b);
+			if (i % N == N - 1)
+				check_exp((enum tile_isa)isa, x, N);
+		}
+	}
+	free(x);
+}
+
+static void qk_and_pv_match_plain_loops(void **state)
+{
+	enum { R = 6, NK = 16, D = 256 };
+	int8_t q[16 * D], k[D / 16 * NK * 16];
+	int32_t qsum[16], dot[16 * NK], want[R * NK];
+	float vn[NK * D], p[R * NK], alpha[16], o[R * D], ow[R * D];
+	uint16_t vis[NK];
+
+	(void)state;
+	for (int i = 0; i < 16 * D; i++)
+		q[i] = (int8_t)((int)(rnd32() % 255) - 127);
+	for (int i = 0; i < D / 16 * NK * 16; i++)
+		k[i] = (int8_t)(rnd32() & 0xff);	/* -128 included */
+	for (int r = 0; r < 16; r++) {
+		qsum[r] = 0;
+		for (int d = 0; d < D; d++)
+			qsum[r] += q[r * D + d];
+	}
+	for (int r = 0; r < R; r++)
+		for (int n = 0; n < NK; n++) {
+			int32_t s = 0;
+
+			for (int d = 0; d < D; d++)
+				s += q[r * D + d] * k[(d / 16 * NK + n) * 16 + d % 16];
+			want[r * NK + n] = s;
+		}
+	for (int n = 0; n < NK * D; n++)
+		vn[n] = (float)((int)(rnd32() % 255) - 127) * 0.01f;
+	for (int i = 0; i < R * NK; i++)
+		p[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+	for (int i = 0; i < 16; i++)
+		alpha[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+	for (int n = 0; n < NK; n++)
+		vis[n] = (uint16_t)(rnd32() & 0x3f);
+	for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+		if (!tile_isa_supported((enum tile_isa)isa))
+			continue;
+		tile_qk((enum tile_isa)isa, q, qsum, R, k, NK * 16, NK, D, dot);
+		for (int i = 0; i < R * NK; i++)
+			assert_int_equal(dot[i], want[i]);
+	}
+	/* PV: the scalar executor's order, written out, from one start. */
+	{
+		float start[R * D];
+
+		rng_state = 7;
+		for (int i = 0; i < R * D; i++)
+			start[i] = (float)(rnd32() >> 8) / (float)(1 << 20);
+		memcpy(ow, start, sizeof(ow));
+		for (int r = 0; r < R; r++) {
+			if (!(0x2f >> r & 1))
+				continue;
+			for (int d = 0; d < D; d++)
+				ow[r * D + d] *= alpha[r];
+			for (int n = 0; n < NK; n++)
+				if (vis[n] >> r & 1)
+					for (int d = 0; d < D; d++)
+						ow[r * D + d] += p[r * NK + n] * vn[n * D + d];
+		}
+		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+			if (!tile_isa_supported((enum tile_isa)isa))
+				continue;
+			memcpy(o, start, sizeof(o));
+			tile_pv((enum tile_isa)isa, o, R, D, vn, NK, p, vis, 0x2f, alpha);
+			assert_memory_equal(o, ow, sizeof(o));
+		}
+	}
+}
+
+/* Goldens of every executor and thread count equal those of scalar at 1. */
+static void same_goldens(const char *c, const char *extra)
+{
+	static const char *const execs[] = { "auto", "portable", "avx2", "avx512", "scalar" };
+	static const int threads[] = { 1, 2, 3, 3, 2 };
+	struct run_result a;
+	char cmd[1024];
+
+	system("rm -rf /tmp/fragsim-fast-s /tmp/fragsim-fast-x");
+	a = tu_run("run %s %s --exec scalar --threads 1 --out /tmp/fragsim-fast-s", c, extra);
+	assert_int_equal(a.status, 0);
+	tu_free(&a);
+	for (int i = 0; i < 5; i++) {
+		if ((!strcmp(execs[i], "avx2") && !tile_isa_supported(TILE_AVX2)) ||
+		    (!strcmp(execs[i], "avx512") && !tile_isa_supported(TILE_AVX512)))
+			continue;
+		for (int t = 1; t <= 3; t++) {
+			if (i && t != threads[i])
+				continue;
+			system("rm -rf /tmp/fragsim-fast-x");
+			a = tu_run("run %s %s --exec %s --threads %d --out /tmp/fragsim-fast-x",
+				   c, extra, execs[i], t);
+			if (a.status)
+				fail_msg("%s --exec %s --threads %d: exit %d: %s", c, execs[i], t,
+					 a.status, a.err);
+			tu_free(&a);
+			snprintf(cmd, sizeof(cmd),
+				 "cd /tmp/fragsim-fast-s && for f in *.npy; do cmp -s $f /tmp/fragsim-fast-x/$f || exit 1; done");
+			if (system(cmd))
+				fail_msg("%s: --exec %s --threads %d differs from --exec scalar",
+					 c, execs[i], t);
+		}
+	}
+	system("rm -rf /tmp/fragsim-fast-s /tmp/fragsim-fast-x");
+}
+
+static void fast_goldens_equal_scalar(void **state)
+{
+	static const char *const cases[] = {
+		"cases/qwen35-27b/decode-17.yaml",
+		"cases/qwen35-27b/decode-1000-bs8.yaml",
+		"cases/qwen35-27b/decode-splitk-300.yaml",
+		"cases/qwen35-27b/decode-multi-seq.yaml",
+		"cases/qwen35-27b/prefill-128.yaml",
+		"cases/qwen35-27b/prefill-multi-seq-table.yaml",
+		"cases/edge/cdna3-decode-blocks1.yaml",
+		"cases/edge/head-dim-64-gqa4.yaml",
+		"cases/edge/head-dim-128-gqa8.yaml",
+		"cases/edge/k-scale-per_block32.yaml",
+		"cases/edge/k-scale-per_tensor.yaml",
+		"cases/edge/one-token.yaml",
+		"cases/edge/prefill-head-dim-128.yaml",
+		"cases/edge/rdna3-w32-prefill.yaml",
+		"cases/edge/sm80-decode.yaml",
+		"cases/edge/v-bf16.yaml",
+		"cases/edge/zero-q-rows.yaml",
+		"cases/edge/saturate.yaml",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		same_goldens(cases[i], "--emulate-only");
+	/* A checked run keeps every tensor (scores included) for the
+	 * reference; the goldens it writes must agree as well. */
+	same_goldens("cases/qwen35-27b/decode-16.yaml", "");
+}
+
+static void exec_option(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("run cases/qwen35-27b/decode-1.yaml --exec fastest");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--exec"));
+	tu_free(&r);
+	r = tu_run("run cases/qwen35-27b/decode-1.yaml --emulate-only --exec scalar --json");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"exec\": \"scalar\""));
+	tu_free(&r);
+	r = tu_run("run cases/qwen35-27b/decode-1.yaml --emulate-only --exec portable --json");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"exec\": \"portable\""));
+	tu_free(&r);
+	/* A kernel with a bug runs on the scalar executor whatever --exec says. */
+	r = tu_run("check cases/edge/one-token.yaml --exec portable");
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exp_matches_fs_expf),
+		cmocka_unit_test(qk_and_pv_match_plain_loops),
+		cmocka_unit_test(exec_option),
+		cmocka_unit_test(fast_goldens_equal_scalar),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
