@@ -349,7 +349,7 @@ static enum fs_rc try_one(const struct runcase *r, const struct dump *d,
 			  const struct lanemap *lm, const struct lanemap *hw,
 			  const char *name, struct diff_diagnosis *dg, struct fs_err *err)
 {
-	struct attn_opts ao = { hw };
+	struct attn_opts ao = { .hw = hw };
 	struct diff_opts quiet = *o;
 	struct attn_result sim;
 	struct diff_report rep;
