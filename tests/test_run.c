@@ -295,6 +295,44 @@ static void given_npy_inputs(void **state)
 	system("rm -rf /tmp/fragsim-gq1 /tmp/fragsim-gq2");
 }
 
+/*
+ * Streaming: a checked run keeps tensors the case does not list only
+ * within a byte budget, scores first. This case (golden [out], decode of
+ * 300 keys) needs 28800 B of scores and 19 tiles x 1040 B of acc: with
+ * room for the scores alone, acc is not kept and not checked, and the
+ * verdict stands on the rest.
+ */
+static void unlisted_tensors_kept_within_budget(void **state)
+{
+	char *path = tu_write_temp(".yaml",
+		"fragsim: 1\nname: budget\nsequences:\n  - {context: 300}\n"
+		"data: {seed: 4}\ngolden: [out]\n");
+	struct runcase r;
+	struct fs_err err;
+
+	(void)state;
+	assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+	r.keep_max = 24 * 300 * 4 + 100;
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	assert_int_equal(r.dropped, ATTN_DROP_ACC);	/* no split-K here */
+	assert_null(r.sim.acc);
+	assert_non_null(r.sim.scores);
+	assert_false(r.cmp.stat[CMP_ACC].ran);
+	assert_true(r.cmp.stat[CMP_SCORES].ran && r.cmp.stat[CMP_OUT].ran);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+
+	assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+	r.keep_max = 1;		/* nothing fits: out and row stats alone */
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	assert_null(r.sim.scores);
+	assert_false(r.cmp.stat[CMP_SCORES].ran || r.cmp.stat[CMP_PROBS].ran);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +348,7 @@ int main(void)
 		cmocka_unit_test(show_fills_defaults),
 		cmocka_unit_test(bad_case_is_exit_2_with_location),
 		cmocka_unit_test(given_npy_inputs),
+		cmocka_unit_test(unlisted_tensors_kept_within_budget),
 	};
 
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);

@@ -118,6 +118,16 @@ void report_summary(FILE *f, const struct runcase *r)
 			st->compared - st->mismatches, st->compared,
 			w + 1 < CMP_NWHAT ? "  " : "");
 	}
+	if (r->dropped) {
+		static const char *const names[] = { "scores (and probs)", "acc", "split-K states" };
+
+		fprintf(f, "\nunchecked");
+		for (int i = 0; i < 3; i++)
+			if (r->dropped & (1u << i))
+				fprintf(f, " %s", names[i]);
+		fprintf(f, ": not kept, larger than the %zu MiB a check keeps beyond golden:; list them there to check them",
+			RUNCASE_CHECK_KEEP_MAX >> 20);
+	}
 	fprintf(f, "\nquant     score max|err| %.3g, nmse %.3g; out cos min %.6f mean %.6f, max|err| %.3g\n",
 		q->score_max_abs, q->score_nmse, q->out_cos_min, q->out_cos_mean,
 		q->out_max_abs);
@@ -236,6 +246,15 @@ void report_json(struct json *j, const struct runcase *r)
 	}
 	json_end_array(j);
 	json_end_object(j);
+	json_key(j, "unchecked");
+	json_begin_array_compact(j);
+	if (!r->emulate_only && (r->dropped & ATTN_DROP_SCORES))
+		json_string(j, "scores");
+	if (!r->emulate_only && (r->dropped & ATTN_DROP_ACC))
+		json_string(j, "acc");
+	if (!r->emulate_only && (r->dropped & ATTN_DROP_SPLITK))
+		json_string(j, "splitk");
+	json_end_array(j);
 	json_key(j, "failed_checks");
 	json_begin_array(j);
 	for (int i = 0; i < p->n_failed; i++)

@@ -134,6 +134,49 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 	return compare_run(c, r->lm, &r->in, sim, rep, err);
 }
 
+/*
+ * What the emulation need not keep (enum attn_drop). Streaming: the score
+ * matrix, the accumulators and the split-K states grow with context x
+ * rows, so an emulation alone keeps only those the case lists in golden:.
+ * A checked run also keeps unlisted ones for the comparison, in the order
+ * that checks most (scores, then acc, then split-K), while together they
+ * fit RUNCASE_CHECK_KEEP_MAX; sizes are upper bounds taken from the case.
+ */
+static unsigned keep_plan(const struct runcase *r)
+{
+	const struct fs_case *c = &r->c;
+	const struct lanemap *lm = r->lm;
+	size_t rows = (size_t)c->n_seqs * case_tokens_max(c) * c->q_heads;
+	size_t ktiles = ((size_t)case_context_max(c) + lm->n - 1) / lm->n, tiles;
+	size_t need[3], used = 0;
+	static const unsigned bit[3] = { ATTN_DROP_SCORES, ATTN_DROP_ACC, ATTN_DROP_SPLITK };
+	static const unsigned gold[3] = { GOLD_SCORES, GOLD_ACC, GOLD_SPLITK };
+	size_t keep_max = r->keep_max ? r->keep_max : RUNCASE_CHECK_KEEP_MAX;
+	unsigned drop = 0;
+
+	if (c->mode == MODE_DECODE)
+		tiles = (size_t)c->n_seqs * case_tokens_max(c) * c->kv_heads *
+			((case_group(c) + lm->m - 1) / lm->m) * ktiles;
+	else
+		tiles = (size_t)c->n_seqs * c->q_heads *
+			((case_tokens_max(c) + lm->m - 1) / lm->m) * ktiles;
+	need[0] = rows * case_context_max(c) * sizeof(float);
+	need[1] = tiles * ((size_t)lm->wave * lm->op[LM_C].elems *
+			   (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / lm->k : 1) + 4) *
+		  sizeof(int32_t);
+	need[2] = case_segments_max(c) > 1 ?
+		  rows * case_segments_max(c) * ((size_t)c->head_dim + 2) * sizeof(float) : 0;
+	for (int i = 0; i < 3; i++) {
+		if (c->golden & gold[i])
+			continue;
+		if (r->emulate_only || used + need[i] > keep_max)
+			drop |= bit[i];
+		else
+			used += need[i];
+	}
+	return drop;
+}
+
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 {
 	struct attn_opts opts = { NULL, ATTN_EXEC_AUTO, 0 };
@@ -148,14 +191,8 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 
-	/* The reference check reads every tensor; an emulation alone keeps
-	 * only the goldens the case asks for (streaming: no score matrix,
-	 * no accumulators, no split-K states unless listed). */
 	opts.exec = r->exec;
-	if (r->emulate_only)
-		opts.drop = (r->c.golden & GOLD_SCORES ? 0 : ATTN_DROP_SCORES) |
-			    (r->c.golden & GOLD_ACC ? 0 : ATTN_DROP_ACC) |
-			    (r->c.golden & GOLD_SPLITK ? 0 : ATTN_DROP_SPLITK);
+	opts.drop = r->dropped = keep_plan(r);
 	t0 = cli_seconds();
 	rc = runcase_emulate(r, &r->c, &opts, &r->sim, err);
 	if (rc)

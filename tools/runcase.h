@@ -24,6 +24,8 @@ struct runcase {
 	int have_inputs, have_sim, have_cmp;
 	int emulate_only;	/* set before exec: no reference, no verdict */
 	enum attn_exec exec;	/* set before exec: the executor (0: auto) */
+	unsigned dropped;	/* enum attn_drop bits: tensors not kept, so not checked */
+	size_t keep_max;	/* set before exec: RUNCASE_CHECK_KEEP_MAX when 0 */
 };
 
 /* Load case file, profile and route verdict. FS_EINPUT on bad input. */
@@ -46,6 +48,14 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 /* FS_OK when every check holds (or emulate_only: nothing was checked),
  * FS_MISMATCH otherwise. */
 enum fs_rc runcase_status(const struct runcase *r);
+/*
+ * Tensors a checked run keeps although the case does not list them in
+ * golden:, for the comparison alone: at most this many bytes together
+ * (they are the "+ 64 MiB" of the memory budget in README.md,
+ * Performance). Beyond it a tensor is not kept, and not checked.
+ */
+#define RUNCASE_CHECK_KEEP_MAX ((size_t)64 << 20)
+
 /* runcase_status held to the case's expect: FS_OK when the verdict is the
  * expected one (a planted bug must be caught), FS_MISMATCH otherwise. */
 enum fs_rc runcase_expected(const struct runcase *r);
