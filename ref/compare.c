@@ -320,9 +320,9 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	}
 }
 
-static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
-		    double *tolv, struct cmp_part *p, double *kld,
-		    unsigned char *kmeasured)
+static void cmp_row(const struct cmp_ctx *x, long row,
+		    const struct ref_row *rr, double *tolv, struct cmp_part *p,
+		    double *kld, unsigned char *kmeasured)
 {
 	const struct fs_case *c = x->c;
 	const struct attn_result *r = x->r;
@@ -338,7 +338,6 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 	if (t >= c->seqs[s].tokens)
 		return;
 	p->rows++;
-	ref_row_compute(c, x->in, s, t, qh, rr);
 	n = rr->n;
 	v = rr->visible;
 	qpos = x->in->q_pos[(size_t)s * x->T + t];
@@ -708,6 +707,108 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 	check_thresholds(&x->c->check, rep);
 }
 
+/*
+ * The reference rows of one block: rows [r0, r1) of the report order,
+ * a whole number of chunks, laid out group by group (rows of one
+ * sequence and kv head together) so that ref_group_compute gathers each
+ * key once for all of them. slot[row - r0] is where a row's reference
+ * is; -1 for rows that do not exist (t >= T_s).
+ */
+struct cmp_block {
+	long cap;		/* rows the buffers hold */
+	struct ref_row *rr;	/* [cap], each over MAXCTX keys and D dims */
+	double *buf;		/* the rows' arrays, one allocation */
+	int *slot;		/* [cap] */
+	int *t, *qh;		/* [cap] in slot order */
+	struct ref_group *grp;	/* [cap] at most one group per row */
+	int n_grp;
+};
+
+static void block_free(struct cmp_block *b)
+{
+	free(b->rr);
+	free(b->buf);
+	free(b->slot);
+	free(b->t);
+	free(b->qh);
+	free(b->grp);
+	memset(b, 0, sizeof(*b));
+}
+
+static int block_alloc(struct cmp_block *b, long cap, int maxctx, int d)
+{
+	size_t n = maxctx > 0 ? (size_t)maxctx : 1, nd = d > 0 ? (size_t)d : 1;
+	size_t per = 4 * n + 3 * nd;
+
+	memset(b, 0, sizeof(*b));
+	b->cap = cap;
+	b->rr = calloc((size_t)cap, sizeof(*b->rr));
+	b->buf = malloc((size_t)cap * per * sizeof(double));
+	b->slot = malloc((size_t)cap * sizeof(int));
+	b->t = malloc((size_t)cap * sizeof(int));
+	b->qh = malloc((size_t)cap * sizeof(int));
+	b->grp = malloc((size_t)cap * sizeof(*b->grp));
+	if (!b->rr || !b->buf || !b->slot || !b->t || !b->qh || !b->grp) {
+		block_free(b);
+		return -1;
+	}
+	for (long i = 0; i < cap; i++) {
+		double *at = b->buf + (size_t)i * per;
+
+		b->rr[i].score = at;
+		b->rr[i].prob = at + n;
+		b->rr[i].score_f = at + 2 * n;
+		b->rr[i].prob_f = at + 3 * n;
+		b->rr[i].out = at + 4 * n;
+		b->rr[i].out_f = at + 4 * n + nd;
+		b->rr[i].out_absd = at + 4 * n + 2 * nd;
+	}
+	return 0;
+}
+
+/* Group rows [r0, r1) by (sequence, kv head), in order of first row. */
+static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
+		       long r1)
+{
+	int used = 0;
+
+	b->n_grp = 0;
+	for (long row = r0; row < r1; row++)
+		b->slot[row - r0] = -1;
+	for (long row = r0; row < r1; row++) {
+		int s = (int)(row / ((long)x->T * x->Hq));
+		int g = (int)(row % x->Hq) / x->G;
+		struct ref_group *gr;
+
+		if (b->slot[row - r0] >= 0 ||
+		    (int)(row / x->Hq % x->T) >= x->c->seqs[s].tokens)
+			continue;
+		gr = &b->grp[b->n_grp++];
+		gr->s = s;
+		gr->g = g;
+		gr->rows = 0;
+		gr->t = b->t + used;
+		gr->qh = b->qh + used;
+		gr->row = b->rr + used;
+		for (long q = row; q < r1; q++) {
+			int qs = (int)(q / ((long)x->T * x->Hq));
+			int qt = (int)(q / x->Hq % x->T), qqh = (int)(q % x->Hq);
+
+			if (qs != s || qqh / x->G != g ||
+			    qt >= x->c->seqs[s].tokens)
+				continue;
+			b->slot[q - r0] = used;
+			b->t[used] = qt;
+			b->qh[used] = qqh;
+			used++;
+			gr->rows++;
+		}
+	}
+}
+
+/* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
+#define CMP_BLOCK_KEYS (1L << 21)
+
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err)
@@ -718,11 +819,13 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	size_t ntc = r->acc ? (r->n_tiles + CMP_CHUNK - 1) / CMP_CHUNK : 0;
 	struct cmp_part *parts;
 	struct compare_stat *tstat;
+	struct cmp_block blk = { 0 };
 	double *kld;
 	unsigned char *kmeas;
 	enum fs_rc rc;
 	int oom = 0;
 	size_t nk = 0;
+	long brows;
 
 	memset(rep, 0, sizeof(*rep));
 	for (int w = 0; w < CMP_NWHAT; w++)
@@ -740,41 +843,63 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	if (rc != FS_OK)
 		return rc;
 
+	brows = CMP_BLOCK_KEYS / (x.MAXCTX > 0 ? x.MAXCTX : 1) / CMP_CHUNK *
+		CMP_CHUNK;
+	if (brows < CMP_CHUNK)
+		brows = CMP_CHUNK;
+	if (brows > (long)nparts * CMP_CHUNK)
+		brows = (long)nparts * CMP_CHUNK;
 	parts = malloc((nparts ? nparts : 1) * sizeof(*parts));
 	tstat = malloc((ntc ? ntc : 1) * sizeof(*tstat));
 	kld = malloc((rows ? (size_t)rows : 1) * sizeof(double));
 	kmeas = malloc(rows ? (size_t)rows : 1);
-	if (!parts || !tstat || !kld || !kmeas) {
+	if (!parts || !tstat || !kld || !kmeas ||
+	    block_alloc(&blk, brows > 0 ? brows : 1, x.MAXCTX, x.D)) {
 		free(parts);
 		free(tstat);
 		free(kld);
 		free(kmeas);
+		block_free(&blk);
 		return fs_fail(err, FS_EINTERNAL, "out of memory comparing %ld rows",
 			       rows);
 	}
 
 #pragma omp parallel
 	{
-		struct ref_row rr = { 0 };
 		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
 				      sizeof(double));
-		int ok = tolv && ref_row_alloc(&rr, x.MAXCTX, x.D) == 0;
 
-		if (!ok) {
+		if (!tolv) {
 #pragma omp atomic write
 			oom = 1;
 		}
-#pragma omp for schedule(static)
-		for (size_t i = 0; i < nparts; i++) {
-			long end = (long)(i + 1) * CMP_CHUNK;
+		/* Block by block: the reference of every row (all threads on
+		 * each group), then the chunks, each in row order. */
+		for (long r0 = 0; r0 < rows; r0 += brows) {
+			long r1 = r0 + brows < rows ? r0 + brows : rows;
 
-			part_clear(&parts[i]);
-			if (!ok)
-				continue;
-			for (long row = (long)i * CMP_CHUNK; row < end && row < rows;
-			     row++)
-				cmp_row(&x, row, &rr, tolv, &parts[i], &kld[row],
-					&kmeas[row]);
+#pragma omp single
+			block_plan(&x, &blk, r0, r1);
+			for (int k = 0; k < blk.n_grp; k++)
+				ref_group_compute(c, in, &blk.grp[k]);
+#pragma omp for schedule(static)
+			for (size_t i = (size_t)r0 / CMP_CHUNK;
+			     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
+				long end = (long)(i + 1) * CMP_CHUNK;
+
+				part_clear(&parts[i]);
+				for (long row = (long)i * CMP_CHUNK;
+				     tolv && row < end && row < rows; row++) {
+					int sl = blk.slot[row - r0];
+
+					kld[row] = NAN;
+					kmeas[row] = 0;
+					if (sl >= 0)
+						cmp_row(&x, row, &blk.rr[sl], tolv,
+							&parts[i], &kld[row],
+							&kmeas[row]);
+				}
+			}
 		}
 #pragma omp for schedule(static)
 		for (size_t i = 0; i < ntc; i++) {
@@ -783,7 +908,6 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 			     k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
 				cmp_tile(&x, k, &tstat[i]);
 		}
-		ref_row_free(&rr);
 		free(tolv);
 	}
 
@@ -806,5 +930,6 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	free(tstat);
 	free(kld);
 	free(kmeas);
+	block_free(&blk);
 	return rc;
 }
