@@ -79,6 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dot.h"
 #include "ref.h"
 
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
@@ -232,10 +233,45 @@ static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 	return CMP_SCORE_REL * nkb * sum * fabs(sq) * fabs(x->c->softmax_scale);
 }
 
-/* Quantization error of one row (visible > 0); fills *kld. */
+/*
+ * The sim's scores of one row as a softmax in double: the top key (ties:
+ * lowest), the max ms, e[j] = exp(s_j - ms) for visible j (else left as
+ * is) and zs = their sum in key order.
+ */
+struct cmp_simrow {
+	int as;
+	double ms, zs;
+	const double *e;
+};
+
+static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
+			    int qpos, double *e, struct cmp_simrow *sr)
+{
+	sr->as = -1;
+	sr->ms = 0;
+	sr->zs = 0;
+	sr->e = e;
+	for (int j = 0; j < n; j++) {
+		if (!cmp_visible(x->c, qpos, j))
+			continue;
+		if (sr->as < 0 || sc[j] > sr->ms) {
+			sr->as = j;
+			sr->ms = sc[j];
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		if (!cmp_visible(x->c, qpos, j))
+			continue;
+		e[j] = exp(sc[j] - sr->ms);
+		sr->zs += e[j];
+	}
+}
+
+/* Quantization error of one row (visible > 0; sr from the sim's scores
+ * when it has them); fills *kld. */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
-			  const struct ref_row *rr, struct cmp_part *p,
-			  double *kld)
+			  const struct ref_row *rr, const struct cmp_simrow *sr,
+			  struct cmp_part *p, double *kld)
 {
 	const struct attn_result *r = x->r;
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
@@ -244,26 +280,28 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	p->qrows++;
 	p->keys += rr->visible;
 	if (sc) {
-		double ms = 0, mf = 0, zs = 0, zf = 0, lzs, lzf, kl = 0;
-		int as = -1, af = -1;
+		double ms = sr->ms, mf = 0, zs = sr->zs, zf = 0, lzs, lzf, kl = 0;
+		int as = sr->as, af = -1;
 
 		for (int j = 0; j < n; j++) {
 			if (!cmp_visible(x->c, qpos, j))
 				continue;
-			if (as < 0 || sc[j] > ms) {
-				as = j;
-				ms = sc[j];
-			}
 			if (af < 0 || rr->score_f[j] > mf) {
 				af = j;
 				mf = rr->score_f[j];
 			}
 		}
-		for (int j = 0; j < n; j++) {
-			if (!cmp_visible(x->c, qpos, j))
-				continue;
-			zs += exp(sc[j] - ms);
-			zf += exp(rr->score_f[j] - mf);
+		/*
+		 * zf = sum over visible j of exp(score_f[j] - mf) in key order:
+		 * that is ref's softmax sum when its max is the same number
+		 * (ref adds exact zeros for masked keys, which change nothing).
+		 */
+		if (isfinite(mf) && mf == rr->max_f) {
+			zf = rr->sum_f;
+		} else {
+			for (int j = 0; j < n; j++)
+				if (cmp_visible(x->c, qpos, j))
+					zf += exp(rr->score_f[j] - mf);
 		}
 		lzs = log(zs);
 		lzf = log(zf);
@@ -321,8 +359,8 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 }
 
 static void cmp_row(const struct cmp_ctx *x, long row,
-		    const struct ref_row *rr, double *tolv, struct cmp_part *p,
-		    double *kld, unsigned char *kmeasured)
+		    const struct ref_row *rr, double *tolv, double *e,
+		    struct cmp_part *p, double *kld, unsigned char *kmeasured)
 {
 	const struct fs_case *c = x->c;
 	const struct attn_result *r = x->r;
@@ -330,6 +368,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	int t = (int)(row / x->Hq % x->T), qh = (int)(row % x->Hq);
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
 	struct compare_stat *st;
+	struct cmp_simrow sr = { -1, 0, 0, NULL };
 	int n, v, qpos;
 	double E = 0, walk;
 
@@ -348,6 +387,8 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 		E = max_nan(E, 2 * tolv[j]);
 	}
 	walk = (16 + 4 * sqrt((double)v)) * CMP_U;
+	if (sc && v > 0)
+		cmp_sim_softmax(x, sc, n, qpos, e, &sr);
 
 	if (sc) {
 		st = &p->st[CMP_SCORES];
@@ -367,6 +408,8 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	}
 	if (sc && r->row_max && r->row_sum) {
 		double rm = r->row_max[row], rs = r->row_sum[row];
+		/* exp(s_j - rm) is e[j] when rm is the max that e[j] used. */
+		int same = v > 0 && (double)rm == sr.ms;
 
 		st = &p->st[CMP_PROBS];
 		for (int j = 0; j < n; j++) {
@@ -374,7 +417,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 
 			if (!cmp_visible(c, qpos, j))
 				continue;
-			ps = exp((double)sc[j] - rm) / rs;
+			ps = (same ? e[j] : exp((double)sc[j] - rm)) / rs;
 			tol = rr->prob[j] * (E + walk) + CMP_P_ABS;
 			if (stat_note(st, ps, rr->prob[j], tol)) {
 				loc_row(&st->first, s, t, qh);
@@ -428,41 +471,105 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 		}
 	}
 	if (v > 0) {
-		cmp_quant_row(x, row, qpos, rr, p, kld);
+		cmp_quant_row(x, row, qpos, rr, &sr, p, kld);
 		*kmeasured = sc != NULL;
 	}
 }
 
-/* Every accumulator slot of tile i whose key and query exist. */
-static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st)
+/* Scratch of cmp_tile: one tile's reference accumulators. */
+struct cmp_tile_buf {
+	int8_t *k;		/* [N][D] K of the tile's keys */
+	int32_t *want;		/* [ksteps][M][N] */
+	int *t, *qh;		/* [M] query token and q head of each C row */
+};
+
+static void tile_buf_free(struct cmp_tile_buf *b)
+{
+	free(b->k);
+	free(b->want);
+	free(b->t);
+	free(b->qh);
+	memset(b, 0, sizeof(*b));
+}
+
+static int tile_buf_alloc(const struct cmp_ctx *x, struct cmp_tile_buf *b)
+{
+	int M = x->lm ? x->lm->m : 1, N = x->lm ? x->lm->n : 1;
+	int nks = x->r->ksteps_in_acc > 0 ? x->r->ksteps_in_acc : 1;
+
+	b->k = malloc((size_t)N * (x->D > 0 ? x->D : 1));
+	b->want = malloc((size_t)nks * M * N * sizeof(int32_t));
+	b->t = malloc((size_t)M * sizeof(int));
+	b->qh = malloc((size_t)M * sizeof(int));
+	if (!b->k || !b->want || !b->t || !b->qh) {
+		tile_buf_free(b);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every accumulator slot of tile i whose key and query exist. The wanted
+ * values are ref_acc's, computed per (C row, column) first - each key's K
+ * gathered once, rows that repeat a (token, q head) copied - then the
+ * slots are checked in register order.
+ */
+static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
+		     struct cmp_tile_buf *b)
 {
 	const struct attn_result *r = x->r;
 	const struct lanemap_operand *C = &x->lm->op[LM_C];
 	const int32_t *tl = r->acc_tiles + 4 * i;
 	int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3];
 	int W = x->lm->wave, EC = C->elems, nks = r->ksteps_in_acc;
-	int n = x->in->context_lens[s];
+	int M = x->lm->m, N = x->lm->n, D = x->D;
+	int n = x->in->context_lens[s], len = nks > 1 ? 32 : D;
+	int ncol = n - tb < N ? n - tb : N;
 
+	for (int row = 0; row < M; row++) {
+		if (x->c->mode == MODE_DECODE) {
+			b->qh[row] = head * x->G + row % x->G;
+			b->t[row] = rb;
+		} else {
+			b->qh[row] = head;
+			b->t[row] = rb + row;
+		}
+	}
+	for (int col = 0; col < ncol; col++)
+		ref_k_row(x->in, s, b->qh[0] / x->G, tb + col, b->k + (size_t)col * D);
+	for (int row = 0; row < M; row++) {
+		const int8_t *q;
+		int same = -1;
+
+		if (b->t[row] >= x->c->seqs[s].tokens)
+			continue;
+		for (int e = 0; e < row && same < 0; e++)
+			if (b->t[e] == b->t[row] && b->qh[e] == b->qh[row])
+				same = e;
+		q = x->in->q_int8 + (((size_t)s * x->T + b->t[row]) * x->Hq +
+				     b->qh[row]) * D;
+		for (int ks = 0; ks < nks; ks++) {
+			int32_t *w = b->want + ((size_t)ks * M + row) * N;
+			int d0 = nks > 1 ? 32 * ks : 0;
+
+			for (int col = 0; col < ncol; col++)
+				w[col] = same >= 0
+				       ? b->want[((size_t)ks * M + same) * N + col]
+				       : dot_i8(q + d0, b->k + (size_t)col * D + d0, len);
+		}
+	}
 	for (int ks = 0; ks < nks; ks++) {
 		for (int lane = 0; lane < W; lane++) {
 			for (int e = 0; e < EC; e++) {
 				int slot = lane * EC + e;
 				int row = C->row[slot], col = C->col[slot];
-				int qh, t, j = tb + col;
+				int qh = b->qh[row], t = b->t[row], j = tb + col;
 				size_t at = (((size_t)i * nks + ks) * W + lane) * EC + e;
 
-				if (x->c->mode == MODE_DECODE) {
-					qh = head * x->G + row % x->G;
-					t = rb;
-				} else {
-					qh = head;
-					t = rb + row;
-				}
 				if (t >= x->c->seqs[s].tokens || j >= n)
 					continue;
 				if (!stat_note(st, r->acc[at],
-					       ref_acc(x->c, x->in, s, t, qh, j,
-						       nks > 1 ? ks : -1), 0))
+					       b->want[((size_t)ks * M + row) * N + col], 0))
 					continue;
 				loc_row(&st->first, s, t, qh);
 				st->first.key = j;
@@ -867,9 +974,10 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 #pragma omp parallel
 	{
 		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
-				      sizeof(double));
+				      2 * sizeof(double));
+		struct cmp_tile_buf tb = { 0 };
 
-		if (!tolv) {
+		if (!tolv || (ntc > 0 && tile_buf_alloc(&x, &tb))) {
 #pragma omp atomic write
 			oom = 1;
 		}
@@ -880,8 +988,7 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 
 #pragma omp single
 			block_plan(&x, &blk, r0, r1);
-			for (int k = 0; k < blk.n_grp; k++)
-				ref_group_compute(c, in, &blk.grp[k]);
+			ref_groups_compute(c, in, blk.grp, blk.n_grp);
 #pragma omp for schedule(static)
 			for (size_t i = (size_t)r0 / CMP_CHUNK;
 			     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
@@ -896,7 +1003,8 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 					kmeas[row] = 0;
 					if (sl >= 0)
 						cmp_row(&x, row, &blk.rr[sl], tolv,
-							&parts[i], &kld[row],
+							tolv + x.MAXCTX, &parts[i],
+							&kld[row],
 							&kmeas[row]);
 				}
 			}
@@ -905,10 +1013,11 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		for (size_t i = 0; i < ntc; i++) {
 			stat_clear(&tstat[i]);
 			for (size_t k = i * CMP_CHUNK;
-			     k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
-				cmp_tile(&x, k, &tstat[i]);
+			     tb.k && k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
+				cmp_tile(&x, k, &tstat[i], &tb);
 		}
 		free(tolv);
+		tile_buf_free(&tb);
 	}
 
 	if (oom) {

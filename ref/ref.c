@@ -33,7 +33,7 @@
  * f16 scales are decoded here, not by sim/quant.c, so a decoder bug there
  * cannot hide in both sides of the comparison.
  *
- * How the work is shared (ref_group_compute): the rows of one sequence
+ * How the work is shared (ref_groups_compute): the rows of one sequence
  * and kv head are done together, in three passes, each an "omp for" over
  * independent pieces:
  *   scores   key blocks: gather each key's K once (the int8 row from its
@@ -109,6 +109,17 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 			acc += (int32_t)q[d16 * 16 + i] * (int32_t)k[i];
 	}
 	return acc;
+}
+
+void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
+{
+	int D = in->D, BS = in->BS, blk, slot;
+
+	ref_page(in, s, j, &blk, &slot);
+	for (int d16 = 0; d16 < D / 16; d16++)
+		memcpy(k + 16 * d16, in->k_cache +
+		       ((((size_t)blk * in->Hkv + g) * (D / 16) + d16) * BS +
+			slot) * 16, 16);
 }
 
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
@@ -231,10 +242,7 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 			}
 			ref_page(in, s, jb + i, &blk, &slot);
 			ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
-			for (int d16 = 0; d16 < D / 16; d16++)
-				memcpy(kq[i] + 16 * d16, in->k_cache +
-				       ((((size_t)blk * in->Hkv + g) * (D / 16) +
-					 d16) * BS + slot) * 16, 16);
+			ref_k_row(in, s, g, jb + i, kq[i]);
 			kf = in->k + (((size_t)s * in->MAXCTX + jb + i) *
 				      in->Hkv + g) * D;
 			for (int d = 0; d < D; d++)
@@ -395,33 +403,76 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 	}
 }
 
-void ref_group_compute(const struct fs_case *c, const struct fs_inputs *in,
-		       const struct ref_group *grp)
+/* The group that flattened item p (a key piece, or a row) belongs to. */
+static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
 {
-	int D = in->D, jlo, jhi, npiece, nslice;
+	int lo = 0, hi = n - 1;
 
-	assert(D <= REF_MAX_D && grp->rows > 0);
-	assert(in->context_lens[grp->s] <= in->MAXCTX);
-	ref_group_range(c, in, grp, &jlo, &jhi);
-	npiece = (jhi - jlo + REF_SCORE_KEYS - 1) / REF_SCORE_KEYS;
-	nslice = (D + DOT_SLICE - 1) / DOT_SLICE;
+	while (lo < hi) {	/* the last group whose first item is <= p */
+		int mid = (lo + hi + 1) / 2;
+
+		if ((is_row ? grp[mid].row0 : grp[mid].piece0) <= p)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
+			struct ref_group *grp, int n)
+{
+	int D = in->D, nslice = (D + DOT_SLICE - 1) / DOT_SLICE;
+	int npiece, nrow;
+
+	assert(D <= REF_MAX_D);
+	if (n <= 0)
+		return;
+#pragma omp single
+	{
+		int piece = 0, row = 0;
+
+		for (int k = 0; k < n; k++) {
+			struct ref_group *gr = &grp[k];
+
+			assert(gr->rows > 0);
+			assert(in->context_lens[gr->s] <= in->MAXCTX);
+			ref_group_range(c, in, gr, &gr->jlo, &gr->jhi);
+			gr->piece0 = piece;
+			gr->row0 = row;
+			piece += (gr->jhi - gr->jlo + REF_SCORE_KEYS - 1) /
+				 REF_SCORE_KEYS;
+			row += gr->rows;
+		}
+	}
+	npiece = grp[n - 1].piece0 + (grp[n - 1].jhi - grp[n - 1].jlo +
+				       REF_SCORE_KEYS - 1) / REF_SCORE_KEYS;
+	nrow = grp[n - 1].row0 + grp[n - 1].rows;
 
 #pragma omp for schedule(static)
 	for (int p = 0; p < npiece; p++) {
-		int j0 = jlo + p * REF_SCORE_KEYS;
+		const struct ref_group *gr = &grp[ref_find(grp, n, p, 0)];
+		int j0 = gr->jlo + (p - gr->piece0) * REF_SCORE_KEYS;
 
-		ref_pass_scores(c, in, grp, j0,
-				jhi - j0 < REF_SCORE_KEYS ? jhi : j0 + REF_SCORE_KEYS);
+		ref_pass_scores(c, in, gr, j0, gr->jhi - j0 < REF_SCORE_KEYS
+					       ? gr->jhi : j0 + REF_SCORE_KEYS);
 	}
 #pragma omp for schedule(static)
-	for (int i = 0; i < grp->rows; i++)
-		ref_pass_softmax(c, in, grp, i);
+	for (int i = 0; i < nrow; i++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
+
+		ref_pass_softmax(c, in, gr, i - gr->row0);
+	}
 #pragma omp for schedule(static)
-	for (int p = 0; p < nslice; p++)
-		ref_pass_pv(c, in, grp, jlo, jhi, p * DOT_SLICE);
+	for (int p = 0; p < n * nslice; p++) {
+		const struct ref_group *gr = &grp[p / nslice];
+
+		ref_pass_pv(c, in, gr, gr->jlo, gr->jhi, p % nslice * DOT_SLICE);
+	}
 #pragma omp for schedule(static)
-	for (int i = 0; i < grp->rows; i++) {
-		struct ref_row *r = &grp->row[i];
+	for (int i = 0; i < nrow; i++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
+		struct ref_row *r = &gr->row[i - gr->row0];
 
 		r->out_abs = 0;
 		for (int d = 0; d < D; d++)
@@ -438,5 +489,5 @@ void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
 		.t = &t, .qh = &qh, .row = r,
 	};
 
-	ref_group_compute(c, in, &grp);
+	ref_groups_compute(c, in, &grp, 1);
 }

@@ -47,12 +47,18 @@ struct ref_group {
 	int rows;
 	const int *t, *qh;	/* [rows] */
 	struct ref_row *row;	/* [rows], buffers of MAXCTX and D */
+	/* Set by ref_groups_compute: */
+	int jlo, jhi;		/* keys some row sees */
+	int piece0, row0;	/* its first key piece and row over all groups */
 };
 
 /* Exact accumulator of the quantized dot product of (s, t, q head) with
  * key j; with per_block32 K scales, only head-dim block `kb` (else -1). */
 int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 		int t, int qh, int j, int kb);
+
+/* K of key j of sequence s, kv head g, gathered from its page: k[D]. */
+void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k);
 
 /* Buffers for one row; ref_row_compute fills them. */
 int ref_row_alloc(struct ref_row *r, int maxctx, int d);
@@ -61,12 +67,13 @@ void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
 		     int s, int t, int qh, struct ref_row *r);
 
 /*
- * Fill every row of grp. It shares its work out with orphaned "omp for"
- * loops: call it from outside any parallel region, or from every thread
- * of one (never from a single thread of a team). The results do not
- * depend on the number of threads.
+ * Fill every row of the n groups grp[]. The work is shared out with
+ * orphaned "omp for" loops over all the groups at once: call it from
+ * outside any parallel region, or from every thread of one (never from
+ * one thread of a team). The results do not depend on the number of
+ * threads.
  */
-void ref_group_compute(const struct fs_case *c, const struct fs_inputs *in,
-		       const struct ref_group *grp);
+void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
+			struct ref_group *grp, int n);
 
 #endif
