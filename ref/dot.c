@@ -23,9 +23,12 @@
 
 #include <immintrin.h>
 
-/* 8 doubles; dot_mem is the same at any 8-byte aligned address. */
+/* 8 doubles; dot_mem is the same at any 8-byte aligned address, dot_memf
+ * 8 floats at any 4-byte aligned one. */
 typedef double dot_v8d __attribute__((vector_size(64)));
 typedef double dot_mem __attribute__((vector_size(64), aligned(8), may_alias));
+typedef int64_t dot_v8l __attribute__((vector_size(64)));
+typedef float dot_memf __attribute__((vector_size(32), aligned(4), may_alias));
 
 static int32_t dot_i8_plain(const int8_t *a, const int8_t *b, int n)
 {
@@ -103,34 +106,38 @@ void dot_f64_keys(const float *const q[4], const double *kt, int D,
 
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void dot_pv(int nk, const double *p, const double *pf, const double *v,
-	    const double *va, const double *vf, double *o, double *oa,
-	    double *of)
+	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    double *oa, double *of)
 {
-	dot_v8d o0 = *(const dot_mem *)(o), o1 = *(const dot_mem *)(o + 8), o2 = *(const dot_mem *)(o + 16),
-		o3 = *(const dot_mem *)(o + 24);
+	dot_v8d o0 = *(const dot_mem *)(o), o1 = *(const dot_mem *)(o + 8),
+		o2 = *(const dot_mem *)(o + 16), o3 = *(const dot_mem *)(o + 24);
 	dot_v8d a0 = *(const dot_mem *)(oa), a1 = *(const dot_mem *)(oa + 8),
 		a2 = *(const dot_mem *)(oa + 16), a3 = *(const dot_mem *)(oa + 24);
 	dot_v8d f0 = *(const dot_mem *)(of), f1 = *(const dot_mem *)(of + 8),
 		f2 = *(const dot_mem *)(of + 16), f3 = *(const dot_mem *)(of + 24);
+	/* |v| as fabs makes it: the sign bit cleared */
+	const dot_v8l nosign = (dot_v8l){ 0 } + INT64_MAX;
 
 	for (int j = 0; j < nk; j++) {
-		const double *vj = v + (size_t)j * DOT_SLICE;
-		const double *aj = va + (size_t)j * DOT_SLICE;
-		const double *fj = vf + (size_t)j * DOT_SLICE;
+		const double *vj = v + (size_t)j * vstride;
+		const float *fj = vf + (size_t)j * fstride;
+		dot_v8d v0 = *(const dot_mem *)(vj), v1 = *(const dot_mem *)(vj + 8),
+			v2 = *(const dot_mem *)(vj + 16),
+			v3 = *(const dot_mem *)(vj + 24);
 		double pj = p[j], fpj = pf[j];
 
-		o0 += pj * *(const dot_mem *)(vj);
-		o1 += pj * *(const dot_mem *)(vj + 8);
-		o2 += pj * *(const dot_mem *)(vj + 16);
-		o3 += pj * *(const dot_mem *)(vj + 24);
-		a0 += pj * *(const dot_mem *)(aj);
-		a1 += pj * *(const dot_mem *)(aj + 8);
-		a2 += pj * *(const dot_mem *)(aj + 16);
-		a3 += pj * *(const dot_mem *)(aj + 24);
-		f0 += fpj * *(const dot_mem *)(fj);
-		f1 += fpj * *(const dot_mem *)(fj + 8);
-		f2 += fpj * *(const dot_mem *)(fj + 16);
-		f3 += fpj * *(const dot_mem *)(fj + 24);
+		o0 += pj * v0;
+		o1 += pj * v1;
+		o2 += pj * v2;
+		o3 += pj * v3;
+		a0 += pj * (dot_v8d)((dot_v8l)v0 & nosign);
+		a1 += pj * (dot_v8d)((dot_v8l)v1 & nosign);
+		a2 += pj * (dot_v8d)((dot_v8l)v2 & nosign);
+		a3 += pj * (dot_v8d)((dot_v8l)v3 & nosign);
+		f0 += fpj * __builtin_convertvector(*(const dot_memf *)(fj), dot_v8d);
+		f1 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 8), dot_v8d);
+		f2 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 16), dot_v8d);
+		f3 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 24), dot_v8d);
 	}
 	*(dot_mem *)(o) = o0;
 	*(dot_mem *)(o + 8) = o1;

@@ -10,6 +10,7 @@
 #ifndef DOT_H
 #define DOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define DOT_KEYS 8	/* keys per dot_f64_keys call */
@@ -30,13 +31,13 @@ void dot_f64_keys(const float *const q[4], const double *kt, int D,
 
 /*
  * PV over one DOT_SLICE-wide slice of the head dim, keys in order:
- *   for j < nk, d < DOT_SLICE:  o[d]  += p[j]  * v[j][d]
- *                               oa[d] += p[j]  * va[j][d]
- *                               of[d] += pf[j] * vf[j][d]
- * v, va, vf are [nk][DOT_SLICE]; o, oa, of one slice each.
+ *   for j < nk, d < DOT_SLICE:  o[d]  += p[j]  * v[j * vstride + d]
+ *                               oa[d] += p[j]  * |v[j * vstride + d]|
+ *                               of[d] += pf[j] * (double)vf[j * fstride + d]
+ * o, oa, of are one slice each, kept in registers over the keys.
  */
 void dot_pv(int nk, const double *p, const double *pf, const double *v,
-	    const double *va, const double *vf, double *o, double *oa,
-	    double *of);
+	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    double *oa, double *of);
 
 #endif

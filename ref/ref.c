@@ -41,7 +41,7 @@
  *            every row that sees it (ref/dot.c, exact int32 / the same
  *            double sums as the plain loops);
  *   softmax  rows: max, exp and the sum in key order;
- *   PV       head-dim slices: gather each key's V slice once, then every
+ *   PV       head-dim pieces: gather each key's V piece once, then every
  *            row adds p * v in key order.
  * No pass sums across the pieces it splits, so every number is the one
  * the plain loops give, with any number of threads.
@@ -58,6 +58,7 @@
 #define REF_MAX_D 1024	/* largest head_dim a case may have */
 #define REF_SCORE_KEYS 256	/* keys per piece of the scores pass */
 #define REF_PV_KEYS 64		/* keys gathered at a time in the PV pass */
+#define REF_PV_DIMS 128		/* head-dim elements per piece of the PV pass */
 
 /* Every f16 is exactly a double: sign * m * 2^(e - 25), subnormals m * 2^-24. */
 static double ref_f16(uint16_t h)
@@ -231,6 +232,11 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 	for (int jb = j0; jb < j1; jb += DOT_KEYS) {
 		int nk = j1 - jb < DOT_KEYS ? j1 - jb : DOT_KEYS;
 
+		/* The next keys' float rows are a page apart: fetch them now. */
+		for (int j = jb + DOT_KEYS; j < jb + 2 * DOT_KEYS && j < j1; j++)
+			for (int d = 0; d < D; d += 16)
+				__builtin_prefetch(in->k + (((size_t)s * in->MAXCTX + j) *
+							    in->Hkv + g) * D + d);
 		for (int i = 0; i < DOT_KEYS; i++) {
 			const float *kf;
 			int blk, slot;
@@ -331,50 +337,47 @@ static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in
 }
 
 /*
- * PV pass, head-dim elements [d0, d0 + DOT_SLICE) (fewer at the end of
- * D): out, out_absd and out_f of every row, each key's V gathered once.
- * V dequantized: the int8 times its double scale is exact in double.
+ * PV pass, head-dim elements [d0, d1) (a multiple of DOT_SLICE): out,
+ * out_absd and out_f of every row, each key's V gathered once. V
+ * dequantized: the int8 times its double scale is exact in double. The
+ * float V rows are read in place (prefetched as the keys are gathered:
+ * they are a page apart).
  */
 static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
-			const struct ref_group *grp, int jlo, int jhi, int d0)
+			const struct ref_group *grp, int d0, int d1)
 {
-	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
-	int w = D - d0 < DOT_SLICE ? D - d0 : DOT_SLICE;
-	double v[REF_PV_KEYS * DOT_SLICE], va[REF_PV_KEYS * DOT_SLICE];
-	double vf[REF_PV_KEYS * DOT_SLICE];
-	double o[DOT_SLICE], oa[DOT_SLICE], of[DOT_SLICE];
+	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
+	size_t fstride = (size_t)in->Hkv * D;
+	double v[REF_PV_KEYS * REF_PV_DIMS];
 
+	assert(w % DOT_SLICE == 0 && w <= REF_PV_DIMS);
 	for (int i = 0; i < grp->rows; i++)
-		for (int d = d0; d < d0 + w; d++)
+		for (int d = d0; d < d1; d++)
 			grp->row[i].out[d] = grp->row[i].out_absd[d] =
 				grp->row[i].out_f[d] = 0;
-	for (int jb = jlo; jb < jhi; jb += REF_PV_KEYS) {
-		int nk = jhi - jb < REF_PV_KEYS ? jhi - jb : REF_PV_KEYS;
+	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
+		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
+		const float *vf = in->v + (((size_t)s * in->MAXCTX + jb) *
+					   in->Hkv + g) * D + d0;
 
 		for (int u = 0; u < nk; u++) {
-			int j = jb + u, blk, slot;
-			const float *vfl = in->v + (((size_t)s * in->MAXCTX + j) *
-						    in->Hkv + g) * D;
-			double *vu = v + (size_t)u * DOT_SLICE;
+			int blk, slot;
+			double *vu = v + (size_t)u * w;
 			size_t at;	/* V[j][g][d] is at + d * BS */
-			double vs = 1;
 
-			ref_page(in, s, j, &blk, &slot);
-			at = ((size_t)blk * in->Hkv + g) * D * BS + slot;
-			if (c->v_dtype == VDT_INT8)
-				vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];
-			for (int e = 0; e < DOT_SLICE; e++) {
-				size_t a = at + (size_t)(d0 + e) * BS;
+			for (int d = 0; d < w; d += 16)
+				__builtin_prefetch(vf + u * fstride + d);
+			ref_page(in, s, jb + u, &blk, &slot);
+			at = (((size_t)blk * in->Hkv + g) * D + d0) * BS + slot;
+			if (c->v_dtype == VDT_INT8) {
+				double vs = in->v_scale[((size_t)blk * BS + slot) *
+							in->Hkv + g];
 
-				if (e >= w)
-					vu[e] = vf[u * DOT_SLICE + e] = 0;
-				else if (c->v_dtype == VDT_INT8)
-					vu[e] = in->v_cache_i8[a] * vs;
-				else
-					vu[e] = in->v_cache_f[a];
-				va[u * DOT_SLICE + e] = fabs(vu[e]);
-				if (e < w)
-					vf[u * DOT_SLICE + e] = vfl[d0 + e];
+				for (int e = 0; e < w; e++)
+					vu[e] = in->v_cache_i8[at + (size_t)e * BS] * vs;
+			} else {
+				for (int e = 0; e < w; e++)
+					vu[e] = in->v_cache_f[at + (size_t)e * BS];
 			}
 		}
 		for (int i = 0; i < grp->rows; i++) {
@@ -384,21 +387,12 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 			ref_range(c, in, s, grp->t[i], &lo, &hi);
 			a = lo > jb ? lo : jb;
 			b = hi < jb + nk ? hi : jb + nk;
-			if (a >= b)
-				continue;
-			memset(o, 0, sizeof(o));
-			memset(oa, 0, sizeof(oa));
-			memset(of, 0, sizeof(of));
-			memcpy(o, r->out + d0, (size_t)w * sizeof(double));
-			memcpy(oa, r->out_absd + d0, (size_t)w * sizeof(double));
-			memcpy(of, r->out_f + d0, (size_t)w * sizeof(double));
-			dot_pv(b - a, r->prob + a, r->prob_f + a,
-			       v + (size_t)(a - jb) * DOT_SLICE,
-			       va + (size_t)(a - jb) * DOT_SLICE,
-			       vf + (size_t)(a - jb) * DOT_SLICE, o, oa, of);
-			memcpy(r->out + d0, o, (size_t)w * sizeof(double));
-			memcpy(r->out_absd + d0, oa, (size_t)w * sizeof(double));
-			memcpy(r->out_f + d0, of, (size_t)w * sizeof(double));
+			for (int e = 0; a < b && e < w; e += DOT_SLICE)
+				dot_pv(b - a, r->prob + a, r->prob_f + a,
+				       v + (size_t)(a - jb) * w + e, (size_t)w,
+				       vf + (size_t)(a - jb) * fstride + e, fstride,
+				       r->out + d0 + e, r->out_absd + d0 + e,
+				       r->out_f + d0 + e);
 		}
 	}
 }
@@ -422,10 +416,10 @@ static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
 void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 			struct ref_group *grp, int n)
 {
-	int D = in->D, nslice = (D + DOT_SLICE - 1) / DOT_SLICE;
+	int D = in->D, nslice = (D + REF_PV_DIMS - 1) / REF_PV_DIMS;
 	int npiece, nrow;
 
-	assert(D <= REF_MAX_D);
+	assert(D <= REF_MAX_D && D % DOT_SLICE == 0);
 	if (n <= 0)
 		return;
 #pragma omp single
@@ -467,7 +461,9 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 	for (int p = 0; p < n * nslice; p++) {
 		const struct ref_group *gr = &grp[p / nslice];
 
-		ref_pass_pv(c, in, gr, gr->jlo, gr->jhi, p % nslice * DOT_SLICE);
+		int d0 = p % nslice * REF_PV_DIMS;
+
+		ref_pass_pv(c, in, gr, d0, D - d0 < REF_PV_DIMS ? D : d0 + REF_PV_DIMS);
 	}
 #pragma omp for schedule(static)
 	for (int i = 0; i < nrow; i++) {
