@@ -70,6 +70,16 @@
  * CMP_CHUNK; OpenMP threads take whole chunks, each chunk sums its rows
  * in row order, and the chunks are combined serially in order. So every
  * sum has one order and "first" is the lowest row, whatever the threads.
+ *
+ * Memory and speed: rows go through in blocks of whole chunks, about
+ * CMP_BLOCK_KEYS (row, key) pairs each. ref_groups_compute fills the
+ * block's reference rows (grouped by sequence and kv head, so each key
+ * is gathered once for its group), then the chunks are compared; only
+ * the metrics stay. Peak memory is one block of reference rows, not
+ * rows x context. Two exps are taken from work already done, both the
+ * same expression on the same numbers: zf is ref's softmax sum when the
+ * max is the same, and exp(s - row_max) is the e[j] of the sim's row
+ * softmax when row_max is that max. No sum changes order.
  */
 #include "compare.h"
 
