@@ -70,6 +70,16 @@
  * CMP_CHUNK; OpenMP threads take whole chunks, each chunk sums its rows
  * in row order, and the chunks are combined serially in order. So every
  * sum has one order and "first" is the lowest row, whatever the threads.
+ *
+ * Memory and speed: rows go through in blocks of whole chunks, about
+ * CMP_BLOCK_KEYS (row, key) pairs each. ref_groups_compute fills the
+ * block's reference rows (grouped by sequence and kv head, so each key
+ * is gathered once for its group), then the chunks are compared; only
+ * the metrics stay. Peak memory is one block of reference rows, not
+ * rows x context. Two exps are taken from work already done, both the
+ * same expression on the same numbers: zf is ref's softmax sum when the
+ * max is the same, and exp(s - row_max) is the e[j] of the sim's row
+ * softmax when row_max is that max. No sum changes order.
  */
 #include "compare.h"
 
@@ -79,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dot.h"
 #include "ref.h"
 
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
@@ -232,10 +243,45 @@ static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 	return CMP_SCORE_REL * nkb * sum * fabs(sq) * fabs(x->c->softmax_scale);
 }
 
-/* Quantization error of one row (visible > 0); fills *kld. */
+/*
+ * The sim's scores of one row as a softmax in double: the top key (ties:
+ * lowest), the max ms, e[j] = exp(s_j - ms) for visible j (else left as
+ * is) and zs = their sum in key order.
+ */
+struct cmp_simrow {
+	int as;
+	double ms, zs;
+	const double *e;
+};
+
+static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
+			    int qpos, double *e, struct cmp_simrow *sr)
+{
+	sr->as = -1;
+	sr->ms = 0;
+	sr->zs = 0;
+	sr->e = e;
+	for (int j = 0; j < n; j++) {
+		if (!cmp_visible(x->c, qpos, j))
+			continue;
+		if (sr->as < 0 || sc[j] > sr->ms) {
+			sr->as = j;
+			sr->ms = sc[j];
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		if (!cmp_visible(x->c, qpos, j))
+			continue;
+		e[j] = exp(sc[j] - sr->ms);
+		sr->zs += e[j];
+	}
+}
+
+/* Quantization error of one row (visible > 0; sr from the sim's scores
+ * when it has them); fills *kld. */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
-			  const struct ref_row *rr, struct cmp_part *p,
-			  double *kld)
+			  const struct ref_row *rr, const struct cmp_simrow *sr,
+			  struct cmp_part *p, double *kld)
 {
 	const struct attn_result *r = x->r;
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
@@ -244,26 +290,28 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	p->qrows++;
 	p->keys += rr->visible;
 	if (sc) {
-		double ms = 0, mf = 0, zs = 0, zf = 0, lzs, lzf, kl = 0;
-		int as = -1, af = -1;
+		double ms = sr->ms, mf = 0, zs = sr->zs, zf = 0, lzs, lzf, kl = 0;
+		int as = sr->as, af = -1;
 
 		for (int j = 0; j < n; j++) {
 			if (!cmp_visible(x->c, qpos, j))
 				continue;
-			if (as < 0 || sc[j] > ms) {
-				as = j;
-				ms = sc[j];
-			}
 			if (af < 0 || rr->score_f[j] > mf) {
 				af = j;
 				mf = rr->score_f[j];
 			}
 		}
-		for (int j = 0; j < n; j++) {
-			if (!cmp_visible(x->c, qpos, j))
-				continue;
-			zs += exp(sc[j] - ms);
-			zf += exp(rr->score_f[j] - mf);
+		/*
+		 * zf = sum over visible j of exp(score_f[j] - mf) in key order:
+		 * that is ref's softmax sum when its max is the same number
+		 * (ref adds exact zeros for masked keys, which change nothing).
+		 */
+		if (isfinite(mf) && mf == rr->max_f) {
+			zf = rr->sum_f;
+		} else {
+			for (int j = 0; j < n; j++)
+				if (cmp_visible(x->c, qpos, j))
+					zf += exp(rr->score_f[j] - mf);
 		}
 		lzs = log(zs);
 		lzf = log(zf);
@@ -320,9 +368,9 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	}
 }
 
-static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
-		    double *tolv, struct cmp_part *p, double *kld,
-		    unsigned char *kmeasured)
+static void cmp_row(const struct cmp_ctx *x, long row,
+		    const struct ref_row *rr, double *tolv, double *e,
+		    struct cmp_part *p, double *kld, unsigned char *kmeasured)
 {
 	const struct fs_case *c = x->c;
 	const struct attn_result *r = x->r;
@@ -330,6 +378,7 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 	int t = (int)(row / x->Hq % x->T), qh = (int)(row % x->Hq);
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
 	struct compare_stat *st;
+	struct cmp_simrow sr = { -1, 0, 0, NULL };
 	int n, v, qpos;
 	double E = 0, walk;
 
@@ -338,7 +387,6 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 	if (t >= c->seqs[s].tokens)
 		return;
 	p->rows++;
-	ref_row_compute(c, x->in, s, t, qh, rr);
 	n = rr->n;
 	v = rr->visible;
 	qpos = x->in->q_pos[(size_t)s * x->T + t];
@@ -349,6 +397,8 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 		E = max_nan(E, 2 * tolv[j]);
 	}
 	walk = (16 + 4 * sqrt((double)v)) * CMP_U;
+	if (sc && v > 0)
+		cmp_sim_softmax(x, sc, n, qpos, e, &sr);
 
 	if (sc) {
 		st = &p->st[CMP_SCORES];
@@ -368,6 +418,8 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 	}
 	if (sc && r->row_max && r->row_sum) {
 		double rm = r->row_max[row], rs = r->row_sum[row];
+		/* exp(s_j - rm) is e[j] when rm is the max that e[j] used. */
+		int same = v > 0 && (double)rm == sr.ms;
 
 		st = &p->st[CMP_PROBS];
 		for (int j = 0; j < n; j++) {
@@ -375,7 +427,7 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 
 			if (!cmp_visible(c, qpos, j))
 				continue;
-			ps = exp((double)sc[j] - rm) / rs;
+			ps = (same ? e[j] : exp((double)sc[j] - rm)) / rs;
 			tol = rr->prob[j] * (E + walk) + CMP_P_ABS;
 			if (stat_note(st, ps, rr->prob[j], tol)) {
 				loc_row(&st->first, s, t, qh);
@@ -429,41 +481,105 @@ static void cmp_row(const struct cmp_ctx *x, long row, struct ref_row *rr,
 		}
 	}
 	if (v > 0) {
-		cmp_quant_row(x, row, qpos, rr, p, kld);
+		cmp_quant_row(x, row, qpos, rr, &sr, p, kld);
 		*kmeasured = sc != NULL;
 	}
 }
 
-/* Every accumulator slot of tile i whose key and query exist. */
-static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st)
+/* Scratch of cmp_tile: one tile's reference accumulators. */
+struct cmp_tile_buf {
+	int8_t *k;		/* [N][D] K of the tile's keys */
+	int32_t *want;		/* [ksteps][M][N] */
+	int *t, *qh;		/* [M] query token and q head of each C row */
+};
+
+static void tile_buf_free(struct cmp_tile_buf *b)
+{
+	free(b->k);
+	free(b->want);
+	free(b->t);
+	free(b->qh);
+	memset(b, 0, sizeof(*b));
+}
+
+static int tile_buf_alloc(const struct cmp_ctx *x, struct cmp_tile_buf *b)
+{
+	int M = x->lm ? x->lm->m : 1, N = x->lm ? x->lm->n : 1;
+	int nks = x->r->ksteps_in_acc > 0 ? x->r->ksteps_in_acc : 1;
+
+	b->k = malloc((size_t)N * (x->D > 0 ? x->D : 1));
+	b->want = malloc((size_t)nks * M * N * sizeof(int32_t));
+	b->t = malloc((size_t)M * sizeof(int));
+	b->qh = malloc((size_t)M * sizeof(int));
+	if (!b->k || !b->want || !b->t || !b->qh) {
+		tile_buf_free(b);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every accumulator slot of tile i whose key and query exist. The wanted
+ * values are ref_acc's, computed per (C row, column) first - each key's K
+ * gathered once, rows that repeat a (token, q head) copied - then the
+ * slots are checked in register order.
+ */
+static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
+		     struct cmp_tile_buf *b)
 {
 	const struct attn_result *r = x->r;
 	const struct lanemap_operand *C = &x->lm->op[LM_C];
 	const int32_t *tl = r->acc_tiles + 4 * i;
 	int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3];
 	int W = x->lm->wave, EC = C->elems, nks = r->ksteps_in_acc;
-	int n = x->in->context_lens[s];
+	int M = x->lm->m, N = x->lm->n, D = x->D;
+	int n = x->in->context_lens[s], len = nks > 1 ? 32 : D;
+	int ncol = n - tb < N ? n - tb : N;
 
+	for (int row = 0; row < M; row++) {
+		if (x->c->mode == MODE_DECODE) {
+			b->qh[row] = head * x->G + row % x->G;
+			b->t[row] = rb;
+		} else {
+			b->qh[row] = head;
+			b->t[row] = rb + row;
+		}
+	}
+	for (int col = 0; col < ncol; col++)
+		ref_k_row(x->in, s, b->qh[0] / x->G, tb + col, b->k + (size_t)col * D);
+	for (int row = 0; row < M; row++) {
+		const int8_t *q;
+		int same = -1;
+
+		if (b->t[row] >= x->c->seqs[s].tokens)
+			continue;
+		for (int e = 0; e < row && same < 0; e++)
+			if (b->t[e] == b->t[row] && b->qh[e] == b->qh[row])
+				same = e;
+		q = x->in->q_int8 + (((size_t)s * x->T + b->t[row]) * x->Hq +
+				     b->qh[row]) * D;
+		for (int ks = 0; ks < nks; ks++) {
+			int32_t *w = b->want + ((size_t)ks * M + row) * N;
+			int d0 = nks > 1 ? 32 * ks : 0;
+
+			for (int col = 0; col < ncol; col++)
+				w[col] = same >= 0
+				       ? b->want[((size_t)ks * M + same) * N + col]
+				       : dot_i8(q + d0, b->k + (size_t)col * D + d0, len);
+		}
+	}
 	for (int ks = 0; ks < nks; ks++) {
 		for (int lane = 0; lane < W; lane++) {
 			for (int e = 0; e < EC; e++) {
 				int slot = lane * EC + e;
 				int row = C->row[slot], col = C->col[slot];
-				int qh, t, j = tb + col;
+				int qh = b->qh[row], t = b->t[row], j = tb + col;
 				size_t at = (((size_t)i * nks + ks) * W + lane) * EC + e;
 
-				if (x->c->mode == MODE_DECODE) {
-					qh = head * x->G + row % x->G;
-					t = rb;
-				} else {
-					qh = head;
-					t = rb + row;
-				}
 				if (t >= x->c->seqs[s].tokens || j >= n)
 					continue;
 				if (!stat_note(st, r->acc[at],
-					       ref_acc(x->c, x->in, s, t, qh, j,
-						       nks > 1 ? ks : -1), 0))
+					       b->want[((size_t)ks * M + row) * N + col], 0))
 					continue;
 				loc_row(&st->first, s, t, qh);
 				st->first.key = j;
@@ -708,6 +824,108 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 	check_thresholds(&x->c->check, rep);
 }
 
+/*
+ * The reference rows of one block: rows [r0, r1) of the report order,
+ * a whole number of chunks, laid out group by group (rows of one
+ * sequence and kv head together) so that ref_group_compute gathers each
+ * key once for all of them. slot[row - r0] is where a row's reference
+ * is; -1 for rows that do not exist (t >= T_s).
+ */
+struct cmp_block {
+	long cap;		/* rows the buffers hold */
+	struct ref_row *rr;	/* [cap], each over MAXCTX keys and D dims */
+	double *buf;		/* the rows' arrays, one allocation */
+	int *slot;		/* [cap] */
+	int *t, *qh;		/* [cap] in slot order */
+	struct ref_group *grp;	/* [cap] at most one group per row */
+	int n_grp;
+};
+
+static void block_free(struct cmp_block *b)
+{
+	free(b->rr);
+	free(b->buf);
+	free(b->slot);
+	free(b->t);
+	free(b->qh);
+	free(b->grp);
+	memset(b, 0, sizeof(*b));
+}
+
+static int block_alloc(struct cmp_block *b, long cap, int maxctx, int d)
+{
+	size_t n = maxctx > 0 ? (size_t)maxctx : 1, nd = d > 0 ? (size_t)d : 1;
+	size_t per = 4 * n + 3 * nd;
+
+	memset(b, 0, sizeof(*b));
+	b->cap = cap;
+	b->rr = calloc((size_t)cap, sizeof(*b->rr));
+	b->buf = malloc((size_t)cap * per * sizeof(double));
+	b->slot = malloc((size_t)cap * sizeof(int));
+	b->t = malloc((size_t)cap * sizeof(int));
+	b->qh = malloc((size_t)cap * sizeof(int));
+	b->grp = malloc((size_t)cap * sizeof(*b->grp));
+	if (!b->rr || !b->buf || !b->slot || !b->t || !b->qh || !b->grp) {
+		block_free(b);
+		return -1;
+	}
+	for (long i = 0; i < cap; i++) {
+		double *at = b->buf + (size_t)i * per;
+
+		b->rr[i].score = at;
+		b->rr[i].prob = at + n;
+		b->rr[i].score_f = at + 2 * n;
+		b->rr[i].prob_f = at + 3 * n;
+		b->rr[i].out = at + 4 * n;
+		b->rr[i].out_f = at + 4 * n + nd;
+		b->rr[i].out_absd = at + 4 * n + 2 * nd;
+	}
+	return 0;
+}
+
+/* Group rows [r0, r1) by (sequence, kv head), in order of first row. */
+static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
+		       long r1)
+{
+	int used = 0;
+
+	b->n_grp = 0;
+	for (long row = r0; row < r1; row++)
+		b->slot[row - r0] = -1;
+	for (long row = r0; row < r1; row++) {
+		int s = (int)(row / ((long)x->T * x->Hq));
+		int g = (int)(row % x->Hq) / x->G;
+		struct ref_group *gr;
+
+		if (b->slot[row - r0] >= 0 ||
+		    (int)(row / x->Hq % x->T) >= x->c->seqs[s].tokens)
+			continue;
+		gr = &b->grp[b->n_grp++];
+		gr->s = s;
+		gr->g = g;
+		gr->rows = 0;
+		gr->t = b->t + used;
+		gr->qh = b->qh + used;
+		gr->row = b->rr + used;
+		for (long q = row; q < r1; q++) {
+			int qs = (int)(q / ((long)x->T * x->Hq));
+			int qt = (int)(q / x->Hq % x->T), qqh = (int)(q % x->Hq);
+
+			if (qs != s || qqh / x->G != g ||
+			    qt >= x->c->seqs[s].tokens)
+				continue;
+			b->slot[q - r0] = used;
+			b->t[used] = qt;
+			b->qh[used] = qqh;
+			used++;
+			gr->rows++;
+		}
+	}
+}
+
+/* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
+#define CMP_BLOCK_KEYS (1L << 21)
+
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err)
@@ -718,11 +936,13 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	size_t ntc = r->acc ? (r->n_tiles + CMP_CHUNK - 1) / CMP_CHUNK : 0;
 	struct cmp_part *parts;
 	struct compare_stat *tstat;
+	struct cmp_block blk = { 0 };
 	double *kld;
 	unsigned char *kmeas;
 	enum fs_rc rc;
 	int oom = 0;
 	size_t nk = 0;
+	long brows;
 
 	memset(rep, 0, sizeof(*rep));
 	for (int w = 0; w < CMP_NWHAT; w++)
@@ -740,51 +960,74 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	if (rc != FS_OK)
 		return rc;
 
+	brows = CMP_BLOCK_KEYS / (x.MAXCTX > 0 ? x.MAXCTX : 1) / CMP_CHUNK *
+		CMP_CHUNK;
+	if (brows < CMP_CHUNK)
+		brows = CMP_CHUNK;
+	if (brows > (long)nparts * CMP_CHUNK)
+		brows = (long)nparts * CMP_CHUNK;
 	parts = malloc((nparts ? nparts : 1) * sizeof(*parts));
 	tstat = malloc((ntc ? ntc : 1) * sizeof(*tstat));
 	kld = malloc((rows ? (size_t)rows : 1) * sizeof(double));
 	kmeas = malloc(rows ? (size_t)rows : 1);
-	if (!parts || !tstat || !kld || !kmeas) {
+	if (!parts || !tstat || !kld || !kmeas ||
+	    block_alloc(&blk, brows > 0 ? brows : 1, x.MAXCTX, x.D)) {
 		free(parts);
 		free(tstat);
 		free(kld);
 		free(kmeas);
+		block_free(&blk);
 		return fs_fail(err, FS_EINTERNAL, "out of memory comparing %ld rows",
 			       rows);
 	}
 
 #pragma omp parallel
 	{
-		struct ref_row rr = { 0 };
 		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
-				      sizeof(double));
-		int ok = tolv && ref_row_alloc(&rr, x.MAXCTX, x.D) == 0;
+				      2 * sizeof(double));
+		struct cmp_tile_buf tb = { 0 };
 
-		if (!ok) {
+		if (!tolv || (ntc > 0 && tile_buf_alloc(&x, &tb))) {
 #pragma omp atomic write
 			oom = 1;
 		}
-#pragma omp for schedule(static)
-		for (size_t i = 0; i < nparts; i++) {
-			long end = (long)(i + 1) * CMP_CHUNK;
+		/* Block by block: the reference of every row (all threads on
+		 * each group), then the chunks, each in row order. */
+		for (long r0 = 0; r0 < rows; r0 += brows) {
+			long r1 = r0 + brows < rows ? r0 + brows : rows;
 
-			part_clear(&parts[i]);
-			if (!ok)
-				continue;
-			for (long row = (long)i * CMP_CHUNK; row < end && row < rows;
-			     row++)
-				cmp_row(&x, row, &rr, tolv, &parts[i], &kld[row],
-					&kmeas[row]);
+#pragma omp single
+			block_plan(&x, &blk, r0, r1);
+			ref_groups_compute(c, in, blk.grp, blk.n_grp);
+#pragma omp for schedule(static)
+			for (size_t i = (size_t)r0 / CMP_CHUNK;
+			     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
+				long end = (long)(i + 1) * CMP_CHUNK;
+
+				part_clear(&parts[i]);
+				for (long row = (long)i * CMP_CHUNK;
+				     tolv && row < end && row < rows; row++) {
+					int sl = blk.slot[row - r0];
+
+					kld[row] = NAN;
+					kmeas[row] = 0;
+					if (sl >= 0)
+						cmp_row(&x, row, &blk.rr[sl], tolv,
+							tolv + x.MAXCTX, &parts[i],
+							&kld[row],
+							&kmeas[row]);
+				}
+			}
 		}
 #pragma omp for schedule(static)
 		for (size_t i = 0; i < ntc; i++) {
 			stat_clear(&tstat[i]);
 			for (size_t k = i * CMP_CHUNK;
-			     k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
-				cmp_tile(&x, k, &tstat[i]);
+			     tb.k && k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
+				cmp_tile(&x, k, &tstat[i], &tb);
 		}
-		ref_row_free(&rr);
 		free(tolv);
+		tile_buf_free(&tb);
 	}
 
 	if (oom) {
@@ -806,5 +1049,6 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	free(tstat);
 	free(kld);
 	free(kmeas);
+	block_free(&blk);
 	return rc;
 }

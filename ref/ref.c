@@ -32,12 +32,33 @@
  *
  * f16 scales are decoded here, not by sim/quant.c, so a decoder bug there
  * cannot hide in both sides of the comparison.
+ *
+ * How the work is shared (ref_groups_compute): the rows of one sequence
+ * and kv head are done together, in three passes, each an "omp for" over
+ * independent pieces:
+ *   scores   key blocks: gather each key's K once (the int8 row from its
+ *            page, the float row transposed into doubles) and dot it with
+ *            every row that sees it (ref/dot.c, exact int32 / the same
+ *            double sums as the plain loops);
+ *   softmax  rows: max, exp and the sum in key order;
+ *   PV       head-dim pieces: gather each key's V piece once, then every
+ *            row adds p * v in key order.
+ * No pass sums across the pieces it splits, so every number is the one
+ * the plain loops give, with any number of threads.
  */
 #include "ref.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "dot.h"
+
+#define REF_MAX_D 1024	/* largest head_dim a case may have */
+#define REF_SCORE_KEYS 256	/* keys per piece of the scores pass */
+#define REF_PV_KEYS 64		/* keys gathered at a time in the PV pass */
+#define REF_PV_DIMS 128		/* head-dim elements per piece of the PV pass */
 
 /* Every f16 is exactly a double: sign * m * 2^(e - 25), subnormals m * 2^-24. */
 static double ref_f16(uint16_t h)
@@ -61,15 +82,6 @@ static void ref_page(const struct fs_inputs *in, int s, int j, int *blk,
 	*blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
 	*slot = j % in->BS;
 	assert(*blk >= 0 && *blk < in->NB);
-}
-
-static int ref_visible(const struct fs_case *c, int qpos, int j)
-{
-	if (qpos < 0 || j > qpos)
-		return 0;
-	if (c->sliding_window > 0 && j <= qpos - c->sliding_window)
-		return 0;
-	return 1;
 }
 
 int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
@@ -100,18 +112,31 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 	return acc;
 }
 
+void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
+{
+	int D = in->D, BS = in->BS, blk, slot;
+
+	ref_page(in, s, j, &blk, &slot);
+	for (int d16 = 0; d16 < D / 16; d16++)
+		memcpy(k + 16 * d16, in->k_cache +
+		       ((((size_t)blk * in->Hkv + g) * (D / 16) + d16) * BS +
+			slot) * 16, 16);
+}
+
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
 {
 	size_t n = maxctx > 0 ? (size_t)maxctx : 1, nd = d > 0 ? (size_t)d : 1;
 
+	memset(r, 0, sizeof(*r));
 	r->score = calloc(n, sizeof(double));
 	r->prob = calloc(n, sizeof(double));
 	r->score_f = calloc(n, sizeof(double));
 	r->prob_f = calloc(n, sizeof(double));
 	r->out = calloc(nd, sizeof(double));
 	r->out_f = calloc(nd, sizeof(double));
+	r->out_absd = calloc(nd, sizeof(double));
 	if (!r->score || !r->prob || !r->score_f || !r->prob_f || !r->out ||
-	    !r->out_f) {
+	    !r->out_f || !r->out_absd) {
 		ref_row_free(r);
 		return -1;
 	}
@@ -126,134 +151,339 @@ void ref_row_free(struct ref_row *r)
 	free(r->prob_f);
 	free(r->out);
 	free(r->out_f);
-	r->score = r->prob = r->score_f = r->prob_f = r->out = r->out_f = NULL;
+	free(r->out_absd);
+	r->score = r->prob = r->score_f = r->prob_f = NULL;
+	r->out = r->out_f = r->out_absd = NULL;
 }
 
-/* Quantized score of key j (visible), before masking. */
-static double ref_score(const struct fs_case *c, const struct fs_inputs *in,
-			int s, int t, int qh, int j, double sq)
+/*
+ * Keys [*lo, *hi) visible to query token t of sequence s: key j is seen
+ * iff qpos >= 0, j <= qpos and, with a sliding window w, j > qpos - w.
+ * That is one run of keys; it is clipped to the context.
+ */
+static void ref_range(const struct fs_case *c, const struct fs_inputs *in,
+		      int s, int t, int *lo, int *hi)
 {
-	int g = qh / (in->Hq / in->Hkv), blk, slot;
-	size_t ts;
+	int n = in->context_lens[s], qpos = in->q_pos[(size_t)s * in->T + t];
 
-	ref_page(in, s, j, &blk, &slot);
-	ts = ((size_t)blk * in->BS + slot) * in->Hkv + g;
+	*lo = 0;
+	*hi = qpos < 0 ? 0 : qpos + 1 < n ? qpos + 1 : n;
+	if (qpos >= 0 && c->sliding_window > 0 && qpos - c->sliding_window + 1 > 0)
+		*lo = qpos - c->sliding_window + 1;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* Keys any row of grp sees: [*lo, *hi). */
+static void ref_group_range(const struct fs_case *c, const struct fs_inputs *in,
+			    const struct ref_group *grp, int *lo, int *hi)
+{
+	*lo = in->context_lens[grp->s];
+	*hi = 0;
+	for (int i = 0; i < grp->rows; i++) {
+		int a, b;
+
+		ref_range(c, in, grp->s, grp->t[i], &a, &b);
+		if (a < b && a < *lo)
+			*lo = a;
+		if (a < b && b > *hi)
+			*hi = b;
+	}
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* Quantized score of a visible key from its gathered int8 K row k, scale
+ * index ts (the formulas at the top of this file, in that order). */
+static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
+			    const int8_t *q, const int8_t *k, size_t ts,
+			    double sq)
+{
+	int D = in->D;
+
 	if (c->k_scale == KSCALE_PER_BLOCK32) {
-		int nkb = in->D / 32;
+		int nkb = D / 32;
 		double sum = 0;
 
 		for (int kb = 0; kb < nkb; kb++)
-			sum += (double)ref_acc(c, in, s, t, qh, j, kb) *
+			sum += (double)dot_i8(q + 32 * kb, k + 32 * kb, 32) *
 			       ref_f16(in->k_scale16[ts * nkb + kb]);
 		return sum * sq * c->softmax_scale;
 	}
 	double sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0]
 						    : in->k_scale[ts];
 
-	return (double)ref_acc(c, in, s, t, qh, j, -1) * sq * sk *
-	       c->softmax_scale;
-}
-
-/* prob = softmax(score) over the finite entries of score[0..n). */
-static void ref_softmax(const double *score, double *prob, int n)
-{
-	double m = -INFINITY, sum = 0;
-
-	for (int j = 0; j < n; j++)
-		if (score[j] > m)
-			m = score[j];
-	for (int j = 0; j < n; j++) {
-		prob[j] = score[j] == -INFINITY ? 0 : exp(score[j] - m);
-		sum += prob[j];
-	}
-	for (int j = 0; j < n; j++)
-		prob[j] = sum > 0 ? prob[j] / sum : 0;
+	return (double)dot_i8(q, k, D) * sq * sk * c->softmax_scale;
 }
 
 /*
- * out[d] = sum over visible j of p[j] * V[j][g][d] (or |V|, when absolute),
- * V dequantized through the cache. Keys outermost, so each key's page is
- * looked up once; for each d the terms still add in key order.
+ * Scores pass, keys [j0, j1): both paths for every row, -inf where the
+ * row does not see the key. DOT_KEYS keys at a time: their K rows are
+ * gathered once (int8 from the pages; float transposed for dot_f64_keys).
  */
-static void ref_pv(const struct fs_case *c, const struct fs_inputs *in, int s,
-		   int g, int qpos, int n, const double *p, int absolute,
-		   double *out)
+static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
+			    const struct ref_group *grp, int j0, int j1)
 {
-	int D = in->D, BS = in->BS;
+	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
+	int8_t kq[DOT_KEYS][REF_MAX_D];
+	double kt[REF_MAX_D * DOT_KEYS];
+	size_t ts[DOT_KEYS];
 
-	for (int d = 0; d < D; d++)
-		out[d] = 0;
-	for (int j = 0; j < n; j++) {
-		size_t at;	/* V[j][g][d] is at + d * BS */
-		double vs = 1;
-		int blk, slot;
+	for (int jb = j0; jb < j1; jb += DOT_KEYS) {
+		int nk = j1 - jb < DOT_KEYS ? j1 - jb : DOT_KEYS;
 
-		if (!ref_visible(c, qpos, j))
-			continue;
-		ref_page(in, s, j, &blk, &slot);
-		at = ((size_t)blk * in->Hkv + g) * D * BS + slot;
-		if (c->v_dtype == VDT_INT8)
-			vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];
-		for (int d = 0; d < D; d++) {
-			size_t a = at + (size_t)d * BS;
-			double v = c->v_dtype == VDT_INT8 ? in->v_cache_i8[a] * vs
-							  : in->v_cache_f[a];
+		/* The next keys' float rows are a page apart: fetch them now. */
+		for (int j = jb + DOT_KEYS; j < jb + 2 * DOT_KEYS && j < j1; j++)
+			for (int d = 0; d < D; d += 16)
+				__builtin_prefetch(in->k + (((size_t)s * in->MAXCTX + j) *
+							    in->Hkv + g) * D + d);
+		for (int i = 0; i < DOT_KEYS; i++) {
+			const float *kf;
+			int blk, slot;
 
-			out[d] += p[j] * (absolute ? fabs(v) : v);
+			if (i >= nk) {	/* a short last block: zeros, unused */
+				for (int d = 0; d < D; d++)
+					kt[(size_t)d * DOT_KEYS + i] = 0;
+				continue;
+			}
+			ref_page(in, s, jb + i, &blk, &slot);
+			ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
+			ref_k_row(in, s, g, jb + i, kq[i]);
+			kf = in->k + (((size_t)s * in->MAXCTX + jb + i) *
+				      in->Hkv + g) * D;
+			for (int d = 0; d < D; d++)
+				kt[(size_t)d * DOT_KEYS + i] = kf[d];
 		}
+		for (int r0 = 0; r0 < grp->rows; r0 += 4) {
+			const float *qf[4];
+			double fo[4][DOT_KEYS];
+
+			for (int u = 0; u < 4; u++) {
+				int r = r0 + u < grp->rows ? r0 + u : r0;
+
+				qf[u] = in->q + (((size_t)s * in->T + grp->t[r]) *
+						 in->Hq + grp->qh[r]) * D;
+			}
+			dot_f64_keys(qf, kt, D, fo);
+			for (int u = 0; u < 4 && r0 + u < grp->rows; u++) {
+				struct ref_row *rr = &grp->row[r0 + u];
+				size_t qrow = ((size_t)s * in->T + grp->t[r0 + u]) *
+					      in->Hq + grp->qh[r0 + u];
+				const int8_t *q = in->q_int8 + qrow * D;
+				double sq = in->q_scale[qrow];
+				int lo, hi;
+
+				ref_range(c, in, s, grp->t[r0 + u], &lo, &hi);
+				for (int i = 0; i < nk; i++) {
+					int j = jb + i;
+
+					if (j < lo || j >= hi) {
+						rr->score[j] = rr->score_f[j] = -INFINITY;
+						continue;
+					}
+					rr->score[j] = ref_score_row(c, in, q, kq[i],
+								     ts[i], sq);
+					rr->score_f[j] = fo[u][i] * c->softmax_scale;
+				}
+			}
+		}
+	}
+}
+
+/* prob = softmax(score) over the finite entries of score[0..n); the max
+ * and the sum through *max and *sum. Only [lo, hi) can be finite: the
+ * rest adds exact zeros to the sum, so it is skipped. */
+static void ref_softmax(const double *score, double *prob, int n, int lo,
+			int hi, double *max, double *sum)
+{
+	double m = -INFINITY, z = 0;
+
+	for (int j = lo; j < hi; j++)
+		if (score[j] > m)
+			m = score[j];
+	for (int j = 0; j < n; j++)
+		prob[j] = 0;
+	for (int j = lo; j < hi; j++) {
+		prob[j] = score[j] == -INFINITY ? 0 : exp(score[j] - m);
+		z += prob[j];
+	}
+	for (int j = lo; j < hi; j++)
+		prob[j] = z > 0 ? prob[j] / z : 0;
+	*max = m;
+	*sum = z;
+}
+
+/* Softmax pass, one row. */
+static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in,
+			     const struct ref_group *grp, int i)
+{
+	struct ref_row *r = &grp->row[i];
+	int n = in->context_lens[grp->s], lo, hi;
+	double mq, zq;
+
+	ref_range(c, in, grp->s, grp->t[i], &lo, &hi);
+	for (int j = 0; j < lo; j++)
+		r->score[j] = r->score_f[j] = -INFINITY;
+	for (int j = hi; j < n; j++)
+		r->score[j] = r->score_f[j] = -INFINITY;
+	r->n = n;
+	r->visible = hi - lo;
+	r->max_abs_score = 0;
+	for (int j = lo; j < hi; j++)
+		if (fabs(r->score[j]) > r->max_abs_score)
+			r->max_abs_score = fabs(r->score[j]);
+	ref_softmax(r->score, r->prob, n, lo, hi, &mq, &zq);
+	ref_softmax(r->score_f, r->prob_f, n, lo, hi, &r->max_f, &r->sum_f);
+}
+
+/*
+ * PV pass, head-dim elements [d0, d1) (a multiple of DOT_SLICE): out,
+ * out_absd and out_f of every row, each key's V gathered once. V
+ * dequantized: the int8 times its double scale is exact in double. The
+ * float V rows are read in place (prefetched as the keys are gathered:
+ * they are a page apart).
+ */
+static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
+			const struct ref_group *grp, int d0, int d1)
+{
+	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
+	size_t fstride = (size_t)in->Hkv * D;
+	double v[REF_PV_KEYS * REF_PV_DIMS];
+
+	assert(w % DOT_SLICE == 0 && w <= REF_PV_DIMS);
+	for (int i = 0; i < grp->rows; i++)
+		for (int d = d0; d < d1; d++)
+			grp->row[i].out[d] = grp->row[i].out_absd[d] =
+				grp->row[i].out_f[d] = 0;
+	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
+		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
+		const float *vf = in->v + (((size_t)s * in->MAXCTX + jb) *
+					   in->Hkv + g) * D + d0;
+
+		for (int u = 0; u < nk; u++) {
+			int blk, slot;
+			double *vu = v + (size_t)u * w;
+			size_t at;	/* V[j][g][d] is at + d * BS */
+
+			for (int d = 0; d < w; d += 16)
+				__builtin_prefetch(vf + u * fstride + d);
+			ref_page(in, s, jb + u, &blk, &slot);
+			at = (((size_t)blk * in->Hkv + g) * D + d0) * BS + slot;
+			if (c->v_dtype == VDT_INT8) {
+				double vs = in->v_scale[((size_t)blk * BS + slot) *
+							in->Hkv + g];
+
+				for (int e = 0; e < w; e++)
+					vu[e] = in->v_cache_i8[at + (size_t)e * BS] * vs;
+			} else {
+				for (int e = 0; e < w; e++)
+					vu[e] = in->v_cache_f[at + (size_t)e * BS];
+			}
+		}
+		for (int i = 0; i < grp->rows; i++) {
+			struct ref_row *r = &grp->row[i];
+			int lo, hi, a, b;
+
+			ref_range(c, in, s, grp->t[i], &lo, &hi);
+			a = lo > jb ? lo : jb;
+			b = hi < jb + nk ? hi : jb + nk;
+			for (int e = 0; a < b && e < w; e += DOT_SLICE)
+				dot_pv(b - a, r->prob + a, r->prob_f + a,
+				       v + (size_t)(a - jb) * w + e, (size_t)w,
+				       vf + (size_t)(a - jb) * fstride + e, fstride,
+				       r->out + d0 + e, r->out_absd + d0 + e,
+				       r->out_f + d0 + e);
+		}
+	}
+}
+
+/* The group that flattened item p (a key piece, or a row) belongs to. */
+static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
+{
+	int lo = 0, hi = n - 1;
+
+	while (lo < hi) {	/* the last group whose first item is <= p */
+		int mid = (lo + hi + 1) / 2;
+
+		if ((is_row ? grp[mid].row0 : grp[mid].piece0) <= p)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
+			struct ref_group *grp, int n)
+{
+	int D = in->D, nslice = (D + REF_PV_DIMS - 1) / REF_PV_DIMS;
+	int npiece, nrow;
+
+	assert(D <= REF_MAX_D && D % DOT_SLICE == 0);
+	if (n <= 0)
+		return;
+#pragma omp single
+	{
+		int piece = 0, row = 0;
+
+		for (int k = 0; k < n; k++) {
+			struct ref_group *gr = &grp[k];
+
+			assert(gr->rows > 0);
+			assert(in->context_lens[gr->s] <= in->MAXCTX);
+			ref_group_range(c, in, gr, &gr->jlo, &gr->jhi);
+			gr->piece0 = piece;
+			gr->row0 = row;
+			piece += (gr->jhi - gr->jlo + REF_SCORE_KEYS - 1) /
+				 REF_SCORE_KEYS;
+			row += gr->rows;
+		}
+	}
+	npiece = grp[n - 1].piece0 + (grp[n - 1].jhi - grp[n - 1].jlo +
+				       REF_SCORE_KEYS - 1) / REF_SCORE_KEYS;
+	nrow = grp[n - 1].row0 + grp[n - 1].rows;
+
+#pragma omp for schedule(static)
+	for (int p = 0; p < npiece; p++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, p, 0)];
+		int j0 = gr->jlo + (p - gr->piece0) * REF_SCORE_KEYS;
+
+		ref_pass_scores(c, in, gr, j0, gr->jhi - j0 < REF_SCORE_KEYS
+					       ? gr->jhi : j0 + REF_SCORE_KEYS);
+	}
+#pragma omp for schedule(static)
+	for (int i = 0; i < nrow; i++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
+
+		ref_pass_softmax(c, in, gr, i - gr->row0);
+	}
+#pragma omp for schedule(static)
+	for (int p = 0; p < n * nslice; p++) {
+		const struct ref_group *gr = &grp[p / nslice];
+
+		int d0 = p % nslice * REF_PV_DIMS;
+
+		ref_pass_pv(c, in, gr, d0, D - d0 < REF_PV_DIMS ? D : d0 + REF_PV_DIMS);
+	}
+#pragma omp for schedule(static)
+	for (int i = 0; i < nrow; i++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
+		struct ref_row *r = &gr->row[i - gr->row0];
+
+		r->out_abs = 0;
+		for (int d = 0; d < D; d++)
+			if (r->out_absd[d] > r->out_abs)
+				r->out_abs = r->out_absd[d];
 	}
 }
 
 void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
 		     int s, int t, int qh, struct ref_row *r)
 {
-	int D = in->D, g = qh / (in->Hq / in->Hkv);
-	int n = in->context_lens[s];
-	int qpos = in->q_pos[(size_t)s * in->T + t];
-	size_t qrow = ((size_t)s * in->T + t) * in->Hq + qh;
-	const float *qf = in->q + qrow * D;
-	double sq = in->q_scale[qrow];
+	struct ref_group grp = {
+		.s = s, .g = qh / (in->Hq / in->Hkv), .rows = 1,
+		.t = &t, .qh = &qh, .row = r,
+	};
 
-	assert(n <= in->MAXCTX);
-	r->n = n;
-	r->visible = 0;
-	r->max_abs_score = 0;
-	r->out_abs = 0;
-	for (int j = 0; j < n; j++) {
-		const float *kf = in->k + (((size_t)s * in->MAXCTX + j) *
-					   in->Hkv + g) * D;
-		double dot = 0;
-
-		if (!ref_visible(c, qpos, j)) {
-			r->score[j] = r->score_f[j] = -INFINITY;
-			continue;
-		}
-		r->visible++;
-		r->score[j] = ref_score(c, in, s, t, qh, j, sq);
-		if (fabs(r->score[j]) > r->max_abs_score)
-			r->max_abs_score = fabs(r->score[j]);
-		for (int d = 0; d < D; d++)
-			dot += (double)qf[d] * kf[d];
-		r->score_f[j] = dot * c->softmax_scale;
-	}
-	ref_softmax(r->score, r->prob, n);
-	ref_softmax(r->score_f, r->prob_f, n);
-
-	/* out_abs first, in out[] as scratch, then out itself. */
-	ref_pv(c, in, s, g, qpos, n, r->prob, 1, r->out);
-	for (int d = 0; d < D; d++)
-		if (r->out[d] > r->out_abs)
-			r->out_abs = r->out[d];
-	ref_pv(c, in, s, g, qpos, n, r->prob, 0, r->out);
-	for (int d = 0; d < D; d++)
-		r->out_f[d] = 0;
-	for (int j = 0; j < n; j++) {
-		const float *vf = in->v + (((size_t)s * in->MAXCTX + j) * in->Hkv +
-					   g) * D;
-
-		if (!ref_visible(c, qpos, j))
-			continue;
-		for (int d = 0; d < D; d++)
-			r->out_f[d] += r->prob_f[j] * vf[d];
-	}
+	ref_groups_compute(c, in, &grp, 1);
 }

@@ -8,8 +8,10 @@
  * reference from the unquantized (BF16-rounded) inputs measures what
  * quantization costs.
  *
- * Work is done one attention row (s, t, q head) at a time, so memory is
- * O(MAXCTX + D) per thread, whatever the case size.
+ * Work is done for a group of attention rows (s, t, q head) that share
+ * one kv head: each key's K and V are gathered from the pages once for
+ * all of them. Memory is O(MAXCTX + D) per row of the group, whatever
+ * the case size; a group of one row is the plain per-row reference.
  */
 #ifndef REF_H
 #define REF_H
@@ -29,8 +31,25 @@ struct ref_row {
 	double *prob_f;		/* [n] */
 	double *out;		/* [D] */
 	double *out_f;		/* [D] */
-	double out_abs;		/* sum_j prob[j] * |v_j| per dim, max over dims */
+	double *out_absd;	/* [D] sum_j prob[j] * |v_j[d]| */
+	double out_abs;		/* max over d of out_absd */
 	double max_abs_score;	/* max |score| over visible keys */
+	double max_f, sum_f;	/* softmax of score_f: max, sum of exp(s - max) */
+};
+
+/*
+ * Rows that share sequence s and kv head g (any query tokens, any of the
+ * group's q heads), computed together. row[i] is filled exactly as
+ * ref_row_compute(c, in, s, t[i], qh[i], &row[i]) would fill it.
+ */
+struct ref_group {
+	int s, g;
+	int rows;
+	const int *t, *qh;	/* [rows] */
+	struct ref_row *row;	/* [rows], buffers of MAXCTX and D */
+	/* Set by ref_groups_compute: */
+	int jlo, jhi;		/* keys some row sees */
+	int piece0, row0;	/* its first key piece and row over all groups */
 };
 
 /* Exact accumulator of the quantized dot product of (s, t, q head) with
@@ -38,10 +57,23 @@ struct ref_row {
 int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 		int t, int qh, int j, int kb);
 
+/* K of key j of sequence s, kv head g, gathered from its page: k[D]. */
+void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k);
+
 /* Buffers for one row; ref_row_compute fills them. */
 int ref_row_alloc(struct ref_row *r, int maxctx, int d);
 void ref_row_free(struct ref_row *r);
 void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
 		     int s, int t, int qh, struct ref_row *r);
+
+/*
+ * Fill every row of the n groups grp[]. The work is shared out with
+ * orphaned "omp for" loops over all the groups at once: call it from
+ * outside any parallel region, or from every thread of one (never from
+ * one thread of a team). The results do not depend on the number of
+ * threads.
+ */
+void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
+			struct ref_group *grp, int n);
 
 #endif

@@ -1,0 +1,154 @@
+/*
+ * dot.c - the reference's inner loops (see dot.h), written so that the
+ * compiler can use wide vectors without changing a result.
+ *
+ * Integer dot products: int8 x int8 products fit in int16, pairs of them
+ * in int32 (vpmaddwd), and an int32 sum has one answer in any order. The
+ * AVX-512BW and AVX2 versions are picked at run time with
+ * __builtin_cpu_supports; the plain loop is the definition and the
+ * fallback.
+ *
+ * Double sums: GCC vector extensions (dot_v8d, 8 doubles) where each lane
+ * is its own sum - a different key in dot_f64_keys, a different head-dim
+ * element in dot_pv - so each sum sees the same operands in the same
+ * order as the scalar loop, with one rounding per product and per add
+ * (-ffp-contract=off forbids fusing them). target_clones builds an
+ * AVX-512, an AVX2 and a baseline copy of each and picks one at load
+ * time; all three compute the same IEEE operations.
+ *
+ * Example: with D = 2, q[0] = {1, 2}, kt = {{3, 0, ..}, {5, 0, ..}} (key 0
+ * has k = {3, 5}), out[0][0] = (0 + 1*3) + 2*5 = 13, out[0][1..7] = 0.
+ */
+#include "dot.h"
+
+#include <immintrin.h>
+
+/* 8 doubles; dot_mem is the same at any 8-byte aligned address, dot_memf
+ * 8 floats at any 4-byte aligned one. */
+typedef double dot_v8d __attribute__((vector_size(64)));
+typedef double dot_mem __attribute__((vector_size(64), aligned(8), may_alias));
+typedef int64_t dot_v8l __attribute__((vector_size(64)));
+typedef float dot_memf __attribute__((vector_size(32), aligned(4), may_alias));
+
+static int32_t dot_i8_plain(const int8_t *a, const int8_t *b, int n)
+{
+	int32_t acc = 0;
+
+	for (int i = 0; i < n; i++)
+		acc += (int32_t)a[i] * (int32_t)b[i];
+	return acc;
+}
+
+__attribute__((target("avx2")))
+static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b, int n)
+{
+	__m256i acc = _mm256_setzero_si256();
+	__m128i h;
+
+	for (int i = 0; i < n; i += 16) {
+		__m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128((const void *)(a + i)));
+		__m256i y = _mm256_cvtepi8_epi16(_mm_loadu_si128((const void *)(b + i)));
+
+		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
+	}
+	h = _mm_add_epi32(_mm256_castsi256_si128(acc),
+			  _mm256_extracti128_si256(acc, 1));
+	h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+	h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+	return _mm_cvtsi128_si32(h);
+}
+
+__attribute__((target("avx512f,avx512bw")))
+static int32_t dot_i8_avx512(const int8_t *a, const int8_t *b, int n)
+{
+	__m512i acc = _mm512_setzero_si512();
+
+	for (int i = 0; i < n; i += 32) {
+		__m512i x = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const void *)(a + i)));
+		__m512i y = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const void *)(b + i)));
+
+		acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, y));
+	}
+	return _mm512_reduce_add_epi32(acc);
+}
+
+int32_t dot_i8(const int8_t *a, const int8_t *b, int n)
+{
+	if (n % 32 != 0)
+		return dot_i8_plain(a, b, n);
+	if (__builtin_cpu_supports("avx512bw"))
+		return dot_i8_avx512(a, b, n);
+	if (__builtin_cpu_supports("avx2"))
+		return dot_i8_avx2(a, b, n);
+	return dot_i8_plain(a, b, n);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void dot_f64_keys(const float *const q[4], const double *kt, int D,
+		  double out[4][DOT_KEYS])
+{
+	dot_v8d a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+	const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+
+	for (int d = 0; d < D; d++) {
+		dot_v8d k = *(const dot_mem *)(kt + (size_t)d * DOT_KEYS);
+
+		a0 += (double)q0[d] * k;
+		a1 += (double)q1[d] * k;
+		a2 += (double)q2[d] * k;
+		a3 += (double)q3[d] * k;
+	}
+	*(dot_mem *)(out[0]) = a0;
+	*(dot_mem *)(out[1]) = a1;
+	*(dot_mem *)(out[2]) = a2;
+	*(dot_mem *)(out[3]) = a3;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void dot_pv(int nk, const double *p, const double *pf, const double *v,
+	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    double *oa, double *of)
+{
+	dot_v8d o0 = *(const dot_mem *)(o), o1 = *(const dot_mem *)(o + 8),
+		o2 = *(const dot_mem *)(o + 16), o3 = *(const dot_mem *)(o + 24);
+	dot_v8d a0 = *(const dot_mem *)(oa), a1 = *(const dot_mem *)(oa + 8),
+		a2 = *(const dot_mem *)(oa + 16), a3 = *(const dot_mem *)(oa + 24);
+	dot_v8d f0 = *(const dot_mem *)(of), f1 = *(const dot_mem *)(of + 8),
+		f2 = *(const dot_mem *)(of + 16), f3 = *(const dot_mem *)(of + 24);
+	/* |v| as fabs makes it: the sign bit cleared */
+	const dot_v8l nosign = (dot_v8l){ 0 } + INT64_MAX;
+
+	for (int j = 0; j < nk; j++) {
+		const double *vj = v + (size_t)j * vstride;
+		const float *fj = vf + (size_t)j * fstride;
+		dot_v8d v0 = *(const dot_mem *)(vj), v1 = *(const dot_mem *)(vj + 8),
+			v2 = *(const dot_mem *)(vj + 16),
+			v3 = *(const dot_mem *)(vj + 24);
+		double pj = p[j], fpj = pf[j];
+
+		o0 += pj * v0;
+		o1 += pj * v1;
+		o2 += pj * v2;
+		o3 += pj * v3;
+		a0 += pj * (dot_v8d)((dot_v8l)v0 & nosign);
+		a1 += pj * (dot_v8d)((dot_v8l)v1 & nosign);
+		a2 += pj * (dot_v8d)((dot_v8l)v2 & nosign);
+		a3 += pj * (dot_v8d)((dot_v8l)v3 & nosign);
+		f0 += fpj * __builtin_convertvector(*(const dot_memf *)(fj), dot_v8d);
+		f1 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 8), dot_v8d);
+		f2 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 16), dot_v8d);
+		f3 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 24), dot_v8d);
+	}
+	*(dot_mem *)(o) = o0;
+	*(dot_mem *)(o + 8) = o1;
+	*(dot_mem *)(o + 16) = o2;
+	*(dot_mem *)(o + 24) = o3;
+	*(dot_mem *)(oa) = a0;
+	*(dot_mem *)(oa + 8) = a1;
+	*(dot_mem *)(oa + 16) = a2;
+	*(dot_mem *)(oa + 24) = a3;
+	*(dot_mem *)(of) = f0;
+	*(dot_mem *)(of + 8) = f1;
+	*(dot_mem *)(of + 16) = f2;
+	*(dot_mem *)(of + 24) = f3;
+}

@@ -1,0 +1,43 @@
+/*
+ * dot.h - the reference's inner loops, vectorized without changing a bit.
+ *
+ * Each function computes exactly what the plain loop in its comment
+ * computes: integer sums are exact in any order, and every double sum
+ * keeps its own order (the vector lanes are different sums, never parts
+ * of one). So ref.c can be read as the plain loops, and dot.c checked
+ * against them (tests/test_ref.c does).
+ */
+#ifndef DOT_H
+#define DOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DOT_KEYS 8	/* keys per dot_f64_keys call */
+#define DOT_SLICE 32	/* head-dim elements per dot_pv call */
+
+/* sum_{i < n} a[i] * b[i] in int32; n a multiple of 32 (exact:
+ * |a[i] * b[i]| <= 2^14, n <= 1024, so no partial sum overflows). */
+int32_t dot_i8(const int8_t *a, const int8_t *b, int n);
+
+/*
+ * Four query rows (q[0..3], each [D] f32) against DOT_KEYS keys at once:
+ *   out[r][i] = sum_{d = 0, 1, .., D-1} (double)q[r][d] * kt[d][i]
+ * with kt [D][DOT_KEYS] doubles (the keys transposed), summed in d order.
+ * A missing row may repeat a real one.
+ */
+void dot_f64_keys(const float *const q[4], const double *kt, int D,
+		  double out[4][DOT_KEYS]);
+
+/*
+ * PV over one DOT_SLICE-wide slice of the head dim, keys in order:
+ *   for j < nk, d < DOT_SLICE:  o[d]  += p[j]  * v[j * vstride + d]
+ *                               oa[d] += p[j]  * |v[j * vstride + d]|
+ *                               of[d] += pf[j] * (double)vf[j * fstride + d]
+ * o, oa, of are one slice each, kept in registers over the keys.
+ */
+void dot_pv(int nk, const double *p, const double *pf, const double *v,
+	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    double *oa, double *of);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * test_dot.c - ref/dot.c against the plain loops it stands for, bit for
+ * bit: int8 dot products at the int8 extremes (-128 included, which the
+ * quantizer never makes), and the double sums of dot_f64_keys and dot_pv
+ * on values whose sums round at every step (mixed magnitudes and signs).
+ * A lane that summed in another order, or a fused multiply-add, shows
+ * here as a differing bit.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../ref/dot.h"
+
+/* A small deterministic generator (xorshift64). */
+static uint64_t next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A value whose magnitude spans 2^-20 .. 2^20, either sign. */
+static double wide(uint64_t *x)
+{
+	double m = (double)(next(x) >> 11) * 0x1p-53;
+	int e = (int)(next(x) % 41) - 20;
+
+	return (next(x) & 1 ? -1 : 1) * ldexp(0.5 + m, e);
+}
+
+static void test_dot_i8(void **state)
+{
+	int8_t a[1024], b[1024];
+	uint64_t x = 42;
+
+	(void)state;
+	for (int i = 0; i < 1024; i++) {
+		a[i] = (int8_t)(next(&x) & 0xff);
+		b[i] = (int8_t)(next(&x) & 0xff);
+	}
+	for (int n = 0; n <= 1024; n += 32) {
+		int32_t want = 0;
+
+		for (int i = 0; i < n; i++)
+			want += a[i] * b[i];
+		assert_int_equal(dot_i8(a, b, n), want);
+	}
+	/* The extremes: 1024 * (-128)^2 = 2^24. */
+	memset(a, 0x80, sizeof(a));
+	memset(b, 0x80, sizeof(b));
+	assert_int_equal(dot_i8(a, b, 1024), 1 << 24);
+	b[5] = 127;
+	assert_int_equal(dot_i8(a, b, 32), 31 * 16384 - 128 * 127);
+	assert_int_equal(dot_i8(a, b, 7), 6 * 16384 - 128 * 127);
+}
+
+static void test_dot_f64_keys(void **state)
+{
+	enum { D = 96 };
+	float q[4][D];
+	double kt[D * DOT_KEYS], out[4][DOT_KEYS];
+	const float *qp[4] = { q[0], q[1], q[2], q[3] };
+	uint64_t x = 7;
+
+	(void)state;
+	for (int r = 0; r < 4; r++)
+		for (int d = 0; d < D; d++)
+			q[r][d] = (float)wide(&x);
+	for (int i = 0; i < D * DOT_KEYS; i++)
+		kt[i] = (float)wide(&x);
+	dot_f64_keys(qp, kt, D, out);
+	for (int r = 0; r < 4; r++) {
+		for (int i = 0; i < DOT_KEYS; i++) {
+			double want = 0;
+
+			for (int d = 0; d < D; d++)
+				want += (double)q[r][d] * kt[d * DOT_KEYS + i];
+			assert_memory_equal(&out[r][i], &want, sizeof(double));
+		}
+	}
+}
+
+static void test_dot_pv(void **state)
+{
+	enum { NK = 37, STRIDE = 40 };
+	double p[NK], pf[NK], v[NK * STRIDE];
+	float vf[NK * STRIDE];
+	double o[DOT_SLICE], oa[DOT_SLICE], of[DOT_SLICE];
+	uint64_t x = 99;
+
+	(void)state;
+	for (int j = 0; j < NK; j++) {
+		p[j] = fabs(wide(&x));
+		pf[j] = fabs(wide(&x));
+	}
+	for (int i = 0; i < NK * STRIDE; i++) {
+		v[i] = wide(&x);
+		vf[i] = (float)wide(&x);
+	}
+	v[3] = -0.0;	/* |-0| is +0 */
+	for (int d = 0; d < DOT_SLICE; d++) {
+		o[d] = wide(&x);
+		oa[d] = fabs(o[d]);
+		of[d] = -o[d];
+	}
+	{
+		double wo[DOT_SLICE], wa[DOT_SLICE], wf[DOT_SLICE];
+
+		memcpy(wo, o, sizeof(o));
+		memcpy(wa, oa, sizeof(oa));
+		memcpy(wf, of, sizeof(of));
+		for (int j = 0; j < NK; j++) {
+			for (int d = 0; d < DOT_SLICE; d++) {
+				wo[d] += p[j] * v[j * STRIDE + d];
+				wa[d] += p[j] * fabs(v[j * STRIDE + d]);
+				wf[d] += pf[j] * (double)vf[j * STRIDE + d];
+			}
+		}
+		dot_pv(NK, p, pf, v, STRIDE, vf, STRIDE, o, oa, of);
+		assert_memory_equal(o, wo, sizeof(o));
+		assert_memory_equal(oa, wa, sizeof(oa));
+		assert_memory_equal(of, wf, sizeof(of));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dot_i8),
+		cmocka_unit_test(test_dot_f64_keys),
+		cmocka_unit_test(test_dot_pv),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
