@@ -25,6 +25,7 @@
 #define CASE_MAX_CONTEXT (1 << 20)	/* keys per sequence */
 #define CASE_MAX_TOKENS 8192		/* query tokens per sequence */
 #define CASE_MAX_HEADS 256
+#define CASE_MAX_HEAD_DIM 1024
 #define CASE_MAX_OUTLIERS 16
 #define CASE_MAX_BUCKETS 16
 #define CASE_PATH_MAX 512

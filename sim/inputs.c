@@ -83,10 +83,10 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 	    c->kv_heads < 1 || c->kv_heads > CASE_MAX_HEADS)
 		return fs_fail(err, FS_EINPUT, "q_heads %d or kv_heads %d is not in 1..%d",
 			       c->q_heads, c->kv_heads, CASE_MAX_HEADS);
-	if (c->head_dim < 16 || c->head_dim % 16)
+	if (c->head_dim < 16 || c->head_dim % 16 || c->head_dim > CASE_MAX_HEAD_DIM)
 		return fs_fail(err, FS_EINPUT,
-			       "head_dim %d is not a positive multiple of 16 (the K cache chunk)",
-			       c->head_dim);
+			       "head_dim %d is not a multiple of 16 (the K cache chunk) in 16..%d",
+			       c->head_dim, CASE_MAX_HEAD_DIM);
 	if (c->k_scale == KSCALE_PER_BLOCK32 && c->head_dim % 32)
 		return fs_fail(err, FS_EINPUT,
 			       "head_dim %d is not a multiple of 32, needed by per_block32 K scales",
@@ -315,39 +315,42 @@ static void make_logical(const struct fs_case *c, const struct case_tensor *spec
 		if (spec->outliers[i] >= 0 && spec->outliers[i] < D)
 			mult[spec->outliers[i]] = spec->outlier_scale;
 
+	/* Every element is a pure function of its index (gen.h), so rows
+	 * may be made on any thread in any order: the same bits. */
 	for (int s = 0; s < S; s++)
-		for (int r = 0; r < valid[s]; r++)
-			for (int h = 0; h < H; h++) {
-				uint64_t row = ((uint64_t)s * (uint64_t)R + (uint64_t)r) *
-					       (uint64_t)H + (uint64_t)h;
-				uint64_t rix = (row * 3 + (uint64_t)tensor) * 4;
-				size_t base = (size_t)row * (size_t)D;
-				double cval;
+#pragma omp parallel for schedule(static)
+		for (int rh = 0; rh < valid[s] * H; rh++) {
+			int r = rh / H, h = rh % H;
+			uint64_t row = ((uint64_t)s * (uint64_t)R + (uint64_t)r) *
+				       (uint64_t)H + (uint64_t)h;
+			uint64_t rix = (row * 3 + (uint64_t)tensor) * 4;
+			size_t base = (size_t)row * (size_t)D;
+			double cval;
 
-				if (given) {
-					for (int d = 0; d < D; d++)
-						x[base + d] = quant_bf16_round(given[base + d]);
-					continue;
-				}
-				if (spec->zero_rows > 0 &&
-				    gen_uniform(c->seed, GEN_ROWS, rix) < spec->zero_rows)
-					continue;	/* stays zero */
-				if (spec->constant_rows > 0 &&
-				    gen_uniform(c->seed, GEN_ROWS, rix + 1) < spec->constant_rows) {
-					cval = spec->mean + spec->scale *
-					       draw(spec->dist, c->seed, GEN_ROWS, rix + 2);
-					for (int d = 0; d < D; d++)
-						x[base + d] = quant_bf16_round((float)cval);
-					continue;
-				}
-				for (int d = 0; d < D; d++) {
-					double v = spec->mean + spec->scale *
-						   draw(spec->dist, c->seed, stream,
-							(uint64_t)(base + (size_t)d));
-
-					x[base + d] = quant_bf16_round((float)(v * mult[d]));
-				}
+			if (given) {
+				for (int d = 0; d < D; d++)
+					x[base + d] = quant_bf16_round(given[base + d]);
+				continue;
 			}
+			if (spec->zero_rows > 0 &&
+			    gen_uniform(c->seed, GEN_ROWS, rix) < spec->zero_rows)
+				continue;	/* stays zero */
+			if (spec->constant_rows > 0 &&
+			    gen_uniform(c->seed, GEN_ROWS, rix + 1) < spec->constant_rows) {
+				cval = spec->mean + spec->scale *
+				       draw(spec->dist, c->seed, GEN_ROWS, rix + 2);
+				for (int d = 0; d < D; d++)
+					x[base + d] = quant_bf16_round((float)cval);
+				continue;
+			}
+			for (int d = 0; d < D; d++) {
+				double v = spec->mean + spec->scale *
+					   draw(spec->dist, c->seed, stream,
+						(uint64_t)(base + (size_t)d));
+
+				x[base + d] = quant_bf16_round((float)(v * mult[d]));
+			}
+		}
 }
 
 /* ---- quantization into the caches -------------------------------------- */
@@ -452,8 +455,7 @@ static float k_absmax(const struct fs_inputs *in, const struct fs_case *c)
 	return amax;
 }
 
-static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
-			int8_t *tmp)
+static void fill_inputs(const struct fs_case *c, struct fs_inputs *in)
 {
 	int S = in->S, T = in->T, Hq = in->Hq, Hkv = in->Hkv, D = in->D;
 	float tensor_scale = 0.0f;
@@ -464,27 +466,31 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 			in->q_pos[(size_t)s * T + t] = case_q_pos(c, s, t);
 	}
 
-	/* Q, per (s, t, qh) row; padding rows keep scale 0 and zeros. */
+	/* Q, per (s, t, qh) row; padding rows keep scale 0 and zeros. Rows
+	 * are independent, so threads only share the work, not a result. */
 	for (int s = 0; s < S; s++)
-		for (int t = 0; t < c->seqs[s].tokens; t++)
-			for (int h = 0; h < Hq; h++) {
-				size_t row = ((size_t)s * T + (size_t)t) * Hq + (size_t)h;
-				const float *x = in->q + row * (size_t)D;
-				float sc = quant_scale(x, D, c->clip);
+#pragma omp parallel for schedule(static)
+		for (int th = 0; th < c->seqs[s].tokens * Hq; th++) {
+			int t = th / Hq, h = th % Hq;
+			size_t row = ((size_t)s * T + (size_t)t) * Hq + (size_t)h;
+			const float *x = in->q + row * (size_t)D;
+			float sc = quant_scale(x, D, c->clip);
 
-				in->q_scale[row] = sc;
-				quant_apply(x, D, sc, c->clip, c->rounding,
-					    in->q_int8 + row * (size_t)D);
-			}
+			in->q_scale[row] = sc;
+			quant_apply(x, D, sc, c->clip, c->rounding,
+				    in->q_int8 + row * (size_t)D);
+		}
 
 	if (c->k_scale == KSCALE_PER_TENSOR) {
 		tensor_scale = k_absmax(in, c) / (float)c->clip;
 		in->k_scale[0] = tensor_scale;
 	}
 	for (int s = 0; s < S; s++)
+#pragma omp parallel for schedule(static)
 		for (int j = 0; j < c->seqs[s].context; j++) {
 			int blk = in->block_table[(size_t)s * in->MAXB + (size_t)(j / in->BS)];
 			int slot = j % in->BS;
+			int8_t tmp[CASE_MAX_HEAD_DIM];
 
 			for (int h = 0; h < Hkv; h++) {
 				size_t row = ((size_t)s * in->MAXCTX + (size_t)j) * Hkv + (size_t)h;
@@ -504,7 +510,6 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	struct counts n;
 	int *valid = NULL, *scratch = NULL, bad = 0;
 	double *mult = NULL;
-	int8_t *tmp = NULL;
 	size_t bytes;
 	double gib;
 	enum fs_rc rc;
@@ -561,7 +566,6 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	valid = alloc_n(2 * (size_t)in->S, sizeof(int), &bad);
 	scratch = alloc_n(2 * (size_t)in->NB, sizeof(int), &bad);
 	mult = alloc_n((size_t)in->D, sizeof(double), &bad);
-	tmp = alloc_n((size_t)in->D, 1, &bad);
 	if (bad) {
 		rc = fs_fail(err, FS_EINTERNAL,
 			     "out of memory allocating %.1f GiB of inputs", gib);
@@ -583,7 +587,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		     in->MAXCTX, in->Hkv, valid + in->S, mult);
 	make_logical(c, &c->v, GEN_V, TENSOR_V, g ? g->v : NULL, in->v,
 		     in->MAXCTX, in->Hkv, valid + in->S, mult);
-	fill_inputs(c, in, tmp);
+	fill_inputs(c, in);
 	goto done;
 fail:
 	inputs_free(in);
@@ -591,7 +595,6 @@ done:
 	free(valid);
 	free(scratch);
 	free(mult);
-	free(tmp);
 	return rc;
 }
 

@@ -453,7 +453,7 @@ static enum fs_rc load_model(struct loader *L, yaml_node_t *top)
 	if (m) {
 		if (opt_int(L, m, "model", "q_heads", 1, CASE_MAX_HEADS, &c->q_heads) ||
 		    opt_int(L, m, "model", "kv_heads", 1, CASE_MAX_HEADS, &c->kv_heads) ||
-		    opt_int_rule(L, m, "model", "head_dim", 32, 1024, is_mult32,
+		    opt_int_rule(L, m, "model", "head_dim", 32, CASE_MAX_HEAD_DIM, is_mult32,
 				 "must be a multiple of 32 between 32 and 1024",
 				 &c->head_dim) ||
 		    opt_int(L, m, "model", "sliding_window", 0, CASE_MAX_CONTEXT,
