@@ -67,13 +67,23 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-uint64_t gen_u64(uint64_t seed, uint64_t stream, uint64_t index)
+uint64_t gen_key(uint64_t seed, uint64_t stream)
 {
 	uint64_t ks = mix64(seed + GEN_SEED_ADD);
-	uint64_t key = mix64(ks ^ (stream * GEN_STREAM_MUL + GEN_STREAM_ADD));
+
+	return mix64(ks ^ (stream * GEN_STREAM_MUL + GEN_STREAM_ADD));
+}
+
+uint64_t gen_u64_key(uint64_t key, uint64_t index)
+{
 	uint64_t x = mix64(key + index * GEN_GOLDEN);
 
 	return mix64(x ^ ((key << 32) | (key >> 32)));
+}
+
+uint64_t gen_u64(uint64_t seed, uint64_t stream, uint64_t index)
+{
+	return gen_u64_key(gen_key(seed, stream), index);
 }
 
 double gen_uniform(uint64_t seed, uint64_t stream, uint64_t index)
@@ -83,7 +93,12 @@ double gen_uniform(uint64_t seed, uint64_t stream, uint64_t index)
 
 double gen_normal(uint64_t seed, uint64_t stream, uint64_t index)
 {
-	uint64_t bits = gen_u64(seed, stream, index);
+	return gen_normal_key(gen_key(seed, stream), index);
+}
+
+double gen_normal_key(uint64_t key, uint64_t index)
+{
+	uint64_t bits = gen_u64_key(key, index);
 	double sum = 0.0;
 
 	for (int i = 0; i < 4; i++) {

@@ -18,6 +18,11 @@ enum gen_stream {
 };
 
 uint64_t gen_u64(uint64_t seed, uint64_t stream, uint64_t index);
+/* The same numbers with the (seed, stream) key worked out once, for
+ * loops over many indices: gen_u64(s, t, i) == gen_u64_key(gen_key(s, t), i). */
+uint64_t gen_key(uint64_t seed, uint64_t stream);
+uint64_t gen_u64_key(uint64_t key, uint64_t index);
+double gen_normal_key(uint64_t key, uint64_t index);
 /* Uniform in [0, 1), 53 bits. */
 double gen_uniform(uint64_t seed, uint64_t stream, uint64_t index);
 /* Mean 0, standard deviation 1, bell-shaped (see gen.c for the shape). */

@@ -308,6 +308,7 @@ static void make_logical(const struct fs_case *c, const struct case_tensor *spec
 			 int R, int H, const int *valid, double *mult)
 {
 	int S = c->n_seqs, D = c->head_dim;
+	uint64_t key = gen_key(c->seed, stream);
 
 	for (int d = 0; d < D; d++)
 		mult[d] = 1.0;
@@ -344,9 +345,13 @@ static void make_logical(const struct fs_case *c, const struct case_tensor *spec
 				continue;
 			}
 			for (int d = 0; d < D; d++) {
-				double v = spec->mean + spec->scale *
+				/* The normal draws, most of all the data, with the
+				 * stream's key worked out once: the same numbers. */
+				double g = spec->dist == DIST_NORMAL ?
+					   gen_normal_key(key, (uint64_t)(base + (size_t)d)) :
 					   draw(spec->dist, c->seed, stream,
 						(uint64_t)(base + (size_t)d));
+				double v = spec->mean + spec->scale * g;
 
 				x[base + d] = quant_bf16_round((float)(v * mult[d]));
 			}

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "../sim/fs.h"
@@ -324,6 +325,60 @@ static void scale_and_apply(void **state)
 	}
 }
 
+/*
+ * quant_apply (branch-free) is quant_round of x / scale, clamped to
+ * [-clip, clip] with NaN to 0, for random bit patterns (NaN, inf,
+ * subnormals included), values near every tie, both roundings and
+ * several clips.
+ */
+static void apply_matches_round_and_clamp(void **state)
+{
+	uint64_t seed = 99;
+	float x[4096];
+	int8_t q[4096];
+
+	(void)state;
+	for (int rep = 0; rep < 64; rep++) {
+		float scale = rep % 4 == 0 ? 1.0f : (float)(tu_rand(&seed) % 1000 + 1) / 97.0f;
+		int clip = rep % 3 == 0 ? 127 : (int)(tu_rand(&seed) % 127) + 1;
+		enum case_rounding r = rep % 2 ? ROUND_HALF_EVEN : ROUND_HALF_AWAY;
+
+		for (int i = 0; i < 4096; i++) {
+			uint32_t u = (uint32_t)tu_rand(&seed);
+
+			if (i % 3 == 0)		/* any bit pattern */
+				memcpy(&x[i], &u, sizeof(float));
+			else if (i % 3 == 1)	/* exact ties and neighbours */
+				x[i] = ((float)((int)(u % 600) - 300) * 0.5f +
+					(float)((int)(u >> 30) - 1) * 1e-6f) * scale;
+			else
+				x[i] = ((float)(int32_t)u / 2147483648.0f) * 200.0f;
+		}
+		quant_apply(x, 4096, scale, clip, r, q);
+		for (int i = 0; i < 4096; i++) {
+			float v = quant_round(x[i] / scale, r);
+
+			v = v != v ? 0.0f : v > (float)clip ? (float)clip :
+			    v < (float)-clip ? (float)-clip : v;
+			if (q[i] != (int8_t)v)
+				fail_msg("x %a scale %a clip %d: got %d want %d", (double)x[i],
+					 (double)scale, clip, q[i], (int)(int8_t)v);
+		}
+	}
+}
+
+/* The scale's absmax: a NaN never wins, -0 is 0, inf is inf. */
+static void scale_absmax_edges(void **state)
+{
+	float a[4] = { NAN, -3.0f, 2.0f, -0.0f }, b[2] = { -0.0f, 0.0f };
+	float c[3] = { 1.0f, -INFINITY, NAN };
+
+	(void)state;
+	assert_true(quant_scale(a, 4, 127) == 3.0f / 127.0f);
+	assert_true(quant_scale(b, 2, 127) == 0.0f);
+	assert_true(quant_scale(c, 3, 1) == INFINITY);
+}
+
 /* quant_apply of the row that set the scale reaches +-clip exactly. */
 static void absmax_element_hits_clip(void **state)
 {
@@ -361,6 +416,8 @@ int main(void)
 #endif
 		cmocka_unit_test(scale_and_apply),
 		cmocka_unit_test(absmax_element_hits_clip),
+		cmocka_unit_test(apply_matches_round_and_clamp),
+		cmocka_unit_test(scale_absmax_edges),
 	};
 
 	return cmocka_run_group_tests_name("quant", tests, NULL, NULL);
