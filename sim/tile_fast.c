@@ -10,9 +10,9 @@
  *             vpdpbusd (u8 x s8, 4 products per dword): with k' = k + 128
  *             (u8), sum q*k = sum q*k' - 128 * sum q, exactly.
  *   tile_exp  fs_expf's own steps on 8 (4) lanes: float to double, the
- *             same multiplies, subtractions, the Horner loop with its
- *             true divisions by k, the 2^n scaling and one rounding to
- *             float. Each is one correctly rounded IEEE operation, so
+ *             same multiplies, subtractions, the Horner loop on 1/k!
+ *             (mul then add, no FMA), the 2^n scaling and one rounding
+ *             to float. Each is one correctly rounded IEEE operation, so
  *             each lane is fs_expf; the range cases are blended in.
  *   tile_pv   o = o * alpha, then o = o + p * v per key in key order, for
  *             each (row, d) element; lanes hold different d of one row,
@@ -35,10 +35,10 @@
 #include <immintrin.h>
 #endif
 
-/* The constants of sim/fexp.c, which tests/test_fast.c holds us to. */
-static const double LN2_HI = 6.93147180369123816490e-01;
-static const double LN2_LO = 1.90821492927058770002e-10;
-static const double LOG2E = 1.44269504088896338700e+00;
+/* sim/fexp.h's constants, which tests/test_fast.c holds us to. */
+#define LN2_HI FEXP_LN2_HI
+#define LN2_LO FEXP_LN2_LO
+#define LOG2E FEXP_LOG2E
 
 const char *tile_isa_name(enum tile_isa isa)
 {
@@ -223,17 +223,16 @@ __attribute__((target("avx2"))) static void exp_avx2(float *x, int n)
 		nd = _mm256_cvtepi32_pd(ni);
 		r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(nd, _mm256_set1_pd(LN2_HI))),
 				  _mm256_mul_pd(nd, _mm256_set1_pd(LN2_LO)));
-		p = _mm256_set1_pd(1.0);
-		for (int k = 13; k >= 1; k--)
-			p = _mm256_add_pd(_mm256_set1_pd(1.0),
-					  _mm256_div_pd(_mm256_mul_pd(p, r),
-							_mm256_set1_pd((double)k)));
+		p = _mm256_set1_pd(fexp_coef[FEXP_DEG]);
+		for (int k = FEXP_DEG - 1; k >= 0; k--)
+			p = _mm256_add_pd(_mm256_mul_pd(p, r),
+					  _mm256_set1_pd(fexp_coef[k]));
 		bits = _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(ni),
 							  _mm256_set1_epi64x(1023)), 52);
 		two = _mm256_castsi256_pd(bits);
 		y = _mm256_cvtpd_ps(_mm256_mul_pd(p, two));
-		big = _mm_cmp_ps(xf, _mm_set1_ps(88.7228394f), _CMP_GT_OQ);
-		small = _mm_cmp_ps(xf, _mm_set1_ps(-104.0f), _CMP_LT_OQ);
+		big = _mm_cmp_ps(xf, _mm_set1_ps(FEXP_MAX), _CMP_GT_OQ);
+		small = _mm_cmp_ps(xf, _mm_set1_ps(FEXP_MIN), _CMP_LT_OQ);
 		nan = _mm_cmp_ps(xf, xf, _CMP_UNORD_Q);
 		y = _mm_blendv_ps(y, _mm_set1_ps(__builtin_inff()), big);
 		y = _mm_blendv_ps(y, _mm_setzero_ps(), small);
@@ -268,17 +267,16 @@ exp_avx512(float *x, int n)
 		nd = _mm512_cvtepi32_pd(ni);
 		r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(nd, _mm512_set1_pd(LN2_HI))),
 				  _mm512_mul_pd(nd, _mm512_set1_pd(LN2_LO)));
-		p = _mm512_set1_pd(1.0);
-		for (int k = 13; k >= 1; k--)
-			p = _mm512_add_pd(_mm512_set1_pd(1.0),
-					  _mm512_div_pd(_mm512_mul_pd(p, r),
-							_mm512_set1_pd((double)k)));
+		p = _mm512_set1_pd(fexp_coef[FEXP_DEG]);
+		for (int k = FEXP_DEG - 1; k >= 0; k--)
+			p = _mm512_add_pd(_mm512_mul_pd(p, r),
+					  _mm512_set1_pd(fexp_coef[k]));
 		bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(ni),
 							  _mm512_set1_epi64(1023)), 52);
 		two = _mm512_castsi512_pd(bits);
 		y = _mm512_cvtpd_ps(_mm512_mul_pd(p, two));
-		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(88.7228394f), _CMP_GT_OQ);
-		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(-104.0f), _CMP_LT_OQ);
+		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(FEXP_MAX), _CMP_GT_OQ);
+		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(FEXP_MIN), _CMP_LT_OQ);
 		nan = _mm256_cmp_ps_mask(xf, xf, _CMP_UNORD_Q);
 		y = _mm256_mask_mov_ps(y, big, _mm256_set1_ps(__builtin_inff()));
 		y = _mm256_mask_mov_ps(y, small, _mm256_setzero_ps());
