@@ -757,6 +757,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
 	       k.hw == lm && k.M <= 16 &&
 	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
+	if (fast)
+		attn_fast_order(&k);
 
 	/* Work units, then their tile counts, so tile indices are fixed
 	 * before any thread runs. */

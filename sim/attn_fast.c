@@ -85,6 +85,35 @@ int attn_fast_rows_agree(const struct kern *k)
 	return 1;
 }
 
+void attn_fast_order(struct kern *k)
+{
+	const int *col = k->col_write;
+
+	k->ord_ok = k->N == 16 && !k->per_block32;
+	for (int m = 0; k->ord_ok && m < k->M; m++) {
+		const int *sl = &k->rowslots[m * k->rowcap];
+		unsigned seen = 0;
+
+		if (k->rowcount[m] != 16) {
+			k->ord_ok = 0;
+			break;
+		}
+		for (int j = 0; j < 16; j++) {
+			int brk = j == 0 || sl[j] / k->EC != sl[j - 1] / k->EC;
+
+			seen |= 1u << col[sl[j]];
+			if (m == 0) {
+				k->ord.col[j] = (uint8_t)col[sl[j]];
+				k->ord.brk |= (uint16_t)(brk << j);
+			} else if (k->ord.col[j] != col[sl[j]] || (k->ord.brk >> j & 1) != brk) {
+				k->ord_ok = 0;
+			}
+		}
+		if (seen != 0xffffu)
+			k->ord_ok = 0;
+	}
+}
+
 /*
  * The tile's K, chunk-major, under load_k's rule (a key inside the last
  * block loads its slot, one past the block table loads 0): in place in
@@ -209,21 +238,38 @@ static int fast_needed(const struct kern *k, const struct row *rows, int kb, int
 	return 0;
 }
 
-/*
- * One row group (rows[0 .. gn - 1], C rows m0 + i mod M) on one
- * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
- */
-static void fast_group_tile(const struct kern *k, const struct unit *u,
-			    enum tile_isa isa, const struct row *rows, int m0, int gn,
-			    const int32_t *dot, size_t kstride, int kb, int hi,
-			    float *ot, float *gm, float *gl, struct fscratch *f,
-			    int *vstaged)
+/* The workspace rows of the primary rows into scores, when kept. */
+static void fast_scores_out(const struct kern *k, const struct unit *u,
+			    const struct row *rows, int gn, int kb, const float *ws)
 {
-	struct attn_result *r = k->r;
+	float *sc = k->r->scores;
+
+	for (int i = 0; sc && i < gn; i++) {
+		const struct row *w = &rows[i];
+		size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+
+		if (!w->primary)
+			continue;
+		for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+			sc[ri * k->MAXCTX + kb + n] = ws[i * k->N + n];
+	}
+}
+
+/*
+ * Scores and softmax of one row group on one tile in any slot order
+ * (rowslots of C rows m0 + i mod M): max in slot order, the exps ahead,
+ * sums in slot order. P in f->ex, vis in f->vis; returns the updated rows.
+ */
+static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
+				   enum tile_isa isa, const struct row *rows,
+				   int m0, int gn, const int32_t *dot,
+				   size_t kstride, int kb, int hi, float *gm,
+				   float *gl, float *alpha, struct fscratch *f)
+{
 	const int *col = k->col_write;
-	float ss = (float)k->c->softmax_scale, alpha[16], gm_old[16];
+	float ss = (float)k->c->softmax_scale, gm_old[16];
 	uint16_t upd = 0;
-	int N = k->N, nv = hi - kb < N ? hi - kb : N;
+	int N = k->N;
 
 	for (int i = 0; i < gn; i++) {
 		const struct row *w = &rows[i];
@@ -249,13 +295,8 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 			}
 			f->ws[i * N + n] = sc;
 		}
-		if (r->scores && w->primary) {
-			size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-
-			for (int n = 0; n < N && kb + n < k->MAXCTX; n++)
-				r->scores[ri * k->MAXCTX + kb + n] = f->ws[i * N + n];
-		}
 	}
+	fast_scores_out(k, u, rows, gn, kb, f->ws);
 	/* Softmax: max in slot order, exps ahead, sums in slot order. */
 	for (int i = 0; i < gn; i++) {
 		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
@@ -316,6 +357,43 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		for (int n = 0; n < N; n++)
 			if (f->ws[i * N + n] != -INFINITY)
 				f->vis[n] |= (uint16_t)(1u << i);
+	}
+	return upd;
+}
+
+/*
+ * One row group (rows[0 .. gn - 1], C rows m0 + i mod M) on one
+ * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
+ */
+static void fast_group_tile(const struct kern *k, const struct unit *u,
+			    enum tile_isa isa, const struct row *rows, int m0, int gn,
+			    const int32_t *dot, size_t kstride, int kb, int hi,
+			    float *ot, float *gm, float *gl, struct fscratch *f,
+			    int *vstaged)
+{
+	float alpha[16];
+	uint16_t upd;
+	int N = k->N, nv = hi - kb < N ? hi - kb : N;
+
+	/* Rows sharing one slot order of 16 columns: vectors (tile_fast). */
+	if (k->ord_ok) {
+		int lo16[16], hi16[16];
+		float sq[16];
+		uint16_t valid = 0;
+
+		for (int i = 0; i < gn; i++) {
+			vis_range(k, &rows[i], kb, hi, &lo16[i], &hi16[i]);
+			sq[i] = rows[i].sq;
+			valid |= (uint16_t)(rows[i].valid << i);
+		}
+		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
+			      lo16, hi16, f->ws);
+		fast_scores_out(k, u, rows, gn, kb, f->ws);
+		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
+				     alpha, f->vis);
+	} else {
+		upd = fast_softmax_slots(k, u, isa, rows, m0, gn, dot, kstride, kb, hi,
+					 gm, gl, alpha, f);
 	}
 	if (!upd)
 		return;

@@ -36,6 +36,9 @@ struct kern {
 	const int *col_scale, *col_mask, *col_write;
 	int *col_contig;	/* the "adjacent columns" belief, when used */
 	int *seq_block0;	/* page_walk none: first block of each sequence */
+	/* Fast path: the slot order of every C row, when they share one. */
+	struct tile_order ord;
+	int ord_ok;
 };
 
 /* One row of a row tile: which query it is. */
@@ -159,6 +162,8 @@ struct fscratch {
 
 int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f);
 void attn_fast_free(struct fscratch *f);
+/* Fill k->ord, k->ord_ok: do all C rows sum 16 columns in one order? */
+void attn_fast_order(struct kern *k);
 /* Do decode's replica rows sum their slots in their primary's order? */
 int attn_fast_rows_agree(const struct kern *k);
 /* One unit on the fast path; x: the unit's rows and segment states. */
