@@ -30,6 +30,7 @@
 #include "attn.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,19 +122,27 @@ void attn_unit_rows(const struct kern *k, const struct unit *u, struct row *rows
 		rows_of_tile(k, u, u->rt0 + i, &rows[i * k->M]);
 }
 
+/* Executed tiles of segment sg of a unit. */
+static size_t seg_tiles(const struct kern *k, const struct unit *u,
+			const struct row *rows, int sg)
+{
+	size_t n = 0;
+	int lo, hi;
+
+	attn_seg_bounds(k, u->s, sg, &lo, &hi);
+	for (int kb = lo; kb < hi; kb += k->N)
+		for (int i = 0; i < u->nrt; i++)
+			n += tile_needed(k, &rows[i * k->M], kb, hi);
+	return n;
+}
+
 static size_t unit_tiles(const struct kern *k, const struct unit *u,
 			 const struct row *rows)
 {
 	size_t n = 0;
 
-	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++) {
-		int lo, hi;
-
-		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		for (int kb = lo; kb < hi; kb += k->N)
-			for (int i = 0; i < u->nrt; i++)
-				n += tile_needed(k, &rows[i * k->M], kb, hi);
-	}
+	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++)
+		n += seg_tiles(k, u, rows, sg);
 	return n;
 }
 
@@ -704,6 +713,135 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 	return attn_run_opts(c, lm, NULL, in, r, err);
 }
 
+/*
+ * Units in any order on any thread: each writes only its own rows and
+ * tiles, so the bytes do not depend on the thread count. Returns the
+ * number of failures; *bad counts replica disagreements.
+ */
+static int run_units(const struct kern *k, const struct unit *units,
+		     size_t nunits, int fast, enum tile_isa isa, int maxrt,
+		     long *badp)
+{
+	const struct fs_case *c = k->c;
+	int failed = 0;
+	long bad = 0;
+
+#pragma omp parallel reduction(+ : bad, failed)
+	{
+		struct scratch x;
+		struct fscratch f;
+		int ng = c->mode == MODE_DECODE ? (k->G + 15) / 16 : maxrt;
+
+		if (scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
+			failed++;
+		} else if (fast && attn_fast_alloc(k, ng, maxrt, &f)) {
+			scratch_free(&x);
+			failed++;
+		} else {
+#pragma omp for schedule(dynamic, 1)
+			for (size_t i = 0; i < nunits; i++)
+				if (fast ? attn_fast_unit(k, &units[i], isa, &x, &f) :
+					   run_unit(k, &units[i], &x, &bad))
+					failed++;
+			scratch_free(&x);
+			if (fast)
+				attn_fast_free(&f);
+		}
+	}
+	*badp = bad;
+	return failed;
+}
+
+/* A piece of fast_split: segments [sg0, sg1) of unit ui. */
+struct segpiece {
+	size_t ui, tile0;
+	int sg0, sg1;
+};
+
+#define SPLIT_SEGS 8	/* segments per piece: 32 pieces per 256 segments */
+
+/*
+ * Decode, fast path, few units: pieces of SPLIT_SEGS segments of every
+ * unit run on any thread, each writing its segments' states into the
+ * unit's slice of one shared array (and its pre-numbered acc tiles);
+ * then each unit merges its rows in segment order. A segment's state
+ * depends on that segment only, so the bytes are those of attn_fast_unit
+ * for any thread count. Returns the number of failures.
+ */
+static int fast_split(const struct kern *k, const struct unit *units,
+		      size_t nunits, enum tile_isa isa, int maxrt)
+{
+	size_t R = (size_t)maxrt * k->M, nst = 0, np = 0, *sto;
+	struct segpiece *pc;
+	struct rstate *sts;
+	float *obuf;
+	struct row *rows;
+	int failed = 0;
+
+	sto = malloc((nunits + 1) * sizeof(*sto));
+	rows = malloc(R * sizeof(*rows));
+	if (!sto || !rows) {
+		free(sto);
+		free(rows);
+		return 1;
+	}
+	for (size_t i = 0; i < nunits; i++) {
+		int nseg = case_segments_of(k->c, units[i].s);
+
+		sto[i] = nst;
+		nst += (size_t)nseg * R;
+		np += (size_t)(nseg + SPLIT_SEGS - 1) / SPLIT_SEGS;
+	}
+	pc = malloc(np * sizeof(*pc));
+	sts = malloc(nst * sizeof(*sts));
+	obuf = malloc(nst * k->D * sizeof(float));
+	if (!pc || !sts || !obuf) {
+		free(sto), free(rows), free(pc), free(sts), free(obuf);
+		return 1;
+	}
+	for (size_t i = 0; i < nst; i++)
+		sts[i].o = &obuf[i * k->D];
+	np = 0;
+	for (size_t i = 0; i < nunits; i++) {
+		int nseg = case_segments_of(k->c, units[i].s);
+		size_t tile = units[i].tile0;
+
+		attn_unit_rows(k, &units[i], rows);
+		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
+			pc[np] = (struct segpiece){ i, tile, sg,
+						    sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
+			for (int j = sg; j < pc[np].sg1; j++)
+				tile += seg_tiles(k, &units[i], rows, j);
+			np++;
+		}
+	}
+#pragma omp parallel reduction(+ : failed)
+	{
+		struct scratch x;
+		struct fscratch f;
+
+		if (scratch_alloc(k, maxrt, 1, &x)) {
+			failed++;
+		} else if (attn_fast_alloc(k, (k->G + 15) / 16, maxrt, &f)) {
+			scratch_free(&x);
+			failed++;
+		} else {
+#pragma omp for schedule(dynamic, 1)
+			for (size_t p = 0; p < np; p++)
+				if (attn_fast_segs(k, &units[pc[p].ui], isa, pc[p].sg0, pc[p].sg1,
+						   pc[p].tile0, &sts[sto[pc[p].ui]], &x, &f))
+					failed++;
+#pragma omp for schedule(dynamic, 1)
+			for (size_t i = 0; i < nunits; i++)
+				attn_fast_merge(k, &units[i], &sts[sto[i]], &x);
+			scratch_free(&x);
+			attn_fast_free(&f);
+		}
+	}
+	free(sto), free(rows), free(pc), free(sts), free(obuf);
+	return failed;
+}
+
 enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			 const struct attn_opts *opts, const struct fs_inputs *in,
 			 struct attn_result *r, struct fs_err *err)
@@ -713,7 +851,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	struct row *rows;
 	size_t nunits = 0, total = 0, rows_n;
 	long bad = 0;
-	int failed = 0, maxrt = 1, fast;
+	int failed, maxrt = 1, fast;
 	enum attn_exec want = opts ? opts->exec : ATTN_EXEC_AUTO;
 	enum tile_isa isa = TILE_PORTABLE;
 	unsigned drop = opts ? opts->drop : 0;
@@ -851,30 +989,13 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 
 	r->exec = fast ? tile_isa_name(isa) : "scalar";
 
-	/* Units in any order on any thread: each writes only its own rows
-	 * and tiles, so the bytes do not depend on the thread count. */
-#pragma omp parallel reduction(+ : bad, failed)
-	{
-		struct scratch x;
-		struct fscratch f;
-		int ng = c->mode == MODE_DECODE ? (k.G + 15) / 16 : maxrt;
-
-		if (scratch_alloc(&k, maxrt, case_segments_max(c), &x)) {
-			failed++;
-		} else if (fast && attn_fast_alloc(&k, ng, maxrt, &f)) {
-			scratch_free(&x);
-			failed++;
-		} else {
-#pragma omp for schedule(dynamic, 1)
-			for (size_t i = 0; i < nunits; i++)
-				if (fast ? attn_fast_unit(&k, &units[i], isa, &x, &f) :
-					   run_unit(&k, &units[i], &x, &bad))
-					failed++;
-			scratch_free(&x);
-			if (fast)
-				attn_fast_free(&f);
-		}
-	}
+	/* Decode with fewer units than threads: split the units' split-K
+	 * segments over the threads instead (fast_split). */
+	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
+	    nunits < 4 * (size_t)omp_get_max_threads())
+		failed = fast_split(&k, units, nunits, isa, maxrt);
+	else
+		failed = run_units(&k, units, nunits, fast, isa, maxrt, &bad);
 	free(units);
 	c_row_slots_free(&k);
 	r->replica_mismatch = bad;

@@ -404,14 +404,15 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
 }
 
-int attn_fast_unit(const struct kern *k, const struct unit *u,
-			 enum tile_isa isa, struct scratch *x, struct fscratch *f)
+int attn_fast_segs(const struct kern *k, const struct unit *u,
+		   enum tile_isa isa, int sg0, int sg1, size_t tile,
+		   struct rstate *sts, struct scratch *x, struct fscratch *f)
 {
 	struct attn_result *r = k->r;
-	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M, N = k->N;
+	int R = u->nrt * k->M, N = k->N;
 	int dec = k->c->mode == MODE_DECODE, slots = k->W * k->EC;
 	int nrows = dec ? k->G : R, ng = (nrows + 15) / 16;
-	size_t tile = u->tile0, kstride = (size_t)ng * 16 * N;
+	size_t kstride = (size_t)ng * 16 * N;
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
 
 	/* Group j holds rows x->rows[j*16 ...]; prefill: one row tile. */
@@ -435,8 +436,8 @@ int attn_fast_unit(const struct kern *k, const struct unit *u,
 			f->qsum[j * 16 + i] = s;
 		}
 	}
-	for (int sg = 0; sg < nseg; sg++) {
-		struct rstate *st = &x->st[(size_t)sg * R];
+	for (int sg = sg0; sg < sg1; sg++) {
+		struct rstate *st = &sts[(size_t)sg * R];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
@@ -524,14 +525,33 @@ int attn_fast_unit(const struct kern *k, const struct unit *u,
 			}
 		}
 	}
-	for (int i = 0; i < (dec ? nrows : R); i++) {
+	return 0;
+}
+
+void attn_fast_merge(const struct kern *k, const struct unit *u,
+		     struct rstate *sts, struct scratch *x)
+{
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int nrows = k->c->mode == MODE_DECODE ? k->G : R;
+
+	attn_unit_rows(k, u, x->rows);
+	for (int i = 0; i < nrows; i++) {
 		struct rstate *segs[ATTN_MAX_SEGMENTS];
 
 		if (!x->rows[i].valid)
 			continue;
 		for (int sg = 0; sg < nseg; sg++)
-			segs[sg] = &x->st[(size_t)sg * R + i];
+			segs[sg] = &sts[(size_t)sg * R + i];
 		attn_merge_row(k, u, &x->rows[i], segs, nseg);
 	}
+}
+
+int attn_fast_unit(const struct kern *k, const struct unit *u,
+		   enum tile_isa isa, struct scratch *x, struct fscratch *f)
+{
+	if (attn_fast_segs(k, u, isa, 0, case_segments_of(k->c, u->s), u->tile0,
+			   x->st, x, f))
+		return -1;
+	attn_fast_merge(k, u, x->st, x);
 	return 0;
 }

@@ -166,7 +166,19 @@ void attn_fast_free(struct fscratch *f);
 void attn_fast_order(struct kern *k);
 /* Do decode's replica rows sum their slots in their primary's order? */
 int attn_fast_rows_agree(const struct kern *k);
-/* One unit on the fast path; x: the unit's rows and segment states. */
+/*
+ * Split-K segments [sg0, sg1) of a unit on the fast path, their first
+ * executed tile numbered tile; segment sg's row states into
+ * sts[sg * rows + i] (rows = u->nrt * M). Each segment's state depends on
+ * that segment alone, so any split of the segments gives the same bytes.
+ */
+int attn_fast_segs(const struct kern *k, const struct unit *u,
+		   enum tile_isa isa, int sg0, int sg1, size_t tile,
+		   struct rstate *sts, struct scratch *x, struct fscratch *f);
+/* Merge a unit's rows from their segment states (segment order). */
+void attn_fast_merge(const struct kern *k, const struct unit *u,
+		     struct rstate *sts, struct scratch *x);
+/* One unit on the fast path: segs over all segments, then merge. */
 int attn_fast_unit(const struct kern *k, const struct unit *u,
 		   enum tile_isa isa, struct scratch *x, struct fscratch *f);
 
