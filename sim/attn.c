@@ -30,70 +30,18 @@
 #include "attn.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_int.h"
 #include "fexp.h"
 #include "mmac.h"
 #include "tile_fast.h"
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
-#define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
 
-struct kern {
-	const struct fs_case *c;
-	const struct fs_kernel *kn;	/* the kernel's assumptions */
-	const struct lanemap *lm;	/* the kernel's map: loads and C reads */
-	const struct lanemap *hw;	/* the map the hardware executes */
-	const struct fs_inputs *in;
-	struct attn_result *r;
-	int M, N, K, W, EA, EB, EC, ksteps, G, D, BS, MAXB, Hq, Hkv, T, MAXCTX;
-	int per_block32;
-	int ksteps_run;		/* K-steps the kernel issues (head_dim_loaded) */
-	/* Slots of each C row in slot order: rowslots[m*rowcap + i]. */
-	int *rowslots, *rowcount, rowcap;
-	/* The C column the kernel believes each slot holds, per use. */
-	const int *col_scale, *col_mask, *col_write;
-	int *col_contig;	/* the "adjacent columns" belief, when used */
-	int *seq_block0;	/* page_walk none: first block of each sequence */
-};
 
-/* One row of a row tile: which query it is. */
-struct row {
-	int valid;		/* 0: prefill padding row */
-	int t, qh;		/* query token and q head */
-	int q_pos;
-	int primary;		/* writes scores/out (first replica in decode) */
-	float sq;		/* q scale */
-	const int8_t *q;	/* its D quantized values */
-};
-
-struct unit {
-	int s, t, h;		/* decode: h = kv head; prefill: h = q head */
-	int rt0, nrt;		/* prefill: first row tile and count */
-	size_t tile0;		/* first acc tile index */
-};
-
-/* Softmax state of one row within one segment. */
-struct rstate {
-	float m, l;
-	float *o;		/* [D], unnormalized */
-};
-
-static int kv_head_of(const struct kern *k, const struct unit *u)
-{
-	if (k->c->mode == MODE_DECODE)
-		return u->h;
-	return k->kn->gqa_modulo ? u->h % k->Hkv : u->h / k->G;
-}
-
-/* The physical block the kernel reads for key tok of sequence s. */
-static int block_of(const struct kern *k, int s, int tok)
-{
-	if (k->kn->page_walk_none)
-		return k->seq_block0[s] + tok / k->BS;
-	return k->in->block_table[s * k->MAXB + tok / k->BS];
-}
 
 static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			 struct row *rows)
@@ -154,7 +102,7 @@ static int tile_needed(const struct kern *k, const struct row *rows, int kb,
 	return 0;
 }
 
-static void seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi)
+void attn_seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi)
 {
 	int ctx = k->c->seqs[s].context;
 
@@ -168,10 +116,24 @@ static void seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi)
 }
 
 /* The unit's row tiles' rows: rows[rt * M + m]. */
-static void unit_rows(const struct kern *k, const struct unit *u, struct row *rows)
+void attn_unit_rows(const struct kern *k, const struct unit *u, struct row *rows)
 {
 	for (int i = 0; i < u->nrt; i++)
 		rows_of_tile(k, u, u->rt0 + i, &rows[i * k->M]);
+}
+
+/* Executed tiles of segment sg of a unit. */
+static size_t seg_tiles(const struct kern *k, const struct unit *u,
+			const struct row *rows, int sg)
+{
+	size_t n = 0;
+	int lo, hi;
+
+	attn_seg_bounds(k, u->s, sg, &lo, &hi);
+	for (int kb = lo; kb < hi; kb += k->N)
+		for (int i = 0; i < u->nrt; i++)
+			n += tile_needed(k, &rows[i * k->M], kb, hi);
+	return n;
 }
 
 static size_t unit_tiles(const struct kern *k, const struct unit *u,
@@ -179,14 +141,8 @@ static size_t unit_tiles(const struct kern *k, const struct unit *u,
 {
 	size_t n = 0;
 
-	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++) {
-		int lo, hi;
-
-		seg_bounds(k, u->s, sg, &lo, &hi);
-		for (int kb = lo; kb < hi; kb += k->N)
-			for (int i = 0; i < u->nrt; i++)
-				n += tile_needed(k, &rows[i * k->M], kb, hi);
-	}
+	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++)
+		n += seg_tiles(k, u, rows, sg);
 	return n;
 }
 
@@ -223,7 +179,7 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 	enum lm_operand op = k_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
 	const struct fs_inputs *in = k->in;
-	int g = kv_head_of(k, u), nblk = case_blocks_of(k->c, u->s);
+	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s);
 
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
 		int tok = kb + op_free(o, op, slot);
@@ -231,7 +187,7 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 		int8_t v = 0;
 
 		if (tok / k->BS < nblk) {
-			int blk = block_of(k, u->s, tok);
+			int blk = attn_block(k, u->s, tok);
 			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
 				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
 
@@ -256,31 +212,21 @@ static void load_q(const struct kern *k, const struct row *rows, int ks,
 	}
 }
 
-static float k_scale_of(const struct kern *k, const struct unit *u, int tok,
-			int ks)
+float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
 {
 	const struct fs_inputs *in = k->in;
-	int blk = block_of(k, u->s, tok);
+	int blk = attn_block(k, u->s, tok);
 
-	return inputs_k_scale(k->c, in, blk, tok % k->BS, kv_head_of(k, u),
+	return inputs_k_scale(k->c, in, blk, tok % k->BS, attn_kv_head(k, u),
 			      ks * k->K);
 }
 
-/*
- * Where key tok's V column lives: element d is base[d * BS], times *scale
- * for int8 V (NULL for float V). Looked up once per key, not per element.
- */
-struct vcol {
-	const int8_t *i8;
-	const float *f;
-	float scale;
-};
-
-static struct vcol v_col(const struct kern *k, const struct unit *u, int tok)
+/* Key tok's V column (attn_int.h). */
+struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 {
 	const struct fs_inputs *in = k->in;
-	int g = kv_head_of(k, u);
-	int blk = block_of(k, u->s, tok), slot = tok % k->BS;
+	int g = attn_kv_head(k, u);
+	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
 	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
 	struct vcol v = { NULL, NULL, 0.0f };
 
@@ -325,16 +271,16 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 			for (int ks = 0; ks < k->r->ksteps_in_acc; ks++)
 				acc += (float)creg[ks * slots + slot];
 			sc = acc * (float)k->c->softmax_scale;
-			ps[m * k->N + n] = w->sq * k_scale_of(k, u, js, 0);
+			ps[m * k->N + n] = w->sq * attn_k_scale(k, u, js, 0);
 		} else if (k->per_block32) {
 			float acc = 0.0f;
 
 			for (int ks = 0; ks < k->ksteps; ks++)
 				acc += (float)creg[ks * slots + slot] *
-				       k_scale_of(k, u, js, ks);
+				       attn_k_scale(k, u, js, ks);
 			sc = acc * w->sq * (float)k->c->softmax_scale;
 		} else {
-			sc = (float)creg[slot] * w->sq * k_scale_of(k, u, js, 0) *
+			sc = (float)creg[slot] * w->sq * attn_k_scale(k, u, js, 0) *
 			     (float)k->c->softmax_scale;
 		}
 		ws[m * k->N + n] = sc;
@@ -392,7 +338,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 				continue;	/* masked: P is 0 and V is not read */
 			if (k->kn->scale_after_softmax)
 				pn *= ps[m * k->N + n];
-			v = v_col(k, u, kb + n);
+			v = attn_v_col(k, u, kb + n);
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
 					x->o[d] += pn * ((float)v.i8[(size_t)d * k->BS] * v.scale);
@@ -403,14 +349,6 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 	}
 }
 
-struct scratch {
-	uint8_t *areg, *breg;
-	int32_t *am, *bm, *creg;
-	float *ws, *ps, *p;
-	struct row *rows;
-	struct rstate *st;	/* [nseg][nrt*M] */
-	float *obuf;
-};
 
 static void scratch_free(struct scratch *x)
 {
@@ -462,8 +400,8 @@ static int scratch_alloc(const struct kern *k, int nrt, int nseg,
 }
 
 /* Merge a row's segment states into its output and stats (segment order). */
-static void merge_row(const struct kern *k, const struct unit *u,
-		      const struct row *w, struct rstate *const *segs, int nseg)
+void attn_merge_row(const struct kern *k, const struct unit *u,
+		    const struct row *w, struct rstate *const *segs, int nseg)
 {
 	struct attn_result *r = k->r;
 	size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
@@ -503,8 +441,8 @@ static void merge_row(const struct kern *k, const struct unit *u,
 }
 
 /* One executed tile's C registers (per K-step with per_block32). */
-static void acc_store(const struct kern *k, const struct unit *u, size_t tile,
-		      int rt, int kb, const int32_t *creg)
+void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
+		    int rt, int kb, const int32_t *creg)
 {
 	struct attn_result *r = k->r;
 	size_t n = (size_t)r->ksteps_in_acc * k->W * k->EC;
@@ -527,7 +465,7 @@ static int run_unit(const struct kern *k, const struct unit *u,
 
 	/* Q's fragments stay in registers across the unit; the hardware
 	 * reads them through its own map (k->hw), as it does K's. */
-	unit_rows(k, u, x->rows);
+	attn_unit_rows(k, u, x->rows);
 	for (int i = 0; i < u->nrt; i++)
 		for (int ks = 0; ks < k->ksteps_run; ks++) {
 			load_q(k, &x->rows[i * k->M], ks, x->areg);
@@ -539,7 +477,7 @@ static int run_unit(const struct kern *k, const struct unit *u,
 		struct rstate *st = &x->st[(size_t)sg * R];
 		int lo, hi;
 
-		seg_bounds(k, u->s, sg, &lo, &hi);
+		attn_seg_bounds(k, u->s, sg, &lo, &hi);
 		for (int i = 0; i < R; i++) {
 			st[i].m = -INFINITY;
 			st[i].l = 0.0f;
@@ -572,7 +510,7 @@ static int run_unit(const struct kern *k, const struct unit *u,
 						     &x->creg[k->per_block32 ? (size_t)ks * slots : 0]);
 				}
 				if (r->acc)
-					acc_store(k, u, tile, u->rt0 + i, kb, x->creg);
+					attn_acc_store(k, u, tile, u->rt0 + i, kb, x->creg);
 				tile++;
 				recover_scores(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
 				/* The workspace as the kernel leaves it: in a correct
@@ -603,7 +541,7 @@ static int run_unit(const struct kern *k, const struct unit *u,
 		for (int sg = 0; sg < nseg; sg++)
 			segs[sg] = &x->st[(size_t)sg * R + i];
 		if (w->primary) {
-			merge_row(k, u, w, segs, nseg);
+			attn_merge_row(k, u, w, segs, nseg);
 			continue;
 		}
 		for (int j = 0; j < i; j++)
@@ -619,497 +557,6 @@ static int run_unit(const struct kern *k, const struct unit *u,
 				break;
 			}
 		}
-	}
-	return 0;
-}
-
-/*
- * The fast path: the same unit, for the correct kernel on its own
- * hardware map, with the register round trip taken out.
- *
- * Why it gives the scalar executor's bytes:
- *   - For the correct kernel, load_q/load_k put A[m][kk] = Qq[row m][dim]
- *     and B[kk][n] = K[key kb + n][dim] into the registers through lm, and
- *     mmac_read reads them back through the same map (hw == lm): the
- *     identity on the matrices. So C = Q K^T exactly, computed here as
- *     int32 dot products (tile_qk), and the C registers kept in acc are the
- *     profile's scatter of C (acc_store). K is staged from the paged
- *     cache under load_k's rule: a key inside the last block loads its
- *     slot, a key past the block table loads 0.
- *   - Scores, masks and the workspace column are the profile's column,
- *     so ws[m][n] is recover_scores' value for every (m, n): the same
- *     f32 products in the same order.
- *   - Softmax walks each row's slots in the scalar order (rowslots: the
- *     max, then p summed in register order within a lane, lanes in
- *     order); only the exps are computed ahead, by tile_exp, which is
- *     fs_expf bit for bit.
- *   - PV: per (row, d) the same o * alpha, then o + p * vf per visible
- *     key in key order (tile_pv); vf = (float)v * v_scale is a function of
- *     the key alone, so computing it once per tile changes nothing.
- *   - Decode: rows r and r' with the same q head have the same Q, so the
- *     same C row, scores, masks; if their slot orders also agree (checked
- *     once, fast_rows_agree, else the scalar executor runs) every state
- *     is the same, so only the G distinct rows are computed and
- *     replica_mismatch is 0 by construction.
- * Rows are processed in groups of at most 16 (the lanes of tile_pv):
- * decode the distinct rows, prefill one row tile each.
- */
-struct fscratch {
-	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
-	int8_t *qb;		/* [ng][16][D] */
-	int32_t *qsum;		/* [ng][16] */
-	int32_t *dot;		/* [ksteps_in_acc][ng][16][N] */
-	int32_t *creg;		/* [ksteps_in_acc][slots] */
-	float *ws, *ex;		/* [16][N]: scores; exps (P), then the alphas */
-	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
-	float *vn;		/* [N][D] */
-	float *ksc, *vsc;	/* [ksteps][N], [N] */
-	float *ot;		/* [ng][16][D] */
-	float *gm, *gl;		/* [ng][16] */
-	int *needed;		/* [nrt] */
-};
-
-static void fscratch_free(struct fscratch *f)
-{
-	free(f->kst);
-	free(f->qb);
-	free(f->qsum);
-	free(f->dot);
-	free(f->creg);
-	free(f->ws);
-	free(f->ex);
-	free(f->vis);
-	free(f->vn);
-	free(f->ksc);
-	free(f->vsc);
-	free(f->ot);
-	free(f->gm);
-	free(f->gl);
-	free(f->needed);
-	memset(f, 0, sizeof(*f));
-}
-
-static int fscratch_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
-{
-	size_t N = (size_t)k->N, D = (size_t)k->D, G = (size_t)ng * 16;
-	size_t ks = (size_t)k->ksteps;
-
-	memset(f, 0, sizeof(*f));
-	f->kst = malloc(D * N);
-	f->qb = calloc(G * D, 1);
-	f->qsum = calloc(G, sizeof(int32_t));
-	f->dot = malloc(ks * G * N * sizeof(int32_t));
-	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
-	f->ws = malloc(16 * N * sizeof(float));
-	f->ex = malloc((16 * N + 16) * sizeof(float));
-	f->vis = malloc(N * sizeof(uint16_t));
-	f->vn = calloc(D * N, sizeof(float));
-	f->ksc = malloc(ks * N * sizeof(float));
-	f->vsc = malloc(N * sizeof(float));
-	f->ot = malloc(G * D * sizeof(float));
-	f->gm = malloc(G * sizeof(float));
-	f->gl = malloc(G * sizeof(float));
-	f->needed = malloc((size_t)nrt * sizeof(int));
-	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->creg || !f->ws ||
-	    !f->ex || !f->vis || !f->vn || !f->ksc || !f->vsc ||
-	    !f->ot || !f->gm || !f->gl || !f->needed) {
-		fscratch_free(f);
-		return -1;
-	}
-	return 0;
-}
-
-/* Do replica rows sum their slots in their primary's order? (decode) */
-static int fast_rows_agree(const struct kern *k)
-{
-	const int *col = k->col_write;
-
-	for (int m = k->G; m < k->M; m++) {
-		int p = m % k->G;
-		const int *a = &k->rowslots[m * k->rowcap], *b = &k->rowslots[p * k->rowcap];
-
-		if (k->rowcount[m] != k->rowcount[p])
-			return 0;
-		for (int i = 0; i < k->rowcount[m]; i++) {
-			int na = i == 0 || a[i] / k->EC != a[i - 1] / k->EC;
-			int nb = i == 0 || b[i] / k->EC != b[i - 1] / k->EC;
-
-			if (col[a[i]] != col[b[i]] || na != nb)
-				return 0;
-		}
-	}
-	return 1;
-}
-
-/*
- * The tile's K, chunk-major, under load_k's rule (a key inside the last
- * block loads its slot, one past the block table loads 0): in place in
- * the cache when the N keys are consecutive slots of one block, else
- * staged in kst. Returns the chunk stride in bytes; *kp the first chunk.
- */
-static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
-		     int8_t *kst, const int8_t **kp)
-{
-	const int8_t *kc = k->in->k_cache;
-	int g = kv_head_of(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / 16;
-
-	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
-		*kp = &kc[(((size_t)block_of(k, u->s, kb) * k->Hkv + g) * C) *
-			  k->BS * 16 + (size_t)(kb % k->BS) * 16];
-		return (size_t)k->BS * 16;
-	}
-	for (int n = 0; n < k->N; n++) {
-		int tok = kb + n;
-
-		for (int c = 0; c < C; c++) {
-			int8_t *dst = &kst[((size_t)c * k->N + n) * 16];
-
-			if (tok / k->BS < nblk)
-				memcpy(dst, &kc[((((size_t)block_of(k, u->s, tok) * k->Hkv + g) *
-						 C + c) * k->BS + tok % k->BS) * 16], 16);
-			else
-				memset(dst, 0, 16);
-		}
-	}
-	*kp = kst;
-	return (size_t)k->N * 16;
-}
-
-/* Prefetch the K and V of the unit's tile at kb (the next one). */
-static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, int hi)
-{
-	size_t a, bytes = (size_t)k->D * k->BS;
-	const int8_t *kp, *vp;
-
-	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > 64)
-		return;
-	a = ((size_t)block_of(k, u->s, kb) * k->Hkv + kv_head_of(k, u)) * bytes;
-	kp = &k->in->k_cache[a];
-	vp = &k->in->v_cache_i8[a];
-	for (size_t i = 0; i < bytes; i += 64) {
-		__builtin_prefetch(kp + i);
-		__builtin_prefetch(vp + i);
-	}
-}
-
-/* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
-static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
-		    int kb, int nv, struct fscratch *f)
-{
-	if (k->c->v_dtype == VDT_INT8 && nv == k->N && kb % k->BS + k->N <= k->BS) {
-		struct vcol v0 = v_col(k, u, kb);
-
-		for (int n = 0; n < k->N; n++)
-			f->vsc[n] = v_col(k, u, kb + n).scale;
-		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vn);
-		return;
-	}
-	for (int n = 0; n < nv; n++) {
-		struct vcol v = v_col(k, u, kb + n);
-
-		for (int d = 0; d < k->D; d++)
-			f->vn[(size_t)n * k->D + d] =
-				v.i8 ? (float)v.i8[(size_t)d * k->BS] * v.scale :
-				       v.f[(size_t)d * k->BS];
-	}
-}
-
-/* Per-K-step dots (per_block32): dotk[ks][r][n], plain C. */
-static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
-		      const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
-{
-	int cper = k->K / 16;
-
-	for (int ks = 0; ks < k->ksteps; ks++)
-		for (int r = 0; r < R; r++)
-			for (int n = 0; n < k->N; n++) {
-				int32_t s = 0;
-
-				for (int c = ks * cper; c < (ks + 1) * cper; c++)
-					for (int j = 0; j < 16; j++)
-						s += (int32_t)q[(size_t)r * k->D + c * 16 + j] *
-						     (int32_t)kt[c * cstride + (size_t)n * 16 + j];
-				dot[ks * kstride + (size_t)r * k->N + n] = s;
-			}
-}
-
-/* The keys kb + [*a, *b) that row w sees: key_visible as a range. */
-static void vis_range(const struct kern *k, const struct row *w, int kb, int hi,
-		      int *a, int *b)
-{
-	int lo = kb, up = kb + k->N;
-
-	*a = *b = 0;
-	if (!w->valid)
-		return;
-	if (k->c->sliding_window > 0 && lo < w->q_pos - k->c->sliding_window + 1)
-		lo = w->q_pos - k->c->sliding_window + 1;
-	if (up > hi)
-		up = hi;
-	if (up > w->q_pos + 1)
-		up = w->q_pos + 1;
-	if (lo < up)
-		*a = lo - kb, *b = up - kb;
-}
-
-/* tile_needed, by ranges. */
-static int fast_needed(const struct kern *k, const struct row *rows, int kb, int hi)
-{
-	for (int m = 0; m < k->M; m++) {
-		int a, b;
-
-		vis_range(k, &rows[m], kb, hi, &a, &b);
-		if (a < b)
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * One row group (rows[0 .. gn - 1], C rows m0 + i mod M) on one
- * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
- */
-static void fast_group_tile(const struct kern *k, const struct unit *u,
-			    enum tile_isa isa, const struct row *rows, int m0, int gn,
-			    const int32_t *dot, size_t kstride, int kb, int hi,
-			    float *ot, float *gm, float *gl, struct fscratch *f,
-			    int *vstaged)
-{
-	struct attn_result *r = k->r;
-	const int *col = k->col_write;
-	float ss = (float)k->c->softmax_scale, alpha[16], gm_old[16];
-	uint16_t upd = 0;
-	int N = k->N, nv = hi - kb < N ? hi - kb : N;
-
-	for (int i = 0; i < gn; i++) {
-		const struct row *w = &rows[i];
-		int a, b;
-
-		vis_range(k, w, kb, hi, &a, &b);
-		for (int n = 0; n < N; n++) {
-			float sc;
-
-			if (n < a || n >= b) {
-				f->ws[i * N + n] = -INFINITY;
-				continue;
-			}
-			if (k->per_block32) {
-				float acc = 0.0f;
-
-				for (int ks = 0; ks < k->ksteps; ks++)
-					acc += (float)dot[ks * kstride + (size_t)i * N + n] *
-					       f->ksc[ks * N + n];
-				sc = acc * w->sq * ss;
-			} else {
-				sc = (float)dot[(size_t)i * N + n] * w->sq * f->ksc[n] * ss;
-			}
-			f->ws[i * N + n] = sc;
-		}
-		if (r->scores && w->primary) {
-			size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-
-			for (int n = 0; n < N && kb + n < k->MAXCTX; n++)
-				r->scores[ri * k->MAXCTX + kb + n] = f->ws[i * N + n];
-		}
-	}
-	/* Softmax: max in slot order, exps ahead, sums in slot order. */
-	for (int i = 0; i < gn; i++) {
-		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
-		int cnt = k->rowcount[(m0 + i) % k->M];
-		float tmax = -INFINITY, mnew;
-
-		if (!rows[i].valid)
-			continue;
-		for (int j = 0; j < cnt; j++) {
-			float v = f->ws[i * N + col[sl[j]]];
-
-			if (v > tmax)
-				tmax = v;
-		}
-		mnew = tmax > gm[i] ? tmax : gm[i];
-		if (mnew == -INFINITY)
-			continue;
-		/* alpha = fs_expf(m - mnew), or 0 when m is -inf: below. */
-		f->ex[gn * N + i] = gm[i] - mnew;
-		upd |= (uint16_t)(1u << i);
-		for (int n = 0; n < N; n++)
-			f->ex[i * N + n] = f->ws[i * N + n] - mnew;
-		gm_old[i] = gm[i];
-		gm[i] = mnew;
-	}
-	for (int i = 0; i < gn; i++)
-		if (!(upd >> i & 1)) {
-			f->ex[gn * N + i] = 0.0f;
-			for (int n = 0; n < N; n++)
-				f->ex[i * N + n] = -INFINITY;
-		}
-	tile_exp(isa, f->ex, gn * N + gn);
-	for (int i = 0; i < gn; i++)
-		alpha[i] = (upd >> i & 1) && gm_old[i] != -INFINITY ? f->ex[gn * N + i] :
-			   (upd >> i & 1) ? 0.0f : 1.0f;
-	for (int n = 0; n < N; n++)
-		f->vis[n] = 0;
-	for (int i = 0; i < gn; i++) {
-		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
-		int cnt = k->rowcount[(m0 + i) % k->M], lane = -1;
-		float sum = 0.0f, part = 0.0f;
-
-		if (!(upd >> i & 1))
-			continue;
-		for (int j = 0; j < cnt; j++) {
-			int n = col[sl[j]];
-			float p = f->ws[i * N + n] == -INFINITY ? 0.0f : f->ex[i * N + n];
-
-			if (sl[j] / k->EC != lane) {
-				sum += part;
-				part = 0.0f;
-				lane = sl[j] / k->EC;
-			}
-			part += p;
-		}
-		sum += part;
-		gl[i] = gl[i] * alpha[i] + sum;
-		for (int n = 0; n < N; n++)
-			if (f->ws[i * N + n] != -INFINITY)
-				f->vis[n] |= (uint16_t)(1u << i);
-	}
-	if (!upd)
-		return;
-	if (!*vstaged && nv > 0) {
-		stage_v(k, u, isa, kb, nv, f);
-		*vstaged = 1;
-	}
-	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
-}
-
-static int run_unit_fast(const struct kern *k, const struct unit *u,
-			 enum tile_isa isa, struct scratch *x, struct fscratch *f)
-{
-	struct attn_result *r = k->r;
-	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M, N = k->N;
-	int dec = k->c->mode == MODE_DECODE, slots = k->W * k->EC;
-	int nrows = dec ? k->G : R, ng = (nrows + 15) / 16;
-	size_t tile = u->tile0, kstride = (size_t)ng * 16 * N;
-	const struct lanemap_operand *oc = &k->lm->op[LM_C];
-
-	/* Group j holds rows x->rows[j*16 ...]; prefill: one row tile. */
-	if (!dec)
-		ng = u->nrt;
-	unit_rows(k, u, x->rows);
-	for (int j = 0; j < ng; j++) {
-		int g0 = dec ? j * 16 : j * k->M;
-		int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
-
-		for (int i = 0; i < 16; i++) {
-			int8_t *qd = &f->qb[((size_t)j * 16 + i) * k->D];
-			int32_t s = 0;
-
-			if (i < gn && x->rows[g0 + i].valid)
-				memcpy(qd, x->rows[g0 + i].q, (size_t)k->D);
-			else
-				memset(qd, 0, (size_t)k->D);
-			for (int d = 0; d < k->D; d++)
-				s += qd[d];
-			f->qsum[j * 16 + i] = s;
-		}
-	}
-	for (int sg = 0; sg < nseg; sg++) {
-		struct rstate *st = &x->st[(size_t)sg * R];
-		int lo, hi;
-
-		seg_bounds(k, u->s, sg, &lo, &hi);
-		for (size_t i = 0; i < (size_t)ng * 16; i++) {
-			f->gm[i] = -INFINITY;
-			f->gl[i] = 0.0f;
-		}
-		memset(f->ot, 0, (size_t)ng * 16 * k->D * sizeof(float));
-		for (int kb = lo; kb < hi; kb += N) {
-			int any = 0, vstaged = 0;
-			const int8_t *kt;
-			size_t cstride;
-
-			for (int i = 0; i < u->nrt; i++)
-				any |= f->needed[i] = fast_needed(k, &x->rows[i * k->M], kb, hi);
-			if (!any)
-				continue;
-			cstride = tile_k(k, u, kb, f->kst, &kt);
-			if (kb % k->BS == 0 && k->BS >= N)
-				tile_prefetch(k, u, kb + k->BS, hi);
-			for (int n = 0; n < N; n++) {
-				int tok = kb + n;
-
-				if (tok >= hi)
-					continue;
-				for (int ks = 0; ks < (k->per_block32 ? k->ksteps : 1); ks++)
-					f->ksc[ks * N + n] = k_scale_of(k, u, tok, ks);
-			}
-			for (int j = 0; j < ng; j++) {
-				int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
-				const int8_t *q = &f->qb[(size_t)j * 16 * k->D];
-
-				if (!(dec ? f->needed[0] : f->needed[j]))
-					continue;
-				if (k->per_block32)
-					qk_ksteps(k, q, gn, kt, cstride,
-						  &f->dot[(size_t)j * 16 * N], kstride);
-				else
-					tile_qk(isa, q, &f->qsum[j * 16], gn, kt, cstride, N,
-						k->D, &f->dot[(size_t)j * 16 * N]);
-			}
-			/* The C registers of each executed tile, in the scalar order. */
-			for (int i = 0; i < u->nrt; i++) {
-				if (!f->needed[i])
-					continue;
-				if (r->acc) {
-					for (int ks = 0; ks < r->ksteps_in_acc; ks++)
-						for (int sl = 0; sl < slots; sl++) {
-							int m = oc->row[sl], ri = i * k->M + m;
-							int row = dec ? ri % k->G : i * 16 + m;
-							int32_t v = x->rows[ri].valid ?
-								f->dot[ks * kstride + (size_t)row * N + oc->col[sl]] : 0;
-
-							f->creg[ks * slots + sl] = v;
-						}
-					acc_store(k, u, tile, u->rt0 + i, kb, f->creg);
-				}
-				tile++;
-			}
-			for (int j = 0; j < ng; j++) {
-				int g0 = j * 16;
-				int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
-
-				if (!(dec ? f->needed[0] : f->needed[j]))
-					continue;
-				fast_group_tile(k, u, isa, &x->rows[dec ? g0 : j * k->M],
-						dec ? g0 : 0, gn,
-						&f->dot[(size_t)g0 * N], kstride, kb, hi,
-						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
-						f, &vstaged);
-			}
-		}
-		/* The segment's states, in the scalar layout, for merge_row. */
-		for (int j = 0; j < ng; j++) {
-			int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
-			int g0 = dec ? j * 16 : j * k->M;
-
-			for (int i = 0; i < gn; i++) {
-				struct rstate *s = &st[g0 + i];
-
-				s->m = f->gm[j * 16 + i];
-				s->l = f->gl[j * 16 + i];
-				memcpy(s->o, &f->ot[((size_t)j * 16 + i) * k->D],
-				       (size_t)k->D * sizeof(float));
-			}
-		}
-	}
-	for (int i = 0; i < (dec ? nrows : R); i++) {
-		struct rstate *segs[ATTN_MAX_SEGMENTS];
-
-		if (!x->rows[i].valid)
-			continue;
-		for (int sg = 0; sg < nseg; sg++)
-			segs[sg] = &x->st[(size_t)sg * R + i];
-		merge_row(k, u, &x->rows[i], segs, nseg);
 	}
 	return 0;
 }
@@ -1266,6 +713,135 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 	return attn_run_opts(c, lm, NULL, in, r, err);
 }
 
+/*
+ * Units in any order on any thread: each writes only its own rows and
+ * tiles, so the bytes do not depend on the thread count. Returns the
+ * number of failures; *bad counts replica disagreements.
+ */
+static int run_units(const struct kern *k, const struct unit *units,
+		     size_t nunits, int fast, enum tile_isa isa, int maxrt,
+		     long *badp)
+{
+	const struct fs_case *c = k->c;
+	int failed = 0;
+	long bad = 0;
+
+#pragma omp parallel reduction(+ : bad, failed)
+	{
+		struct scratch x;
+		struct fscratch f;
+		int ng = c->mode == MODE_DECODE ? (k->G + 15) / 16 : maxrt;
+
+		if (scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
+			failed++;
+		} else if (fast && attn_fast_alloc(k, ng, maxrt, &f)) {
+			scratch_free(&x);
+			failed++;
+		} else {
+#pragma omp for schedule(dynamic, 1)
+			for (size_t i = 0; i < nunits; i++)
+				if (fast ? attn_fast_unit(k, &units[i], isa, &x, &f) :
+					   run_unit(k, &units[i], &x, &bad))
+					failed++;
+			scratch_free(&x);
+			if (fast)
+				attn_fast_free(&f);
+		}
+	}
+	*badp = bad;
+	return failed;
+}
+
+/* A piece of fast_split: segments [sg0, sg1) of unit ui. */
+struct segpiece {
+	size_t ui, tile0;
+	int sg0, sg1;
+};
+
+#define SPLIT_SEGS 8	/* segments per piece: 32 pieces per 256 segments */
+
+/*
+ * Decode, fast path, few units: pieces of SPLIT_SEGS segments of every
+ * unit run on any thread, each writing its segments' states into the
+ * unit's slice of one shared array (and its pre-numbered acc tiles);
+ * then each unit merges its rows in segment order. A segment's state
+ * depends on that segment only, so the bytes are those of attn_fast_unit
+ * for any thread count. Returns the number of failures.
+ */
+static int fast_split(const struct kern *k, const struct unit *units,
+		      size_t nunits, enum tile_isa isa, int maxrt)
+{
+	size_t R = (size_t)maxrt * k->M, nst = 0, np = 0, *sto;
+	struct segpiece *pc;
+	struct rstate *sts;
+	float *obuf;
+	struct row *rows;
+	int failed = 0;
+
+	sto = malloc((nunits + 1) * sizeof(*sto));
+	rows = malloc(R * sizeof(*rows));
+	if (!sto || !rows) {
+		free(sto);
+		free(rows);
+		return 1;
+	}
+	for (size_t i = 0; i < nunits; i++) {
+		int nseg = case_segments_of(k->c, units[i].s);
+
+		sto[i] = nst;
+		nst += (size_t)nseg * R;
+		np += (size_t)(nseg + SPLIT_SEGS - 1) / SPLIT_SEGS;
+	}
+	pc = malloc(np * sizeof(*pc));
+	sts = malloc(nst * sizeof(*sts));
+	obuf = malloc(nst * k->D * sizeof(float));
+	if (!pc || !sts || !obuf) {
+		free(sto), free(rows), free(pc), free(sts), free(obuf);
+		return 1;
+	}
+	for (size_t i = 0; i < nst; i++)
+		sts[i].o = &obuf[i * k->D];
+	np = 0;
+	for (size_t i = 0; i < nunits; i++) {
+		int nseg = case_segments_of(k->c, units[i].s);
+		size_t tile = units[i].tile0;
+
+		attn_unit_rows(k, &units[i], rows);
+		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
+			pc[np] = (struct segpiece){ i, tile, sg,
+						    sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
+			for (int j = sg; j < pc[np].sg1; j++)
+				tile += seg_tiles(k, &units[i], rows, j);
+			np++;
+		}
+	}
+#pragma omp parallel reduction(+ : failed)
+	{
+		struct scratch x;
+		struct fscratch f;
+
+		if (scratch_alloc(k, maxrt, 1, &x)) {
+			failed++;
+		} else if (attn_fast_alloc(k, (k->G + 15) / 16, maxrt, &f)) {
+			scratch_free(&x);
+			failed++;
+		} else {
+#pragma omp for schedule(dynamic, 1)
+			for (size_t p = 0; p < np; p++)
+				if (attn_fast_segs(k, &units[pc[p].ui], isa, pc[p].sg0, pc[p].sg1,
+						   pc[p].tile0, &sts[sto[pc[p].ui]], &x, &f))
+					failed++;
+#pragma omp for schedule(dynamic, 1)
+			for (size_t i = 0; i < nunits; i++)
+				attn_fast_merge(k, &units[i], &sts[sto[i]], &x);
+			scratch_free(&x);
+			attn_fast_free(&f);
+		}
+	}
+	free(sto), free(rows), free(pc), free(sts), free(obuf);
+	return failed;
+}
+
 enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			 const struct attn_opts *opts, const struct fs_inputs *in,
 			 struct attn_result *r, struct fs_err *err)
@@ -1275,7 +851,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	struct row *rows;
 	size_t nunits = 0, total = 0, rows_n;
 	long bad = 0;
-	int failed = 0, maxrt = 1, fast;
+	int failed, maxrt = 1, fast;
 	enum attn_exec want = opts ? opts->exec : ATTN_EXEC_AUTO;
 	enum tile_isa isa = TILE_PORTABLE;
 	unsigned drop = opts ? opts->drop : 0;
@@ -1318,7 +894,9 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	}
 	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
 	       k.hw == lm && k.M <= 16 &&
-	       (c->mode == MODE_DECODE ? fast_rows_agree(&k) : 1);
+	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
+	if (fast)
+		attn_fast_order(&k);
 
 	/* Work units, then their tile counts, so tile indices are fixed
 	 * before any thread runs. */
@@ -1356,7 +934,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		return fs_fail(err, FS_EINTERNAL, "out of memory");
 	}
 	for (size_t i = 0; i < nunits; i++) {
-		unit_rows(&k, &units[i], rows);
+		attn_unit_rows(&k, &units[i], rows);
 		units[i].tile0 = r->n_tiles;
 		r->n_tiles += unit_tiles(&k, &units[i], rows);
 	}
@@ -1411,30 +989,13 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 
 	r->exec = fast ? tile_isa_name(isa) : "scalar";
 
-	/* Units in any order on any thread: each writes only its own rows
-	 * and tiles, so the bytes do not depend on the thread count. */
-#pragma omp parallel reduction(+ : bad, failed)
-	{
-		struct scratch x;
-		struct fscratch f;
-		int ng = c->mode == MODE_DECODE ? (k.G + 15) / 16 : maxrt;
-
-		if (scratch_alloc(&k, maxrt, case_segments_max(c), &x)) {
-			failed++;
-		} else if (fast && fscratch_alloc(&k, ng, maxrt, &f)) {
-			scratch_free(&x);
-			failed++;
-		} else {
-#pragma omp for schedule(dynamic, 1)
-			for (size_t i = 0; i < nunits; i++)
-				if (fast ? run_unit_fast(&k, &units[i], isa, &x, &f) :
-					   run_unit(&k, &units[i], &x, &bad))
-					failed++;
-			scratch_free(&x);
-			if (fast)
-				fscratch_free(&f);
-		}
-	}
+	/* Decode with fewer units than threads: split the units' split-K
+	 * segments over the threads instead (fast_split). */
+	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
+	    nunits < 4 * (size_t)omp_get_max_threads())
+		failed = fast_split(&k, units, nunits, isa, maxrt);
+	else
+		failed = run_units(&k, units, nunits, fast, isa, maxrt, &bad);
 	free(units);
 	c_row_slots_free(&k);
 	r->replica_mismatch = bad;

@@ -10,9 +10,9 @@
  *             vpdpbusd (u8 x s8, 4 products per dword): with k' = k + 128
  *             (u8), sum q*k = sum q*k' - 128 * sum q, exactly.
  *   tile_exp  fs_expf's own steps on 8 (4) lanes: float to double, the
- *             same multiplies, subtractions, the Horner loop with its
- *             true divisions by k, the 2^n scaling and one rounding to
- *             float. Each is one correctly rounded IEEE operation, so
+ *             same multiplies, subtractions, the Horner loop on 1/k!
+ *             (mul then add, no FMA), the 2^n scaling and one rounding
+ *             to float. Each is one correctly rounded IEEE operation, so
  *             each lane is fs_expf; the range cases are blended in.
  *   tile_pv   o = o * alpha, then o = o + p * v per key in key order, for
  *             each (row, d) element; lanes hold different d of one row,
@@ -26,6 +26,7 @@
  */
 #include "tile_fast.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "fexp.h"
@@ -35,10 +36,10 @@
 #include <immintrin.h>
 #endif
 
-/* The constants of sim/fexp.c, which tests/test_fast.c holds us to. */
-static const double LN2_HI = 6.93147180369123816490e-01;
-static const double LN2_LO = 1.90821492927058770002e-10;
-static const double LOG2E = 1.44269504088896338700e+00;
+/* sim/fexp.h's constants, which tests/test_fast.c holds us to. */
+#define LN2_HI FEXP_LN2_HI
+#define LN2_LO FEXP_LN2_LO
+#define LOG2E FEXP_LOG2E
 
 const char *tile_isa_name(enum tile_isa isa)
 {
@@ -120,6 +121,66 @@ vconv_c(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
 	for (int n = 0; n < N; n++)
 		for (int d = 0; d < D; d++)
 			vn[(size_t)n * D + d] = (float)v[(size_t)d * ld + n] * scale[n];
+}
+
+/* ---- scores and softmax of a 16-key tile ------------------------------ */
+
+static void scores16_c(int R, const int32_t *dot, const float *sq,
+		       const float *ksc, float ss, const int *lo, const int *hi,
+		       float *ws)
+{
+	for (int r = 0; r < R; r++)
+		for (int n = 0; n < 16; n++)
+			ws[r * 16 + n] = n < lo[r] || n >= hi[r] ? -INFINITY :
+					 (float)dot[r * 16 + n] * sq[r] * ksc[n] * ss;
+}
+
+/* The row's max in slot order, as softmax_pv takes it. */
+static float max16_c(const struct tile_order *ord, const float *w)
+{
+	float tmax = -INFINITY;
+
+	for (int j = 0; j < 16; j++)
+		if (w[ord->col[j]] > tmax)
+			tmax = w[ord->col[j]];
+	return tmax;
+}
+
+static uint16_t softmax16_c(int R, uint16_t valid, const struct tile_order *ord,
+			    const float *ws, float *p, float *m, float *l,
+			    float *alpha, uint16_t *vis)
+{
+	uint16_t upd = 0;
+
+	for (int n = 0; n < 16; n++)
+		vis[n] = 0;
+	for (int r = 0; r < R; r++) {
+		const float *w = &ws[r * 16];
+		float tmax = max16_c(ord, w), mnew, sum = 0.0f, part = 0.0f;
+
+		alpha[r] = 1.0f;
+		mnew = tmax > m[r] ? tmax : m[r];
+		if (!(valid >> r & 1) || mnew == -INFINITY)
+			continue;
+		upd |= (uint16_t)(1u << r);
+		alpha[r] = m[r] == -INFINITY ? 0.0f : fs_expf(m[r] - mnew);
+		for (int n = 0; n < 16; n++) {
+			p[r * 16 + n] = w[n] == -INFINITY ? 0.0f : fs_expf(w[n] - mnew);
+			if (w[n] != -INFINITY)
+				vis[n] |= (uint16_t)(1u << r);
+		}
+		for (int j = 0; j < 16; j++) {
+			if (ord->brk >> j & 1) {
+				sum += part;
+				part = 0.0f;
+			}
+			part += p[r * 16 + ord->col[j]];
+		}
+		sum += part;
+		l[r] = l[r] * alpha[r] + sum;
+		m[r] = mnew;
+	}
+	return upd;
 }
 
 #ifdef TILE_X86
@@ -223,17 +284,16 @@ __attribute__((target("avx2"))) static void exp_avx2(float *x, int n)
 		nd = _mm256_cvtepi32_pd(ni);
 		r = _mm256_sub_pd(_mm256_sub_pd(xd, _mm256_mul_pd(nd, _mm256_set1_pd(LN2_HI))),
 				  _mm256_mul_pd(nd, _mm256_set1_pd(LN2_LO)));
-		p = _mm256_set1_pd(1.0);
-		for (int k = 13; k >= 1; k--)
-			p = _mm256_add_pd(_mm256_set1_pd(1.0),
-					  _mm256_div_pd(_mm256_mul_pd(p, r),
-							_mm256_set1_pd((double)k)));
+		p = _mm256_set1_pd(fexp_coef[FEXP_DEG]);
+		for (int k = FEXP_DEG - 1; k >= 0; k--)
+			p = _mm256_add_pd(_mm256_mul_pd(p, r),
+					  _mm256_set1_pd(fexp_coef[k]));
 		bits = _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(ni),
 							  _mm256_set1_epi64x(1023)), 52);
 		two = _mm256_castsi256_pd(bits);
 		y = _mm256_cvtpd_ps(_mm256_mul_pd(p, two));
-		big = _mm_cmp_ps(xf, _mm_set1_ps(88.7228394f), _CMP_GT_OQ);
-		small = _mm_cmp_ps(xf, _mm_set1_ps(-104.0f), _CMP_LT_OQ);
+		big = _mm_cmp_ps(xf, _mm_set1_ps(FEXP_MAX), _CMP_GT_OQ);
+		small = _mm_cmp_ps(xf, _mm_set1_ps(FEXP_MIN), _CMP_LT_OQ);
 		nan = _mm_cmp_ps(xf, xf, _CMP_UNORD_Q);
 		y = _mm_blendv_ps(y, _mm_set1_ps(__builtin_inff()), big);
 		y = _mm_blendv_ps(y, _mm_setzero_ps(), small);
@@ -268,17 +328,16 @@ exp_avx512(float *x, int n)
 		nd = _mm512_cvtepi32_pd(ni);
 		r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(nd, _mm512_set1_pd(LN2_HI))),
 				  _mm512_mul_pd(nd, _mm512_set1_pd(LN2_LO)));
-		p = _mm512_set1_pd(1.0);
-		for (int k = 13; k >= 1; k--)
-			p = _mm512_add_pd(_mm512_set1_pd(1.0),
-					  _mm512_div_pd(_mm512_mul_pd(p, r),
-							_mm512_set1_pd((double)k)));
+		p = _mm512_set1_pd(fexp_coef[FEXP_DEG]);
+		for (int k = FEXP_DEG - 1; k >= 0; k--)
+			p = _mm512_add_pd(_mm512_mul_pd(p, r),
+					  _mm512_set1_pd(fexp_coef[k]));
 		bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(ni),
 							  _mm512_set1_epi64(1023)), 52);
 		two = _mm512_castsi512_pd(bits);
 		y = _mm512_cvtpd_ps(_mm512_mul_pd(p, two));
-		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(88.7228394f), _CMP_GT_OQ);
-		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(-104.0f), _CMP_LT_OQ);
+		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(FEXP_MAX), _CMP_GT_OQ);
+		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(FEXP_MIN), _CMP_LT_OQ);
 		nan = _mm256_cmp_ps_mask(xf, xf, _CMP_UNORD_Q);
 		y = _mm256_mask_mov_ps(y, big, _mm256_set1_ps(__builtin_inff()));
 		y = _mm256_mask_mov_ps(y, small, _mm256_setzero_ps());
@@ -287,6 +346,97 @@ exp_avx512(float *x, int n)
 	}
 	for (; i < n; i++)
 		x[i] = fs_expf(x[i]);
+}
+
+#define AVX512 "avx512f,avx512bw,avx512vl,avx512vnni"
+
+__attribute__((target(AVX512))) static void
+scores16_avx512(int R, const int32_t *dot, const float *sq, const float *ksc,
+		float ss, const int *lo, const int *hi, float *ws)
+{
+	__m512 k = _mm512_loadu_ps(ksc), s = _mm512_set1_ps(ss);
+
+	for (int r = 0; r < R; r++) {
+		__mmask16 in = (__mmask16)((hi[r] >= 16 ? 0xffffu : (1u << hi[r]) - 1) &
+					   ~((1u << lo[r]) - 1));
+		__m512 v = _mm512_cvtepi32_ps(_mm512_loadu_si512(&dot[r * 16]));
+
+		v = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(sq[r])), k), s);
+		_mm512_storeu_ps(&ws[r * 16], _mm512_mask_mov_ps(
+					 _mm512_set1_ps(-__builtin_inff()), in, v));
+	}
+}
+
+/*
+ * softmax16_c on 16 lanes: the max per row as a vector reduction (no NaN
+ * in it, so any order gives the same value; a 0 result is redone in slot
+ * order for its sign), the exps of all rows and the alphas in one
+ * exp_avx512 call, then P transposed so that lane r sums row r: the
+ * sequence of adds per lane is the scalar one.
+ */
+__attribute__((target(AVX512))) static uint16_t
+softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
+		 const float *ws, float *p, float *m, float *l, float *alpha,
+		 uint16_t *vis)
+{
+	float ex[17 * 16], mold[16], sums[16];
+	__m512 pr[16], sum = _mm512_setzero_ps(), part = _mm512_setzero_ps();
+	const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+	uint32_t rv[16];
+	uint16_t upd = 0;
+
+	for (int r = 0; r < 16; r++) {
+		__m512 w;
+		float tmax, mnew;
+
+		rv[r] = 0;
+		ex[256 + r] = 0.0f;
+		_mm512_storeu_ps(&ex[r * 16], ninf);
+		if (r >= R)
+			continue;
+		w = _mm512_loadu_ps(&ws[r * 16]);
+		tmax = _mm512_reduce_max_ps(_mm512_mask_mov_ps(
+			ninf, _mm512_cmp_ps_mask(w, w, _CMP_ORD_Q), w));
+		if (tmax == 0.0f)
+			tmax = max16_c(ord, &ws[r * 16]);
+		mnew = tmax > m[r] ? tmax : m[r];
+		if (!(valid >> r & 1) || mnew == -__builtin_inff())
+			continue;
+		upd |= (uint16_t)(1u << r);
+		mold[r] = m[r];
+		m[r] = mnew;
+		ex[256 + r] = mold[r] - mnew;
+		_mm512_storeu_ps(&ex[r * 16], _mm512_sub_ps(w, _mm512_set1_ps(mnew)));
+		rv[r] = _mm512_cmp_ps_mask(w, ninf, _CMP_NEQ_UQ);
+	}
+	exp_avx512(ex, 17 * 16);
+	for (int r = 0; r < 16; r++) {
+		pr[r] = _mm512_maskz_mov_ps((__mmask16)rv[r], _mm512_loadu_ps(&ex[r * 16]));
+		if (r < R) {
+			_mm512_storeu_ps(&p[r * 16], pr[r]);
+			alpha[r] = !(upd >> r & 1) ? 1.0f :
+				   mold[r] == -__builtin_inff() ? 0.0f : ex[256 + r];
+		}
+	}
+	transpose16(pr);
+	for (int j = 0; j < 16; j++) {
+		if (ord->brk >> j & 1) {
+			sum = _mm512_add_ps(sum, part);
+			part = _mm512_setzero_ps();
+		}
+		part = _mm512_add_ps(part, pr[ord->col[j]]);
+	}
+	_mm512_storeu_ps(sums, _mm512_add_ps(sum, part));
+	for (int r = 0; r < R; r++)
+		if (upd >> r & 1)
+			l[r] = l[r] * alpha[r] + sums[r];
+	{
+		__m512i bits = _mm512_loadu_si512(rv);
+
+		for (int n = 0; n < 16; n++)
+			vis[n] = _mm512_test_epi32_mask(bits, _mm512_set1_epi32(1 << n));
+	}
+	return upd;
 }
 
 /*
@@ -444,6 +594,32 @@ void tile_exp(enum tile_isa isa, float *x, int n)
 	(void)isa;
 	for (int i = 0; i < n; i++)
 		x[i] = fs_expf(x[i]);
+}
+
+void tile_scores16(enum tile_isa isa, int R, const int32_t *dot,
+		   const float *sq, const float *ksc, float ss, const int *lo,
+		   const int *hi, float *ws)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512) {
+		scores16_avx512(R, dot, sq, ksc, ss, lo, hi, ws);
+		return;
+	}
+#endif
+	(void)isa;
+	scores16_c(R, dot, sq, ksc, ss, lo, hi, ws);
+}
+
+uint16_t tile_softmax16(enum tile_isa isa, int R, uint16_t valid,
+			const struct tile_order *ord, const float *ws, float *p,
+			float *m, float *l, float *alpha, uint16_t *vis)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512)
+		return softmax16_avx512(R, valid, ord, ws, p, m, l, alpha, vis);
+#endif
+	(void)isa;
+	return softmax16_c(R, valid, ord, ws, p, m, l, alpha, vis);
 }
 
 void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,

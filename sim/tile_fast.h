@@ -60,4 +60,35 @@ void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,
 	     const float *p, const uint16_t *vis, uint16_t upd,
 	     const float *alpha);
 
+/* The slot order every row of a tile shares (its 16 columns once each). */
+struct tile_order {
+	uint8_t col[16];	/* the column of each slot, in slot order */
+	uint16_t brk;		/* bit j: slot j starts a new lane */
+};
+
+/*
+ * Scores of one tile of 16 keys for R <= 16 rows, left to right as the
+ * scalar executor: ws[r][n] = (float)dot[r][n] * sq[r] * ksc[n] * ss for
+ * lo[r] <= n < hi[r], -inf elsewhere.
+ */
+void tile_scores16(enum tile_isa isa, int R, const int32_t *dot,
+		   const float *sq, const float *ksc, float ss, const int *lo,
+		   const int *hi, float *ws);
+
+/*
+ * Online softmax of one tile of 16 keys for the rows r < R with bit r of
+ * valid, in the scalar executor's order (sim/attn.c softmax_pv) for rows
+ * sharing the slot order ord:
+ *   tmax = max of ws[r][*] (NaN skipped, the first of +-0 in slot order)
+ *   mnew = max(m[r], tmax); rows with mnew = -inf are not updated
+ *   p[r][n] = fs_expf(ws[r][n] - mnew), 0 where ws is -inf
+ *   alpha[r] = fs_expf(m[r] - mnew), 0 if m[r] was -inf, 1 if not updated
+ *   l[r] = l[r] * alpha[r] + (sum of p in ord: within a lane, lanes in order)
+ *   m[r] = mnew;  vis[n] bit r: ws[r][n] != -inf, for updated rows r
+ * Returns the updated rows' bits.
+ */
+uint16_t tile_softmax16(enum tile_isa isa, int R, uint16_t valid,
+			const struct tile_order *ord, const float *ws, float *p,
+			float *m, float *l, float *alpha, uint16_t *vis);
+
 #endif

@@ -271,7 +271,7 @@ static void hardware_map_hypothesis(void **state)
 	struct fs_err err;
 	struct lanemap *quad;
 	struct lm_report lr;
-	struct attn_opts ao;
+	struct attn_opts ao = { 0 };	/* exec auto, drop nothing */
 	struct attn_result dev;
 	struct dump d;
 	struct diff_opts o = { 0.0, 0 };

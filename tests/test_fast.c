@@ -103,6 +103,78 @@ static void exp_matches_fs_expf(void **state)
 	free(x);
 }
 
+/*
+ * The correctly rounded expf(x), from expl in x87 long double (64-bit
+ * significand, error < 1 of its ulps) rounded once to float. Returns 0,
+ * undecided, when expl's value lies within 2^-58 relative of a float
+ * rounding boundary (a midpoint), where that rounding could go wrong.
+ */
+static int expf_correct(float x, float *out)
+{
+	long double e = expl((long double)x), tol = e * 0x1p-58L;
+	float f = (float)e;
+	long double lo = ((long double)f + nextafterf(f, 0.0f)) / 2;
+	long double hi = ((long double)f + nextafterf(f, INFINITY)) / 2;
+
+	if (fabsl(e - lo) < tol || fabsl(e - hi) < tol)
+		return 0;
+	*out = f;
+	return 1;
+}
+
+/* fs_expf's error in ulps of the float result (2^-149 below 2^-126). */
+static double expf_err_ulps(float x)
+{
+	long double e = expl((long double)x), ulp;
+	int ex;
+
+	frexpl(e, &ex);		/* e = m * 2^ex, m in [0.5, 1) */
+	ulp = ldexpl(1.0L, ex - 24 < -149 ? -149 : ex - 24);
+	return (double)(fabsl((long double)fs_expf(x) - e) / ulp);
+}
+
+/*
+ * fs_expf against the correctly rounded expf over softmax arguments in
+ * [-104, 88.72]: uniform values, uniform bit patterns (small magnitudes),
+ * every 97th float of [-1, 0). fexp.c's header quotes these figures.
+ */
+static void exp_is_correctly_rounded(void **state)
+{
+	enum { N = 1 << 21 };
+	long n = 0, wrong = 0, undecided = 0;
+	double maxerr = 0.0;
+	float maxat = 0.0f;
+
+	(void)state;
+	for (long i = 0; i < 2L * N + 0x3f800000L / 97; i++) {
+		float x, want;
+		double err;
+
+		if (i < N) {
+			x = -104.0f + 192.72f * (float)(rnd32() >> 8) / (float)(1 << 24);
+		} else if (i < 2L * N) {
+			x = bits_float(rnd32() ^ (rnd32() << 16));
+			if (!(x >= -104.0f && x <= 88.72f))
+				continue;
+		} else {
+			x = bits_float(0x80000000u + (uint32_t)(i - 2L * N) * 97u + 1u);
+		}
+		n++;
+		err = expf_err_ulps(x);
+		if (err > maxerr)
+			maxerr = err, maxat = x;
+		if (!expf_correct(x, &want))
+			undecided++;
+		else if (float_bits(want) != float_bits(fs_expf(x)))
+			wrong++;
+	}
+	print_message("fs_expf: %ld inputs, %ld not correctly rounded, %ld undecided, "
+		      "max error %.9f ulp at %a\n", n, wrong, undecided, maxerr,
+		      (double)maxat);
+	assert_true(wrong == 0);
+	assert_true(maxerr < 0.5 + 1e-6);
+}
+
 static void qk_and_pv_match_plain_loops(void **state)
 {
 	enum { R = 6, NK = 16, D = 256 };
@@ -266,6 +338,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exp_matches_fs_expf),
+		cmocka_unit_test(exp_is_correctly_rounded),
 		cmocka_unit_test(qk_and_pv_match_plain_loops),
 		cmocka_unit_test(exec_option),
 		cmocka_unit_test(fast_goldens_equal_scalar),

@@ -1,0 +1,557 @@
+/*
+ * attn_fast.c - the executor fast path (see attn_int.h for why it gives
+ * the scalar executor's bytes): per unit, K read in place from the paged
+ * cache, QK^T as int32 dot products, scores and softmax in the scalar
+ * order with the exps ahead, PV over d; the vector kernels are
+ * sim/tile_fast.c's.
+ */
+#include "attn_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fexp.h"
+
+void attn_fast_free(struct fscratch *f)
+{
+	free(f->kst);
+	free(f->qb);
+	free(f->qsum);
+	free(f->dot);
+	free(f->creg);
+	free(f->ws);
+	free(f->ex);
+	free(f->vis);
+	free(f->vn);
+	free(f->ksc);
+	free(f->vsc);
+	free(f->ot);
+	free(f->gm);
+	free(f->gl);
+	free(f->needed);
+	memset(f, 0, sizeof(*f));
+}
+
+int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
+{
+	size_t N = (size_t)k->N, D = (size_t)k->D, G = (size_t)ng * 16;
+	size_t ks = (size_t)k->ksteps;
+
+	memset(f, 0, sizeof(*f));
+	f->kst = malloc(D * N);
+	f->qb = calloc(G * D, 1);
+	f->qsum = calloc(G, sizeof(int32_t));
+	f->dot = malloc(ks * G * N * sizeof(int32_t));
+	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
+	f->ws = malloc(16 * N * sizeof(float));
+	f->ex = malloc((16 * N + 16) * sizeof(float));
+	f->vis = malloc(N * sizeof(uint16_t));
+	f->vn = calloc(D * N, sizeof(float));
+	f->ksc = malloc(ks * N * sizeof(float));
+	f->vsc = malloc(N * sizeof(float));
+	f->ot = malloc(G * D * sizeof(float));
+	f->gm = malloc(G * sizeof(float));
+	f->gl = malloc(G * sizeof(float));
+	f->needed = malloc((size_t)nrt * sizeof(int));
+	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->creg || !f->ws ||
+	    !f->ex || !f->vis || !f->vn || !f->ksc || !f->vsc ||
+	    !f->ot || !f->gm || !f->gl || !f->needed) {
+		attn_fast_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+/* Do replica rows sum their slots in their primary's order? (decode) */
+int attn_fast_rows_agree(const struct kern *k)
+{
+	const int *col = k->col_write;
+
+	for (int m = k->G; m < k->M; m++) {
+		int p = m % k->G;
+		const int *a = &k->rowslots[m * k->rowcap], *b = &k->rowslots[p * k->rowcap];
+
+		if (k->rowcount[m] != k->rowcount[p])
+			return 0;
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			int na = i == 0 || a[i] / k->EC != a[i - 1] / k->EC;
+			int nb = i == 0 || b[i] / k->EC != b[i - 1] / k->EC;
+
+			if (col[a[i]] != col[b[i]] || na != nb)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+void attn_fast_order(struct kern *k)
+{
+	const int *col = k->col_write;
+
+	k->ord_ok = k->N == 16 && !k->per_block32;
+	for (int m = 0; k->ord_ok && m < k->M; m++) {
+		const int *sl = &k->rowslots[m * k->rowcap];
+		unsigned seen = 0;
+
+		if (k->rowcount[m] != 16) {
+			k->ord_ok = 0;
+			break;
+		}
+		for (int j = 0; j < 16; j++) {
+			int brk = j == 0 || sl[j] / k->EC != sl[j - 1] / k->EC;
+
+			seen |= 1u << col[sl[j]];
+			if (m == 0) {
+				k->ord.col[j] = (uint8_t)col[sl[j]];
+				k->ord.brk |= (uint16_t)(brk << j);
+			} else if (k->ord.col[j] != col[sl[j]] || (k->ord.brk >> j & 1) != brk) {
+				k->ord_ok = 0;
+			}
+		}
+		if (seen != 0xffffu)
+			k->ord_ok = 0;
+	}
+}
+
+/*
+ * The tile's K, chunk-major, under load_k's rule (a key inside the last
+ * block loads its slot, one past the block table loads 0): in place in
+ * the cache when the N keys are consecutive slots of one block, else
+ * staged in kst. Returns the chunk stride in bytes; *kp the first chunk.
+ */
+static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
+		     int8_t *kst, const int8_t **kp)
+{
+	const int8_t *kc = k->in->k_cache;
+	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / 16;
+
+	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
+		*kp = &kc[(((size_t)attn_block(k, u->s, kb) * k->Hkv + g) * C) *
+			  k->BS * 16 + (size_t)(kb % k->BS) * 16];
+		return (size_t)k->BS * 16;
+	}
+	for (int n = 0; n < k->N; n++) {
+		int tok = kb + n;
+
+		for (int c = 0; c < C; c++) {
+			int8_t *dst = &kst[((size_t)c * k->N + n) * 16];
+
+			if (tok / k->BS < nblk)
+				memcpy(dst, &kc[((((size_t)attn_block(k, u->s, tok) * k->Hkv + g) *
+						 C + c) * k->BS + tok % k->BS) * 16], 16);
+			else
+				memset(dst, 0, 16);
+		}
+	}
+	*kp = kst;
+	return (size_t)k->N * 16;
+}
+
+/* Prefetch the K and V of the unit's tile at kb (the next one). */
+static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, int hi)
+{
+	size_t a, bytes = (size_t)k->D * k->BS;
+	const int8_t *kp, *vp;
+
+	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > 64)
+		return;
+	a = ((size_t)attn_block(k, u->s, kb) * k->Hkv + attn_kv_head(k, u)) * bytes;
+	kp = &k->in->k_cache[a];
+	vp = &k->in->v_cache_i8[a];
+	for (size_t i = 0; i < bytes; i += 64) {
+		__builtin_prefetch(kp + i);
+		__builtin_prefetch(vp + i);
+	}
+}
+
+/* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
+static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
+		    int kb, int nv, struct fscratch *f)
+{
+	if (k->c->v_dtype == VDT_INT8 && nv == k->N && kb % k->BS + k->N <= k->BS) {
+		struct vcol v0 = attn_v_col(k, u, kb);
+
+		for (int n = 0; n < k->N; n++)
+			f->vsc[n] = attn_v_col(k, u, kb + n).scale;
+		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vn);
+		return;
+	}
+	for (int n = 0; n < nv; n++) {
+		struct vcol v = attn_v_col(k, u, kb + n);
+
+		for (int d = 0; d < k->D; d++)
+			f->vn[(size_t)n * k->D + d] =
+				v.i8 ? (float)v.i8[(size_t)d * k->BS] * v.scale :
+				       v.f[(size_t)d * k->BS];
+	}
+}
+
+/* Per-K-step dots (per_block32): dotk[ks][r][n], plain C. */
+static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
+		      const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
+{
+	int cper = k->K / 16;
+
+	for (int ks = 0; ks < k->ksteps; ks++)
+		for (int r = 0; r < R; r++)
+			for (int n = 0; n < k->N; n++) {
+				int32_t s = 0;
+
+				for (int c = ks * cper; c < (ks + 1) * cper; c++)
+					for (int j = 0; j < 16; j++)
+						s += (int32_t)q[(size_t)r * k->D + c * 16 + j] *
+						     (int32_t)kt[c * cstride + (size_t)n * 16 + j];
+				dot[ks * kstride + (size_t)r * k->N + n] = s;
+			}
+}
+
+/* The keys kb + [*a, *b) that row w sees: key_visible as a range. */
+static void vis_range(const struct kern *k, const struct row *w, int kb, int hi,
+		      int *a, int *b)
+{
+	int lo = kb, up = kb + k->N;
+
+	*a = *b = 0;
+	if (!w->valid)
+		return;
+	if (k->c->sliding_window > 0 && lo < w->q_pos - k->c->sliding_window + 1)
+		lo = w->q_pos - k->c->sliding_window + 1;
+	if (up > hi)
+		up = hi;
+	if (up > w->q_pos + 1)
+		up = w->q_pos + 1;
+	if (lo < up)
+		*a = lo - kb, *b = up - kb;
+}
+
+/* tile_needed, by ranges. */
+static int fast_needed(const struct kern *k, const struct row *rows, int kb, int hi)
+{
+	for (int m = 0; m < k->M; m++) {
+		int a, b;
+
+		vis_range(k, &rows[m], kb, hi, &a, &b);
+		if (a < b)
+			return 1;
+	}
+	return 0;
+}
+
+/* The workspace rows of the primary rows into scores, when kept. */
+static void fast_scores_out(const struct kern *k, const struct unit *u,
+			    const struct row *rows, int gn, int kb, const float *ws)
+{
+	float *sc = k->r->scores;
+
+	for (int i = 0; sc && i < gn; i++) {
+		const struct row *w = &rows[i];
+		size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+
+		if (!w->primary)
+			continue;
+		for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+			sc[ri * k->MAXCTX + kb + n] = ws[i * k->N + n];
+	}
+}
+
+/*
+ * Scores and softmax of one row group on one tile in any slot order
+ * (rowslots of C rows m0 + i mod M): max in slot order, the exps ahead,
+ * sums in slot order. P in f->ex, vis in f->vis; returns the updated rows.
+ */
+static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
+				   enum tile_isa isa, const struct row *rows,
+				   int m0, int gn, const int32_t *dot,
+				   size_t kstride, int kb, int hi, float *gm,
+				   float *gl, float *alpha, struct fscratch *f)
+{
+	const int *col = k->col_write;
+	float ss = (float)k->c->softmax_scale, gm_old[16];
+	uint16_t upd = 0;
+	int N = k->N;
+
+	for (int i = 0; i < gn; i++) {
+		const struct row *w = &rows[i];
+		int a, b;
+
+		vis_range(k, w, kb, hi, &a, &b);
+		for (int n = 0; n < N; n++) {
+			float sc;
+
+			if (n < a || n >= b) {
+				f->ws[i * N + n] = -INFINITY;
+				continue;
+			}
+			if (k->per_block32) {
+				float acc = 0.0f;
+
+				for (int ks = 0; ks < k->ksteps; ks++)
+					acc += (float)dot[ks * kstride + (size_t)i * N + n] *
+					       f->ksc[ks * N + n];
+				sc = acc * w->sq * ss;
+			} else {
+				sc = (float)dot[(size_t)i * N + n] * w->sq * f->ksc[n] * ss;
+			}
+			f->ws[i * N + n] = sc;
+		}
+	}
+	fast_scores_out(k, u, rows, gn, kb, f->ws);
+	/* Softmax: max in slot order, exps ahead, sums in slot order. */
+	for (int i = 0; i < gn; i++) {
+		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
+		int cnt = k->rowcount[(m0 + i) % k->M];
+		float tmax = -INFINITY, mnew;
+
+		if (!rows[i].valid)
+			continue;
+		for (int j = 0; j < cnt; j++) {
+			float v = f->ws[i * N + col[sl[j]]];
+
+			if (v > tmax)
+				tmax = v;
+		}
+		mnew = tmax > gm[i] ? tmax : gm[i];
+		if (mnew == -INFINITY)
+			continue;
+		/* alpha = fs_expf(m - mnew), or 0 when m is -inf: below. */
+		f->ex[gn * N + i] = gm[i] - mnew;
+		upd |= (uint16_t)(1u << i);
+		for (int n = 0; n < N; n++)
+			f->ex[i * N + n] = f->ws[i * N + n] - mnew;
+		gm_old[i] = gm[i];
+		gm[i] = mnew;
+	}
+	for (int i = 0; i < gn; i++)
+		if (!(upd >> i & 1)) {
+			f->ex[gn * N + i] = 0.0f;
+			for (int n = 0; n < N; n++)
+				f->ex[i * N + n] = -INFINITY;
+		}
+	tile_exp(isa, f->ex, gn * N + gn);
+	for (int i = 0; i < gn; i++)
+		alpha[i] = (upd >> i & 1) && gm_old[i] != -INFINITY ? f->ex[gn * N + i] :
+			   (upd >> i & 1) ? 0.0f : 1.0f;
+	for (int n = 0; n < N; n++)
+		f->vis[n] = 0;
+	for (int i = 0; i < gn; i++) {
+		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
+		int cnt = k->rowcount[(m0 + i) % k->M], lane = -1;
+		float sum = 0.0f, part = 0.0f;
+
+		if (!(upd >> i & 1))
+			continue;
+		for (int j = 0; j < cnt; j++) {
+			int n = col[sl[j]];
+			float p = f->ws[i * N + n] == -INFINITY ? 0.0f : f->ex[i * N + n];
+
+			if (sl[j] / k->EC != lane) {
+				sum += part;
+				part = 0.0f;
+				lane = sl[j] / k->EC;
+			}
+			part += p;
+		}
+		sum += part;
+		gl[i] = gl[i] * alpha[i] + sum;
+		for (int n = 0; n < N; n++)
+			if (f->ws[i * N + n] != -INFINITY)
+				f->vis[n] |= (uint16_t)(1u << i);
+	}
+	return upd;
+}
+
+/*
+ * One row group (rows[0 .. gn - 1], C rows m0 + i mod M) on one
+ * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
+ */
+static void fast_group_tile(const struct kern *k, const struct unit *u,
+			    enum tile_isa isa, const struct row *rows, int m0, int gn,
+			    const int32_t *dot, size_t kstride, int kb, int hi,
+			    float *ot, float *gm, float *gl, struct fscratch *f,
+			    int *vstaged)
+{
+	float alpha[16];
+	uint16_t upd;
+	int N = k->N, nv = hi - kb < N ? hi - kb : N;
+
+	/* Rows sharing one slot order of 16 columns: vectors (tile_fast). */
+	if (k->ord_ok) {
+		int lo16[16], hi16[16];
+		float sq[16];
+		uint16_t valid = 0;
+
+		for (int i = 0; i < gn; i++) {
+			vis_range(k, &rows[i], kb, hi, &lo16[i], &hi16[i]);
+			sq[i] = rows[i].sq;
+			valid |= (uint16_t)(rows[i].valid << i);
+		}
+		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
+			      lo16, hi16, f->ws);
+		fast_scores_out(k, u, rows, gn, kb, f->ws);
+		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
+				     alpha, f->vis);
+	} else {
+		upd = fast_softmax_slots(k, u, isa, rows, m0, gn, dot, kstride, kb, hi,
+					 gm, gl, alpha, f);
+	}
+	if (!upd)
+		return;
+	if (!*vstaged && nv > 0) {
+		stage_v(k, u, isa, kb, nv, f);
+		*vstaged = 1;
+	}
+	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
+}
+
+int attn_fast_segs(const struct kern *k, const struct unit *u,
+		   enum tile_isa isa, int sg0, int sg1, size_t tile,
+		   struct rstate *sts, struct scratch *x, struct fscratch *f)
+{
+	struct attn_result *r = k->r;
+	int R = u->nrt * k->M, N = k->N;
+	int dec = k->c->mode == MODE_DECODE, slots = k->W * k->EC;
+	int nrows = dec ? k->G : R, ng = (nrows + 15) / 16;
+	size_t kstride = (size_t)ng * 16 * N;
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+
+	/* Group j holds rows x->rows[j*16 ...]; prefill: one row tile. */
+	if (!dec)
+		ng = u->nrt;
+	attn_unit_rows(k, u, x->rows);
+	for (int j = 0; j < ng; j++) {
+		int g0 = dec ? j * 16 : j * k->M;
+		int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
+
+		for (int i = 0; i < 16; i++) {
+			int8_t *qd = &f->qb[((size_t)j * 16 + i) * k->D];
+			int32_t s = 0;
+
+			if (i < gn && x->rows[g0 + i].valid)
+				memcpy(qd, x->rows[g0 + i].q, (size_t)k->D);
+			else
+				memset(qd, 0, (size_t)k->D);
+			for (int d = 0; d < k->D; d++)
+				s += qd[d];
+			f->qsum[j * 16 + i] = s;
+		}
+	}
+	for (int sg = sg0; sg < sg1; sg++) {
+		struct rstate *st = &sts[(size_t)sg * R];
+		int lo, hi;
+
+		attn_seg_bounds(k, u->s, sg, &lo, &hi);
+		for (size_t i = 0; i < (size_t)ng * 16; i++) {
+			f->gm[i] = -INFINITY;
+			f->gl[i] = 0.0f;
+		}
+		memset(f->ot, 0, (size_t)ng * 16 * k->D * sizeof(float));
+		for (int kb = lo; kb < hi; kb += N) {
+			int any = 0, vstaged = 0;
+			const int8_t *kt;
+			size_t cstride;
+
+			for (int i = 0; i < u->nrt; i++)
+				any |= f->needed[i] = fast_needed(k, &x->rows[i * k->M], kb, hi);
+			if (!any)
+				continue;
+			cstride = tile_k(k, u, kb, f->kst, &kt);
+			if (kb % k->BS == 0 && k->BS >= N)
+				tile_prefetch(k, u, kb + k->BS, hi);
+			for (int n = 0; n < N; n++) {
+				int tok = kb + n;
+
+				if (tok >= hi)
+					continue;
+				for (int ks = 0; ks < (k->per_block32 ? k->ksteps : 1); ks++)
+					f->ksc[ks * N + n] = attn_k_scale(k, u, tok, ks);
+			}
+			for (int j = 0; j < ng; j++) {
+				int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
+				const int8_t *q = &f->qb[(size_t)j * 16 * k->D];
+
+				if (!(dec ? f->needed[0] : f->needed[j]))
+					continue;
+				if (k->per_block32)
+					qk_ksteps(k, q, gn, kt, cstride,
+						  &f->dot[(size_t)j * 16 * N], kstride);
+				else
+					tile_qk(isa, q, &f->qsum[j * 16], gn, kt, cstride, N,
+						k->D, &f->dot[(size_t)j * 16 * N]);
+			}
+			/* The C registers of each executed tile, in the scalar order. */
+			for (int i = 0; i < u->nrt; i++) {
+				if (!f->needed[i])
+					continue;
+				if (r->acc) {
+					for (int ks = 0; ks < r->ksteps_in_acc; ks++)
+						for (int sl = 0; sl < slots; sl++) {
+							int m = oc->row[sl], ri = i * k->M + m;
+							int row = dec ? ri % k->G : i * 16 + m;
+							int32_t v = x->rows[ri].valid ?
+								f->dot[ks * kstride + (size_t)row * N + oc->col[sl]] : 0;
+
+							f->creg[ks * slots + sl] = v;
+						}
+					attn_acc_store(k, u, tile, u->rt0 + i, kb, f->creg);
+				}
+				tile++;
+			}
+			for (int j = 0; j < ng; j++) {
+				int g0 = j * 16;
+				int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
+
+				if (!(dec ? f->needed[0] : f->needed[j]))
+					continue;
+				fast_group_tile(k, u, isa, &x->rows[dec ? g0 : j * k->M],
+						dec ? g0 : 0, gn,
+						&f->dot[(size_t)g0 * N], kstride, kb, hi,
+						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
+						f, &vstaged);
+			}
+		}
+		/* The segment's states, in the scalar layout, for attn_merge_row. */
+		for (int j = 0; j < ng; j++) {
+			int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
+			int g0 = dec ? j * 16 : j * k->M;
+
+			for (int i = 0; i < gn; i++) {
+				struct rstate *s = &st[g0 + i];
+
+				s->m = f->gm[j * 16 + i];
+				s->l = f->gl[j * 16 + i];
+				memcpy(s->o, &f->ot[((size_t)j * 16 + i) * k->D],
+				       (size_t)k->D * sizeof(float));
+			}
+		}
+	}
+	return 0;
+}
+
+void attn_fast_merge(const struct kern *k, const struct unit *u,
+		     struct rstate *sts, struct scratch *x)
+{
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int nrows = k->c->mode == MODE_DECODE ? k->G : R;
+
+	attn_unit_rows(k, u, x->rows);
+	for (int i = 0; i < nrows; i++) {
+		struct rstate *segs[ATTN_MAX_SEGMENTS];
+
+		if (!x->rows[i].valid)
+			continue;
+		for (int sg = 0; sg < nseg; sg++)
+			segs[sg] = &sts[(size_t)sg * R + i];
+		attn_merge_row(k, u, &x->rows[i], segs, nseg);
+	}
+}
+
+int attn_fast_unit(const struct kern *k, const struct unit *u,
+		   enum tile_isa isa, struct scratch *x, struct fscratch *f)
+{
+	if (attn_fast_segs(k, u, isa, 0, case_segments_of(k->c, u->s), u->tile0,
+			   x->st, x, f))
+		return -1;
+	attn_fast_merge(k, u, x->st, x);
+	return 0;
+}
