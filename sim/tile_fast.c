@@ -409,7 +409,9 @@ softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
 		_mm512_storeu_ps(&ex[r * 16], _mm512_sub_ps(w, _mm512_set1_ps(mnew)));
 		rv[r] = _mm512_cmp_ps_mask(w, ninf, _CMP_NEQ_UQ);
 	}
-	exp_avx512(ex, 17 * 16);
+	/* Rows past R stay -inf (masked to 0 below): no exps for them. */
+	exp_avx512(ex, R * 16);
+	exp_avx512(&ex[256], 16);
 	for (int r = 0; r < 16; r++) {
 		pr[r] = _mm512_maskz_mov_ps((__mmask16)rv[r], _mm512_loadu_ps(&ex[r * 16]));
 		if (r < R) {
