@@ -172,19 +172,34 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 	}
 }
 
+/*
+ * When the tile's nv keys are all N keys, int8, in consecutive slots of
+ * one block: their V (element d of key n at v[d * BS + n]) and the scales
+ * in f->vsc; else NULL.
+ */
+static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int kb,
+			       int nv, struct fscratch *f)
+{
+	const float *vs;
+
+	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS)
+		return NULL;
+	/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */
+	vs = &k->in->v_scale[((size_t)attn_block(k, u->s, kb) * k->BS + kb % k->BS) *
+			     k->Hkv + attn_kv_head(k, u)];
+	for (int n = 0; n < k->N; n++)
+		f->vsc[n] = vs[(size_t)n * k->Hkv];
+	return attn_v_col(k, u, kb).i8;
+}
+
 /* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
 static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
 		    int kb, int nv, struct fscratch *f)
 {
-	if (k->c->v_dtype == VDT_INT8 && nv == k->N && kb % k->BS + k->N <= k->BS) {
-		struct vcol v0 = attn_v_col(k, u, kb);
-		/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */
-		const float *vs = &k->in->v_scale[((size_t)attn_block(k, u->s, kb) * k->BS +
-						   kb % k->BS) * k->Hkv + attn_kv_head(k, u)];
+	const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
 
-		for (int n = 0; n < k->N; n++)
-			f->vsc[n] = vs[(size_t)n * k->Hkv];
-		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vn);
+	if (v8) {
+		tile_vconv(isa, v8, k->BS, k->D, k->N, f->vsc, f->vn);
 		return;
 	}
 	for (int n = 0; n < nv; n++) {
@@ -404,7 +419,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 			    enum tile_isa isa, const struct row *rows, int m0, int gn,
 			    const int32_t *dot, size_t kstride, int kb, int hi,
 			    float *ot, float *gm, float *gl, struct fscratch *f,
-			    int *vstaged)
+			    int *vstaged, int fuse)
 {
 	float alpha[16];
 	uint16_t upd;
@@ -432,6 +447,16 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 	}
 	if (!upd)
 		return;
+	/* One row group (decode): int8 V converted inside PV, never staged. */
+	if (fuse && k->N == 16) {
+		const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
+
+		if (v8) {
+			tile_pv_i8(isa, ot, gn, k->D, v8, k->BS, f->vsc, f->ex, f->vis,
+				   upd, alpha, f->vn);
+			return;
+		}
+	}
 	if (!*vstaged && nv > 0) {
 		stage_v(k, u, isa, kb, nv, f);
 		*vstaged = 1;
@@ -535,7 +560,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 						dec ? g0 : 0, gn,
 						&f->dot[(size_t)g0 * N], kstride, kb, hi,
 						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
-						f, &vstaged);
+						f, &vstaged, ng == 1);
 			}
 		}
 		/* The segment's states, in the scalar layout, for attn_merge_row. */
