@@ -771,7 +771,8 @@ struct segpiece {
 static int fast_split(const struct kern *k, const struct unit *units,
 		      size_t nunits, enum tile_isa isa, int maxrt)
 {
-	size_t R = (size_t)maxrt * k->M, nst = 0, np = 0, *sto;
+	/* States of the G distinct rows only (attn_fast_segs' stride). */
+	size_t R = (size_t)k->G, nst = 0, np = 0, *sto;
 	struct segpiece *pc;
 	struct rstate *sts;
 	float *obuf;
@@ -779,7 +780,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	int failed = 0;
 
 	sto = malloc((nunits + 1) * sizeof(*sto));
-	rows = malloc(R * sizeof(*rows));
+	rows = malloc((size_t)maxrt * k->M * sizeof(*rows));
 	if (!sto || !rows) {
 		free(sto);
 		free(rows);

@@ -497,7 +497,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 		}
 	}
 	for (int sg = sg0; sg < sg1; sg++) {
-		struct rstate *st = &sts[(size_t)sg * R];
+		struct rstate *st = &sts[(size_t)sg * nrows];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
@@ -594,7 +594,7 @@ void attn_fast_merge(const struct kern *k, const struct unit *u,
 		if (!x->rows[i].valid)
 			continue;
 		for (int sg = 0; sg < nseg; sg++)
-			segs[sg] = &sts[(size_t)sg * R + i];
+			segs[sg] = &sts[(size_t)sg * nrows + i];
 		attn_merge_row(k, u, &x->rows[i], segs, nseg);
 	}
 }

@@ -169,8 +169,9 @@ int attn_fast_rows_agree(const struct kern *k);
 /*
  * Split-K segments [sg0, sg1) of a unit on the fast path, their first
  * executed tile numbered tile; segment sg's row states into
- * sts[sg * rows + i] (rows = u->nrt * M). Each segment's state depends on
- * that segment alone, so any split of the segments gives the same bytes.
+ * sts[sg * rows + i] (rows: decode the G distinct rows, prefill
+ * u->nrt * M). Each segment's state depends on that segment alone, so any
+ * split of the segments gives the same bytes.
  */
 int attn_fast_segs(const struct kern *k, const struct unit *u,
 		   enum tile_isa isa, int sg0, int sg1, size_t tile,
