@@ -560,7 +560,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 						dec ? g0 : 0, gn,
 						&f->dot[(size_t)g0 * N], kstride, kb, hi,
 						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
-						f, &vstaged, ng == 1);
+						f, &vstaged, ng == 1 && dec);
 			}
 		}
 		/* The segment's states, in the scalar layout, for attn_merge_row. */
