@@ -582,13 +582,13 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 }
 
 void attn_fast_merge(const struct kern *k, const struct unit *u,
-		     struct rstate *sts, struct scratch *x)
+		     struct rstate *sts, struct scratch *x, int i0, int i1)
 {
 	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
 	int nrows = k->c->mode == MODE_DECODE ? k->G : R;
 
 	attn_unit_rows(k, u, x->rows);
-	for (int i = 0; i < nrows; i++) {
+	for (int i = i0; i < i1 && i < nrows; i++) {
 		struct rstate *segs[ATTN_MAX_SEGMENTS];
 
 		if (!x->rows[i].valid)
@@ -605,6 +605,6 @@ int attn_fast_unit(const struct kern *k, const struct unit *u,
 	if (attn_fast_segs(k, u, isa, 0, case_segments_of(k->c, u->s), u->tile0,
 			   x->st, x, f))
 		return -1;
-	attn_fast_merge(k, u, x->st, x);
+	attn_fast_merge(k, u, x->st, x, 0, u->nrt * k->M);
 	return 0;
 }
