@@ -288,9 +288,16 @@ static int fast_needed(const struct kern *k, const struct row *rows, int kb, int
 	return 0;
 }
 
-/* The workspace rows of the primary rows into scores, when kept. */
+/*
+ * The workspace rows of the primary rows into scores, when kept: keys
+ * kb .. hi - 1 only. A tile's keys past its segment's end are -inf in ws
+ * and belong to the next segment, which may run on another thread
+ * (fast_split); the scalar executor writes them too, and the next
+ * segment's tile overwrites them after it, so its final bytes are these.
+ */
 static void fast_scores_out(const struct kern *k, const struct unit *u,
-			    const struct row *rows, int gn, int kb, const float *ws)
+			    const struct row *rows, int gn, int kb, int hi,
+			    const float *ws)
 {
 	float *sc = k->r->scores;
 
@@ -300,7 +307,7 @@ static void fast_scores_out(const struct kern *k, const struct unit *u,
 
 		if (!w->primary)
 			continue;
-		for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+		for (int n = 0; n < k->N && kb + n < hi; n++)
 			sc[ri * k->MAXCTX + kb + n] = ws[i * k->N + n];
 	}
 }
@@ -346,7 +353,7 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
 			f->ws[i * N + n] = sc;
 		}
 	}
-	fast_scores_out(k, u, rows, gn, kb, f->ws);
+	fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
 	/* Softmax: max in slot order, exps ahead, sums in slot order. */
 	for (int i = 0; i < gn; i++) {
 		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
@@ -438,7 +445,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		}
 		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
 			      lo16, hi16, f->ws);
-		fast_scores_out(k, u, rows, gn, kb, f->ws);
+		fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
 		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
 				     alpha, f->vis);
 	} else {
