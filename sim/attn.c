@@ -752,51 +752,50 @@ static int run_units(const struct kern *k, const struct unit *units,
 	return failed;
 }
 
-/* A piece of fast_split: segments [sg0, sg1) of unit ui. */
+/* A piece of fast_split: segments [sg0, sg1) of a unit. */
 struct segpiece {
-	size_t ui, tile0;
+	size_t tile0;
 	int sg0, sg1;
 };
 
-#define SPLIT_SEGS 8	/* segments per piece: 32 pieces per 256 segments */
+#define SPLIT_SEGS 4	/* segments per piece: 64 pieces per 256 segments */
 
 /*
- * Decode, fast path, few units: pieces of SPLIT_SEGS segments of every
- * unit run on any thread, each writing its segments' states into the
- * unit's slice of one shared array (and its pre-numbered acc tiles);
- * then each unit merges its rows in segment order. A segment's state
- * depends on that segment only, so the bytes are those of attn_fast_unit
- * for any thread count. Returns the number of failures.
+ * Decode, fast path, few units: one unit after the other, its pieces of
+ * SPLIT_SEGS segments on any thread, each writing its segments' states
+ * into one shared array (and its pre-numbered acc tiles); then the
+ * unit's rows merge in segment order, spread over the threads. A
+ * segment's state depends on that segment only, so the bytes are those of
+ * attn_fast_unit for any thread count. The array holds one unit's states
+ * (1.5 MiB at 131072 keys), not all units' (6 MiB): fresh memory costs
+ * ~2.3 ms per MiB to fault in on this machine, more than the merge's
+ * barriers. Returns the number of failures.
  */
 static int fast_split(const struct kern *k, const struct unit *units,
 		      size_t nunits, enum tile_isa isa, int maxrt)
 {
-	size_t R = (size_t)maxrt * k->M, nst = 0, np = 0, *sto;
+	/* States of the G distinct rows only (attn_fast_segs' stride). */
+	size_t R = (size_t)k->G, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
 	struct segpiece *pc;
 	struct rstate *sts;
 	float *obuf;
 	struct row *rows;
 	int failed = 0;
 
-	sto = malloc((nunits + 1) * sizeof(*sto));
-	rows = malloc(R * sizeof(*rows));
-	if (!sto || !rows) {
-		free(sto);
+	p0 = malloc((nunits + 1) * sizeof(*p0));
+	rows = malloc((size_t)maxrt * k->M * sizeof(*rows));
+	if (!p0 || !rows) {
+		free(p0);
 		free(rows);
 		return 1;
 	}
-	for (size_t i = 0; i < nunits; i++) {
-		int nseg = case_segments_of(k->c, units[i].s);
-
-		sto[i] = nst;
-		nst += (size_t)nseg * R;
-		np += (size_t)(nseg + SPLIT_SEGS - 1) / SPLIT_SEGS;
-	}
+	for (size_t i = 0; i < nunits; i++)
+		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
 	pc = malloc(np * sizeof(*pc));
 	sts = malloc(nst * sizeof(*sts));
 	obuf = malloc(nst * k->D * sizeof(float));
 	if (!pc || !sts || !obuf) {
-		free(sto), free(rows), free(pc), free(sts), free(obuf);
+		free(p0), free(rows), free(pc), free(sts), free(obuf);
 		return 1;
 	}
 	for (size_t i = 0; i < nst; i++)
@@ -806,15 +805,17 @@ static int fast_split(const struct kern *k, const struct unit *units,
 		int nseg = case_segments_of(k->c, units[i].s);
 		size_t tile = units[i].tile0;
 
+		p0[i] = np;
 		attn_unit_rows(k, &units[i], rows);
 		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
-			pc[np] = (struct segpiece){ i, tile, sg,
+			pc[np] = (struct segpiece){ tile, sg,
 						    sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
 			for (int j = sg; j < pc[np].sg1; j++)
 				tile += seg_tiles(k, &units[i], rows, j);
 			np++;
 		}
 	}
+	p0[nunits] = np;
 #pragma omp parallel reduction(+ : failed)
 	{
 		struct scratch x;
@@ -826,19 +827,23 @@ static int fast_split(const struct kern *k, const struct unit *units,
 			scratch_free(&x);
 			failed++;
 		} else {
+			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
-			for (size_t p = 0; p < np; p++)
-				if (attn_fast_segs(k, &units[pc[p].ui], isa, pc[p].sg0, pc[p].sg1,
-						   pc[p].tile0, &sts[sto[pc[p].ui]], &x, &f))
-					failed++;
-#pragma omp for schedule(dynamic, 1)
-			for (size_t i = 0; i < nunits; i++)
-				attn_fast_merge(k, &units[i], &sts[sto[i]], &x);
+				for (size_t p = p0[i]; p < p0[i + 1]; p++)
+					if (attn_fast_segs(k, &units[i], isa, pc[p].sg0, pc[p].sg1,
+							   pc[p].tile0, sts, &x, &f))
+						failed++;
+				/* the barrier above: every state of unit i is written */
+#pragma omp for schedule(static)
+				for (int row = 0; row < k->G; row++)
+					attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
+				/* and here: merged before the next unit's states */
+			}
 			scratch_free(&x);
 			attn_fast_free(&f);
 		}
 	}
-	free(sto), free(rows), free(pc), free(sts), free(obuf);
+	free(p0), free(rows), free(pc), free(sts), free(obuf);
 	return failed;
 }
 

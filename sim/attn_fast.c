@@ -163,18 +163,43 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 		__builtin_prefetch(kp + i);
 		__builtin_prefetch(vp + i);
 	}
+	/* The block's scales ([NB][BS][Hkv]): a miss each otherwise. */
+	a = (size_t)attn_block(k, u->s, kb) * k->BS * k->Hkv;
+	for (size_t i = 0; i < (size_t)k->BS * k->Hkv; i += 16) {
+		if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD)
+			__builtin_prefetch(&k->in->k_scale[a + i]);
+		__builtin_prefetch(&k->in->v_scale[a + i]);
+	}
+}
+
+/*
+ * When the tile's nv keys are all N keys, int8, in consecutive slots of
+ * one block: their V (element d of key n at v[d * BS + n]) and the scales
+ * in f->vsc; else NULL.
+ */
+static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int kb,
+			       int nv, struct fscratch *f)
+{
+	const float *vs;
+
+	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS)
+		return NULL;
+	/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */
+	vs = &k->in->v_scale[((size_t)attn_block(k, u->s, kb) * k->BS + kb % k->BS) *
+			     k->Hkv + attn_kv_head(k, u)];
+	for (int n = 0; n < k->N; n++)
+		f->vsc[n] = vs[(size_t)n * k->Hkv];
+	return attn_v_col(k, u, kb).i8;
 }
 
 /* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
 static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
 		    int kb, int nv, struct fscratch *f)
 {
-	if (k->c->v_dtype == VDT_INT8 && nv == k->N && kb % k->BS + k->N <= k->BS) {
-		struct vcol v0 = attn_v_col(k, u, kb);
+	const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
 
-		for (int n = 0; n < k->N; n++)
-			f->vsc[n] = attn_v_col(k, u, kb + n).scale;
-		tile_vconv(isa, v0.i8, k->BS, k->D, k->N, f->vsc, f->vn);
+	if (v8) {
+		tile_vconv(isa, v8, k->BS, k->D, k->N, f->vsc, f->vn);
 		return;
 	}
 	for (int n = 0; n < nv; n++) {
@@ -185,6 +210,31 @@ static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa is
 				v.i8 ? (float)v.i8[(size_t)d * k->BS] * v.scale :
 				       v.f[(size_t)d * k->BS];
 	}
+}
+
+/*
+ * The K scales of keys kb .. min(kb + N, hi) - 1: attn_k_scale's values;
+ * per-token scales of one block read in place (stride Hkv), since a call
+ * per key was ~6 % of a decode run.
+ */
+static void tile_kscales(const struct kern *k, const struct unit *u, int kb,
+			 int hi, float *ksc)
+{
+	const struct fs_inputs *in = k->in;
+	int N = k->N;
+
+	if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD && kb % k->BS + N <= k->BS &&
+	    kb + N <= hi) {
+		const float *s = &in->k_scale[((size_t)attn_block(k, u->s, kb) * k->BS +
+					       kb % k->BS) * k->Hkv + attn_kv_head(k, u)];
+
+		for (int n = 0; n < N; n++)
+			ksc[n] = s[(size_t)n * k->Hkv];
+		return;
+	}
+	for (int n = 0; n < N && kb + n < hi; n++)
+		for (int ks = 0; ks < (k->per_block32 ? k->ksteps : 1); ks++)
+			ksc[ks * N + n] = attn_k_scale(k, u, kb + n, ks);
 }
 
 /* Per-K-step dots (per_block32): dotk[ks][r][n], plain C. */
@@ -238,9 +288,16 @@ static int fast_needed(const struct kern *k, const struct row *rows, int kb, int
 	return 0;
 }
 
-/* The workspace rows of the primary rows into scores, when kept. */
+/*
+ * The workspace rows of the primary rows into scores, when kept: keys
+ * kb .. hi - 1 only. A tile's keys past its segment's end are -inf in ws
+ * and belong to the next segment, which may run on another thread
+ * (fast_split); the scalar executor writes them too, and the next
+ * segment's tile overwrites them after it, so its final bytes are these.
+ */
 static void fast_scores_out(const struct kern *k, const struct unit *u,
-			    const struct row *rows, int gn, int kb, const float *ws)
+			    const struct row *rows, int gn, int kb, int hi,
+			    const float *ws)
 {
 	float *sc = k->r->scores;
 
@@ -250,7 +307,7 @@ static void fast_scores_out(const struct kern *k, const struct unit *u,
 
 		if (!w->primary)
 			continue;
-		for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+		for (int n = 0; n < k->N && kb + n < hi; n++)
 			sc[ri * k->MAXCTX + kb + n] = ws[i * k->N + n];
 	}
 }
@@ -296,7 +353,7 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
 			f->ws[i * N + n] = sc;
 		}
 	}
-	fast_scores_out(k, u, rows, gn, kb, f->ws);
+	fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
 	/* Softmax: max in slot order, exps ahead, sums in slot order. */
 	for (int i = 0; i < gn; i++) {
 		const int *sl = &k->rowslots[((m0 + i) % k->M) * k->rowcap];
@@ -369,7 +426,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 			    enum tile_isa isa, const struct row *rows, int m0, int gn,
 			    const int32_t *dot, size_t kstride, int kb, int hi,
 			    float *ot, float *gm, float *gl, struct fscratch *f,
-			    int *vstaged)
+			    int *vstaged, int fuse)
 {
 	float alpha[16];
 	uint16_t upd;
@@ -388,7 +445,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		}
 		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
 			      lo16, hi16, f->ws);
-		fast_scores_out(k, u, rows, gn, kb, f->ws);
+		fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
 		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
 				     alpha, f->vis);
 	} else {
@@ -397,6 +454,16 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 	}
 	if (!upd)
 		return;
+	/* One row group (decode): int8 V converted inside PV, never staged. */
+	if (fuse && k->N == 16) {
+		const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
+
+		if (v8) {
+			tile_pv_i8(isa, ot, gn, k->D, v8, k->BS, f->vsc, f->ex, f->vis,
+				   upd, alpha, f->vn);
+			return;
+		}
+	}
 	if (!*vstaged && nv > 0) {
 		stage_v(k, u, isa, kb, nv, f);
 		*vstaged = 1;
@@ -437,7 +504,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 		}
 	}
 	for (int sg = sg0; sg < sg1; sg++) {
-		struct rstate *st = &sts[(size_t)sg * R];
+		struct rstate *st = &sts[(size_t)sg * nrows];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
@@ -458,14 +525,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 			cstride = tile_k(k, u, kb, f->kst, &kt);
 			if (kb % k->BS == 0 && k->BS >= N)
 				tile_prefetch(k, u, kb + k->BS, hi);
-			for (int n = 0; n < N; n++) {
-				int tok = kb + n;
-
-				if (tok >= hi)
-					continue;
-				for (int ks = 0; ks < (k->per_block32 ? k->ksteps : 1); ks++)
-					f->ksc[ks * N + n] = attn_k_scale(k, u, tok, ks);
-			}
+			tile_kscales(k, u, kb, hi, f->ksc);
 			for (int j = 0; j < ng; j++) {
 				int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
 				const int8_t *q = &f->qb[(size_t)j * 16 * k->D];
@@ -507,7 +567,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 						dec ? g0 : 0, gn,
 						&f->dot[(size_t)g0 * N], kstride, kb, hi,
 						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
-						f, &vstaged);
+						f, &vstaged, ng == 1 && dec);
 			}
 		}
 		/* The segment's states, in the scalar layout, for attn_merge_row. */
@@ -529,19 +589,19 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 }
 
 void attn_fast_merge(const struct kern *k, const struct unit *u,
-		     struct rstate *sts, struct scratch *x)
+		     struct rstate *sts, struct scratch *x, int i0, int i1)
 {
 	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
 	int nrows = k->c->mode == MODE_DECODE ? k->G : R;
 
 	attn_unit_rows(k, u, x->rows);
-	for (int i = 0; i < nrows; i++) {
+	for (int i = i0; i < i1 && i < nrows; i++) {
 		struct rstate *segs[ATTN_MAX_SEGMENTS];
 
 		if (!x->rows[i].valid)
 			continue;
 		for (int sg = 0; sg < nseg; sg++)
-			segs[sg] = &sts[(size_t)sg * R + i];
+			segs[sg] = &sts[(size_t)sg * nrows + i];
 		attn_merge_row(k, u, &x->rows[i], segs, nseg);
 	}
 }
@@ -552,6 +612,6 @@ int attn_fast_unit(const struct kern *k, const struct unit *u,
 	if (attn_fast_segs(k, u, isa, 0, case_segments_of(k->c, u->s), u->tile0,
 			   x->st, x, f))
 		return -1;
-	attn_fast_merge(k, u, x->st, x);
+	attn_fast_merge(k, u, x->st, x, 0, u->nrt * k->M);
 	return 0;
 }

@@ -169,15 +169,17 @@ int attn_fast_rows_agree(const struct kern *k);
 /*
  * Split-K segments [sg0, sg1) of a unit on the fast path, their first
  * executed tile numbered tile; segment sg's row states into
- * sts[sg * rows + i] (rows = u->nrt * M). Each segment's state depends on
- * that segment alone, so any split of the segments gives the same bytes.
+ * sts[sg * rows + i] (rows: decode the G distinct rows, prefill
+ * u->nrt * M). Each segment's state depends on that segment alone, so any
+ * split of the segments gives the same bytes.
  */
 int attn_fast_segs(const struct kern *k, const struct unit *u,
 		   enum tile_isa isa, int sg0, int sg1, size_t tile,
 		   struct rstate *sts, struct scratch *x, struct fscratch *f);
-/* Merge a unit's rows from their segment states (segment order). */
+/* Merge a unit's rows i0 .. i1 - 1 from their segment states (segment
+ * order); rows past the unit's are ignored. */
 void attn_fast_merge(const struct kern *k, const struct unit *u,
-		     struct rstate *sts, struct scratch *x);
+		     struct rstate *sts, struct scratch *x, int i0, int i1);
 /* One unit on the fast path: segs over all segments, then merge. */
 int attn_fast_unit(const struct kern *k, const struct unit *u,
 		   enum tile_isa isa, struct scratch *x, struct fscratch *f);

@@ -7,8 +7,10 @@
 #include "fs.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void err_vset(struct fs_err *err, const char *file, int line, int col,
 		     const char *fmt, va_list ap)
@@ -87,4 +89,17 @@ int fs_size_prod(const size_t *dims, int n, size_t cap, size_t *out)
 		return -1;
 	*out = p;
 	return 0;
+}
+
+void fs_advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t a = ((uintptr_t)p + FS_HUGE_PAGE - 1) & ~(uintptr_t)(FS_HUGE_PAGE - 1);
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(FS_HUGE_PAGE - 1);
+
+	if (bytes >= 2 * FS_HUGE_PAGE && e > a)
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+	(void)p, (void)bytes;
+#endif
 }

@@ -54,6 +54,16 @@ static inline int fs_size_add(size_t a, size_t b, size_t *out)
 	return __builtin_add_overflow(a, b, out) ? -1 : 0;
 }
 
+/*
+ * Ask for the whole 2 MiB pages inside [p, p + bytes) to be huge pages
+ * (Linux THP in its "madvise" mode), for arrays of 4 MiB or more: before
+ * the first touch, a fault per 2 MiB instead of per 4 KiB, and fewer TLB
+ * misses when read in scattered 4 KiB blocks. Only advice: where it is
+ * not taken (other systems, memory already touched) nothing changes.
+ */
+#define FS_HUGE_PAGE ((size_t)2 << 20)
+void fs_advise_huge(void *p, size_t bytes);
+
 /* Product of n dims with overflow and a cap; 0 ok, -1 overflow or > cap. */
 int fs_size_prod(const size_t *dims, int n, size_t cap, size_t *out);
 

@@ -201,6 +201,12 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	return bad ? -1 : 0;
 }
 
+/*
+ * Arrays of 4 MiB or more go on 2 MiB pages where the system allows
+ * (fs_advise_huge): decode streams K and V from shuffled 4 KiB blocks,
+ * and filling them faults 512 times less often. calloc leaves fresh mmap
+ * memory untouched, so the advice comes before the first fault.
+ */
 /* calloc that never asks for 0 bytes and records a failure in *bad. */
 static void *alloc_n(size_t count, size_t elem, int *bad)
 {
@@ -208,6 +214,8 @@ static void *alloc_n(size_t count, size_t elem, int *bad)
 
 	if (!p)
 		*bad = 1;
+	else if (count > 0)
+		fs_advise_huge(p, count * elem);
 	return p;
 }
 

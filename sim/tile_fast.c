@@ -123,6 +123,15 @@ vconv_c(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
 			vn[(size_t)n * D + d] = (float)v[(size_t)d * ld + n] * scale[n];
 }
 
+/* tile_pv_i8 in plain C: vconv then pv, which is its definition. */
+static void pv_i8_c(float *o, int R, int D, const int8_t *v, int ld,
+		    const float *scale, const float *p, const uint16_t *vis,
+		    uint16_t upd, const float *alpha, float *vn)
+{
+	vconv_c(v, ld, D, 16, scale, vn);
+	pv_c(o, R, D, vn, 16, p, vis, upd, alpha);
+}
+
 /* ---- scores and softmax of a 16-key tile ------------------------------ */
 
 static void scores16_c(int R, const int32_t *dot, const float *sq,
@@ -409,7 +418,9 @@ softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
 		_mm512_storeu_ps(&ex[r * 16], _mm512_sub_ps(w, _mm512_set1_ps(mnew)));
 		rv[r] = _mm512_cmp_ps_mask(w, ninf, _CMP_NEQ_UQ);
 	}
-	exp_avx512(ex, 17 * 16);
+	/* Rows past R stay -inf (masked to 0 below): no exps for them. */
+	exp_avx512(ex, R * 16);
+	exp_avx512(&ex[256], 16);
 	for (int r = 0; r < 16; r++) {
 		pr[r] = _mm512_maskz_mov_ps((__mmask16)rv[r], _mm512_loadu_ps(&ex[r * 16]));
 		if (r < R) {
@@ -496,6 +507,142 @@ qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const int8_t *k,
 			out = _mm512_sub_epi32(out, _mm512_set1_epi32(128 * qsum[r0 + i]));
 			_mm512_storeu_si512(&dot[(size_t)(r0 + i) * 16], out);
 		}
+	}
+}
+
+/*
+ * 16 keys x 16 d of int8 V, [d][key] (row stride ld) to [key][d] in 4
+ * registers (keys 4j .. 4j + 3 in out[j], 16 bytes each): a 4 x 4
+ * transpose of 4-byte blocks (lanes, then dwords) and of the bytes in
+ * each block. Moves bytes only.
+ */
+__attribute__((target(AVX512), always_inline)) static inline void
+vt16(const int8_t *v, int ld, __m512i *out)
+{
+	const __m512i tr4 = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13,
+					      2, 6, 10, 14, 3, 7, 11, 15);
+	const __m512i tb4 = _mm512_broadcast_i32x4(_mm_setr_epi8(
+		0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+	__m512i x[4], t[4];
+
+#pragma GCC unroll 4
+	for (int c = 0; c < 4; c++) {
+		/* lane a, byte n: d = 4c + a, key n */
+		if (ld == 16) {
+			x[c] = _mm512_loadu_si512(&v[(size_t)c * 64]);
+		} else {
+			x[c] = _mm512_castsi128_si512(_mm_loadu_si128(
+				(const __m128i *)&v[(size_t)(4 * c) * ld]));
+#pragma GCC unroll 3
+			for (int a = 1; a < 4; a++)
+				x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+					(const __m128i *)&v[(size_t)(4 * c + a) * ld]), a);
+		}
+		/* lane N, dword b, byte a: d = 4c + a, key 4N + b */
+		x[c] = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(tr4, x[c]), tb4);
+	}
+	t[0] = _mm512_shuffle_i32x4(x[0], x[1], 0x44);
+	t[1] = _mm512_shuffle_i32x4(x[0], x[1], 0xee);
+	t[2] = _mm512_shuffle_i32x4(x[2], x[3], 0x44);
+	t[3] = _mm512_shuffle_i32x4(x[2], x[3], 0xee);
+	/* out[j] lane c holds x[c] lane j; then its dwords transposed */
+	out[0] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[0], t[2], 0x88));
+	out[1] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[0], t[2], 0xdd));
+	out[2] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[1], t[3], 0x88));
+	out[3] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[1], t[3], 0xdd));
+}
+
+/*
+ * PV of up to 6 rows (r0 ..) over 64 d (chunks c0 .. c0 + 3) of the
+ * transposed V vt ([D/16][16 keys][16] i8): each (key, 16 d) converted
+ * once, (float)v * scale[n], and used by the 6 rows. full: every row
+ * updated and every key visible to it (no masks).
+ */
+__attribute__((target(AVX512), always_inline)) static inline void
+pv_i8_rows6(float *o, int D, int r0, int rb, int c0, const int8_t *vt,
+	    const float *scale, const float *p, const __mmask16 *km,
+	    uint16_t upd, const float *alpha, int full)
+{
+	__m512 acc[6][4];
+
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++) {
+		/* rows past rb repeat the last one, unmasked never, not stored */
+		const float *orow = &o[(size_t)(r0 + (i < rb ? i : rb - 1)) * D + c0 * 16];
+		__m512 al = _mm512_set1_ps(alpha[r0 + (i < rb ? i : rb - 1)]);
+		__mmask16 um = full ? 0xffff : (__mmask16)-(int)(upd >> (r0 + i) & (i < rb));
+
+#pragma GCC unroll 4
+		for (int j = 0; j < 4; j++) {
+			acc[i][j] = _mm512_loadu_ps(&orow[16 * j]);
+			acc[i][j] = _mm512_mask_mul_ps(acc[i][j], um, acc[i][j], al);
+		}
+	}
+	for (int n = 0; n < 16; n++) {
+		__m512 vf[4], sc = _mm512_set1_ps(scale[n]);
+
+#pragma GCC unroll 4
+		for (int j = 0; j < 4; j++)
+			vf[j] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+				_mm_loadu_si128((const __m128i *)&vt[((size_t)(c0 + j) * 16 + n) * 16]))),
+					      sc);
+#pragma GCC unroll 6
+		for (int i = 0; i < 6; i++) {
+			__m512 pn = _mm512_set1_ps(p[(r0 + (i < rb ? i : rb - 1)) * 16 + n]);
+			__mmask16 m = full ? 0xffff : km[n * 16 + i];
+
+#pragma GCC unroll 4
+			for (int j = 0; j < 4; j++)
+				acc[i][j] = _mm512_mask_add_ps(acc[i][j], m, acc[i][j],
+							       _mm512_mul_ps(pn, vf[j]));
+		}
+	}
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++)
+		if (i < rb)
+#pragma GCC unroll 4
+			for (int j = 0; j < 4; j++)
+				_mm512_storeu_ps(&o[(size_t)(r0 + i) * D + (c0 + j) * 16], acc[i][j]);
+}
+
+/*
+ * tile_pv_i8: V transposed to [key][d] bytes once (vt16), then rows in
+ * sixes over 64 d at a time, converting in registers. Per (row, d) the
+ * operations and their order are pv_c's: o * alpha, then o + p * vf per
+ * visible key in key order (a masked add skips a key exactly).
+ */
+__attribute__((target(AVX512))) static void
+pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
+	     const float *scale, const float *p, const uint16_t *vis,
+	     uint16_t upd, const float *alpha, int8_t *vt)
+{
+	uint16_t all = (uint16_t)((1u << R) - 1);
+	int full = (upd & all) == all;
+	__mmask16 km[16 * 16];
+
+	for (int c = 0; c < D / 16; c++) {
+		__m512i t[4];
+
+		vt16(&v[(size_t)c * 16 * ld], ld, t);
+#pragma GCC unroll 4
+		for (int j = 0; j < 4; j++)
+			_mm512_storeu_si512(&vt[(size_t)c * 256 + j * 64], t[j]);
+	}
+	for (int n = 0; n < 16; n++)
+		full &= (vis[n] & all) == all;
+	for (int r0 = 0; r0 < R; r0 += 6) {
+		int rb = R - r0 < 6 ? R - r0 : 6, f6 = full && rb == 6;
+
+		if (!f6)
+			for (int n = 0; n < 16; n++)
+				for (int i = 0; i < 6; i++)
+					km[n * 16 + i] = (__mmask16)-(int)(
+						(vis[n] & upd) >> (r0 + i) & (i < rb));
+		for (int c0 = 0; c0 < D / 16; c0 += 4)
+			if (f6)
+				pv_i8_rows6(o, D, r0, 6, c0, vt, scale, p, km, upd, alpha, 1);
+			else
+				pv_i8_rows6(o, D, r0, rb, c0, vt, scale, p, km, upd, alpha, 0);
 	}
 }
 
@@ -620,6 +767,25 @@ uint16_t tile_softmax16(enum tile_isa isa, int R, uint16_t valid,
 #endif
 	(void)isa;
 	return softmax16_c(R, valid, ord, ws, p, m, l, alpha, vis);
+}
+
+void tile_pv_i8(enum tile_isa isa, float *o, int R, int D, const int8_t *v,
+		int ld, const float *scale, const float *p, const uint16_t *vis,
+		uint16_t upd, const float *alpha, void *scratch)
+{
+#ifdef TILE_X86
+	if (isa == TILE_AVX512 && D % 64 == 0) {
+		pv_i8_avx512(o, R, D, v, ld, scale, p, vis, upd, alpha, scratch);
+		return;
+	}
+	if (isa == TILE_AVX2) {
+		vconv_avx2(v, ld, D, 16, scale, scratch);
+		pv_avx2(o, R, D, scratch, 16, p, vis, upd, alpha);
+		return;
+	}
+#endif
+	(void)isa;
+	pv_i8_c(o, R, D, v, ld, scale, p, vis, upd, alpha, scratch);
 }
 
 void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,

@@ -60,6 +60,17 @@ void tile_pv(enum tile_isa isa, float *o, int R, int D, const float *vn, int N,
 	     const float *p, const uint16_t *vis, uint16_t upd,
 	     const float *alpha);
 
+/*
+ * tile_vconv then tile_pv for N = 16 keys of int8 V in consecutive slots
+ * of one block (v[d * ld + n], scale[n]), the same operations per
+ * (row, d): o = o * alpha, then o = o + p * ((float)v * scale) per
+ * visible key in key order. The conversion runs inside the PV loop (AVX-512,
+ * D a multiple of 64), so the f32 V is never stored. scratch: 64 * D bytes.
+ */
+void tile_pv_i8(enum tile_isa isa, float *o, int R, int D, const int8_t *v,
+		int ld, const float *scale, const float *p, const uint16_t *vis,
+		uint16_t upd, const float *alpha, void *scratch);
+
 /* The slot order every row of a tile shares (its 16 columns once each). */
 struct tile_order {
 	uint8_t col[16];	/* the column of each slot, in slot order */

@@ -3,7 +3,9 @@
  * units) against the scalar per-lane executor, which is the spec:
  *   - tile_exp on every instruction set this CPU has is fs_expf bit for
  *     bit, over a few million inputs and the edge values;
- *   - tile_qk and tile_pv agree with plain loops written here;
+ *   - tile_qk, tile_pv and tile_pv_i8 agree with plain loops written here;
+ *   - tile_scores16 and tile_softmax16 agree with the scalar executor's
+ *     steps written out, on rows with NaN, +-0, +-inf, ties, masked rows;
  *   - for shipped cases, the goldens of --exec scalar and of every fast
  *     executor, at 1, 2 and 3 threads, are byte-identical (via the binary,
  *     --emulate-only, and for one case the checked run with its scores).
@@ -244,6 +246,241 @@ static void qk_and_pv_match_plain_loops(void **state)
 	}
 }
 
+/* The scalar formulation of tile_pv_i8, written out: pv of (float)v * scale. */
+static void pv_i8_plain(float *o, int R, int D, const int8_t *v, int ld,
+			const float *scale, const float *p, const uint16_t *vis,
+			uint16_t upd, const float *alpha)
+{
+	for (int r = 0; r < R; r++) {
+		if (!(upd >> r & 1))
+			continue;
+		for (int d = 0; d < D; d++)
+			o[r * D + d] = o[r * D + d] * alpha[r];
+		for (int n = 0; n < 16; n++)
+			if (vis[n] >> r & 1)
+				for (int d = 0; d < D; d++)
+					o[r * D + d] = o[r * D + d] + p[r * 16 + n] *
+						((float)v[d * ld + n] * scale[n]);
+	}
+}
+
+/*
+ * tile_pv_i8 on every ISA = the plain loops, bit for bit: row counts
+ * around the 6-row blocks, all and some rows updated, all and some keys
+ * visible, block strides 16 and 32, a NaN, an inf and a -0 in o.
+ */
+static void pv_i8_matches_plain_loops(void **state)
+{
+	enum { D = 256, LD = 32 };
+	static const int rs[] = { 1, 5, 6, 7, 12, 16 };
+	static int8_t v[D * LD];
+	static float o[16 * D], ow[16 * D], start[16 * D], scratch[16 * D];
+	float p[16 * 16], alpha[16], scale[16];
+	uint16_t vis[16];
+
+	(void)state;
+	for (int i = 0; i < D * LD; i++)
+		v[i] = (int8_t)(rnd32() & 0xff);
+	for (int i = 0; i < 16 * D; i++)
+		start[i] = (float)((int)(rnd32() % 2001) - 1000) / 64.0f;
+	start[3] = NAN, start[D + 5] = INFINITY, start[2 * D + 7] = -0.0f;
+	for (int i = 0; i < 16 * 16; i++)
+		p[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+	for (int i = 0; i < 16; i++) {
+		alpha[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+		scale[i] = (float)(rnd32() % 1000 + 1) / 4096.0f;
+	}
+	for (int ri = 0; ri < (int)(sizeof(rs) / sizeof(rs[0])); ri++)
+		for (int mode = 0; mode < 4; mode++)
+			for (int ld = 16; ld <= LD; ld += 16) {
+				int R = rs[ri];
+				uint16_t all = (uint16_t)((1u << R) - 1);
+				uint16_t upd = mode & 1 ? (uint16_t)(rnd32() & all) : all;
+
+				for (int n = 0; n < 16; n++)
+					vis[n] = mode & 2 ? (uint16_t)(rnd32() & upd) : upd;
+				memcpy(ow, start, sizeof(ow));
+				pv_i8_plain(ow, R, D, v, ld, scale, p, vis, upd, alpha);
+				for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+					if (!tile_isa_supported((enum tile_isa)isa))
+						continue;
+					memcpy(o, start, sizeof(o));
+					tile_pv_i8((enum tile_isa)isa, o, R, D, v, ld, scale, p,
+						   vis, upd, alpha, scratch);
+					if (memcmp(o, ow, sizeof(o)))
+						fail_msg("tile_pv_i8 %s: R %d mode %d ld %d differs",
+							 tile_isa_name((enum tile_isa)isa), R, mode, ld);
+				}
+			}
+}
+
+/* tile_scores16's definition, written out. */
+static void scores16_plain(int R, const int32_t *dot, const float *sq,
+			   const float *ksc, float ss, const int *lo, const int *hi,
+			   float *ws)
+{
+	for (int r = 0; r < R; r++)
+		for (int n = 0; n < 16; n++) {
+			float x = (float)dot[r * 16 + n] * sq[r];
+
+			x = x * ksc[n];
+			ws[r * 16 + n] = n < lo[r] || n >= hi[r] ? -INFINITY : x * ss;
+		}
+}
+
+/*
+ * The scalar executor's softmax step for one tile (sim/attn.c softmax_pv),
+ * written out: max in slot order with v > tmax, rows whose new max is
+ * -inf left alone, exps by fs_expf, sums within a lane then lanes in order.
+ */
+static uint16_t softmax16_plain(int R, uint16_t valid, const struct tile_order *ord,
+				const float *ws, float *p, float *m, float *l,
+				float *alpha, uint16_t *vis)
+{
+	uint16_t upd = 0;
+
+	memset(vis, 0, 16 * sizeof(*vis));
+	for (int r = 0; r < R; r++) {
+		float tmax = -INFINITY, mnew, sum = 0.0f, part = 0.0f;
+
+		for (int j = 0; j < 16; j++) {
+			float x = ws[r * 16 + ord->col[j]];
+
+			if (x > tmax)
+				tmax = x;
+		}
+		mnew = tmax > m[r] ? tmax : m[r];
+		alpha[r] = 1.0f;
+		if (!(valid >> r & 1) || mnew == -INFINITY)
+			continue;
+		upd |= (uint16_t)(1u << r);
+		alpha[r] = m[r] == -INFINITY ? 0.0f : fs_expf(m[r] - mnew);
+		for (int j = 0; j < 16; j++) {
+			int n = ord->col[j];
+			float x = ws[r * 16 + n];
+
+			p[r * 16 + n] = x == -INFINITY ? 0.0f : fs_expf(x - mnew);
+			if (x != -INFINITY)
+				vis[n] |= (uint16_t)(1u << r);
+			if (ord->brk >> j & 1) {
+				sum = sum + part;
+				part = 0.0f;
+			}
+			part = part + p[r * 16 + n];
+		}
+		l[r] = l[r] * alpha[r] + (sum + part);
+		m[r] = mnew;
+	}
+	return upd;
+}
+
+/* A value for a score: ordinary, or one of the cases the max must get right. */
+static float special_score(void)
+{
+	static const float sp[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.5f, -1.5f,
+				    1e30f, -1e30f, 0x1p-140f };
+	uint32_t u = rnd32();
+
+	return u % 3 ? (float)((int)(rnd32() % 4001) - 2000) / 256.0f :
+		       sp[rnd32() % (sizeof(sp) / sizeof(sp[0]))];
+}
+
+/*
+ * tile_scores16 and tile_softmax16 on every ISA = the written-out scalar
+ * steps, bit for bit (NaN payloads included), on rows with NaN, +-0 (alone
+ * and as ties for the max, in both slot orders), +-inf, all-masked rows,
+ * invalid rows, ties and a random lane layout; states m = -inf, +-0, finite.
+ */
+static void softmax16_matches_scalar(void **state)
+{
+	int32_t dot[16 * 16];
+	float sq[16], ksc[16], ws[16 * 16], want_ws[16 * 16];
+	int lo[16], hi[16];
+	struct tile_order ord;
+
+	(void)state;
+	for (int iter = 0; iter < 3000; iter++) {
+		int R = 1 + (int)(rnd32() % 16);
+		uint16_t valid = (uint16_t)(rnd32() | (iter & 1 ? 0 : 0xffff));
+		float m0[16], l0[16];
+
+		/* A random slot order: a permutation, lanes of random length. */
+		for (int j = 0; j < 16; j++)
+			ord.col[j] = (uint8_t)j;
+		for (int j = 15; j > 0; j--) {
+			int i = (int)(rnd32() % (unsigned)(j + 1));
+			uint8_t t = ord.col[j];
+
+			ord.col[j] = ord.col[i], ord.col[i] = t;
+		}
+		ord.brk = (uint16_t)(rnd32() | 1u);
+		for (int r = 0; r < 16; r++) {
+			int a = (int)(rnd32() % 18) - 1, b = (int)(rnd32() % 18) - 1;
+
+			lo[r] = a < 0 ? 0 : a;
+			hi[r] = r % 5 == 0 ? 16 : b > 16 ? 16 : b < 0 ? 0 : b;
+			sq[r] = (float)(rnd32() % 1000 + 1) / 1024.0f;
+			m0[r] = r % 4 == 0 ? -INFINITY : r % 4 == 1 ? (rnd32() & 1 ? 0.0f : -0.0f) :
+				(float)((int)(rnd32() % 201) - 100) / 16.0f;
+			l0[r] = (float)(rnd32() % 100) / 8.0f;
+		}
+		for (int n = 0; n < 16; n++)
+			ksc[n] = (float)(rnd32() % 1000 + 1) / 8192.0f;
+		if (iter % 7 == 0)
+			ksc[rnd32() % 16] = iter % 14 ? INFINITY : NAN;
+		for (int i = 0; i < 16 * 16; i++)
+			dot[i] = (int32_t)(rnd32() % 2000001) - 1000000;
+		/* scores */
+		scores16_plain(R, dot, sq, ksc, 0.0625f, lo, hi, want_ws);
+		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+			if (!tile_isa_supported((enum tile_isa)isa))
+				continue;
+			tile_scores16((enum tile_isa)isa, R, dot, sq, ksc, 0.0625f, lo, hi, ws);
+			if (memcmp(ws, want_ws, (size_t)R * 16 * sizeof(float)))
+				fail_msg("tile_scores16 %s differs (iter %d)",
+					 tile_isa_name((enum tile_isa)isa), iter);
+		}
+		/* softmax on rows with the special values */
+		for (int r = 0; r < R; r++) {
+			int kind = (int)(rnd32() % 6);
+
+			for (int n = 0; n < 16; n++)
+				ws[r * 16 + n] = kind == 0 ? -INFINITY :	/* all masked */
+						 kind == 1 ? (rnd32() & 1 ? 0.0f : -0.0f) :
+						 kind == 2 ? (float)(rnd32() % 3) :	/* ties */
+						 special_score();
+			if (kind == 3)
+				ws[r * 16 + rnd32() % 16] = NAN;
+		}
+		{
+			float pw[256], mw[16], lw[16], aw[16], pg[256], mg[16], lg[16], ag[16];
+			uint16_t vw[16], vg[16], uw, ug;
+
+			memcpy(mw, m0, sizeof(mw)), memcpy(lw, l0, sizeof(lw));
+			uw = softmax16_plain(R, valid, &ord, ws, pw, mw, lw, aw, vw);
+			for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+				const char *nm = tile_isa_name((enum tile_isa)isa);
+
+				if (!tile_isa_supported((enum tile_isa)isa))
+					continue;
+				memcpy(mg, m0, sizeof(mg)), memcpy(lg, l0, sizeof(lg));
+				ug = tile_softmax16((enum tile_isa)isa, R, valid, &ord, ws, pg, mg,
+						    lg, ag, vg);
+				if (ug != uw || memcmp(vg, vw, sizeof(vg)) ||
+				    memcmp(mg, mw, (size_t)R * sizeof(float)) ||
+				    memcmp(lg, lw, (size_t)R * sizeof(float)) ||
+				    memcmp(ag, aw, (size_t)R * sizeof(float)))
+					fail_msg("tile_softmax16 %s: state differs (iter %d)", nm, iter);
+				for (int r = 0; r < R; r++)
+					if ((uw >> r & 1) && memcmp(&pg[r * 16], &pw[r * 16],
+								    16 * sizeof(float)))
+						fail_msg("tile_softmax16 %s: p of row %d differs (iter %d)",
+							 nm, r, iter);
+			}
+		}
+	}
+}
+
 /* Goldens of every executor and thread count equal those of scalar at 1. */
 static void same_goldens(const char *c, const char *extra)
 {
@@ -309,6 +546,10 @@ static void fast_goldens_equal_scalar(void **state)
 	/* A checked run keeps every tensor (scores included) for the
 	 * reference; the goldens it writes must agree as well. */
 	same_goldens("cases/qwen35-27b/decode-16.yaml", "");
+	/* Split-K segments of 300 keys end inside a tile: the scores of the
+	 * keys past a segment's end come from the next segment, on whichever
+	 * thread runs it. */
+	same_goldens("cases/qwen35-27b/decode-splitk-300.yaml", "");
 }
 
 static void exec_option(void **state)
@@ -340,6 +581,8 @@ int main(void)
 		cmocka_unit_test(exp_matches_fs_expf),
 		cmocka_unit_test(exp_is_correctly_rounded),
 		cmocka_unit_test(qk_and_pv_match_plain_loops),
+		cmocka_unit_test(pv_i8_matches_plain_loops),
+		cmocka_unit_test(softmax16_matches_scalar),
 		cmocka_unit_test(exec_option),
 		cmocka_unit_test(fast_goldens_equal_scalar),
 	};
