@@ -306,63 +306,94 @@ static double draw(enum case_dist dist, uint64_t seed, uint64_t stream,
 	}
 }
 
+/* How one logical tensor is made: its spec, stream and per-channel
+ * multipliers, or the given values. */
+struct maker {
+	const struct fs_case *c;
+	const struct case_tensor *spec;
+	uint64_t stream, key;		/* key = gen_key(seed, stream) */
+	int tensor;
+	const float *given;		/* [S][R][H][D] or NULL */
+	double mult[CASE_MAX_HEAD_DIM];
+};
+
+static void maker_init(struct maker *m, const struct fs_case *c,
+		       const struct case_tensor *spec, uint64_t stream, int tensor,
+		       const float *given)
+{
+	m->c = c, m->spec = spec, m->stream = stream, m->tensor = tensor;
+	m->given = given;
+	m->key = gen_key(c->seed, stream);
+	for (int d = 0; d < c->head_dim; d++)
+		m->mult[d] = 1.0;
+	for (int i = 0; i < spec->n_outliers && i < CASE_MAX_OUTLIERS; i++)
+		if (spec->outliers[i] >= 0 && spec->outliers[i] < c->head_dim)
+			m->mult[spec->outliers[i]] = spec->outlier_scale;
+}
+
+/*
+ * Logical row `row` (= (s * R + r) * H + h) into x[D]: given values or
+ * the generator's, BF16-rounded. Every element is a pure function of its
+ * index (gen.h), so a row can be made on any thread, at any time, as
+ * often as needed: the same bits.
+ */
+static void make_row(const struct maker *m, uint64_t row, float *x)
+{
+	const struct case_tensor *spec = m->spec;
+	const struct fs_case *c = m->c;
+	int D = c->head_dim;
+	uint64_t rix = (row * 3 + (uint64_t)m->tensor) * 4;
+	size_t base = (size_t)row * (size_t)D;
+	double cval;
+
+	if (m->given) {
+		for (int d = 0; d < D; d++)
+			x[d] = quant_bf16_round(m->given[base + d]);
+		return;
+	}
+	if (spec->zero_rows > 0 &&
+	    gen_uniform(c->seed, GEN_ROWS, rix) < spec->zero_rows) {
+		for (int d = 0; d < D; d++)
+			x[d] = 0.0f;
+		return;
+	}
+	if (spec->constant_rows > 0 &&
+	    gen_uniform(c->seed, GEN_ROWS, rix + 1) < spec->constant_rows) {
+		cval = spec->mean + spec->scale *
+		       draw(spec->dist, c->seed, GEN_ROWS, rix + 2);
+		for (int d = 0; d < D; d++)
+			x[d] = quant_bf16_round((float)cval);
+		return;
+	}
+	for (int d = 0; d < D; d++) {
+		/* The normal draws, most of all the data, with the stream's
+		 * key worked out once: the same numbers. */
+		double g = spec->dist == DIST_NORMAL ?
+			   gen_normal_key(m->key, (uint64_t)(base + (size_t)d)) :
+			   draw(spec->dist, c->seed, m->stream,
+				(uint64_t)(base + (size_t)d));
+		double v = spec->mean + spec->scale * g;
+
+		x[d] = quant_bf16_round((float)(v * m->mult[d]));
+	}
+}
+
 /*
  * Fill the logical tensor x [S][R][H][D] (R rows per sequence, of which
- * valid[s] are real) from given values or from the generator. x is
- * zeroed already. mult is scratch for D per-channel multipliers.
+ * valid[s] are real; the rest stay zero, x is zeroed already).
  */
-static void make_logical(const struct fs_case *c, const struct case_tensor *spec,
-			 uint64_t stream, int tensor, const float *given, float *x,
-			 int R, int H, const int *valid, double *mult)
+static void make_logical(const struct maker *m, float *x, int R, int H,
+			 const int *valid)
 {
-	int S = c->n_seqs, D = c->head_dim;
-	uint64_t key = gen_key(c->seed, stream);
+	int D = m->c->head_dim;
 
-	for (int d = 0; d < D; d++)
-		mult[d] = 1.0;
-	for (int i = 0; i < spec->n_outliers && i < CASE_MAX_OUTLIERS; i++)
-		if (spec->outliers[i] >= 0 && spec->outliers[i] < D)
-			mult[spec->outliers[i]] = spec->outlier_scale;
-
-	/* Every element is a pure function of its index (gen.h), so rows
-	 * may be made on any thread in any order: the same bits. */
-	for (int s = 0; s < S; s++)
+	for (int s = 0; s < m->c->n_seqs; s++)
 #pragma omp parallel for schedule(static)
 		for (int rh = 0; rh < valid[s] * H; rh++) {
-			int r = rh / H, h = rh % H;
-			uint64_t row = ((uint64_t)s * (uint64_t)R + (uint64_t)r) *
-				       (uint64_t)H + (uint64_t)h;
-			uint64_t rix = (row * 3 + (uint64_t)tensor) * 4;
-			size_t base = (size_t)row * (size_t)D;
-			double cval;
+			uint64_t row = ((uint64_t)s * (uint64_t)R + (uint64_t)(rh / H)) *
+				       (uint64_t)H + (uint64_t)(rh % H);
 
-			if (given) {
-				for (int d = 0; d < D; d++)
-					x[base + d] = quant_bf16_round(given[base + d]);
-				continue;
-			}
-			if (spec->zero_rows > 0 &&
-			    gen_uniform(c->seed, GEN_ROWS, rix) < spec->zero_rows)
-				continue;	/* stays zero */
-			if (spec->constant_rows > 0 &&
-			    gen_uniform(c->seed, GEN_ROWS, rix + 1) < spec->constant_rows) {
-				cval = spec->mean + spec->scale *
-				       draw(spec->dist, c->seed, GEN_ROWS, rix + 2);
-				for (int d = 0; d < D; d++)
-					x[base + d] = quant_bf16_round((float)cval);
-				continue;
-			}
-			for (int d = 0; d < D; d++) {
-				/* The normal draws, most of all the data, with the
-				 * stream's key worked out once: the same numbers. */
-				double g = spec->dist == DIST_NORMAL ?
-					   gen_normal_key(key, (uint64_t)(base + (size_t)d)) :
-					   draw(spec->dist, c->seed, stream,
-						(uint64_t)(base + (size_t)d));
-				double v = spec->mean + spec->scale * g;
-
-				x[base + d] = quant_bf16_round((float)(v * mult[d]));
-			}
+			make_row(m, row, x + (size_t)row * (size_t)D);
 		}
 }
 
@@ -449,26 +480,36 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 	}
 }
 
-/* Absmax over every valid K element (rows past a context are zero). */
-static float k_absmax(const struct fs_inputs *in, const struct fs_case *c)
+/*
+ * Absmax over every valid K element (rows past a context are zero), from
+ * the logical K or, when it is not kept, from rows made again.
+ */
+static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
+		      const struct maker *mk)
 {
-	float amax = 0.0f;
+	float amax = 0.0f, buf[CASE_MAX_HEAD_DIM];
 
 	for (int s = 0; s < in->S; s++)
 		for (int j = 0; j < c->seqs[s].context; j++)
 			for (int h = 0; h < in->Hkv; h++) {
 				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
 					     (size_t)in->Hkv + (size_t)h;
-				/* absmax / 1 is exactly the absmax */
-				float a = quant_scale(in->k + row * (size_t)in->D, in->D, 1);
+				const float *x = in->k ? in->k + row * (size_t)in->D : buf;
+				float a;
 
+				if (!in->k)
+					make_row(mk, row, buf);
+				/* absmax / 1 is exactly the absmax */
+				a = quant_scale(x, in->D, 1);
 				if (a > amax)
 					amax = a;
 			}
 	return amax;
 }
 
-static void fill_inputs(const struct fs_case *c, struct fs_inputs *in)
+/* mk[0], mk[1]: K's and V's makers, used when in->k, in->v are not kept. */
+static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
+			const struct maker *mk)
 {
 	int S = in->S, T = in->T, Hq = in->Hq, Hkv = in->Hkv, D = in->D;
 	float tensor_scale = 0.0f;
@@ -495,7 +536,7 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in)
 		}
 
 	if (c->k_scale == KSCALE_PER_TENSOR) {
-		tensor_scale = k_absmax(in, c) / (float)c->clip;
+		tensor_scale = k_absmax(in, c, &mk[0]) / (float)c->clip;
 		in->k_scale[0] = tensor_scale;
 	}
 	for (int s = 0; s < S; s++)
@@ -504,13 +545,19 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in)
 			int blk = in->block_table[(size_t)s * in->MAXB + (size_t)(j / in->BS)];
 			int slot = j % in->BS;
 			int8_t tmp[CASE_MAX_HEAD_DIM];
+			float kb[CASE_MAX_HEAD_DIM], vb[CASE_MAX_HEAD_DIM];
 
 			for (int h = 0; h < Hkv; h++) {
 				size_t row = ((size_t)s * in->MAXCTX + (size_t)j) * Hkv + (size_t)h;
+				const float *kr = in->k ? in->k + row * (size_t)D : kb;
+				const float *vr = in->v ? in->v + row * (size_t)D : vb;
 
-				put_k_row(c, in, in->k + row * (size_t)D, blk, slot, h,
-					  tensor_scale);
-				put_v_row(c, in, in->v + row * (size_t)D, blk, slot, h, tmp);
+				if (!in->k) {	/* caches only: rows made here */
+					make_row(&mk[0], row, kb);
+					make_row(&mk[1], row, vb);
+				}
+				put_k_row(c, in, kr, blk, slot, h, tensor_scale);
+				put_v_row(c, in, vr, blk, slot, h, tmp);
 			}
 		}
 }
@@ -522,7 +569,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 {
 	struct counts n;
 	int *valid = NULL, *scratch = NULL, bad = 0;
-	double *mult = NULL;
+	struct maker *mk = NULL;	/* K, V, Q: big (the multipliers) */
 	size_t bytes;
 	double gib;
 	enum fs_rc rc;
@@ -556,8 +603,10 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	}
 
 	in->q = alloc_n(n.q, sizeof(float), &bad);
-	in->k = alloc_n(n.kv, sizeof(float), &bad);
-	in->v = alloc_n(n.kv, sizeof(float), &bad);
+	if (!g || !g->caches_only) {
+		in->k = alloc_n(n.kv, sizeof(float), &bad);
+		in->v = alloc_n(n.kv, sizeof(float), &bad);
+	}
 	in->q_int8 = alloc_n(n.q, 1, &bad);
 	in->q_scale = alloc_n(n.rows, sizeof(float), &bad);
 	in->k_cache = alloc_n(n.cache, 1, &bad);
@@ -578,7 +627,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	in->q_pos = alloc_n(n.pos, sizeof(int32_t), &bad);
 	valid = alloc_n(2 * (size_t)in->S, sizeof(int), &bad);
 	scratch = alloc_n(2 * (size_t)in->NB, sizeof(int), &bad);
-	mult = alloc_n((size_t)in->D, sizeof(double), &bad);
+	mk = alloc_n(3, sizeof(*mk), &bad);
 	if (bad) {
 		rc = fs_fail(err, FS_EINTERNAL,
 			     "out of memory allocating %.1f GiB of inputs", gib);
@@ -594,20 +643,22 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		valid[s] = c->seqs[s].tokens;
 		valid[in->S + s] = c->seqs[s].context;
 	}
-	make_logical(c, &c->q, GEN_Q, TENSOR_Q, g ? g->q : NULL, in->q, in->T,
-		     in->Hq, valid, mult);
-	make_logical(c, &c->k, GEN_K, TENSOR_K, g ? g->k : NULL, in->k,
-		     in->MAXCTX, in->Hkv, valid + in->S, mult);
-	make_logical(c, &c->v, GEN_V, TENSOR_V, g ? g->v : NULL, in->v,
-		     in->MAXCTX, in->Hkv, valid + in->S, mult);
-	fill_inputs(c, in);
+	maker_init(&mk[0], c, &c->k, GEN_K, TENSOR_K, g ? g->k : NULL);
+	maker_init(&mk[1], c, &c->v, GEN_V, TENSOR_V, g ? g->v : NULL);
+	maker_init(&mk[2], c, &c->q, GEN_Q, TENSOR_Q, g ? g->q : NULL);
+	make_logical(&mk[2], in->q, in->T, in->Hq, valid);
+	if (in->k) {
+		make_logical(&mk[0], in->k, in->MAXCTX, in->Hkv, valid + in->S);
+		make_logical(&mk[1], in->v, in->MAXCTX, in->Hkv, valid + in->S);
+	}
+	fill_inputs(c, in, mk);
 	goto done;
 fail:
 	inputs_free(in);
 done:
 	free(valid);
 	free(scratch);
-	free(mult);
+	free(mk);
 	return rc;
 }
 

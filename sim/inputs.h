@@ -53,6 +53,10 @@ struct fs_inputs {
  */
 struct inputs_given {
 	const float *q, *k, *v;
+	/* 1: build the caches without keeping the logical K and V (in->k and
+	 * in->v stay NULL); an emulation alone never reads them, and at long
+	 * contexts they are most of the memory (f32, 4x the int8 caches). */
+	int caches_only;
 };
 
 /*

@@ -604,6 +604,64 @@ static void builds_are_deterministic(void **state)
 	inputs_free(&b);
 }
 
+/*
+ * caches_only (an emulation alone) builds the same Q, caches and scales
+ * without keeping the logical K and V: for every K scale granularity,
+ * float V, zero/constant rows and outlier channels, and given arrays.
+ */
+static void caches_only_builds_the_same_caches(void **state)
+{
+	static const int ctx[] = { 37, 16 };
+	size_t nkv = 2 * 37 * 4 * 256;
+	float *kv = malloc(nkv * sizeof(float));
+
+	(void)state;
+	for (size_t i = 0; i < nkv; i++)
+		kv[i] = (float)((int)(i % 211) - 105) * 0.021f;
+	for (int variant = 0; variant < 5; variant++) {
+		struct inputs_given g = { NULL, NULL, NULL, 0 }, h;
+		struct fs_inputs a, b;
+		struct fs_case c;
+		size_t cache, slots;
+
+		base_case(&c, 16, PLACE_SHUFFLED, 2, ctx, NULL);
+		c.k_scale = variant == 1 ? KSCALE_PER_TENSOR :
+			    variant == 2 ? KSCALE_PER_BLOCK32 : KSCALE_PER_TOKEN_HEAD;
+		c.v_dtype = variant == 3 ? VDT_BF16 : VDT_INT8;
+		c.k.zero_rows = c.v.constant_rows = 0.2;
+		c.k.n_outliers = 1;
+		c.k.outliers[0] = 7;
+		c.k.outlier_scale = 10.0;
+		if (variant == 4)
+			g.k = g.v = kv;
+		h = g;
+		h.caches_only = 1;
+		build_ok(&c, &g, &a);
+		build_ok(&c, &h, &b);
+		assert_null(b.k);
+		assert_null(b.v);
+		cache = (size_t)a.NB * a.Hkv * a.D * a.BS;
+		slots = (size_t)a.NB * a.BS * a.Hkv;
+		assert_memory_equal(a.q_int8, b.q_int8, (size_t)a.S * a.T * a.Hq * a.D);
+		assert_memory_equal(a.k_cache, b.k_cache, cache);
+		if (a.k_scale)
+			assert_memory_equal(a.k_scale, b.k_scale,
+					    (variant == 1 ? 1 : slots) * sizeof(float));
+		else
+			assert_memory_equal(a.k_scale16, b.k_scale16,
+					    slots * (a.D / 32) * sizeof(uint16_t));
+		if (a.v_cache_i8) {
+			assert_memory_equal(a.v_cache_i8, b.v_cache_i8, cache);
+			assert_memory_equal(a.v_scale, b.v_scale, slots * sizeof(float));
+		} else {
+			assert_memory_equal(a.v_cache_f, b.v_cache_f, cache * sizeof(float));
+		}
+		inputs_free(&a);
+		inputs_free(&b);
+	}
+	free(kv);
+}
+
 static void given_arrays_are_used_and_rounded(void **state)
 {
 	static const int ctx[] = { 18, 4 };
@@ -671,7 +729,7 @@ static void rounding_mode_reaches_every_tensor(void **state)
 	static const int8_t away[] = { 127, 3, -1, 127, -2 };
 	static const int8_t even[] = { 127, 2, 0, 126, -2 };
 	float q[24 * 256] = { 0 }, kv[3 * 4 * 256] = { 0 };
-	struct inputs_given g = { q, kv, kv };
+	struct inputs_given g = { q, kv, kv, 0 };
 
 	(void)state;
 	for (int i = 0; i < 5; i++) {
@@ -796,6 +854,7 @@ int main(void)
 		cmocka_unit_test(float_v_caches),
 		cmocka_unit_test(builds_are_deterministic),
 		cmocka_unit_test(given_arrays_are_used_and_rounded),
+		cmocka_unit_test(caches_only_builds_the_same_caches),
 		cmocka_unit_test(rounding_mode_reaches_every_tensor),
 		cmocka_unit_test(too_large_is_refused_before_allocating),
 		cmocka_unit_test(bad_cases_are_refused),

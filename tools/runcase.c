@@ -96,7 +96,7 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 			 (size_t)c->q_heads, (size_t)c->head_dim };
 	size_t ks[4] = { (size_t)c->n_seqs, (size_t)case_context_max(c),
 			 (size_t)c->kv_heads, (size_t)c->head_dim };
-	struct inputs_given g = { NULL, NULL, NULL };
+	struct inputs_given g = { NULL, NULL, NULL, r->emulate_only };
 	float *given[3] = { NULL, NULL, NULL };
 	enum fs_rc rc = FS_OK;
 	double t0;
