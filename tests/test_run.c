@@ -331,6 +331,20 @@ static void unlisted_tensors_kept_within_budget(void **state)
 	runcase_free(&r);
 	unlink(path);
 	free(path);
+
+	/* A threshold on the KL divergence reads the scores: kept anyway. */
+	path = tu_write_temp(".yaml",
+		"fragsim: 1\nname: budget\nsequences:\n  - {context: 300}\n"
+		"data: {seed: 4}\ngolden: [out]\ncheck: {kld_mean_max: 0.01}\n");
+	assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+	r.keep_max = 1;
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	assert_non_null(r.sim.scores);
+	assert_int_equal(r.dropped, ATTN_DROP_ACC);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+	unlink(path);
+	free(path);
 }
 
 int main(void)

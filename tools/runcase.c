@@ -10,6 +10,7 @@
  */
 #include "runcase.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,7 +142,17 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
  * A checked run also keeps unlisted ones for the comparison, in the order
  * that checks most (scores, then acc, then split-K), while together they
  * fit RUNCASE_CHECK_KEEP_MAX; sizes are upper bounds taken from the case.
+ * Scores are kept whatever their size when a check: threshold reads them
+ * (KL divergence, top-1, score errors): the user asked for that check.
  */
+/* Does a threshold of check: need the sim's scores (all but out's)? */
+static int needs_scores(const struct case_check *k)
+{
+	return !isnan(k->score_max_abs_max) || !isnan(k->score_nmse_max) ||
+	       !isnan(k->kld_mean_max) || !isnan(k->kld_median_max) ||
+	       !isnan(k->kld_p99_max) || !isnan(k->top1_min) || !isnan(k->rms_dp_max);
+}
+
 static unsigned keep_plan(const struct runcase *r)
 {
 	const struct fs_case *c = &r->c;
@@ -169,6 +180,8 @@ static unsigned keep_plan(const struct runcase *r)
 	for (int i = 0; i < 3; i++) {
 		if (c->golden & gold[i])
 			continue;
+		if (i == 0 && !r->emulate_only && needs_scores(&c->check))
+			continue;	/* a threshold the user set reads them */
 		if (r->emulate_only || used + need[i] > keep_max)
 			drop |= bit[i];
 		else
