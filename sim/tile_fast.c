@@ -531,12 +531,18 @@ vt16(const int8_t *v, int ld, __m512i *out)
 		if (ld == 16) {
 			x[c] = _mm512_loadu_si512(&v[(size_t)c * 64]);
 		} else {
-			x[c] = _mm512_castsi128_si512(_mm_loadu_si128(
-				(const __m128i *)&v[(size_t)(4 * c) * ld]));
-#pragma GCC unroll 3
-			for (int a = 1; a < 4; a++)
-				x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
-					(const __m128i *)&v[(size_t)(4 * c + a) * ld]), a);
+			/* Lane a by hand: the insert's lane is an immediate,
+			 * which a loop index is only after unrolling (not at
+			 * -O1, as make asan builds). */
+			const int8_t *r = &v[(size_t)(4 * c) * ld];
+
+			x[c] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)r));
+			x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+				(const __m128i *)(r + (size_t)ld)), 1);
+			x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+				(const __m128i *)(r + 2 * (size_t)ld)), 2);
+			x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+				(const __m128i *)(r + 3 * (size_t)ld)), 3);
 		}
 		/* lane N, dword b, byte a: d = 4c + a, key 4N + b */
 		x[c] = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(tr4, x[c]), tb4);
