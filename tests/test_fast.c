@@ -33,22 +33,6 @@ static uint32_t rnd32(void)
 	return (uint32_t)(rng_state >> 16);
 }
 
-static float bits_float(uint32_t b)
-{
-	float f;
-
-	memcpy(&f, &b, sizeof(f));
-	return f;
-}
-
-static uint32_t float_bits(float f)
-{
-	uint32_t b;
-
-	memcpy(&b, &f, sizeof(b));
-	return b;
-}
-
 static void check_exp(enum tile_isa isa, const float *x, int n)
 {
 	float *y = malloc((size_t)n * sizeof(float));
@@ -56,7 +40,7 @@ static void check_exp(enum tile_isa isa, const float *x, int n)
 	memcpy(y, x, (size_t)n * sizeof(float));
 	tile_exp(isa, y, n);
 	for (int i = 0; i < n; i++) {
-		uint32_t want = float_bits(fs_expf(x[i])), got = float_bits(y[i]);
+		uint32_t want = tu_f32_bits(fs_expf(x[i])), got = tu_f32_bits(y[i]);
 
 		if (want != got && !(x[i] != x[i] && y[i] != y[i]))
 			fail_msg("%s: exp(%a) = %a, fs_expf gives %a", tile_isa_name(isa),
@@ -93,11 +77,11 @@ static void exp_matches_fs_expf(void **state)
 			check_exp((enum tile_isa)isa, x, N);
 		}
 		for (int i = 0; i < N; i++)
-			x[i] = bits_float(rnd32() ^ (rnd32() << 16));
+			x[i] = tu_f32_from_bits(rnd32() ^ (rnd32() << 16));
 		check_exp((enum tile_isa)isa, x, N);
 		/* Every float in [-1, 0): the most common range (x - max). */
-		for (uint32_t b = float_bits(-1.0f), i = 0; b > 0x80000000u; b -= 97, i++) {
-			x[i % N] = bits_float(b);
+		for (uint32_t b = tu_f32_bits(-1.0f), i = 0; b > 0x80000000u; b -= 97, i++) {
+			x[i % N] = tu_f32_from_bits(b);
 			if (i % N == N - 1)
 				check_exp((enum tile_isa)isa, x, N);
 		}
@@ -155,11 +139,11 @@ static void exp_is_correctly_rounded(void **state)
 		if (i < N) {
 			x = -104.0f + 192.72f * (float)(rnd32() >> 8) / (float)(1 << 24);
 		} else if (i < 2L * N) {
-			x = bits_float(rnd32() ^ (rnd32() << 16));
+			x = tu_f32_from_bits(rnd32() ^ (rnd32() << 16));
 			if (!(x >= -104.0f && x <= 88.72f))
 				continue;
 		} else {
-			x = bits_float(0x80000000u + (uint32_t)(i - 2L * N) * 97u + 1u);
+			x = tu_f32_from_bits(0x80000000u + (uint32_t)(i - 2L * N) * 97u + 1u);
 		}
 		n++;
 		err = expf_err_ulps(x);
@@ -167,7 +151,7 @@ static void exp_is_correctly_rounded(void **state)
 			maxerr = err, maxat = x;
 		if (!expf_correct(x, &want))
 			undecided++;
-		else if (float_bits(want) != float_bits(fs_expf(x)))
+		else if (tu_f32_bits(want) != tu_f32_bits(fs_expf(x)))
 			wrong++;
 	}
 	print_message("fs_expf: %ld inputs, %ld not correctly rounded, %ld undecided, "

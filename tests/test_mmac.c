@@ -13,20 +13,7 @@
 #include "../sim/mmac.h"
 #include "../tools/profile.h"
 #include "testutil.h"
-
-static struct lanemap *builtin_valid(const char *name)
-{
-	struct fs_err err;
-	struct lm_report rep;
-	struct lanemap *lm = profile_builtin(name, &err);
-
-	assert_non_null(lm);
-	if (lanemap_validate(lm, &rep) != FS_OK) {
-		lanemap_free(lm);
-		return NULL;
-	}
-	return lm;
-}
+#include "tuprofile.h"
 
 /* C = C0 + A * B with plain loops; the oracle. */
 static void matmul(int m, int n, int k, const int8_t *a, const int8_t *b,
@@ -78,7 +65,7 @@ static void every_valid_builtin_matches_matmul(void **state)
 
 	(void)state;
 	for (int i = 0; i < profile_builtin_count(); i++) {
-		struct lanemap *lm = builtin_valid(profile_builtin_name(i));
+		struct lanemap *lm = tu_builtin_valid(profile_builtin_name(i));
 
 		if (!lm)
 			continue;
@@ -95,7 +82,7 @@ static void every_valid_builtin_matches_matmul(void **state)
  * holds C[1][1], C[1][5], C[1][9], C[1][13] in registers 0..3. */
 static void gfx936_hand_worked(void **state)
 {
-	struct lanemap *lm = builtin_valid("gfx936");
+	struct lanemap *lm = tu_builtin_valid("gfx936");
 	uint8_t ra[64 * 8], rb[64 * 8];
 	int32_t rc[64 * 4] = { 0 };
 
@@ -115,7 +102,7 @@ static void gfx936_hand_worked(void **state)
 
 static void replicas_must_agree(void **state)
 {
-	struct lanemap *lm = builtin_valid("rdna3-wmma-i32-16x16x16-iu8-w32");
+	struct lanemap *lm = tu_builtin_valid("rdna3-wmma-i32-16x16x16-iu8-w32");
 	uint8_t ra[LM_MAX_SLOTS] = { 0 }, rb[LM_MAX_SLOTS] = { 0 };
 	int32_t rc[LM_MAX_SLOTS] = { 0 }, before;
 	struct mmac_fault fault;
@@ -144,7 +131,7 @@ static void replicas_must_agree(void **state)
 
 static void u8_operands_are_unsigned(void **state)
 {
-	struct lanemap *lm = builtin_valid("gfx936");
+	struct lanemap *lm = tu_builtin_valid("gfx936");
 	uint8_t ra[64 * 8], rb[64 * 8];
 	int32_t rc[64 * 4] = { 0 };
 
@@ -172,7 +159,7 @@ static void refuses_invalid_and_float_profiles(void **state)
 	assert_int_equal(lanemap_validate(lm, &rep), FS_MISMATCH);
 	assert_int_equal(mmac_exec(lm, r, r, c, NULL, &err), FS_EINPUT);
 	lanemap_free(lm);
-	lm = builtin_valid("gfx936");
+	lm = tu_builtin_valid("gfx936");
 	lm->op[LM_A].type = LM_F16;
 	assert_int_equal(mmac_exec(lm, r, r, c, NULL, &err), FS_EINPUT);
 	lanemap_free(lm);

@@ -21,20 +21,7 @@
 #include "../tools/npy.h"
 #include "../tools/profile.h"
 #include "testutil.h"
-
-static struct lanemap *builtin(const char *name)
-{
-	struct fs_err err;
-	struct lm_report rep;
-	struct lanemap *lm = profile_builtin(name, &err);
-
-	assert_non_null(lm);
-	if (lanemap_validate(lm, &rep) != FS_OK) {
-		lanemap_free(lm);
-		return NULL;
-	}
-	return lm;
-}
+#include "tuprofile.h"
 
 static void revalidate(struct lanemap *lm)
 {
@@ -96,7 +83,7 @@ static void every_valid_builtin_recovers_itself(void **state)
 
 	(void)state;
 	for (int i = 0; i < profile_builtin_count(); i++) {
-		struct lanemap *lm = builtin(profile_builtin_name(i));
+		struct lanemap *lm = tu_builtin_valid(profile_builtin_name(i));
 		struct probe_result res;
 		struct fs_err err;
 		struct run r;
@@ -125,7 +112,7 @@ static void every_valid_builtin_recovers_itself(void **state)
  * each, 3 checks; 16 x 8 x 32 = 4096 products. */
 static void sm80_plan_size(void **state)
 {
-	struct lanemap *lm = builtin("sm80-mma-m16n8k32-s8");
+	struct lanemap *lm = tu_builtin_valid("sm80-mma-m16n8k32-s8");
 
 	(void)state;
 	assert_int_equal(probe_waves(lm), 2 * 512 + 3);
@@ -141,7 +128,7 @@ static void sm80_plan_size(void **state)
  */
 static void gfx936_hand_worked(void **state)
 {
-	struct lanemap *lm = builtin("gfx936");
+	struct lanemap *lm = tu_builtin_valid("gfx936");
 	struct run r = plan_and_answer(lm, lm);
 	const int sa = 512, sb = 512, sc = 256;
 
@@ -179,7 +166,7 @@ static void replica_copies_reported(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
-		struct lanemap *lm = builtin(t[i].name);
+		struct lanemap *lm = tu_builtin_valid(t[i].name);
 		struct run r = plan_and_answer(lm, lm);
 		struct probe_result res;
 
@@ -198,7 +185,7 @@ static void replica_copies_reported(void **state)
 /* A device that reads the highest copy instead: lanes 0..15 go unread. */
 static void device_reading_upper_copy(void **state)
 {
-	struct lanemap *lm = builtin("rdna3-wmma-i32-16x16x16-iu8-w32");
+	struct lanemap *lm = tu_builtin_valid("rdna3-wmma-i32-16x16x16-iu8-w32");
 	struct run r = plan_and_answer(lm, lm);
 	const struct lanemap_operand *oa = &lm->op[LM_A], *ob = &lm->op[LM_B];
 	struct probe_result res;
@@ -229,7 +216,7 @@ static void device_reading_upper_copy(void **state)
 static struct lanemap *solve_other(const char *plan, const char *device,
 				   struct lanediff *d)
 {
-	struct lanemap *p = builtin(plan), *dev = builtin(device);
+	struct lanemap *p = tu_builtin_valid(plan), *dev = tu_builtin_valid(device);
 	struct run r = plan_and_answer(p, dev);
 	struct probe_result res;
 	struct fs_err err;
@@ -281,8 +268,8 @@ static void another_device_is_named(void **state)
  */
 static void k_renaming_unobservable_c_swap_observable(void **state)
 {
-	struct lanemap *p = builtin("sm80-mma-m16n8k32-s8");
-	struct lanemap *dev = builtin("sm80-mma-m16n8k32-s8");
+	struct lanemap *p = tu_builtin_valid("sm80-mma-m16n8k32-s8");
+	struct lanemap *dev = tu_builtin_valid("sm80-mma-m16n8k32-s8");
 	struct probe_result res;
 	struct lanediff d;
 	struct run r;
@@ -300,7 +287,7 @@ static void k_renaming_unobservable_c_swap_observable(void **state)
 	run_free(&r);
 
 	lanemap_free(dev);
-	dev = builtin("sm80-mma-m16n8k32-s8");
+	dev = tu_builtin_valid("sm80-mma-m16n8k32-s8");
 	for (int s = 0; s < 32 * 4; s++)
 		dev->op[LM_C].col[s] ^= 1;
 	revalidate(dev);
@@ -332,7 +319,7 @@ static void expect_refused(const struct lanemap *p, const struct run *r,
 
 static void answers_no_map_explains(void **state)
 {
-	struct lanemap *p = builtin("gfx936");
+	struct lanemap *p = tu_builtin_valid("gfx936");
 	struct run r = plan_and_answer(p, p);
 	int32_t *good = malloc(r.nc * sizeof(int32_t));
 	const int sc = 256;
@@ -381,7 +368,7 @@ static void answers_no_map_explains(void **state)
 /* Random damage anywhere: a clean FS_EINPUT or (rarely) FS_OK, no crash. */
 static void random_damage_never_crashes(void **state)
 {
-	struct lanemap *p = builtin("sm80-mma-m16n8k32-s8");
+	struct lanemap *p = tu_builtin_valid("sm80-mma-m16n8k32-s8");
 	struct run r = plan_and_answer(p, p);
 	int32_t *good = malloc(r.nc * sizeof(int32_t));
 	uint64_t seed = 42;
@@ -416,8 +403,8 @@ static void random_damage_never_crashes(void **state)
 
 static void geometry_must_match(void **state)
 {
-	struct lanemap *p = builtin("rdna3-wmma-i32-16x16x16-iu8-w32");
-	struct lanemap *q = builtin("sm80-mma-m16n8k32-s8");
+	struct lanemap *p = tu_builtin_valid("rdna3-wmma-i32-16x16x16-iu8-w32");
+	struct lanemap *q = tu_builtin_valid("sm80-mma-m16n8k32-s8");
 	struct fs_err err;
 
 	(void)state;
@@ -512,7 +499,7 @@ static void cli_yaml_round_trip(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
-		struct lanemap *want = builtin(t[i][1]), *got;
+		struct lanemap *want = tu_builtin_valid(t[i][1]), *got;
 		struct run_result r;
 		struct fs_err err;
 

@@ -19,22 +19,6 @@
 #include "../sim/quant.h"
 #include "testutil.h"
 
-static uint32_t bits(float x)
-{
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof(u));
-	return u;
-}
-
-static float from_bits(uint32_t u)
-{
-	float x;
-
-	memcpy(&x, &u, sizeof(x));
-	return x;
-}
-
 static int is_nan(float x)
 {
 	return x != x;
@@ -67,14 +51,14 @@ static void round_ties(void **state)
 		float a = quant_round(ties[i].v, ROUND_HALF_AWAY);
 		float e = quant_round(ties[i].v, ROUND_HALF_EVEN);
 
-		if (bits(a) != bits(ties[i].away) || bits(e) != bits(ties[i].even))
+		if (tu_f32_bits(a) != tu_f32_bits(ties[i].away) || tu_f32_bits(e) != tu_f32_bits(ties[i].even))
 			fail_msg("round(%.9g): away %.9g (want %.9g) even %.9g (want %.9g)",
 				 (double)ties[i].v, (double)a, (double)ties[i].away,
 				 (double)e, (double)ties[i].even);
 	}
-	assert_true(is_nan(quant_round(from_bits(0x7fc00000u), ROUND_HALF_AWAY)));
-	assert_true(is_nan(quant_round(from_bits(0x7fc00000u), ROUND_HALF_EVEN)));
-	assert_int_equal(bits(quant_round(from_bits(0xff800000u), ROUND_HALF_EVEN)),
+	assert_true(is_nan(quant_round(tu_f32_from_bits(0x7fc00000u), ROUND_HALF_AWAY)));
+	assert_true(is_nan(quant_round(tu_f32_from_bits(0x7fc00000u), ROUND_HALF_EVEN)));
+	assert_int_equal(tu_f32_bits(quant_round(tu_f32_from_bits(0xff800000u), ROUND_HALF_EVEN)),
 			 0xff800000u);
 }
 
@@ -100,7 +84,7 @@ static void bf16_known_patterns(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++) {
-		uint32_t got = bits(quant_bf16_round(from_bits(cases[i].in)));
+		uint32_t got = tu_f32_bits(quant_bf16_round(tu_f32_from_bits(cases[i].in)));
 
 		if (got != cases[i].out)
 			fail_msg("bf16(0x%08x) = 0x%08x, want 0x%08x", cases[i].in,
@@ -109,9 +93,9 @@ static void bf16_known_patterns(void **state)
 	assert_true(quant_bf16_round(1.00390625f) == 1.0f);
 	assert_true(quant_bf16_round(1.01171875f) == 1.015625f);
 	/* NaN stays NaN, even one whose payload is only in the low half */
-	assert_true(is_nan(quant_bf16_round(from_bits(0x7fc00000u))));
-	assert_true(is_nan(quant_bf16_round(from_bits(0x7f800001u))));
-	assert_true(is_nan(quant_bf16_round(from_bits(0xff800001u))));
+	assert_true(is_nan(quant_bf16_round(tu_f32_from_bits(0x7fc00000u))));
+	assert_true(is_nan(quant_bf16_round(tu_f32_from_bits(0x7f800001u))));
+	assert_true(is_nan(quant_bf16_round(tu_f32_from_bits(0xff800001u))));
 }
 
 /*
@@ -121,17 +105,17 @@ static void bf16_known_patterns(void **state)
  */
 static float bf16_nearest(float x)
 {
-	uint32_t lo = bits(x) & 0xffff0000u, hi = lo + 0x10000u;
-	double dl = (double)x - (double)from_bits(lo);
-	double dh = (double)from_bits(hi) - (double)x;
+	uint32_t lo = tu_f32_bits(x) & 0xffff0000u, hi = lo + 0x10000u;
+	double dl = (double)x - (double)tu_f32_from_bits(lo);
+	double dh = (double)tu_f32_from_bits(hi) - (double)x;
 
 	if (dl < 0)
 		dl = -dl;
 	if (dh < 0)
 		dh = -dh;
 	if (dl < dh || (dl == dh && !(lo & 0x10000u)))
-		return from_bits(lo);
-	return from_bits(hi);
+		return tu_f32_from_bits(lo);
+	return tu_f32_from_bits(hi);
 }
 
 static void bf16_random_against_nearest(void **state)
@@ -141,14 +125,14 @@ static void bf16_random_against_nearest(void **state)
 	(void)state;
 	for (int i = 0; i < 1000000; i++) {
 		uint32_t u = (uint32_t)tu_rand(&seed);
-		float x = from_bits(u);
+		float x = tu_f32_from_bits(u);
 
 		/* finite values whose upper neighbour is finite too */
 		if ((u & 0x7f800000u) == 0x7f800000u || (u & 0x7fff0000u) == 0x7f7f0000u)
 			continue;
-		if (bits(quant_bf16_round(x)) != bits(bf16_nearest(x)))
+		if (tu_f32_bits(quant_bf16_round(x)) != tu_f32_bits(bf16_nearest(x)))
 			fail_msg("bf16(0x%08x) = 0x%08x, nearest 0x%08x", u,
-				 bits(quant_bf16_round(x)), bits(bf16_nearest(x)));
+				 tu_f32_bits(quant_bf16_round(x)), tu_f32_bits(bf16_nearest(x)));
 	}
 }
 
@@ -187,11 +171,11 @@ static void f16_known_values(void **state)
 			fail_msg("f16(%a) = 0x%04x, want 0x%04x",
 				 (double)cases[i].in, got, cases[i].out);
 	}
-	assert_int_equal(quant_f32_to_f16(from_bits(0x7f800000u)), 0x7c00);
-	assert_int_equal(quant_f32_to_f16(from_bits(0xff800000u)), 0xfc00);
-	assert_int_equal(quant_f32_to_f16(from_bits(0x7fc00000u)) & 0x7c00, 0x7c00);
-	assert_true(quant_f32_to_f16(from_bits(0x7f800001u)) & 0x03ff);
-	assert_true(quant_f32_to_f16(from_bits(0xffc00000u)) & 0x03ff);
+	assert_int_equal(quant_f32_to_f16(tu_f32_from_bits(0x7f800000u)), 0x7c00);
+	assert_int_equal(quant_f32_to_f16(tu_f32_from_bits(0xff800000u)), 0xfc00);
+	assert_int_equal(quant_f32_to_f16(tu_f32_from_bits(0x7fc00000u)) & 0x7c00, 0x7c00);
+	assert_true(quant_f32_to_f16(tu_f32_from_bits(0x7f800001u)) & 0x03ff);
+	assert_true(quant_f32_to_f16(tu_f32_from_bits(0xffc00000u)) & 0x03ff);
 
 	assert_true(quant_f16_to_f32(0x0001) == 0x1p-24f);
 	assert_true(quant_f16_to_f32(0x03ff) == 1023.0f * 0x1p-24f);
@@ -200,9 +184,9 @@ static void f16_known_values(void **state)
 	assert_true(quant_f16_to_f32(0x7bff) == 65504.0f);
 	assert_true(quant_f16_to_f32(0x3555) == 0.333251953125f);
 	assert_true(quant_f16_to_f32(0xc000) == -2.0f);
-	assert_int_equal(bits(quant_f16_to_f32(0x8000)), 0x80000000u);
-	assert_int_equal(bits(quant_f16_to_f32(0x7c00)), 0x7f800000u);
-	assert_int_equal(bits(quant_f16_to_f32(0xfc00)), 0xff800000u);
+	assert_int_equal(tu_f32_bits(quant_f16_to_f32(0x8000)), 0x80000000u);
+	assert_int_equal(tu_f32_bits(quant_f16_to_f32(0x7c00)), 0x7f800000u);
+	assert_int_equal(tu_f32_bits(quant_f16_to_f32(0xfc00)), 0xff800000u);
 	assert_true(is_nan(quant_f16_to_f32(0x7e00)));
 	assert_true(is_nan(quant_f16_to_f32(0x7c01)));
 }
@@ -242,7 +226,7 @@ static void f16_random_against_compiler(void **state)
 		/* bias towards the f16 range: exponents 100..150 */
 		if (i & 1)
 			u = (u & 0x807fffffu) | ((100u + (u >> 23) % 51u) << 23);
-		x = from_bits(u);
+		x = tu_f32_from_bits(u);
 		if (x != x)
 			continue;
 		hx = (_Float16)x;
@@ -250,7 +234,7 @@ static void f16_random_against_compiler(void **state)
 		if (quant_f32_to_f16(x) != want)
 			fail_msg("f16(%a): 0x%04x, compiler 0x%04x", (double)x,
 				 quant_f32_to_f16(x), want);
-		if (bits(quant_f16_to_f32(want)) != bits((float)hx))
+		if (tu_f32_bits(quant_f16_to_f32(want)) != tu_f32_bits((float)hx))
 			fail_msg("f32(0x%04x) differs from the compiler", want);
 	}
 }
@@ -309,7 +293,7 @@ static void scale_and_apply(void **state)
 	}
 	/* NaN input gives 0, not undefined behaviour */
 	{
-		const float t[] = { from_bits(0x7fc00000u), 1.0f };
+		const float t[] = { tu_f32_from_bits(0x7fc00000u), 1.0f };
 
 		quant_apply(t, 2, 1.0f, 127, ROUND_HALF_AWAY, q);
 		assert_int_equal(q[0], 0);

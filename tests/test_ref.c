@@ -38,64 +38,6 @@ static void softmax(const double *x, double *p, int n)
 		p[j] = x[j] == -INFINITY ? 0 : exp(x[j] - m) / sum;
 }
 
-static void assert_close(double got, double want)
-{
-	if (!(fabs(got - want) <= 1e-12 * fabs(want) + 1e-300))
-		fail_msg("got %.17g, want %.17g", got, want);
-}
-
-/* ---- the main world ---------------------------------------------------- */
-
-/*
- * Decode, Hq 2, Hkv 1, D 32, BS 2, context 3, block table {2, 0}:
- * key 0 -> block 2 slot 0, key 1 -> block 2 slot 1, key 2 -> block 0 slot 0.
- *
- *   Q int8       head 0: d0 = 1, d17 = 2      head 1: d1 = -1, d31 = 3
- *   K int8       key 0: d0 = 2, d1 = 5, d17 = -1
- *                key 1: d0 = 1, d17 = 3, d31 = 1
- *                key 2: d0 = -4, d1 = -2, d31 = 2
- *   acc          head 0: 2 - 2 = 0,  1 + 6 = 7,  -4
- *                head 1: -5,         3,          2 + 6 = 8
- *   sQ 0.5, 0.25;  sK 1, 0.25, 0.5
- *   V int8 (x v_scale 0.5, 0.25, 1)   d0: 10, 20, 30   d5: -1, 2, 0
- */
-static const struct spec main_spec = {
-	.mode = MODE_DECODE, .S = 1, .Hq = 2, .Hkv = 1, .D = 32, .BS = 2,
-	.NB = 3, .context = { 3 }, .tokens = { 1 }, .table = { { 2, 0 } },
-	.ks = KSCALE_PER_TOKEN_HEAD, .vd = VDT_INT8,
-};
-
-static void main_world(struct world *w, const struct spec *sp)
-{
-	world_init(w, sp);
-	put_q(w, 0, 0, 0, 0, 1);
-	put_q(w, 0, 0, 0, 17, 2);
-	put_q(w, 0, 0, 1, 1, -1);
-	put_q(w, 0, 0, 1, 31, 3);
-	put_k(w, 0, 0, 0, 0, 2);
-	put_k(w, 0, 0, 0, 1, 5);
-	put_k(w, 0, 0, 0, 17, -1);
-	put_k(w, 0, 1, 0, 0, 1);
-	put_k(w, 0, 1, 0, 17, 3);
-	put_k(w, 0, 1, 0, 31, 1);
-	put_k(w, 0, 2, 0, 0, -4);
-	put_k(w, 0, 2, 0, 1, -2);
-	put_k(w, 0, 2, 0, 31, 2);
-	w->in.q_scale[0] = 0.5f;
-	w->in.q_scale[1] = 0.25f;
-	w->in.k_scale[s_at(w, 0, 0, 0)] = 1;
-	w->in.k_scale[s_at(w, 0, 1, 0)] = 0.25f;
-	w->in.k_scale[s_at(w, 0, 2, 0)] = 0.5f;
-	put_v(w, 0, 0, 0, 0, 10);
-	put_v(w, 0, 1, 0, 0, 20);
-	put_v(w, 0, 2, 0, 0, 30);
-	put_v(w, 0, 0, 0, 5, -1);
-	put_v(w, 0, 1, 0, 5, 2);
-	w->in.v_scale[s_at(w, 0, 0, 0)] = 0.5f;
-	w->in.v_scale[s_at(w, 0, 1, 0)] = 0.25f;
-	w->in.v_scale[s_at(w, 0, 2, 0)] = 1;
-}
-
 static void acc_walks_shuffled_block_table(void **state)
 {
 	struct world w;

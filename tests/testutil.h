@@ -42,6 +42,23 @@ static inline char *tu_slurp(const char *path)
 	return b;
 }
 
+/* The bits of a float and back (memcpy: no aliasing games). */
+static inline uint32_t tu_f32_bits(float x)
+{
+	uint32_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u;
+}
+
+static inline float tu_f32_from_bits(uint32_t u)
+{
+	float x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
 /* Run `FRAGSIM_BIN <args>` through the shell (args is shell text). */
 static inline struct run_result tu_run(const char *fmt, ...)
 {
