@@ -6,7 +6,9 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,15 +64,52 @@ int cli_flag(char **argv, int i, const char *name)
 
 int cli_int(const char *s, long min, long max, long *out)
 {
+	const char *digits = s + (*s == '-');
 	char *end;
 	long v;
 
+	/* strtol alone would take " 7", "+7" and "7junk" (with end unchecked),
+	 * and clamp an overflow to LONG_MAX with only errno to say so. */
+	if (!isdigit((unsigned char)*digits))
+		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < min || v > max)
+	if (*end || errno == ERANGE || v < min || v > max)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int cli_int_arg(const char *usage, const char *opt, const char *s, long min,
+		long max, long *out)
+{
+	if (!cli_int(s, min, max, out))
+		return 0;
+	return cli_usage_error(usage, "%s must be an integer from %ld to %ld, not '%s'",
+			       opt, min, max, s);
+}
+
+int cli_number_arg(const char *usage, const char *opt, const char *s, double min,
+		   double *out)
+{
+	const char *p = s + (*s == '-' || *s == '+');
+	char *end;
+	double v;
+
+	/* A digit or '.' first rules out " 1", "inf", "nan" and "0x1p3";
+	 * an overflow ("1e999") comes back as HUGE_VAL with ERANGE. */
+	if (!isdigit((unsigned char)*p) && *p != '.')
+		goto bad;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		goto bad;
+	v = strtod(s, &end);
+	if (end == s || *end || !isfinite(v) || !(v >= min))
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return cli_usage_error(usage, "%s must be a finite number >= %.9g, not '%s'",
+			       opt, min, s);
 }
 
 int cli_wants_help(int argc, char **argv)

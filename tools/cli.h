@@ -31,8 +31,28 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* Is argv[i] exactly flag `name`? */
 int cli_flag(char **argv, int i, const char *name);
-/* Parse a decimal int in [min, max]; 0 ok, -1 bad. */
+/*
+ * The one parser of numbers on the command line. The whole of s must be
+ * a decimal integer in [min, max]: an optional '-', then digits, nothing
+ * before or after (no space, no '+', no "2junk"), and no overflow
+ * ("99999999999999999999" is out of range, not LONG_MAX). 0 ok, -1 bad;
+ * *out is set only on success.
+ */
 int cli_int(const char *s, long min, long max, long *out);
+/*
+ * cli_int for option opt: on failure prints "fragsim: error: <opt> must
+ * be an integer from <min> to <max>, not '<s>'" and usage, and returns
+ * FS_EINPUT; 0 on success.
+ */
+int cli_int_arg(const char *usage, const char *opt, const char *s, long min,
+		long max, long *out);
+/*
+ * A finite decimal number >= min, the whole of s (strtod's syntax less
+ * leading space, hex, inf and nan). Same failure as cli_int_arg:
+ * "<opt> must be a finite number >= <min>, not '<s>'".
+ */
+int cli_number_arg(const char *usage, const char *opt, const char *s, double min,
+		   double *out);
 /* Monotonic seconds, for the timings reports print. */
 double cli_seconds(void);
 /* Does any argument ask for help (-h / --help)? */

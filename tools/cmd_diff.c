@@ -276,16 +276,13 @@ int cmd_diff(int argc, char **argv)
 		if ((got = cli_opt(argc, argv, &i, "--dump", &v)) > 0) {
 			dir = v;
 		} else if (!got && (got = cli_opt(argc, argv, &i, "--tol", &v)) > 0) {
-			char *end;
-
-			o.tol = strtod(v, &end);
-			if (*end || end == v || !(o.tol >= 0.0) || isinf(o.tol))
-				return cli_usage_error(usage, "--tol must be a finite number >= 0, not '%s'", v);
+			if (cli_number_arg(usage, "--tol", v, 0.0, &o.tol))
+				return FS_EINPUT;
 		} else if (!got && (got = cli_opt(argc, argv, &i, "--max", &v)) > 0) {
 			long n;
 
-			if (cli_int(v, 0, DIFF_MAX_SHOW, &n))
-				return cli_usage_error(usage, "--max must be between 0 and %d", DIFF_MAX_SHOW);
+			if (cli_int_arg(usage, "--max", v, 0, DIFF_MAX_SHOW, &n))
+				return FS_EINPUT;
 			o.max_show = (int)n;
 		} else if (!got && cli_flag(argv, i, "--json")) {
 			json = 1, i++, got = 1;

@@ -8,6 +8,7 @@
  *
  * Exit status: 0 valid / identical, 1 invalid / different, 2 bad input.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,13 +221,53 @@ static int do_diff(int argc, char **argv)
 	return rc;
 }
 
+/* One "[ 12 ]" of an entry: the index through cli_int, so that an index
+ * past INT_MAX is outside the matrix rather than wrapped (sscanf's %d
+ * made C[4294967299][0] into C[3][0]). Advances *s; 0 ok. */
+static int entry_index(const char **s, int *out)
+{
+	const char *p = *s, *close;
+	char num[24];
+	size_t n;
+	long v;
+
+	while (*p == ' ')
+		p++;
+	if (*p++ != '[')
+		return -1;
+	while (*p == ' ')
+		p++;
+	close = strchr(p, ']');
+	if (!close)
+		return -1;
+	n = (size_t)(close - p);
+	while (n && p[n - 1] == ' ')
+		n--;
+	if (n >= sizeof(num))
+		return -1;
+	memcpy(num, p, n);
+	num[n] = '\0';
+	if (cli_int(num, LONG_MIN, LONG_MAX, &v))
+		return -1;
+	/* Out of int's range is still outside any matrix: the caller says so. */
+	*out = v < 0 ? -1 : v > INT_MAX ? INT_MAX : (int)v;
+	*s = close + 1;
+	return 0;
+}
+
 /* "C[3][10]" -> op, row, col; 0 ok. */
 static int parse_entry(const char *s, enum lm_operand *op, int *row, int *col)
 {
 	char m;
-	int used = 0;
 
-	if (sscanf(s, " %c [ %d ] [ %d ] %n", &m, row, col, &used) != 3 || s[used])
+	while (*s == ' ')
+		s++;
+	m = *s++;
+	if (entry_index(&s, row) || entry_index(&s, col))
+		return -1;
+	while (*s == ' ')
+		s++;
+	if (*s)
 		return -1;
 	if (m == 'A' || m == 'a')
 		*op = LM_A;

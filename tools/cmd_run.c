@@ -86,8 +86,8 @@ int cmd_run(int argc, char **argv)
 	if (threads) {
 		long n;
 
-		if (cli_int(threads, 1, 1024, &n))
-			return cli_usage_error(usage, "--threads must be between 1 and 1024");
+		if (cli_int_arg(usage, "--threads", threads, 1, 1024, &n))
+			return FS_EINPUT;
 		omp_set_num_threads((int)n);
 	}
 	rc = runcase_load(path, &r, &err);
