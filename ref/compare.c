@@ -686,22 +686,48 @@ static void report_fail(struct compare_report *rep, const char *name,
 	va_end(ap);
 }
 
+/* The shortest %.Ng text of v that reads back as v: a limit prints as
+ * it was written (0.99999999, not %.6g's 1). */
+static void fmt_shortest(char *buf, size_t len, double v)
+{
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, len, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* value at 9 digits, or more until the text lies on value's side of
+ * limit, so that a failure never reads "1 < 1". */
+static void fmt_against(char *buf, size_t len, double value, double limit)
+{
+	for (int p = 9; p <= 17; p++) {
+		double back;
+
+		snprintf(buf, len, "%.*g", p, value);
+		back = strtod(buf, NULL);
+		if ((back < limit) == (value < limit) && (back > limit) == (value > limit))
+			return;
+	}
+}
+
 /* A lower bound (is_min) or an upper bound on a metric; NaN limit = off. */
 static void check_limit(struct compare_report *rep, const char *name,
 			const char *label, double value, double limit,
 			int is_min)
 {
+	char v[32], l[32];
+
 	if (isnan(limit))
 		return;
+	fmt_shortest(l, sizeof(l), limit);
+	fmt_against(v, sizeof(v), value, limit);
 	if (isnan(value))
-		report_fail(rep, name, "%s not measured, %s %.6g", label, name,
-			    limit);
+		report_fail(rep, name, "%s not measured, %s %s", label, name, l);
 	else if (is_min && value < limit)
-		report_fail(rep, name, "%s %.6g < %s %.6g", label, value, name,
-			    limit);
+		report_fail(rep, name, "%s %s < %s %s", label, v, name, l);
 	else if (!is_min && value > limit)
-		report_fail(rep, name, "%s %.6g > %s %.6g", label, value, name,
-			    limit);
+		report_fail(rep, name, "%s %s > %s %s", label, v, name, l);
 }
 
 static void check_thresholds(const struct case_check *k,

@@ -12,6 +12,16 @@
 
 /* "name(mode=decode,ctx=4097,...): OK" or "...: FAIL reason". */
 void report_line(FILE *f, const struct runcase *r);
+/*
+ * What report_line says after "FAIL " or "OK caught as expected: ": the
+ * first mismatch, else the first failed check ("top-1 rate 0.9 <
+ * top1_min 0.99"), or "expected a mismatch; the planted bug went unseen";
+ * "" for a plain OK.
+ */
+void report_reason(const struct runcase *r, char *buf, size_t len);
+/* report_line, then each compared tensor's mismatch count and first
+ * mismatch, then every failed check, one per line (a JUnit failure body). */
+void report_details(FILE *f, const struct runcase *r);
 /* The summary block of `fragsim run`. */
 void report_summary(FILE *f, const struct runcase *r);
 /* Where a mismatch is, as a JSON object (block_slot may be NULL). */
