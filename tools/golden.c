@@ -44,6 +44,7 @@ struct tensor {
 struct tlist {
 	struct tensor t[GOLDEN_MAX_TENSORS];
 	int n;
+	unsigned groups;	/* GOLD_* bits of the groups with a file in t */
 };
 
 static void add(struct tlist *l, const char *name, enum npy_dtype dt,
@@ -70,7 +71,9 @@ static void collect(const struct runcase *r, struct tlist *l)
 	       NB = (size_t)in->NB;
 
 	l->n = 0;
+	l->groups = 0;
 	if (c->golden & GOLD_INPUTS) {
+		l->groups |= GOLD_INPUTS;
 		add(l, "q", NPY_F32, in->q, 4, S, T, Hq, D, 0);
 		add(l, "q_int8", NPY_I8, in->q_int8, 4, S, T, Hq, D, 0);
 		add(l, "q_scale", NPY_F32, in->q_scale, 3, S, T, Hq, 0, 0);
@@ -92,6 +95,7 @@ static void collect(const struct runcase *r, struct tlist *l)
 		add(l, "q_pos", NPY_I32, in->q_pos, 2, S, T, 0, 0, 0);
 	}
 	if (c->golden & GOLD_ACC) {
+		l->groups |= GOLD_ACC;
 		if (a->ksteps_in_acc > 1)
 			add(l, "acc", NPY_I32, a->acc, 4, a->n_tiles, (size_t)a->ksteps_in_acc,
 			    (size_t)a->wave, (size_t)a->ec, 0);
@@ -100,11 +104,16 @@ static void collect(const struct runcase *r, struct tlist *l)
 			    (size_t)a->ec, 0, 0);
 		add(l, "acc_tiles", NPY_I32, a->acc_tiles, 2, a->n_tiles, 4, 0, 0, 0);
 	}
-	if (c->golden & GOLD_SCORES)
+	if (c->golden & GOLD_SCORES) {
+		l->groups |= GOLD_SCORES;
 		add(l, "scores", NPY_F32, a->scores, 4, S, T, Hq, (size_t)a->MAXCTX, 0);
-	if (c->golden & GOLD_OUT)
+	}
+	if (c->golden & GOLD_OUT) {
+		l->groups |= GOLD_OUT;
 		add(l, "out", NPY_F32, a->out, 4, S, T, Hq, D, 0);
+	}
 	if ((c->golden & GOLD_SPLITK) && a->nseg > 1) {
+		l->groups |= GOLD_SPLITK;
 		add(l, "splitk_max", NPY_F32, a->seg_max, 4, S, T, Hq, (size_t)a->nseg, 0);
 		add(l, "splitk_sum", NPY_F32, a->seg_sum, 4, S, T, Hq, (size_t)a->nseg, 0);
 		add(l, "splitk_out", NPY_F32, a->seg_out, 5, S, T, Hq, (size_t)a->nseg, D);
@@ -181,10 +190,12 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 	json_key_bool(j, "int8_path", r->route.inside);
 	/* false: written by --emulate-only, never compared with the reference */
 	json_key_bool(j, "checked", !r->emulate_only);
+	/* What was written, not what was asked: a case without split-K
+	 * segments asks for splitk and gets no file. */
 	json_key(j, "golden");
 	json_begin_array_compact(j);
 	for (int i = 0; case_golden_name(i); i++)
-		if (c->golden & (1u << i))
+		if (l->groups & (1u << i))
 			json_string(j, case_golden_name(i));
 	json_end_array(j);
 	json_key_string(j, "format", fmt == GOLDEN_NPY ? "npy" : "safetensors");
