@@ -247,6 +247,304 @@ static void help_and_version(void **state)
 	}
 }
 
+
+/* Issue 9 point 15: every number on the command line goes through one
+ * strict parser. Each of these was accepted before (exit 0: "1/2junk"
+ * read as 1/2, 99999999999999999999 clamped, C[4294967299][0] wrapped to
+ * C[3][0]); now each is exit 2 and the message names option and value. */
+static void numeric_options_reject_garbage(void **state)
+{
+	static const char *const bad[][3] = {
+		{ "check cases/edge/one-token.yaml --shard 1/2junk", "--shard", "'1/2junk'" },
+		{ "check cases/edge/one-token.yaml --shard 1/99999999999999999999", "--shard",
+		  "'1/99999999999999999999'" },
+		{ "check cases/edge/one-token.yaml --shard ' 1/2'", "--shard", "' 1/2'" },
+		{ "check cases/edge/one-token.yaml --shard +1/2", "--shard", "'+1/2'" },
+		{ "check cases/edge/one-token.yaml --shard 1/", "--shard", "'1/'" },
+		{ "check cases/edge/one-token.yaml --shard 0/2", "--shard", "'0/2'" },
+		{ "run cases/edge/one-token.yaml --threads 2x", "--threads", "'2x'" },
+		{ "run cases/edge/one-token.yaml --threads 99999999999999999999", "--threads",
+		  "'99999999999999999999'" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent --max 3junk", "--max", "'3junk'" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent --tol ' 1'", "--tol", "' 1'" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent --tol nan", "--tol", "'nan'" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent --tol 1e999", "--tol", "'1e999'" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent --tol 0x10", "--tol", "'0x10'" },
+		{ "lanemap --isa gfx936 --lane +3", "--lane", "'+3'" },
+		{ "lanemap --isa gfx936 --lane 3x", "--lane", "'3x'" },
+		{ "lanemap --isa gfx936 --entry 'C[4294967299][0]'", "--entry", "C[4294967299][0]" },
+		{ "lanemap --isa gfx936 --entry 'C[3x][0]'", "--entry", "'C[3x][0]'" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		if (r.status != 2 || !strstr(r.err, bad[i][1]) || !strstr(r.err, bad[i][2]) ||
+		    strncmp(r.err, "fragsim: error: ", 16) || r.out[0])
+			fail_msg("'fragsim %s': status %d, stdout '%s', stderr '%s'", bad[i][0],
+				 r.status, r.out, r.err);
+		tu_free(&r);
+	}
+	/* The strict parser still takes what it should. */
+	{
+		struct run_result r = tu_run("lanemap --isa gfx936 --entry ' c[ 3 ][10] '");
+
+		assert_int_equal(r.status, 0);
+		assert_string_equal(r.out, "C[3][10] is held by lane 35, element 2 (register 2, byte 0)\n");
+		tu_free(&r);
+	}
+}
+
+static int have_python(void)
+{
+	return system("/usr/bin/python3 -c 'import json, xml.etree.ElementTree' 2>/dev/null") == 0;
+}
+
+/* Run a Python script (text) with `input` on stdin and argv[1] = arg;
+ * returns what it printed (stdout and stderr, malloc'd), *status its exit. */
+static char *python(const char *script, const char *input, const char *arg, int *status)
+{
+	char *sp = tu_write_temp(".py", script), *ip = tu_write_temp(".txt", input);
+	char cmd[1024], out[64], *text;
+	int st;
+
+	snprintf(out, sizeof(out), "/tmp/fragsim-py-%d.out", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s '%s' <%s >%s 2>&1", sp, arg, ip, out);
+	st = system(cmd);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	text = tu_slurp(out);
+	unlink(out);
+	unlink(sp);
+	unlink(ip);
+	free(sp);
+	free(ip);
+	return text;
+}
+
+/* A directory of three cases: one that passes (a copy of the shipped
+ * one-token case), one that cannot load and one that fails. Returns its
+ * malloc'd path. */
+static char *three_case_dir(void)
+{
+	char *dir = strdup("/tmp/fragsim-check-XXXXXX"), cmd[512];
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp '%s/cases/edge/one-token.yaml' %s/a-good.yaml", FRAGSIM_SRC, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/b-bad.yaml", dir);
+	f = fopen(cmd, "w");
+	/* "sequences: 3": a number where the list goes, line 3 column 12 */
+	fputs("fragsim: 1\nname: bad\nsequences: 3\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/c-fail.yaml", dir);
+	f = fopen(cmd, "w");
+	/* kv head = q head % kv_heads, no expect: mismatch: q head 1 reads kv
+	 * head 1 (README "Bug classes"), so the accumulators differ */
+	fputs("fragsim: 1\nname: fail\nsequences:\n  - {context: 40}\nkernel: {gqa_map: modulo}\n", f);
+	fclose(f);
+	return dir;
+}
+
+static void rm_dir(char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(dir);
+}
+
+/* Issue 9 point 20: --json lists every case, the one that could not be
+ * run included (before, it was left out and only counted), as one
+ * document in the shape docs/check-output.md gives. */
+static void check_json_lists_every_case(void **state)
+{
+	char *dir = three_case_dir(), *out;
+	struct run_result r;
+	int st;
+
+	(void)state;
+	if (!have_python()) {
+		rm_dir(dir);
+		skip();
+	}
+	r = tu_run("check %s --json", dir);
+	/* exit 2: a case could not be run, which beats a failure */
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err, "");
+	out = python(
+		"import json, sys\n"
+		"d = json.load(sys.stdin)\n"
+		"assert d['fragsim_check'] == 1 and d['shard'] == {'k': 1, 'n': 1}, d['shard']\n"
+		"assert [d[k] for k in ('total', 'passed', 'failed', 'errors')] == [3, 1, 1, 1]\n"
+		"for c in d['cases']:\n"
+		"    assert set(c) >= {'file', 'case', 'status', 'reason', 'seconds'}, c\n"
+		"    assert ('error' in c) == (c['status'] == 'error') == ('result' not in c), c\n"
+		"    assert c['file'].startswith(sys.argv[1] + '/'), c['file']\n"
+		"    why = '' if c['status'] == 'error' else c['reason'].split(' ')[0]\n"
+		"    print(c['file'][len(sys.argv[1]):], c['case'], c['status'], why)\n"
+		"e = d['cases'][1]['error']\n"
+		"print(e['file'] == d['cases'][1]['file'], e['line'], e['col'], e['message'])\n"
+		"print(d['cases'][1]['reason'] == '%s:3:12: %s' % (e['file'], e['message']))\n"
+		"print(d['cases'][2]['result']['exact']['acc']['mismatches'] > 0)\n",
+		r.out, dir, &st);
+	if (st)
+		fail_msg("python: %s\non:\n%s", out, r.out);
+	assert_string_equal(out,
+		"/a-good.yaml edge-one-token pass \n"
+		"/b-bad.yaml None error \n"
+		"/c-fail.yaml fail fail acc:\n"
+		"True 3 12 sequences: expected a list of sequences\n"
+		"True\nTrue\n");
+	free(out);
+	tu_free(&r);
+	rm_dir(dir);
+}
+
+/* Issue 9 point 20: the JUnit file is well-formed XML with the schema's
+ * attributes, a classname per directory, a timestamp, skipped counts,
+ * and failure and error elements with a body that says why. Before: no
+ * body, one classname "fragsim", no timestamp, no skipped. */
+static void check_junit_is_wellformed(void **state)
+{
+	char *dir = three_case_dir(), *out, xml[64], *text, want[512];
+	struct run_result r;
+	int st;
+
+	(void)state;
+	if (!have_python()) {
+		rm_dir(dir);
+		skip();
+	}
+	snprintf(xml, sizeof(xml), "/tmp/fragsim-junit-cli-%d.xml", (int)getpid());
+	r = tu_run("check %s --junit %s", dir, xml);
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+	text = tu_slurp(xml);
+	out = python(
+		"import re, sys, xml.etree.ElementTree as ET\n"
+		"root = ET.fromstring(sys.stdin.read())\n"
+		"assert root.tag == 'testsuites'\n"
+		"for s in [root] + root.findall('testsuite'):\n"
+		"    print(s.tag, *[s.get(a) for a in ('tests', 'failures', 'errors', 'skipped')])\n"
+		"    float(s.get('time'))\n"
+		"s = root.find('testsuite')\n"
+		"assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d', s.get('timestamp')), s.get('timestamp')\n"
+		"cls = sys.argv[1].strip('/').replace('/', '.')\n"
+		"for c in s.findall('testcase'):\n"
+		"    assert c.get('classname') == cls, c.get('classname')\n"
+		"    float(c.get('time'))\n"
+		"    bad = [e for e in c if e.tag in ('failure', 'error')]\n"
+		"    print(c.get('name').split('/')[-1], *[e.tag + ' ' + e.get('type') for e in bad])\n"
+		"    for e in bad:\n"
+		"        assert e.get('message') and e.get('message') in e.text, e.text\n"
+		"        print(' ', '|'.join(l.split(':')[0].split(' ')[0] for l in e.text.splitlines()))\n",
+		text, dir, &st);
+	if (st)
+		fail_msg("python: %s\non:\n%s", out, text);
+	/* the failing case's body: its verdict line, then each tensor's first
+	 * mismatch (acc; scores, probs and out follow from the acc) */
+	snprintf(want, sizeof(want),
+		 "testsuites 3 1 1 0\n"
+		 "testsuite 3 1 1 0\n"
+		 "edge-one-token\n"
+		 "b-bad.yaml error input\n"
+		 "  %s/b-bad.yaml\n"
+		 "fail failure mismatch\n"
+		 "  fail(decode,S=1,ctx=40,bs=16,shuffled,gfx936)|acc|scores|probs|out\n",
+		 dir);
+	assert_string_equal(out, want);
+	free(text);
+	unlink(xml);
+	free(out);
+	rm_dir(dir);
+}
+
+/* Issue 9 point 20: usage problems of check are exit 2 before any case
+ * runs (stdout stays empty). Before: a directory with no case was
+ * "0 passed, 0 failed", exit 0; a --junit file that could not be
+ * created was exit 3 after the whole suite had run. */
+static void check_usage_errors_before_running(void **state)
+{
+	char dir[] = "/tmp/fragsim-empty-XXXXXX";
+	static const char *const bad[][2] = {
+		{ "check %s", "no *.yaml case there" },
+		{ "check cases/edge/one-token.yaml %s", "no *.yaml case there" },
+		{ "check cases/edge/one-token.yaml --junit %s/no/such/dir/j.xml", "cannot create" },
+		{ "check cases/edge/one-token.yaml --junit %s", "exists and is not a file" },
+		{ "check cases/edge/one-token.yaml --shard 2/1%.0s", "--shard" },
+	};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run(bad[i][0], dir);
+
+		if (r.status != 2 || r.out[0] || !strstr(r.err, bad[i][1]) ||
+		    strncmp(r.err, "fragsim: error: ", 16))
+			fail_msg("'%s' (%s): status %d, stdout '%s', stderr '%s'", bad[i][0], dir,
+				 r.status, r.out, r.err);
+		tu_free(&r);
+	}
+	/* nothing was left behind in the directory */
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Issue 9 point 20: a failed threshold prints the limit as written and
+ * the value with enough digits to be on its side. Before: "out cosine
+ * 1 < out_cosine_min 1" (%.6g of 0.99999999 and of a value above
+ * 0.9999995). The case: 40 keys, the shipped defaults, whose out cosine
+ * is below 1 - 1e-8 (int8 costs more than that). */
+static void threshold_failure_prints_its_digits(void **state)
+{
+	char *p = tu_write_temp(".yaml", "fragsim: 1\nname: thr\nsequences:\n  - {context: 40}\n"
+					 "check: {out_cosine_min: 0.99999999}\n");
+	struct run_result r = tu_run("check %s", p);
+	const char *v;
+	double got;
+
+	(void)state;
+	assert_int_equal(r.status, 1);
+	v = strstr(r.out, ": FAIL out cosine ");
+	if (!v || !strstr(v, " < out_cosine_min 0.99999999\n"))
+		fail_msg("stdout '%s'", r.out);
+	/* the value printed must itself read as below the limit */
+	got = strtod(v + strlen(": FAIL out cosine "), NULL);
+	assert_true(got < 0.99999999);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+/* Issue 9 point 21: manifest.json's "golden" lists the groups written.
+ * A case without split-K segments asks for splitk (golden: all) and
+ * gets no splitk file; before, the manifest listed it all the same. */
+static void manifest_lists_only_what_was_written(void **state)
+{
+	char *p = tu_write_temp(".yaml", "fragsim: 1\nname: nosplit\nsequences:\n  - {context: 40}\n"
+					 "golden: all\n");
+	char out[] = "/tmp/fragsim-man-XXXXXX", mpath[128], *m;
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(mkdtemp(out));
+	r = tu_run("run %s --out %s/g", p, out);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	snprintf(mpath, sizeof(mpath), "%s/g/manifest.json", out);
+	m = tu_slurp(mpath);
+	assert_non_null(strstr(m, "\n  \"golden\": [\"inputs\", \"acc\", \"scores\", \"out\"],\n"));
+	/* (the case echo in case_yaml still says what was asked) */
+	assert_null(strstr(m, "splitk_"));
+	free(m);
+	snprintf(mpath, sizeof(mpath), "rm -rf '%s'", out);
+	assert_int_equal(system(mpath), 0);
+	unlink(p);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +558,12 @@ int main(void)
 		cmocka_unit_test(usage_errors_exit_2),
 		cmocka_unit_test(yaml_error_location_reaches_the_user),
 		cmocka_unit_test(help_and_version),
+		cmocka_unit_test(numeric_options_reject_garbage),
+		cmocka_unit_test(check_json_lists_every_case),
+		cmocka_unit_test(check_junit_is_wellformed),
+		cmocka_unit_test(check_usage_errors_before_running),
+		cmocka_unit_test(threshold_failure_prints_its_digits),
+		cmocka_unit_test(manifest_lists_only_what_was_written),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
