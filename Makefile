@@ -1,7 +1,8 @@
 # fragsim - build, run, test, asan, install.  See README.md.
 #
 #   make run      install missing dependencies, build, run the main job
-#   make test     build and run every cmocka test and the CLI tests
+#   make test     build and run every cmocka test, the CLI tests and every
+#                 command shown in README.md and docs/*.md (tests/doctest.py)
 #   make asan     the tests under AddressSanitizer + UBSan (build-asan/)
 #   make bench    time the Qwen3.5-27B workloads, optimised (build-bench/);
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
@@ -81,6 +82,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN)
 	@sh tests/run.sh $(BUILD) $(TEST_BIN)
+	@$(PYTHON) tests/doctest.py --fragsim $(BUILD)/fragsim README.md docs/*.md
 
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan OPT=-O1 \
