@@ -706,7 +706,7 @@ static void threshold_failures_say_why(void **state)
 	run(&w, NULL, &r, &rep);
 	assert_int_equal(rep.n_failed, 2);
 	assert_string_equal(rep.failed[0].name, "kld_p99_max");
-	snprintf(want, sizeof(want), "kld p99 %.6g > kld_p99_max 0",
+	snprintf(want, sizeof(want), "kld p99 %.9g > kld_p99_max 0",
 		 rep.quant.kld_p99);
 	assert_string_equal(rep.failed[0].reason, want);
 	assert_string_equal(rep.failed[1].name, "top1_min");
