@@ -274,7 +274,8 @@ static int parse_args(int argc, char **argv, const char **junit, const char **sh
 {
 	int npaths = 0;
 
-	/* Options first, so that a usage error returns before any work. */
+	/* Two passes: the first checks every option, so that a usage error
+	 * returns before the directory walk; the second lists the cases. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 1; i < argc;) {
 			const char *v;
@@ -298,8 +299,10 @@ static int parse_args(int argc, char **argv, const char **junit, const char **sh
 				size_t before = ps->n;
 				int rc = caselist_add(ps, argv[i]);
 
-				if (rc == -1)
-					return cli_usage_error(NULL, "out of memory");
+				if (rc == -1) {
+					cli_usage_error(NULL, "out of memory");
+					return FS_EINTERNAL;
+				}
 				if (rc < 0)
 					return cli_usage_error(NULL, "%s: no such file or directory",
 							       argv[i]);
