@@ -64,7 +64,8 @@ class Command:
 
 
 def parse(path):
-    """The document's steps in order: ('file', name, text) or ('cmd', Command)."""
+    """The document's steps in order: ('file', name, text), ('cmd', Command)
+    or ('bad', line, why) for a block that breaks the convention."""
     steps, fence, info, body, start = [], None, "", [], 0
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -82,7 +83,7 @@ def parse(path):
             continue
         body.append(line)
     if fence is not None:
-        sys.exit(f"{path}:{start}: fenced block never closed")
+        steps.append(("bad", start, "fenced block never closed"))
     return steps
 
 
@@ -106,7 +107,8 @@ def block_steps(path, info, body, start):
             steps.append(("cmd", cmd))
         elif cmd is None:
             if line.strip():
-                sys.exit(f"{path}:{n}: output before the first '$ ' command")
+                steps.append(("bad", n, "a console block's first line must be a '$ ' command"))
+                return steps
         else:
             cmd.expected.append(line)
         i += 1
@@ -158,13 +160,19 @@ def scratch_dir():
 def run_doc(path, env, verbose):
     steps = parse(path)
     passed = failed = 0
+    for s in steps:
+        if s[0] == "bad":
+            failed += 1
+            print(f"FAIL {path}:{s[1]}: {s[2]}")
     cmds = [s[1] for s in steps if s[0] == "cmd"]
     if not cmds:
-        return 0, 0
+        return 0, failed
     d = scratch_dir()
     prev = 0
     try:
         for k, step in enumerate(steps):
+            if step[0] == "bad":
+                continue
             if step[0] == "file":
                 target = os.path.join(d, step[1])
                 os.makedirs(os.path.dirname(target), exist_ok=True)
