@@ -70,6 +70,12 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
+# The tests that compile headers fragsim gives to kernels (the generated
+# lane maps, tools/device/fragsim_dump.h) with the C and C++ compilers.
+CXX ?= c++
+$(BUILD)/tests/test_lanemap_c.o $(BUILD)/tests/test_dump_h.o: \
+	CFLAGS_ALL += -DFRAGSIM_CC='"$(CC)"' -DFRAGSIM_CXX='"$(CXX)"'
+
 # The main job (see README.md): the shipped default case, Qwen3.5-27B
 # decode over 4097 keys on shuffled pages, checked against the reference,
 # with its goldens written to out/.
