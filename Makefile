@@ -6,6 +6,7 @@
 #   make bench    time the Qwen3.5-27B workloads, optimised (build-bench/);
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
+#   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -38,6 +39,7 @@ TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all run test asan bench install uninstall clean deps check-deps
+.PHONY: hip-check
 all: $(BUILD)/fragsim
 
 deps:
@@ -107,6 +109,11 @@ bench: deps
 $(BUILD)/bench/peak: tools/bench/peak.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -fopenmp $(LDFLAGS)
+
+# The HIP harnesses (tools/device/hip/) compiled for gfx940 with hipcc,
+# no GPU needed, and their assembly checked; gfx936 needs DTK's hipcc.
+hip-check: $(BUILD)/fragsim
+	sh tools/device/hip/check.sh $(BUILD)
 
 install: $(BUILD)/fragsim
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fragsim

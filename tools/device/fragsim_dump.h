@@ -110,7 +110,7 @@ static inline int fsd_fail(struct fsd_writer *w, const char *fmt, ...)
 	return -1;
 }
 
-/* The tensors fragsim diff reads besides acc, and their dtypes. */
+/* The tensors fragsim diff (and probe solve) read besides acc, and their dtypes. */
 static inline int fsd_known(const char *name, enum fsd_dtype *dtype)
 {
 	static const char *const f32[] = { "scores", "out", "q_scale", "splitk_max",
@@ -123,6 +123,10 @@ static inline int fsd_known(const char *name, enum fsd_dtype *dtype)
 		}
 	if (!strcmp(name, "q_int8")) {
 		*dtype = FSD_I8;
+		return 1;
+	}
+	if (!strcmp(name, "probe_c")) {	/* for fragsim probe solve */
+		*dtype = FSD_I32;
 		return 1;
 	}
 	return 0;

@@ -12,7 +12,8 @@
  *      -DFSQ_LM=fs_gfx936 -DFSQ_LMU=FS_GFX936 tools/device/qk_cpu.c -lm -o qk_cpu
  *   ./qk_cpu GOLDEN DUMP [c_columns|page_walk|head_dim_half]
  *
- * The same file compiles as C++. Exit status: 0 written, 2 bad input or
+ * -DFSQ_GATHER gathers fragments byte by byte instead of the 8-byte
+ * loads (qk_frag.h). The same file compiles as C++. Exit status: 0 written, 2 bad input or
  * usage, 3 failed to write.
  */
 #include <stdio.h>
@@ -44,28 +45,27 @@
 #define EB LMU(B_ELEMS)
 #define EC LMU(C_ELEMS)
 
+#include "qk_frag.h"
+
 /* One tile: K-steps of "the instruction", then scores of primary rows. */
 static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
-		     int tile, int32_t *acc)
+		     struct fsq_frag_flags fl, int tile, int32_t *acc)
 {
-	int s = b->tiles[tile * 4], kb = b->tiles[tile * 4 + 3];
+	int kb = b->tiles[tile * 4 + 3];
 	static int8_t areg[W][EA], breg[W][EB];
 	static int32_t am[M][K], bm[K][N];
+	static float ws[M][N];
 
 	memset(acc, 0, sizeof(int32_t) * W * EC);
 	for (int ks = 0; ks < c->D / K; ks++) {
 		for (int l = 0; l < W; l++) {
-			for (int e = 0; e < EA; e++) {
-				struct fsq_row r = fsq_row_of(c, b, tile, LM(a_row)(l, e));
+			int64_t qa = fsq_load_a(c, b, tile, l, ks, fl);
+			int64_t kv = fsq_load_b(c, b, tile, l, ks, fl);
 
-				areg[l][e] = fsq_q(c, b, &r, ks * K + LM(a_col)(l, e));
-			}
-			for (int e = 0; e < EB; e++) {
-				struct fsq_row r = fsq_row_of(c, b, tile, 0);
-
-				breg[l][e] = fsq_k(c, b, s, r.g, kb + LM(b_col)(l, e),
-						   ks * K + LM(b_row)(l, e));
-			}
+			for (int e = 0; e < EA; e++)
+				areg[l][e] = (int8_t)(uint8_t)(qa >> (8 * e));
+			for (int e = 0; e < EB; e++)
+				breg[l][e] = (int8_t)(uint8_t)(kv >> (8 * e));
 		}
 		/* The instruction: C += A x B, operands read through the map. */
 		for (int l = 0; l < W; l++) {
@@ -82,15 +82,25 @@ static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
 					acc[l * EC + e] += am[m][k] * bm[k][n];
 			}
 	}
+	/* Scale recovery, then the transpose through the workspace, as
+	 * attn_mmac.hip does with its LDS. */
+	for (int i = 0; i < M * N; i++)
+		ws[i / N][i % N] = -INFINITY;
 	for (int l = 0; l < W; l++)
 		for (int e = 0; e < EC; e++) {
-			struct fsq_row r = fsq_row_of(c, b, tile, LM(c_row)(l, e));
-			int key = kb + fsq_belief_col(c, l, e, EC, LM(c_col)(l, e));
+			int m = LM(c_row)(l, e);
+			int n = fsq_belief_col(c, l, e, EC, LM(c_col)(l, e));
+			struct fsq_row r = fsq_row_of(c, b, tile, m);
 
-			if (r.primary && key < c->MAXCTX)
-				b->scores[fsq_score_index(c, &r, key)] =
-					fsq_score(c, b, &r, key, acc[l * EC + e]);
+			ws[m][n] = fsq_score(c, b, &r, kb + n, acc[l * EC + e]);
 		}
+	for (int i = 0; i < M * N; i++) {
+		int m = i / N, n = i % N;
+		struct fsq_row r = fsq_row_of(c, b, tile, m);
+
+		if (r.primary && kb + n < c->MAXCTX)
+			b->scores[fsq_score_index(c, &r, kb + n)] = ws[m][n];
+	}
 }
 
 int main(int argc, char **argv)
@@ -102,6 +112,7 @@ int main(int argc, char **argv)
 	size_t nscores, shape[4];
 	int32_t acc[W * EC];
 	char err[1400];
+	struct fsq_frag_flags fl = fsq_frag_flags_of();
 	int rc = 0;
 
 	if (argc < 3 || argc > 4) {
@@ -143,6 +154,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nscores; i++)
 		b.scores[i] = -INFINITY;
+#ifdef FSQ_GATHER
+	fl.a_adjacent = fl.b_adjacent = 0;	/* the byte-by-byte loads */
+#endif
 	if (fsd_begin(&w, argv[2]))
 		rc = 3;
 	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
@@ -150,7 +164,7 @@ int main(int argc, char **argv)
 		struct fsd_tile t;
 
 		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
-		run_tile(&c, &b, (int)i, acc);
+		run_tile(&c, &b, fl, (int)i, acc);
 		if (fsd_acc_tile(&w, &t, W, EC, 1, acc))
 			rc = 3;
 	}
