@@ -11,9 +11,10 @@
 #   OUTDIR/attn_mmac_c_columns     the same with the contiguous-columns bug
 # With --asm, the device assembly only (OUTDIR/*.s, no GPU runtime needed).
 # Environment: FRAGSIM (default build/fragsim), HIPCC (default hipcc),
+# FSQ_PROFILE (a profile name or YAML to use instead of the target's
+# builtin one, e.g. gfx936-quad or the found.yaml of probe solve --yaml),
 # HIPFLAGS (added to every hipcc call, e.g. -DFSQ_MMAC_ASM for the
-# article's inline assembly on gfx936, or -DFSQ_PROFILE_GFX936_QUAD when
-# probe solve found that map). Run from the repository root.
+# article's inline assembly on gfx936). Run from the repository root.
 set -eu
 asm=0
 if [ "${1:-}" = --asm ]; then asm=1; shift; fi
@@ -38,6 +39,17 @@ for p in gfx936 gfx936-quad cdna3-mfma-i32-16x16x32-i8; do
 	mv "$h.tmp" "$h"
 done
 flags="--offload-arch=$target -O3 -D$define -I$out/gen -I$here/.. -I$here ${HIPFLAGS:-}"
+custom=
+if [ -n "${FSQ_PROFILE:-}" ]; then
+	h=$out/gen/fragsim_lanemap_custom.h
+	"$fragsim" lanemap --isa "$FSQ_PROFILE" --format c > "$h.tmp"
+	mv "$h.tmp" "$h"
+	# FS_<NAME>_NAME gives the header's prefixes.
+	upper=$(sed -n 's/^#define \(FS_[A-Z0-9_]*\)_NAME .*/\1/p' "$h")
+	lower=$(echo "$upper" | tr 'A-Z' 'a-z')
+	flags="$flags -DFSQ_LM=$lower -DFSQ_LMU=$upper"
+	custom=-DFSQ_LANEMAP=\"fragsim_lanemap_custom.h\"
+fi
 if [ $asm = 1 ]; then
 	flags="$flags --cuda-device-only -S"
 	ext=.s
@@ -47,7 +59,7 @@ fi
 # hipcc's driver warns about link flags it does not use in -S mode; the
 # log keeps them out of sight unless the compile fails.
 compile() {
-	if ! $hipcc $flags "$@" > "$out/hipcc.log" 2>&1; then
+	if ! $hipcc $flags ${custom:+"$custom"} "$@" > "$out/hipcc.log" 2>&1; then
 		grep -v "clang: warning: .*unused" "$out/hipcc.log" >&2
 		exit 1
 	fi
