@@ -8,7 +8,10 @@
  * assumption ... exactly"). The expectations are fragsim's bug classes as
  * documented, not captured output. tests/data/dump_h/contract.c checks
  * the header's own promises (bad calls, atomic replace), also in both
- * languages.
+ * languages. tests/data/dump_h/probe_cpu.c answers a probe plan as a
+ * simulated gfx936-quad device would and writes probe_c.npy through the
+ * header: probe solve must find it differs from gfx936 and matches
+ * gfx936-quad (README's worked example of probe).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,6 +58,8 @@ static int setup(void **state)
 	/* The lane map as code, and the two goldens. */
 	if (sh("mkdir -p %s/gen && '%s' lanemap --isa gfx936 --format c > %s/gen/fragsim_lanemap_gfx936.h",
 	       f->dir, FRAGSIM_BIN, f->dir) ||
+	    sh("'%s' lanemap --isa gfx936-quad --format c > %s/gen/fragsim_lanemap_gfx936_quad.h",
+	       FRAGSIM_BIN, f->dir) ||
 	    sh("cd '%s' && '%s' run tests/data/dump_h/decode.yaml --emulate-only --out %s/golden-decode >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
 	    sh("cd '%s' && '%s' run tests/data/dump_h/prefill.yaml --emulate-only --out %s/golden-prefill >/dev/null",
@@ -162,12 +167,34 @@ static void header_contract(void **state)
 	}
 }
 
+static void probe_answer_through_the_header(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	assert_int_equal(sh("cd '%s' && %s -std=c99 -pedantic -Wall -Wextra -Werror -I%s/gen -Itools/device "
+			    "-DFSQ_LANEMAP='\"fragsim_lanemap_gfx936_quad.h\"' -DFSQ_LM=fs_gfx936_quad "
+			    "-DFSQ_LMU=FS_GFX936_QUAD tests/data/dump_h/probe_cpu.c -o %s/probe_cpu",
+			    FRAGSIM_SRC, FRAGSIM_CC, f->dir, f->dir), 0);
+	assert_int_equal(sh("'%s' probe plan --isa gfx936 --out %s/plan >/dev/null && %s/probe_cpu %s/plan %s/probe",
+			    FRAGSIM_BIN, f->dir, f->dir, f->dir, f->dir), 0);
+	r = tu_run("probe solve --plan %s/plan --dump %s/probe", f->dir, f->dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "C: 240 of 256 entries differ: lanes interleaved by 4"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/plan --dump %s/probe --isa gfx936-quad", f->dir, f->dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "device matches gfx936-quad"));
+	tu_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(c_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(cxx_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(header_contract),
+		cmocka_unit_test(probe_answer_through_the_header),
 	};
 
 	return cmocka_run_group_tests_name("dump_h", tests, setup, teardown);
