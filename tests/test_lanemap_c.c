@@ -104,72 +104,118 @@ static void check_output(const char *name, const char *csv, char *out)
 	free(want);
 }
 
+static int have_cxx(void)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", FRAGSIM_CXX);
+	return system(cmd) == 0;
+}
+
+/*
+ * The header of profile `isa` (a builtin name or a YAML path), compiled
+ * as C99 and, when there is a C++ compiler, as C++, printed and compared
+ * with the CSV. id is the identifier prefix the header must use.
+ */
+static void check_profile(const char *isa, const char *id, const char *ID)
+{
+	char dir[] = "/tmp/fragsim-lmc-XXXXXX", path[512], cmd[600];
+	struct run_result csv = tu_run("lanemap --isa '%s' --format csv", isa);
+	struct run_result hdr = tu_run("lanemap --isa '%s' --format c", isa);
+	FILE *f;
+	char *out;
+
+	assert_int_equal(csv.status, 0);
+	assert_int_equal(hdr.status, 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lm.h", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(hdr.out, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/prog.c", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, prog_fmt, id, ID);
+	fclose(f);
+	out = build_and_run(dir, FRAGSIM_CC " -std=c99 -pedantic -Wall -Wextra -Werror");
+	if (!out)
+		fail_msg("%s: the generated header does not compile as C99", isa);
+	check_output(isa, csv.out, out);
+	free(out);
+	if (have_cxx()) {
+		out = build_and_run(dir, FRAGSIM_CXX " -x c++ -pedantic -Wall -Wextra -Werror");
+		if (!out)
+			fail_msg("%s: the generated header does not compile as C++", isa);
+		check_output(isa, csv.out, out);
+		free(out);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	tu_free(&csv);
+	tu_free(&hdr);
+}
+
 static void every_builtin_matches_csv(void **state)
 {
-	int checked = 0, have_cxx;
-	char cmd[1024];
+	int checked = 0;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", FRAGSIM_CXX);
-	have_cxx = system(cmd) == 0;
 	for (int i = 0; i < profile_builtin_count(); i++) {
 		const char *name = profile_builtin_name(i);
-		char dir[] = "/tmp/fragsim-lmc-XXXXXX", path[512], id[128], ID[128];
-		struct run_result csv, hdr;
-		FILE *f;
-		char *out;
+		char id[128], ID[128];
 
-		csv = tu_run("lanemap --isa %s --format csv", name);
-		hdr = tu_run("lanemap --isa %s --format c", name);
 		if (!strcmp(name, "gfx936-article")) {
 			/* Invalid (col reaches 27): no header to give a kernel. */
+			struct run_result hdr = tu_run("lanemap --isa %s --format c", name);
+
 			assert_int_equal(hdr.status, 1);
 			assert_string_equal(hdr.out, "");
 			assert_non_null(strstr(hdr.err, "invalid profile, no header written"));
-			tu_free(&csv);
 			tu_free(&hdr);
 			continue;
 		}
-		assert_int_equal(csv.status, 0);
-		assert_int_equal(hdr.status, 0);
-		assert_non_null(mkdtemp(dir));
-		snprintf(path, sizeof(path), "%s/lm.h", dir);
-		f = fopen(path, "w");
-		assert_non_null(f);
-		fputs(hdr.out, f);
-		fclose(f);
+		/* The names of the builtins: letters, digits and '-'. */
 		snprintf(id, sizeof(id), "fs_%s", name);
 		snprintf(ID, sizeof(ID), "FS_%s", name);
 		for (char *p = id; *p; p++)
 			*p = *p == '-' ? '_' : *p;
 		for (char *p = ID; *p; p++)
 			*p = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
-		snprintf(path, sizeof(path), "%s/prog.c", dir);
-		f = fopen(path, "w");
-		assert_non_null(f);
-		fprintf(f, prog_fmt, id, ID);
-		fclose(f);
-		out = build_and_run(dir, FRAGSIM_CC " -std=c99 -pedantic -Wall -Wextra -Werror");
-		if (!out)
-			fail_msg("%s: the generated header does not compile as C99", name);
-		check_output(name, csv.out, out);
-		free(out);
-		if (have_cxx) {
-			out = build_and_run(dir, FRAGSIM_CXX " -x c++ -pedantic -Wall -Wextra -Werror");
-			if (!out)
-				fail_msg("%s: the generated header does not compile as C++", name);
-			check_output(name, csv.out, out);
-			free(out);
-		}
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		assert_int_equal(system(cmd), 0);
-		tu_free(&csv);
-		tu_free(&hdr);
+		check_profile(name, id, ID);
 		checked++;
 	}
 	assert_true(checked >= 6);
-	if (!have_cxx)
+	if (!have_cxx())
 		skip();	/* C checked; the C++ half needs a C++ compiler */
+}
+
+/*
+ * A profile whose name is no identifier and whose text would break a
+ * comment or a string literal ("*" "/", quotes, a backslash) still gives
+ * a header that compiles and holds its map.
+ */
+static void awkward_names_and_text(void **state)
+{
+	char *yaml = tu_slurp(FRAGSIM_SRC "/profiles/gfx936.yaml"), *path;
+	const char *body;
+	char text[8192];
+
+	(void)state;
+	body = strstr(yaml, "\nwave: ");
+	assert_non_null(body);
+	snprintf(text, sizeof(text),
+		 "fragsim_profile: 1\n"
+		 "name: \"My.map v2\"\n"
+		 "instruction: \"v_mmac \\\"x\\\" */ y\"\n"
+		 "description: \"ends a comment */ here, and \\\\ too\"\n"
+		 "source: \"*/ #endif\"%s", body);
+	path = tu_write_temp(".yaml", text);
+	assert_non_null(path);
+	check_profile(path, "fs_my_map_v2", "FS_MY_MAP_V2");
+	unlink(path);
+	free(path);
+	free(yaml);
 }
 
 static void c_format_usage(void **state)
@@ -197,6 +243,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_builtin_matches_csv),
+		cmocka_unit_test(awkward_names_and_text),
 		cmocka_unit_test(c_format_usage),
 	};
 

@@ -290,7 +290,7 @@ static int do_show(int argc, char **argv)
 	if (fmt == LMF_C) {
 		/* A header for kernels: an invalid map has no inverse to give. */
 		if (rc == FS_OK)
-			lmprint_c_header(stdout, lm);
+			lmprint_c_header(stdout, lm, isa);
 		else
 			fprintf(stderr, "fragsim: error: %s: invalid profile, no header written\n",
 				isa);

@@ -31,8 +31,9 @@ void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
 /*
  * The map as a self-contained C/C++/HIP/CUDA header (--format c): forward
  * and inverse functions and tables per operand. lm must be valid (the
- * inverse tables exist only then).
+ * inverse tables exist only then). isa is what --isa said, for the
+ * comment that says how the header was made.
  */
-void lmprint_c_header(FILE *f, const struct lanemap *lm);
+void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa);
 
 #endif
