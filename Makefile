@@ -7,6 +7,7 @@
 #   make bench    time the Qwen3.5-27B workloads, optimised (build-bench/);
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
+#   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -39,6 +40,7 @@ TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all run test asan bench install uninstall clean deps check-deps
+.PHONY: hip-check
 all: $(BUILD)/fragsim
 
 deps:
@@ -70,6 +72,12 @@ $(BUILD)/tests/%.o: tests/%.c
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_ALL)
+
+# The tests that compile headers fragsim gives to kernels (the generated
+# lane maps, tools/device/fragsim_dump.h) with the C and C++ compilers.
+CXX ?= c++
+$(BUILD)/tests/test_lanemap_c.o $(BUILD)/tests/test_dump_h.o: \
+	CFLAGS_ALL += -DFRAGSIM_CC='"$(CC)"' -DFRAGSIM_CXX='"$(CXX)"'
 
 # The main job (see README.md): the shipped default case, Qwen3.5-27B
 # decode over 4097 keys on shuffled pages, checked against the reference,
@@ -103,6 +111,11 @@ bench: deps
 $(BUILD)/bench/peak: tools/bench/peak.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -fopenmp $(LDFLAGS)
+
+# The HIP harnesses (tools/device/hip/) compiled for gfx940 with hipcc,
+# no GPU needed, and their assembly checked; gfx936 needs DTK's hipcc.
+hip-check: $(BUILD)/fragsim
+	sh tools/device/hip/check.sh $(BUILD)
 
 install: $(BUILD)/fragsim
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fragsim

@@ -22,6 +22,7 @@
 
 static const char usage[] =
 	"usage: fragsim lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]\n"
+	"       fragsim lanemap --isa <name|file> --format c > lanemap.h\n"
 	"       fragsim lanemap --isa <name|file> --lane <L> [--format <fmt>]\n"
 	"       fragsim lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]\n"
 	"       fragsim lanemap list [--names]\n"
@@ -30,7 +31,8 @@ static const char usage[] =
 	"\n"
 	"  --isa <name|file>   a builtin profile ('lanemap list') or a profile YAML\n"
 	"  --matrix A|B|C      only this operand                [default: all three]\n"
-	"  --format <fmt>      text, md, csv or json             [default: text]\n"
+	"  --format <fmt>      text, md, csv or json             [default: text];\n"
+	"                      c: the A, B and C maps as a C/C++/HIP/CUDA header\n"
 	"  --lane <L>          everything lane L holds in A, B and C\n"
 	"  --entry 'X[r][c]'   which lanes and registers hold entry X[r][c]\n"
 	"  --names             list: names only, one per line\n"
@@ -98,7 +100,7 @@ static int scan_args(int argc, char **argv, const char *cmd, enum lm_format *fmt
 		if (r < 0)
 			return cli_usage_error(usage, "--format needs a value");
 		if (r > 0) {
-			if (lmprint_format(v, fmt) || *fmt == LMF_MD || *fmt == LMF_CSV)
+			if (lmprint_format(v, fmt) || (*fmt != LMF_TEXT && *fmt != LMF_JSON))
 				return cli_usage_error(usage, "%s: --format must be text or json", cmd);
 			continue;
 		}
@@ -311,8 +313,10 @@ static int do_show(int argc, char **argv)
 	if (!isa)
 		return cli_usage_error(usage, "--isa is required");
 	if (format && lmprint_format(format, &fmt))
-		return cli_usage_error(usage, "--format must be text, md, csv or json, not '%s'",
+		return cli_usage_error(usage, "--format must be text, md, csv, json or c, not '%s'",
 				       format);
+	if (fmt == LMF_C && (lane_s || entry || matrix))
+		return cli_usage_error(usage, "--format c prints the whole map: no --matrix, --lane or --entry");
 	if (matrix) {
 		if (strlen(matrix) != 1 || !strchr("ABCabc", matrix[0]))
 			return cli_usage_error(usage, "--matrix must be A, B or C, not '%s'",
@@ -324,7 +328,14 @@ static int do_show(int argc, char **argv)
 	lm = load(isa, &rep, &rc);
 	if (!lm)
 		return rc;
-	if (lane_s) {
+	if (fmt == LMF_C) {
+		/* A header for kernels: an invalid map has no inverse to give. */
+		if (rc == FS_OK)
+			lmprint_c_header(stdout, lm, isa);
+		else
+			fprintf(stderr, "fragsim: error: %s: invalid profile, no header written\n",
+				isa);
+	} else if (lane_s) {
 		long lane;
 
 		if (cli_int(lane_s, 0, lm->wave - 1, &lane)) {

@@ -25,7 +25,7 @@
 
 #define LMPRINT_TEXT_PROBLEMS 8
 
-static const char *const fmt_names[] = { "text", "md", "csv", "json" };
+static const char *const fmt_names[] = { "text", "md", "csv", "json", "c" };
 
 int lmprint_format(const char *s, enum lm_format *out)
 {
@@ -402,4 +402,181 @@ void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
 	}
 	if (rep->total > LMPRINT_TEXT_PROBLEMS)
 		fprintf(f, "  ... and %d more\n", rep->total - LMPRINT_TEXT_PROBLEMS);
+}
+
+/*
+ * --format c: the map as a self-contained header for kernels and host
+ * code. Identifiers are the profile name made an identifier: "fs_" plus
+ * the name with every other character than a letter or digit turned into
+ * '_' (lower case for functions and tables, upper case for macros).
+ */
+static void c_ident(const char *name, int upper, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *name && n + 1 < len; name++, n++) {
+		char ch = *name;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9')))
+			ch = '_';
+		else if (upper && ch >= 'a' && ch <= 'z')
+			ch = (char)(ch - 'a' + 'A');
+		else if (!upper && ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		out[n] = ch;
+	}
+	out[n] = '\0';
+}
+
+/* A profile's text inside a C comment: no "*" "/" can end it early. */
+static void c_comment_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		fputc(*s == '\n' ? ' ' : *s, f);
+		if (s[0] == '*' && s[1] == '/')
+			fputc(' ', f);
+	}
+}
+
+/* A profile's text as a C string literal. */
+static void c_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\%03o", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* "static const short NAME[N] = { ... };", 16 numbers a line. */
+static void c_table(FILE *f, const char *qual, const char *id, const char *what,
+		    const int32_t *v, int n, const int16_t *v16)
+{
+	fprintf(f, "%sconst short %s_%s[%d] = {", qual, id, what, n);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%d%s", i % 16 ? " " : "\n\t", v ? (int)v[i] : (int)v16[i],
+			i + 1 < n ? "," : "\n");
+	fprintf(f, "};\n");
+}
+
+static void c_operand_tables(FILE *f, const struct lanemap *lm, const char *id,
+			     const char *qual, const char *suffix)
+{
+	char what[32];
+
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		const struct lanemap_operand *o = &lm->op[op];
+		char m = (char)("abc"[op]);
+
+		snprintf(what, sizeof(what), "%c_row%s", m, suffix);
+		c_table(f, qual, id, what, o->row, lm->wave * o->elems, NULL);
+		snprintf(what, sizeof(what), "%c_col%s", m, suffix);
+		c_table(f, qual, id, what, o->col, lm->wave * o->elems, NULL);
+		snprintf(what, sizeof(what), "%c_owner%s", m, suffix);
+		c_table(f, qual, id, what, NULL, o->rows * o->cols * o->replicas,
+			o->owner);
+	}
+}
+
+static void c_operand_functions(FILE *f, const struct lanemap *lm,
+				const char *id, const char *ID)
+{
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		const struct lanemap_operand *o = &lm->op[op];
+		char m = (char)("abc"[op]), M = (char)("ABC"[op]);
+		int size = lm_dtype_size(o->type);
+
+		fprintf(f, "\n/* %c: %d x %d %s, %d elements per lane, each entry held %d time%s. */\n",
+			M, o->rows, o->cols, lm_dtype_name(o->type), o->elems,
+			o->replicas, o->replicas == 1 ? "" : "s");
+		fprintf(f, "#define %s_%c_ROWS %d\n#define %s_%c_COLS %d\n"
+			   "#define %s_%c_ELEMS %d\n#define %s_%c_REPLICAS %d\n"
+			   "#define %s_%c_ELEM_BYTES %d\n",
+			ID, M, o->rows, ID, M, o->cols, ID, M, o->elems, ID, M,
+			o->replicas, ID, M, size);
+		fprintf(f, "FRAGSIM_LM_FN int %s_%c_row(int lane, int e)\n"
+			   "{ return FRAGSIM_LM_TAB(%s_%c_row)[lane * %d + e]; }\n",
+			id, m, id, m, o->elems);
+		fprintf(f, "FRAGSIM_LM_FN int %s_%c_col(int lane, int e)\n"
+			   "{ return FRAGSIM_LM_TAB(%s_%c_col)[lane * %d + e]; }\n",
+			id, m, id, m, o->elems);
+		fprintf(f, "FRAGSIM_LM_FN int %s_%c_lane(int row, int col, int r)\n"
+			   "{ return FRAGSIM_LM_TAB(%s_%c_owner)[(row * %d + col) * %d + r] / %d; }\n",
+			id, m, id, m, o->cols, o->replicas, o->elems);
+		fprintf(f, "FRAGSIM_LM_FN int %s_%c_elem(int row, int col, int r)\n"
+			   "{ return FRAGSIM_LM_TAB(%s_%c_owner)[(row * %d + col) * %d + r] %% %d; }\n",
+			id, m, id, m, o->cols, o->replicas, o->elems);
+		fprintf(f, "FRAGSIM_LM_FN int %s_%c_reg(int e) { return e * %d / 4; }\n",
+			id, m, size);
+		fprintf(f, "FRAGSIM_LM_FN int %s_%c_byte(int e) { return %s; }\n",
+			id, m, size >= 4 ? "(void)e, 0" : size == 2 ? "e * 2 % 4" : "e % 4");
+	}
+}
+
+void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa)
+{
+	char id[LM_NAME_MAX + 4] = "fs_", ID[LM_NAME_MAX + 4] = "FS_";
+
+	c_ident(lm->name, 0, id + 3, sizeof(id) - 3);
+	c_ident(lm->name, 1, ID + 3, sizeof(ID) - 3);
+	fprintf(f, "/*\n * Lane map of the fragsim profile '");
+	c_comment_text(f, lm->name);
+	fprintf(f, "', generated by\n *   fragsim lanemap --isa ");
+	c_comment_text(f, isa);
+	fprintf(f, " --format c\n * (fragsim %s). Regenerate rather than edit.\n *\n", FRAGSIM_VERSION);
+	fprintf(f, " * instruction  ");
+	c_comment_text(f, lm->instr);
+	fprintf(f, ", wave%d, M=%d N=%d K=%d\n * description  ", lm->wave, lm->m, lm->n, lm->k);
+	c_comment_text(f, lm->desc);
+	fprintf(f, "\n * source       ");
+	c_comment_text(f, lm->source[0] ? lm->source : "(none given)");
+	fprintf(f, "\n *\n"
+		" * A is M x K (row m, col k), B is K x N (row k, col n), C is M x N.\n"
+		" * Element e of a lane is in register %s_X_reg(e), byte %s_X_byte(e).\n"
+		" *   %s_X_row(lane, e), %s_X_col(lane, e)   the entry that lane, e holds\n"
+		" *   %s_X_lane(row, col, r), %s_X_elem(row, col, r)\n"
+		" *       its r-th holder, r = 0 .. %s_X_REPLICAS - 1, in increasing\n"
+		" *       lane order (r = 0 unless the operand is replicated)\n"
+		" * for X = a, b, c; the tables behind them are %s_X_row_tab and\n"
+		" * %s_X_col_tab [lane * ELEMS + e] and %s_X_owner_tab\n"
+		" * [(row * COLS + col) * REPLICAS + r] = lane * ELEMS + e. Arguments\n"
+		" * are not range-checked, like array indices.\n"
+		" *\n"
+		" * C99, C++, and HIP or CUDA (host and device: the functions are\n"
+		" * __host__ __device__ there, and device code reads a __constant__\n"
+		" * copy of the tables).\n */\n",
+		id, id, id, id, id, id, ID, id, id, id);
+	fprintf(f, "#ifndef FRAGSIM_LANEMAP_%s_H\n#define FRAGSIM_LANEMAP_%s_H\n\n",
+		ID + 3, ID + 3);
+	fprintf(f, "#ifndef FRAGSIM_LM_FN\n"
+		"#if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)\n"
+		"#define FRAGSIM_LM_FN static inline __host__ __device__\n"
+		"#define FRAGSIM_LM_GPU 1\n"
+		"#else\n"
+		"#define FRAGSIM_LM_FN static inline\n"
+		"#endif\n"
+		"#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)\n"
+		"#define FRAGSIM_LM_TAB(t) t##_dtab\n"
+		"#else\n"
+		"#define FRAGSIM_LM_TAB(t) t##_tab\n"
+		"#endif\n"
+		"#endif\n\n");
+	fprintf(f, "#define %s_NAME ", ID);
+	c_string(f, lm->name);
+	fprintf(f, "\n#define %s_INSTRUCTION ", ID);
+	c_string(f, lm->instr);
+	fprintf(f, "\n#define %s_WAVE %d\n#define %s_M %d\n#define %s_N %d\n#define %s_K %d\n\n",
+		ID, lm->wave, ID, lm->m, ID, lm->n, ID, lm->k);
+	c_operand_tables(f, lm, id, "static ", "_tab");
+	fprintf(f, "\n#ifdef FRAGSIM_LM_GPU\n");
+	c_operand_tables(f, lm, id, "static __constant__ ", "_dtab");
+	fprintf(f, "#endif\n");
+	c_operand_functions(f, lm, id, ID);
+	fprintf(f, "\n#endif\n");
 }

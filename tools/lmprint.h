@@ -10,7 +10,7 @@
 
 #include "../sim/lanemap.h"
 
-enum lm_format { LMF_TEXT, LMF_MD, LMF_CSV, LMF_JSON };
+enum lm_format { LMF_TEXT, LMF_MD, LMF_CSV, LMF_JSON, LMF_C };
 
 /* Parse "text|md|csv|json"; 0 ok, -1 unknown. */
 int lmprint_format(const char *s, enum lm_format *out);
@@ -27,5 +27,13 @@ int lmprint_entry(FILE *f, const struct lanemap *lm, enum lm_operand op,
 /* A validation report, one problem per line (text) or a JSON object. */
 void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
 		    const struct lm_report *rep, enum lm_format fmt);
+
+/*
+ * The map as a self-contained C/C++/HIP/CUDA header (--format c): forward
+ * and inverse functions and tables per operand. lm must be valid (the
+ * inverse tables exist only then). isa is what --isa said, for the
+ * comment that says how the header was made.
+ */
+void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa);
 
 #endif

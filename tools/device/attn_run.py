@@ -8,6 +8,9 @@ register order, with OUT_DIR/acc_tiles.npy, the tiles run.
 GOLDEN_DIR is `fragsim run CASE --emulate-only --out GOLDEN_DIR` of a
 case on the sm80-mma-m16n8k32-s8 profile with golden [inputs, acc]: the
 device reads its inputs and its tile list, nothing of its results.
+
+nvcc builds attn_sm80.cu for FRAGSIM_NVCC_ARCH (default sm_90, an H100 or
+H200; sm_80 for an A100), as probe_run.py does.
 """
 import json
 import os
@@ -56,7 +59,8 @@ def main():
                         ("acc_tiles.raw", tiles.astype(np.int32))):
             np.ascontiguousarray(a).tofile(os.path.join(tmp, name))
         exe = os.path.join(tmp, "attn_sm80")
-        subprocess.run(["nvcc", "-O2", "-arch=sm_90", "-o", exe,
+        arch = os.environ.get("FRAGSIM_NVCC_ARCH", "sm_90")
+        subprocess.run(["nvcc", "-O2", "-arch=" + arch, "-o", exe,
                         os.path.join(HERE, "attn_sm80.cu")], check=True)
         raw = os.path.join(tmp, "acc.raw")
         subprocess.run([exe, tmp, raw] + ([bug] if bug else []), check=True)

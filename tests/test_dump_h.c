@@ -1,0 +1,201 @@
+/*
+ * test_dump_h.c - tools/device/fragsim_dump.h, used as a kernel test
+ * would use it: the CPU harness tools/device/qk_cpu.c (built once as C99
+ * and once as C++) reads a golden written by `fragsim run`, runs the QK^T
+ * tiles of the case and dumps acc, acc_tiles and scores through the
+ * header; `fragsim diff` must find the correct dump equal (exit 0) and
+ * name the bug planted in a wrong one (exit 1, "matches kernel
+ * assumption ... exactly"). The expectations are fragsim's bug classes as
+ * documented, not captured output. tests/data/dump_h/contract.c checks
+ * the header's own promises (bad calls, atomic replace), also in both
+ * languages. tests/data/dump_h/probe_cpu.c answers a probe plan as a
+ * simulated gfx936-quad device would and writes probe_c.npy through the
+ * header: probe solve must find it differs from gfx936 and matches
+ * gfx936-quad (README's worked example of probe).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#ifndef FRAGSIM_CC
+#define FRAGSIM_CC "cc"
+#endif
+#ifndef FRAGSIM_CXX
+#define FRAGSIM_CXX "c++"
+#endif
+
+struct fixture {
+	char dir[64];		/* scratch: gen/, golden-*, dumps, binaries */
+	int have_cxx;
+};
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/fragsim-dumph-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	f->have_cxx = sh("command -v %s >/dev/null 2>&1", FRAGSIM_CXX) == 0;
+	/* The lane map as code, and the two goldens. */
+	if (sh("mkdir -p %s/gen && '%s' lanemap --isa gfx936 --format c > %s/gen/fragsim_lanemap_gfx936.h",
+	       f->dir, FRAGSIM_BIN, f->dir) ||
+	    sh("'%s' lanemap --isa gfx936-quad --format c > %s/gen/fragsim_lanemap_gfx936_quad.h",
+	       FRAGSIM_BIN, f->dir) ||
+	    sh("cd '%s' && '%s' run tests/data/dump_h/decode.yaml --emulate-only --out %s/golden-decode >/dev/null",
+	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
+	    sh("cd '%s' && '%s' run tests/data/dump_h/prefill.yaml --emulate-only --out %s/golden-prefill >/dev/null",
+	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	sh("rm -rf '%s'", f->dir);
+	free(f);
+	return 0;
+}
+
+/* Build a program from FRAGSIM_SRC/src with compiler cc into dir/out. */
+static int build(const struct fixture *f, const char *cc, const char *src,
+		 const char *out)
+{
+	return sh("cd '%s' && %s -Wall -Wextra -Werror -O1 -ffp-contract=off -I%s/gen -Itools/device "
+		  "-DFSQ_LANEMAP='\"fragsim_lanemap_gfx936.h\"' -DFSQ_LM=fs_gfx936 -DFSQ_LMU=FS_GFX936 "
+		  "%s -o %s/%s -lm", FRAGSIM_SRC, cc, f->dir, src, f->dir, out);
+}
+
+/* Dump case `mode` with harness `bin` (planting bug, "" for none), diff. */
+static struct run_result dump_and_diff(const struct fixture *f, const char *bin,
+				       const char *mode, const char *bug)
+{
+	char dump[256];
+
+	snprintf(dump, sizeof(dump), "%s/dump-%s-%s-%s", f->dir, bin, mode,
+		 bug[0] ? bug : "clean");
+	assert_int_equal(sh("%s/%s %s/golden-%s %s %s >/dev/null", f->dir, bin, f->dir,
+			    mode, dump, bug), 0);
+	return tu_run("diff tests/data/dump_h/%s.yaml --dump %s", mode, dump);
+}
+
+static void harness(void **state, const char *bin)
+{
+	static const struct {
+		const char *bug, *diagnosis;
+	} bugs[] = {
+		{ "", "diagnosis: none needed" },
+		{ "c_columns", "diagnosis: matches kernel assumption c_columns=contiguous exactly" },
+		{ "page_walk", "diagnosis: matches kernel assumption page_walk=none exactly" },
+		{ "head_dim_half", "diagnosis: matches kernel assumption head_dim_loaded=half exactly" },
+	};
+	static const char *const modes[] = { "decode", "prefill" };
+	struct fixture *f = *state;
+
+	for (size_t m = 0; m < 2; m++)
+		for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++) {
+			struct run_result r = dump_and_diff(f, bin, modes[m], bugs[i].bug);
+
+			if (!strstr(r.out, bugs[i].diagnosis))
+				fail_msg("%s %s %s: no '%s' in:\n%s%s", bin, modes[m],
+					 bugs[i].bug, bugs[i].diagnosis, r.out, r.err);
+			assert_int_equal(r.status, bugs[i].bug[0] ? 1 : 0);
+			/* The dump holds what the header was given, no more. */
+			assert_non_null(strstr(r.out, "absent, not compared: out, q_int8, q_scale"));
+			tu_free(&r);
+		}
+}
+
+static void c_harness_dumps_and_diff_names_the_bug(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_c"), 0);
+	harness(state, "qk_c");
+}
+
+static void cxx_harness_dumps_and_diff_names_the_bug(void **state)
+{
+	struct fixture *f = *state;
+
+	if (!f->have_cxx)
+		skip();
+	/* Also the byte-by-byte fragment loads, the C build has the 8-byte ones. */
+	assert_int_equal(build(f, FRAGSIM_CXX " -x c++ -pedantic -DFSQ_GATHER", "tools/device/qk_cpu.c",
+			       "qk_cxx"), 0);
+	harness(state, "qk_cxx");
+}
+
+static void header_contract(void **state)
+{
+	struct fixture *f = *state;
+	const char *cc[2] = { FRAGSIM_CC " -std=c99 -pedantic", FRAGSIM_CXX " -x c++ -pedantic" };
+
+	for (int i = 0; i < 1 + f->have_cxx; i++) {
+		char out[128];
+
+		sh("rm -rf %s/contract && mkdir %s/contract", f->dir, f->dir);
+		assert_int_equal(build(f, cc[i], "tests/data/dump_h/contract.c", "contract-bin"), 0);
+		snprintf(out, sizeof(out), "%s/contract.txt", f->dir);
+		if (sh("%s/contract-bin %s/contract > %s", f->dir, f->dir, out)) {
+			char *text = tu_slurp(out);
+
+			fail_msg("%s:\n%s", cc[i], text);
+		}
+	}
+}
+
+static void probe_answer_through_the_header(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	assert_int_equal(sh("cd '%s' && %s -std=c99 -pedantic -Wall -Wextra -Werror -I%s/gen -Itools/device "
+			    "-DFSQ_LANEMAP='\"fragsim_lanemap_gfx936_quad.h\"' -DFSQ_LM=fs_gfx936_quad "
+			    "-DFSQ_LMU=FS_GFX936_QUAD tests/data/dump_h/probe_cpu.c -o %s/probe_cpu",
+			    FRAGSIM_SRC, FRAGSIM_CC, f->dir, f->dir), 0);
+	assert_int_equal(sh("'%s' probe plan --isa gfx936 --out %s/plan >/dev/null && %s/probe_cpu %s/plan %s/probe",
+			    FRAGSIM_BIN, f->dir, f->dir, f->dir, f->dir), 0);
+	r = tu_run("probe solve --plan %s/plan --dump %s/probe", f->dir, f->dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "C: 240 of 256 entries differ: lanes interleaved by 4"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/plan --dump %s/probe --isa gfx936-quad", f->dir, f->dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "device matches gfx936-quad"));
+	tu_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(c_harness_dumps_and_diff_names_the_bug),
+		cmocka_unit_test(cxx_harness_dumps_and_diff_names_the_bug),
+		cmocka_unit_test(header_contract),
+		cmocka_unit_test(probe_answer_through_the_header),
+	};
+
+	return cmocka_run_group_tests_name("dump_h", tests, setup, teardown);
+}

@@ -1,0 +1,251 @@
+/*
+ * test_lanemap_c.c - `fragsim lanemap --format c`: the generated header,
+ * compiled by the C compiler (C99, -pedantic) and by the C++ compiler,
+ * must give every entry of every builtin profile exactly as
+ * `lanemap --format csv` does (the CSV path is the one test_cli checks
+ * against hand-worked entries). Both directions are checked: the forward
+ * functions (lane, e) -> (row, col) must print the CSV line for line, and
+ * the inverse (row, col, r) -> (lane, e) must reach every CSV line once.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "../tools/profile.h"
+
+#ifndef FRAGSIM_CC
+#define FRAGSIM_CC "cc"
+#endif
+#ifndef FRAGSIM_CXX
+#define FRAGSIM_CXX "c++"
+#endif
+
+/*
+ * The program that prints a header's map as CSV: the forward lines, a
+ * line "inverse", then one line per (entry, replica) from the inverse.
+ * P is the identifier prefix (fs_ + the name with '-' as '_').
+ */
+static const char prog_fmt[] =
+	"#include <stdio.h>\n"
+	"#include \"lm.h\"\n"
+	"#define OP(m, M) do { \\\n"
+	"	for (int l = 0; l < %2$s_WAVE; l++) \\\n"
+	"		for (int e = 0; e < %2$s_##M##_ELEMS; e++) \\\n"
+	"			printf(#M \",%%d,%%d,%%d,%%d,%%d,%%d\\n\", l, e, %1$s_##m##_reg(e), \\\n"
+	"			       %1$s_##m##_byte(e), %1$s_##m##_row(l, e), %1$s_##m##_col(l, e)); \\\n"
+	"	} while (0)\n"
+	"#define INV(m, M) do { \\\n"
+	"	for (int r = 0; r < %2$s_##M##_ROWS; r++) \\\n"
+	"		for (int c = 0; c < %2$s_##M##_COLS; c++) \\\n"
+	"			for (int k = 0; k < %2$s_##M##_REPLICAS; k++) { \\\n"
+	"				int l = %1$s_##m##_lane(r, c, k), e = %1$s_##m##_elem(r, c, k); \\\n"
+	"				printf(#M \",%%d,%%d,%%d,%%d,%%d,%%d\\n\", l, e, %1$s_##m##_reg(e), \\\n"
+	"				       %1$s_##m##_byte(e), r, c); \\\n"
+	"			} \\\n"
+	"	} while (0)\n"
+	"int main(void)\n"
+	"{\n"
+	"	printf(\"matrix,lane,e,reg,byte,row,col\\n\");\n"
+	"	OP(a, A); OP(b, B); OP(c, C);\n"
+	"	printf(\"inverse\\n\");\n"
+	"	INV(a, A); INV(b, B); INV(c, C);\n"
+	"	return 0;\n"
+	"}\n";
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text (modified in place), sorted; returns the count. */
+static int sorted_lines(char *text, char **lines, int max)
+{
+	int n = 0;
+
+	for (char *p = strtok(text, "\n"); p && n < max; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	qsort(lines, (size_t)n, sizeof(*lines), cmp_line);
+	return n;
+}
+
+/* Compile dir/prog.c with compiler cmd, run it; its stdout, or NULL. */
+static char *build_and_run(const char *dir, const char *cmd)
+{
+	char sh[2048];
+
+	snprintf(sh, sizeof(sh), "cd '%s' && %s -o prog prog.c && ./prog > out.txt",
+		 dir, cmd);
+	if (system(sh) != 0)
+		return NULL;
+	snprintf(sh, sizeof(sh), "%s/out.txt", dir);
+	return tu_slurp(sh);
+}
+
+/* Forward part == csv; inverse part, sorted == csv body, sorted. */
+static void check_output(const char *name, const char *csv, char *out)
+{
+	char *inv = strstr(out, "inverse\n");
+	char *want = strdup(strchr(csv, '\n') + 1);
+	static char *a[8192], *b[8192];
+	int na, nb;
+
+	assert_non_null(inv);
+	*inv = '\0';
+	if (strcmp(out, csv))
+		fail_msg("%s: the header's forward map differs from --format csv", name);
+	na = sorted_lines(inv + strlen("inverse\n"), a, 8192);
+	nb = sorted_lines(want, b, 8192);
+	assert_int_equal(na, nb);
+	for (int i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]))
+			fail_msg("%s: inverse gives '%s', csv has '%s'", name, a[i], b[i]);
+	free(want);
+}
+
+static int have_cxx(void)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", FRAGSIM_CXX);
+	return system(cmd) == 0;
+}
+
+/*
+ * The header of profile `isa` (a builtin name or a YAML path), compiled
+ * as C99 and, when there is a C++ compiler, as C++, printed and compared
+ * with the CSV. id is the identifier prefix the header must use.
+ */
+static void check_profile(const char *isa, const char *id, const char *ID)
+{
+	char dir[] = "/tmp/fragsim-lmc-XXXXXX", path[512], cmd[600];
+	struct run_result csv = tu_run("lanemap --isa '%s' --format csv", isa);
+	struct run_result hdr = tu_run("lanemap --isa '%s' --format c", isa);
+	FILE *f;
+	char *out;
+
+	assert_int_equal(csv.status, 0);
+	assert_int_equal(hdr.status, 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lm.h", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(hdr.out, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/prog.c", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, prog_fmt, id, ID);
+	fclose(f);
+	out = build_and_run(dir, FRAGSIM_CC " -std=c99 -pedantic -Wall -Wextra -Werror");
+	if (!out)
+		fail_msg("%s: the generated header does not compile as C99", isa);
+	check_output(isa, csv.out, out);
+	free(out);
+	if (have_cxx()) {
+		out = build_and_run(dir, FRAGSIM_CXX " -x c++ -pedantic -Wall -Wextra -Werror");
+		if (!out)
+			fail_msg("%s: the generated header does not compile as C++", isa);
+		check_output(isa, csv.out, out);
+		free(out);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	tu_free(&csv);
+	tu_free(&hdr);
+}
+
+static void every_builtin_matches_csv(void **state)
+{
+	int checked = 0;
+
+	(void)state;
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		const char *name = profile_builtin_name(i);
+		char id[128], ID[128];
+
+		if (!strcmp(name, "gfx936-article")) {
+			/* Invalid (col reaches 27): no header to give a kernel. */
+			struct run_result hdr = tu_run("lanemap --isa %s --format c", name);
+
+			assert_int_equal(hdr.status, 1);
+			assert_string_equal(hdr.out, "");
+			assert_non_null(strstr(hdr.err, "invalid profile, no header written"));
+			tu_free(&hdr);
+			continue;
+		}
+		/* The names of the builtins: letters, digits and '-'. */
+		snprintf(id, sizeof(id), "fs_%s", name);
+		snprintf(ID, sizeof(ID), "FS_%s", name);
+		for (char *p = id; *p; p++)
+			*p = *p == '-' ? '_' : *p;
+		for (char *p = ID; *p; p++)
+			*p = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+		check_profile(name, id, ID);
+		checked++;
+	}
+	assert_true(checked >= 6);
+	if (!have_cxx())
+		skip();	/* C checked; the C++ half needs a C++ compiler */
+}
+
+/*
+ * A profile whose name is no identifier and whose text would break a
+ * comment or a string literal ("*" "/", quotes, a backslash) still gives
+ * a header that compiles and holds its map.
+ */
+static void awkward_names_and_text(void **state)
+{
+	char *yaml = tu_slurp(FRAGSIM_SRC "/profiles/gfx936.yaml"), *path;
+	const char *body;
+	char text[8192];
+
+	(void)state;
+	body = strstr(yaml, "\nwave: ");
+	assert_non_null(body);
+	snprintf(text, sizeof(text),
+		 "fragsim_profile: 1\n"
+		 "name: \"My.map v2\"\n"
+		 "instruction: \"v_mmac \\\"x\\\" */ y\"\n"
+		 "description: \"ends a comment */ here, and \\\\ too\"\n"
+		 "source: \"*/ #endif\"%s", body);
+	path = tu_write_temp(".yaml", text);
+	assert_non_null(path);
+	check_profile(path, "fs_my_map_v2", "FS_MY_MAP_V2");
+	unlink(path);
+	free(path);
+	free(yaml);
+}
+
+static void c_format_usage(void **state)
+{
+	struct run_result r = tu_run("lanemap --isa gfx936 --format c --lane 3");
+
+	(void)state;
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(r.err, "--format c prints the whole map"));
+	tu_free(&r);
+	r = tu_run("lanemap check gfx936 --format c");
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+	/* A name that is not an identifier becomes one. */
+	r = tu_run("lanemap --isa cdna3-mfma-i32-16x16x32-i8 --format c");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "#ifndef FRAGSIM_LANEMAP_CDNA3_MFMA_I32_16X16X32_I8_H\n"));
+	assert_non_null(strstr(r.out, "#define FS_CDNA3_MFMA_I32_16X16X32_I8_INSTRUCTION "
+				      "\"v_mfma_i32_16x16x32_i8\"\n"));
+	tu_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_builtin_matches_csv),
+		cmocka_unit_test(awkward_names_and_text),
+		cmocka_unit_test(c_format_usage),
+	};
+
+	return cmocka_run_group_tests_name("lanemap_c", tests, NULL, NULL);
+}

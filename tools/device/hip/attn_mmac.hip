@@ -1,0 +1,184 @@
+// attn_mmac.hip - the QK^T half of the article's paged INT8 attention
+// kernel on an AMD GPU or a Hygon DCU, one wave per tile, dumping acc,
+// acc_tiles and scores through fragsim_dump.h for `fragsim diff`.
+//
+//   fragsim run CASE --emulate-only --out golden     (golden: [inputs, acc])
+//   attn_mmac golden dump                            (built by build.sh)
+//   fragsim diff CASE --dump dump
+//
+// Per tile (a row of the golden's acc_tiles) and lane, as the kernel does:
+//   Q fragment   8 bytes of the quantized Q per K-step, the rows and dims
+//                the lane map's A gives the lane (one 8-byte load when
+//                they are 8 adjacent dims of one row)
+//   K fragment   8 bytes straight from the paged cache [NB][Hkv][D/16]
+//                [BS][16] through the block table (one 8-byte load: the
+//                8 dims a lane holds sit in one 16-dim chunk of one key)
+//   one instruction per K-step, D/32 of them, unrolled; int32 accumulators
+//   scale recovery acc * sQ * sK * softmax_scale per element, the key
+//                taken from the C map (qk_tile.h, shared with qk_cpu.c)
+//   the 4x4 transpose: each lane writes its 4 scores into a 16x16 LDS
+//                workspace at their (row, column), then the wave stores
+//                the workspace row by row into scores; tail and causal
+//                masks give -inf
+// Build switches (build.sh): FSQ_TARGET_GFX936 / FSQ_TARGET_CDNA3 pick the
+// instruction and lane map (mmac.h); -DFSQ_BUGS=FSQ_BUG_C_COLUMNS plants
+// the contiguous-columns bug (also FSQ_BUG_PAGE_WALK,
+// FSQ_BUG_HEAD_DIM_HALF). Exit status: 0 written, 2 bad input, 3 the GPU
+// or the write failed.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmac.h"
+#include "qk_tile.h"
+#include "fragsim_dump.h"
+#include "fragsim_golden.h"
+
+#ifndef FSQ_BUGS
+#define FSQ_BUGS 0
+#endif
+#ifndef FSQ_D
+#define FSQ_D 256	/* the INT8 path's head_dim: the K-steps unroll */
+#endif
+
+#define W LMU(WAVE)
+#define M LMU(M)
+#define N LMU(N)
+#define K LMU(K)
+#define EA LMU(A_ELEMS)
+#define EB LMU(B_ELEMS)
+#define EC LMU(C_ELEMS)
+
+#include "qk_frag.h"
+
+static_assert(W == 64 && M == 16 && N == 16 && K == 32 && EA == 8 && EB == 8 && EC == 4,
+	      "attn_mmac: a 16x16x32 INT8 instruction, wave64");
+
+__global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs b,
+					      struct fsq_frag_flags fl)
+{
+	__shared__ float ws[M][N];
+	int tile = blockIdx.x, lane = threadIdx.x;
+	int kb = b.tiles[tile * 4 + 3];
+	fsq_v4i acc = { 0, 0, 0, 0 };
+
+	c.bugs = FSQ_BUGS;	// compile-time: the plant folds away
+#pragma unroll
+	for (int ks = 0; ks < FSQ_D / K; ks++)
+		acc = fsq_mmac((long)fsq_load_a(&c, &b, tile, lane, ks, fl),
+			       (long)fsq_load_b(&c, &b, tile, lane, ks, fl), acc);
+	for (int e = 0; e < EC; e++)
+		b.acc[((long)tile * W + lane) * EC + e] = acc[e];
+	// Scale recovery in registers, then the transpose through LDS.
+	for (int i = lane; i < M * N; i += W)
+		ws[i / N][i % N] = -INFINITY;
+	__syncthreads();
+	for (int e = 0; e < EC; e++) {
+		int m = LM(c_row)(lane, e);
+		int n = fsq_belief_col(&c, lane, e, EC, LM(c_col)(lane, e));
+		struct fsq_row r = fsq_row_of(&c, &b, tile, m);
+
+		ws[m][n] = fsq_score(&c, &b, &r, kb + n, acc[e]);
+	}
+	__syncthreads();
+	for (int i = lane; i < M * N; i += W) {
+		int m = i / N, n = i % N;
+		struct fsq_row r = fsq_row_of(&c, &b, tile, m);
+
+		if (r.primary && kb + n < c.MAXCTX)
+			b.scores[fsq_score_index(&c, &r, kb + n)] = ws[m][n];
+	}
+}
+
+#define HIP_OK(x) do { hipError_t e_ = (x); if (e_ != hipSuccess) { \
+	fprintf(stderr, "attn_mmac: %s: %s\n", #x, hipGetErrorString(e_)); \
+	exit(3); } } while (0)
+
+// A device copy of n bytes of host data.
+template <typename T> static T *to_device(const T *h, size_t n)
+{
+	void *d;
+
+	HIP_OK(hipMalloc(&d, n ? n * sizeof(T) : 1));
+	HIP_OK(hipMemcpy(d, h, n * sizeof(T), hipMemcpyHostToDevice));
+	return (T *)d;
+}
+
+int main(int argc, char **argv)
+{
+	struct fsg_golden g;
+	struct fsq_case c;
+	struct fsq_bufs b;
+	struct fsd_writer w;
+	char err[1400];
+	size_t nscores, shape[4];
+	float *scores;
+	int32_t *acc;
+	int rc = 0;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: attn_mmac GOLDEN DUMP\n");
+		return 2;
+	}
+	if (fsg_load(&g, argv[1], err, sizeof(err)))
+		return fprintf(stderr, "attn_mmac: %s\n", err), 2;
+	if (strcmp(g.profile, LMU(NAME)) || g.D != FSQ_D) {
+		fprintf(stderr, "attn_mmac: the golden is %s with head_dim %d; this build runs %s, %d\n",
+			g.profile, g.D, LMU(NAME), FSQ_D);
+		return 2;
+	}
+	memset(&c, 0, sizeof(c));
+	c.prefill = g.prefill, c.S = g.S, c.T = g.T, c.Hq = g.Hq, c.Hkv = g.Hkv;
+	c.D = g.D, c.G = g.G, c.NB = g.NB, c.BS = g.BS, c.MAXB = g.MAXB;
+	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale, c.bugs = FSQ_BUGS;
+	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
+	scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
+	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
+	if (!scores || !acc)
+		return 3;
+	for (size_t i = 0; i < nscores; i++)
+		scores[i] = -INFINITY;
+	b.q_int8 = to_device(g.q_int8, g.a[0].count);
+	b.q_scale = to_device(g.q_scale, g.a[1].count);
+	b.k_cache = to_device(g.k_cache, g.a[2].count);
+	b.k_scale = to_device(g.k_scale, g.a[3].count);
+	b.block_table = to_device(g.block_table, g.a[4].count);
+	b.context_lens = to_device(g.context_lens, g.a[5].count);
+	b.q_pos = to_device(g.q_pos, g.a[6].count);
+	b.tiles = to_device(g.acc_tiles, g.a[7].count);
+	b.tokens = to_device(g.tokens, (size_t)g.S);
+	b.seq_block0 = to_device(g.seq_block0, (size_t)g.S);
+	b.scores = to_device(scores, nscores);
+	HIP_OK(hipMalloc(&b.acc, (g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t)));
+	if (g.n_tiles)
+		hipLaunchKernelGGL(qk_tiles, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c, b,
+				   fsq_frag_flags_of());
+	HIP_OK(hipGetLastError());
+	HIP_OK(hipDeviceSynchronize());
+	HIP_OK(hipMemcpy(acc, b.acc, g.n_tiles * W * EC * sizeof(int32_t), hipMemcpyDeviceToHost));
+	HIP_OK(hipMemcpy(scores, b.scores, nscores * sizeof(float), hipMemcpyDeviceToHost));
+	if (fsd_begin(&w, argv[2]))
+		rc = 3;
+	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
+		const int32_t *xy = &g.acc_tiles[i * 4];
+		struct fsd_tile t;
+
+		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
+		if (fsd_acc_tile(&w, &t, W, EC, 1, &acc[i * W * EC]))
+			rc = 3;
+	}
+	shape[0] = (size_t)g.S, shape[1] = (size_t)g.T, shape[2] = (size_t)g.Hq;
+	shape[3] = (size_t)g.MAXCTX;
+	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))
+		rc = 3;
+	if (rc) {
+		fprintf(stderr, "attn_mmac: %s\n", w.error);
+		fsd_abort(&w);
+	} else {
+		printf("attn_mmac: %zu tiles of %s (%s), bugs 0x%x, written to %s\n", g.n_tiles,
+		       LMU(NAME), LMU(INSTRUCTION), FSQ_BUGS, argv[2]);
+	}
+	fsg_free(&g);
+	return rc;
+}

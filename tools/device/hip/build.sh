@@ -1,0 +1,70 @@
+#!/bin/sh
+# build.sh - build the HIP harnesses for one GPU target.
+#
+#   tools/device/hip/build.sh [--asm] TARGET OUTDIR
+#
+# TARGET is gfx936 or gfx928 (Hygon DCU, DTK's hipcc) or gfx940, gfx941,
+# gfx942 (MI300, ROCm's hipcc). Writes the lane-map headers for the
+# target (fragsim lanemap --format c) into OUTDIR/gen, then
+#   OUTDIR/probe_mmac              answers a fragsim probe plan
+#   OUTDIR/attn_mmac               the QK^T tiles of a golden, dumped
+#   OUTDIR/attn_mmac_c_columns     the same with the contiguous-columns bug
+# With --asm, the device assembly only (OUTDIR/*.s, no GPU runtime needed).
+# Environment: FRAGSIM (default build/fragsim), HIPCC (default hipcc),
+# FSQ_PROFILE (a profile name or YAML to use instead of the target's
+# builtin one, e.g. gfx936-quad or the found.yaml of probe solve --yaml),
+# HIPFLAGS (added to every hipcc call, e.g. -DFSQ_MMAC_ASM for the
+# article's inline assembly on gfx936). Run from the repository root.
+set -eu
+asm=0
+if [ "${1:-}" = --asm ]; then asm=1; shift; fi
+if [ $# -ne 2 ]; then
+	echo "usage: tools/device/hip/build.sh [--asm] TARGET OUTDIR" >&2
+	exit 2
+fi
+target=$1 out=$2
+fragsim=${FRAGSIM:-build/fragsim}
+hipcc=${HIPCC:-hipcc}
+case $target in
+gfx936|gfx928) define=FSQ_TARGET_GFX936 ;;
+gfx940|gfx941|gfx942) define=FSQ_TARGET_CDNA3 ;;
+*) echo "build.sh: unknown target '$target' (gfx936, gfx928, gfx940, gfx941, gfx942)" >&2
+   exit 2 ;;
+esac
+here=$(dirname "$0")
+mkdir -p "$out/gen"
+for p in gfx936 gfx936-quad cdna3-mfma-i32-16x16x32-i8; do
+	h=$out/gen/fragsim_lanemap_$(echo "$p" | tr '-' '_').h
+	"$fragsim" lanemap --isa "$p" --format c > "$h.tmp"
+	mv "$h.tmp" "$h"
+done
+flags="--offload-arch=$target -O3 -D$define -I$out/gen -I$here/.. -I$here ${HIPFLAGS:-}"
+custom=
+if [ -n "${FSQ_PROFILE:-}" ]; then
+	h=$out/gen/fragsim_lanemap_custom.h
+	"$fragsim" lanemap --isa "$FSQ_PROFILE" --format c > "$h.tmp"
+	mv "$h.tmp" "$h"
+	# FS_<NAME>_NAME gives the header's prefixes.
+	upper=$(sed -n 's/^#define \(FS_[A-Z0-9_]*\)_NAME .*/\1/p' "$h")
+	lower=$(echo "$upper" | tr 'A-Z' 'a-z')
+	flags="$flags -DFSQ_LM=$lower -DFSQ_LMU=$upper"
+	custom=-DFSQ_LANEMAP=\"fragsim_lanemap_custom.h\"
+fi
+if [ $asm = 1 ]; then
+	flags="$flags --cuda-device-only -S"
+	ext=.s
+else
+	ext=
+fi
+# hipcc's driver warns about link flags it does not use in -S mode; the
+# log keeps them out of sight unless the compile fails.
+compile() {
+	if ! $hipcc $flags ${custom:+"$custom"} "$@" > "$out/hipcc.log" 2>&1; then
+		grep -v "clang: warning: .*unused" "$out/hipcc.log" >&2
+		exit 1
+	fi
+}
+compile "$here/probe_mmac.hip" -o "$out/probe_mmac$ext"
+compile "$here/attn_mmac.hip" -o "$out/attn_mmac$ext"
+compile -DFSQ_BUGS=FSQ_BUG_C_COLUMNS "$here/attn_mmac.hip" -o "$out/attn_mmac_c_columns$ext"
+echo "built probe_mmac, attn_mmac, attn_mmac_c_columns for $target in $out"

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL]
+
+Check one kernel in the device assembly that `hipcc --cuda-device-only -S`
+wrote: the matrix instruction MNEMONIC appears exactly COUNT times in the
+kernel's body (once per K-step of the unrolled loop), the kernel uses no
+scratch (private segment size 0), and print its register counts. KERNEL
+is the kernel's name as written in the source (matched inside the
+mangled symbol). One line of output:
+
+  LABEL: KERNEL: 8 x v_mfma_i32_16x16x32_i8 (want 8), scratch 0, VGPRs 36 + AGPRs 4 = 40, SGPRs 30: OK
+
+Exit status: 0 every check holds, 1 one does not, 2 bad usage or a file
+that holds no such kernel.
+"""
+import re
+import sys
+
+
+def fail(msg, code=2):
+    sys.stderr.write("check_asm: error: %s\n" % msg)
+    sys.exit(code)
+
+
+def main(argv):
+    if len(argv) not in (5, 6):
+        fail("usage: check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL]")
+    path, kernel, mnemonic, want = argv[1], argv[2], argv[3], argv[4]
+    label = argv[5] if len(argv) == 6 else path
+    try:
+        want = int(want)
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except (ValueError, OSError) as e:
+        fail("%s: %s" % (path, e))
+    # The kernel's symbol: a label line naming it, mangled or not.
+    sym = None
+    for i, line in enumerate(lines):
+        m = re.match(r"^([A-Za-z_.$][\w.$]*):", line)
+        if m and (m.group(1) == kernel or
+                  m.group(1).startswith("_Z%d%s" % (len(kernel), kernel))):
+            sym, start = m.group(1), i
+            break
+    if sym is None:
+        fail("%s: no kernel '%s'" % (path, kernel))
+    body, stats = 0, {}
+    for line in lines[start + 1:]:
+        if line.startswith(".Lfunc_end"):
+            break
+        if line.split(";")[0].split() [:1] == [mnemonic]:
+            body += 1
+    # The comments the AMDGPU backend prints after the function, and the
+    # kernel descriptor's private segment size.
+    in_kd = False
+    for line in lines[start:]:
+        m = re.match(r"^\s*; (NumVgprs|NumAgprs|TotalNumVgprs|NumSgprs|ScratchSize): (\d+)", line)
+        if m and m.group(1) not in stats:
+            stats[m.group(1)] = int(m.group(2))
+        if re.match(r"^\s*\.amdhsa_kernel %s\s*$" % re.escape(sym), line):
+            in_kd = True
+        m = re.match(r"^\s*\.amdhsa_private_segment_fixed_size (\d+)", line)
+        if in_kd and m:
+            stats["private"] = int(m.group(1))
+            in_kd = False
+    for k in ("NumVgprs", "ScratchSize", "private"):
+        if k not in stats:
+            fail("%s: kernel '%s' has no %s" % (path, kernel, k))
+    problems = []
+    if body != want:
+        problems.append("%d x %s, want %d" % (body, mnemonic, want))
+    if stats["private"] or stats["ScratchSize"]:
+        problems.append("scratch: private segment %d, ScratchSize %d"
+                        % (stats["private"], stats["ScratchSize"]))
+    regs = "VGPRs %d" % stats["NumVgprs"]
+    if "NumAgprs" in stats:
+        regs += " + AGPRs %d = %d" % (stats["NumAgprs"],
+                                     stats.get("TotalNumVgprs", stats["NumVgprs"]))
+    print("%s: %s: %d x %s (want %d), scratch %d, %s, SGPRs %s: %s"
+          % (label, kernel, body, mnemonic, want, stats["private"], regs,
+             stats.get("NumSgprs", "?"), "; ".join(problems) if problems else "OK"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,185 @@
+/*
+ * qk_cpu.c - the CPU twin of hip/attn_mmac.hip: the same per-lane kernel
+ * logic (qk_tile.h), the same golden reader (fragsim_golden.h) and the
+ * same dump writer (fragsim_dump.h), with the matrix instruction done by
+ * plain loops over the generated lane map. It is what `make test` runs
+ * (tests/test_dump_h.c) to show that a dump written through
+ * fragsim_dump.h is read by `fragsim diff`, matching or naming the bug,
+ * and an example of dumping from a kernel test of your own.
+ *
+ *   fragsim lanemap --isa gfx936 --format c > gen/fragsim_lanemap_gfx936.h
+ *   cc -std=c99 -Igen -Itools/device -DFSQ_LANEMAP='"fragsim_lanemap_gfx936.h"' \
+ *      -DFSQ_LM=fs_gfx936 -DFSQ_LMU=FS_GFX936 tools/device/qk_cpu.c -lm -o qk_cpu
+ *   ./qk_cpu GOLDEN DUMP [c_columns|page_walk|head_dim_half]
+ *
+ * -DFSQ_GATHER gathers fragments byte by byte instead of the 8-byte
+ * loads (qk_frag.h). The same file compiles as C++. Exit status: 0 written, 2 bad input or
+ * usage, 3 failed to write.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fragsim_dump.h"
+#include "fragsim_golden.h"
+#include "qk_tile.h"
+
+#ifndef FSQ_LANEMAP
+#define FSQ_LANEMAP "fragsim_lanemap_gfx936.h"
+#define FSQ_LM fs_gfx936
+#define FSQ_LMU FS_GFX936
+#endif
+#include FSQ_LANEMAP
+
+/* LM(c_row) is fs_gfx936_c_row, LMU(WAVE) is FS_GFX936_WAVE. */
+#define FSQ_CAT_(a, b) a##_##b
+#define FSQ_CAT(a, b) FSQ_CAT_(a, b)
+#define LM(x) FSQ_CAT(FSQ_LM, x)
+#define LMU(x) FSQ_CAT(FSQ_LMU, x)
+
+#define W LMU(WAVE)
+#define M LMU(M)
+#define N LMU(N)
+#define K LMU(K)
+#define EA LMU(A_ELEMS)
+#define EB LMU(B_ELEMS)
+#define EC LMU(C_ELEMS)
+
+#include "qk_frag.h"
+
+/* One tile: K-steps of "the instruction", then scores of primary rows. */
+static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
+		     struct fsq_frag_flags fl, int tile, int32_t *acc)
+{
+	int kb = b->tiles[tile * 4 + 3];
+	static int8_t areg[W][EA], breg[W][EB];
+	static int32_t am[M][K], bm[K][N];
+	static float ws[M][N];
+
+	memset(acc, 0, sizeof(int32_t) * W * EC);
+	for (int ks = 0; ks < c->D / K; ks++) {
+		for (int l = 0; l < W; l++) {
+			int64_t qa = fsq_load_a(c, b, tile, l, ks, fl);
+			int64_t kv = fsq_load_b(c, b, tile, l, ks, fl);
+
+			for (int e = 0; e < EA; e++)
+				areg[l][e] = (int8_t)(uint8_t)(qa >> (8 * e));
+			for (int e = 0; e < EB; e++)
+				breg[l][e] = (int8_t)(uint8_t)(kv >> (8 * e));
+		}
+		/* The instruction: C += A x B, operands read through the map. */
+		for (int l = 0; l < W; l++) {
+			for (int e = 0; e < EA; e++)
+				am[LM(a_row)(l, e)][LM(a_col)(l, e)] = areg[l][e];
+			for (int e = 0; e < EB; e++)
+				bm[LM(b_row)(l, e)][LM(b_col)(l, e)] = breg[l][e];
+		}
+		for (int l = 0; l < W; l++)
+			for (int e = 0; e < EC; e++) {
+				int m = LM(c_row)(l, e), n = LM(c_col)(l, e);
+
+				for (int k = 0; k < K; k++)
+					acc[l * EC + e] += am[m][k] * bm[k][n];
+			}
+	}
+	/* Scale recovery, then the transpose through the workspace, as
+	 * attn_mmac.hip does with its LDS. */
+	for (int i = 0; i < M * N; i++)
+		ws[i / N][i % N] = -INFINITY;
+	for (int l = 0; l < W; l++)
+		for (int e = 0; e < EC; e++) {
+			int m = LM(c_row)(l, e);
+			int n = fsq_belief_col(c, l, e, EC, LM(c_col)(l, e));
+			struct fsq_row r = fsq_row_of(c, b, tile, m);
+
+			ws[m][n] = fsq_score(c, b, &r, kb + n, acc[l * EC + e]);
+		}
+	for (int i = 0; i < M * N; i++) {
+		int m = i / N, n = i % N;
+		struct fsq_row r = fsq_row_of(c, b, tile, m);
+
+		if (r.primary && kb + n < c->MAXCTX)
+			b->scores[fsq_score_index(c, &r, kb + n)] = ws[m][n];
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct fsg_golden g;
+	struct fsq_case c;
+	struct fsq_bufs b;
+	struct fsd_writer w;
+	size_t nscores, shape[4];
+	int32_t acc[W * EC];
+	char err[1400];
+	struct fsq_frag_flags fl = fsq_frag_flags_of();
+	int rc = 0;
+
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "usage: qk_cpu GOLDEN DUMP [c_columns|page_walk|head_dim_half]\n");
+		return 2;
+	}
+	if (fsg_load(&g, argv[1], err, sizeof(err))) {
+		fprintf(stderr, "qk_cpu: %s\n", err);
+		return 2;
+	}
+	if (strcmp(g.profile, LMU(NAME))) {
+		fprintf(stderr, "qk_cpu: the golden follows %s, this build %s\n", g.profile,
+			LMU(NAME));
+		fsg_free(&g);
+		return 2;
+	}
+	memset(&c, 0, sizeof(c));
+	c.prefill = g.prefill, c.S = g.S, c.T = g.T, c.Hq = g.Hq, c.Hkv = g.Hkv;
+	c.D = g.D, c.G = g.G, c.NB = g.NB, c.BS = g.BS, c.MAXB = g.MAXB;
+	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale;
+	if (argc == 4)
+		c.bugs = !strcmp(argv[3], "c_columns") ? FSQ_BUG_C_COLUMNS :
+			 !strcmp(argv[3], "page_walk") ? FSQ_BUG_PAGE_WALK :
+			 !strcmp(argv[3], "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
+	if (c.bugs < 0) {
+		fprintf(stderr, "qk_cpu: unknown bug '%s'\n", argv[3]);
+		fsg_free(&g);
+		return 2;
+	}
+	nscores = (size_t)g.S * (size_t)g.T * (size_t)g.Hq * (size_t)g.MAXCTX;
+	b.q_int8 = g.q_int8, b.q_scale = g.q_scale, b.k_cache = g.k_cache;
+	b.k_scale = g.k_scale, b.block_table = g.block_table;
+	b.context_lens = g.context_lens, b.q_pos = g.q_pos, b.tokens = g.tokens;
+	b.seq_block0 = g.seq_block0, b.tiles = g.acc_tiles, b.acc = NULL;
+	b.scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
+	if (!b.scores) {
+		fsg_free(&g);
+		return 3;
+	}
+	for (size_t i = 0; i < nscores; i++)
+		b.scores[i] = -INFINITY;
+#ifdef FSQ_GATHER
+	fl.a_adjacent = fl.b_adjacent = 0;	/* the byte-by-byte loads */
+#endif
+	if (fsd_begin(&w, argv[2]))
+		rc = 3;
+	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
+		const int32_t *xy = &g.acc_tiles[i * 4];
+		struct fsd_tile t;
+
+		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
+		run_tile(&c, &b, fl, (int)i, acc);
+		if (fsd_acc_tile(&w, &t, W, EC, 1, acc))
+			rc = 3;
+	}
+	shape[0] = (size_t)g.S, shape[1] = (size_t)g.T, shape[2] = (size_t)g.Hq;
+	shape[3] = (size_t)g.MAXCTX;
+	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, b.scores, 4, shape) || fsd_commit(&w)))
+		rc = 3;
+	if (rc) {
+		fprintf(stderr, "qk_cpu: %s\n", w.error);
+		fsd_abort(&w);
+	} else {
+		printf("qk_cpu: %zu tiles of %s, scores [%zu, %zu, %zu, %zu], written to %s\n",
+		       g.n_tiles, LMU(NAME), shape[0], shape[1], shape[2], shape[3], argv[2]);
+	}
+	free(b.scores);
+	fsg_free(&g);
+	return rc;
+}
