@@ -563,9 +563,9 @@ enum fs_rc ydoc_int(const struct ydoc *d, yaml_node_t *n, const char *path,
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno == ERANGE || v < min || v > max)
-		return ydoc_fail(err, d, n, path, "%s out of range (must be "
-				 "between %lld and %lld)", s, (long long)min,
-				 (long long)max);
+		return ydoc_fail(err, d, n, path, "must be between %lld and "
+				 "%lld, not %s", (long long)min, (long long)max,
+				 s);
 	*out = v;
 	return FS_OK;
 }
