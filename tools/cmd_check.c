@@ -154,10 +154,11 @@ int cmd_check(int argc, char **argv)
 			i++;
 			continue;
 		}
-		if (caselist_add(&ps, argv[i]) < 0) {
+		if ((rc = caselist_add(&ps, argv[i])) < 0) {
+			rc = rc == -1 ? FS_EINTERNAL :
+			     cli_usage_error(NULL, "%s", ps.why);
 			caselist_free(&ps);
-			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
-					       argv[i]);
+			return rc;
 		}
 		i++;
 	}
