@@ -110,4 +110,49 @@ void json_free(struct json *j);
  */
 enum fs_rc json_save(struct json *j, const char *path, struct fs_err *err);
 
+
+/* ---- reader ------------------------------------------------------------ */
+
+/*
+ * A strict RFC 8259 reader into a tree, for the safetensors header:
+ *
+ *   struct json_value *v;
+ *   rc = json_parse(text, len, "x.safetensors", 8, &v, err);
+ *   const struct json_value *s = json_member(v, "shape");
+ *   json_value_free(v);
+ *
+ * Refused, with "origin: byte N: ..." (N = base + offset in text):
+ * nesting deeper than JSON_READ_MAX_DEPTH, a key given twice in one
+ * object (readers disagree on which wins), a NUL (\u0000) or invalid
+ * UTF-8 or a lone surrogate in a string, control characters, leading
+ * zeros, trailing commas, comments, anything after the value but
+ * whitespace. Works on any buffer (not NUL-terminated); fuzzable as is.
+ */
+#define JSON_READ_MAX_DEPTH 64
+
+enum json_type {
+	JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING,
+	JSON_ARRAY, JSON_OBJECT
+};
+
+struct json_value {
+	enum json_type type;
+	size_t at;			/* base + offset of its first byte */
+	char *text;			/* STRING: decoded, NUL-free; NUMBER: as written */
+	size_t len;			/* bytes in text */
+	size_t n;			/* ARRAY and OBJECT: items */
+	struct json_value *items;	/* n values */
+	char **keys;			/* OBJECT: n keys, decoded */
+};
+
+enum fs_rc json_parse(const char *text, size_t len, const char *origin,
+		      size_t base, struct json_value **out, struct fs_err *err);
+void json_value_free(struct json_value *v);
+
+/* OBJECT member by key, or NULL (also when v is not an object). */
+const struct json_value *json_member(const struct json_value *v,
+				     const char *key);
+/* NUMBER that is a non-negative integer fitting uint64: 0, else -1. */
+int json_u64(const struct json_value *v, uint64_t *out);
+
 #endif
