@@ -190,6 +190,18 @@ static void table_file_relative_to_profile(void **state)
 	assert_non_null(lm);
 	assert_int_equal(lm->op[LM_C].col[31], 3);
 	lanemap_free(lm);
+	/* A NUL in the table file would end the text early: refused. */
+	{
+		FILE *f = fopen(csv_path, "wb");
+
+		assert_non_null(f);
+		fwrite(csv, 1, strlen(csv), f);
+		fwrite("\0" "99,0,0,0\n", 1, 10, f);
+		fclose(f);
+		assert_null(profile_load_file(yaml_path, &err));
+		if (!strstr(err.msg, "c.table_file: a NUL byte at offset"))
+			fail_msg("got '%s'", err.msg);
+	}
 	unlink(csv_path);
 	/* The file is gone now: the error names the path. */
 	assert_null(profile_load_file(yaml_path, &err));

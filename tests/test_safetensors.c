@@ -586,6 +586,15 @@ static void test_round_trip_through_diff(void **state)
 		 FRAGSIM_BIN, c, st_path);
 	rc = system(cmd);
 	assert_int_equal(WEXITSTATUS(rc), 1);
+	/* Two .safetensors in the directory: fragsim will not pick one. */
+	snprintf(cmd, sizeof(cmd), "cp %s %s/rt/other.safetensors && '%s' diff "
+		 "'%s' --dump %s/rt 2>%s/rt/err.txt", st_path, t->dir,
+		 FRAGSIM_BIN, c, t->dir, t->dir);
+	rc = system(cmd);
+	assert_int_equal(WEXITSTATUS(rc), 2);
+	snprintf(cmd, sizeof(cmd), "grep -q 'holds more than one .safetensors' "
+		 "%s/rt/err.txt", t->dir);
+	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/rt", t->dir);
 	assert_int_equal(system(cmd), 0);
 }
