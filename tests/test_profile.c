@@ -155,6 +155,9 @@ static void inline_table_errors_point_at_the_table(void **state)
 	 * table's line 2 at the scalar's first character. */
 	expect_error(HEAD A_OK B_OK "c: {type: i32, elements: 1, table: \"0,0,0,0\n\n  1,0,x,0\"}\n",
 		     10, 36, "c.table: line 2 of the table: expected 'lane,e,row,col'");
+	/* Past long: an error that says so (sscanf's %ld was undefined). */
+	expect_error(HEAD A_OK B_OK "c:\n  type: i32\n  elements: 1\n  table: |\n    0,0,0,0\n    1,0,99999999999999999999,0\n",
+		     15, 10, "c.table: a number out of range in '1,0,99999999999999999999,0'");
 	/* A literal block keeps one text line per file line. */
 	expect_error(HEAD A_OK B_OK "c:\n  type: i32\n  elements: 1\n  table: |\n    0,0,0,0\n    1,0,x,0\n",
 		     15, 10, "c.table: expected 'lane,e,row,col'");

@@ -12,6 +12,7 @@
  */
 #include "profile.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,31 @@ fail:
 }
 
 /*
+ * "lane,e,row,col": four decimal integers, commas, spaces and tabs
+ * around them, a '\r' at the end allowed. 0, -1 malformed, -2 a number
+ * past long (sscanf's %ld would be undefined behaviour there).
+ */
+static int csv_ints(const char *s, long v[4])
+{
+	for (int i = 0; i < 4; i++) {
+		char *end;
+
+		s += strspn(s, " \t");
+		if (!((*s >= '0' && *s <= '9') ||
+		      ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')))
+			return -1;
+		errno = 0;
+		v[i] = strtol(s, &end, 10);
+		if (errno == ERANGE)
+			return -2;
+		s = end + strspn(end, " \t");
+		if (i < 3 && *s++ != ',')
+			return -1;
+	}
+	return s[strspn(s, " \t\r")] ? -1 : 0;
+}
+
+/*
  * Parse CSV "lane,e,row,col" lines. `where`, `line0` and `col0` locate
  * the text in errors. per_line: text line k is file line line0 + k (a
  * file of its own has line0 0; a literal block scalar '|' has line0 on
@@ -158,7 +184,7 @@ static enum fs_rc parse_table(struct loader *L, const char *text,
 		size_t n = eol ? (size_t)(eol - p) : strlen(p);
 		char buf[256];
 		long v[4];
-		int got, used = 0, fline;
+		int got, fline;
 		char path[YDOC_PATH_MAX + 32];
 
 		lineno++;
@@ -178,9 +204,13 @@ static enum fs_rc parse_table(struct loader *L, const char *text,
 		p = eol ? eol + 1 : p + n;
 		if (buf[strspn(buf, " \t\r")] == '\0' || buf[strspn(buf, " \t")] == '#')
 			continue;
-		got = sscanf(buf, " %ld , %ld , %ld , %ld %n", &v[0], &v[1], &v[2],
-			     &v[3], &used);
-		if (got != 4 || buf[used + strspn(buf + used, " \t\r")] != '\0') {
+		got = csv_ints(buf, v);
+		if (got == -2) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: a number out of range in '%s'", path, buf);
+		}
+		if (got) {
 			if (header_ok && strstr(buf, "lane")) {
 				header_ok = 0;
 				continue;
