@@ -1,5 +1,5 @@
 /*
- * json.c - streaming JSON writer (see json.h).
+ * json.c - streaming JSON writer and strict reader (see json.h).
  *
  * Why: manifest.json, the safetensors header and `--format json` output
  * all need JSON that is valid whatever strings go in, and identical from
@@ -25,6 +25,12 @@
  *
  * Invariants: depth <= JSON_MAX_DEPTH; want_value only inside an object;
  * once rc is set, nothing more is written.
+ *
+ * The reader (json_parse, at the end) is the other direction, for the
+ * safetensors header: strict RFC 8259 into a tree. Example:
+ * {"a": [1, 2]} gives an OBJECT (keys "a") whose item is an ARRAY of two
+ * NUMBERs, "1" and "2" as written; {"a": 1, "a": 2} is refused at byte
+ * 9 ("key 'a' given twice").
  */
 #include "json.h"
 
@@ -741,7 +747,7 @@ static enum fs_rc jr_unique(struct jreader *r, const struct json_value *v)
 		    !memcmp(ks[i].k, ks[i - 1].k, ks[i].len))
 			rc = fs_fail_at(r->err, FS_EINPUT, r->origin, 0, 0,
 					"byte %zu: key '%s' given twice",
-					v->items[ks[i].i].at, ks[i].k);
+					v->items[ks[i].i].key_at, ks[i].k);
 	free(ks);
 	return rc;
 }
@@ -763,9 +769,10 @@ static enum fs_rc jr_items(struct jreader *r, struct json_value *v, int depth,
 	}
 	for (;;) {
 		char *key = NULL;
-		size_t klen;
+		size_t klen, key_at;
 
 		jr_ws(r);
+		key_at = r->base + r->i;
 		if (object) {
 			if (r->i >= r->n || r->s[r->i] != '"')
 				return jr_fail(r, r->i, "expected a key in quotes");
@@ -797,6 +804,7 @@ static enum fs_rc jr_items(struct jreader *r, struct json_value *v, int depth,
 			cap = nc;
 		}
 		memset(&v->items[v->n], 0, sizeof(v->items[v->n]));
+		v->items[v->n].key_at = key_at;
 		if (object)
 			v->keys[v->n] = key;
 		v->n++;

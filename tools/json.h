@@ -1,5 +1,6 @@
 /*
- * json.h - a small streaming JSON writer, to a FILE* or into memory.
+ * json.h - a small streaming JSON writer, to a FILE* or into memory, and
+ * a strict reader (at the end).
  *
  *   struct json j;
  *   json_init(&j, stdout, 1);            // 1: pretty, 2-space indent
@@ -138,6 +139,7 @@ enum json_type {
 struct json_value {
 	enum json_type type;
 	size_t at;			/* base + offset of its first byte */
+	size_t key_at;			/* an object member: where its key starts */
 	char *text;			/* STRING: decoded, NUL-free; NUMBER: as written */
 	size_t len;			/* bytes in text */
 	size_t n;			/* ARRAY and OBJECT: items */

@@ -1,5 +1,5 @@
 /*
- * safetensors.c - safetensors writer (see safetensors.h).
+ * safetensors.c - safetensors writer and reader (see safetensors.h).
  *
  * Why: one file with every golden tensor and the manifest loads in one
  * call from Python (safetensors.numpy.load_file) or Rust, and is easy to
