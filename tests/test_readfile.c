@@ -112,6 +112,25 @@ static void links_to_dot_list_each_case_once(void **state)
 	free(d);
 }
 
+/* The same through `fragsim check`: the case runs once, not 17 times. */
+static void check_runs_a_linked_case_once(void **state)
+{
+	char *d = temp_dir(), cmd[1200];
+	struct run_result r;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && cp cases/edge/constant-rows.yaml "
+		 "'%s/' && ln -s . '%s/self' && ln -s . '%s/again'", FRAGSIM_SRC,
+		 d, d, d);
+	assert_int_equal(system(cmd), 0);
+	r = tu_run("check '%s'", d);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "1 passed, 0 failed"));
+	tu_free(&r);
+	rm_rf(d);
+	free(d);
+}
+
 /* A case 20 directories down was skipped (depth cap 16), "0 passed". */
 static void deep_cases_are_found(void **state)
 {
@@ -165,6 +184,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fifo_and_devices_are_refused),
 		cmocka_unit_test(links_to_dot_list_each_case_once),
+		cmocka_unit_test(check_runs_a_linked_case_once),
 		cmocka_unit_test(deep_cases_are_found),
 		cmocka_unit_test(unreadable_entries_are_errors),
 	};
