@@ -568,6 +568,19 @@ static void test_read_depth(void **state)
 		parse_refused(t, 2 * levels[i], "byte 64: nested deeper than 64 levels");
 		free(t);
 	}
+	/* The value cap: the array is value 1, so the 2^20-th "0" (at byte
+	 * 1 + 2 * (2^20 - 1)) is one too many. */
+	{
+		size_t n = (size_t)JSON_READ_MAX_VALUES + 8;
+		char *t = malloc(2 * n + 2);
+
+		t[0] = '[';
+		for (size_t k = 0; k < n; k++)
+			memcpy(t + 1 + 2 * k, "0,", 2);
+		t[2 * n] = ']';
+		parse_refused(t, 2 * n + 1, "byte 2097151: more than 1048576 values");
+		free(t);
+	}
 	memset(ok, '[', JSON_READ_MAX_DEPTH);
 	memset(ok + JSON_READ_MAX_DEPTH, ']', JSON_READ_MAX_DEPTH);
 	assert_int_equal(json_parse(ok, sizeof(ok), "h", 0, &v, &err), FS_OK);

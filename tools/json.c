@@ -494,6 +494,7 @@ enum fs_rc json_save(struct json *j, const char *path, struct fs_err *err)
 struct jreader {
 	const char *s;
 	size_t n, i, base;
+	size_t values;		/* parsed so far, at most JSON_READ_MAX_VALUES */
 	const char *origin;
 	struct fs_err *err;
 };
@@ -838,6 +839,10 @@ static enum fs_rc jr_value(struct jreader *r, struct json_value *v, int depth)
 	v->at = r->base + r->i;
 	if (r->i >= r->n)
 		return jr_fail(r, r->i, "expected a value, found the end");
+	/* A tree node is ~70 bytes: 100 MB of "0," would need 3.5 GB. */
+	if (++r->values > JSON_READ_MAX_VALUES)
+		return jr_fail(r, r->i, "more than %d values (fragsim's limit)",
+			       JSON_READ_MAX_VALUES);
 	c = r->s[r->i];
 	if (c == '{' || c == '[') {
 		if (depth == JSON_READ_MAX_DEPTH)
@@ -866,7 +871,7 @@ static enum fs_rc jr_value(struct jreader *r, struct json_value *v, int depth)
 enum fs_rc json_parse(const char *text, size_t len, const char *origin,
 		      size_t base, struct json_value **out, struct fs_err *err)
 {
-	struct jreader r = { text, len, 0, base, origin, err };
+	struct jreader r = { text, len, 0, base, 0, origin, err };
 	struct json_value *v = calloc(1, sizeof(*v));
 	enum fs_rc rc;
 

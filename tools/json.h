@@ -123,13 +123,15 @@ enum fs_rc json_save(struct json *j, const char *path, struct fs_err *err);
  *   json_value_free(v);
  *
  * Refused, with "origin: byte N: ..." (N = base + offset in text):
- * nesting deeper than JSON_READ_MAX_DEPTH, a key given twice in one
+ * nesting deeper than JSON_READ_MAX_DEPTH, more than
+ * JSON_READ_MAX_VALUES values, a key given twice in one
  * object (readers disagree on which wins), a NUL (\u0000) or invalid
  * UTF-8 or a lone surrogate in a string, control characters, leading
  * zeros, trailing commas, comments, anything after the value but
  * whitespace. Works on any buffer (not NUL-terminated); fuzzable as is.
  */
 #define JSON_READ_MAX_DEPTH 64
+#define JSON_READ_MAX_VALUES (1 << 20)	/* tree nodes, ~70 bytes each */
 
 enum json_type {
 	JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING,

@@ -471,44 +471,61 @@ static enum fs_rc header_load(struct safetensors_file *f, const char *text,
 	return rc;
 }
 
-enum fs_rc safetensors_decode(const void *buf, size_t len, const char *name,
-			      struct safetensors_file *f, struct fs_err *err)
+/* Decode buf[0..len), which f takes over (freed on failure too). */
+static enum fs_rc decode_owned(unsigned char *buf, size_t len, const char *name,
+			       struct safetensors_file *f, struct fs_err *err)
 {
-	const unsigned char *p = buf;
 	uint64_t hlen = 0;
 	enum fs_rc rc;
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->origin, sizeof(f->origin), "%s", name ? name : "");
-	if (len < 8)
-		return st_fail(err, f->origin, "truncated: %zu bytes, not even "
-			       "the 8-byte header length", len);
+	f->buf = buf;
+	if (len < 8) {
+		rc = st_fail(err, f->origin, "truncated: %zu bytes, not even the "
+			     "8-byte header length", len);
+		goto out;
+	}
 	for (int i = 0; i < 8; i++)
-		hlen |= (uint64_t)p[i] << (8 * i);
+		hlen |= (uint64_t)buf[i] << (8 * i);
 	if (hlen > SAFETENSORS_MAX_HEADER)
-		return st_fail(err, f->origin, "header length %llu is over the "
-			       "%zu bytes readers accept", (unsigned long long)hlen,
-			       SAFETENSORS_MAX_HEADER);
-	if (hlen > len - 8)
-		return st_fail(err, f->origin, "truncated: header length says "
-			       "%llu bytes, the file has %zu after the length",
-			       (unsigned long long)hlen, len - 8);
-	if (len - 8 - hlen > NPY_MAX_DATA_BYTES)
-		return st_fail(err, f->origin, "%zu bytes of data, over fragsim's "
-			       "2^34", len - 8 - (size_t)hlen);
-	f->buf = malloc(len);
-	if (!f->buf)
-		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
-				  "out of memory (%zu bytes)", len);
-	memcpy(f->buf, buf, len);
-	f->data = f->buf + 8 + hlen;
+		rc = st_fail(err, f->origin, "header length %llu is over the %zu "
+			     "bytes readers accept", (unsigned long long)hlen,
+			     SAFETENSORS_MAX_HEADER);
+	else if (hlen > len - 8)
+		rc = st_fail(err, f->origin, "truncated: header length says %llu "
+			     "bytes, the file has %zu after the length",
+			     (unsigned long long)hlen, len - 8);
+	else if (len - 8 - hlen > NPY_MAX_DATA_BYTES)
+		rc = st_fail(err, f->origin, "%zu bytes of data, over fragsim's "
+			     "2^34", len - 8 - (size_t)hlen);
+	else
+		rc = FS_OK;
+	if (rc)
+		goto out;
+	f->data = buf + 8 + hlen;
 	f->data_len = len - 8 - (size_t)hlen;
-	rc = header_load(f, (const char *)f->buf + 8, (size_t)hlen, err);
+	rc = header_load(f, (const char *)buf + 8, (size_t)hlen, err);
 	if (!rc)
 		rc = check_tiling(f, err);
+out:
 	if (rc)
 		safetensors_file_free(f);
 	return rc;
+}
+
+enum fs_rc safetensors_decode(const void *buf, size_t len, const char *name,
+			      struct safetensors_file *f, struct fs_err *err)
+{
+	unsigned char *copy = malloc(len ? len : 1);
+
+	memset(f, 0, sizeof(*f));
+	if (!copy)
+		return fs_fail_at(err, FS_EINTERNAL, name, 0, 0,
+				  "out of memory (%zu bytes)", len);
+	if (len)
+		memcpy(copy, buf, len);
+	return decode_owned(copy, len, name, f, err);
 }
 
 enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
@@ -516,7 +533,7 @@ enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
 {
 	size_t size;
 	FILE *fp;
-	void *b;
+	unsigned char *b;
 	enum fs_rc rc;
 
 	memset(f, 0, sizeof(*f));
@@ -539,9 +556,7 @@ enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
 		return st_fail(err, path, "read failed");
 	}
 	fclose(fp);
-	rc = safetensors_decode(b, size, path, f, err);
-	free(b);
-	return rc;
+	return decode_owned(b, size, path, f, err);
 }
 
 const struct safetensors_entry *safetensors_find(const struct safetensors_file *f,
