@@ -452,6 +452,22 @@ static void out_of_range(void **state)
 		     "check.kld_mean_max: expected a number, found '.nan'");
 }
 
+/* 500000 nested lists took libyaml minutes to load; refused at once at
+ * the 65th level: "sequences: " is 11 columns, the mapping level 1. */
+static void deep_nesting_is_refused(void **state)
+{
+	size_t n = 500000, at = strlen(BASE "sequences: ");
+	char *t = malloc(at + 2 * n + 2);
+
+	(void)state;
+	memcpy(t, BASE "sequences: ", at);
+	memset(t + at, '[', n);
+	memset(t + at + n, ']', n);
+	strcpy(t + at + 2 * n, "\n");
+	expect_error(t, 3, 12 + 63, "nested deeper than 64 levels (fragsim's limit)");
+	free(t);
+}
+
 static void names_versions_and_documents(void **state)
 {
 	(void)state;
@@ -820,6 +836,7 @@ int main(void)
 		cmocka_unit_test(unknown_and_repeated_keys),
 		cmocka_unit_test(wrong_types),
 		cmocka_unit_test(out_of_range),
+		cmocka_unit_test(deep_nesting_is_refused),
 		cmocka_unit_test(names_versions_and_documents),
 		cmocka_unit_test(heads_must_group),
 		cmocka_unit_test(sequence_keys_follow_the_mode),
