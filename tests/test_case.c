@@ -374,6 +374,15 @@ static void wrong_types(void **state)
 	expect_error(BASE SEQ "golden: [out, out]\n", 5, 15,
 		     "golden[1]: 'out' is listed twice");
 	expect_error("- 1\n", 1, 1, "expected a mapping, found a list");
+	/* 010 was octal 8 (and 08 an error): integers are decimal, and a
+	 * leading zero, which YAML 1.1 and 1.2 read differently, is refused. */
+	expect_error(BASE "sequences:\n  - {context: 010}\n", 4, 15,
+		     "sequences[0].context: '010': leading zeros are not allowed");
+	expect_error(BASE "sequences:\n  - {context: 0x40}\n", 4, 15,
+		     "sequences[0].context: '0x40': integers are decimal");
+	/* The tail after a NUL used to be dropped silently. */
+	expect_error("fragsim: 1\nname: \"t\\0rest\"\n" SEQ, 2, 7,
+		     "name: a NUL character (\\0) inside a value");
 }
 
 static void out_of_range(void **state)
@@ -414,8 +423,10 @@ static void out_of_range(void **state)
 		     "split_k.segment: must be between 0 and 1048576, not -4");
 	expect_error(BASE SEQ "data: {seed: -1}\n", 5, 14,
 		     "data.seed: must be between 0 and 9223372036854775807, not -1");
+	/* Past int64: still a range error, with the bounds. */
 	expect_error(BASE SEQ "data: {seed: 9223372036854775808}\n", 5, 14,
-		     "data.seed: expected an integer");
+		     "data.seed: must be between 0 and 9223372036854775807, "
+		     "not 9223372036854775808");
 	expect_error(BASE SEQ "data:\n  k: {scale: 0}\n", 6, 14,
 		     "data.k.scale: must be greater than 0 and at most 1e+06, not 0");
 	expect_error(BASE SEQ "data:\n  k: {mean: -2e6}\n", 6, 13,
@@ -439,6 +450,22 @@ static void out_of_range(void **state)
 		     "check.buckets: must be between 1 and 16, not 17");
 	expect_error(BASE SEQ "check: {kld_mean_max: .nan}\n", 5, 23,
 		     "check.kld_mean_max: expected a number, found '.nan'");
+}
+
+/* 500000 nested lists took libyaml minutes to load; refused at once at
+ * the 65th level: "sequences: " is 11 columns, the mapping level 1. */
+static void deep_nesting_is_refused(void **state)
+{
+	size_t n = 500000, at = strlen(BASE "sequences: ");
+	char *t = malloc(at + 2 * n + 2);
+
+	(void)state;
+	memcpy(t, BASE "sequences: ", at);
+	memset(t + at, '[', n);
+	memset(t + at + n, ']', n);
+	strcpy(t + at + 2 * n, "\n");
+	expect_error(t, 3, 12 + 63, "nested deeper than 64 levels (fragsim's limit)");
+	free(t);
 }
 
 static void names_versions_and_documents(void **state)
@@ -809,6 +836,7 @@ int main(void)
 		cmocka_unit_test(unknown_and_repeated_keys),
 		cmocka_unit_test(wrong_types),
 		cmocka_unit_test(out_of_range),
+		cmocka_unit_test(deep_nesting_is_refused),
 		cmocka_unit_test(names_versions_and_documents),
 		cmocka_unit_test(heads_must_group),
 		cmocka_unit_test(sequence_keys_follow_the_mode),

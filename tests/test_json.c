@@ -3,6 +3,8 @@
  * escaping (controls, quotes, UTF-8 kept, bad UTF-8 replaced), numbers
  * (integers at their limits, shortest round-trip floats, NaN/Inf as
  * null), every misuse error, write failures, and atomic json_save.
+ * The reader: values, strictness (repeated keys, NUL, bad UTF-8, JSON
+ * that other parsers tolerate) and the depth bound.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -470,6 +472,121 @@ static void test_save_atomic(void **state)
 	assert_int_equal(rmdir(dir), 0);	/* nothing else was left */
 }
 
+/* ---- reader ---------------------------------------------------------- */
+
+static void parse_refused(const char *text, size_t len, const char *want)
+{
+	struct json_value *v = (struct json_value *)1;
+	struct fs_err err;
+
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(json_parse(text, len, "h.json", 0, &v, &err), FS_EINPUT);
+	assert_null(v);
+	if (!strstr(err.msg, want))
+		fail_msg("'%.40s': want '%s' in '%s'", text, want, err.msg);
+	assert_string_equal(err.file, "h.json");
+}
+
+#define REFUSED(text, want) parse_refused(text, strlen(text), want)
+
+static void test_read_values(void **state)
+{
+	const char *t = " {\"a\": [1, -2.5e3, true, false, null],"
+			" \"s\": \"x\\u00e9\\ud83d\\ude00\\n\\/\", \"o\": {}} ";
+	struct json_value *v;
+	const struct json_value *a, *str;
+	struct fs_err err;
+	uint64_t u;
+
+	(void)state;
+	assert_int_equal(json_parse(t, strlen(t), "h", 0, &v, &err), FS_OK);
+	assert_int_equal(v->type, JSON_OBJECT);
+	assert_int_equal(v->n, 3);
+	a = json_member(v, "a");
+	assert_non_null(a);
+	assert_int_equal(a->n, 5);
+	assert_int_equal(json_u64(&a->items[0], &u), 0);
+	assert_int_equal(u, 1);
+	assert_int_equal(json_u64(&a->items[1], &u), -1);	/* not a u64 */
+	assert_string_equal(a->items[1].text, "-2.5e3");
+	assert_int_equal(a->items[2].type, JSON_TRUE);
+	assert_int_equal(a->items[4].type, JSON_NULL);
+	str = json_member(v, "s");
+	/* e-acute is C3 A9; U+1F600 is F0 9F 98 80. */
+	assert_string_equal(str->text, "x\xc3\xa9\xf0\x9f\x98\x80\n/");
+	assert_int_equal(json_member(v, "o")->n, 0);
+	assert_null(json_member(v, "zz"));
+	assert_int_equal(a->at, 7);	/* " {\"a\": [": the [ is byte 7 */
+	json_value_free(v);
+	/* 2^64 - 1 fits, 2^64 does not. */
+	assert_int_equal(json_parse("18446744073709551615", 20, "h", 0, &v, &err), FS_OK);
+	assert_int_equal(json_u64(v, &u), 0);
+	assert_true(u == UINT64_MAX);
+	json_value_free(v);
+	assert_int_equal(json_parse("18446744073709551616", 20, "h", 0, &v, &err), FS_OK);
+	assert_int_equal(json_u64(v, &u), -1);
+	json_value_free(v);
+}
+
+static void test_read_refuses(void **state)
+{
+	(void)state;
+	/* The second "a" starts at byte 17. */
+	REFUSED("{\"a\": 1, \"b\": 2, \"a\": 3}", "byte 17: key 'a' given twice");
+	REFUSED("{\"k\\u0000x\": 1}", "byte 3: a NUL (\\u0000) in a string");
+	REFUSED("\"\xff\"", "byte 1: invalid UTF-8");
+	REFUSED("\"\\ud800\"", "lone surrogate \\ud800");
+	REFUSED("\"a\tb\"", "control character 0x09");
+	REFUSED("\"\\x\"", "unknown escape '\\x'");
+	REFUSED("[1,]", "trailing comma before ']'");
+	REFUSED("[01]", "leading zeros are not JSON");
+	REFUSED("[1.]", "expected a digit after '.'");
+	REFUSED("{'a': 1}", "expected a key in quotes");
+	REFUSED("[1] // c", "text after the JSON value");
+	REFUSED("", "expected a value, found the end");
+	REFUSED("\"abc", "unterminated string");
+	REFUSED("[1 2]", "expected ',' or ']'");
+	REFUSED("nul", "expected a value");
+	parse_refused("[1]\0", 4, "byte 3: text after the JSON value");
+}
+
+/* 80000 and 500000 nested arrays: refused at level 65, in well under a
+ * second, with the C stack bounded by the same 64 frames. */
+static void test_read_depth(void **state)
+{
+	static const size_t levels[] = { 80000, 500000 };
+	char ok[2 * JSON_READ_MAX_DEPTH];
+	struct json_value *v;
+	struct fs_err err;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		char *t = malloc(2 * levels[i]);
+
+		memset(t, '[', levels[i]);
+		memset(t + levels[i], ']', levels[i]);
+		parse_refused(t, 2 * levels[i], "byte 64: nested deeper than 64 levels");
+		free(t);
+	}
+	/* The value cap: the array is value 1, so the 2^20-th "0" (at byte
+	 * 1 + 2 * (2^20 - 1)) is one too many. */
+	{
+		size_t n = (size_t)JSON_READ_MAX_VALUES + 8;
+		char *t = malloc(2 * n + 2);
+
+		t[0] = '[';
+		for (size_t k = 0; k < n; k++)
+			memcpy(t + 1 + 2 * k, "0,", 2);
+		t[2 * n] = ']';
+		parse_refused(t, 2 * n + 1, "byte 2097151: more than 1048576 values");
+		free(t);
+	}
+	memset(ok, '[', JSON_READ_MAX_DEPTH);
+	memset(ok + JSON_READ_MAX_DEPTH, ']', JSON_READ_MAX_DEPTH);
+	assert_int_equal(json_parse(ok, sizeof(ok), "h", 0, &v, &err), FS_OK);
+	json_value_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +606,9 @@ int main(void)
 		cmocka_unit_test(test_file_mode),
 		cmocka_unit_test(test_file_write_error),
 		cmocka_unit_test(test_save_atomic),
+		cmocka_unit_test(test_read_values),
+		cmocka_unit_test(test_read_refuses),
+		cmocka_unit_test(test_read_depth),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);

@@ -469,6 +469,22 @@ static void test_read_bad_dict(void **state)
 		expect_bad(t, b, craft(b, 1, cases[i].dict, 8), cases[i].msg);
 }
 
+/* '<i4\0 junk' used to read as '<i4': the string ended at the NUL. */
+static void test_read_nul_in_descr(void **state)
+{
+	struct tmp *t = *state;
+	unsigned char b[512];
+	size_t n = craft(b, 1, "{'descr': '<i4@junk', 'fortran_order': False, "
+			 "'shape': (2,), }", 8);
+
+	b[10 + 14] = 0;	/* the '@': header byte 24 */
+	expect_bad(t, b, n, "header byte 24: control character 0x00 in a string");
+	n = craft(b, 1, "{'descr@': '<i4', 'fortran_order': False, "
+		  "'shape': (2,), }", 8);
+	b[10 + 7] = 0;
+	expect_bad(t, b, n, "header byte 17: control character 0x00");
+}
+
 static void test_read_bad_data_length(void **state)
 {
 	struct tmp *t = *state;
@@ -508,6 +524,15 @@ static void test_read_not_a_file(void **state)
 	assert_int_equal(npy_read(t->dir, &a, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "not a regular file"));
 	assert_null(a.data);
+	/* A FIFO with no writer: fopen used to wait forever. The alarm
+	 * turns a hang back into a failure. */
+	snprintf(p, sizeof(p), "%s/fifo.npy", t->dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	alarm(10);
+	assert_int_equal(npy_read(p, &a, &err), FS_EINPUT);
+	alarm(0);
+	assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+	unlink(p);
 }
 
 /* Every proper prefix of a valid file is rejected, and no single-byte
@@ -708,6 +733,7 @@ int main(void)
 		T(test_write_disk_full),
 		T(test_read_bad_prefix),
 		T(test_read_bad_dict),
+		T(test_read_nul_in_descr),
 		T(test_read_bad_data_length),
 		T(test_read_not_a_file),
 		T(test_decode_mutations),

@@ -140,6 +140,38 @@ static void inline_table(void **state)
 	assert_non_null(strstr(err.msg, "expected 'lane,e,row,col'"));
 }
 
+/*
+ * A table in a one-line scalar used to be located one line above the
+ * 'table:' line (line0 = line - 1 for every non-block style), and a
+ * folded multi-line scalar's lines were counted as file lines.
+ */
+static void inline_table_errors_point_at_the_table(void **state)
+{
+	(void)state;
+	/* HEAD is 7 lines, A and B 2: c is line 10, table line 13. */
+	expect_error(HEAD A_OK B_OK "c:\n  type: i32\n  elements: 1\n  table: 0,0,0,0\n",
+		     13, 10, "c.table: no entry for lane 1 e 0");
+	/* Quoted over lines 10-12: YAML folds it, so the error names the
+	 * table's line 2 at the scalar's first character. */
+	expect_error(HEAD A_OK B_OK "c: {type: i32, elements: 1, table: \"0,0,0,0\n\n  1,0,x,0\"}\n",
+		     10, 36, "c.table: line 2 of the table: expected 'lane,e,row,col'");
+	/* Past long: an error that says so (sscanf's %ld was undefined). */
+	expect_error(HEAD A_OK B_OK "c:\n  type: i32\n  elements: 1\n  table: |\n    0,0,0,0\n    1,0,99999999999999999999,0\n",
+		     15, 10, "c.table: a number out of range in '1,0,99999999999999999999,0'");
+	/* A literal block keeps one text line per file line. */
+	expect_error(HEAD A_OK B_OK "c:\n  type: i32\n  elements: 1\n  table: |\n    0,0,0,0\n    1,0,x,0\n",
+		     15, 10, "c.table: expected 'lane,e,row,col'");
+}
+
+/* "e\0 + 99" read as "e" before: the tail of the expression was lost. */
+static void nul_in_an_expression_is_refused(void **state)
+{
+	(void)state;
+	expect_error(HEAD A_OK B_OK "c: {type: i32, elements: 1, replicas: 2, row: \"lane % 16 / 4\", "
+		     "col: \"lane / 16 + 4 * e\\0 + 99\"}\n", 10, 69,
+		     "c.col: a NUL character (\\0) inside a value");
+}
+
 static void table_file_relative_to_profile(void **state)
 {
 	char csv[4096], yaml[4096], *csv_path, *yaml_path;
@@ -161,6 +193,18 @@ static void table_file_relative_to_profile(void **state)
 	assert_non_null(lm);
 	assert_int_equal(lm->op[LM_C].col[31], 3);
 	lanemap_free(lm);
+	/* A NUL in the table file would end the text early: refused. */
+	{
+		FILE *f = fopen(csv_path, "wb");
+
+		assert_non_null(f);
+		fwrite(csv, 1, strlen(csv), f);
+		fwrite("\0" "99,0,0,0\n", 1, 10, f);
+		fclose(f);
+		assert_null(profile_load_file(yaml_path, &err));
+		if (!strstr(err.msg, "c.table_file: a NUL byte at offset"))
+			fail_msg("got '%s'", err.msg);
+	}
 	unlink(csv_path);
 	/* The file is gone now: the error names the path. */
 	assert_null(profile_load_file(yaml_path, &err));
@@ -194,6 +238,8 @@ int main(void)
 		cmocka_unit_test(schema_errors),
 		cmocka_unit_test(empty_document_is_an_error),
 		cmocka_unit_test(inline_table),
+		cmocka_unit_test(inline_table_errors_point_at_the_table),
+		cmocka_unit_test(nul_in_an_expression_is_refused),
 		cmocka_unit_test(table_file_relative_to_profile),
 		cmocka_unit_test(resolve_names_and_paths),
 	};

@@ -3,7 +3,9 @@
  * apart here (N, the header text, the data_offsets, the data bytes);
  * the worked example of the module header byte for byte; builder
  * errors; and, when /usr/bin/python3 has numpy, an independent reader
- * (json + np.frombuffer) that rebuilds every tensor.
+ * (json + np.frombuffer) that rebuilds every tensor. The reader: what
+ * was written reads back, every malformed header is refused by name,
+ * and goldens written as safetensors diff as a match.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -314,6 +317,288 @@ static void test_python_reads_it(void **state)
 	assert_int_equal(WEXITSTATUS(rc), 0);
 }
 
+/* ---- reader ---------------------------------------------------------- */
+
+/* 8-byte N, the header text, then ndata bytes 0, 1, 2, ... into buf. */
+static size_t craft(unsigned char *buf, const char *header, size_t ndata)
+{
+	size_t n = strlen(header);
+
+	for (int i = 0; i < 8; i++)
+		buf[i] = (unsigned char)((uint64_t)n >> (8 * i));
+	memcpy(buf + 8, header, n);
+	for (size_t i = 0; i < ndata; i++)
+		buf[8 + n + i] = (unsigned char)i;
+	return 8 + n + ndata;
+}
+
+static void expect_refused(const void *bytes, size_t len, const char *want)
+{
+	struct safetensors_file f;
+	struct fs_err err;
+
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(safetensors_decode(bytes, len, "x.safetensors", &f, &err),
+			 FS_EINPUT);
+	if (!strstr(err.msg, want))
+		fail_msg("want '%s' in '%s'", want, err.msg);
+	assert_string_equal(err.file, "x.safetensors");
+	assert_null(f.t);
+	assert_null(f.buf);
+}
+
+/* What the writer wrote, the reader gives back: the hand-written
+ * arrays above, by name, with their dtypes, shapes and metadata. */
+static void test_read_back(void **state)
+{
+	struct tmp *t = *state;
+	struct safetensors st;
+	struct safetensors_file f;
+	struct npy_array a;
+	struct fs_err err;
+
+	build(&st);
+	assert_int_equal(safetensors_write(&st, t->path, &err), FS_OK);
+	safetensors_free(&st);
+	assert_int_equal(safetensors_read(t->path, &f, &err), FS_OK);
+	assert_int_equal(f.n, 5);
+	assert_int_equal(f.nmeta, 2);
+	assert_string_equal(f.meta[1].key, "manifest");
+	assert_string_equal(f.meta[1].value, "{\"a\": 1}\n");
+	assert_int_equal(safetensors_get(&f, "q_int8", &a, &err), FS_OK);
+	assert_int_equal(a.dtype, NPY_I8);
+	assert_int_equal(a.ndim, 2);
+	assert_int_equal(a.shape[0], 2);
+	assert_int_equal(a.shape[1], 3);
+	assert_memory_equal(a.data, q8, 6);
+	npy_free(&a);
+	assert_int_equal(safetensors_get(&f, "f64", &a, &err), FS_OK);
+	assert_true(((double *)a.data)[0] == 1.5 && ((double *)a.data)[1] == -2.0);
+	npy_free(&a);
+	assert_int_equal(safetensors_get(&f, "scalar", &a, &err), FS_OK);
+	assert_int_equal(a.ndim, 0);
+	assert_int_equal(a.count, 1);
+	assert_int_equal(*(int32_t *)a.data, 42);
+	npy_free(&a);
+	assert_int_equal(safetensors_get(&f, "empty", &a, &err), FS_OK);
+	assert_int_equal(a.count, 0);
+	npy_free(&a);
+	assert_int_equal(safetensors_get(&f, "nope", &a, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "no tensor 'nope' (it has: f64, q_int8, "
+			       "scalar, empty, u8)"));
+	safetensors_file_free(&f);
+	/* The FILE:NAME form, and a plain path for .npy. */
+	{
+		char spec[200];
+
+		snprintf(spec, sizeof(spec), "%s:u8", t->path);
+		assert_int_equal(tensor_read(spec, &a, &err), FS_OK);
+		assert_int_equal(a.ndim, 3);
+		assert_int_equal(((uint8_t *)a.data)[1], 0xff);
+		npy_free(&a);
+		snprintf(spec, sizeof(spec), "%s:", t->path);
+		assert_int_equal(tensor_read(spec, &a, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "no tensor name after"));
+		assert_int_equal(tensor_read(t->path, &a, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "not a .npy file"));
+	}
+}
+
+/* The module header's worked example, read: "a", I8 [3], 01 02 03. */
+static void test_read_worked_example(void **state)
+{
+	static const char hdr[] =
+		"{\"a\":{\"dtype\":\"I8\",\"shape\":[3],\"data_offsets\":[0,3]}}   ";
+	unsigned char b[128];
+	size_t n;
+	struct safetensors_file f;
+	struct npy_array a;
+	struct fs_err err;
+
+	(void)state;
+	n = craft(b, hdr, 0);
+	b[n++] = 1, b[n++] = 2, b[n++] = 3;
+	assert_int_equal(b[0], 0x38);
+	assert_int_equal(safetensors_decode(b, n, "w", &f, &err), FS_OK);
+	assert_int_equal(safetensors_get(&f, "a", &a, &err), FS_OK);
+	assert_int_equal(a.count, 3);
+	assert_memory_equal(a.data, "\x01\x02\x03", 3);
+	npy_free(&a);
+	safetensors_file_free(&f);
+}
+
+#define E(name, dt, shape, b, e) \
+	"\"" name "\":{\"dtype\":\"" dt "\",\"shape\":" shape \
+	",\"data_offsets\":[" #b "," #e "]}"
+
+static void test_read_refuses(void **state)
+{
+	static const struct { const char *hdr; size_t ndata; const char *msg; } cases[] = {
+		{ "[1]", 0, "the header must be a JSON object" },
+		{ "{" E("a", "I8", "[3]", 0, 3) "," E("a", "I8", "[3]", 3, 6) "}", 6,
+		  "key 'a' given twice" },
+		{ "{" E("a", "BF16", "[1]", 0, 2) "}", 2,
+		  "tensor 'a': unsupported dtype 'BF16'" },
+		{ "{" E("a", "I32", "[2]", 0, 4) "}", 4,
+		  "tensor 'a': I32 shape needs 8 bytes, data_offsets span 4" },
+		{ "{" E("a", "I8", "[4]", 0, 4) "," E("b", "I8", "[4]", 2, 6) "}", 6,
+		  "tensor 'b' (bytes 2..6) overlaps 'a'" },
+		{ "{" E("a", "I8", "[2]", 0, 2) "," E("b", "I8", "[2]", 3, 5) "}", 5,
+		  "a gap of 1 bytes before tensor 'b'" },
+		{ "{" E("a", "I8", "[2]", 0, 2) "}", 3, "1 bytes after the last tensor" },
+		{ "{" E("a", "I8", "[4]", 0, 4) "}", 3,
+		  "tensor 'a' ends at byte 4 of the data, which has 3" },
+		{ "{" E("a", "I8", "[2]", 2, 0) "}", 2,
+		  "data_offsets must be [begin, end] with begin <= end" },
+		{ "{" E("a", "I8", "[-2]", 0, 2) "}", 2, "shape[0] must be a non-negative integer" },
+		{ "{" E("a", "I8", "[1,1,1,1,1,1,1,1,1]", 0, 1) "}", 1,
+		  "shape must be a list of at most 8 sizes" },
+		{ "{\"a\":{\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":1}}", 1,
+		  "tensor 'a': unknown key 'x'" },
+		{ "{\"a\":{\"dtype\":\"I8\",\"shape\":[1]}}", 1, "tensor 'a': missing 'data_offsets'" },
+		{ "{\"__metadata__\":{\"k\":1}}", 0, "__metadata__ 'k' must be a string" },
+		{ "{\"a\\u0000b\":{}}", 0, "a NUL (\\u0000) in a string" },
+		{ "{" E("a", "I8", "[1]", 0, 1) ",}", 1, "trailing comma before '}'" },
+		{ "{" E("a", "I8", "[01]", 0, 1) "}", 1, "leading zeros are not JSON" },
+		{ "{" E("a", "I8", "[1]", 0, 1) "} x", 1, "byte 62: text after the JSON value" },
+		{ "{\"\":{}}", 0, "a tensor with an empty name" },
+	};
+	unsigned char b[512];
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++)
+		expect_refused(b, craft(b, cases[i].hdr, cases[i].ndata), cases[i].msg);
+	expect_refused("\x10\0\0", 3, "truncated: 3 bytes");
+	expect_refused("\x10\0\0\0\0\0\0\0{}", 10,
+		       "truncated: header length says 16 bytes, the file has 2");
+	expect_refused("\0\0\0\0\x01\0\0\0{}", 10, "header length 4294967296 is over");
+}
+
+/* Every proper prefix of a valid file is refused, and no single-byte
+ * change anywhere crashes the reader: each decodes or is FS_EINPUT.
+ * Run under ASan. */
+static void test_read_mutations(void **state)
+{
+	static const unsigned char subst[] = {
+		0, ' ', '"', '\\', ',', ':', '[', ']', '{', '}', '-', '9', 'e',
+		0x80, 0xff,
+	};
+	struct tmp *t = *state;
+	struct safetensors st;
+	struct safetensors_file f;
+	unsigned char *b, *m;
+	size_t n;
+
+	build(&st);
+	assert_int_equal(safetensors_write(&st, t->path, NULL), FS_OK);
+	safetensors_free(&st);
+	b = slurp(t->path, &n);
+	m = malloc(n);
+	assert_non_null(m);
+	for (size_t len = 0; len < n; len++)
+		assert_int_equal(safetensors_decode(b, len, "p", &f, NULL), FS_EINPUT);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < sizeof(subst); k++) {
+			enum fs_rc rc;
+
+			memcpy(m, b, n);
+			m[i] = subst[k];
+			rc = safetensors_decode(m, n, "m", &f, NULL);
+			assert_true(rc == FS_OK || rc == FS_EINPUT);
+			if (rc == FS_OK)
+				safetensors_file_free(&f);
+		}
+	}
+	free(m);
+	free(b);
+}
+
+/* Deep nesting in the header is refused at the 65th level, fast. */
+static void test_read_deep_header(void **state)
+{
+	size_t n = 500000, len;
+	char *h = malloc(2 * n + 32);
+	unsigned char *b = malloc(2 * n + 64);
+	struct safetensors_file f;
+	struct fs_err err;
+
+	(void)state;
+	len = (size_t)sprintf(h, "{\"__metadata__\":");
+	memset(h + len, '[', n);
+	memset(h + len + n, ']', n);
+	strcpy(h + len + 2 * n, "}");
+	assert_int_equal(safetensors_decode(b, craft(b, h, 0), "d", &f, &err),
+			 FS_EINPUT);
+	/* '{' is level 1, so the 64th '[' (file byte 8 + 16 + 63) is 65. */
+	assert_non_null(strstr(err.msg, "byte 87: nested deeper than 64 levels"));
+	free(h);
+	free(b);
+}
+
+/* A FIFO is refused, not waited on (readfile_open). */
+static void test_read_fifo(void **state)
+{
+	struct tmp *t = *state;
+	struct safetensors_file f;
+	struct fs_err err;
+
+	assert_int_equal(mkfifo(t->path, 0600), 0);
+	alarm(10);
+	assert_int_equal(safetensors_read(t->path, &f, &err), FS_EINPUT);
+	alarm(0);
+	assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+}
+
+/*
+ * Goldens written as safetensors, read back as a dump: the diff says
+ * match; one byte of acc changed in the file, and it says mismatch.
+ */
+static void test_round_trip_through_diff(void **state)
+{
+	struct tmp *t = *state;
+	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
+	char cmd[1024], st_path[200];
+	struct safetensors_file f;
+	const struct safetensors_entry *e;
+	struct fs_err err;
+	FILE *fp;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "'%s' run '%s' --out %s/rt --format safetensors "
+		 ">/dev/null", FRAGSIM_BIN, c, t->dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' diff '%s' --dump %s/rt >/dev/null",
+		 FRAGSIM_BIN, c, t->dir);
+	rc = system(cmd);
+	assert_true(WIFEXITED(rc));
+	assert_int_equal(WEXITSTATUS(rc), 0);
+	snprintf(st_path, sizeof(st_path), "%s/rt/golden.safetensors", t->dir);
+	assert_int_equal(safetensors_read(st_path, &f, &err), FS_OK);
+	e = safetensors_find(&f, "acc");
+	assert_non_null(e);
+	fp = fopen(st_path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, (long)((size_t)(f.data - f.buf) + e->begin), SEEK_SET), 0);
+	assert_int_equal(fputc(0x55, fp), 0x55);
+	assert_int_equal(fclose(fp), 0);
+	safetensors_file_free(&f);
+	snprintf(cmd, sizeof(cmd), "'%s' diff '%s' --dump %s >/dev/null",
+		 FRAGSIM_BIN, c, st_path);
+	rc = system(cmd);
+	assert_int_equal(WEXITSTATUS(rc), 1);
+	/* Two .safetensors in the directory: fragsim will not pick one. */
+	snprintf(cmd, sizeof(cmd), "cp %s %s/rt/other.safetensors && '%s' diff "
+		 "'%s' --dump %s/rt 2>%s/rt/err.txt", st_path, t->dir,
+		 FRAGSIM_BIN, c, t->dir, t->dir);
+	rc = system(cmd);
+	assert_int_equal(WEXITSTATUS(rc), 2);
+	snprintf(cmd, sizeof(cmd), "grep -q 'holds more than one .safetensors' "
+		 "%s/rt/err.txt", t->dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/rt", t->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tmp_teardown)
 
 int main(void)
@@ -325,6 +610,13 @@ int main(void)
 		T(test_builder_errors),
 		T(test_many_tensors),
 		T(test_python_reads_it),
+		T(test_read_back),
+		T(test_read_worked_example),
+		T(test_read_refuses),
+		T(test_read_mutations),
+		T(test_read_deep_header),
+		T(test_read_fifo),
+		T(test_round_trip_through_diff),
 	};
 
 	return cmocka_run_group_tests_name("safetensors", tests, NULL, NULL);

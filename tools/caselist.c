@@ -1,9 +1,22 @@
 /*
  * caselist.c - case files under paths, sorted (caselist.h).
+ *
+ * Why visit by inode: `check DIR` used to follow a symlink to '.' 17
+ * times (a depth cap of 16 was the only stop), running one case 17
+ * times, and two such links made 2^17 paths; past the cap a real case
+ * was skipped without a word. Now a directory already visited (the same
+ * st_dev and st_ino, reached by any path) is not entered again, a file
+ * already listed is not listed again, and there is no depth cap: a walk
+ * that never re-enters a directory ends, and a path the system cannot
+ * name (ENAMETOOLONG) is an error that names it.
+ *
+ * Entries are visited in name order, so which of two paths to one file
+ * is kept does not depend on readdir's order.
  */
 #include "caselist.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +37,28 @@ static int push(struct caselist *ps, const char *s)
 	return ps->p[ps->n++] ? 0 : -1;
 }
 
+/* 1 if st was seen before, else 0 and remembered; -1 out of memory.
+ * A linear scan: suites hold thousands of files, not millions. */
+static int seen(struct caselist *l, const struct stat *st)
+{
+	for (size_t i = 0; i < l->nseen; i++)
+		if (l->seen[i].dev == st->st_dev && l->seen[i].ino == st->st_ino)
+			return 1;
+	if (l->nseen == l->cap_seen) {
+		size_t cap = l->cap_seen ? 2 * l->cap_seen : 64;
+		struct caselist_id *n = realloc(l->seen, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		l->seen = n;
+		l->cap_seen = cap;
+	}
+	l->seen[l->nseen].dev = st->st_dev;
+	l->seen[l->nseen].ino = st->st_ino;
+	l->nseen++;
+	return 0;
+}
+
 static int is_yaml(const char *name)
 {
 	size_t n = strlen(name);
@@ -32,52 +67,10 @@ static int is_yaml(const char *name)
 	       (n > 4 && !strcmp(name + n - 4, ".yml"));
 }
 
-static int walk(const char *path, struct caselist *ps, int depth)
+static int fail(struct caselist *l, const char *path, const char *what)
 {
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-
-	if (stat(path, &st) != 0)
-		return -2;
-	if (!S_ISDIR(st.st_mode))
-		return push(ps, path);
-	if (depth > 16 || !(d = opendir(path)))
-		return -2;
-	while ((e = readdir(d))) {
-		char sub[4096];
-		struct stat s2;
-
-		if (e->d_name[0] == '.')
-			continue;
-		/* A cut path would name some other file, or none. */
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
-		    sizeof(sub)) {
-			closedir(d);
-			return -2;
-		}
-		if (stat(sub, &s2) != 0)
-			continue;
-		if (S_ISDIR(s2.st_mode)) {
-			if (walk(sub, ps, depth + 1) == -1) {
-				closedir(d);
-				return -1;
-			}
-		} else if (is_yaml(e->d_name) && push(ps, sub)) {
-			closedir(d);
-			return -1;
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
-void caselist_free(struct caselist *ps)
-{
-	for (size_t i = 0; i < ps->n; i++)
-		free(ps->p[i]);
-	free(ps->p);
-	memset(ps, 0, sizeof(*ps));
+	snprintf(l->why, sizeof(l->why), "%s: %s", path, what);
+	return -2;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -85,9 +78,105 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The visible names in dir, sorted; *n of them. NULL and -1/-2 in *rc. */
+static char **list_dir(struct caselist *l, const char *path, size_t *n, int *rc)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!d) {
+		*rc = fail(l, path, strerror(errno));
+		return NULL;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			char **nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof(*v));
+
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		if (!(v[*n] = strdup(e->d_name)))
+			goto oom;
+		++*n;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	*rc = 0;
+	return v ? v : calloc(1, sizeof(*v));
+oom:
+	closedir(d);
+	while (*n)
+		free(v[--*n]);
+	free(v);
+	*rc = -1;
+	return NULL;
+}
+
+static int walk(struct caselist *l, const char *path, const struct stat *st)
+{
+	char **names, *sub = NULL;
+	size_t n, i;
+	int rc;
+
+	if ((rc = seen(l, st)))
+		return rc < 0 ? -1 : 0;	/* a loop, or a second path */
+	if (!S_ISDIR(st->st_mode))
+		return push(l, path);
+	names = list_dir(l, path, &n, &rc);
+	if (!names)
+		return rc;
+	for (i = 0; i < n && !rc; i++) {
+		struct stat s2;
+		size_t len = strlen(path) + strlen(names[i]) + 2;
+
+		free(sub);
+		if (!(sub = malloc(len))) {
+			rc = -1;
+			break;
+		}
+		snprintf(sub, len, "%s/%s", path, names[i]);
+		if (stat(sub, &s2) != 0) {
+			/* Not there (a dangling link) or not reachable: an
+			 * error if it could be a case, else nothing to run. */
+			if (is_yaml(names[i]) || errno == ENAMETOOLONG ||
+			    errno == EACCES)
+				rc = fail(l, sub, strerror(errno));
+			continue;
+		}
+		if (S_ISDIR(s2.st_mode) || is_yaml(names[i]))
+			rc = walk(l, sub, &s2);
+	}
+	free(sub);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+void caselist_free(struct caselist *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->p[i]);
+	free(ps->p);
+	free(ps->seen);
+	memset(ps, 0, sizeof(*ps));
+}
+
 int caselist_add(struct caselist *l, const char *path)
 {
-	return walk(path, l, 0);
+	struct stat st;
+
+	l->why[0] = '\0';
+	if (stat(path, &st) != 0)
+		return fail(l, path, strerror(errno));
+	return walk(l, path, &st);
 }
 
 void caselist_sort(struct caselist *l)

@@ -1,20 +1,36 @@
 /*
  * caselist.h - the case files under some paths: a file is taken as it
- * is, a directory is searched (depth at most 16) for *.yaml and *.yml,
- * hidden entries skipped. The list is sorted, so every command that runs
- * a suite runs it in one order on every machine.
+ * is, a directory is searched at any depth for *.yaml and *.yml, hidden
+ * entries skipped. Each file and directory is visited once, by device
+ * and inode, so a symlink to '.' or to an ancestor neither repeats
+ * cases nor loops. The list is sorted, so every command that runs a
+ * suite runs it in one order on every machine.
  */
 #ifndef CASELIST_H
 #define CASELIST_H
 
 #include <stddef.h>
+#include <sys/types.h>
+
+struct caselist_id {
+	dev_t dev;
+	ino_t ino;
+};
 
 struct caselist {
 	char **p;
 	size_t n, cap;
+	struct caselist_id *seen;	/* files and directories visited */
+	size_t nseen, cap_seen;
+	char why[1024];			/* after -2: "path: what failed" */
 };
 
-/* Add path's cases to l. 0, -1 out of memory, -2 path not found. */
+/*
+ * Add path's cases to l. 0; -1 out of memory; -2 an error that would
+ * otherwise drop cases silently, said in l->why: path not found, a
+ * directory that cannot be read, a *.yaml entry that cannot be stat'ed
+ * (a dangling link), a path too long for the system.
+ */
 int caselist_add(struct caselist *l, const char *path);
 void caselist_sort(struct caselist *l);
 void caselist_free(struct caselist *l);

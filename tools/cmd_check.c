@@ -304,8 +304,7 @@ static int parse_args(int argc, char **argv, const char **junit, const char **sh
 					return FS_EINTERNAL;
 				}
 				if (rc < 0)
-					return cli_usage_error(NULL, "%s: no such file or directory",
-							       argv[i]);
+					return cli_usage_error(NULL, "%s", ps->why);
 				if (ps->n == before)
 					return cli_usage_error(NULL, "%s: no *.yaml case there", argv[i]);
 			}

@@ -16,10 +16,13 @@
  */
 #include "dump.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "safetensors.h"
 
 static const struct {
 	const char *name;
@@ -46,9 +49,13 @@ int dump_has(const struct dump *d, enum dump_tensor t)
 	return d->t[t].data != NULL;
 }
 
+/* The name errors give a tensor: dir/acc.npy, or x.safetensors:acc. */
 static void path_of(const struct dump *d, enum dump_tensor t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s.npy", d->dir, tensors[t].name);
+	if (d->st[0])
+		snprintf(buf, len, "%s:%s", d->st, tensors[t].name);
+	else
+		snprintf(buf, len, "%s/%s.npy", d->dir, tensors[t].name);
 }
 
 /* "[2, 64, 4]"; with any0 the first dimension is any number: "[n, 64, 4]". */
@@ -195,20 +202,86 @@ static enum fs_rc check_tiles(struct dump *d, const struct attn_result *w,
 	return rc;
 }
 
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+/*
+ * Which file of dir is the dump when it holds no dump .npy: its one
+ * *.safetensors, into d->st. Two of them, or one beside dump .npy
+ * files, would leave the choice to us: refused.
+ */
+static enum fs_rc find_safetensors(struct dump *d, int npys, struct fs_err *err)
+{
+	DIR *dp = opendir(d->dir);
+	struct dirent *e;
+	enum fs_rc rc = FS_OK;
+
+	if (!dp)
+		return fs_fail_at(err, FS_EINPUT, d->dir, 0, 0, "cannot read the "
+				  "directory");
+	while (!rc && (e = readdir(dp))) {
+		if (e->d_name[0] == '.' || !ends_with(e->d_name, ".safetensors"))
+			continue;
+		if (npys)
+			rc = fs_fail_at(err, FS_EINPUT, d->dir, 0, 0, "holds both "
+					"dump .npy files and %s; keep one form",
+					e->d_name);
+		else if (d->st[0])
+			rc = fs_fail_at(err, FS_EINPUT, d->dir, 0, 0, "holds more "
+					"than one .safetensors (%s and %s); give "
+					"--dump the file", strrchr(d->st, '/') + 1,
+					e->d_name);
+		else if ((size_t)snprintf(d->st, sizeof(d->st), "%s/%s", d->dir,
+					  e->d_name) >= sizeof(d->st))
+			rc = fs_fail_at(err, FS_EINPUT, d->dir, 0, 0,
+					"dump path too long");
+	}
+	closedir(dp);
+	return rc;
+}
+
+/* The dump tensors in d->st, each checked as a .npy would be. */
+static enum fs_rc load_safetensors(struct dump *d, const struct attn_result *want,
+				   int *found, struct fs_err *err)
+{
+	struct safetensors_file f;
+	enum fs_rc rc = safetensors_read(d->st, &f, err);
+
+	for (int t = 0; t < DUMP_COUNT && !rc; t++) {
+		if (!safetensors_find(&f, tensors[t].name))
+			continue;	/* absent: not compared */
+		rc = safetensors_get(&f, tensors[t].name, &d->t[t], err);
+		if (!rc)
+			rc = check_one(d, (enum dump_tensor)t, want, err);
+		++*found;
+	}
+	safetensors_file_free(&f);	/* safe after a failed read too */
+	return rc;
+}
+
 enum fs_rc dump_load(const char *dir, const struct attn_result *want,
 		     struct dump *d, struct fs_err *err)
 {
 	struct stat st;
 	enum fs_rc rc = FS_OK;
-	int found = 0;
+	int found = 0, file;
 
 	memset(d, 0, sizeof(*d));
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return fs_fail_at(err, FS_EINPUT, dir, 0, 0, "not a directory");
+	file = stat(dir, &st) == 0 && S_ISREG(st.st_mode) &&
+	       ends_with(dir, ".safetensors");
+	if (!file && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return fs_fail_at(err, FS_EINPUT, dir, 0, 0,
+				  "not a directory or a .safetensors file");
 	if (strlen(dir) >= sizeof(d->dir))
 		return fs_fail_at(err, FS_EINPUT, NULL, 0, 0, "dump path too long");
 	strcpy(d->dir, dir);
-	for (int t = 0; t < DUMP_COUNT && !rc; t++) {
+	if (file)
+		strcpy(d->st, dir);
+	for (int t = 0; t < DUMP_COUNT && !rc && !file; t++) {
 		char path[1200];
 
 		path_of(d, (enum dump_tensor)t, path, sizeof(path));
@@ -219,6 +292,10 @@ enum fs_rc dump_load(const char *dir, const struct attn_result *want,
 			rc = check_one(d, (enum dump_tensor)t, want, err);
 		found++;
 	}
+	if (!rc && !file)
+		rc = find_safetensors(d, found, err);
+	if (!rc && d->st[0])
+		rc = load_safetensors(d, want, &found, err);
 	if (!rc && !found)
 		rc = fs_fail_at(err, FS_EINPUT, dir, 0, 0,
 				"no dump tensors (acc.npy with acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy, splitk_*.npy)");

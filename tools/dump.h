@@ -9,6 +9,10 @@
  *     splitk_max.npy splitk_sum.npy  f32 [S][T][Hq][NSEG]
  *     splitk_out.npy                 f32 [S][T][Hq][NSEG][D]
  *
+ * Or the same tensors, by the same names, in one .safetensors file: DIR
+ * may be that file, or a directory holding one *.safetensors and no dump
+ * .npy files (what `run --format safetensors` writes).
+ *
  * Any other file (manifest.json, the input tensors) is not read. The acc
  * dump may hold any subset of the simulation's tiles, in any order: each
  * acc_tiles row (seq, head, row_base, token_base) names the tile, and must
@@ -42,6 +46,7 @@ enum dump_tensor {
 
 struct dump {
 	char dir[1024];
+	char st[1024];			/* the .safetensors read, or "" for .npy files */
 	struct npy_array t[DUMP_COUNT];	/* t[i].data NULL: not in the dump */
 	size_t n_tiles;			/* rows of acc_tiles (0 without acc) */
 };
@@ -53,7 +58,8 @@ const char *dump_name(enum dump_tensor t);
 int dump_has(const struct dump *d, enum dump_tensor t);
 
 /*
- * Read every known file in dir and check it against want, the simulation
+ * Read every known tensor in dir (a directory or a .safetensors file)
+ * and check it against want, the simulation
  * of the case the dump claims to be (shapes, tile coordinates). At least
  * one tensor must be there. On failure d is empty.
  */

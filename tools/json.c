@@ -1,5 +1,5 @@
 /*
- * json.c - streaming JSON writer (see json.h).
+ * json.c - streaming JSON writer and strict reader (see json.h).
  *
  * Why: manifest.json, the safetensors header and `--format json` output
  * all need JSON that is valid whatever strings go in, and identical from
@@ -25,6 +25,12 @@
  *
  * Invariants: depth <= JSON_MAX_DEPTH; want_value only inside an object;
  * once rc is set, nothing more is written.
+ *
+ * The reader (json_parse, at the end) is the other direction, for the
+ * safetensors header: strict RFC 8259 into a tree. Example:
+ * {"a": [1, 2]} gives an OBJECT (keys "a") whose item is an ARRAY of two
+ * NUMBERs, "1" and "2" as written; {"a": 1, "a": 2} is refused at byte
+ * 9 ("key 'a' given twice").
  */
 #include "json.h"
 
@@ -476,4 +482,448 @@ enum fs_rc json_save(struct json *j, const char *path, struct fs_err *err)
 	if (!rc)
 		rc = outdir_file_commit(&f, err);
 	return rc;
+}
+
+/* ---- reader ------------------------------------------------------------ */
+
+/*
+ * Recursive descent over text[0..len), one function per grammar rule;
+ * depth is counted on the way down, so the C stack stays bounded by
+ * JSON_READ_MAX_DEPTH frames whatever the input.
+ */
+struct jreader {
+	const char *s;
+	size_t n, i, base;
+	size_t values;		/* parsed so far, at most JSON_READ_MAX_VALUES */
+	const char *origin;
+	struct fs_err *err;
+};
+
+static enum fs_rc jr_fail(struct jreader *r, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum fs_rc jr_fail(struct jreader *r, size_t at, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return fs_fail_at(r->err, FS_EINPUT, r->origin, 0, 0, "byte %zu: %s",
+			  r->base + at, msg);
+}
+
+static void jr_ws(struct jreader *r)
+{
+	while (r->i < r->n && (r->s[r->i] == ' ' || r->s[r->i] == '\t' ||
+			       r->s[r->i] == '\n' || r->s[r->i] == '\r'))
+		r->i++;
+}
+
+static int jr_hex4(const char *p, uint32_t *out)
+{
+	*out = 0;
+	for (int k = 0; k < 4; k++) {
+		char c = p[k];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+			c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+		if (d < 0)
+			return -1;
+		*out = *out << 4 | (uint32_t)d;
+	}
+	return 0;
+}
+
+static size_t utf8_put(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | cp >> 12);
+		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* A string at r->i (the '"'): decoded into a malloc'd *out, *olen bytes.
+ * Decoded text is never longer than the escaped text. */
+static enum fs_rc jr_string(struct jreader *r, char **out, size_t *olen)
+{
+	size_t start = r->i++, o = 0, end = r->i;
+	char *b;
+
+	/* Size the buffer by the escaped text up to the closing quote. */
+	while (end < r->n && r->s[end] != '"')
+		end += r->s[end] == '\\' ? 2 : 1;
+	b = malloc(end - start + 1);
+	if (!b)
+		return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+	for (;;) {
+		unsigned char c;
+		uint32_t cp, lo;
+		size_t k;
+
+		if (r->i >= r->n) {
+			free(b);
+			return jr_fail(r, start, "unterminated string");
+		}
+		c = (unsigned char)r->s[r->i];
+		if (c == '"')
+			break;
+		if (c < 0x20) {
+			free(b);
+			return jr_fail(r, r->i, "control character 0x%02x in a string", c);
+		}
+		if (c >= 0x80) {
+			k = utf8_len((const unsigned char *)r->s + r->i, r->n - r->i);
+			if (!k) {
+				free(b);
+				return jr_fail(r, r->i, "invalid UTF-8 in a string");
+			}
+			memcpy(b + o, r->s + r->i, k);
+			o += k;
+			r->i += k;
+			continue;
+		}
+		if (c != '\\') {
+			b[o++] = (char)c;
+			r->i++;
+			continue;
+		}
+		if (r->i + 1 >= r->n) {
+			free(b);
+			return jr_fail(r, start, "unterminated string");
+		}
+		c = (unsigned char)r->s[r->i + 1];
+		r->i += 2;
+		switch (c) {
+		case '"': case '\\': case '/': b[o++] = (char)c; continue;
+		case 'b': b[o++] = '\b'; continue;
+		case 'f': b[o++] = '\f'; continue;
+		case 'n': b[o++] = '\n'; continue;
+		case 'r': b[o++] = '\r'; continue;
+		case 't': b[o++] = '\t'; continue;
+		case 'u': break;
+		default:
+			free(b);
+			return jr_fail(r, r->i - 2, "unknown escape '\\%c'", c);
+		}
+		if (r->n - r->i < 4 || jr_hex4(r->s + r->i, &cp)) {
+			free(b);
+			return jr_fail(r, r->i - 2, "\\u needs four hex digits");
+		}
+		r->i += 4;
+		if (cp >= 0xd800 && cp <= 0xdbff && r->n - r->i >= 6 &&
+		    r->s[r->i] == '\\' && r->s[r->i + 1] == 'u' &&
+		    !jr_hex4(r->s + r->i + 2, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			r->i += 6;
+		} else if (cp >= 0xd800 && cp <= 0xdfff) {
+			free(b);
+			return jr_fail(r, r->i - 6, "lone surrogate \\u%04x", (unsigned)cp);
+		}
+		/* C strings end at a NUL: "a\u0000b" would read as "a". */
+		if (cp == 0) {
+			free(b);
+			return jr_fail(r, r->i - 6, "a NUL (\\u0000) in a string");
+		}
+		o += utf8_put(b + o, cp);
+	}
+	r->i++;
+	b[o] = '\0';
+	*out = b;
+	*olen = o;
+	return FS_OK;
+}
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)? as written. */
+static enum fs_rc jr_number(struct jreader *r, struct json_value *v)
+{
+	size_t start = r->i;
+	const char *s = r->s;
+
+#define DIGITS(r) ((r)->i < (r)->n && s[(r)->i] >= '0' && s[(r)->i] <= '9')
+	if (r->i < r->n && s[r->i] == '-')
+		r->i++;
+	if (!DIGITS(r))
+		return jr_fail(r, start, "expected a value");
+	if (s[r->i] == '0' && r->i + 1 < r->n && s[r->i + 1] >= '0' &&
+	    s[r->i + 1] <= '9')
+		return jr_fail(r, start, "leading zeros are not JSON");
+	while (DIGITS(r))
+		r->i++;
+	if (r->i < r->n && s[r->i] == '.') {
+		r->i++;
+		if (!DIGITS(r))
+			return jr_fail(r, r->i, "expected a digit after '.'");
+		while (DIGITS(r))
+			r->i++;
+	}
+	if (r->i < r->n && (s[r->i] == 'e' || s[r->i] == 'E')) {
+		r->i++;
+		if (r->i < r->n && (s[r->i] == '+' || s[r->i] == '-'))
+			r->i++;
+		if (!DIGITS(r))
+			return jr_fail(r, r->i, "expected a digit in the exponent");
+		while (DIGITS(r))
+			r->i++;
+	}
+#undef DIGITS
+	v->type = JSON_NUMBER;
+	v->len = r->i - start;
+	v->text = malloc(v->len + 1);
+	if (!v->text)
+		return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+	memcpy(v->text, s + start, v->len);
+	v->text[v->len] = '\0';
+	return FS_OK;
+}
+
+static void value_clear(struct json_value *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		value_clear(&v->items[i]);
+		if (v->keys)
+			free(v->keys[i]);
+	}
+	free(v->items);
+	free(v->keys);
+	free(v->text);
+	memset(v, 0, sizeof(*v));
+}
+
+
+/* Keys of one object, by index order: sorted copy, neighbours compared. */
+struct keyref {
+	const char *k;
+	size_t len, i;
+};
+
+static int cmp_keyref(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	size_t m = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->k, y->k, m);
+
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static enum fs_rc jr_unique(struct jreader *r, const struct json_value *v)
+{
+	struct keyref *ks;
+	enum fs_rc rc = FS_OK;
+
+	if (v->n < 2)
+		return FS_OK;
+	ks = malloc(v->n * sizeof(*ks));
+	if (!ks)
+		return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+	for (size_t i = 0; i < v->n; i++) {
+		ks[i].k = v->keys[i];
+		ks[i].len = strlen(v->keys[i]);
+		ks[i].i = i;
+	}
+	qsort(ks, v->n, sizeof(*ks), cmp_keyref);
+	for (size_t i = 1; i < v->n && !rc; i++)
+		if (ks[i].len == ks[i - 1].len &&
+		    !memcmp(ks[i].k, ks[i - 1].k, ks[i].len))
+			rc = fs_fail_at(r->err, FS_EINPUT, r->origin, 0, 0,
+					"byte %zu: key '%s' given twice",
+					v->items[ks[i].i].key_at, ks[i].k);
+	free(ks);
+	return rc;
+}
+
+static enum fs_rc jr_value(struct jreader *r, struct json_value *v, int depth);
+
+/* Items of an array or members of an object, after the opening bracket. */
+static enum fs_rc jr_items(struct jreader *r, struct json_value *v, int depth,
+			   int object)
+{
+	size_t cap = 0;
+	char close = object ? '}' : ']';
+	enum fs_rc rc;
+
+	jr_ws(r);
+	if (r->i < r->n && r->s[r->i] == close) {
+		r->i++;
+		return FS_OK;
+	}
+	for (;;) {
+		char *key = NULL;
+		size_t klen, key_at;
+
+		jr_ws(r);
+		key_at = r->base + r->i;
+		if (object) {
+			if (r->i >= r->n || r->s[r->i] != '"')
+				return jr_fail(r, r->i, "expected a key in quotes");
+			if ((rc = jr_string(r, &key, &klen)))
+				return rc;
+			jr_ws(r);
+			if (r->i >= r->n || r->s[r->i] != ':') {
+				free(key);
+				return jr_fail(r, r->i, "expected ':' after a key");
+			}
+			r->i++;
+			jr_ws(r);
+		}
+		if (v->n == cap) {
+			size_t nc = cap ? 2 * cap : 4;
+			struct json_value *ni = realloc(v->items, nc * sizeof(*ni));
+			char **nk = NULL;
+
+			if (ni)
+				v->items = ni;
+			if (ni && object && !(nk = realloc(v->keys, nc * sizeof(*nk))))
+				ni = NULL;
+			if (!ni) {
+				free(key);
+				return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+			}
+			if (object)
+				v->keys = nk;
+			cap = nc;
+		}
+		memset(&v->items[v->n], 0, sizeof(v->items[v->n]));
+		v->items[v->n].key_at = key_at;
+		if (object)
+			v->keys[v->n] = key;
+		v->n++;
+		if ((rc = jr_value(r, &v->items[v->n - 1], depth)))
+			return rc;
+		jr_ws(r);
+		if (r->i < r->n && r->s[r->i] == ',') {
+			r->i++;
+			jr_ws(r);
+			if (r->i < r->n && r->s[r->i] == close)
+				return jr_fail(r, r->i, "trailing comma before '%c'",
+					       close);
+			continue;
+		}
+		if (r->i < r->n && r->s[r->i] == close) {
+			r->i++;
+			return object ? jr_unique(r, v) : FS_OK;
+		}
+		return jr_fail(r, r->i, "expected ',' or '%c'", close);
+	}
+}
+
+static enum fs_rc jr_value(struct jreader *r, struct json_value *v, int depth)
+{
+	static const struct { const char *w; enum json_type t; } words[] = {
+		{ "null", JSON_NULL }, { "false", JSON_FALSE }, { "true", JSON_TRUE },
+	};
+	char c;
+
+	jr_ws(r);
+	v->at = r->base + r->i;
+	if (r->i >= r->n)
+		return jr_fail(r, r->i, "expected a value, found the end");
+	/* A tree node is ~70 bytes: 100 MB of "0," would need 3.5 GB. */
+	if (++r->values > JSON_READ_MAX_VALUES)
+		return jr_fail(r, r->i, "more than %d values (fragsim's limit)",
+			       JSON_READ_MAX_VALUES);
+	c = r->s[r->i];
+	if (c == '{' || c == '[') {
+		if (depth == JSON_READ_MAX_DEPTH)
+			return jr_fail(r, r->i, "nested deeper than %d levels",
+				       JSON_READ_MAX_DEPTH);
+		r->i++;
+		v->type = c == '{' ? JSON_OBJECT : JSON_ARRAY;
+		return jr_items(r, v, depth + 1, c == '{');
+	}
+	if (c == '"') {
+		v->type = JSON_STRING;
+		return jr_string(r, &v->text, &v->len);
+	}
+	for (size_t k = 0; k < FS_ARRAY_LEN(words); k++) {
+		size_t wl = strlen(words[k].w);
+
+		if (r->n - r->i >= wl && !memcmp(r->s + r->i, words[k].w, wl)) {
+			v->type = words[k].t;
+			r->i += wl;
+			return FS_OK;
+		}
+	}
+	return jr_number(r, v);
+}
+
+enum fs_rc json_parse(const char *text, size_t len, const char *origin,
+		      size_t base, struct json_value **out, struct fs_err *err)
+{
+	struct jreader r = { text, len, 0, base, 0, origin, err };
+	struct json_value *v = calloc(1, sizeof(*v));
+	enum fs_rc rc;
+
+	*out = NULL;
+	if (!v)
+		return fs_fail(err, FS_EINTERNAL, "json: out of memory");
+	rc = jr_value(&r, v, 0);
+	if (!rc) {
+		jr_ws(&r);
+		if (r.i < r.n)
+			rc = jr_fail(&r, r.i, "text after the JSON value");
+	}
+	if (rc) {
+		json_value_free(v);
+		return rc;
+	}
+	*out = v;
+	return FS_OK;
+}
+
+void json_value_free(struct json_value *v)
+{
+	if (!v)
+		return;
+	value_clear(v);
+	free(v);
+}
+
+const struct json_value *json_member(const struct json_value *v,
+				     const char *key)
+{
+	if (!v || v->type != JSON_OBJECT)
+		return NULL;
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->keys[i], key))
+			return &v->items[i];
+	return NULL;
+}
+
+int json_u64(const struct json_value *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (!v || v->type != JSON_NUMBER || !v->len)
+		return -1;
+	for (size_t i = 0; i < v->len; i++) {
+		unsigned d = (unsigned char)v->text[i] - '0';
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
 }

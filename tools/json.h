@@ -1,5 +1,6 @@
 /*
- * json.h - a small streaming JSON writer, to a FILE* or into memory.
+ * json.h - a small streaming JSON writer, to a FILE* or into memory, and
+ * a strict reader (at the end).
  *
  *   struct json j;
  *   json_init(&j, stdout, 1);            // 1: pretty, 2-space indent
@@ -109,5 +110,53 @@ void json_free(struct json *j);
  * Does not free the buffer.
  */
 enum fs_rc json_save(struct json *j, const char *path, struct fs_err *err);
+
+
+/* ---- reader ------------------------------------------------------------ */
+
+/*
+ * A strict RFC 8259 reader into a tree, for the safetensors header:
+ *
+ *   struct json_value *v;
+ *   rc = json_parse(text, len, "x.safetensors", 8, &v, err);
+ *   const struct json_value *s = json_member(v, "shape");
+ *   json_value_free(v);
+ *
+ * Refused, with "origin: byte N: ..." (N = base + offset in text):
+ * nesting deeper than JSON_READ_MAX_DEPTH, more than
+ * JSON_READ_MAX_VALUES values, a key given twice in one
+ * object (readers disagree on which wins), a NUL (\u0000) or invalid
+ * UTF-8 or a lone surrogate in a string, control characters, leading
+ * zeros, trailing commas, comments, anything after the value but
+ * whitespace. Works on any buffer (not NUL-terminated); fuzzable as is.
+ */
+#define JSON_READ_MAX_DEPTH 64
+#define JSON_READ_MAX_VALUES (1 << 20)	/* tree nodes, ~70 bytes each */
+
+enum json_type {
+	JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING,
+	JSON_ARRAY, JSON_OBJECT
+};
+
+struct json_value {
+	enum json_type type;
+	size_t at;			/* base + offset of its first byte */
+	size_t key_at;			/* an object member: where its key starts */
+	char *text;			/* STRING: decoded, NUL-free; NUMBER: as written */
+	size_t len;			/* bytes in text */
+	size_t n;			/* ARRAY and OBJECT: items */
+	struct json_value *items;	/* n values */
+	char **keys;			/* OBJECT: n keys, decoded */
+};
+
+enum fs_rc json_parse(const char *text, size_t len, const char *origin,
+		      size_t base, struct json_value **out, struct fs_err *err);
+void json_value_free(struct json_value *v);
+
+/* OBJECT member by key, or NULL (also when v is not an object). */
+const struct json_value *json_member(const struct json_value *v,
+				     const char *key);
+/* NUMBER that is a non-negative integer fitting uint64: 0, else -1. */
+int json_u64(const struct json_value *v, uint64_t *out);
 
 #endif

@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 
 #include "outdir.h"
+#include "readfile.h"
 #include "sha256.h"
 
 /* Data is copied as bytes in both directions; a big-endian host would
@@ -270,6 +271,10 @@ static enum fs_rc parse_str(struct cursor *c, char *out, size_t cap)
 		if (c->s[c->i] == '\\' || c->s[c->i] == '\n')
 			return cur_fail(c, "escapes and newlines in strings "
 					"are not supported");
+		/* A NUL would end the C string: '<i4\0junk' read as '<i4'. */
+		if ((unsigned char)c->s[c->i] < 0x20)
+			return cur_fail(c, "control character 0x%02x in a string",
+					(unsigned char)c->s[c->i]);
 		if (len + 1 >= cap)
 			return cur_fail(c, "string longer than %zu bytes",
 					cap - 1);
@@ -547,22 +552,14 @@ enum fs_rc npy_read(const char *path, struct npy_array *out,
 	void *data = NULL;
 	struct npy_header h;
 	size_t hoff = 0, hlen = 0, total, got;
-	struct stat st;
 	enum fs_rc rc;
 	FILE *f;
 
 	memset(out, 0, sizeof(*out));
-	f = fopen(path, "rb");
-	if (!f)
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot open: %s",
-				  strerror(errno));
 	/* The length decides truncated vs trailing before any data read. */
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				  "not a regular file");
-	}
-	total = (size_t)st.st_size;
+	rc = readfile_open(path, &f, &total, err);
+	if (rc)
+		return rc;
 	got = fread(prefix, 1, total < 12 ? total : 12, f);
 	rc = prefix_parse(prefix, got, total, path, &hoff, &hlen, err);
 	if (rc)

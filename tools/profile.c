@@ -12,6 +12,7 @@
  */
 #include "profile.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,13 +135,42 @@ fail:
 }
 
 /*
- * Parse CSV "lane,e,row,col" lines. `where`/`line0` locate line 1 of the
- * text in errors (line0 = 0: the text is a file of its own).
+ * "lane,e,row,col": four decimal integers, commas, spaces and tabs
+ * around them, a '\r' at the end allowed. 0, -1 malformed, -2 a number
+ * past long (sscanf's %ld would be undefined behaviour there).
+ */
+static int csv_ints(const char *s, long v[4])
+{
+	for (int i = 0; i < 4; i++) {
+		char *end;
+
+		s += strspn(s, " \t");
+		if (!((*s >= '0' && *s <= '9') ||
+		      ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')))
+			return -1;
+		errno = 0;
+		v[i] = strtol(s, &end, 10);
+		if (errno == ERANGE)
+			return -2;
+		s = end + strspn(end, " \t");
+		if (i < 3 && *s++ != ',')
+			return -1;
+	}
+	return s[strspn(s, " \t\r")] ? -1 : 0;
+}
+
+/*
+ * Parse CSV "lane,e,row,col" lines. `where`, `line0` and `col0` locate
+ * the text in errors. per_line: text line k is file line line0 + k (a
+ * file of its own has line0 0; a literal block scalar '|' has line0 on
+ * the '|'). Otherwise (a plain, quoted or folded scalar, whose lines
+ * YAML folds) every error is at line0:col0, the scalar's first
+ * character, and names the table line.
  */
 static enum fs_rc parse_table(struct loader *L, const char *text,
 			      const char *where, int line0, int col0,
-			      const char *path, int elems, int32_t *row,
-			      int32_t *col)
+			      int per_line, const char *tpath, int elems,
+			      int32_t *row, int32_t *col)
 {
 	int slots = L->lm->wave * elems;
 	char *seen = calloc((size_t)slots, 1);
@@ -154,10 +184,16 @@ static enum fs_rc parse_table(struct loader *L, const char *text,
 		size_t n = eol ? (size_t)(eol - p) : strlen(p);
 		char buf[256];
 		long v[4];
-		int got, used = 0, fline;
+		int got, fline;
+		char path[YDOC_PATH_MAX + 32];
 
 		lineno++;
-		fline = line0 + lineno;
+		fline = per_line ? line0 + lineno : line0;
+		if (per_line)
+			snprintf(path, sizeof(path), "%s", tpath);
+		else
+			snprintf(path, sizeof(path), "%s: line %d of the table",
+				 tpath, lineno);
 		if (n >= sizeof(buf)) {
 			free(seen);
 			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
@@ -168,9 +204,13 @@ static enum fs_rc parse_table(struct loader *L, const char *text,
 		p = eol ? eol + 1 : p + n;
 		if (buf[strspn(buf, " \t\r")] == '\0' || buf[strspn(buf, " \t")] == '#')
 			continue;
-		got = sscanf(buf, " %ld , %ld , %ld , %ld %n", &v[0], &v[1], &v[2],
-			     &v[3], &used);
-		if (got != 4 || buf[used + strspn(buf + used, " \t\r")] != '\0') {
+		got = csv_ints(buf, v);
+		if (got == -2) {
+			free(seen);
+			return fs_fail_at(L->err, FS_EINPUT, where, fline, col0,
+					  "%s: a number out of range in '%s'", path, buf);
+		}
+		if (got) {
 			if (header_ok && strstr(buf, "lane")) {
 				header_ok = 0;
 				continue;
@@ -205,8 +245,8 @@ static enum fs_rc parse_table(struct loader *L, const char *text,
 	for (int s = 0; s < slots; s++) {
 		if (!seen[s]) {
 			free(seen);
-			return fs_fail_at(L->err, FS_EINPUT, where, line0 ? line0 : 0,
-					  col0, "%s: no entry for lane %d e %d", path,
+			return fs_fail_at(L->err, FS_EINPUT, where, line0,
+					  col0, "%s: no entry for lane %d e %d", tpath,
 					  s / elems, s % elems);
 		}
 	}
@@ -223,16 +263,18 @@ static enum fs_rc load_table(struct loader *L, yaml_node_t *map,
 
 	if (t) {
 		const char *text;
-		int line0;
+		int literal;
 
 		ydoc_path(p, sizeof(p), path, "table");
 		text = ydoc_scalar(L->d, t, p, L->err);
 		if (!text)
 			return FS_EINPUT;
-		/* A block scalar's text starts on the line after '|'. */
-		line0 = ydoc_line(t) - (block_scalar(t) ? 0 : 1);
-		return parse_table(L, text, L->d->origin, line0, ydoc_col(t), p,
-				   o->elems, o->row, o->col);
+		/* A literal's text starts on the line after '|', one text
+		 * line per file line; other styles fold lines. */
+		literal = t->data.scalar.style == YAML_LITERAL_SCALAR_STYLE;
+		return parse_table(L, text, L->d->origin, ydoc_line(t),
+				   ydoc_col(t), literal, p, o->elems, o->row,
+				   o->col);
 	} else {
 		char file[1024], *buf;
 		const char *name;
@@ -252,7 +294,15 @@ static enum fs_rc load_table(struct loader *L, yaml_node_t *map,
 			fs_err_prefix(L->err, p);
 			return rc;
 		}
-		rc = parse_table(L, buf, file, 0, 0, p, o->elems, o->row, o->col);
+		/* The parser stops at a NUL; the lines after it would be lost. */
+		if (strlen(buf) != len) {
+			rc = fs_fail_at(L->err, FS_EINPUT, file, 0, 0, "%s: a NUL "
+					"byte at offset %zu", p, strlen(buf));
+			free(buf);
+			return rc;
+		}
+		rc = parse_table(L, buf, file, 0, 0, 1, p, o->elems, o->row,
+				 o->col);
 		free(buf);
 		return rc;
 	}

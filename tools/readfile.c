@@ -7,42 +7,76 @@
 #include "readfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+enum fs_rc readfile_open(const char *path, FILE **fp, size_t *size,
+			 struct fs_err *err)
+{
+	struct stat st;
+	int fd, fl;
+
+	*fp = NULL;
+	*size = 0;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot open: %s",
+				  strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		const char *what = S_ISDIR(st.st_mode) ? "a directory" :
+				   S_ISFIFO(st.st_mode) ? "a FIFO" :
+				   S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ?
+				   "a device" : S_ISSOCK(st.st_mode) ? "a socket" :
+				   "not a regular file";
+
+		close(fd);
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+				  "not a regular file (%s)", what);
+	}
+	/* Regular files never block; clear the flag all the same. */
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	*fp = fdopen(fd, "rb");
+	if (!*fp) {
+		close(fd);
+		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0, "cannot open: %s",
+				  strerror(errno));
+	}
+	*size = (size_t)st.st_size;
+	return FS_OK;
+}
 
 enum fs_rc readfile(const char *path, size_t max, char **buf, size_t *len,
 		    struct fs_err *err)
 {
-	struct stat st;
 	FILE *f;
 	char *b;
-	size_t n;
+	size_t n, size;
+	enum fs_rc rc;
 
 	*buf = NULL;
 	*len = 0;
-	f = fopen(path, "rb");
-	if (!f)
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot open: %s",
-				  strerror(errno));
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "not a regular file");
-	}
-	if ((unsigned long long)st.st_size > max) {
+	rc = readfile_open(path, &f, &size, err);
+	if (rc)
+		return rc;
+	if (size > max) {
 		fclose(f);
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				  "file too large (%lld bytes, at most %zu)",
-				  (long long)st.st_size, max);
+				  "file too large (%zu bytes, at most %zu)",
+				  size, max);
 	}
-	b = malloc((size_t)st.st_size + 1);
+	b = malloc(size + 1);
 	if (!b) {
 		fclose(f);
 		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0, "out of memory");
 	}
-	n = fread(b, 1, (size_t)st.st_size, f);
-	if (ferror(f) || n != (size_t)st.st_size) {
+	n = fread(b, 1, size, f);
+	if (ferror(f) || n != size) {
 		fclose(f);
 		free(b);
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "read failed");

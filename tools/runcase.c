@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "profile.h"
+#include "safetensors.h"
 #include "../sim/quant.h"
 
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
@@ -52,7 +53,7 @@ static float *load_given(const char *path, const size_t *shape, const char *what
 	struct npy_array a;
 	float *out;
 
-	if (npy_read(path, &a, err))
+	if (tensor_read(path, &a, err))	/* x.npy or x.safetensors:name */
 		return NULL;
 	if (a.ndim != 4 || a.shape[0] != shape[0] || a.shape[1] != shape[1] ||
 	    a.shape[2] != shape[2] || a.shape[3] != shape[3]) {

@@ -1,5 +1,5 @@
 /*
- * safetensors.c - safetensors writer (see safetensors.h).
+ * safetensors.c - safetensors writer and reader (see safetensors.h).
  *
  * Why: one file with every golden tensor and the manifest loads in one
  * call from Python (safetensors.numpy.load_file) or Rust, and is easy to
@@ -33,12 +33,15 @@
  */
 #include "safetensors.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "outdir.h"
+#include "readfile.h"
 
 static const char *const st_dtypes[NPY_DTYPE_COUNT] = {
 	[NPY_I8] = "I8", [NPY_U8] = "U8", [NPY_I16] = "I16", [NPY_I32] = "I32",
@@ -252,4 +255,394 @@ void safetensors_free(struct safetensors *st)
 	free(st->tensors);
 	free(st->meta);
 	safetensors_init(st);
+}
+
+/* ---- reader ------------------------------------------------------------ */
+
+/*
+ * Why strict: the reference reader (safetensors' Rust crate) refuses a
+ * header whose offsets leave a gap, overlap or run past the data, and
+ * so does this one; on top, a repeated key (which the crate's serde
+ * would resolve one way and Python's json another), an unknown key in
+ * a tensor entry, and a dtype fragsim has no use for are errors, since
+ * a tensor read wrongly is a wrong answer downstream.
+ */
+
+static enum fs_rc st_fail(struct fs_err *err, const char *file,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum fs_rc st_fail(struct fs_err *err, const char *file,
+			  const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return fs_fail_at(err, FS_EINPUT, file, 0, 0, "%s", msg);
+}
+
+static int dtype_by_name(const char *s, enum npy_dtype *out)
+{
+	for (int t = 0; t < NPY_DTYPE_COUNT; t++)
+		if (!strcmp(s, st_dtypes[t])) {
+			*out = (enum npy_dtype)t;
+			return 0;
+		}
+	return -1;
+}
+
+/* One "name": {"dtype", "shape", "data_offsets"} entry into e. */
+static enum fs_rc entry_parse(const char *file, const char *name,
+			      const struct json_value *v,
+			      struct safetensors_entry *e, struct fs_err *err)
+{
+	const struct json_value *dt, *sh, *off;
+	uint64_t b, x;
+	size_t nbytes;
+
+	if (v->type != JSON_OBJECT)
+		return st_fail(err, file, "byte %zu: tensor '%s': expected an "
+			       "object with dtype, shape and data_offsets",
+			       v->at, name);
+	for (size_t i = 0; i < v->n; i++)
+		if (strcmp(v->keys[i], "dtype") && strcmp(v->keys[i], "shape") &&
+		    strcmp(v->keys[i], "data_offsets"))
+			return st_fail(err, file, "byte %zu: tensor '%s': unknown "
+				       "key '%s' (expected dtype, shape, "
+				       "data_offsets)", v->items[i].at, name,
+				       v->keys[i]);
+	dt = json_member(v, "dtype");
+	sh = json_member(v, "shape");
+	off = json_member(v, "data_offsets");
+	if (!dt || !sh || !off)
+		return st_fail(err, file, "byte %zu: tensor '%s': missing '%s'",
+			       v->at, name, !dt ? "dtype" : !sh ? "shape" :
+			       "data_offsets");
+	if (dt->type != JSON_STRING || dtype_by_name(dt->text, &e->dtype))
+		return st_fail(err, file, "byte %zu: tensor '%s': unsupported "
+			       "dtype %s%s%s (fragsim reads I8 U8 I16 I32 I64 "
+			       "F16 F32 F64)", dt->at, name,
+			       dt->type == JSON_STRING ? "'" : "",
+			       dt->type == JSON_STRING ? dt->text : "(not a string)",
+			       dt->type == JSON_STRING ? "'" : "");
+	if (sh->type != JSON_ARRAY || sh->n > NPY_MAX_DIMS)
+		return st_fail(err, file, "byte %zu: tensor '%s': shape must be "
+			       "a list of at most %d sizes", sh->at, name,
+			       NPY_MAX_DIMS);
+	e->ndim = (int)sh->n;
+	for (size_t i = 0; i < sh->n; i++) {
+		if (json_u64(&sh->items[i], &x) || x > SIZE_MAX)
+			return st_fail(err, file, "byte %zu: tensor '%s': shape[%zu] "
+				       "must be a non-negative integer",
+				       sh->items[i].at, name, i);
+		e->shape[i] = (size_t)x;
+	}
+	if (off->type != JSON_ARRAY || off->n != 2 ||
+	    json_u64(&off->items[0], &b) || json_u64(&off->items[1], &x) ||
+	    b > x || x > SIZE_MAX)
+		return st_fail(err, file, "byte %zu: tensor '%s': data_offsets "
+			       "must be [begin, end] with begin <= end", off->at,
+			       name);
+	e->begin = (size_t)b;
+	e->end = (size_t)x;
+	if (fs_size_prod(e->shape, e->ndim, NPY_MAX_DATA_BYTES /
+			 npy_dtype_size(e->dtype), &e->count))
+		return st_fail(err, file, "byte %zu: tensor '%s': shape is over "
+			       "2^34 bytes", sh->at, name);
+	nbytes = e->count * npy_dtype_size(e->dtype);
+	if (nbytes != e->end - e->begin)
+		return st_fail(err, file, "byte %zu: tensor '%s': %s shape "
+			       "needs %zu bytes, data_offsets span %zu", off->at,
+			       name, st_dtypes[e->dtype], nbytes,
+			       e->end - e->begin);
+	return FS_OK;
+}
+
+static int cmp_begin(const void *a, const void *b)
+{
+	const struct safetensors_entry *x = *(const struct safetensors_entry *const *)a;
+	const struct safetensors_entry *y = *(const struct safetensors_entry *const *)b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Sorted by begin, each tensor starts where the one before ends, and
+ * the last ends at the data area's end: no gap, overlap or tail. */
+static enum fs_rc check_tiling(const struct safetensors_file *f,
+			       struct fs_err *err)
+{
+	const struct safetensors_entry **by = malloc((f->n ? f->n : 1) * sizeof(*by));
+	size_t at = 0;
+	enum fs_rc rc = FS_OK;
+
+	if (!by)
+		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0, "out of memory");
+	for (size_t i = 0; i < f->n; i++)
+		by[i] = &f->t[i];
+	qsort(by, f->n, sizeof(*by), cmp_begin);
+	for (size_t i = 0; i < f->n && !rc; i++) {
+		if (by[i]->begin < at)
+			rc = st_fail(err, f->origin, "tensor '%s' (bytes %zu..%zu) "
+				     "overlaps '%s'", by[i]->name, by[i]->begin,
+				     by[i]->end, by[i - 1]->name);
+		else if (by[i]->begin > at)
+			rc = st_fail(err, f->origin, "a gap of %zu bytes before "
+				     "tensor '%s' in the data", by[i]->begin - at,
+				     by[i]->name);
+		else if (by[i]->end > f->data_len)
+			rc = st_fail(err, f->origin, "tensor '%s' ends at byte %zu "
+				     "of the data, which has %zu", by[i]->name,
+				     by[i]->end, f->data_len);
+		at = by[i]->end;
+	}
+	if (!rc && at != f->data_len)
+		rc = st_fail(err, f->origin, "%zu bytes after the last tensor",
+			     f->data_len - at);
+	free(by);
+	return rc;
+}
+
+static enum fs_rc meta_parse(struct safetensors_file *f,
+			     const struct json_value *v, struct fs_err *err)
+{
+	if (v->type != JSON_OBJECT)
+		return st_fail(err, f->origin, "byte %zu: __metadata__ must be "
+			       "an object of strings", v->at);
+	f->meta = calloc(v->n ? v->n : 1, sizeof(*f->meta));
+	if (!f->meta)
+		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0, "out of memory");
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->items[i].type != JSON_STRING)
+			return st_fail(err, f->origin, "byte %zu: __metadata__ "
+				       "'%s' must be a string", v->items[i].at,
+				       v->keys[i]);
+		f->meta[i].key = strdup(v->keys[i]);
+		f->meta[i].value = strdup(v->items[i].text);
+		f->nmeta++;
+		if (!f->meta[i].key || !f->meta[i].value)
+			return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
+					  "out of memory");
+	}
+	return FS_OK;
+}
+
+static enum fs_rc header_load(struct safetensors_file *f, const char *text,
+			      size_t hlen, struct fs_err *err)
+{
+	struct json_value *root;
+	enum fs_rc rc;
+
+	/* The reference writer starts the header with '{' and pads with
+	 * spaces; json_parse takes care of the padding. */
+	if (!hlen || text[0] != '{')
+		return st_fail(err, f->origin, "byte 8: the header must be a "
+			       "JSON object");
+	rc = json_parse(text, hlen, f->origin, 8, &root, err);
+	if (rc)
+		return rc;
+	f->t = calloc(root->n ? root->n : 1, sizeof(*f->t));
+	if (!f->t)
+		rc = fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0, "out of memory");
+	for (size_t i = 0; i < root->n && !rc; i++) {
+		const char *name = root->keys[i];
+
+		if (!strcmp(name, "__metadata__")) {
+			rc = meta_parse(f, &root->items[i], err);
+			continue;
+		}
+		if (!name[0]) {
+			rc = st_fail(err, f->origin, "byte %zu: a tensor with an "
+				     "empty name", root->items[i].at);
+			break;
+		}
+		rc = entry_parse(f->origin, name, &root->items[i], &f->t[f->n], err);
+		if (!rc && !(f->t[f->n].name = strdup(name)))
+			rc = fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
+					"out of memory");
+		if (!rc)
+			f->n++;
+	}
+	json_value_free(root);
+	return rc;
+}
+
+/* Decode buf[0..len), which f takes over (freed on failure too). */
+static enum fs_rc decode_owned(unsigned char *buf, size_t len, const char *name,
+			       struct safetensors_file *f, struct fs_err *err)
+{
+	uint64_t hlen = 0;
+	enum fs_rc rc;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->origin, sizeof(f->origin), "%s", name ? name : "");
+	f->buf = buf;
+	if (len < 8) {
+		rc = st_fail(err, f->origin, "truncated: %zu bytes, not even the "
+			     "8-byte header length", len);
+		goto out;
+	}
+	for (int i = 0; i < 8; i++)
+		hlen |= (uint64_t)buf[i] << (8 * i);
+	if (hlen > SAFETENSORS_MAX_HEADER)
+		rc = st_fail(err, f->origin, "header length %llu is over the %zu "
+			     "bytes readers accept", (unsigned long long)hlen,
+			     SAFETENSORS_MAX_HEADER);
+	else if (hlen > len - 8)
+		rc = st_fail(err, f->origin, "truncated: header length says %llu "
+			     "bytes, the file has %zu after the length",
+			     (unsigned long long)hlen, len - 8);
+	else if (len - 8 - hlen > NPY_MAX_DATA_BYTES)
+		rc = st_fail(err, f->origin, "%zu bytes of data, over fragsim's "
+			     "2^34", len - 8 - (size_t)hlen);
+	else
+		rc = FS_OK;
+	if (rc)
+		goto out;
+	f->data = buf + 8 + hlen;
+	f->data_len = len - 8 - (size_t)hlen;
+	rc = header_load(f, (const char *)buf + 8, (size_t)hlen, err);
+	if (!rc)
+		rc = check_tiling(f, err);
+out:
+	if (rc)
+		safetensors_file_free(f);
+	return rc;
+}
+
+enum fs_rc safetensors_decode(const void *buf, size_t len, const char *name,
+			      struct safetensors_file *f, struct fs_err *err)
+{
+	unsigned char *copy = malloc(len ? len : 1);
+
+	memset(f, 0, sizeof(*f));
+	if (!copy)
+		return fs_fail_at(err, FS_EINTERNAL, name, 0, 0,
+				  "out of memory (%zu bytes)", len);
+	if (len)
+		memcpy(copy, buf, len);
+	return decode_owned(copy, len, name, f, err);
+}
+
+enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
+			    struct fs_err *err)
+{
+	size_t size;
+	FILE *fp;
+	unsigned char *b;
+	enum fs_rc rc;
+
+	memset(f, 0, sizeof(*f));
+	rc = readfile_open(path, &fp, &size, err);
+	if (rc)
+		return rc;
+	if (size > 8 + SAFETENSORS_MAX_HEADER + NPY_MAX_DATA_BYTES) {
+		fclose(fp);
+		return st_fail(err, path, "file too large (%zu bytes)", size);
+	}
+	b = malloc(size ? size : 1);
+	if (!b) {
+		fclose(fp);
+		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
+				  "out of memory (%zu bytes)", size);
+	}
+	if (fread(b, 1, size, fp) != size) {
+		fclose(fp);
+		free(b);
+		return st_fail(err, path, "read failed");
+	}
+	fclose(fp);
+	return decode_owned(b, size, path, f, err);
+}
+
+const struct safetensors_entry *safetensors_find(const struct safetensors_file *f,
+						 const char *name)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->t[i].name, name))
+			return &f->t[i];
+	return NULL;
+}
+
+enum fs_rc safetensors_get(const struct safetensors_file *f, const char *name,
+			   struct npy_array *out, struct fs_err *err)
+{
+	const struct safetensors_entry *e = safetensors_find(f, name);
+	size_t nbytes;
+
+	memset(out, 0, sizeof(*out));
+	if (!e) {
+		char list[400] = "";
+		size_t at = 0;
+
+		for (size_t i = 0; i < f->n && at < sizeof(list); i++)
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+					       i ? ", " : "", f->t[i].name);
+		return st_fail(err, f->origin, "no tensor '%s' (it has: %s)", name,
+			       f->n ? list : "none");
+	}
+	nbytes = e->end - e->begin;
+	out->data = malloc(nbytes ? nbytes : 1);
+	if (!out->data)
+		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
+				  "out of memory (%zu bytes)", nbytes);
+	memcpy(out->data, f->data + e->begin, nbytes);
+	out->dtype = e->dtype;
+	out->ndim = e->ndim;
+	memcpy(out->shape, e->shape, sizeof(out->shape));
+	out->count = e->count;
+	return FS_OK;
+}
+
+void safetensors_file_free(struct safetensors_file *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->t[i].name);
+	for (size_t i = 0; i < f->nmeta; i++) {
+		free(f->meta[i].key);
+		free(f->meta[i].value);
+	}
+	free(f->t);
+	free(f->meta);
+	free(f->buf);
+	memset(f, 0, sizeof(*f));
+}
+
+const char *tensor_spec_colon(const char *spec)
+{
+	static const char ext[] = ".safetensors:";
+	const char *hit = NULL;
+
+	for (const char *p = strstr(spec, ext); p; p = strstr(p + 1, ext))
+		hit = p;
+	return hit ? hit + sizeof(ext) - 2 : NULL;
+}
+
+enum fs_rc tensor_read(const char *spec, struct npy_array *out,
+		       struct fs_err *err)
+{
+	const char *colon = tensor_spec_colon(spec);
+	struct safetensors_file f;
+	char path[4096];
+	enum fs_rc rc;
+
+	if (!colon)
+		return npy_read(spec, out, err);
+	memset(out, 0, sizeof(*out));
+	if ((size_t)(colon - spec) >= sizeof(path))
+		return st_fail(err, spec, "path too long");
+	memcpy(path, spec, (size_t)(colon - spec));
+	path[colon - spec] = '\0';
+	if (!colon[1])
+		return st_fail(err, spec, "no tensor name after '%s:'", path);
+	rc = safetensors_read(path, &f, err);
+	if (rc)
+		return rc;
+	rc = safetensors_get(&f, colon + 1, out, err);
+	safetensors_file_free(&f);
+	return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * safetensors.h - write the safetensors format: many named tensors and
- * string metadata in one file (`fragsim run --format safetensors`).
+ * safetensors.h - write and read the safetensors format: many named
+ * tensors and string metadata in one file (`fragsim run --format
+ * safetensors` writes it; `diff --dump` and a case's `npy:` key read it).
  *
  *   struct safetensors st;
  *   safetensors_init(&st);
@@ -70,5 +71,65 @@ enum fs_rc safetensors_write(const struct safetensors *st, const char *path,
 const char *safetensors_dtype_name(enum npy_dtype dtype);
 
 void safetensors_free(struct safetensors *st);
+
+/* ---- reader ------------------------------------------------------------ */
+
+/*
+ *   struct safetensors_file f;
+ *   rc = safetensors_read("out/golden.safetensors", &f, err);
+ *   rc = safetensors_get(&f, "acc", &arr, err);   // a copy, npy_free it
+ *   safetensors_file_free(&f);
+ *
+ * The reader is strict (see safetensors.c): the header is JSON with no
+ * repeated key and nothing unknown, at most SAFETENSORS_MAX_HEADER
+ * bytes; every tensor's dtype is one fragsim knows, its shape has at
+ * most NPY_MAX_DIMS dimensions and its byte count matches its offsets;
+ * the tensors tile the data area exactly (no gap, no overlap, no byte
+ * after the last) and the data is at most NPY_MAX_DATA_BYTES. Every
+ * error is FS_EINPUT with err->file the file.
+ */
+struct safetensors_entry {
+	char *name;
+	enum npy_dtype dtype;
+	int ndim;
+	size_t shape[NPY_MAX_DIMS];
+	size_t count;			/* elements */
+	size_t begin, end;		/* offsets in the data area */
+};
+
+struct safetensors_file {
+	char origin[256];		/* for errors */
+	unsigned char *buf;		/* owned copy of the file */
+	const unsigned char *data;	/* the data area, in buf */
+	size_t data_len;
+	struct safetensors_entry *t;	/* in header order */
+	size_t n;
+	struct safetensors_meta *meta;	/* __metadata__, in header order */
+	size_t nmeta;
+};
+
+/* Parse a whole file's bytes (copied; name goes into errors). */
+enum fs_rc safetensors_decode(const void *buf, size_t len, const char *name,
+			      struct safetensors_file *f, struct fs_err *err);
+/* Read path (a regular file, see readfile_open) and decode it. */
+enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
+			    struct fs_err *err);
+/* The entry named name, or NULL. */
+const struct safetensors_entry *safetensors_find(const struct safetensors_file *f,
+						 const char *name);
+/* A copy of tensor name as an npy_array; missing: FS_EINPUT listing names. */
+enum fs_rc safetensors_get(const struct safetensors_file *f, const char *name,
+			   struct npy_array *out, struct fs_err *err);
+void safetensors_file_free(struct safetensors_file *f);
+
+/*
+ * One tensor by file name: "x.npy" (any name: npy_read), or
+ * "FILE.safetensors:NAME", the tensor NAME in FILE (split at the last
+ * ".safetensors:"). This is what a case's `npy:` key accepts.
+ */
+enum fs_rc tensor_read(const char *spec, struct npy_array *out,
+		       struct fs_err *err);
+/* Where the ".safetensors:" split of spec is (the ':'), or NULL. */
+const char *tensor_spec_colon(const char *spec);
 
 #endif

@@ -20,13 +20,29 @@
 
 #define YDOC_PATH_MAX 128
 
+/*
+ * Limits checked on the event stream before any tree is built (see
+ * ydoc_load): fragsim's inputs nest 4 levels deep and use few anchors.
+ */
+#define YDOC_MAX_DEPTH 64		/* nested sequences and mappings */
+#define YDOC_MAX_ANCHORS 1024
+#define YDOC_MAX_ALIASES 1024
+#define YDOC_MAX_NODES (1 << 22)	/* nodes, every alias expanded */
+
 struct ydoc {
 	yaml_document_t doc;
 	int loaded;
 	char origin[256];	/* file name used in errors */
 };
 
-/* Parse text (one document; an empty text is an error). */
+/*
+ * Parse text (one document; an empty text is an error). Refused before
+ * the tree is built: nesting over YDOC_MAX_DEPTH, too many anchors or
+ * aliases, more than YDOC_MAX_NODES nodes counting each alias as the
+ * nodes it names, an alias inside its own anchor. Refused after: a key
+ * given twice in any mapping, a NUL character in any scalar. Errors are
+ * at the offending node: "origin:line:col: key.path: message".
+ */
 enum fs_rc ydoc_load(struct ydoc *d, const char *text, size_t len,
 		     const char *origin, struct fs_err *err);
 void ydoc_free(struct ydoc *d);
