@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+
 #include "testutil.h"
 
 static int count_lines(const char *s)
@@ -247,6 +251,178 @@ static void help_and_version(void **state)
 	}
 }
 
+/* --out tests (docs/output-dir.md): a scratch directory, and a case
+ * small enough to run in milliseconds. */
+#define OUT_CASE "cases/qwen35-27b/decode-1.yaml"
+
+static void scratch_dir(char *dir, size_t len)
+{
+	snprintf(dir, len, "/tmp/fragsim-cli-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+}
+
+static void rm_scratch(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A directory of the user's that merely holds a manifest.json is not a
+ * golden: `run --out` refuses it with exit 2 before running (nothing on
+ * stdout: the summary comes after the run) and leaves it as it was; so
+ * does a path under a file.
+ */
+static void out_refuses_before_the_run(void **state)
+{
+	char dir[64], p[200];
+	struct run_result r;
+	char *text;
+
+	(void)state;
+	scratch_dir(dir, sizeof(dir));
+	snprintf(p, sizeof(p), "%s/mine", dir);
+	assert_int_equal(mkdir(p, 0777), 0);
+	snprintf(p, sizeof(p), "%s/mine/manifest.json", dir);
+	put(p, "{\"results\": [1, 2]}\n");
+	snprintf(p, sizeof(p), "%s/mine/notes.txt", dir);
+	put(p, "mine\n");
+
+	r = tu_run("run " OUT_CASE " --out %s/mine", dir);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(p, sizeof(p), "fragsim: error: %s/mine: exists and is not a "
+		 "fragsim output (no manifest.json with \"tool\": \"fragsim\"); "
+		 "refusing to replace it\n", dir);
+	assert_string_equal(r.err, p);
+	tu_free(&r);
+	snprintf(p, sizeof(p), "%s/mine/notes.txt", dir);
+	text = tu_slurp(p);
+	assert_string_equal(text, "mine\n");
+	free(text);
+
+	r = tu_run("run " OUT_CASE " --out %s/mine/notes.txt/g", dir);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(p, sizeof(p), "fragsim: error: %s/mine/notes.txt: is not a directory\n", dir);
+	assert_string_equal(r.err, p);
+	tu_free(&r);
+	rm_scratch(dir);
+}
+
+/* Names in dir starting with prefix. */
+static int count_named(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		n += !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+/*
+ * A run SIGKILLed while publishing (test hook FRAGSIM_OUTDIR_CRASH, see
+ * docs/output-dir.md) leaves the goldens whole: before the swap the
+ * previous ones, after it the new ones; the next run sweeps its temp
+ * directory.
+ */
+static void out_killed_run_leaves_whole_goldens(void **state)
+{
+	static const char *const points[] = { "written", "exchanged" };
+	char dir[64], cmd[400];
+	struct run_result r;
+
+	(void)state;
+	scratch_dir(dir, sizeof(dir));
+	r = tu_run("run " OUT_CASE " --out %s/g", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	snprintf(cmd, sizeof(cmd), "cp -r %s/g %s/before", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < 2; i++) {
+		setenv("FRAGSIM_OUTDIR_CRASH", points[i], 1);
+		r = tu_run("run " OUT_CASE " --out %s/g", dir);
+		unsetenv("FRAGSIM_OUTDIR_CRASH");
+		assert_int_equal(r.status, 128 + SIGKILL);
+		tu_free(&r);
+		/* Same case, same bytes: old or new, g is the whole golden. */
+		snprintf(cmd, sizeof(cmd), "diff -r %s/g %s/before", dir, dir);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(count_named(dir, ".g.fragsim-tmp."), 1);
+	}
+	r = tu_run("run " OUT_CASE " --out %s/g", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	assert_int_equal(count_named(dir, ".g.fragsim-"), 0);
+	rm_scratch(dir);
+}
+
+/*
+ * Every file is fsync'ed before the rename that publishes it, and the
+ * directory before the rename that publishes it; the parent after
+ * (strace -y names each fsync'ed descriptor's path). Skipped where
+ * strace is missing or not allowed to trace.
+ */
+static void out_synced_before_renames(void **state)
+{
+	char dir[64], cmd[600], trace[100], synced[64][300], line[1024];
+	int n = 0, renames = 0, parent_synced = 0;
+	FILE *f;
+
+	(void)state;
+	if (system("strace -o /dev/null true >/dev/null 2>&1") != 0)
+		skip();
+	scratch_dir(dir, sizeof(dir));
+	snprintf(trace, sizeof(trace), "%s/trace", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && strace -f -qq -y -o %s -e trace=fsync,rename,renameat,renameat2 "
+		 "'%s' run " OUT_CASE " --out %s/g >/dev/null",
+		 FRAGSIM_SRC, trace, FRAGSIM_BIN, dir);
+	assert_int_equal(system(cmd), 0);
+	f = fopen(trace, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strstr(line, "fsync("), *b;
+
+		if (a && (a = strchr(a, '<')) && (b = strchr(a, '>'))) {
+			assert_true(n < 64);
+			snprintf(synced[n++], sizeof(synced[0]), "%.*s", (int)(b - a - 1), a + 1);
+			parent_synced |= renames && !strcmp(synced[n - 1], dir);
+			continue;
+		}
+		if (!strstr(line, "rename") || !(a = strchr(line, '"')) ||
+		    !(b = strchr(a + 1, '"')))
+			continue;
+		*b = '\0';
+		renames++;
+		parent_synced = 0;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(synced[i], a + 1))
+				goto found;
+		fail_msg("renamed '%s' without an fsync before", a + 1);
+found:		;
+	}
+	fclose(f);
+	assert_true(renames > 10);	/* each .npy, the manifest, the directory */
+	assert_true(parent_synced);
+	rm_scratch(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +436,9 @@ int main(void)
 		cmocka_unit_test(usage_errors_exit_2),
 		cmocka_unit_test(yaml_error_location_reaches_the_user),
 		cmocka_unit_test(help_and_version),
+		cmocka_unit_test(out_refuses_before_the_run),
+		cmocka_unit_test(out_killed_run_leaves_whole_goldens),
+		cmocka_unit_test(out_synced_before_renames),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
