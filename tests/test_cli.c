@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
+#include "../tools/cli.h"
+#include "../tools/runcase.h"
 
 static int count_lines(const char *s)
 {
@@ -423,6 +425,112 @@ found:		;
 	rm_scratch(dir);
 }
 
+/*
+ * Limits refused when the case is read, at the key that drives them: a
+ * split-K segment that cuts a context into more than 1024 segments
+ * (1024 is the emulation's limit; 2048 / 2 = 1024 is fine, ceil(2049 / 2)
+ * = 1025 is not, and ceil(2049 / 1024) = 3 is the least segment that
+ * fits).
+ */
+static void splitk_limit_at_parse_time(void **state)
+{
+	static const char ok[] =
+		"fragsim: 1\nname: seg\nsequences:\n  - {context: 40}\n  - {context: 2048}\n"
+		"split_k:\n  segment: 2\n";
+	static const char bad[] =
+		"fragsim: 1\nname: seg\nsequences:\n  - {context: 40}\n  - {context: 2049}\n"
+		"split_k:\n  segment: 2\n";
+	char *p = tu_write_temp(".yaml", ok), want[512];
+	struct run_result r = tu_run("show %s", p);
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+	p = tu_write_temp(".yaml", bad);
+	r = tu_run("show %s", p);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s:7:12: split_k.segment: 2 cuts "
+		 "sequences[1] (context 2049) into 1025 segments, more than 1024; "
+		 "use at least 3\n", p);
+	assert_string_equal(r.err, want);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+/*
+ * A case far larger than any machine is refused before anything is
+ * allocated (so at once), saying what it needs, for which tensor, and
+ * the keys that drive it. By hand: logical K and V = 2 x 1048576 x 64 x
+ * 512 x 4 x 2 B = 512 GiB; caches 131074 blocks x 16 x 64 x 512 x 2 B =
+ * 128.0 GiB; scales 131074 x 16 x 64 x 8 B = 1.0 GiB; accumulators
+ * 2 x 64 x 65536 tiles x 260 x 4 B = 8.1 GiB; the reference's rows 16 x
+ * (4 x 1048576 + 1536) x 8 B = 0.5 GiB: 649.6 GiB. Emulation alone needs
+ * no logical K and V: 137.1 GiB, most of it the caches.
+ */
+static void memory_refused_before_allocating(void **state)
+{
+	char *p = tu_write_temp(".yaml",
+		"fragsim: 1\nname: big\nmodel: {q_heads: 64, kv_heads: 64, head_dim: 512}\n"
+		"sequences:\n  - {context: 1048576}\n  - {context: 1048576}\n");
+	double t0 = cli_seconds();
+	struct run_result r = tu_run("run %s", p);
+	char want[512];
+
+	(void)state;
+	assert_true(cli_seconds() - t0 < 5.0);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(want, sizeof(want), "fragsim: error: %s: needs 649.6 GiB, 512.0 GiB of it "
+		 "for the logical K and V (sequences 2 x context 1048576 x kv_heads 64 x "
+		 "head_dim 512 x 4 bytes x 2); this machine has ", p);
+	assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
+	assert_non_null(strstr(r.err, " available\n"));
+	tu_free(&r);
+	r = tu_run("run %s --emulate-only", p);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s: needs 137.1 GiB, 128.0 GiB of it "
+		 "for the K and V caches (cache.num_blocks 131074 x block_size 16 x "
+		 "kv_heads 64 x head_dim 512 x 2 bytes); this machine has ", p);
+	assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+/*
+ * The estimate, to the byte, for cases/qwen35-27b/decode-1.yaml (S 1,
+ * T 1, Hq 24, Hkv 4, D 256, context 1, 3 blocks of 16), by hand:
+ *   inputs: q 24 x 256 x 5 = 30720, logical K and V 2 x 4 x 256 x 4 =
+ *   8192, caches 3 x 16 x 4 x 256 x 2 = 98304, scales and tables 192 x 8
+ *   + 24 x 4 + 1 x (1 + 1 + 1) x 4 = 1644;
+ *   then out 24 x 258 x 4 = 24768, scores 24 x 1 x 4 = 96, acc 4 tiles x
+ *   (64 x 4 + 4) x 4 = 4160, the reference's rows 32 x (4 + 768) x 8 =
+ *   197632: 365516 bytes (356.9 KiB), the reference's rows the largest.
+ */
+static void memory_estimate_hand_worked(void **state)
+{
+	struct fs_err err = { 0 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/qwen35-27b/decode-1.yaml", &r, &err),
+			 FS_OK);
+	r.mem_avail = 300 * 1024;
+	assert_int_equal(runcase_inputs(&r, &err), FS_EINPUT);
+	assert_string_equal(err.msg, "needs 356.9 KiB, 193.0 KiB of it for the reference's "
+			    "rows (32 rows x (4 x context 1 + 3 x head_dim 256) x 8 bytes); "
+			    "this machine has 300.0 KiB available");
+	assert_int_equal(r.have_inputs, 0);
+	r.mem_avail = 365515;
+	assert_int_equal(runcase_inputs(&r, &err), FS_EINPUT);
+	r.mem_avail = 365516;
+	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +547,9 @@ int main(void)
 		cmocka_unit_test(out_refuses_before_the_run),
 		cmocka_unit_test(out_killed_run_leaves_whole_goldens),
 		cmocka_unit_test(out_synced_before_renames),
+		cmocka_unit_test(splitk_limit_at_parse_time),
+		cmocka_unit_test(memory_refused_before_allocating),
+		cmocka_unit_test(memory_estimate_hand_worked),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
