@@ -531,6 +531,24 @@ static void memory_estimate_hand_worked(void **state)
 	runcase_free(&r);
 }
 
+/* check --junit to a path that cannot be written fails before the suite
+ * runs (nothing on stdout), with exit 2, naming the path. */
+static void junit_path_checked_first(void **state)
+{
+	struct run_result r = tu_run("check " OUT_CASE " --junit /nonexistent-fragsim-dir/j.xml");
+
+	(void)state;
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "fragsim: error: /nonexistent-fragsim-dir/j.xml: "
+			    "cannot be written: No such file or directory\n");
+	tu_free(&r);
+	r = tu_run("check " OUT_CASE " --junit /tmp");
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err, "fragsim: error: /tmp: is a directory\n");
+	tu_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +568,7 @@ int main(void)
 		cmocka_unit_test(splitk_limit_at_parse_time),
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
+		cmocka_unit_test(junit_path_checked_first),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -161,6 +161,16 @@ int cmd_check(int argc, char **argv)
 		}
 		i++;
 	}
+	if (junit) {
+		/* A JUnit path we cannot write fails now, not after the suite. */
+		struct fs_err err = { 0 };
+		enum fs_rc e = outdir_file_check(junit, &err);
+
+		if (e) {
+			caselist_free(&ps);
+			return cli_error(&err, e);
+		}
+	}
 	caselist_sort(&ps);
 	res = calloc(ps.n + 1, sizeof(*res));
 	if (!res) {

@@ -741,6 +741,27 @@ static void file_discard(struct outdir_file *f)
 	unlink(f->tmp);
 }
 
+enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
+{
+	char tmp[OUTDIR_PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!*path)
+		return fs_fail(err, FS_EINPUT, "empty output file name");
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "is a directory");
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot be written: %s",
+				  strerror(errno));
+	close(fd);
+	unlink(tmp);
+	return FS_OK;
+}
+
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err)
 {

@@ -115,6 +115,11 @@ struct outdir_file {
 	char tmp[OUTDIR_PATH_MAX];	/* path.tmp.<pid> */
 };
 
+/* Before the work that produces it: can path be written? Its directory
+ * must exist and take a new file (one is created and removed), and path
+ * must not be a directory. FS_EINPUT naming path otherwise. */
+enum fs_rc outdir_file_check(const char *path, struct fs_err *err);
+
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err);
 /* Fails (and discards the file) once SIGINT/SIGTERM was caught while an
