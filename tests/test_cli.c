@@ -467,19 +467,22 @@ static void splitk_limit_at_parse_time(void **state)
 
 /*
  * A case far larger than any machine is refused before anything is
- * allocated (so at once), saying what it needs, for which tensor, and
- * the keys that drive it. By hand: logical K and V = 2 x 1048576 x 64 x
- * 512 x 4 x 2 B = 512 GiB; caches 131074 blocks x 16 x 64 x 512 x 2 B =
- * 128.0 GiB; scales 131074 x 16 x 64 x 8 B = 1.0 GiB; accumulators
- * 2 x 64 x 65536 tiles x 260 x 4 B = 8.1 GiB; the reference's rows 16 x
- * (4 x 1048576 + 1536) x 8 B = 0.5 GiB: 649.6 GiB. Emulation alone needs
- * no logical K and V: 137.1 GiB, most of it the caches.
+ * allocated (so at once), saying what it needs, for which tensor, and the
+ * keys that drive it. Scores of 4 x 8192 query tokens x 256 q heads over
+ * 1048576 keys, 4 bytes each, are 32 TiB (by hand: 2^2 x 2^13 x 2^8 x
+ * 2^20 x 2^2 = 2^45 B), and the rest (q 1.25 GiB, logical K and V 1 GiB,
+ * caches 0.25 GiB, out 1.06 GiB, the reference's rows 0.5 GiB, ...) does
+ * not move the total's first decimal; its inputs stay under the 16 GiB
+ * cap, so what is refused is the machine's memory.
  */
 static void memory_refused_before_allocating(void **state)
 {
 	char *p = tu_write_temp(".yaml",
-		"fragsim: 1\nname: big\nmodel: {q_heads: 64, kv_heads: 64, head_dim: 512}\n"
-		"sequences:\n  - {context: 1048576}\n  - {context: 1048576}\n");
+		"fragsim: 1\nname: scores\nmode: prefill\n"
+		"model: {q_heads: 256, kv_heads: 1, head_dim: 32}\nsequences:\n"
+		"  - {history: 1040384, chunk: 8192}\n  - {history: 1040384, chunk: 8192}\n"
+		"  - {history: 1040384, chunk: 8192}\n  - {history: 1040384, chunk: 8192}\n"
+		"golden: [scores]\n");
 	double t0 = cli_seconds();
 	struct run_result r;
 	char want[512];
@@ -490,18 +493,11 @@ static void memory_refused_before_allocating(void **state)
 	assert_true(cli_seconds() - t0 < 5.0);
 	assert_int_equal(r.status, 2);
 	assert_string_equal(r.out, "");
-	snprintf(want, sizeof(want), "fragsim: error: %s: needs 649.6 GiB, 512.0 GiB of it "
-		 "for the logical K and V (sequences 2 x context 1048576 x kv_heads 64 x "
-		 "head_dim 512 x 4 bytes x 2); this machine has ", p);
+	snprintf(want, sizeof(want), "fragsim: error: %s: needs 32.0 TiB, 32.0 TiB of it "
+		 "for the scores (sequences 4 x tokens 8192 x q_heads 256 x context "
+		 "1048576 x 4 bytes); this machine has ", p);
 	assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
 	assert_non_null(strstr(r.err, " available\n"));
-	tu_free(&r);
-	r = tu_run("run %s --emulate-only", p);
-	assert_int_equal(r.status, 2);
-	snprintf(want, sizeof(want), "fragsim: error: %s: needs 137.1 GiB, 128.0 GiB of it "
-		 "for the K and V caches (cache.num_blocks 131074 x block_size 16 x "
-		 "kv_heads 64 x head_dim 512 x 2 bytes); this machine has ", p);
-	assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
 	tu_free(&r);
 	unlink(p);
 	free(p);
@@ -556,6 +552,37 @@ static void junit_path_checked_first(void **state)
 	tu_free(&r);
 }
 
+/*
+ * Over the inputs' 16 GiB cap (sim/inputs.h), whatever the machine: now
+ * refused before any .npy is read or any tensor allocated, naming the
+ * largest. By hand: logical K and V 2 x 1048576 x 8 x 256 x 4 B = 16 GiB
+ * (counted by the cap even for an emulation alone), caches 65538 x 16 x
+ * 8 x 256 x 2 B = 4.0 GiB, scales 65538 x 16 x 8 x 8 B = 64 MiB: 20.1 GiB.
+ */
+static void inputs_cap_before_allocating(void **state)
+{
+	char *p = tu_write_temp(".yaml",
+		"fragsim: 1\nname: cap\nmodel: {q_heads: 8, kv_heads: 8, head_dim: 256}\n"
+		"sequences:\n  - {context: 1048576}\n");
+	static const char *const modes[] = { "", " --emulate-only" };
+	char want[512];
+
+	(void)state;
+	assert_non_null(p);
+	snprintf(want, sizeof(want), "fragsim: error: %s: needs 20.1 GiB of input tensors, "
+		 "more than the 16 GiB limit; 16.0 GiB of it for the logical K and V "
+		 "(sequences 1 x context 1048576 x kv_heads 8 x head_dim 256 x 4 bytes x 2)\n", p);
+	for (int i = 0; i < 2; i++) {
+		struct run_result r = tu_run("run %s%s", p, modes[i]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.err, want);
+		tu_free(&r);
+	}
+	unlink(p);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +603,7 @@ int main(void)
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
 		cmocka_unit_test(junit_path_checked_first),
+		cmocka_unit_test(inputs_cap_before_allocating),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

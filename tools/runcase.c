@@ -219,12 +219,13 @@ static unsigned keep_plan(const struct runcase *r)
  * (ref/compare.c's block of rows) will make it, with the keys that drive
  * it. The peak is the larger of two phases: building the inputs (given
  * .npy copies alive) and emulating + comparing (given copies freed).
- * Doubles: a silly case must not overflow the estimate. A case over the
- * memory available is refused, naming its largest tensor:
+ * Doubles: a silly case must not overflow the estimate. A case over
+ * inputs_build's cap (INPUTS_MAX_BYTES) or over the memory available is
+ * refused, naming its largest tensor:
  *
- *   a.yaml: needs 649.6 GiB, 512.0 GiB of it for the logical K and V
- *   (sequences 2 x context 1048576 x kv_heads 64 x head_dim 512 x 4 bytes
- *   x 2); this machine has 23.4 GiB available
+ *   a.yaml: needs 32.0 TiB, 32.0 TiB of it for the scores (sequences 4 x
+ *   tokens 8192 x q_heads 256 x context 1048576 x 4 bytes); this machine
+ *   has 22.9 GiB available
  */
 struct need {
 	const char *what;
@@ -272,8 +273,14 @@ static double file_bytes(const char *path)
 	return path[0] && stat(path, &st) == 0 ? (double)st.st_size : 0;
 }
 
-/* The estimate, phase by phase; returns the peak, *top its largest item. */
-static double memory_need(const struct runcase *r, struct need *top)
+/*
+ * The estimate, phase by phase; returns the peak, *top its largest item.
+ * *cap gets what inputs_build weighs against INPUTS_MAX_BYTES (it counts
+ * the logical K and V even when an emulation alone does not allocate
+ * them), *cap_top its largest item.
+ */
+static double memory_need(const struct runcase *r, struct need *top,
+			  double *cap, struct need *cap_top)
 {
 	const struct fs_case *c = &r->c;
 	const struct case_tensor *given[3] = { &c->q, &c->k, &c->v };
@@ -307,6 +314,20 @@ static double memory_need(const struct runcase *r, struct need *top)
 			 c->num_blocks, c->block_size, Hkv, S, T, Hq);
 	}
 	n_inputs = na;
+	*cap = 0;
+	*cap_top = a[0];
+	if (r->emulate_only)
+		need_add(b, &nb, "the logical K and V", 2.0 * S * X * Hkv * D * 4,
+			 "sequences %d x context %d x kv_heads %d x head_dim %d x 4 bytes x 2",
+			 S, X, Hkv, D);
+	for (int i = 0; i < n_inputs + nb; i++) {
+		const struct need *e = i < n_inputs ? &a[i] : &b[i - n_inputs];
+
+		*cap += e->bytes;
+		if (e->bytes > cap_top->bytes)
+			*cap_top = *e;
+	}
+	nb = 0;
 	for (int i = 0; i < 3; i++) {
 		double n = i == 0 ? rows * D : (double)S * X * Hkv * D;
 
@@ -425,15 +446,20 @@ double runcase_memory_available(void)
 static enum fs_rc memory_check(const struct runcase *r, struct fs_err *err)
 {
 	double avail = r->mem_avail ? (double)r->mem_avail : runcase_memory_available();
-	struct need top;
+	struct need top, cap_top;
 	char h[3][32];
-	double need;
+	double need, cap;
 
-	if (avail <= 0)
+	need = memory_need(r, &top, &cap, &cap_top);
+	/* inputs_build would refuse it, but only after reading given .npy */
+	if (cap > (double)INPUTS_MAX_BYTES)
+		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
+				  "needs %s of input tensors, more than the %zu GiB "
+				  "limit; %s of it for %s (%s)",
+				  human(cap, h[0]), INPUTS_MAX_BYTES >> 30,
+				  human(cap_top.bytes, h[1]), cap_top.what, cap_top.keys);
+	if (avail <= 0 || need <= avail)
 		return FS_OK;	/* unknown: the allocations will say */
-	need = memory_need(r, &top);
-	if (need <= avail)
-		return FS_OK;
 	return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
 			  "needs %s, %s of it for %s (%s); this machine has %s available",
 			  human(need, h[0]), human(top.bytes, h[1]), top.what, top.keys,
