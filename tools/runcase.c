@@ -285,19 +285,20 @@ static double memory_need(const struct runcase *r, struct need *top,
 	const struct fs_case *c = &r->c;
 	const struct case_tensor *given[3] = { &c->q, &c->k, &c->v };
 	static const char *const given_name[3] = { "data.q.npy", "data.k.npy", "data.v.npy" };
-	struct need a[RUNCASE_NEEDS], b[RUNCASE_NEEDS];
-	int na = 0, nb = 0, n_inputs, S = c->n_seqs, T = case_tokens_max(c), X = case_context_max(c);
+	struct need a[RUNCASE_NEEDS], b[RUNCASE_NEEDS], kv;
+	int na = 0, nb = 0, one = 0, n_inputs, S = c->n_seqs, T = case_tokens_max(c), X = case_context_max(c);
 	int Hq = c->q_heads, Hkv = c->kv_heads, D = c->head_dim, vb = c->v_dtype == VDT_INT8 ? 1 : 4;
-	double rows = (double)S * T * Hq, out[3], raw = 0, pa = 0, pb = 0, brows;
+	double rows = (double)S * T * Hq, out[3], raw = 0, pa = 0, pb = 0, brows, tiles;
 	unsigned drop = keep_plan(r);
 
 	/* Phase a: the inputs, and the given tensors they are built from. */
 	need_add(a, &na, "the query (q f32, q_int8)", rows * D * 5,
 		 "sequences %d x tokens %d x q_heads %d x head_dim %d x 5 bytes", S, T, Hq, D);
-	if (!r->emulate_only)
-		need_add(a, &na, "the logical K and V", 2.0 * S * X * Hkv * D * 4,
-			 "sequences %d x context %d x kv_heads %d x head_dim %d x 4 bytes x 2",
-			 S, X, Hkv, D);
+	need_add(&kv, &one, "the logical K and V", 2.0 * S * X * Hkv * D * 4,
+		 "sequences %d x context %d x kv_heads %d x head_dim %d x 4 bytes x 2",
+		 S, X, Hkv, D);
+	if (!r->emulate_only)	/* an emulation alone needs only the caches */
+		a[na++] = kv;
 	need_add(a, &na, "the K and V caches", (double)c->num_blocks * c->block_size * Hkv * D * (1 + vb),
 		 "cache.num_blocks %d x block_size %d x kv_heads %d x head_dim %d x %d bytes",
 		 c->num_blocks, c->block_size, Hkv, D, 1 + vb);
@@ -314,20 +315,14 @@ static double memory_need(const struct runcase *r, struct need *top,
 			 c->num_blocks, c->block_size, Hkv, S, T, Hq);
 	}
 	n_inputs = na;
-	*cap = 0;
-	*cap_top = a[0];
-	if (r->emulate_only)
-		need_add(b, &nb, "the logical K and V", 2.0 * S * X * Hkv * D * 4,
-			 "sequences %d x context %d x kv_heads %d x head_dim %d x 4 bytes x 2",
-			 S, X, Hkv, D);
-	for (int i = 0; i < n_inputs + nb; i++) {
-		const struct need *e = i < n_inputs ? &a[i] : &b[i - n_inputs];
-
-		*cap += e->bytes;
-		if (e->bytes > cap_top->bytes)
-			*cap_top = *e;
+	/* The cap counts the logical K and V, allocated or not. */
+	*cap = r->emulate_only ? kv.bytes : 0;
+	*cap_top = kv;
+	for (int i = 0; i < n_inputs; i++) {
+		*cap += a[i].bytes;
+		if (a[i].bytes > cap_top->bytes)
+			*cap_top = a[i];
 	}
-	nb = 0;
 	for (int i = 0; i < 3; i++) {
 		double n = i == 0 ? rows * D : (double)S * X * Hkv * D;
 
@@ -349,7 +344,7 @@ static double memory_need(const struct runcase *r, struct need *top,
 	 * emulation's outputs and the reference's block of rows. */
 	for (int i = 0; i < n_inputs; i++)
 		b[nb++] = a[i];
-	out_sizes(r, out);
+	tiles = out_sizes(r, out);
 	need_add(b, &nb, "the output", rows * (D + 2) * 4,
 		 "sequences %d x tokens %d x q_heads %d x (head_dim %d + 2) x 4 bytes",
 		 S, T, Hq, D);
@@ -359,8 +354,8 @@ static double memory_need(const struct runcase *r, struct need *top,
 			 S, T, Hq, X);
 	if (!(drop & ATTN_DROP_ACC))
 		need_add(b, &nb, "the accumulators", out[1],
-			 "one tile per 16 keys of context %d per row group, x wave %d x registers",
-			 X, r->lm->wave);
+			 "%.0f tiles of %d keys over context %d x (wave %d x C registers + 4) x 4 bytes",
+			 tiles, r->lm->n, X, r->lm->wave);
 	if (!(drop & ATTN_DROP_SPLITK) && out[2] > 0)
 		need_add(b, &nb, "the split-K states", out[2],
 			 "sequences %d x tokens %d x q_heads %d x %d segments (split_k.segment %d) "
