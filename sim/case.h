@@ -28,6 +28,7 @@
 #define CASE_MAX_HEAD_DIM 1024
 #define CASE_MAX_OUTLIERS 16
 #define CASE_MAX_BUCKETS 16
+#define CASE_MAX_SEGMENTS 1024	/* split-K segments per context: attn_int.h's ATTN_MAX_SEGMENTS */
 #define CASE_PATH_MAX 512
 
 enum case_mode { MODE_DECODE, MODE_PREFILL };

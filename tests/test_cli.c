@@ -9,7 +9,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+
 #include "testutil.h"
+#include "../tools/cli.h"
+#include "../tools/runcase.h"
 
 static int count_lines(const char *s)
 {
@@ -541,6 +547,214 @@ static void manifest_lists_only_what_was_written(void **state)
 	free(m);
 	snprintf(mpath, sizeof(mpath), "rm -rf '%s'", out);
 	assert_int_equal(system(mpath), 0);
+/* --out tests (docs/output-dir.md): a scratch directory, and a case
+ * small enough to run in milliseconds. */
+#define OUT_CASE "cases/qwen35-27b/decode-1.yaml"
+
+static void scratch_dir(char *dir, size_t len)
+{
+	snprintf(dir, len, "/tmp/fragsim-cli-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+}
+
+static void rm_scratch(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A directory of the user's that merely holds a manifest.json is not a
+ * golden: `run --out` refuses it with exit 2 before running (nothing on
+ * stdout: the summary comes after the run) and leaves it as it was; so
+ * does a path under a file.
+ */
+static void out_refuses_before_the_run(void **state)
+{
+	char dir[64], p[200];
+	struct run_result r;
+	char *text;
+
+	(void)state;
+	scratch_dir(dir, sizeof(dir));
+	snprintf(p, sizeof(p), "%s/mine", dir);
+	assert_int_equal(mkdir(p, 0777), 0);
+	snprintf(p, sizeof(p), "%s/mine/manifest.json", dir);
+	put(p, "{\"results\": [1, 2]}\n");
+	snprintf(p, sizeof(p), "%s/mine/notes.txt", dir);
+	put(p, "mine\n");
+
+	r = tu_run("run " OUT_CASE " --out %s/mine", dir);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(p, sizeof(p), "fragsim: error: %s/mine: exists and is not a "
+		 "fragsim output (no manifest.json with \"tool\": \"fragsim\"); "
+		 "refusing to replace it\n", dir);
+	assert_string_equal(r.err, p);
+	tu_free(&r);
+	snprintf(p, sizeof(p), "%s/mine/notes.txt", dir);
+	text = tu_slurp(p);
+	assert_string_equal(text, "mine\n");
+	free(text);
+
+	r = tu_run("run " OUT_CASE " --out %s/mine/notes.txt/g", dir);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(p, sizeof(p), "fragsim: error: %s/mine/notes.txt: is not a directory\n", dir);
+	assert_string_equal(r.err, p);
+	tu_free(&r);
+	rm_scratch(dir);
+}
+
+/* Names in dir starting with prefix. */
+static int count_named(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		n += !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+/*
+ * A run SIGKILLed while publishing (test hook FRAGSIM_OUTDIR_CRASH, see
+ * docs/output-dir.md) leaves the goldens whole: before the swap the
+ * previous ones, after it the new ones; the next run sweeps its temp
+ * directory.
+ */
+static void out_killed_run_leaves_whole_goldens(void **state)
+{
+	static const char *const points[] = { "written", "exchanged" };
+	char dir[64], cmd[400];
+	struct run_result r;
+
+	(void)state;
+	scratch_dir(dir, sizeof(dir));
+	r = tu_run("run " OUT_CASE " --out %s/g", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	snprintf(cmd, sizeof(cmd), "cp -r %s/g %s/before", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < 2; i++) {
+		setenv("FRAGSIM_OUTDIR_CRASH", points[i], 1);
+		r = tu_run("run " OUT_CASE " --out %s/g", dir);
+		unsetenv("FRAGSIM_OUTDIR_CRASH");
+		assert_int_equal(r.status, 128 + SIGKILL);
+		tu_free(&r);
+		/* Same case, same bytes: old or new, g is the whole golden. */
+		snprintf(cmd, sizeof(cmd), "diff -r %s/g %s/before", dir, dir);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(count_named(dir, ".g.fragsim-tmp."), 1);
+	}
+	r = tu_run("run " OUT_CASE " --out %s/g", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	assert_int_equal(count_named(dir, ".g.fragsim-"), 0);
+	rm_scratch(dir);
+}
+
+/*
+ * Every file is fsync'ed before the rename that publishes it, and the
+ * directory before the rename that publishes it; the parent after
+ * (strace -y names each fsync'ed descriptor's path). Skipped where
+ * strace is missing or not allowed to trace.
+ */
+static void out_synced_before_renames(void **state)
+{
+	char dir[64], cmd[600], trace[100], synced[64][300], line[1024];
+	int n = 0, renames = 0, parent_synced = 0;
+	FILE *f;
+
+	(void)state;
+	if (system("strace -o /dev/null true >/dev/null 2>&1") != 0)
+		skip();
+	scratch_dir(dir, sizeof(dir));
+	snprintf(trace, sizeof(trace), "%s/trace", dir);
+	snprintf(cmd, sizeof(cmd),
+		 /* LeakSanitizer cannot run under ptrace (make asan) */
+		 "cd '%s' && ASAN_OPTIONS=detect_leaks=0 strace -f -qq -y -o %s "
+		 "-e trace=fsync,rename,renameat,renameat2 "
+		 "'%s' run " OUT_CASE " --out %s/g >/dev/null",
+		 FRAGSIM_SRC, trace, FRAGSIM_BIN, dir);
+	assert_int_equal(system(cmd), 0);
+	f = fopen(trace, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strstr(line, "fsync("), *b;
+
+		if (a && (a = strchr(a, '<')) && (b = strchr(a, '>'))) {
+			assert_true(n < 64);
+			snprintf(synced[n++], sizeof(synced[0]), "%.*s", (int)(b - a - 1), a + 1);
+			parent_synced |= renames && !strcmp(synced[n - 1], dir);
+			continue;
+		}
+		if (!strstr(line, "rename") || !(a = strchr(line, '"')) ||
+		    !(b = strchr(a + 1, '"')))
+			continue;
+		*b = '\0';
+		renames++;
+		parent_synced = 0;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(synced[i], a + 1))
+				goto found;
+		fail_msg("renamed '%s' without an fsync before", a + 1);
+found:		;
+	}
+	fclose(f);
+	assert_true(renames > 10);	/* each .npy, the manifest, the directory */
+	assert_true(parent_synced);
+	rm_scratch(dir);
+}
+
+/*
+ * Limits refused when the case is read, at the key that drives them: a
+ * split-K segment that cuts a context into more than 1024 segments
+ * (1024 is the emulation's limit; 2048 / 2 = 1024 is fine, ceil(2049 / 2)
+ * = 1025 is not, and ceil(2049 / 1024) = 3 is the least segment that
+ * fits).
+ */
+static void splitk_limit_at_parse_time(void **state)
+{
+	static const char ok[] =
+		"fragsim: 1\nname: seg\nsequences:\n  - {context: 40}\n  - {context: 2048}\n"
+		"split_k:\n  segment: 2\n";
+	static const char bad[] =
+		"fragsim: 1\nname: seg\nsequences:\n  - {context: 40}\n  - {context: 2049}\n"
+		"split_k:\n  segment: 2\n";
+	char *p = tu_write_temp(".yaml", ok), want[512];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(p);
+	r = tu_run("show %s", p);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	unlink(p);
+	free(p);
+	p = tu_write_temp(".yaml", bad);
+	assert_non_null(p);
+	r = tu_run("show %s", p);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s:7:12: split_k.segment: 2 cuts "
+		 "sequences[1] (context 2049) into 1025 segments, more than 1024; "
+		 "use at least 3\n", p);
+	assert_string_equal(r.err, want);
+	tu_free(&r);
 	unlink(p);
 	free(p);
 }
@@ -639,6 +853,122 @@ static void check_junit_survives_odd_bytes(void **state)
 	free(text);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
+/*
+ * A case far larger than any machine is refused before anything is
+ * allocated (so at once), saying what it needs, for which tensor, and the
+ * keys that drive it. Scores of 4 x 8192 query tokens x 256 q heads over
+ * 1048576 keys, 4 bytes each, are 32 TiB (by hand: 2^2 x 2^13 x 2^8 x
+ * 2^20 x 2^2 = 2^45 B), and the rest (q 1.25 GiB, logical K and V 1 GiB,
+ * caches 0.25 GiB, out 1.06 GiB, the reference's rows 0.5 GiB, ...) does
+ * not move the total's first decimal; its inputs stay under the 16 GiB
+ * cap, so what is refused is the machine's memory.
+ */
+static void memory_refused_before_allocating(void **state)
+{
+	char *p = tu_write_temp(".yaml",
+		"fragsim: 1\nname: scores\nmode: prefill\n"
+		"model: {q_heads: 256, kv_heads: 1, head_dim: 32}\nsequences:\n"
+		"  - {history: 1040384, chunk: 8192}\n  - {history: 1040384, chunk: 8192}\n"
+		"  - {history: 1040384, chunk: 8192}\n  - {history: 1040384, chunk: 8192}\n"
+		"golden: [scores]\n");
+	double t0 = cli_seconds();
+	struct run_result r;
+	char want[512];
+
+	(void)state;
+	assert_non_null(p);
+	r = tu_run("run %s", p);
+	assert_true(cli_seconds() - t0 < 5.0);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(want, sizeof(want), "fragsim: error: %s: needs 32.0 TiB, 32.0 TiB of it "
+		 "for the scores (sequences 4 x tokens 8192 x q_heads 256 x context "
+		 "1048576 x 4 bytes); this machine has ", p);
+	assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
+	assert_non_null(strstr(r.err, " available\n"));
+	tu_free(&r);
+	unlink(p);
+	free(p);
+}
+
+/*
+ * The estimate, to the byte, for cases/qwen35-27b/decode-1.yaml (S 1,
+ * T 1, Hq 24, Hkv 4, D 256, context 1, 3 blocks of 16), by hand:
+ *   inputs: q 24 x 256 x 5 = 30720, logical K and V 2 x 4 x 256 x 4 =
+ *   8192, caches 3 x 16 x 4 x 256 x 2 = 98304, scales and tables 192 x 8
+ *   + 24 x 4 + 1 x (1 + 1 + 1) x 4 = 1644;
+ *   then out 24 x 258 x 4 = 24768, scores 24 x 1 x 4 = 96, acc 4 tiles x
+ *   (64 x 4 + 4) x 4 = 4160, the reference's rows 32 x (4 + 768) x 8 =
+ *   197632: 365516 bytes (356.9 KiB), the reference's rows the largest.
+ */
+static void memory_estimate_hand_worked(void **state)
+{
+	struct fs_err err = { 0 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/qwen35-27b/decode-1.yaml", &r, &err),
+			 FS_OK);
+	r.mem_avail = 300 * 1024;
+	assert_int_equal(runcase_inputs(&r, &err), FS_EINPUT);
+	assert_string_equal(err.msg, "needs 356.9 KiB, 193.0 KiB of it for the reference's "
+			    "rows (32 rows x (4 x context 1 + 3 x head_dim 256) x 8 bytes); "
+			    "this machine has 300.0 KiB available");
+	assert_int_equal(r.have_inputs, 0);
+	r.mem_avail = 365515;
+	assert_int_equal(runcase_inputs(&r, &err), FS_EINPUT);
+	r.mem_avail = 365516;
+	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
+	runcase_free(&r);
+}
+
+/* check --junit to a path that cannot be written fails before the suite
+ * runs (nothing on stdout), with exit 2, naming the path. */
+static void junit_path_checked_first(void **state)
+{
+	struct run_result r = tu_run("check " OUT_CASE " --junit /nonexistent-fragsim-dir/j.xml");
+
+	(void)state;
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "fragsim: error: /nonexistent-fragsim-dir/j.xml: "
+			    "cannot be written: No such file or directory\n");
+	tu_free(&r);
+	r = tu_run("check " OUT_CASE " --junit /tmp");
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.err, "fragsim: error: /tmp: is a directory\n");
+	tu_free(&r);
+}
+
+/*
+ * Over the inputs' 16 GiB cap (sim/inputs.h), whatever the machine: now
+ * refused before any .npy is read or any tensor allocated, naming the
+ * largest. By hand: logical K and V 2 x 1048576 x 8 x 256 x 4 B = 16 GiB
+ * (counted by the cap even for an emulation alone), caches 65538 x 16 x
+ * 8 x 256 x 2 B = 4.0 GiB, scales 65538 x 16 x 8 x 8 B = 64 MiB: 20.1 GiB.
+ */
+static void inputs_cap_before_allocating(void **state)
+{
+	char *p = tu_write_temp(".yaml",
+		"fragsim: 1\nname: cap\nmodel: {q_heads: 8, kv_heads: 8, head_dim: 256}\n"
+		"sequences:\n  - {context: 1048576}\n");
+	static const char *const modes[] = { "", " --emulate-only" };
+	char want[512];
+
+	(void)state;
+	assert_non_null(p);
+	snprintf(want, sizeof(want), "fragsim: error: %s: needs 20.1 GiB of input tensors, "
+		 "more than the 16 GiB limit; 16.0 GiB of it for the logical K and V "
+		 "(sequences 1 x context 1048576 x kv_heads 8 x head_dim 256 x 4 bytes x 2)\n", p);
+	for (int i = 0; i < 2; i++) {
+		struct run_result r = tu_run("run %s%s", p, modes[i]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.err, want);
+		tu_free(&r);
+	}
+	unlink(p);
+	free(p);
 }
 
 int main(void)
@@ -662,6 +992,14 @@ int main(void)
 		cmocka_unit_test(threshold_failure_prints_its_digits),
 		cmocka_unit_test(manifest_lists_only_what_was_written),
 		cmocka_unit_test(doctest_catches_a_wrong_document),
+		cmocka_unit_test(out_refuses_before_the_run),
+		cmocka_unit_test(out_killed_run_leaves_whole_goldens),
+		cmocka_unit_test(out_synced_before_renames),
+		cmocka_unit_test(splitk_limit_at_parse_time),
+		cmocka_unit_test(memory_refused_before_allocating),
+		cmocka_unit_test(memory_estimate_hand_worked),
+		cmocka_unit_test(junit_path_checked_first),
+		cmocka_unit_test(inputs_cap_before_allocating),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

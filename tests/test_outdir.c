@@ -16,11 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../sim/fs.h"
 #include "../tools/outdir.h"
+
+/* A manifest.json as fragsim writes it: the mark, then anything. */
+#define MARKED(x) "{\"tool\": \"fragsim\", \"x\": \"" x "\"}"
 
 struct tmp {
 	char dir[64];
@@ -181,16 +186,16 @@ static void test_replace_previous_output(void **state)
 
 	assert_int_equal(mkdir(t->out, 0777), 0);
 	snprintf(p, sizeof(p), "%s/manifest.json", t->out);
-	put_file(p, "old");
+	put_file(p, MARKED("old"));
 	snprintf(p, sizeof(p), "%s/stale.npy", t->out);
 	put_file(p, "stale");
 
 	assert_int_equal(outdir_begin(&d, t->out, &err), FS_OK);
-	put_in(&d, "manifest.json", "new");
+	put_in(&d, "manifest.json", MARKED("new"));
 	assert_int_equal(outdir_commit(&d, &err), FS_OK);
 	assert_string_equal(listing(t->out, buf, sizeof(buf)), "manifest.json");
 	snprintf(p, sizeof(p), "%s/manifest.json", t->out);
-	expect_text(p, "new");
+	expect_text(p, MARKED("new"));
 	/* Neither the temp dir nor the old copy is left beside it. */
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
@@ -221,8 +226,9 @@ static void test_refuse_foreign_dir(void **state)
 	put_file(p, "mine");
 	assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
 	assert_string_equal(err.file, t->out);
-	assert_string_equal(err.msg, "exists, is not empty and holds no "
-			    "manifest.json; refusing to replace it");
+	assert_string_equal(err.msg, "exists and is not a fragsim output (no "
+			    "manifest.json with \"tool\": \"fragsim\"); "
+			    "refusing to replace it");
 	assert_int_equal(d.open, 0);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 
@@ -279,15 +285,30 @@ static void test_bad_final_names(void **state)
 	longp[OUTDIR_PATH_MAX + 9] = '\0';
 	assert_int_equal(outdir_begin(&d, longp, &err), FS_EINPUT);
 	assert_string_equal(err.msg, "path too long");
-	/* Fits, but the ".tmp.<pid>" sibling name would not. */
+	/* Fits, but the ".<name>.fragsim-tmp.<pid>" sibling would not. */
 	longp[OUTDIR_PATH_MAX - 3] = '\0';
 	assert_int_equal(outdir_begin(&d, longp, &err), FS_EINPUT);
 	assert_string_equal(err.msg, "path too long");
 	free(longp);
 
+	/* Missing parents are made (mkdir -p); a file among them is not a
+	 * directory, and is named. */
 	snprintf(missing, sizeof(missing), "%s/no/such/out", t->dir);
+	assert_int_equal(outdir_begin(&d, missing, &err), FS_OK);
+	outdir_abort(&d);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "no");
+	snprintf(missing, sizeof(missing), "%s/no/such", t->dir);
+	assert_string_equal(listing(missing, buf, sizeof(buf)), "");
+	snprintf(missing, sizeof(missing), "%s/f", t->dir);
+	put_file(missing, "a file");
+	strcat(missing, "/sub/out");
 	assert_int_equal(outdir_begin(&d, missing, &err), FS_EINPUT);
-	assert_non_null(strstr(err.msg, "cannot create directory"));
+	assert_string_equal(err.msg, "is not a directory");
+	missing[strlen(missing) - 8] = '\0';
+	assert_string_equal(err.file, missing);
+	unlink(missing);
+	snprintf(missing, sizeof(missing), "%s/no", t->dir);
+	rm_rf(missing);
 
 	/* Trailing slashes name the same directory. */
 	snprintf(slash, sizeof(slash), "%s//", t->out);
@@ -304,7 +325,9 @@ static void test_stale_temp_dir(void **state)
 	struct fs_err err;
 	struct outdir d;
 
-	snprintf(stale, sizeof(stale), "%s.tmp.%ld", t->out, (long)getpid());
+	/* Our own pid: a live process, so not swept, and not reused. */
+	snprintf(stale, sizeof(stale), "%s/.out.fragsim-tmp.%ld", t->dir,
+		 (long)getpid());
 	assert_int_equal(mkdir(stale, 0777), 0);
 	assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
 	assert_string_equal(err.file, stale);
@@ -324,7 +347,7 @@ static void test_path_names(void **state)
 	assert_int_equal(outdir_commit(&d, &err), FS_EINTERNAL);
 	assert_int_equal(outdir_begin(&d, t->out, NULL), FS_OK);
 	assert_int_equal(outdir_path(&d, "q.npy", p, sizeof(p), &err), FS_OK);
-	assert_non_null(strstr(p, "/out.tmp."));
+	assert_non_null(strstr(p, "/.out.fragsim-tmp."));
 	assert_non_null(strstr(p, "/q.npy"));
 	assert_int_equal(outdir_path(&d, "a/b", p, sizeof(p), &err), FS_EINPUT);
 	assert_string_equal(err.msg, "'a/b' is not a plain file name");
@@ -397,6 +420,358 @@ static void test_file_disk_full(void **state)
 	assert_int_equal(access(tmpname, F_OK), -1);	/* link removed */
 }
 
+/*
+ * Point 10: only a manifest.json fragsim wrote makes a directory
+ * replaceable. Each of these holds one that is not (parsed, the mark is
+ * not a top-level JSON string member "tool": "fragsim"): refused before
+ * anything is created, by check and begin alike, and left untouched.
+ */
+static void test_refuse_unmarked_manifests(void **state)
+{
+	static const char *const foreign[] = {
+		"{}\n",
+		"{\"tool\": \"other\"}\n",
+		"{\"tool\": \"fragsimx\"}\n",
+		"{\"tool\": [\"fragsim\"]}\n",
+		"{\"nested\": {\"tool\": \"fragsim\"}}\n",
+		"{\"note\": \"\\\"tool\\\": \\\"fragsim\\\"\"}\n",	/* text only */
+		"[\"tool\", \"fragsim\"]\n",
+		"tool: fragsim\n",			/* YAML, not JSON */
+		"{\"tool\": \"fragsim\"\n",		/* truncated */
+		"\"tool\": \"fragsim\"\n",
+		"",
+	};
+	struct tmp *t = *state;
+	char buf[256], p[300];
+	struct fs_err err;
+	struct outdir d;
+
+	assert_int_equal(mkdir(t->out, 0777), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->out);
+	for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
+		put_file(p, foreign[i]);
+		assert_int_equal(outdir_check(t->out, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "is not a fragsim output"));
+		assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
+		assert_string_equal(err.file, t->out);
+		assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+		assert_string_equal(listing(t->out, buf, sizeof(buf)), "manifest.json");
+		if (foreign[i][0])
+			expect_text(p, foreign[i]);
+	}
+	/* The mark, among other members and pretty-printed, is enough. */
+	put_file(p, "{\n  \"case\": \"x\",\n  \"tool\": \"fragsim\",\n  \"files\": []\n}\n");
+	assert_int_equal(outdir_check(t->out, &err), FS_OK);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+}
+
+/*
+ * Point 12: outdir_check does all of begin's checks and leaves nothing
+ * but the parents it made: no temp directory, and the final name absent.
+ */
+static void test_check_first(void **state)
+{
+	struct tmp *t = *state;
+	char deep[200], buf[256], p[300];
+	struct fs_err err;
+
+	snprintf(deep, sizeof(deep), "%s/a/b/out", t->dir);
+	assert_int_equal(outdir_check(deep, &err), FS_OK);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "a");
+	snprintf(p, sizeof(p), "%s/a/b", t->dir);
+	assert_string_equal(listing(p, buf, sizeof(buf)), "");
+
+	put_file(t->out, "a file");
+	assert_int_equal(outdir_check(t->out, &err), FS_EINPUT);
+	assert_string_equal(err.msg, "exists and is not a directory");
+	snprintf(p, sizeof(p), "%s/out/g", t->dir);
+	assert_int_equal(outdir_check(p, &err), FS_EINPUT);
+	assert_string_equal(err.msg, "is not a directory");
+	assert_string_equal(err.file, t->out);
+	assert_int_equal(unlink(t->out), 0);
+
+	/* A parent we may not write to (root may write anywhere). */
+	if (geteuid() != 0) {
+		snprintf(p, sizeof(p), "%s/ro", t->dir);
+		assert_int_equal(mkdir(p, 0555), 0);
+		strcat(p, "/out");
+		assert_int_equal(outdir_check(p, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "cannot create a directory here"));
+	}
+}
+
+/* A pid that is certainly not running: a child we have reaped. */
+static long dead_pid(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return (long)pid;
+}
+
+static void make_tree(const char *dir, const char *file)
+{
+	char p[400];
+
+	assert_int_equal(mkdir(dir, 0777), 0);
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	put_file(p, "x");
+}
+
+/*
+ * The next run sweeps fragsim's own temp directories of dead processes
+ * for the same output path, and nothing else.
+ */
+static void test_sweep_stale(void **state)
+{
+	struct tmp *t = *state;
+	long dead = dead_pid();
+	char p[300], buf[512], want[512];
+	struct fs_err err;
+
+	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ld", t->dir, dead);
+	make_tree(p, "q.npy.tmp.1");				/* swept */
+	/* An -old one beside an existing out is swept, not put back. */
+	snprintf(p, sizeof(p), "%s/.out.fragsim-old.%ld", t->dir, dead);
+	assert_int_equal(mkdir(t->out, 0777), 0);
+	make_tree(p, "manifest.json");				/* swept */
+	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ld", t->dir, (long)getppid());
+	make_tree(p, "a");					/* alive: kept */
+	snprintf(p, sizeof(p), "%s/.other.fragsim-tmp.%ld", t->dir, dead);
+	make_tree(p, "a");					/* other output */
+	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ldx", t->dir, dead);
+	make_tree(p, "a");					/* not our name */
+	snprintf(p, sizeof(p), "%s/out.tmp.%ld", t->dir, dead);
+	make_tree(p, "a");					/* not our name */
+
+	assert_int_equal(outdir_check(t->out, &err), FS_OK);
+	snprintf(want, sizeof(want),
+		 ".other.fragsim-tmp.%ld .out.fragsim-tmp.%ld .out.fragsim-tmp.%ldx "
+		 "out out.tmp.%ld", dead, (long)getppid(), dead, dead);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), want);
+}
+
+/*
+ * A generation g of an output: a.npy, b.npy, c.npy holding "g<g>" and a
+ * marked manifest.json naming it. Written by a child, so no cmocka
+ * asserts: the exit status says what failed.
+ */
+static const char *const gen_names = "a.npy b.npy c.npy manifest.json";
+
+static int write_gen(const char *out, int g)
+{
+	static const char *const files[] = { "a.npy", "b.npy", "c.npy" };
+	char p[OUTDIR_PATH_MAX], text[64];
+	struct outdir_file f;
+	struct outdir d;
+
+	if (outdir_begin(&d, out, NULL))
+		return 10;
+	for (int i = 0; i < 4; i++) {
+		if (i < 3)
+			snprintf(text, sizeof(text), "g%d", g);
+		else
+			snprintf(text, sizeof(text), "{\"tool\": \"fragsim\", \"gen\": \"g%d\"}", g);
+		if (outdir_path(&d, i < 3 ? files[i] : "manifest.json", p, sizeof(p), NULL) ||
+		    outdir_file_open(&f, p, NULL) ||
+		    outdir_file_write(&f, text, strlen(text), NULL) ||
+		    outdir_file_commit(&f, NULL)) {
+			outdir_abort(&d);
+			return 11;
+		}
+	}
+	return outdir_commit(&d, NULL) ? 12 : 0;
+}
+
+/* The generation out holds, whole (every file there, all of one
+ * generation); -1 when absent. A torn directory fails the test. */
+static int whole_gen(const char *out)
+{
+	char buf[256], p[300], want[64];
+	int g = -1;
+
+	if (!strcmp(listing(out, buf, sizeof(buf)), "(absent)"))
+		return -1;
+	assert_string_equal(buf, gen_names);
+	snprintf(p, sizeof(p), "%s/a.npy", out);
+	{
+		FILE *f = fopen(p, "r");
+
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "g%d", &g), 1);
+		fclose(f);
+	}
+	snprintf(want, sizeof(want), "g%d", g);
+	snprintf(p, sizeof(p), "%s/b.npy", out);
+	expect_text(p, want);
+	snprintf(p, sizeof(p), "%s/c.npy", out);
+	expect_text(p, want);
+	snprintf(want, sizeof(want), "{\"tool\": \"fragsim\", \"gen\": \"g%d\"}", g);
+	snprintf(p, sizeof(p), "%s/manifest.json", out);
+	expect_text(p, want);
+	return g;
+}
+
+/* Run write_gen(out, g) in a child with the given test hooks; returns
+ * its wait status. */
+static int child_gen(const char *out, int g, const char *crash, int no_exchange)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (crash)
+			setenv("FRAGSIM_OUTDIR_CRASH", crash, 1);
+		if (no_exchange)
+			setenv("FRAGSIM_OUTDIR_NO_EXCHANGE", "1", 1);
+		_exit(write_gen(out, g));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
+static void expect_signal(int st, int sig)
+{
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), sig);
+}
+
+/*
+ * Point 11: SIGKILL at each point of a replacement. With RENAME_EXCHANGE
+ * the directory is the old generation or the new one, whole, at every
+ * point; the next run sweeps what the killed one left.
+ */
+static void test_kill_during_exchange(void **state)
+{
+	struct tmp *t = *state;
+	char buf[256];
+
+	assert_int_equal(child_gen(t->out, 1, NULL, 0), 0);
+	assert_int_equal(whole_gen(t->out), 1);
+
+	/* Killed with the new one written and synced, before the swap. */
+	expect_signal(child_gen(t->out, 2, "written", 0), SIGKILL);
+	assert_int_equal(whole_gen(t->out), 1);
+	assert_int_not_equal(strcmp(listing(t->dir, buf, sizeof(buf)), "out"), 0);
+
+	/* Killed right after the swap, the old one not yet removed. */
+	expect_signal(child_gen(t->out, 3, "exchanged", 0), SIGKILL);
+	assert_int_equal(whole_gen(t->out), 3);
+
+	/* The next run sweeps both leftovers, and replaces again. */
+	assert_int_equal(child_gen(t->out, 4, NULL, 0), 0);
+	assert_int_equal(whole_gen(t->out), 4);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+}
+
+/*
+ * The fallback where RENAME_EXCHANGE is missing: a kill between its two
+ * renames leaves no out, but the old generation whole under its -old
+ * name, and the next run (check or begin) renames it back first.
+ */
+static void test_kill_during_fallback(void **state)
+{
+	struct tmp *t = *state;
+	char buf[256];
+	struct fs_err err;
+
+	assert_int_equal(child_gen(t->out, 1, NULL, 1), 0);
+	assert_int_equal(child_gen(t->out, 2, NULL, 1), 0);
+	assert_int_equal(whole_gen(t->out), 2);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+
+	expect_signal(child_gen(t->out, 3, "moved-aside", 1), SIGKILL);
+	assert_int_equal(whole_gen(t->out), -1);
+	assert_int_equal(outdir_check(t->out, &err), FS_OK);
+	assert_int_equal(whole_gen(t->out), 2);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+
+	expect_signal(child_gen(t->out, 4, "published", 1), SIGKILL);
+	assert_int_equal(whole_gen(t->out), 4);
+	assert_int_equal(child_gen(t->out, 5, NULL, 1), 0);
+	assert_int_equal(whole_gen(t->out), 5);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+}
+
+/*
+ * No hooks: a child rewrites the output over and over and is SIGKILLed
+ * at a time of our choosing; every time, what is there is one
+ * generation, whole.
+ */
+static void test_kill_anywhere(void **state)
+{
+	struct tmp *t = *state;
+	unsigned seed = 12345;
+	int last = 0;
+
+	assert_int_equal(child_gen(t->out, 0, NULL, 0), 0);
+	for (int round = 0; round < 40; round++) {
+		pid_t pid = fork();
+		int st, g;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (int i = 1;; i++)
+				if (write_gen(t->out, 1000 * (round + 1) + i))
+					_exit(1);
+		}
+		seed = seed * 1103515245u + 12345u;
+		usleep(500 + (seed >> 8) % 20000);
+		assert_int_equal(kill(pid, SIGKILL), 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		expect_signal(st, SIGKILL);
+		g = whole_gen(t->out);
+		assert_true(g >= last);		/* never older, never absent */
+		last = g;
+	}
+}
+
+/*
+ * SIGTERM / SIGINT while the temp directory exists: it is removed, the
+ * previous output stays, and the process still dies by the signal.
+ */
+static void test_signal_removes_temp(void **state)
+{
+	struct tmp *t = *state;
+	char buf[256], p[OUTDIR_PATH_MAX];
+	pid_t pid;
+	int st;
+
+	assert_int_equal(child_gen(t->out, 1, NULL, 0), 0);
+	expect_signal(child_gen(t->out, 2, "written:TERM", 0), SIGTERM);
+	assert_int_equal(whole_gen(t->out), 1);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+
+	/* ^C in the middle of writing a file: the write fails, the abort
+	 * removes the directory and raises SIGINT again. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct outdir d;
+		struct outdir_file f;
+
+		if (outdir_begin(&d, t->out, NULL) ||
+		    outdir_path(&d, "a.npy", p, sizeof(p), NULL) ||
+		    outdir_file_open(&f, p, NULL) ||
+		    outdir_file_write(&f, "half", 4, NULL))
+			_exit(10);
+		kill(getpid(), SIGINT);
+		if (outdir_file_write(&f, "rest", 4, NULL) == FS_OK)
+			_exit(11);
+		outdir_abort(&d);
+		_exit(12);	/* not reached: the abort raised SIGINT */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	expect_signal(st, SIGINT);
+	assert_int_equal(whole_gen(t->out), 1);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tmp_teardown)
 
 int main(void)
@@ -413,6 +788,13 @@ int main(void)
 		T(test_path_names),
 		T(test_file_commit_and_abort),
 		T(test_file_disk_full),
+		T(test_refuse_unmarked_manifests),
+		T(test_check_first),
+		T(test_sweep_stale),
+		T(test_kill_during_exchange),
+		T(test_kill_during_fallback),
+		T(test_kill_anywhere),
+		T(test_signal_removes_temp),
 	};
 
 	return cmocka_run_group_tests_name("outdir", tests, NULL, NULL);

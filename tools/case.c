@@ -878,6 +878,18 @@ static enum fs_rc load_rest(struct loader *L, yaml_node_t *top)
 	if (m && opt_int(L, m, "split_k", "segment", 0, CASE_MAX_CONTEXT,
 			 &c->segment))
 		return FS_EINPUT;
+	/* The emulation holds at most CASE_MAX_SEGMENTS per context: refuse
+	 * here, at the key, not after the inputs are built. */
+	for (int s = 0; c->segment > 0 && s < c->n_seqs; s++)
+		if (case_segments_of(c, s) > CASE_MAX_SEGMENTS)
+			return ydoc_fail(L->err, L->d, ydoc_get(L->d, m, "segment"),
+					 "split_k.segment",
+					 "%d cuts sequences[%d] (context %d) into %d "
+					 "segments, more than %d; use at least %d",
+					 c->segment, s, c->seqs[s].context,
+					 case_segments_of(c, s), CASE_MAX_SEGMENTS,
+					 (c->seqs[s].context + CASE_MAX_SEGMENTS - 1) /
+						 CASE_MAX_SEGMENTS);
 
 	if (load_kernel(L, top))
 		return FS_EINPUT;

@@ -147,6 +147,7 @@ static enum fs_rc write_manifest(const char *path, const struct lanemap *lm,
 
 	json_init_mem(&j, 1);
 	json_begin_object(&j);
+	json_key_string(&j, OUTDIR_MARK_KEY, OUTDIR_MARK_VALUE);
 	json_key_int(&j, "fragsim_probe", 1);
 	json_key_string(&j, "fragsim_version", FRAGSIM_VERSION);
 	json_key_string(&j, "isa", lm->name);
@@ -431,6 +432,7 @@ static int do_simulate(const char *plan_dir, const char *isa, const char *out)
 		if (!rc) {
 			json_init_mem(&j, 1);
 			json_begin_object(&j);
+			json_key_string(&j, OUTDIR_MARK_KEY, OUTDIR_MARK_VALUE);
 			json_key_int(&j, "fragsim_probe_dump", 1);
 			json_key_string(&j, "device", "fragsim probe simulate");
 			json_key_string(&j, "profile", dev->name);

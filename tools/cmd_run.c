@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "golden.h"
 #include "json.h"
+#include "outdir.h"
 #include "report.h"
 #include "runcase.h"
 
@@ -90,6 +91,10 @@ int cmd_run(int argc, char **argv)
 			return FS_EINPUT;
 		omp_set_num_threads((int)n);
 	}
+	/* A directory we could not write, or must not replace, is refused
+	 * now, not after the run (docs/output-dir.md). */
+	if (out && (rc = outdir_check(out, &err)))
+		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
 		if (tty)

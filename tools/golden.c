@@ -174,6 +174,8 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 		return FS_EINTERNAL;
 	golden_profile_digest(r->lm, digest);
 	json_begin_object(j);
+	/* the mark that lets a later --out replace this directory */
+	json_key_string(j, OUTDIR_MARK_KEY, OUTDIR_MARK_VALUE);
 	json_key_string(j, "fragsim_version", FRAGSIM_VERSION);
 	json_key_string(j, "case", c->name);
 	json_key_string(j, "mode", case_mode_name(c->mode));

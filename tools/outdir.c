@@ -3,37 +3,103 @@
  *
  * Why: DESIGN.md 3 says a failed run leaves no half-written golden behind.
  * A device test that finds manifest.json must be able to trust every file
- * it lists, so files are written under a temporary name and a directory
- * is built beside its final name, then renamed in one step.
+ * it lists, whatever happened to the run that wrote it: an error, ^C, a
+ * SIGKILL, a power cut. docs/output-dir.md is the user's view of this.
  *
- *   outdir_begin("out/g")     files written          outdir_commit()
+ *   outdir_begin("out/g")      files written            outdir_commit()
  *
- *   out/g.tmp.4242/           out/g.tmp.4242/         out/g/
- *                             |- q.npy                |- q.npy
- *                             |- k.npy.tmp.4242       |- k.npy
- *                             '- manifest.json        '- manifest.json
+ *   out/.g.fragsim-tmp.4242/   out/.g.fragsim-tmp.4242/  out/g/
+ *                              |- q.npy                  |- q.npy
+ *                              |- k.npy.tmp.4242         |- k.npy
+ *                              '- manifest.json          '- manifest.json
  *
- *   replacing a previous output (it holds manifest.json):
- *     rename out/g -> out/g.old.4242, rename out/g.tmp.4242 -> out/g,
- *     remove out/g.old.4242
+ * Publishing. Every file is fsync'ed, then the temp directory, so what
+ * the rename publishes is on disk. Then:
+ *   - out/g absent or empty: rename(2) the temp directory onto it.
+ *   - out/g a previous fragsim output: renameat2(RENAME_EXCHANGE) swaps
+ *     the two names in one step; the old output, now under the temp
+ *     name, is then removed. At every instant out/g is the old output or
+ *     the new one, whole: a kill before the swap leaves the old one, a
+ *     kill after it the new one, plus a temp directory the next run to
+ *     out/g sweeps.
+ *   - a file system without RENAME_EXCHANGE (EINVAL, ENOSYS: NFS, old
+ *     kernels): out/g is renamed to out/.g.fragsim-old.<pid>, the new one
+ *     renamed in, the old one removed. Between the two renames out/g does
+ *     not exist; a kill there leaves the old output whole under its
+ *     -old name, and the next run to out/g renames it back before
+ *     anything else. Nothing better is possible there: rename(2) will not
+ *     replace a non-empty directory.
+ * Rejected alternatives: publishing through a symlink (out/g -> a
+ * versioned directory) turns the user's directory into a link, which
+ * copies, rsync and `--out` itself treat differently, and leaves the
+ * versions to collect; keeping the old one "until the new one is in
+ * place" is the fallback above, since one name cannot hold both.
+ *
+ * Whose directory. Only a directory whose manifest.json is a JSON object
+ * with "tool": "fragsim" at its top level (parsed, not searched for) is
+ * replaced; an empty one is taken; anything else is refused before any
+ * work (outdir_check) and again at commit, and after the swap the old
+ * side is checked once more, so a directory put there meanwhile is
+ * swapped back, not deleted.
+ *
+ * Killed runs. Temp names carry the pid: parent/.g.fragsim-tmp.<pid> and
+ * parent/.g.fragsim-old.<pid>. Each begin (and check) for out/g first
+ * renames back an -old directory of a dead pid when out/g is missing,
+ * then removes the -tmp and -old directories of dead pids (kill(pid, 0)
+ * says ESRCH). Other names, and live pids, are never touched.
  *
  * Worked example: "out/g/" with out/g holding only notes.txt is refused
- * at begin with FS_EINPUT "exists, is not empty and holds no
- * manifest.json; refusing to replace it" and nothing is created.
+ * at begin with FS_EINPUT "exists and is not a fragsim output ..." and
+ * nothing is created.
  *
- * Invariants: tmp names carry our pid, so two runs never share one; the
- * temp directory is a sibling of the final one (same file system, so
- * rename(2) is atomic); we only ever delete trees we created or trees
- * that hold manifest.json.
+ * Invariants: the temp directory is a sibling of the final one (same file
+ * system, so the renames are atomic); we only ever delete trees we
+ * created, trees whose manifest carries the mark, and fragsim temp names
+ * of dead processes.
  */
 #include "outdir.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "readfile.h"
+#include "yamldoc.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)	/* <linux/fs.h> */
+#endif
+
+#define OUTDIR_MANIFEST_MAX ((size_t)64 << 20)	/* larger: not ours */
+#define OUTDIR_WRITE_CHUNK ((size_t)8 << 20)	/* a signal waits one chunk */
+#define OUTDIR_SWEEP_MAX 64	/* stale temp dirs handled per run */
+
+/*
+ * The signal caught while a temp directory exists (0: none). The one
+ * static variable in tools/: a signal handler receives only the signal
+ * number, so what it writes must live at file scope, and a
+ * volatile sig_atomic_t is the only object C lets a handler write.
+ * The handler stores the number and nothing else; the writer polls it
+ * between chunks and outdir_abort raises the signal again once the temp
+ * directory is gone. Everything else (the previous actions) is in
+ * struct outdir.
+ */
+static volatile sig_atomic_t outdir_caught;
+
+static const int outdir_sigs[2] = { SIGINT, SIGTERM };
+
+static void outdir_on_signal(int sig)
+{
+	outdir_caught = sig;
+}
 
 /* snprintf into buf, 0 if it fit, -1 if it was truncated. */
 static int path_fmt(char *buf, size_t len, const char *fmt, ...)
@@ -84,13 +150,123 @@ static int remove_tree(const char *path, int depth)
 	return rc ? rc : rmdir(path);
 }
 
+/*
+ * fsync a file or directory. EINVAL and ENOTSUP mean the file system has
+ * no durability to offer (some FUSE and special files): not an error.
+ */
+static int sync_path(const char *path, int is_dir)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0));
+	int rc, e;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	e = errno;
+	close(fd);
+	if (rc != 0 && (e == EINVAL || e == ENOTSUP))
+		rc = 0;
+	errno = e;
+	return rc;
+}
+
+/* fsync every regular file under path, the directories, then path. */
+static int sync_tree(const char *path, int depth)
+{
+	char child[OUTDIR_PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int rc = 0;
+
+	if (depth > 32) {
+		errno = ELOOP;
+		return -1;
+	}
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while (rc == 0 && (de = readdir(dir)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (path_fmt(child, sizeof(child), "%s/%s", path, de->d_name)) {
+			errno = ENAMETOOLONG;
+			rc = -1;
+		} else if (lstat(child, &st) != 0) {
+			rc = -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = sync_tree(child, depth + 1);
+		} else if (S_ISREG(st.st_mode)) {
+			rc = sync_path(child, 0);
+		}
+	}
+	closedir(dir);
+	return rc ? rc : sync_path(path, 1);
+}
+
+/* The directory part of path ("." when none) into buf. */
+static void parent_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		path_fmt(buf, len, ".");
+	else if (slash == path)
+		path_fmt(buf, len, "/");
+	else
+		path_fmt(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+/*
+ * Is manifest a manifest.json fragsim wrote? It must parse as a JSON
+ * object (libyaml reads JSON; a flow mapping) whose top-level
+ * OUTDIR_MARK_KEY is the double-quoted string OUTDIR_MARK_VALUE. A file
+ * that merely mentions fragsim, or YAML that says `tool: fragsim`, is not.
+ */
+static int manifest_is_ours(const char *manifest)
+{
+	struct fs_err scratch;
+	struct stat st;
+	struct ydoc doc;
+	yaml_node_t *root, *v;
+	char *text;
+	size_t len;
+	int ours = 0;
+
+	if (lstat(manifest, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (readfile(manifest, OUTDIR_MANIFEST_MAX, &text, &len, &scratch))
+		return 0;
+	if (ydoc_load(&doc, text, len, manifest, &scratch) == FS_OK) {
+		root = ydoc_root(&doc);
+		v = root && root->type == YAML_MAPPING_NODE &&
+		    root->data.mapping.style == YAML_FLOW_MAPPING_STYLE ?
+			    ydoc_get(&doc, root, OUTDIR_MARK_KEY) : NULL;
+		ours = v && v->type == YAML_SCALAR_NODE &&
+		       v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
+		       v->data.scalar.length == strlen(OUTDIR_MARK_VALUE) &&
+		       !memcmp(v->data.scalar.value, OUTDIR_MARK_VALUE,
+			       v->data.scalar.length);
+		ydoc_free(&doc);
+	}
+	free(text);
+	return ours;
+}
+
+static int dir_is_ours(const char *dir)
+{
+	char manifest[OUTDIR_PATH_MAX];
+
+	return !path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) &&
+	       manifest_is_ours(manifest);
+}
+
 enum existing { EX_ABSENT, EX_EMPTY, EX_FRAGSIM };
 
 /* What is at final now; anything we must not replace is an FS_EINPUT. */
 static enum fs_rc inspect(const char *final, enum existing *ex,
 			  struct fs_err *err)
 {
-	char manifest[OUTDIR_PATH_MAX];
 	struct stat st;
 	struct dirent *de;
 	DIR *dir;
@@ -110,9 +286,7 @@ static enum fs_rc inspect(const char *final, enum existing *ex,
 	if (!S_ISDIR(st.st_mode))
 		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
 				  "exists and is not a directory");
-	if (path_fmt(manifest, sizeof(manifest), "%s/manifest.json", final))
-		return fs_fail_at(err, FS_EINPUT, final, 0, 0, "path too long");
-	if (lstat(manifest, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (dir_is_ours(final)) {
 		*ex = EX_FRAGSIM;
 		return FS_OK;
 	}
@@ -126,24 +300,22 @@ static enum fs_rc inspect(const char *final, enum existing *ex,
 	closedir(dir);
 	if (!empty)
 		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
-				  "exists, is not empty and holds no manifest.json; "
-				  "refusing to replace it");
+				  "exists and is not a fragsim output (no manifest.json "
+				  "with \"" OUTDIR_MARK_KEY "\": \"" OUTDIR_MARK_VALUE
+				  "\"); refusing to replace it");
 	*ex = EX_EMPTY;
 	return FS_OK;
 }
 
-enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
-			struct fs_err *err)
+/* d->final (trailing slashes stripped), d->parent, d->tmp, d->old. */
+static enum fs_rc set_names(struct outdir *d, const char *final_dir,
+			    struct fs_err *err)
 {
 	size_t n = strlen(final_dir);
-	const char *base;
-	enum existing ex;
-	enum fs_rc rc;
+	const char *base, *sep;
 
-	d->open = 0;
-	d->final[0] = d->tmp[0] = '\0';
-	/* "out/" and "out" are the same directory; "out/.tmp.1" is not
-	 * a sibling of it, so strip the slashes (but keep "/" itself). */
+	/* "out/" and "out" are the same directory; strip the slashes
+	 * (but keep "/" itself, refused below as nameless). */
 	while (n > 1 && final_dir[n - 1] == '/')
 		n--;
 	if (n == 0)
@@ -157,21 +329,224 @@ enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		return fs_fail_at(err, FS_EINPUT, d->final, 0, 0,
 				  "give the output directory a name of its own");
-	if (path_fmt(d->tmp, sizeof(d->tmp), "%s.tmp.%ld", d->final,
-		     (long)getpid()))
+	parent_of(d->final, d->parent, sizeof(d->parent));
+	sep = d->parent[strlen(d->parent) - 1] == '/' ? "" : "/";
+	if (path_fmt(d->tmp, sizeof(d->tmp), "%s%s.%s.fragsim-tmp.%ld", d->parent,
+		     sep, base, (long)getpid()) ||
+	    path_fmt(d->old, sizeof(d->old), "%s%s.%s.fragsim-old.%ld", d->parent,
+		     sep, base, (long)getpid()) ||
+	    strlen(strrchr(d->old, '/') + 1) > NAME_MAX)
 		return fs_fail_at(err, FS_EINPUT, d->final, 0, 0, "path too long");
-	/* Refuse now rather than after minutes of simulation. */
-	rc = inspect(d->final, &ex, err);
+	return FS_OK;
+}
+
+/* mkdir -p parent; a component that exists and is no directory is an
+ * input error naming it. */
+static enum fs_rc make_parents(const char *parent, struct fs_err *err)
+{
+	char p[OUTDIR_PATH_MAX];
+	struct stat st;
+
+	if (path_fmt(p, sizeof(p), "%s", parent))
+		return fs_fail_at(err, FS_EINPUT, parent, 0, 0, "path too long");
+	for (char *s = p + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (stat(p, &st) != 0) {
+			if (errno != ENOENT || (mkdir(p, 0777) != 0 && errno != EEXIST))
+				return fs_fail_at(err, FS_EINPUT, p, 0, 0,
+						  "cannot create directory: %s",
+						  strerror(errno));
+		} else if (!S_ISDIR(st.st_mode)) {
+			return fs_fail_at(err, FS_EINPUT, p, 0, 0,
+					  "is not a directory");
+		}
+		*s = c;
+		if (!c)
+			return FS_OK;
+	}
+}
+
+/* The pid in name when it is ".<base>.fragsim-<kind>.<digits>", else 0. */
+static long temp_pid(const char *name, const char *base, const char *kind)
+{
+	size_t bl = strlen(base), kl = strlen(kind);
+	const char *p = name + 1 + bl;
+	char *end;
+	long pid;
+
+	if (name[0] != '.' || strncmp(name + 1, base, bl) ||
+	    strncmp(p, ".fragsim-", 9) || strncmp(p + 9, kind, kl) ||
+	    p[9 + kl] != '.' || !isdigit((unsigned char)p[10 + kl]))
+		return 0;
+	errno = 0;
+	pid = strtol(p + 10 + kl, &end, 10);
+	return *end || errno || pid <= 0 ? 0 : pid;
+}
+
+static int pid_dead(long pid)
+{
+	return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/*
+ * What killed runs left for d->final: an -old directory of a dead pid is
+ * renamed back when final is missing (a kill between the fallback's two
+ * renames); the other -tmp and -old directories of dead pids are removed.
+ * Best effort: a failure here surfaces as the checks that follow.
+ */
+static void sweep(const struct outdir *d)
+{
+	char names[OUTDIR_SWEEP_MAX][NAME_MAX + 1], path[OUTDIR_PATH_MAX];
+	const char *base = strrchr(d->final, '/');
+	int is_old[OUTDIR_SWEEP_MAX], n = 0, restored = -1;
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+
+	base = base ? base + 1 : d->final;
+	dir = opendir(d->parent);
+	if (!dir)
+		return;
+	while (n < OUTDIR_SWEEP_MAX && (de = readdir(dir)) != NULL) {
+		long tp = temp_pid(de->d_name, base, "tmp");
+		long op = temp_pid(de->d_name, base, "old");
+
+		if ((tp && pid_dead(tp)) || (op && pid_dead(op))) {
+			is_old[n] = op != 0;
+			path_fmt(names[n++], sizeof(names[0]), "%s", de->d_name);
+		}
+	}
+	closedir(dir);
+	for (int i = 0; i < n; i++) {
+		const char *sep = d->parent[strlen(d->parent) - 1] == '/' ? "" : "/";
+
+		if (path_fmt(path, sizeof(path), "%s%s%s", d->parent, sep, names[i]) ||
+		    lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (is_old[i] && restored < 0 && lstat(d->final, &st) != 0 &&
+		    errno == ENOENT && dir_is_ours(path) &&
+		    rename(path, d->final) == 0) {
+			restored = i;
+			continue;
+		}
+		remove_tree(path, 0);
+	}
+}
+
+/* Names, parents, sweep, then what is at final: all of begin but the
+ * temp directory. */
+static enum fs_rc prepare(struct outdir *d, const char *final_dir,
+			  struct fs_err *err)
+{
+	enum existing ex;
+	enum fs_rc rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = set_names(d, final_dir, err);
+	if (!rc)
+		rc = make_parents(d->parent, err);
 	if (rc)
 		return rc;
-	if (mkdir(d->tmp, 0777) != 0) {
-		if (errno == EEXIST)
-			return fs_fail_at(err, FS_EINPUT, d->tmp, 0, 0,
-					  "already exists (left by a crashed "
-					  "run?); remove it and retry");
+	sweep(d);
+	return inspect(d->final, &ex, err);
+}
+
+static enum fs_rc make_tmp(const struct outdir *d, struct fs_err *err)
+{
+	if (mkdir(d->tmp, 0777) == 0)
+		return FS_OK;
+	if (errno == EEXIST)
 		return fs_fail_at(err, FS_EINPUT, d->tmp, 0, 0,
-				  "cannot create directory: %s", strerror(errno));
+				  "already exists (this process left it?); "
+				  "remove it and retry");
+	return fs_fail_at(err, FS_EINPUT, d->parent, 0, 0,
+			  "cannot create a directory here: %s", strerror(errno));
+}
+
+enum fs_rc outdir_check(const char *final_dir, struct fs_err *err)
+{
+	struct outdir d;
+	enum fs_rc rc = prepare(&d, final_dir, err);
+
+	if (!rc)
+		rc = make_tmp(&d, err);
+	if (!rc)
+		rmdir(d.tmp);
+	return rc;
+}
+
+/* Catch SIGINT and SIGTERM where they would kill us outright; a caller's
+ * own handler or SIG_IGN (nohup) is left alone. */
+static void arm(struct outdir *d)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = outdir_on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* A second ^C kills at once; the next run sweeps what it leaves. */
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	outdir_caught = 0;
+	for (int i = 0; i < 2; i++) {
+		d->armed[i] = sigaction(outdir_sigs[i], NULL, &d->prev[i]) == 0 &&
+			      !(d->prev[i].sa_flags & SA_SIGINFO) &&
+			      d->prev[i].sa_handler == SIG_DFL &&
+			      sigaction(outdir_sigs[i], &sa, NULL) == 0;
 	}
+}
+
+/* Put the actions back; a signal caught meanwhile is raised again, now
+ * that no temp directory is left, so the process ends as it asked. */
+static void disarm(struct outdir *d)
+{
+	int sig;
+
+	for (int i = 0; i < 2; i++)
+		if (d->armed[i])
+			sigaction(outdir_sigs[i], &d->prev[i], NULL);
+	d->armed[0] = d->armed[1] = 0;
+	sig = outdir_caught;
+	outdir_caught = 0;
+	if (sig)
+		raise(sig);
+}
+
+/* Test hook: raise the signal FRAGSIM_OUTDIR_CRASH names at point. */
+static void crash_point(const struct outdir *d, const char *point)
+{
+	size_t n = strlen(point);
+	const char *s;
+
+	if (!d->crash || strncmp(d->crash, point, n))
+		return;
+	s = d->crash + n;
+	if (!*s)
+		raise(SIGKILL);
+	else if (!strcmp(s, ":TERM"))
+		raise(SIGTERM);
+	else if (!strcmp(s, ":INT"))
+		raise(SIGINT);
+}
+
+enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
+			struct fs_err *err)
+{
+	const char *ne = getenv("FRAGSIM_OUTDIR_NO_EXCHANGE");
+	enum fs_rc rc = prepare(d, final_dir, err);
+
+	if (!rc)
+		rc = make_tmp(d, err);
+	if (rc) {
+		d->open = 0;
+		return rc;
+	}
+	d->crash = getenv("FRAGSIM_OUTDIR_CRASH");
+	d->no_exchange = ne && !strcmp(ne, "1");
+	arm(d);
 	d->open = 1;
 	return FS_OK;
 }
@@ -191,60 +566,161 @@ enum fs_rc outdir_path(const struct outdir *d, const char *name, char *buf,
 	return FS_OK;
 }
 
-enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err)
+static int exchange(const char *a, const char *b)
 {
-	char old[OUTDIR_PATH_MAX];
-	enum existing ex;
+#if defined(__linux__) && defined(SYS_renameat2)
+	return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b,
+			    RENAME_EXCHANGE);
+#else
+	(void)a, (void)b;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Close d after a failure of commit: the temp directory goes. */
+static enum fs_rc fail_commit(struct outdir *d, enum fs_rc rc)
+{
+	outdir_abort(d);
+	return rc;
+}
+
+/* The published directory's name is durable once its parent is synced. */
+static enum fs_rc sync_parent(const struct outdir *d, struct fs_err *err)
+{
+	if (sync_path(d->parent, 1) != 0)
+		return fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+				  "published, but syncing '%s' failed: %s",
+				  d->parent, strerror(errno));
+	return FS_OK;
+}
+
+/* Remove the previous output, now at gone; d is closed. */
+static enum fs_rc drop_old(struct outdir *d, const char *gone,
+			   struct fs_err *err)
+{
+	enum fs_rc rc = FS_OK;
+
+	/* The new output is in place; a leftover old copy is still worth
+	 * an error, since the user would otherwise find it by surprise. */
+	if (remove_tree(gone, 0) != 0)
+		rc = fs_fail_at(err, FS_EINTERNAL, gone, 0, 0,
+				"new output committed, but the previous one "
+				"could not be removed: %s", strerror(errno));
+	d->open = 0;
+	disarm(d);
+	return rc;
+}
+
+/* final is fragsim's: swap it with tmp in one step, then drop it. */
+static enum fs_rc publish_exchange(struct outdir *d, struct fs_err *err)
+{
 	enum fs_rc rc;
 
-	if (!d->open)
-		return fs_fail(err, FS_EINTERNAL, "outdir_commit: directory not open");
-	/* Again: the world may have changed since begin. */
-	rc = inspect(d->final, &ex, err);
-	if (rc) {
-		outdir_abort(d);
-		return rc;
-	}
-	if (ex != EX_FRAGSIM) {
-		/* rename(2) replaces an empty directory in one step. */
-		if (rename(d->tmp, d->final) != 0) {
-			rc = fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
-					"cannot rename '%s' into place: %s",
-					d->tmp, strerror(errno));
+	/* The old output is under the temp name now. Was it still ours?
+	 * Something put at final since inspect() is swapped back. */
+	if (!dir_is_ours(d->tmp)) {
+		rc = fs_fail_at(err, FS_EINPUT, d->final, 0, 0,
+				"replaced by something that is not a fragsim "
+				"output while we worked; left as it was");
+		if (exchange(d->tmp, d->final) == 0) {
 			outdir_abort(d);
 			return rc;
 		}
+		/* Not ours to delete: leave it under the temp name, say where. */
 		d->open = 0;
-		return FS_OK;
+		disarm(d);
+		return fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+				  "replaced while we worked, and could not be "
+				  "put back: it is at '%s'", d->tmp);
 	}
-	if (path_fmt(old, sizeof(old), "%s.old.%ld", d->final, (long)getpid())) {
-		outdir_abort(d);
-		return fs_fail_at(err, FS_EINPUT, d->final, 0, 0, "path too long");
-	}
-	if (rename(d->final, old) != 0) {
-		rc = fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
-				"cannot move the previous output aside: %s",
-				strerror(errno));
-		outdir_abort(d);
+	rc = sync_parent(d, err);
+	crash_point(d, "exchanged");
+	if (rc) {
+		drop_old(d, d->tmp, NULL);
 		return rc;
 	}
+	return drop_old(d, d->tmp, err);
+}
+
+/* No RENAME_EXCHANGE here: old aside, new in, old out. */
+static enum fs_rc publish_aside(struct outdir *d, struct fs_err *err)
+{
+	enum fs_rc rc;
+
+	if (rename(d->final, d->old) != 0)
+		return fail_commit(d, fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+						  "cannot move the previous output aside: %s",
+						  strerror(errno)));
+	if (!dir_is_ours(d->old)) {
+		rc = fs_fail_at(err, FS_EINPUT, d->final, 0, 0,
+				"replaced by something that is not a fragsim "
+				"output while we worked; left as it was");
+		if (rename(d->old, d->final) != 0)
+			rc = fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+					"replaced while we worked, and could not be "
+					"put back: it is at '%s'", d->old);
+		return fail_commit(d, rc);
+	}
+	crash_point(d, "moved-aside");
 	if (rename(d->tmp, d->final) != 0) {
 		rc = fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
 				"cannot rename '%s' into place: %s", d->tmp,
 				strerror(errno));
 		/* Put the previous output back: better stale than gone. */
-		(void)rename(old, d->final);
-		outdir_abort(d);
+		(void)rename(d->old, d->final);
+		return fail_commit(d, rc);
+	}
+	rc = sync_parent(d, err);
+	crash_point(d, "published");
+	if (rc) {
+		drop_old(d, d->old, NULL);
 		return rc;
 	}
+	return drop_old(d, d->old, err);
+}
+
+enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err)
+{
+	enum existing ex;
+	enum fs_rc rc;
+
+	if (!d->open)
+		return fs_fail(err, FS_EINTERNAL, "outdir_commit: directory not open");
+	/* What the rename publishes must be on disk first (each file, and
+	 * the directory that names them), or a power cut after it could
+	 * leave the new names over empty files. */
+	if (sync_tree(d->tmp, 0) != 0)
+		return fail_commit(d, fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+						 "cannot sync '%s': %s", d->tmp,
+						 strerror(errno)));
+	crash_point(d, "written");
+	if (outdir_caught)	/* abort raises it again */
+		return fail_commit(d, fs_fail(err, FS_EINTERNAL, "interrupted"));
+	/* Again: the world may have changed since begin. */
+	rc = inspect(d->final, &ex, err);
+	if (rc)
+		return fail_commit(d, rc);
+	if (ex == EX_FRAGSIM && !d->no_exchange) {
+		if (exchange(d->tmp, d->final) == 0)
+			return publish_exchange(d, err);
+		if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+			return fail_commit(d, fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+							 "cannot swap '%s' into place: %s",
+							 d->tmp, strerror(errno)));
+	}
+	if (ex == EX_FRAGSIM)
+		return publish_aside(d, err);
+	/* rename(2) replaces an empty directory in one step, and fails on a
+	 * directory someone filled since inspect(). */
+	if (rename(d->tmp, d->final) != 0)
+		return fail_commit(d, fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+						 "cannot rename '%s' into place: %s",
+						 d->tmp, strerror(errno)));
 	d->open = 0;
-	/* The new output is in place; a leftover old copy is still worth
-	 * an error, since the user would otherwise find it by surprise. */
-	if (remove_tree(old, 0) != 0)
-		return fs_fail_at(err, FS_EINTERNAL, old, 0, 0,
-				  "new output committed, but the previous one "
-				  "could not be removed: %s", strerror(errno));
-	return FS_OK;
+	rc = sync_parent(d, err);
+	disarm(d);
+	return rc;
 }
 
 void outdir_abort(struct outdir *d)
@@ -253,6 +729,7 @@ void outdir_abort(struct outdir *d)
 		return;
 	remove_tree(d->tmp, 0);
 	d->open = 0;
+	disarm(d);
 }
 
 /* Close and unlink tmp after a failure. */
@@ -262,6 +739,27 @@ static void file_discard(struct outdir_file *f)
 		fclose(f->fp);
 	f->fp = NULL;
 	unlink(f->tmp);
+}
+
+enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
+{
+	char tmp[OUTDIR_PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!*path)
+		return fs_fail(err, FS_EINPUT, "empty output file name");
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "is a directory");
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot be written: %s",
+				  strerror(errno));
+	close(fd);
+	unlink(tmp);
+	return FS_OK;
 }
 
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
@@ -284,13 +782,27 @@ enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 enum fs_rc outdir_file_write(struct outdir_file *f, const void *data,
 			     size_t len, struct fs_err *err)
 {
+	const char *p = data;
+
 	if (!f->fp)
 		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				  "write after the file was closed");
-	if (len && fwrite(data, 1, len, f->fp) != len) {
-		enum fs_rc rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
-					   "write failed: %s", strerror(errno));
+	/* In chunks, so a ^C during a gigabyte tensor is seen promptly. */
+	while (len) {
+		size_t n = len < OUTDIR_WRITE_CHUNK ? len : OUTDIR_WRITE_CHUNK;
+		enum fs_rc rc;
 
+		if (outdir_caught) {
+			rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
+					"interrupted by signal %d", (int)outdir_caught);
+		} else if (fwrite(p, 1, n, f->fp) != n) {
+			rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
+					"write failed: %s", strerror(errno));
+		} else {
+			p += n;
+			len -= n;
+			continue;
+		}
 		file_discard(f);
 		return rc;
 	}
@@ -299,6 +811,7 @@ enum fs_rc outdir_file_write(struct outdir_file *f, const void *data,
 
 enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 {
+	char dir[OUTDIR_PATH_MAX];
 	enum fs_rc rc;
 	int e = 0;
 
@@ -306,11 +819,15 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				  "commit after the file was closed");
 	/* stdio buffers: the disk-full error may only surface here, so
-	 * flush and close are checked, each keeping the first errno. */
+	 * flush, fsync and close are checked, each keeping the first errno.
+	 * fsync before the rename: the name must never point at data that
+	 * is not on disk yet. */
 	if (fflush(f->fp) != 0)
 		e = errno;
 	else if (ferror(f->fp))
 		e = EIO;
+	else if (fsync(fileno(f->fp)) != 0 && errno != EINVAL && errno != ENOTSUP)
+		e = errno;
 	if (fclose(f->fp) != 0 && !e)
 		e = errno;
 	f->fp = NULL;
@@ -327,6 +844,11 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 		unlink(f->tmp);
 		return rc;
 	}
+	parent_of(f->path, dir, sizeof(dir));
+	if (sync_path(dir, 1) != 0)
+		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
+				  "written, but syncing '%s' failed: %s", dir,
+				  strerror(errno));
 	return FS_OK;
 }
 

@@ -1,33 +1,43 @@
 /*
  * outdir.h - output that appears whole or not at all: a directory
  * (outdir_*) and a single file (outdir_file_*), both written under a
- * temporary name next to the final one and renamed into place.
+ * temporary name next to the final one, fsync'ed, and renamed into place.
+ * docs/output-dir.md describes the protocol, what a kill leaves and what
+ * the next run sweeps.
  *
  *   struct outdir d;
  *   char p[OUTDIR_PATH_MAX];
- *   rc = outdir_begin(&d, "out/golden", err);       // out/golden.tmp.<pid>/
+ *   rc = outdir_check("out/golden", err);           // before the long work
+ *   ...
+ *   rc = outdir_begin(&d, "out/golden", err);       // out/.golden.fragsim-tmp.<pid>/
  *   rc = outdir_path(&d, "q.npy", p, sizeof(p), err);
  *   rc = npy_write(p, ...);                          // inside the temp dir
  *   rc = rc ? (outdir_abort(&d), rc) : outdir_commit(&d, err);
+ *
+ * The directory's manifest.json must carry OUTDIR_MARK_KEY:
+ * OUTDIR_MARK_VALUE as a JSON string at its top level: that is how a
+ * later run knows the directory is fragsim's own and may be replaced.
  *
  * A file the same way (npy, json and safetensors writers use this):
  *
  *   struct outdir_file f;
  *   rc = outdir_file_open(&f, "x.json", err);        // x.json.tmp.<pid>
  *   if (!rc) rc = outdir_file_write(&f, buf, len, err);
- *   if (!rc) rc = outdir_file_commit(&f, err);       // rename to x.json
+ *   if (!rc) rc = outdir_file_commit(&f, err);       // fsync, rename to x.json
  *
  * Every outdir_file_* call that fails has already closed and removed the
  * temporary file, so the caller only returns rc; outdir_file_abort is for
  * a caller that fails for its own reasons between open and commit.
  *
- * Write-side failures (open, write, close, rename) are FS_EINTERNAL with
- * err->file = the final path; a final path the user must change (exists
- * and is not ours, too long, no parent directory) is FS_EINPUT.
+ * Write-side failures (open, write, fsync, close, rename) are FS_EINTERNAL
+ * with err->file = the final path; a final path the user must change
+ * (exists and is not ours, too long, parent not a writable directory) is
+ * FS_EINPUT.
  */
 #ifndef OUTDIR_H
 #define OUTDIR_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -35,17 +45,46 @@
 
 #define OUTDIR_PATH_MAX 4096	/* bytes, NUL included */
 
+/* The top-level manifest.json member that makes a directory fragsim's. */
+#define OUTDIR_MARK_KEY "tool"
+#define OUTDIR_MARK_VALUE "fragsim"
+
 struct outdir {
 	char final[OUTDIR_PATH_MAX];	/* where the directory appears */
-	char tmp[OUTDIR_PATH_MAX];	/* final.tmp.<pid>, exists while open */
+	char parent[OUTDIR_PATH_MAX];	/* its parent ("." when none given) */
+	char tmp[OUTDIR_PATH_MAX];	/* parent/.base.fragsim-tmp.<pid> */
+	char old[OUTDIR_PATH_MAX];	/* parent/.base.fragsim-old.<pid> */
 	int open;			/* 1 between begin and commit/abort */
+	/* SIGINT, SIGTERM: 1 where begin installed the cleanup handler
+	 * (only over SIG_DFL), with the action to put back. */
+	int armed[2];
+	struct sigaction prev[2];
+	/* Test hooks, from the environment at begin (docs/output-dir.md):
+	 * FRAGSIM_OUTDIR_CRASH names a point of commit where the process
+	 * raises a signal; FRAGSIM_OUTDIR_NO_EXCHANGE=1 takes the path for
+	 * file systems without RENAME_EXCHANGE. NULL / 0 in normal runs. */
+	const char *crash;
+	int no_exchange;
 };
 
 /*
- * Create final_dir.tmp.<pid> (a sibling, so the rename never crosses a
- * file system). Refuses, before any work is done, a final_dir that commit
- * would refuse (see outdir_commit). Trailing slashes are ignored.
- * On failure nothing is created and d is not open.
+ * Everything outdir_begin checks, before the caller spends minutes
+ * computing: sweeps what killed runs left for this path (see
+ * outdir_begin), creates missing parent directories, proves the parent
+ * writable by creating and removing the temp directory, and refuses a
+ * final_dir that commit would refuse. Leaves no temp directory behind.
+ */
+enum fs_rc outdir_check(const char *final_dir, struct fs_err *err);
+
+/*
+ * Create the temp directory parent/.base.fragsim-tmp.<pid> (a sibling,
+ * so the renames never cross a file system), after sweeping the temp
+ * directories of dead fragsim processes for the same final_dir and
+ * putting back a previous output a killed run had moved aside. Refuses
+ * what commit would refuse. Trailing slashes are ignored. Until commit
+ * or abort, SIGINT and SIGTERM (where they have the default action) are
+ * caught: the next write fails and abort removes the temp directory,
+ * then the signal is raised again. On failure d is not open.
  */
 enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
 			struct fs_err *err);
@@ -55,13 +94,15 @@ enum fs_rc outdir_path(const struct outdir *d, const char *name, char *buf,
 		       size_t len, struct fs_err *err);
 
 /*
- * Rename the temp directory to final_dir. An absent or empty final_dir is
- * simply taken. A previous fragsim output (a directory holding
- * manifest.json) is replaced: renamed to final_dir.old.<pid>, the new one
- * renamed in, the old one removed. Anything else (a file, a symlink, a
- * non-empty directory without manifest.json) is refused with FS_EINPUT
- * and the temp directory is removed: we never delete a user's files.
- * After the call d is closed, whatever the result.
+ * fsync every file in the temp directory and the directory, then publish
+ * it as final_dir. An absent or empty final_dir is replaced by rename(2).
+ * A previous fragsim output (manifest.json with the mark) is swapped
+ * with the new one in one renameat2(RENAME_EXCHANGE), then removed; where
+ * the file system cannot exchange, it is moved aside and the new one
+ * renamed in (a kill between the two is repaired by the next run).
+ * Anything else (a file, a symlink, a non-empty directory that is not
+ * fragsim's) is refused with FS_EINPUT and the temp directory removed: a
+ * user's files are never deleted. After the call d is closed.
  */
 enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err);
 
@@ -74,11 +115,19 @@ struct outdir_file {
 	char tmp[OUTDIR_PATH_MAX];	/* path.tmp.<pid> */
 };
 
+/* Before the work that produces it: can path be written? Its directory
+ * must exist and take a new file (one is created and removed), and path
+ * must not be a directory. FS_EINPUT naming path otherwise. */
+enum fs_rc outdir_file_check(const char *path, struct fs_err *err);
+
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err);
+/* Fails (and discards the file) once SIGINT/SIGTERM was caught while an
+ * outdir is open, so a long write stops within one chunk. */
 enum fs_rc outdir_file_write(struct outdir_file *f, const void *data,
 			     size_t len, struct fs_err *err);
-/* Flush, close (both checked: a full disk shows up here), rename. */
+/* Flush, fsync, close (all checked: a full disk shows up here), rename,
+ * fsync the directory that holds it. */
 enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err);
 /* Close and remove the temporary file; a no-op when already closed. */
 void outdir_file_abort(struct outdir_file *f);

@@ -10,9 +10,14 @@
  */
 #include "runcase.h"
 
+#include <assert.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "case.h"
 #include "cli.h"
@@ -91,6 +96,9 @@ static float *load_given(const char *path, const size_t *shape, const char *what
 	return out;
 }
 
+static unsigned keep_plan(const struct runcase *r);
+static enum fs_rc memory_check(const struct runcase *r, struct fs_err *err);
+
 enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 {
 	const struct fs_case *c = &r->c;
@@ -103,6 +111,9 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 	enum fs_rc rc = FS_OK;
 	double t0;
 
+	rc = memory_check(r, err);
+	if (rc)
+		return rc;
 	t0 = cli_seconds();
 	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
 		rc = FS_EINPUT;
@@ -154,41 +165,301 @@ static int needs_scores(const struct case_check *k)
 	       !isnan(k->kld_p99_max) || !isnan(k->top1_min) || !isnan(k->rms_dp_max);
 }
 
-static unsigned keep_plan(const struct runcase *r)
+/* Upper bounds of the tiles the kernel executes, and of the bytes of
+ * its scores, accumulators and split-K states (doubles: no overflow). */
+static double out_sizes(const struct runcase *r, double need[3])
 {
 	const struct fs_case *c = &r->c;
 	const struct lanemap *lm = r->lm;
-	size_t rows = (size_t)c->n_seqs * case_tokens_max(c) * c->q_heads;
-	size_t ktiles = ((size_t)case_context_max(c) + lm->n - 1) / lm->n, tiles;
-	size_t need[3], used = 0;
+	double rows = (double)c->n_seqs * case_tokens_max(c) * c->q_heads;
+	double ktiles = (double)((case_context_max(c) + lm->n - 1) / lm->n), tiles;
+
+	if (c->mode == MODE_DECODE)
+		tiles = (double)c->n_seqs * case_tokens_max(c) * c->kv_heads *
+			((case_group(c) + lm->m - 1) / lm->m) * ktiles;
+	else
+		tiles = (double)c->n_seqs * c->q_heads *
+			((case_tokens_max(c) + lm->m - 1) / lm->m) * ktiles;
+	need[0] = rows * case_context_max(c) * sizeof(float);
+	need[1] = tiles * ((double)lm->wave * lm->op[LM_C].elems *
+			   (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / lm->k : 1) + 4) *
+		  sizeof(int32_t);
+	need[2] = case_segments_max(c) > 1 ?
+		  rows * case_segments_max(c) * ((double)c->head_dim + 2) * sizeof(float) : 0;
+	return tiles;
+}
+
+static unsigned keep_plan(const struct runcase *r)
+{
+	const struct fs_case *c = &r->c;
+	double need[3], used = 0;
 	static const unsigned bit[3] = { ATTN_DROP_SCORES, ATTN_DROP_ACC, ATTN_DROP_SPLITK };
 	static const unsigned gold[3] = { GOLD_SCORES, GOLD_ACC, GOLD_SPLITK };
 	size_t keep_max = r->keep_max ? r->keep_max : RUNCASE_CHECK_KEEP_MAX;
 	unsigned drop = 0;
 
-	if (c->mode == MODE_DECODE)
-		tiles = (size_t)c->n_seqs * case_tokens_max(c) * c->kv_heads *
-			((case_group(c) + lm->m - 1) / lm->m) * ktiles;
-	else
-		tiles = (size_t)c->n_seqs * c->q_heads *
-			((case_tokens_max(c) + lm->m - 1) / lm->m) * ktiles;
-	need[0] = rows * case_context_max(c) * sizeof(float);
-	need[1] = tiles * ((size_t)lm->wave * lm->op[LM_C].elems *
-			   (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / lm->k : 1) + 4) *
-		  sizeof(int32_t);
-	need[2] = case_segments_max(c) > 1 ?
-		  rows * case_segments_max(c) * ((size_t)c->head_dim + 2) * sizeof(float) : 0;
+	out_sizes(r, need);
 	for (int i = 0; i < 3; i++) {
 		if (c->golden & gold[i])
 			continue;
 		if (i == 0 && !r->emulate_only && needs_scores(&c->check))
 			continue;	/* a threshold the user set reads them */
-		if (r->emulate_only || used + need[i] > keep_max)
+		if (r->emulate_only || used + need[i] > (double)keep_max)
 			drop |= bit[i];
 		else
 			used += need[i];
 	}
 	return drop;
+}
+
+/*
+ * Memory, before any allocation (issue: a case that cannot fit must say
+ * so at once, not after minutes, nor by a crash). Every allocation that
+ * grows with the case is estimated from the case alone, as runcase_inputs
+ * (sim/inputs.c), attn_run_opts (sim/attn.c's outputs) and compare_run
+ * (ref/compare.c's block of rows) will make it, with the keys that drive
+ * it. The peak is the larger of two phases: building the inputs (given
+ * .npy copies alive) and emulating + comparing (given copies freed).
+ * Doubles: a silly case must not overflow the estimate. A case over
+ * inputs_build's cap (INPUTS_MAX_BYTES) or over the memory available is
+ * refused, naming its largest tensor:
+ *
+ *   a.yaml: needs 32.0 TiB, 32.0 TiB of it for the scores (sequences 4 x
+ *   tokens 8192 x q_heads 256 x context 1048576 x 4 bytes); this machine
+ *   has 22.9 GiB available
+ */
+struct need {
+	const char *what;
+	double bytes;
+	char keys[200];
+};
+
+#define RUNCASE_NEEDS 12
+
+/* "41.2 GiB", "3.0 MiB", "355.3 KiB" */
+static const char *human(double bytes, char buf[32])
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	bytes /= 1024;
+	while (u < 3 && bytes >= 1024)
+		bytes /= 1024, u++;
+	snprintf(buf, 32, "%.1f %s", bytes, unit[u]);
+	return buf;
+}
+
+static void need_add(struct need *n, int *k, const char *what, double bytes,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void need_add(struct need *n, int *k, const char *what, double bytes,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	assert(*k < RUNCASE_NEEDS);
+	n[*k].what = what;
+	n[*k].bytes = bytes;
+	va_start(ap, fmt);
+	vsnprintf(n[*k].keys, sizeof(n[*k].keys), fmt, ap);
+	va_end(ap);
+	(*k)++;
+}
+
+/* Size of a given .npy (its data is read whole before the f32 copy). */
+static double file_bytes(const char *path)
+{
+	struct stat st;
+
+	return path[0] && stat(path, &st) == 0 ? (double)st.st_size : 0;
+}
+
+/*
+ * The estimate, phase by phase; returns the peak, *top its largest item.
+ * *cap gets what inputs_build weighs against INPUTS_MAX_BYTES (it counts
+ * the logical K and V even when an emulation alone does not allocate
+ * them), *cap_top its largest item.
+ */
+static double memory_need(const struct runcase *r, struct need *top,
+			  double *cap, struct need *cap_top)
+{
+	const struct fs_case *c = &r->c;
+	const struct case_tensor *given[3] = { &c->q, &c->k, &c->v };
+	static const char *const given_name[3] = { "data.q.npy", "data.k.npy", "data.v.npy" };
+	struct need a[RUNCASE_NEEDS], b[RUNCASE_NEEDS], kv;
+	int na = 0, nb = 0, one = 0, n_inputs, S = c->n_seqs, T = case_tokens_max(c), X = case_context_max(c);
+	int Hq = c->q_heads, Hkv = c->kv_heads, D = c->head_dim, vb = c->v_dtype == VDT_INT8 ? 1 : 4;
+	double rows = (double)S * T * Hq, out[3], raw = 0, pa = 0, pb = 0, brows, tiles;
+	unsigned drop = keep_plan(r);
+
+	/* Phase a: the inputs, and the given tensors they are built from. */
+	need_add(a, &na, "the query (q f32, q_int8)", rows * D * 5,
+		 "sequences %d x tokens %d x q_heads %d x head_dim %d x 5 bytes", S, T, Hq, D);
+	need_add(&kv, &one, "the logical K and V", 2.0 * S * X * Hkv * D * 4,
+		 "sequences %d x context %d x kv_heads %d x head_dim %d x 4 bytes x 2",
+		 S, X, Hkv, D);
+	if (!r->emulate_only)	/* an emulation alone needs only the caches */
+		a[na++] = kv;
+	need_add(a, &na, "the K and V caches", (double)c->num_blocks * c->block_size * Hkv * D * (1 + vb),
+		 "cache.num_blocks %d x block_size %d x kv_heads %d x head_dim %d x %d bytes",
+		 c->num_blocks, c->block_size, Hkv, D, 1 + vb);
+	{
+		double slots = (double)c->num_blocks * c->block_size * Hkv;
+		double ks = c->k_scale == KSCALE_PER_TENSOR ? 4.0 / slots :
+			    c->k_scale == KSCALE_PER_BLOCK32 ? (D / 32) * 2.0 : 4.0;
+
+		need_add(a, &na, "the scales and tables",
+			 slots * (ks + (vb == 1 ? 4 : 0)) + rows * 4 +
+				 (double)S * (case_table_width(c) + T + 1) * 4,
+			 "cache.num_blocks %d x block_size %d x kv_heads %d scales, "
+			 "and sequences %d x tokens %d x q_heads %d",
+			 c->num_blocks, c->block_size, Hkv, S, T, Hq);
+	}
+	n_inputs = na;
+	/* The cap counts the logical K and V, allocated or not. */
+	*cap = r->emulate_only ? kv.bytes : 0;
+	*cap_top = kv;
+	for (int i = 0; i < n_inputs; i++) {
+		*cap += a[i].bytes;
+		if (a[i].bytes > cap_top->bytes)
+			*cap_top = a[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		double n = i == 0 ? rows * D : (double)S * X * Hkv * D;
+
+		if (!given[i]->npy[0])
+			continue;
+		need_add(a, &na, given_name[i], n * 4,
+			 "its elements as float32: %s %d x %d x %d x %d x 4 bytes",
+			 i == 0 ? "sequences x tokens x q_heads x head_dim" :
+				  "sequences x context x kv_heads x head_dim",
+			 S, i == 0 ? T : X, i == 0 ? Hq : Hkv, D);
+		if (file_bytes(given[i]->npy) > raw)
+			raw = file_bytes(given[i]->npy);
+	}
+	if (raw > 0)
+		need_add(a, &na, "a given .npy file while it is read", raw,
+			 "the file's size");
+
+	/* Phase b: the inputs stay (all but the given copies), plus the
+	 * emulation's outputs and the reference's block of rows. */
+	for (int i = 0; i < n_inputs; i++)
+		b[nb++] = a[i];
+	tiles = out_sizes(r, out);
+	need_add(b, &nb, "the output", rows * (D + 2) * 4,
+		 "sequences %d x tokens %d x q_heads %d x (head_dim %d + 2) x 4 bytes",
+		 S, T, Hq, D);
+	if (!(drop & ATTN_DROP_SCORES))
+		need_add(b, &nb, "the scores", out[0],
+			 "sequences %d x tokens %d x q_heads %d x context %d x 4 bytes",
+			 S, T, Hq, X);
+	if (!(drop & ATTN_DROP_ACC))
+		need_add(b, &nb, "the accumulators", out[1],
+			 "%.0f tiles of %d keys over context %d x (wave %d x C registers + 4) x 4 bytes",
+			 tiles, r->lm->n, X, r->lm->wave);
+	if (!(drop & ATTN_DROP_SPLITK) && out[2] > 0)
+		need_add(b, &nb, "the split-K states", out[2],
+			 "sequences %d x tokens %d x q_heads %d x %d segments (split_k.segment %d) "
+			 "x (head_dim %d + 2) x 4 bytes",
+			 S, T, Hq, case_segments_max(c), c->segment, D);
+	if (!r->emulate_only) {
+		/* ref/compare.c: a block of max(2^21 keys / context, 16) rows,
+		 * in chunks of 16, of 4 x context + 3 x head_dim doubles. */
+		brows = floor((double)(1L << 21) / X / 16) * 16;
+		brows = brows < 16 ? 16 : brows;
+		brows = brows > ceil(rows / 16) * 16 ? ceil(rows / 16) * 16 : brows;
+		need_add(b, &nb, "the reference's rows", brows * (4.0 * X + 3.0 * D) * 8,
+			 "%.0f rows x (4 x context %d + 3 x head_dim %d) x 8 bytes", brows, X, D);
+	}
+	for (int i = 0; i < na; i++)
+		pa += a[i].bytes;
+	for (int i = 0; i < nb; i++)
+		pb += b[i].bytes;
+	{
+		const struct need *ph = pa > pb ? a : b;
+		int n = pa > pb ? na : nb;
+
+		*top = ph[0];
+		for (int i = 1; i < n; i++)
+			if (ph[i].bytes > top->bytes)
+				*top = ph[i];
+	}
+	return pa > pb ? pa : pb;
+}
+
+/* A "Key: N kB" line of /proc/meminfo, in bytes; -1 when absent. */
+static double meminfo(const char *key)
+{
+	char line[256];
+	double v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':') {
+			v = strtod(line + strlen(key) + 1, NULL) * 1024;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* A number in a one-line file (cgroup v2); -1 when absent or "max". */
+static double file_number(const char *path)
+{
+	char buf[64] = "";
+	char *end;
+	double v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	v = strtod(buf, &end);
+	return end == buf ? -1 : v;
+}
+
+/* Bytes this process may still take: MemAvailable (else the free pages),
+ * lowered to what a cgroup v2 memory.max leaves; 0 when unknown. */
+double runcase_memory_available(void)
+{
+	double avail = meminfo("MemAvailable"), max, cur;
+
+	if (avail < 0) {
+		long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+		avail = pages > 0 && size > 0 ? (double)pages * size : 0;
+	}
+	max = file_number("/sys/fs/cgroup/memory.max");
+	cur = file_number("/sys/fs/cgroup/memory.current");
+	if (max >= 0 && cur >= 0 && (avail <= 0 || max - cur < avail))
+		avail = max > cur ? max - cur : 1;
+	return avail;
+}
+
+static enum fs_rc memory_check(const struct runcase *r, struct fs_err *err)
+{
+	double avail = r->mem_avail ? (double)r->mem_avail : runcase_memory_available();
+	struct need top, cap_top;
+	char h[3][32];
+	double need, cap;
+
+	need = memory_need(r, &top, &cap, &cap_top);
+	/* inputs_build would refuse it, but only after reading given .npy */
+	if (cap > (double)INPUTS_MAX_BYTES)
+		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
+				  "needs %s of input tensors, more than the %zu GiB "
+				  "limit; %s of it for %s (%s)",
+				  human(cap, h[0]), INPUTS_MAX_BYTES >> 30,
+				  human(cap_top.bytes, h[1]), cap_top.what, cap_top.keys);
+	if (avail <= 0 || need <= avail)
+		return FS_OK;	/* unknown: the allocations will say */
+	return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
+			  "needs %s, %s of it for %s (%s); this machine has %s available",
+			  human(need, h[0]), human(top.bytes, h[1]), top.what, top.keys,
+			  human(avail, h[2]));
 }
 
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)

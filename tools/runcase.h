@@ -26,7 +26,17 @@ struct runcase {
 	enum attn_exec exec;	/* set before exec: the executor (0: auto) */
 	unsigned dropped;	/* enum attn_drop bits: tensors not kept, so not checked */
 	size_t keep_max;	/* set before exec: RUNCASE_CHECK_KEEP_MAX when 0 */
+	size_t mem_avail;	/* set before inputs: bytes the case may use;
+				 * 0: what runcase_memory_available() says */
 };
+
+/*
+ * Bytes of memory this process may still take (MemAvailable, lowered by a
+ * cgroup v2 limit); 0 when unknown. runcase_inputs refuses, before any
+ * allocation, a case whose estimated peak exceeds it (or r->mem_avail),
+ * naming the largest tensor and the keys that drive it.
+ */
+double runcase_memory_available(void);
 
 /* Load case file, profile and route verdict. FS_EINPUT on bad input. */
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err);
