@@ -186,7 +186,8 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 		int dim = ks * k->K + op_red(o, op, slot);
 		int8_t v = 0;
 
-		if (tok / k->BS < nblk) {
+		/* dims past those loaded: the zero padding of the last K-step */
+		if (tok / k->BS < nblk && dim < k->dims) {
 			int blk = attn_block(k, u->s, tok);
 			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
 				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
@@ -206,9 +207,9 @@ static void load_q(const struct kern *k, const struct row *rows, int ks,
 
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
 		const struct row *w = &rows[op_free(o, op, slot)];
+		int dim = ks * k->K + op_red(o, op, slot);
 
-		reg[slot] = w->valid ?
-			    (uint8_t)w->q[ks * k->K + op_red(o, op, slot)] : 0;
+		reg[slot] = w->valid && dim < k->dims ? (uint8_t)w->q[dim] : 0;
 	}
 }
 
@@ -446,12 +447,14 @@ void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 {
 	struct attn_result *r = k->r;
 	size_t n = (size_t)r->ksteps_in_acc * k->W * k->EC;
+	int32_t *tl = &r->acc_tiles[tile * ATTN_TILE_COLS];
 
 	memcpy(&r->acc[tile * n], creg, n * sizeof(int32_t));
-	r->acc_tiles[tile * 4 + 0] = u->s;
-	r->acc_tiles[tile * 4 + 1] = u->h;
-	r->acc_tiles[tile * 4 + 2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
-	r->acc_tiles[tile * 4 + 3] = kb;
+	tl[0] = u->s;
+	tl[1] = u->h;
+	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
+	tl[3] = kb;
+	tl[4] = rt;
 }
 
 static int run_unit(const struct kern *k, const struct unit *u,
@@ -655,10 +658,6 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "profile %s: the INT8 kernel needs 8-bit A and B and i32 C",
 			       lm->name);
-	if (c->head_dim % lm->k)
-		return fs_fail(err, FS_EINPUT,
-			       "head_dim %d is not a multiple of the instruction's K (%d)",
-			       c->head_dim, lm->k);
 	if (c->k_scale == KSCALE_PER_BLOCK32 && lm->k != 32)
 		return fs_fail(err, FS_EINPUT,
 			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
@@ -678,19 +677,10 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "kernel: operand_order kq needs a square tile with A and B of one type; %s is %dx%d",
 			       lm->name, lm->m, lm->n);
-	if (c->kernel.head_dim_loaded && c->kernel.head_dim_loaded % lm->k)
-		return fs_fail(err, FS_EINPUT,
-			       "kernel: head_dim_loaded %d is not a multiple of the instruction's K (%d)",
-			       c->kernel.head_dim_loaded, lm->k);
 	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
 		return fs_fail(err, FS_EINPUT,
 			       "split_k.segment %d cuts a context into %d segments; at most %d",
 			       c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
-	if (c->mode == MODE_DECODE && case_group(c) > lm->m &&
-	    case_group(c) % lm->m)
-		return fs_fail(err, FS_EINPUT,
-			       "a GQA group of %d q heads does not fill whole %d-row tiles",
-			       case_group(c), lm->m);
 	return FS_OK;
 }
 
@@ -871,12 +861,14 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		return rc;
 	k.M = lm->m, k.N = lm->n, k.K = lm->k, k.W = lm->wave;
 	k.EA = lm->op[LM_A].elems, k.EB = lm->op[LM_B].elems, k.EC = lm->op[LM_C].elems;
-	k.D = c->head_dim, k.ksteps = k.D / k.K, k.G = case_group(c);
+	/* A head_dim that K does not divide (80, 112 with K = 32) takes one
+	 * more K-step, zero-padded past head_dim, as a kernel pads it. */
+	k.D = c->head_dim, k.ksteps = (k.D + k.K - 1) / k.K, k.G = case_group(c);
 	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
 	k.T = in->T, k.MAXCTX = in->MAXCTX;
 	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
-	k.ksteps_run = c->kernel.head_dim_loaded ? c->kernel.head_dim_loaded / k.K :
-						   k.ksteps;
+	k.dims = c->kernel.head_dim_loaded ? c->kernel.head_dim_loaded : k.D;
+	k.ksteps_run = (k.dims + k.K - 1) / k.K;
 	if (c_row_slots(&k)) {
 		c_row_slots_free(&k);
 		return fs_fail(err, FS_EINTERNAL, "out of memory");
@@ -963,7 +955,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		r->row_sum = alloc_n(rows_all, sizeof(float), &total);
 		if (want_acc) {
 			r->acc = alloc_n(acc_n, sizeof(int32_t), &total);
-			r->acc_tiles = alloc_n(r->n_tiles * 4, sizeof(int32_t), &total);
+			r->acc_tiles = alloc_n(r->n_tiles * ATTN_TILE_COLS, sizeof(int32_t),
+					       &total);
 		}
 		if (want_seg) {
 			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total);
@@ -987,7 +980,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 				r->seg_max[i] = -INFINITY;
 	}
 	{
-		int distinct = k.G < k.M ? k.G : k.M;
+		/* decode: G q heads over ceil(G / M) row tiles of M rows */
+		int distinct = k.G / ((k.G + k.M - 1) / k.M);
 
 		r->distinct_rows = c->mode == MODE_DECODE ? distinct : k.M;
 	}

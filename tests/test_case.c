@@ -386,9 +386,15 @@ static void out_of_range(void **state)
 	expect_error(BASE "model:\n  q_heads: 300\n" SEQ, 4, 12,
 		     "model.q_heads: must be between 1 and 256, not 300");
 	expect_error(BASE "model:\n  head_dim: 100\n" SEQ, 4, 13,
-		     "model.head_dim: must be a multiple of 32 between 32 and 1024");
+		     "model.head_dim: must be a multiple of 16 between 16 and 1024");
 	expect_error(BASE "model:\n  head_dim: 1056\n" SEQ, 4, 13,
-		     "model.head_dim: must be a multiple of 32 between 32 and 1024");
+		     "model.head_dim: must be a multiple of 16 between 16 and 1024");
+	expect_error(BASE "model:\n  head_dim: 8\n" SEQ, 4, 13,
+		     "model.head_dim: must be a multiple of 16 between 16 and 1024");
+	/* 80 is a shape (zero-padded last K-step), but not per_block32's */
+	expect_error(BASE "model:\n  head_dim: 80\ncache:\n  k_scale: per_block32\n" SEQ,
+		     6, 12, "cache.k_scale: per_block32 needs a head_dim that is a "
+		     "multiple of 32 (one fp16 scale per 32 elements), not 80");
 	expect_error(BASE "model:\n  softmax_scale: 0\n" SEQ, 4, 18,
 		     "model.softmax_scale: must be auto or a number greater than 0, not 0");
 	expect_error(BASE "model:\n  sliding_window: -1\n" SEQ, 4, 19,

@@ -89,7 +89,7 @@ static void hardware_side_untouched(void **state)
 		emulate(&r, reading[i], &bad);
 		assert_int_equal(bad.n_tiles, ok.n_tiles);
 		assert_memory_equal(bad.acc, ok.acc, ok.n_tiles * 64 * 4 * sizeof(int32_t));
-		assert_memory_equal(bad.acc_tiles, ok.acc_tiles, ok.n_tiles * 4 * sizeof(int32_t));
+		assert_memory_equal(bad.acc_tiles, ok.acc_tiles, ok.n_tiles * ATTN_TILE_COLS * sizeof(int32_t));
 		attn_free(&bad);
 	}
 	attn_free(&ok);
@@ -146,7 +146,7 @@ static void check_acc(const struct runcase *r, const struct attn_result *sim,
 {
 	assert_int_equal(sim->n_tiles, HKV * CTX / 16);
 	for (size_t t = 0; t < sim->n_tiles; t++) {
-		int g = sim->acc_tiles[t * 4 + 1], kb = sim->acc_tiles[t * 4 + 3];
+		int g = sim->acc_tiles[t * ATTN_TILE_COLS + 1], kb = sim->acc_tiles[t * ATTN_TILE_COLS + 3];
 
 		for (int lane = 0; lane < 64; lane++)
 			for (int e = 0; e < 4; e++)

@@ -271,9 +271,10 @@ static int is_pow2(int64_t x)
 	return x > 0 && (x & (x - 1)) == 0;
 }
 
-static int is_mult32(int64_t x)
+/* head_dim: whole 16-element chunks of the K cache's [D/16][BS][16]. */
+static int is_mult16(int64_t x)
 {
-	return x % 32 == 0;
+	return x % 16 == 0;
 }
 
 /*
@@ -453,8 +454,8 @@ static enum fs_rc load_model(struct loader *L, yaml_node_t *top)
 	if (m) {
 		if (opt_int(L, m, "model", "q_heads", 1, CASE_MAX_HEADS, &c->q_heads) ||
 		    opt_int(L, m, "model", "kv_heads", 1, CASE_MAX_HEADS, &c->kv_heads) ||
-		    opt_int_rule(L, m, "model", "head_dim", 32, CASE_MAX_HEAD_DIM, is_mult32,
-				 "must be a multiple of 32 between 32 and 1024",
+		    opt_int_rule(L, m, "model", "head_dim", 16, CASE_MAX_HEAD_DIM, is_mult16,
+				 "must be a multiple of 16 between 16 and 1024",
 				 &c->head_dim) ||
 		    opt_int(L, m, "model", "sliding_window", 0, CASE_MAX_CONTEXT,
 			    &c->sliding_window) ||
@@ -526,6 +527,11 @@ static enum fs_rc load_cache(struct loader *L, yaml_node_t *top,
 	if (opt_enum(L, m, "cache", "k_scale", kscale_names, &x))
 		return FS_EINPUT;
 	c->k_scale = (enum case_kscale)x;
+	if (c->k_scale == KSCALE_PER_BLOCK32 && c->head_dim % 32)
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, m, "k_scale"),
+				 "cache.k_scale", "per_block32 needs a head_dim that is a "
+				 "multiple of 32 (one fp16 scale per 32 elements), not %d",
+				 c->head_dim);
 	x = (int)c->v_dtype;
 	if (opt_enum(L, m, "cache", "v_dtype", vdtype_names, &x))
 		return FS_EINPUT;
