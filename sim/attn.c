@@ -37,6 +37,7 @@
 #include "attn_int.h"
 #include "fexp.h"
 #include "mmac.h"
+#include "quant.h"
 #include "tile_fast.h"
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
@@ -241,6 +242,19 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 }
 
 /*
+ * Is C slot s the one the kernel reads its entry from? A profile may hold
+ * a C entry in several (lane, register) slots (replicas: N); the hardware
+ * writes the same sum into each, and the kernel consumes the entry once,
+ * from its first slot in register order (lane-major), as the RDNA3
+ * kernels read their replicated A and B from the first lanes. Reading
+ * every replica would count the entry N times in the softmax sum.
+ */
+static int c_primary(const struct lanemap_operand *oc, int s)
+{
+	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
+}
+
+/*
  * Scores of one executed tile from its accumulators, into the workspace
  * ws[m * N + n] (the transpose: register order in, column order out).
  * The kernel's belief of each slot's column picks the K scale (col_scale),
@@ -262,6 +276,8 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		const struct row *w = &rows[m];
 		float sc;
 
+		if (!c_primary(oc, slot))
+			continue;	/* a replica: its entry is read once */
 		if (!key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
 			ws[m * k->N + n] = -INFINITY;
 			continue;
@@ -618,6 +634,8 @@ static int c_row_slots(struct kern *k)
 	for (int s = 0; s < slots; s++) {
 		int m = oc->row[s];
 
+		if (!c_primary(oc, s))
+			continue;
 		k->rowslots[m * k->rowcap + k->rowcount[m]++] = s;
 	}
 	return 0;
@@ -658,6 +676,14 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "profile %s: the INT8 kernel needs 8-bit A and B and i32 C",
 			       lm->name);
+	/* Q and K are symmetric int8 ([-clip, clip], poison -128): a u8
+	 * operand reads -1 as 255, so no correct kernel runs on one, and the
+	 * reference's mismatch would be reported as a mapping bug. */
+	for (int op = LM_A; op <= LM_B; op++)
+		if (lm->op[op].type == LM_U8)
+			return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
+					  "isa: profile %s: %s is u8, but the kernel's Q and K are signed int8 (a u8 operand reads -1 as 255); the INT8 kernel needs i8 A and B",
+					  lm->name, op == LM_A ? "a" : "b");
 	if (c->k_scale == KSCALE_PER_BLOCK32 && lm->k != 32)
 		return fs_fail(err, FS_EINPUT,
 			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
@@ -681,6 +707,75 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "split_k.segment %d cuts a context into %d segments; at most %d",
 			       c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
+	return FS_OK;
+}
+
+#define RANGE_MAX 0x1p127	/* half of f32's largest: room for rounding */
+
+/* The largest of n floats (stride 1), NaN (poison) skipped; inf counts. */
+static double max_abs(const float *x, size_t n)
+{
+	double m = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fabsf(x[i]) > m)
+			m = fabsf(x[i]);
+	return m;
+}
+
+/*
+ * Can the kernel's f32 arithmetic overflow on these inputs? A real kernel
+ * would overflow as the emulation does, while the reference (double)
+ * would not, and the difference would be reported as a mapping bug; so an
+ * input past f32's range is refused, naming the tensor. Bounds, with A =
+ * head_dim * clip^2 the largest |acc|:
+ *   scores  every intermediate of float(acc) * sQ * sK * scale (and of
+ *           per_block32's sum of acc_kb * sK_kb) is at most
+ *           A * max(sQ, sK, sQ sK, sQ sK scale), maxima over the inputs;
+ *   PV      o and the merged out sum at most (keys) p |v| <= MAXCTX max|v|
+ *           (p <= 1; the row's max has p = 1, so every l >= 1).
+ * Both must stay within 2^127. Example: one Q element of 3e38 makes
+ * sQ = 2.4e36, and with sK ~ 0.03 and head_dim 64 scores can reach
+ * 64 * 127^2 * 2.4e36 * 0.03 ~ 7e40: refused.
+ */
+static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *in,
+			      struct fs_err *err)
+{
+	const char *f = c->file[0] ? c->file : NULL;
+	size_t nks = (size_t)in->NB * in->BS * in->Hkv;
+	double sq = max_abs(in->q_scale, (size_t)in->S * in->T * in->Hq), sk = 0.0, v;
+	double a = (double)in->D * c->clip * c->clip, sc = c->softmax_scale, bound;
+
+	if (c->k_scale == KSCALE_PER_TENSOR)
+		sk = fabsf(in->k_scale[0]);
+	else if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
+		sk = max_abs(in->k_scale, nks);
+	else
+		for (size_t i = 0; i < nks * (size_t)(in->D / 32); i++) {
+			float x = quant_f16_to_f32(in->k_scale16[i]);
+
+			if (fabsf(x) > sk)
+				sk = fabsf(x);
+		}
+	if (c->v_dtype == VDT_INT8)
+		v = 127.0 * max_abs(in->v_scale, nks);
+	else
+		v = max_abs(in->v_cache_f, nks * (size_t)in->D);
+	if (isinf(sq) || isinf(sk) || isinf(v))
+		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
+				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",
+				  isinf(sq) ? "data.q" : isinf(sk) ? "data.k" : "data.v",
+				  isinf(sk) && c->k_scale == KSCALE_PER_BLOCK32 ?
+				  "; per_block32's fp16 K scale overflows past 65504, |K| > 65504 x clip" : "");
+	bound = a * fmax(fmax(sq, sk), fmax(sq * sk, sq * sk * sc));
+	if (bound > RANGE_MAX)
+		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
+				  "data.q, data.k: scores can reach %.3g (head_dim %d x clip %d^2 x max sQ %.3g x max sK %.3g x softmax_scale %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale Q or K down",
+				  bound, in->D, c->clip, sq, sk, sc);
+	if ((double)in->MAXCTX * v > RANGE_MAX)
+		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
+				  "data.v: the f32 PV sums can reach %.3g (%d keys x max |V| %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale V down",
+				  (double)in->MAXCTX * v, in->MAXCTX, v);
 	return FS_OK;
 }
 
@@ -857,6 +952,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	k.c = c, k.kn = &c->kernel, k.lm = lm, k.in = in, k.r = r;
 	k.hw = opts && opts->hw ? opts->hw : lm;
 	rc = check_profile(c, lm, k.hw, err);
+	if (!rc)
+		rc = check_range(c, in, err);
 	if (rc)
 		return rc;
 	k.M = lm->m, k.N = lm->n, k.K = lm->k, k.W = lm->wave;

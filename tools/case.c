@@ -568,10 +568,13 @@ static enum fs_rc load_seq(struct loader *L, yaml_node_t *sn, int s)
 	if (decode) {
 		if (!ydoc_get(L->d, sn, "context"))
 			return missing(L, sn, p, "context", "");
-		if (opt_int(L, sn, p, "context", 1, CASE_MAX_CONTEXT, &q->context))
+		if (opt_int(L, sn, p, "context", 0, CASE_MAX_CONTEXT, &q->context))
 			return FS_EINPUT;
+		/* context 0: a padded batch entry, one query row that sees
+		 * no key (q_pos -1); its output is 0 */
 		q->tokens = 1;
 		if (opt_int(L, sn, p, "tokens", 1,
+			    q->context < 1 ? 1 :
 			    q->context < CASE_MAX_TOKENS ? q->context : CASE_MAX_TOKENS,
 			    &q->tokens))
 			return FS_EINPUT;
@@ -582,7 +585,7 @@ static enum fs_rc load_seq(struct loader *L, yaml_node_t *sn, int s)
 		if (!ydoc_get(L->d, sn, "chunk"))
 			return missing(L, sn, p, "chunk", "");
 		if (opt_int(L, sn, p, "history", 0, CASE_MAX_CONTEXT, &q->history) ||
-		    opt_int(L, sn, p, "chunk", 1, CASE_MAX_TOKENS, &q->tokens))
+		    opt_int(L, sn, p, "chunk", 0, CASE_MAX_TOKENS, &q->tokens))
 			return FS_EINPUT;
 		if (q->history + q->tokens > CASE_MAX_CONTEXT)
 			return ydoc_fail(L->err, L->d, sn, p,
@@ -632,6 +635,11 @@ static enum fs_rc load_sequences(struct loader *L, yaml_node_t *top,
 		return ydoc_fail(L->err, L->d, v, "sequences",
 				 "contexts add up to %lld keys, more than %d",
 				 (long long)keys, CASE_MAX_KEYS_TOTAL);
+	/* prefill chunks of 0 (padded batch entries) have no rows; a case
+	 * of nothing but those would emulate nothing */
+	if (tokens == 0)
+		return ydoc_fail(L->err, L->d, v, "sequences",
+				 "no sequence has a query token (every chunk is 0)");
 	if (tokens > CASE_MAX_QUERY_TOTAL)
 		return ydoc_fail(L->err, L->d, v, "sequences",
 				 "query tokens add up to %lld, more than %d",
