@@ -4,11 +4,13 @@
  * online softmax, the workspace transpose, split-K and PV.
  *
  * One work unit is what one workgroup of the real kernel does:
- *   decode   (sequence, query token, kv head): M rows = the G q heads of
- *            the group, row r holding q head h*G + r % G
+ *   decode   (sequence, query token, kv head): ceil(G / M) row tiles of
+ *            M rows over the G q heads of the group, row r of row tile
+ *            i holding q head h*G + (i*M + r) % G (acc_tiles' row_tile)
  *   prefill  (sequence, q head, 8 row tiles): 8 waves x M rows = 128
  *            query rows sharing every K tile they load
- * For each split-K segment, for each key tile of N keys, for each K-step:
+ * For each split-K segment, for each key tile of N keys, for each of the
+ * ceil(D / K) K-steps (dims past D are zero: the last one's padding):
  *
  *   lane L, A element e  <- Qq[row(L,e)][kstep*K + kcol(L,e)]     (profile A)
  *   lane L, B element e  <- k_cache[block_table[s][tok/BS]][h][dim/16]

@@ -6,7 +6,8 @@
  * Tiles. One tile is one instruction-shaped block of C: M query rows by N
  * keys (16 x 16 on gfx936), accumulated over D / K K-steps.
  *   decode   rows = the G q heads of one kv head, by q_head % G (repeated
- *            to fill M rows: 6 distinct of 16 for Qwen3.5-27B)
+ *            to fill M rows: 6 distinct of 16 for Qwen3.5-27B; G > M takes
+ *            ceil(G / M) row tiles)
  *   prefill  rows = M consecutive query tokens of one q head
  * acc_tiles[i] = (seq, head, row_base, token_base, row_tile): head is the
  * kv head in decode and the q head in prefill; row_base the first query
