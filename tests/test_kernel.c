@@ -226,14 +226,16 @@ static void kernel_section_errors(void **state)
 		free(path);
 	}
 	{
-		/* 80 is in range but not a whole number of K-steps of 32. */
+		/* 80 is not a whole number of K-steps of 32: the kernel issues
+		 * 3, the last zero-padded past dim 80, and misses dims 80..255,
+		 * so the accumulators differ from the reference: caught. */
 		char *path = tu_write_temp(".yaml",
 			"fragsim: 1\nname: k\nsequences:\n  - {context: 16}\n"
 			"kernel: {head_dim_loaded: 80}\n");
 		struct run_result res = tu_run("run %s", path);
 
-		assert_int_equal(res.status, 2);
-		assert_non_null(strstr(res.err, "head_dim_loaded 80 is not a multiple of the instruction's K (32)"));
+		assert_int_equal(res.status, 1);
+		assert_non_null(strstr(res.out, "FAIL acc"));
 		tu_free(&res);
 		unlink(path);
 		free(path);

@@ -21,7 +21,7 @@
 #include "../tools/npy.h"
 #include "testutil.h"
 
-#define TMP "/tmp/fragsim-shapes"
+#define TMP "/tmp/fragsim-shapes"	/* this test only */
 
 static void expect_run(const char *args, int status, const char *in_err)
 {
