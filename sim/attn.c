@@ -731,14 +731,14 @@ static double max_abs(const float *x, size_t n)
  * would not, and the difference would be reported as a mapping bug; so an
  * input past f32's range is refused, naming the tensor. Bounds, with A =
  * head_dim * clip^2 the largest |acc|:
- *   scores  every intermediate of float(acc) * sQ * sK * scale (and of
- *           per_block32's sum of acc_kb * sK_kb) is at most
- *           A * max(sQ, sK, sQ sK, sQ sK scale), maxima over the inputs;
+ *   scores  every intermediate of ((float(acc) * sQ) * sK) * scale is at
+ *           most A * max(sQ, sQ sK, sQ sK scale), maxima over the inputs
+ *           (per_block32 sums acc_kb * sK_kb first: A * max(sK, ...));
  *   PV      o and the merged out sum at most (keys) p |v| <= MAXCTX max|v|
  *           (p <= 1; the row's max has p = 1, so every l >= 1).
  * Both must stay within 2^127. Example: one Q element of 3e38 makes
- * sQ = 2.4e36, and with sK ~ 0.03 and head_dim 64 scores can reach
- * 64 * 127^2 * 2.4e36 * 0.03 ~ 7e40: refused.
+ * sQ = 3e38 / 127 = 2.4e36, and with head_dim 64 the first product
+ * float(acc) * sQ can reach 64 * 127^2 * 2.4e36 = 2.4e42: refused.
  */
 static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *in,
 			      struct fs_err *err)
@@ -769,10 +769,11 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 				  isinf(sq) ? "data.q" : isinf(sk) ? "data.k" : "data.v",
 				  isinf(sk) && c->k_scale == KSCALE_PER_BLOCK32 ?
 				  "; per_block32's fp16 K scale overflows past 65504, |K| > 65504 x clip" : "");
-	bound = a * fmax(fmax(sq, sk), fmax(sq * sk, sq * sk * sc));
+	bound = a * fmax(c->k_scale == KSCALE_PER_BLOCK32 ? sk : sq,
+			 fmax(sq * sk, sq * sk * sc));
 	if (bound > RANGE_MAX)
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
-				  "data.q, data.k: scores can reach %.3g (head_dim %d x clip %d^2 x max sQ %.3g x max sK %.3g x softmax_scale %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale Q or K down",
+				  "data.q, data.k: the f32 score products can reach %.3g (head_dim %d x clip %d^2 x the largest of sQ, sQ sK, sQ sK softmax_scale; max sQ %.3g, max sK %.3g, softmax_scale %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale Q or K down",
 				  bound, in->D, c->clip, sq, sk, sc);
 	if ((double)in->MAXCTX * v > RANGE_MAX)
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,

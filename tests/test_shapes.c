@@ -170,9 +170,13 @@ static void huge_inputs_are_refused(void **state)
 	write_file(TMP "/qinf.yaml", text);
 	snprintf(text, sizeof(text), body, "v", "vok");
 	write_file(TMP "/vok.yaml", text);
-	/* sQ = 3e38 / 127; head_dim 64 x 127^2 x sQ x sK is far past 2^127 */
-	expect_run("run " TMP "/q.yaml", 2, TMP "/q.yaml: data.q, data.k: scores can reach ");
-	expect_run("run " TMP "/k.yaml --exec scalar", 2, "data.q, data.k: scores can reach ");
+	/* sQ = 3e38 / 127 = 2.36e36: float(acc) * sQ can reach
+	 * 64 x 127^2 x 2.36e36 = 2.44e42, far past 2^127 */
+	expect_run("run " TMP "/q.yaml", 2,
+		   TMP "/q.yaml: data.q, data.k: the f32 score products can reach 2.44e+42");
+	/* sK = 2.36e36 and sQ ~ 0.004: sQ sK ~ 1e34, times 64 x 127^2 */
+	expect_run("run " TMP "/k.yaml --exec scalar", 2,
+		   "data.q, data.k: the f32 score products can reach ");
 	/* 20 keys x 3e38 */
 	expect_run("run " TMP "/v.yaml", 2, "data.v: the f32 PV sums can reach 6.0");
 	expect_run("run " TMP "/qinf.yaml", 2, "data.q: a value is past f32's range");
