@@ -545,6 +545,8 @@ static void fast_goldens_equal_scalar(void **state)
 		"cases/edge/decode-gqa-48-2.yaml",
 		"cases/edge/head-dim-80.yaml",
 		"cases/edge/head-dim-112-prefill.yaml",
+		"cases/edge/decode-context-0.yaml",
+		"cases/edge/prefill-chunk-0.yaml",
 	};
 
 	(void)state;
