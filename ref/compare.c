@@ -7,8 +7,10 @@
  *              lane*EC + e of tile i holds C[row][col] with row, col from
  *              the profile's forward table (lm->op[LM_C].row/col: data,
  *              not the sim's addressing code). acc_tiles[i] = (s, head,
- *              row_base, token_base):
- *                decode   q head = head*G + row % G, t = row_base
+ *              row_base, token_base, row_tile):
+ *                decode   q head = head*G + (row_tile*M + row) % G,
+ *                         t = row_base (a group of G > M q heads runs
+ *                         G/M row tiles per kv head)
  *                prefill  q head = head,             t = row_base + row
  *              key j = token_base + col. Slots with j >= context or
  *              t >= T_s are not compared (the tail holds whatever the
@@ -529,8 +531,8 @@ static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
 {
 	const struct attn_result *r = x->r;
 	const struct lanemap_operand *C = &x->lm->op[LM_C];
-	const int32_t *tl = r->acc_tiles + 4 * i;
-	int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3];
+	const int32_t *tl = r->acc_tiles + ATTN_TILE_COLS * i;
+	int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3], rt = tl[4];
 	int W = x->lm->wave, EC = C->elems, nks = r->ksteps_in_acc;
 	int M = x->lm->m, N = x->lm->n, D = x->D;
 	int n = x->in->context_lens[s], len = nks > 1 ? 32 : D;
@@ -538,7 +540,7 @@ static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
 
 	for (int row = 0; row < M; row++) {
 		if (x->c->mode == MODE_DECODE) {
-			b->qh[row] = head * x->G + row % x->G;
+			b->qh[row] = head * x->G + (rt * M + row) % x->G;
 			b->t[row] = rb;
 		} else {
 			b->qh[row] = head;
@@ -638,20 +640,22 @@ static enum fs_rc cmp_validate(const struct cmp_ctx *x, struct fs_err *err)
 			       "acc holds %d k-steps per tile; compare needs 1, "
 			       "or head_dim/32 with per_block32 k scales",
 			       r->ksteps_in_acc);
-	if (c->mode == MODE_DECODE && x->G > x->lm->m)
-		return fs_fail(err, FS_EINPUT,
-			       "decode group of %d q heads does not fit %d rows",
-			       x->G, x->lm->m);
 	for (size_t i = 0; i < r->n_tiles; i++) {
-		const int32_t *tl = r->acc_tiles + 4 * i;
+		const int32_t *tl = r->acc_tiles + ATTN_TILE_COLS * i;
 		int heads = c->mode == MODE_DECODE ? in->Hkv : in->Hq;
+		int M = x->lm->m;
+		/* decode: G/M row tiles per kv head (one when G <= M);
+		 * prefill: the row tile that starts at row_base */
+		int rt_ok = c->mode == MODE_DECODE ?
+			    tl[4] >= 0 && tl[4] < (x->G + M - 1) / M :
+			    tl[2] % M == 0 && tl[4] == tl[2] / M;
 
 		if (tl[0] < 0 || tl[0] >= in->S || tl[1] < 0 ||
 		    tl[1] >= heads || tl[2] < 0 || tl[2] >= in->T || tl[3] < 0 ||
-		    tl[3] >= in->MAXCTX)
+		    tl[3] >= in->MAXCTX || !rt_ok)
 			return fs_fail(err, FS_EINPUT,
-				       "acc_tiles[%zu] = (%d, %d, %d, %d) is out "
-				       "of range", i, tl[0], tl[1], tl[2], tl[3]);
+				       "acc_tiles[%zu] = (%d, %d, %d, %d, %d) is out "
+				       "of range", i, tl[0], tl[1], tl[2], tl[3], tl[4]);
 	}
 	return FS_OK;
 }

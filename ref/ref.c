@@ -336,8 +336,22 @@ static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in
 	ref_softmax(r->score_f, r->prob_f, n, lo, hi, &r->max_f, &r->sum_f);
 }
 
+/* dot_pv's loop for a slice of n < DOT_SLICE elements, written out. */
+static void pv_plain(int nk, int n, const double *p, const double *pf,
+		     const double *v, size_t vstride, const float *vf,
+		     size_t fstride, double *o, double *oa, double *of)
+{
+	for (int j = 0; j < nk; j++)
+		for (int d = 0; d < n; d++) {
+			o[d] += p[j] * v[(size_t)j * vstride + d];
+			oa[d] += p[j] * fabs(v[(size_t)j * vstride + d]);
+			of[d] += pf[j] * (double)vf[(size_t)j * fstride + d];
+		}
+}
+
 /*
- * PV pass, head-dim elements [d0, d1) (a multiple of DOT_SLICE): out,
+ * PV pass, head-dim elements [d0, d1) (a multiple of 16; DOT_SLICE at a
+ * time, the last 16 by pv_plain when DOT_SLICE does not divide it): out,
  * out_absd and out_f of every row, each key's V gathered once. V
  * dequantized: the int8 times its double scale is exact in double. The
  * float V rows are read in place (prefetched as the keys are gathered:
@@ -350,7 +364,7 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 	size_t fstride = (size_t)in->Hkv * D;
 	double v[REF_PV_KEYS * REF_PV_DIMS];
 
-	assert(w % DOT_SLICE == 0 && w <= REF_PV_DIMS);
+	assert(w % 16 == 0 && w <= REF_PV_DIMS);
 	for (int i = 0; i < grp->rows; i++)
 		for (int d = d0; d < d1; d++)
 			grp->row[i].out[d] = grp->row[i].out_absd[d] =
@@ -387,12 +401,21 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 			ref_range(c, in, s, grp->t[i], &lo, &hi);
 			a = lo > jb ? lo : jb;
 			b = hi < jb + nk ? hi : jb + nk;
-			for (int e = 0; a < b && e < w; e += DOT_SLICE)
+			for (int e = 0; a < b && e < w; e += DOT_SLICE) {
+				if (w - e < DOT_SLICE) {	/* head_dim 80, 112: 16 left */
+					pv_plain(b - a, w - e, r->prob + a, r->prob_f + a,
+						 v + (size_t)(a - jb) * w + e, (size_t)w,
+						 vf + (size_t)(a - jb) * fstride + e, fstride,
+						 r->out + d0 + e, r->out_absd + d0 + e,
+						 r->out_f + d0 + e);
+					break;
+				}
 				dot_pv(b - a, r->prob + a, r->prob_f + a,
 				       v + (size_t)(a - jb) * w + e, (size_t)w,
 				       vf + (size_t)(a - jb) * fstride + e, fstride,
 				       r->out + d0 + e, r->out_absd + d0 + e,
 				       r->out_f + d0 + e);
+			}
 		}
 	}
 }
@@ -419,7 +442,7 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 	int D = in->D, nslice = (D + REF_PV_DIMS - 1) / REF_PV_DIMS;
 	int npiece, nrow;
 
-	assert(D <= REF_MAX_D && D % DOT_SLICE == 0);
+	assert(D <= REF_MAX_D && D % 16 == 0);
 	if (n <= 0)
 		return;
 #pragma omp single

@@ -4,11 +4,13 @@
  * online softmax, the workspace transpose, split-K and PV.
  *
  * One work unit is what one workgroup of the real kernel does:
- *   decode   (sequence, query token, kv head): M rows = the G q heads of
- *            the group, row r holding q head h*G + r % G
+ *   decode   (sequence, query token, kv head): ceil(G / M) row tiles of
+ *            M rows over the G q heads of the group, row r of row tile
+ *            i holding q head h*G + (i*M + r) % G (acc_tiles' row_tile)
  *   prefill  (sequence, q head, 8 row tiles): 8 waves x M rows = 128
  *            query rows sharing every K tile they load
- * For each split-K segment, for each key tile of N keys, for each K-step:
+ * For each split-K segment, for each key tile of N keys, for each of the
+ * ceil(D / K) K-steps (dims past D are zero: the last one's padding):
  *
  *   lane L, A element e  <- Qq[row(L,e)][kstep*K + kcol(L,e)]     (profile A)
  *   lane L, B element e  <- k_cache[block_table[s][tok/BS]][h][dim/16]
@@ -37,6 +39,7 @@
 #include "attn_int.h"
 #include "fexp.h"
 #include "mmac.h"
+#include "quant.h"
 #include "tile_fast.h"
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
@@ -186,7 +189,8 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 		int dim = ks * k->K + op_red(o, op, slot);
 		int8_t v = 0;
 
-		if (tok / k->BS < nblk) {
+		/* dims past those loaded: the zero padding of the last K-step */
+		if (tok / k->BS < nblk && dim < k->dims) {
 			int blk = attn_block(k, u->s, tok);
 			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
 				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
@@ -206,9 +210,9 @@ static void load_q(const struct kern *k, const struct row *rows, int ks,
 
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
 		const struct row *w = &rows[op_free(o, op, slot)];
+		int dim = ks * k->K + op_red(o, op, slot);
 
-		reg[slot] = w->valid ?
-			    (uint8_t)w->q[ks * k->K + op_red(o, op, slot)] : 0;
+		reg[slot] = w->valid && dim < k->dims ? (uint8_t)w->q[dim] : 0;
 	}
 }
 
@@ -240,6 +244,19 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 }
 
 /*
+ * Is C slot s the one the kernel reads its entry from? A profile may hold
+ * a C entry in several (lane, register) slots (replicas: N); the hardware
+ * writes the same sum into each, and the kernel consumes the entry once,
+ * from its first slot in register order (lane-major), as the RDNA3
+ * kernels read their replicated A and B from the first lanes. Reading
+ * every replica would count the entry N times in the softmax sum.
+ */
+static int c_primary(const struct lanemap_operand *oc, int s)
+{
+	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
+}
+
+/*
  * Scores of one executed tile from its accumulators, into the workspace
  * ws[m * N + n] (the transpose: register order in, column order out).
  * The kernel's belief of each slot's column picks the K scale (col_scale),
@@ -261,6 +278,8 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		const struct row *w = &rows[m];
 		float sc;
 
+		if (!c_primary(oc, slot))
+			continue;	/* a replica: its entry is read once */
 		if (!key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
 			ws[m * k->N + n] = -INFINITY;
 			continue;
@@ -446,12 +465,14 @@ void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 {
 	struct attn_result *r = k->r;
 	size_t n = (size_t)r->ksteps_in_acc * k->W * k->EC;
+	int32_t *tl = &r->acc_tiles[tile * ATTN_TILE_COLS];
 
 	memcpy(&r->acc[tile * n], creg, n * sizeof(int32_t));
-	r->acc_tiles[tile * 4 + 0] = u->s;
-	r->acc_tiles[tile * 4 + 1] = u->h;
-	r->acc_tiles[tile * 4 + 2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
-	r->acc_tiles[tile * 4 + 3] = kb;
+	tl[0] = u->s;
+	tl[1] = u->h;
+	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
+	tl[3] = kb;
+	tl[4] = rt;
 }
 
 static int run_unit(const struct kern *k, const struct unit *u,
@@ -615,6 +636,8 @@ static int c_row_slots(struct kern *k)
 	for (int s = 0; s < slots; s++) {
 		int m = oc->row[s];
 
+		if (!c_primary(oc, s))
+			continue;
 		k->rowslots[m * k->rowcap + k->rowcount[m]++] = s;
 	}
 	return 0;
@@ -655,10 +678,14 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "profile %s: the INT8 kernel needs 8-bit A and B and i32 C",
 			       lm->name);
-	if (c->head_dim % lm->k)
-		return fs_fail(err, FS_EINPUT,
-			       "head_dim %d is not a multiple of the instruction's K (%d)",
-			       c->head_dim, lm->k);
+	/* Q and K are symmetric int8 ([-clip, clip], poison -128): a u8
+	 * operand reads -1 as 255, so no correct kernel runs on one, and the
+	 * reference's mismatch would be reported as a mapping bug. */
+	for (int op = LM_A; op <= LM_B; op++)
+		if (lm->op[op].type == LM_U8)
+			return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
+					  "isa: profile %s: %s is u8, but the kernel's Q and K are signed int8 (a u8 operand reads -1 as 255); the INT8 kernel needs i8 A and B",
+					  lm->name, op == LM_A ? "a" : "b");
 	if (c->k_scale == KSCALE_PER_BLOCK32 && lm->k != 32)
 		return fs_fail(err, FS_EINPUT,
 			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
@@ -678,19 +705,80 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "kernel: operand_order kq needs a square tile with A and B of one type; %s is %dx%d",
 			       lm->name, lm->m, lm->n);
-	if (c->kernel.head_dim_loaded && c->kernel.head_dim_loaded % lm->k)
-		return fs_fail(err, FS_EINPUT,
-			       "kernel: head_dim_loaded %d is not a multiple of the instruction's K (%d)",
-			       c->kernel.head_dim_loaded, lm->k);
 	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
 		return fs_fail(err, FS_EINPUT,
 			       "split_k.segment %d cuts a context into %d segments; at most %d",
 			       c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
-	if (c->mode == MODE_DECODE && case_group(c) > lm->m &&
-	    case_group(c) % lm->m)
-		return fs_fail(err, FS_EINPUT,
-			       "a GQA group of %d q heads does not fill whole %d-row tiles",
-			       case_group(c), lm->m);
+	return FS_OK;
+}
+
+#define RANGE_MAX 0x1p127	/* half of f32's largest: room for rounding */
+
+/* The largest of n floats (stride 1), NaN (poison) skipped; inf counts. */
+static double max_abs(const float *x, size_t n)
+{
+	double m = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fabsf(x[i]) > m)
+			m = fabsf(x[i]);
+	return m;
+}
+
+/*
+ * Can the kernel's f32 arithmetic overflow on these inputs? A real kernel
+ * would overflow as the emulation does, while the reference (double)
+ * would not, and the difference would be reported as a mapping bug; so an
+ * input past f32's range is refused, naming the tensor. Bounds, with A =
+ * head_dim * clip^2 the largest |acc|:
+ *   scores  every intermediate of ((float(acc) * sQ) * sK) * scale is at
+ *           most A * max(sQ, sQ sK, sQ sK scale), maxima over the inputs
+ *           (per_block32 sums acc_kb * sK_kb first: A * max(sK, ...));
+ *   PV      o and the merged out sum at most (keys) p |v| <= MAXCTX max|v|
+ *           (p <= 1; the row's max has p = 1, so every l >= 1).
+ * Both must stay within 2^127. Example: one Q element of 3e38 makes
+ * sQ = 3e38 / 127 = 2.4e36, and with head_dim 64 the first product
+ * float(acc) * sQ can reach 64 * 127^2 * 2.4e36 = 2.4e42: refused.
+ */
+static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *in,
+			      struct fs_err *err)
+{
+	const char *f = c->file[0] ? c->file : NULL;
+	size_t nks = (size_t)in->NB * in->BS * in->Hkv;
+	double sq = max_abs(in->q_scale, (size_t)in->S * in->T * in->Hq), sk = 0.0, v;
+	double a = (double)in->D * c->clip * c->clip, sc = c->softmax_scale, bound;
+
+	if (c->k_scale == KSCALE_PER_TENSOR)
+		sk = fabsf(in->k_scale[0]);
+	else if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
+		sk = max_abs(in->k_scale, nks);
+	else
+		for (size_t i = 0; i < nks * (size_t)(in->D / 32); i++) {
+			float x = quant_f16_to_f32(in->k_scale16[i]);
+
+			if (fabsf(x) > sk)
+				sk = fabsf(x);
+		}
+	if (c->v_dtype == VDT_INT8)
+		v = 127.0 * max_abs(in->v_scale, nks);
+	else
+		v = max_abs(in->v_cache_f, nks * (size_t)in->D);
+	if (isinf(sq) || isinf(sk) || isinf(v))
+		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
+				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",
+				  isinf(sq) ? "data.q" : isinf(sk) ? "data.k" : "data.v",
+				  isinf(sk) && c->k_scale == KSCALE_PER_BLOCK32 ?
+				  "; per_block32's fp16 K scale overflows past 65504, |K| > 65504 x clip" : "");
+	bound = a * fmax(c->k_scale == KSCALE_PER_BLOCK32 ? sk : sq,
+			 fmax(sq * sk, sq * sk * sc));
+	if (bound > RANGE_MAX)
+		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
+				  "data.q, data.k: the f32 score products can reach %.3g (head_dim %d x clip %d^2 x the largest of sQ, sQ sK, sQ sK softmax_scale; max sQ %.3g, max sK %.3g, softmax_scale %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale Q or K down",
+				  bound, in->D, c->clip, sq, sk, sc);
+	if ((double)in->MAXCTX * v > RANGE_MAX)
+		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
+				  "data.v: the f32 PV sums can reach %.3g (%d keys x max |V| %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale V down",
+				  (double)in->MAXCTX * v, in->MAXCTX, v);
 	return FS_OK;
 }
 
@@ -867,16 +955,20 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	k.c = c, k.kn = &c->kernel, k.lm = lm, k.in = in, k.r = r;
 	k.hw = opts && opts->hw ? opts->hw : lm;
 	rc = check_profile(c, lm, k.hw, err);
+	if (!rc)
+		rc = check_range(c, in, err);
 	if (rc)
 		return rc;
 	k.M = lm->m, k.N = lm->n, k.K = lm->k, k.W = lm->wave;
 	k.EA = lm->op[LM_A].elems, k.EB = lm->op[LM_B].elems, k.EC = lm->op[LM_C].elems;
-	k.D = c->head_dim, k.ksteps = k.D / k.K, k.G = case_group(c);
+	/* A head_dim that K does not divide (80, 112 with K = 32) takes one
+	 * more K-step, zero-padded past head_dim, as a kernel pads it. */
+	k.D = c->head_dim, k.ksteps = (k.D + k.K - 1) / k.K, k.G = case_group(c);
 	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
 	k.T = in->T, k.MAXCTX = in->MAXCTX;
 	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
-	k.ksteps_run = c->kernel.head_dim_loaded ? c->kernel.head_dim_loaded / k.K :
-						   k.ksteps;
+	k.dims = c->kernel.head_dim_loaded ? c->kernel.head_dim_loaded : k.D;
+	k.ksteps_run = (k.dims + k.K - 1) / k.K;
 	if (c_row_slots(&k)) {
 		c_row_slots_free(&k);
 		return fs_fail(err, FS_EINTERNAL, "out of memory");
@@ -963,7 +1055,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		r->row_sum = alloc_n(rows_all, sizeof(float), &total);
 		if (want_acc) {
 			r->acc = alloc_n(acc_n, sizeof(int32_t), &total);
-			r->acc_tiles = alloc_n(r->n_tiles * 4, sizeof(int32_t), &total);
+			r->acc_tiles = alloc_n(r->n_tiles * ATTN_TILE_COLS, sizeof(int32_t),
+					       &total);
 		}
 		if (want_seg) {
 			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total);
@@ -987,7 +1080,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 				r->seg_max[i] = -INFINITY;
 	}
 	{
-		int distinct = k.G < k.M ? k.G : k.M;
+		/* decode: G q heads over ceil(G / M) row tiles of M rows */
+		int distinct = k.G / ((k.G + k.M - 1) / k.M);
 
 		r->distinct_rows = c->mode == MODE_DECODE ? distinct : k.M;
 	}

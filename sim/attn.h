@@ -6,11 +6,16 @@
  * Tiles. One tile is one instruction-shaped block of C: M query rows by N
  * keys (16 x 16 on gfx936), accumulated over D / K K-steps.
  *   decode   rows = the G q heads of one kv head, by q_head % G (repeated
- *            to fill M rows: 6 distinct of 16 for Qwen3.5-27B)
+ *            to fill M rows: 6 distinct of 16 for Qwen3.5-27B; G > M takes
+ *            ceil(G / M) row tiles)
  *   prefill  rows = M consecutive query tokens of one q head
- * acc_tiles[i] = (seq, head, row_base, token_base): head is the kv head in
- * decode and the q head in prefill; row_base the first query token of the
- * tile's rows (the query token in decode); token_base the key of column 0.
+ * acc_tiles[i] = (seq, head, row_base, token_base, row_tile): head is the
+ * kv head in decode and the q head in prefill; row_base the first query
+ * token of the tile's rows (the query token in decode); token_base the
+ * key of column 0; row_tile which M-row tile of the work unit's rows it
+ * is. Decode: row m holds q head head*G + (row_tile*M + m) % G, so a
+ * group of G > M q heads (MQA 32/1: G = 32) runs G/M row tiles per kv
+ * head and row_tile tells them apart; prefill: row_tile = row_base / M.
  *
  * Numbers. Scores are f32: float(acc) * sQ * sK * softmax_scale, in that
  * order. Softmax uses fs_expf (sim/fexp.c), sums in register order then
@@ -26,6 +31,8 @@
 #include "inputs.h"
 #include "lanemap.h"
 
+#define ATTN_TILE_COLS 5	/* seq, head, row_base, token_base, row_tile */
+
 struct attn_result {
 	int S, T, Hq, D, MAXCTX;
 	float *out;		/* [S][T][Hq][D] */
@@ -36,7 +43,7 @@ struct attn_result {
 	/* Accumulators, register order: [n_tiles][wave][EC]; with per_block32
 	 * K scales one instruction per K-step: [n_tiles][ksteps][wave][EC]. */
 	int32_t *acc;
-	int32_t *acc_tiles;	/* [n_tiles][4] */
+	int32_t *acc_tiles;	/* [n_tiles][ATTN_TILE_COLS] */
 	size_t n_tiles;
 	int ksteps_in_acc;	/* 1, or D/K for per_block32 */
 	int wave, ec;
@@ -49,7 +56,8 @@ struct attn_result {
 
 	/* Decode row facts. */
 	int rows;		/* M */
-	int distinct_rows;	/* distinct q heads among the M rows */
+	int distinct_rows;	/* distinct q heads among a tile's M rows (on
+				 * average over a group of G > M: G / tiles) */
 	long replica_mismatch;	/* replica rows that disagreed (must be 0) */
 };
 

@@ -63,13 +63,18 @@ int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
 	return 0;
 }
 
-/* Do replica rows sum their slots in their primary's order? (decode) */
+/*
+ * Do replica rows sum their slots in their primary's order? (decode)
+ * Row ri of a unit's ceil(G / M) row tiles is C row ri % M holding q
+ * head ri % G; its primary is row ri % G, C row (ri % G) % M.
+ */
 int attn_fast_rows_agree(const struct kern *k)
 {
 	const int *col = k->col_write;
+	int rows = (k->G + k->M - 1) / k->M * k->M;
 
-	for (int m = k->G; m < k->M; m++) {
-		int p = m % k->G;
+	for (int ri = k->G; ri < rows; ri++) {
+		int m = ri % k->M, p = ri % k->G % k->M;
 		const int *a = &k->rowslots[m * k->rowcap], *b = &k->rowslots[p * k->rowcap];
 
 		if (k->rowcount[m] != k->rowcount[p])

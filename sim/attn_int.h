@@ -29,7 +29,8 @@ struct kern {
 	struct attn_result *r;
 	int M, N, K, W, EA, EB, EC, ksteps, G, D, BS, MAXB, Hq, Hkv, T, MAXCTX;
 	int per_block32;
-	int ksteps_run;		/* K-steps the kernel issues (head_dim_loaded) */
+	int dims;		/* head-dim elements loaded: D, or head_dim_loaded */
+	int ksteps_run;		/* K-steps the kernel issues: ceil(dims / K) */
 	/* Slots of each C row in slot order: rowslots[m*rowcap + i]. */
 	int *rowslots, *rowcount, rowcap;
 	/* The C column the kernel believes each slot holds, per use. */

@@ -13,6 +13,11 @@
  * sits at absolute position q_pos[s][t] and sees keys j <= q_pos:
  *   decode   context = history + T, q_pos = context - T + t  (T = 1 usually)
  *   prefill  context = history + chunk, T = chunk, q_pos = history + t
+ * Padded batch entries: a decode sequence of context 0 has T = 1 and
+ * history -1, so its one query row sits at q_pos -1 and sees no key
+ * (output 0); a prefill sequence of chunk 0 has no query rows.
+ * head_dim D is a multiple of 16 (the K cache's chunk), not necessarily
+ * of the instruction's K: the last K-step is then zero-padded.
  */
 #ifndef CASE_H
 #define CASE_H

@@ -38,7 +38,7 @@ static void transpose_follows_published_layout(void **state)
 	(void)state;
 	load_run("cases/qwen35-27b/decode-17.yaml", &r);
 	for (size_t tile = 0; tile < r.sim.n_tiles; tile++) {
-		const int32_t *tt = &r.sim.acc_tiles[tile * 4];
+		const int32_t *tt = &r.sim.acc_tiles[tile * ATTN_TILE_COLS];
 		int h = tt[1], t = tt[2], kb = tt[3];
 
 		for (int lane = 0; lane < 64; lane++) {

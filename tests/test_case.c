@@ -395,9 +395,15 @@ static void out_of_range(void **state)
 	expect_error(BASE "model:\n  q_heads: 300\n" SEQ, 4, 12,
 		     "model.q_heads: must be between 1 and 256, not 300");
 	expect_error(BASE "model:\n  head_dim: 100\n" SEQ, 4, 13,
-		     "model.head_dim: must be a multiple of 32 between 32 and 1024");
+		     "model.head_dim: must be a multiple of 16 between 16 and 1024");
 	expect_error(BASE "model:\n  head_dim: 1056\n" SEQ, 4, 13,
-		     "model.head_dim: must be a multiple of 32 between 32 and 1024");
+		     "model.head_dim: must be a multiple of 16 between 16 and 1024");
+	expect_error(BASE "model:\n  head_dim: 8\n" SEQ, 4, 13,
+		     "model.head_dim: must be a multiple of 16 between 16 and 1024");
+	/* 80 is a shape (zero-padded last K-step), but not per_block32's */
+	expect_error(BASE "model:\n  head_dim: 80\ncache:\n  k_scale: per_block32\n" SEQ,
+		     6, 12, "cache.k_scale: per_block32 needs a head_dim that is a "
+		     "multiple of 32 (one fp16 scale per 32 elements), not 80");
 	expect_error(BASE "model:\n  softmax_scale: 0\n" SEQ, 4, 18,
 		     "model.softmax_scale: must be auto or a number greater than 0, not 0");
 	expect_error(BASE "model:\n  sliding_window: -1\n" SEQ, 4, 19,
@@ -408,13 +414,18 @@ static void out_of_range(void **state)
 		     "cache.spare_blocks: must be between 0 and 1024, not 1025");
 	expect_error(BASE "cache: {num_blocks: 4194305}\n" SEQ, 3, 21,
 		     "cache.num_blocks: must be at most 4194304, not 4194305");
-	expect_error(BASE "sequences:\n  - {context: 0}\n", 4, 15,
-		     "sequences[0].context: must be between 1 and 1048576, not 0");
+	expect_error(BASE "sequences:\n  - {context: -1}\n", 4, 15,
+		     "sequences[0].context: must be between 0 and 1048576, not -1");
+	/* context 0 (a padded batch entry) has its one query row, no more */
+	expect_error(BASE "sequences:\n  - {context: 0, tokens: 2}\n", 4, 26,
+		     "sequences[0].tokens: must be between 1 and 1, not 2");
+	expect_error(BASE "mode: prefill\nsequences:\n  - {history: 4, chunk: 0}\n", 5, 3,
+		     "sequences: no sequence has a query token (every chunk is 0)");
 	/* tokens is bounded by the context. "  - {context: 100, tokens: " = 27. */
 	expect_error(BASE "sequences:\n  - {context: 100, tokens: 101}\n", 4, 28,
 		     "sequences[0].tokens: must be between 1 and 100, not 101");
 	expect_error(BASE "mode: prefill\nsequences:\n  - {history: 5, chunk: 8193}\n",
-		     5, 25, "sequences[0].chunk: must be between 1 and 8192, not 8193");
+		     5, 25, "sequences[0].chunk: must be between 0 and 8192, not 8193");
 	expect_error(BASE "mode: prefill\nsequences:\n  - {history: 1048570, chunk: 7}\n",
 		     5, 5, "sequences[0]: history + chunk is 1048577 keys, more than 1048576");
 	expect_error(BASE SEQ "quant: {clip: 128}\n", 5, 15,

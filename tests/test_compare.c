@@ -61,16 +61,19 @@ static void fake_acc(const struct world *w, const struct lanemap *lm,
 	int nks = c->k_scale == KSCALE_PER_BLOCK32 ? in->D / 32 : 1;
 	size_t cap = 0, i = 0;
 
+	/* decode: a group of G > M q heads takes G / M row tiles */
+	int grt = (G + M - 1) / M;
+
 	for (int s = 0; s < in->S; s++) {
 		int kt = (c->seqs[s].context + N - 1) / N;
 		int rt = (c->seqs[s].tokens + M - 1) / M;
 
 		cap += c->mode == MODE_DECODE
-		       ? (size_t)c->seqs[s].tokens * in->Hkv * kt
+		       ? (size_t)c->seqs[s].tokens * grt * in->Hkv * kt
 		       : (size_t)in->Hq * rt * kt;
 	}
 	r->acc = xalloc(cap * nks * slots, sizeof(int32_t));
-	r->acc_tiles = xalloc(cap * 4, sizeof(int32_t));
+	r->acc_tiles = xalloc(cap * ATTN_TILE_COLS, sizeof(int32_t));
 	r->n_tiles = cap;
 	r->ksteps_in_acc = nks;
 	r->wave = lm->wave;
@@ -78,21 +81,24 @@ static void fake_acc(const struct world *w, const struct lanemap *lm,
 	for (int s = 0; s < in->S; s++) {
 		int ctx = c->seqs[s].context, T_s = c->seqs[s].tokens;
 		int nh = c->mode == MODE_DECODE ? in->Hkv : in->Hq;
-		int nr = c->mode == MODE_DECODE ? T_s : (T_s + M - 1) / M;
+		int nr = c->mode == MODE_DECODE ? T_s * grt : (T_s + M - 1) / M;
 
 		for (int h = 0; h < nh; h++)
 		for (int ri = 0; ri < nr; ri++)
 		for (int kb = 0; kb < ctx; kb += N, i++) {
-			int rb = c->mode == MODE_DECODE ? ri : ri * M;
+			int rb = c->mode == MODE_DECODE ? ri / grt : ri * M;
+			int rt = c->mode == MODE_DECODE ? ri % grt : ri;
 
-			r->acc_tiles[i * 4 + 0] = s;
-			r->acc_tiles[i * 4 + 1] = h;
-			r->acc_tiles[i * 4 + 2] = rb;
-			r->acc_tiles[i * 4 + 3] = kb;
+			r->acc_tiles[i * 5 + 0] = s;
+			r->acc_tiles[i * 5 + 1] = h;
+			r->acc_tiles[i * 5 + 2] = rb;
+			r->acc_tiles[i * 5 + 3] = kb;
+			r->acc_tiles[i * 5 + 4] = rt;
 			for (int ks = 0; ks < nks; ks++)
 			for (int sl = 0; sl < slots; sl++) {
 				int row = C->row[sl], j = kb + C->col[sl];
-				int qh = c->mode == MODE_DECODE ? h * G + row % G : h;
+				/* decode row m of row tile rt: q head h*G + (rt*M + m) % G */
+				int qh = c->mode == MODE_DECODE ? h * G + (rt * M + row) % G : h;
 				int t = c->mode == MODE_DECODE ? rb : rb + row;
 				int32_t *a = &r->acc[(i * nks + ks) * slots + sl];
 
@@ -904,7 +910,6 @@ static void expect_input_error(const struct world *w, const struct lanemap *lm,
 
 static void misfits_are_input_errors(void **state)
 {
-	struct spec sp = main_spec;
 	struct lanemap *lm = gfx936();
 	struct world w;
 	struct attn_result r;
@@ -916,8 +921,11 @@ static void misfits_are_input_errors(void **state)
 	expect_input_error(&w, lm, &r, "result shape");
 	r.D = 32;
 	r.acc_tiles[1] = 5;
-	expect_input_error(&w, lm, &r, "acc_tiles[0] = (0, 5, 0, 0) is out of range");
+	expect_input_error(&w, lm, &r, "acc_tiles[0] = (0, 5, 0, 0, 0) is out of range");
 	r.acc_tiles[1] = 0;
+	r.acc_tiles[4] = 1;	/* G = 2 <= 16 rows: one row tile per kv head */
+	expect_input_error(&w, lm, &r, "acc_tiles[0] = (0, 0, 0, 0, 1) is out of range");
+	r.acc_tiles[4] = 0;
 	r.ksteps_in_acc = 2;
 	expect_input_error(&w, lm, &r, "k-steps");
 	r.ksteps_in_acc = 1;
@@ -932,12 +940,42 @@ static void misfits_are_input_errors(void **state)
 	expect_input_error(&w, lm, &r, "inputs do not match the case");
 	fake_free(&r);
 	world_free(&w);
+	lanemap_free(lm);
+}
 
-	/* 32 q heads per kv head do not fit 16 decode rows. */
-	sp.Hq = 32;
-	world_init(&w, &sp);
+/*
+ * MQA, 32 q heads over 1 kv head: the group fills two 16-row tiles per
+ * kv head, told apart by row_tile. Tile (0, 0, 0, 0, rt 1) row 3 is q
+ * head 16 + 3 = 19; the same registers labelled row tile 0 would be q
+ * head 3, so swapping two tiles' row_tile must show as acc mismatches.
+ */
+static void decode_group_of_two_row_tiles(void **state)
+{
+	const struct spec mqa = {
+		.mode = MODE_DECODE, .S = 1, .Hq = 32, .Hkv = 1, .D = 32, .BS = 2,
+		.NB = 3, .context = { 3 }, .tokens = { 1 }, .table = { { 2, 0 } },
+		.ks = KSCALE_PER_TOKEN_HEAD, .vd = VDT_INT8,
+	};
+	struct lanemap *lm = gfx936();
+	struct world w;
+	struct attn_result r;
+	struct compare_report rep;
+
+	(void)state;
+	random_world(&w, &mqa, 9);
 	fake_from_ref(&w, lm, &r);
-	expect_input_error(&w, lm, &r, "decode group of 32 q heads");
+	assert_int_equal(r.n_tiles, 2);
+	assert_int_equal(r.acc_tiles[5 + 4], 1);
+	/* lane 3 e 0 holds C[3][0]: q head 19 against key 0 */
+	assert_int_equal(r.acc[(64 + 3) * 4 + 0], ref_acc(&w.c, &w.in, 0, 0, 19, 0, -1));
+	assert_int_equal(run(&w, lm, &r, &rep), FS_OK);
+	assert_int_equal(rep.mismatches, 0);
+	assert_int_equal(rep.stat[CMP_ACC].compared, 2 * 16 * 3);
+	r.acc_tiles[4] = 1;
+	r.acc_tiles[5 + 4] = 0;
+	assert_int_equal(run(&w, lm, &r, &rep), FS_MISMATCH);
+	assert_true(rep.stat[CMP_ACC].mismatches > 0);
+	assert_int_equal(rep.stat[CMP_ACC].first.qh, 16);	/* row 0 of tile 0 */
 	fake_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
@@ -988,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(threshold_failures_say_why),
 		cmocka_unit_test(same_report_for_1_and_3_threads),
 		cmocka_unit_test(misfits_are_input_errors),
+		cmocka_unit_test(decode_group_of_two_row_tiles),
 		cmocka_unit_test(replica_disagreement_fails),
 		cmocka_unit_test(what_names),
 	};

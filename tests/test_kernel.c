@@ -89,7 +89,7 @@ static void hardware_side_untouched(void **state)
 		emulate(&r, reading[i], &bad);
 		assert_int_equal(bad.n_tiles, ok.n_tiles);
 		assert_memory_equal(bad.acc, ok.acc, ok.n_tiles * 64 * 4 * sizeof(int32_t));
-		assert_memory_equal(bad.acc_tiles, ok.acc_tiles, ok.n_tiles * 4 * sizeof(int32_t));
+		assert_memory_equal(bad.acc_tiles, ok.acc_tiles, ok.n_tiles * ATTN_TILE_COLS * sizeof(int32_t));
 		attn_free(&bad);
 	}
 	attn_free(&ok);
@@ -146,7 +146,7 @@ static void check_acc(const struct runcase *r, const struct attn_result *sim,
 {
 	assert_int_equal(sim->n_tiles, HKV * CTX / 16);
 	for (size_t t = 0; t < sim->n_tiles; t++) {
-		int g = sim->acc_tiles[t * 4 + 1], kb = sim->acc_tiles[t * 4 + 3];
+		int g = sim->acc_tiles[t * ATTN_TILE_COLS + 1], kb = sim->acc_tiles[t * ATTN_TILE_COLS + 3];
 
 		for (int lane = 0; lane < 64; lane++)
 			for (int e = 0; e < 4; e++)
@@ -226,14 +226,16 @@ static void kernel_section_errors(void **state)
 		free(path);
 	}
 	{
-		/* 80 is in range but not a whole number of K-steps of 32. */
+		/* 80 is not a whole number of K-steps of 32: the kernel issues
+		 * 3, the last zero-padded past dim 80, and misses dims 80..255,
+		 * so the accumulators differ from the reference: caught. */
 		char *path = tu_write_temp(".yaml",
 			"fragsim: 1\nname: k\nsequences:\n  - {context: 16}\n"
 			"kernel: {head_dim_loaded: 80}\n");
 		struct run_result res = tu_run("run %s", path);
 
-		assert_int_equal(res.status, 2);
-		assert_non_null(strstr(res.err, "head_dim_loaded 80 is not a multiple of the instruction's K (32)"));
+		assert_int_equal(res.status, 1);
+		assert_non_null(strstr(res.out, "FAIL acc"));
 		tu_free(&res);
 		unlink(path);
 		free(path);

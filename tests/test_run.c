@@ -150,7 +150,7 @@ static void goldens_load_with_numpy(void **state)
 		"    assert str(a.dtype) == f['dtype'], f\n"
 		"    assert list(a.shape) == f['shape'], f\n"
 		"    assert hashlib.sha256(open(d + f['name'], 'rb').read()).hexdigest() == f['sha256'], f\n"
-		"t = np.load(d + 'acc_tiles.npy'); assert t.shape == (8, 4) and t[-1][3] == 16\n"
+		"t = np.load(d + 'acc_tiles.npy'); assert t.shape == (8, 5) and t[-1][3] == 16\n"
 		"s = np.load(d + 'scores.npy'); assert s.shape == (1, 1, 24, 17)\n"
 		"assert np.isfinite(s).all()\n"
 		"q = np.load(d + 'q_int8.npy'); assert q.dtype == np.int8 and np.abs(q).max() == 127\n"

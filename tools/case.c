@@ -271,9 +271,10 @@ static int is_pow2(int64_t x)
 	return x > 0 && (x & (x - 1)) == 0;
 }
 
-static int is_mult32(int64_t x)
+/* head_dim: whole 16-element chunks of the K cache's [D/16][BS][16]. */
+static int is_mult16(int64_t x)
 {
-	return x % 32 == 0;
+	return x % 16 == 0;
 }
 
 /*
@@ -453,8 +454,8 @@ static enum fs_rc load_model(struct loader *L, yaml_node_t *top)
 	if (m) {
 		if (opt_int(L, m, "model", "q_heads", 1, CASE_MAX_HEADS, &c->q_heads) ||
 		    opt_int(L, m, "model", "kv_heads", 1, CASE_MAX_HEADS, &c->kv_heads) ||
-		    opt_int_rule(L, m, "model", "head_dim", 32, CASE_MAX_HEAD_DIM, is_mult32,
-				 "must be a multiple of 32 between 32 and 1024",
+		    opt_int_rule(L, m, "model", "head_dim", 16, CASE_MAX_HEAD_DIM, is_mult16,
+				 "must be a multiple of 16 between 16 and 1024",
 				 &c->head_dim) ||
 		    opt_int(L, m, "model", "sliding_window", 0, CASE_MAX_CONTEXT,
 			    &c->sliding_window) ||
@@ -526,6 +527,11 @@ static enum fs_rc load_cache(struct loader *L, yaml_node_t *top,
 	if (opt_enum(L, m, "cache", "k_scale", kscale_names, &x))
 		return FS_EINPUT;
 	c->k_scale = (enum case_kscale)x;
+	if (c->k_scale == KSCALE_PER_BLOCK32 && c->head_dim % 32)
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, m, "k_scale"),
+				 "cache.k_scale", "per_block32 needs a head_dim that is a "
+				 "multiple of 32 (one fp16 scale per 32 elements), not %d",
+				 c->head_dim);
 	x = (int)c->v_dtype;
 	if (opt_enum(L, m, "cache", "v_dtype", vdtype_names, &x))
 		return FS_EINPUT;
@@ -562,10 +568,13 @@ static enum fs_rc load_seq(struct loader *L, yaml_node_t *sn, int s)
 	if (decode) {
 		if (!ydoc_get(L->d, sn, "context"))
 			return missing(L, sn, p, "context", "");
-		if (opt_int(L, sn, p, "context", 1, CASE_MAX_CONTEXT, &q->context))
+		if (opt_int(L, sn, p, "context", 0, CASE_MAX_CONTEXT, &q->context))
 			return FS_EINPUT;
+		/* context 0: a padded batch entry, one query row that sees
+		 * no key (q_pos -1); its output is 0 */
 		q->tokens = 1;
 		if (opt_int(L, sn, p, "tokens", 1,
+			    q->context < 1 ? 1 :
 			    q->context < CASE_MAX_TOKENS ? q->context : CASE_MAX_TOKENS,
 			    &q->tokens))
 			return FS_EINPUT;
@@ -576,7 +585,7 @@ static enum fs_rc load_seq(struct loader *L, yaml_node_t *sn, int s)
 		if (!ydoc_get(L->d, sn, "chunk"))
 			return missing(L, sn, p, "chunk", "");
 		if (opt_int(L, sn, p, "history", 0, CASE_MAX_CONTEXT, &q->history) ||
-		    opt_int(L, sn, p, "chunk", 1, CASE_MAX_TOKENS, &q->tokens))
+		    opt_int(L, sn, p, "chunk", 0, CASE_MAX_TOKENS, &q->tokens))
 			return FS_EINPUT;
 		if (q->history + q->tokens > CASE_MAX_CONTEXT)
 			return ydoc_fail(L->err, L->d, sn, p,
@@ -626,6 +635,11 @@ static enum fs_rc load_sequences(struct loader *L, yaml_node_t *top,
 		return ydoc_fail(L->err, L->d, v, "sequences",
 				 "contexts add up to %lld keys, more than %d",
 				 (long long)keys, CASE_MAX_KEYS_TOTAL);
+	/* prefill chunks of 0 (padded batch entries) have no rows; a case
+	 * of nothing but those would emulate nothing */
+	if (tokens == 0)
+		return ydoc_fail(L->err, L->d, v, "sequences",
+				 "no sequence has a query token (every chunk is 0)");
 	if (tokens > CASE_MAX_QUERY_TOTAL)
 		return ydoc_fail(L->err, L->d, v, "sequences",
 				 "query tokens add up to %lld, more than %d",

@@ -4,9 +4,10 @@
  *
  * Labels. Every mismatch is traced back to the kernel's work:
  *
- *   acc[i][ks][lane][e]     tile i = acc_tiles[i] = (s, head, rb, tb);
+ *   acc[i][ks][lane][e]     tile i = acc_tiles[i] = (s, head, rb, tb, rt);
  *                           C[row][col] = the profile's C map at (lane, e);
- *                           decode: q head = head*G + row % G, token rb;
+ *                           decode: q head = head*G + (rt*M + row) % G,
+ *                           token rb;
  *                           prefill: q head = head, token rb + row;
  *                           key = tb + col -> block_table[s][key / BS],
  *                           slot key % BS
@@ -95,16 +96,21 @@ static void label_key(const struct ctx *x, struct diff_loc *l, int s, int key)
 	l->block = b < x->MAXB ? in->block_table[(size_t)s * x->MAXB + b] : -1;
 }
 
-/* The row of the tile an attention row sits in (its first, primary one). */
-static int tile_row(const struct ctx *x, int t, int qh, int *head, int *rb)
+/*
+ * The row of the tile an attention row sits in (its first, primary one),
+ * and the tile's head, row_base and row_tile.
+ */
+static int tile_row(const struct ctx *x, int t, int qh, int *head, int *rb, int *rt)
 {
 	if (x->r->c.mode == MODE_DECODE) {
 		*head = qh / x->G;
 		*rb = t;
+		*rt = qh % x->G / x->M;
 		return (qh % x->G) % x->M;
 	}
 	*head = qh;
 	*rb = t - t % x->M;
+	*rt = t / x->M;
 	return t % x->M;
 }
 
@@ -125,11 +131,11 @@ static void label_operand(const struct ctx *x, struct diff_loc *l, enum lm_opera
 static void label_score(const struct ctx *x, struct diff_loc *l, int t, int qh, int key)
 {
 	const struct fs_case *c = &x->r->c;
-	int head, rb, row = tile_row(x, t, qh, &head, &rb);
+	int head, rb, rt, row = tile_row(x, t, qh, &head, &rb, &rt);
 	int lo = c->segment > 0 ? key / c->segment * c->segment : 0;
-	int32_t xy[4] = { l->s, 0, 0, 0 };
+	int32_t xy[ATTN_TILE_COLS] = { l->s, 0, 0, 0, 0 };
 
-	xy[1] = head, xy[2] = rb, xy[3] = lo + (key - lo) / x->N * x->N;
+	xy[1] = head, xy[2] = rb, xy[3] = lo + (key - lo) / x->N * x->N, xy[4] = rt;
 	l->tile = dump_tile_find(&x->want_tiles, xy);
 	label_operand(x, l, LM_C, row, key - xy[3]);
 }
@@ -157,18 +163,19 @@ static void cmp_acc(const struct ctx *x, struct diff_stat *st)
 	const struct runcase *r = x->r;
 	const struct lanemap_operand *C = &r->lm->op[LM_C];
 	const int32_t *got = x->d->t[DUMP_ACC].data;
-	const int32_t *xy = x->d->t[DUMP_ACC_TILES].data;
+	const int32_t *xy = x->d->tiles;
 	int W = r->lm->wave, EC = C->elems, nks = x->sim->ksteps_in_acc;
 
 	for (size_t i = 0; i < x->d->n_tiles; i++) {
-		const int32_t *tl = &xy[i * 4];
+		const int32_t *tl = &xy[i * ATTN_TILE_COLS];
 		long j = dump_tile_find(&x->sim_tiles, tl);
-		int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3];
+		int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3], rt = tl[4];
 
 		for (int ks = 0; ks < nks; ks++)
 			for (int slot = 0; slot < W * EC; slot++) {
 				int row = C->row[slot], col = C->col[slot];
-				int qh = r->c.mode == MODE_DECODE ? head * x->G + row % x->G : head;
+				int qh = r->c.mode == MODE_DECODE ?
+					 head * x->G + (rt * x->M + row) % x->G : head;
 				int t = r->c.mode == MODE_DECODE ? rb : rb + row;
 				size_t at = ((i * nks + (size_t)ks) * W) * EC + (size_t)slot;
 				double g = got[at], w = j < 0 ? NAN :
@@ -257,7 +264,7 @@ static void cmp_rows(const struct ctx *x, enum dump_tensor t, struct diff_stat *
 					} else if (t == DUMP_OUT) {
 						l.dim = (int)e;
 					} else if (t == DUMP_Q_INT8) {
-						int head, rb, row = tile_row(x, (int)tk, (int)qh, &head, &rb);
+						int head, rb, rt, row = tile_row(x, (int)tk, (int)qh, &head, &rb, &rt);
 
 						l.dim = (int)e;
 						l.kstep = (int)e / x->K;

@@ -11,8 +11,11 @@
  * Example: a decode case with 17 keys and 4 kv heads executes 8 tiles; a
  * dump of the first kv head's two tiles is
  *   acc.npy       int32 (2, 64, 4)
- *   acc_tiles.npy int32 (2, 4) = [[0, 0, 0, 0], [0, 0, 0, 16]]
- * and is valid; a row [0, 0, 0, 32] is not (no tile starts at key 32).
+ *   acc_tiles.npy int32 (2, 5) = [[0, 0, 0, 0, 0], [0, 0, 0, 16, 0]]
+ * and is valid; a row [0, 0, 0, 32, 0] is not (no tile starts at key 32).
+ * The 4-column form [[0, 0, 0, 0], [0, 0, 0, 16]] (no row_tile) is read
+ * too, each row taking the row_tile of the one tile it names; with MQA
+ * 32/1 (two row tiles per kv head) it names two, and is refused.
  */
 #include "dump.h"
 
@@ -100,7 +103,7 @@ static int want_shape(enum dump_tensor t, const struct attn_result *w,
 		break;
 	case DUMP_ACC_TILES:
 		*free_dim0 = 1;
-		dims[0] = 0, dims[1] = 4, n = 2;
+		dims[0] = 0, dims[1] = ATTN_TILE_COLS, n = 2;
 		break;
 	case DUMP_SCORES: dims[3] = (size_t)w->MAXCTX, n = 4; break;
 	case DUMP_OUT:
@@ -143,11 +146,86 @@ static enum fs_rc check_one(struct dump *d, enum dump_tensor t,
 	ok = a->ndim == n;
 	for (int i = 0; ok && i < n; i++)
 		ok = a->shape[i] == shape[i];
+	/* acc_tiles without row_tile: check_tiles sees whether it will do */
+	if (t == DUMP_ACC_TILES && a->ndim == 2 && a->shape[1] == ATTN_TILE_COLS - 1)
+		ok = 1;
 	if (!ok) {
 		shape_str(shape, n, free0, ws, sizeof(ws));
 		shape_str(a->shape, a->ndim, 0, gs, sizeof(gs));
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				  "%s must have shape %s, not %s", tensors[t].name, ws, gs);
+				  "%s must have shape %s%s, not %s", tensors[t].name, ws,
+				  t == DUMP_ACC_TILES ? " (or [n, 4] without row_tile)" : "",
+				  gs);
+	}
+	return FS_OK;
+}
+
+/* Order of the first n coordinates of two tiles. */
+static int row_cmp_n(const int32_t *a, const int32_t *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The first index row of ix whose coordinates begin with xy[0 .. n-1],
+ * and through *count how many rows do; ix is sorted, so they are adjacent.
+ */
+static size_t tile_prefix(const struct dump_tile_index *ix, const int32_t *xy,
+			  int n, size_t *count)
+{
+	size_t lo = 0, hi = ix->n, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (row_cmp_n(&ix->rows[mid * (ATTN_TILE_COLS + 1)], xy, n) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < ix->n &&
+	     !row_cmp_n(&ix->rows[end * (ATTN_TILE_COLS + 1)], xy, n); end++)
+		;
+	*count = end - lo;
+	return lo;
+}
+
+/*
+ * d->tiles from acc_tiles: copied, or for 4 columns each row completed
+ * with the row_tile of the one simulated tile it names (none: not a tile
+ * the case executes; several: a decode group of more than M q heads,
+ * whose row tiles only row_tile tells apart).
+ */
+static enum fs_rc widen_tiles(struct dump *d, const struct attn_result *w,
+			      const struct dump_tile_index *sim, const char *path,
+			      struct fs_err *err)
+{
+	const struct npy_array *a = &d->t[DUMP_ACC_TILES];
+	const int32_t *xy = a->data;
+	int cols = (int)a->shape[1];
+
+	d->tiles = malloc((d->n_tiles ? d->n_tiles : 1) * ATTN_TILE_COLS * sizeof(int32_t));
+	if (!d->tiles)
+		return fs_fail(err, FS_EINTERNAL, "out of memory");
+	for (size_t i = 0; i < d->n_tiles; i++) {
+		const int32_t *p = &xy[i * (size_t)cols];
+		int32_t *to = &d->tiles[i * ATTN_TILE_COLS];
+		size_t n, at;
+
+		memcpy(to, p, (size_t)cols * sizeof(int32_t));
+		if (cols == ATTN_TILE_COLS)
+			continue;
+		at = tile_prefix(sim, p, cols, &n);
+		if (n > 1)
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "row %zu (seq %d, head %d, row_base %d, token_base %d) names %zu row tiles of the case (a decode group of more than %d q heads); acc_tiles needs a fifth column, row_tile",
+					  i, p[0], p[1], p[2], p[3], n, w->rows);
+		/* none: -1, which no simulated tile has (reported below) */
+		to[ATTN_TILE_COLS - 1] =
+			n ? sim->rows[at * (ATTN_TILE_COLS + 1) + ATTN_TILE_COLS - 1] : -1;
 	}
 	return FS_OK;
 }
@@ -157,7 +235,6 @@ static enum fs_rc check_tiles(struct dump *d, const struct attn_result *w,
 			      struct fs_err *err)
 {
 	struct dump_tile_index sim, own;
-	const int32_t *xy = d->t[DUMP_ACC_TILES].data;
 	char path[1200];
 	enum fs_rc rc;
 
@@ -170,32 +247,28 @@ static enum fs_rc check_tiles(struct dump *d, const struct attn_result *w,
 	rc = dump_tile_index_build(w->acc_tiles, w->n_tiles, &sim, err);
 	if (rc)
 		return rc;
-	/* Decode with a GQA group of more than M rows runs several row
-	 * tiles under one (seq, head, row_base, token_base): no acc row
-	 * could say which of them it is. */
-	for (size_t i = 1; i < sim.n; i++)
-		if (!memcmp(&sim.rows[(i - 1) * 5], &sim.rows[i * 5], 4 * sizeof(int32_t))) {
-			dump_tile_index_free(&sim);
-			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
-					  "the case runs several row tiles per (seq, head, row_base, token_base); acc rows cannot be placed");
-		}
-	rc = dump_tile_index_build(xy, d->n_tiles, &own, err);
+	rc = widen_tiles(d, w, &sim, path, err);
+	if (!rc)
+		rc = dump_tile_index_build(d->tiles, d->n_tiles, &own, err);
 	if (rc) {
 		dump_tile_index_free(&sim);
 		return rc;
 	}
 	for (size_t i = 0; i < d->n_tiles && !rc; i++) {
-		const int32_t *p = &xy[i * 4];
+		const int32_t *p = &d->tiles[i * ATTN_TILE_COLS];
 		long j = dump_tile_find(&own, p);
+		char rt[32] = "";
 
+		if (d->t[DUMP_ACC_TILES].shape[1] == ATTN_TILE_COLS)
+			snprintf(rt, sizeof(rt), ", row_tile %d", p[4]);
 		if (dump_tile_find(&sim, p) < 0)
 			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
-					"row %zu (seq %d, head %d, row_base %d, token_base %d) is not a tile the case executes",
-					i, p[0], p[1], p[2], p[3]);
+					"row %zu (seq %d, head %d, row_base %d, token_base %d%s) is not a tile the case executes",
+					i, p[0], p[1], p[2], p[3], rt);
 		else if (j != (long)i)	/* j is the first row naming it */
 			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
-					"rows %ld and %zu name the same tile (%d, %d, %d, %d)",
-					j, i, p[0], p[1], p[2], p[3]);
+					"rows %ld and %zu name the same tile (%d, %d, %d, %d, %d)",
+					j, i, p[0], p[1], p[2], p[3], p[4]);
 	}
 	dump_tile_index_free(&sim);
 	dump_tile_index_free(&own);
@@ -320,54 +393,39 @@ void dump_free(struct dump *d)
 {
 	for (int t = 0; t < DUMP_COUNT; t++)
 		npy_free(&d->t[t]);
+	free(d->tiles);
 	memset(d, 0, sizeof(*d));
 }
 
+/* Coordinates, then the index: a repeated tile finds its first row. */
 static int row_cmp(const void *pa, const void *pb)
 {
-	const int32_t *a = pa, *b = pb;
-
-	for (int i = 0; i < 5; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return 0;
+	return row_cmp_n(pa, pb, ATTN_TILE_COLS + 1);
 }
 
 enum fs_rc dump_tile_index_build(const int32_t *tiles, size_t n,
 				 struct dump_tile_index *ix, struct fs_err *err)
 {
+	const int w = ATTN_TILE_COLS + 1;
+
 	ix->n = n;
-	ix->rows = malloc((n ? n : 1) * 5 * sizeof(int32_t));
+	ix->rows = malloc((n ? n : 1) * w * sizeof(int32_t));
 	if (!ix->rows)
 		return fs_fail(err, FS_EINTERNAL, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		memcpy(&ix->rows[i * 5], &tiles[i * 4], 4 * sizeof(int32_t));
-		ix->rows[i * 5 + 4] = (int32_t)i;
+		memcpy(&ix->rows[i * w], &tiles[i * ATTN_TILE_COLS],
+		       ATTN_TILE_COLS * sizeof(int32_t));
+		ix->rows[i * w + ATTN_TILE_COLS] = (int32_t)i;
 	}
-	/* The index breaks ties, so a repeated tile finds its first row. */
-	qsort(ix->rows, n, 5 * sizeof(int32_t), row_cmp);
+	qsort(ix->rows, n, w * sizeof(int32_t), row_cmp);
 	return FS_OK;
 }
 
 long dump_tile_find(const struct dump_tile_index *ix, const int32_t *xy)
 {
-	size_t lo = 0, hi = ix->n;
+	size_t n, at = tile_prefix(ix, xy, ATTN_TILE_COLS, &n);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const int32_t *r = &ix->rows[mid * 5];
-		int c = 0;
-
-		for (int i = 0; i < 4 && !c; i++)
-			c = r[i] < xy[i] ? -1 : r[i] > xy[i];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < ix->n && !memcmp(&ix->rows[lo * 5], xy, 4 * sizeof(int32_t)))
-		return ix->rows[lo * 5 + 4];
-	return -1;
+	return n ? ix->rows[at * (ATTN_TILE_COLS + 1) + ATTN_TILE_COLS] : -1;
 }
 
 void dump_tile_index_free(struct dump_tile_index *ix)

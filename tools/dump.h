@@ -3,7 +3,7 @@
  * wrote, under the golden file names (DESIGN.md 3), any subset of them.
  *
  *   dump/
- *     acc.npy acc_tiles.npy          i32 [n][(ksteps)][wave][EC], i32 [n][4]
+ *     acc.npy acc_tiles.npy          i32 [n][(ksteps)][wave][EC], i32 [n][5]
  *     scores.npy out.npy             f32 [S][T][Hq][MAXCTX], [S][T][Hq][D]
  *     q_int8.npy q_scale.npy         i8 [S][T][Hq][D], f32 [S][T][Hq]
  *     splitk_max.npy splitk_sum.npy  f32 [S][T][Hq][NSEG]
@@ -15,8 +15,11 @@
  *
  * Any other file (manifest.json, the input tensors) is not read. The acc
  * dump may hold any subset of the simulation's tiles, in any order: each
- * acc_tiles row (seq, head, row_base, token_base) names the tile, and must
- * be one the simulation of the case executes, once.
+ * acc_tiles row (seq, head, row_base, token_base, row_tile) names the
+ * tile, and must be one the simulation of the case executes, once. An
+ * acc_tiles of 4 columns (without row_tile, as fragsim wrote it before)
+ * is read when each of its rows names one tile: not for a decode group
+ * of more than M q heads, whose row tiles share the other four.
  *
  * Everything wrong with a file - unreadable, truncated, another dtype or
  * shape, acc without acc_tiles, an unknown tile - is FS_EINPUT with
@@ -49,6 +52,8 @@ struct dump {
 	char st[1024];			/* the .safetensors read, or "" for .npy files */
 	struct npy_array t[DUMP_COUNT];	/* t[i].data NULL: not in the dump */
 	size_t n_tiles;			/* rows of acc_tiles (0 without acc) */
+	int32_t *tiles;			/* [n_tiles][ATTN_TILE_COLS]: acc_tiles,
+					 * row_tile filled in for 4 columns */
 };
 
 /* The file's name without ".npy", e.g. "acc_tiles". */
@@ -73,12 +78,12 @@ void dump_free(struct dump *d);
  */
 struct dump_tile_index {
 	size_t n;
-	int32_t *rows;		/* [n][5]: seq, head, row_base, token_base, index */
+	int32_t *rows;		/* [n][6]: the ATTN_TILE_COLS coordinates, index */
 };
 
 enum fs_rc dump_tile_index_build(const int32_t *tiles, size_t n,
 				 struct dump_tile_index *ix, struct fs_err *err);
-/* The index of the tile with coordinates xy[4], or -1. */
+/* The index of the tile with coordinates xy[ATTN_TILE_COLS], or -1. */
 long dump_tile_find(const struct dump_tile_index *ix, const int32_t *xy);
 void dump_tile_index_free(struct dump_tile_index *ix);
 

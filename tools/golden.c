@@ -102,7 +102,8 @@ static void collect(const struct runcase *r, struct tlist *l)
 		else
 			add(l, "acc", NPY_I32, a->acc, 3, a->n_tiles, (size_t)a->wave,
 			    (size_t)a->ec, 0, 0);
-		add(l, "acc_tiles", NPY_I32, a->acc_tiles, 2, a->n_tiles, 4, 0, 0, 0);
+		add(l, "acc_tiles", NPY_I32, a->acc_tiles, 2, a->n_tiles, ATTN_TILE_COLS,
+		    0, 0, 0);
 	}
 	if (c->golden & GOLD_SCORES) {
 		l->groups |= GOLD_SCORES;
