@@ -6,7 +6,8 @@
  *   - tile_qk, tile_pv and tile_pv_i8 agree with plain loops written here;
  *   - tile_scores16 and tile_softmax16 agree with the scalar executor's
  *     steps written out, on rows with NaN, +-0, +-inf, ties, masked rows;
- *   - for shipped cases, the goldens of --exec scalar and of every fast
+ *   - for shipped cases (soft cap and ALiBi among them), the goldens of
+ *     --exec scalar and of every fast
  *     executor, at 1, 2 and 3 threads, are byte-identical (via the binary,
  *     --emulate-only, and for one case the checked run with its scores).
  */
@@ -535,6 +536,9 @@ static void fast_goldens_equal_scalar(void **state)
 		"cases/edge/v-bf16.yaml",
 		"cases/edge/zero-q-rows.yaml",
 		"cases/edge/saturate.yaml",
+		"cases/edge/soft-cap.yaml",
+		"cases/edge/alibi-12-heads.yaml",
+		"cases/edge/prefill-alibi-soft-cap.yaml",
 	};
 
 	(void)state;
