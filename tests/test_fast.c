@@ -7,9 +7,9 @@
  *   - tile_scores16 and tile_softmax16 agree with the scalar executor's
  *     steps written out, on rows with NaN, +-0, +-inf, ties, masked rows;
  *   - for shipped cases (soft cap and ALiBi among them), the goldens of
- *     --exec scalar and of every fast
- *     executor, at 1, 2 and 3 threads, are byte-identical (via the binary,
- *     --emulate-only, and for one case the checked run with its scores).
+ *     --exec scalar and of every fast executor, at 1, 2 and 3 threads, are
+ *     byte-identical (via the binary, --emulate-only, and for one case the
+ *     checked run with its scores).
  */
 #include <math.h>
 #include <setjmp.h>
