@@ -182,6 +182,29 @@ static void merge_keeps_nan(void **state)
 	assert_false(signbit(out[0]) || signbit(out[1]));
 }
 
+/*
+ * The shipped tail_mask mutation (1000 keys, 1000 % 16 = 8): the kernel
+ * unmasks poison slots of the last block, whose K scale is NaN, so each
+ * of the 24 rows gets a NaN score, a NaN softmax sum and, through the
+ * merge, a NaN output in every dimension (README, "Bug classes").
+ */
+static void poison_read_gives_nan_rows(void **state)
+{
+	struct runcase r;
+	struct fs_err err;
+	char path[1024];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cases/mutations/tail-mask-contiguous.yaml",
+		 FRAGSIM_SRC);
+	assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	for (int i = 0; i < 24 * 256; i++)
+		if (!isnan(r.sim.out[i]))
+			fail_msg("out[%d] = %g, want NaN", i, (double)r.sim.out[i]);
+	runcase_free(&r);
+}
+
 static void tanh_is_libm_tanh_rounded(void **state)
 {
 	uint64_t seed = 7;
@@ -312,6 +335,7 @@ int main(void)
 		cmocka_unit_test(transpose_follows_published_layout),
 		cmocka_unit_test(splitk_merge_equals_one_pass),
 		cmocka_unit_test(merge_keeps_nan),
+		cmocka_unit_test(poison_read_gives_nan_rows),
 		cmocka_unit_test(tanh_is_libm_tanh_rounded),
 		cmocka_unit_test(alibi_slopes_published),
 		cmocka_unit_test(scores_get_soft_cap_and_alibi),
