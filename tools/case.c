@@ -69,6 +69,20 @@ static const char *const check_keys[] = {
 	"top1_min", "rms_dp_max", "buckets", NULL,
 };
 
+/* The tables above, by mapping, for tests/test_keys.c (case.h). */
+static const struct case_keyset keysets[] = {
+	{ "", top_keys }, { "model", model_keys }, { "cache", cache_keys },
+	{ "sequences", seq_keys }, { "quant", quant_keys },
+	{ "split_k", split_keys }, { "data", data_keys },
+	{ "data.q", tensor_keys }, { "data.k", tensor_keys },
+	{ "data.v", tensor_keys }, { "check", check_keys }, { NULL, NULL },
+};
+
+const struct case_keyset *case_keysets(void)
+{
+	return keysets;
+}
+
 /* Enum spellings, in enum order: parsed and printed from these. */
 static const char *const mode_names[] = { "decode", "prefill", NULL };
 static const char *const route_names[] = { "report", "strict", NULL };
