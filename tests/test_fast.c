@@ -479,16 +479,22 @@ static void softmax16_matches_scalar(void **state)
 	}
 }
 
-/* Goldens of every executor and thread count equal those of scalar at 1. */
+/*
+ * Goldens of every executor and thread count equal those of scalar at 1.
+ * The directories carry our pid: several test runs may share /tmp.
+ */
 static void same_goldens(const char *c, const char *extra)
 {
 	static const char *const execs[] = { "auto", "portable", "avx2", "avx512", "scalar" };
 	static const int threads[] = { 1, 2, 3, 3, 2 };
 	struct run_result a;
-	char cmd[1024];
+	char cmd[1024], ds[64], dx[64];
 
-	system("rm -rf /tmp/fragsim-fast-s /tmp/fragsim-fast-x");
-	a = tu_run("run %s %s --exec scalar --threads 1 --out /tmp/fragsim-fast-s", c, extra);
+	snprintf(ds, sizeof(ds), "/tmp/fragsim-fast-s-%d", (int)getpid());
+	snprintf(dx, sizeof(dx), "/tmp/fragsim-fast-x-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", ds, dx);
+	system(cmd);
+	a = tu_run("run %s %s --exec scalar --threads 1 --out %s", c, extra, ds);
 	assert_int_equal(a.status, 0);
 	tu_free(&a);
 	for (int i = 0; i < 5; i++) {
@@ -498,21 +504,23 @@ static void same_goldens(const char *c, const char *extra)
 		for (int t = 1; t <= 3; t++) {
 			if (i && t != threads[i])
 				continue;
-			system("rm -rf /tmp/fragsim-fast-x");
-			a = tu_run("run %s %s --exec %s --threads %d --out /tmp/fragsim-fast-x",
-				   c, extra, execs[i], t);
+			snprintf(cmd, sizeof(cmd), "rm -rf %s", dx);
+			system(cmd);
+			a = tu_run("run %s %s --exec %s --threads %d --out %s",
+				   c, extra, execs[i], t, dx);
 			if (a.status)
 				fail_msg("%s --exec %s --threads %d: exit %d: %s", c, execs[i], t,
 					 a.status, a.err);
 			tu_free(&a);
 			snprintf(cmd, sizeof(cmd),
-				 "cd /tmp/fragsim-fast-s && for f in *.npy; do cmp -s $f /tmp/fragsim-fast-x/$f || exit 1; done");
+				 "cd %s && for f in *.npy; do cmp -s $f %s/$f || exit 1; done", ds, dx);
 			if (system(cmd))
 				fail_msg("%s: --exec %s --threads %d differs from --exec scalar",
 					 c, execs[i], t);
 		}
 	}
-	system("rm -rf /tmp/fragsim-fast-s /tmp/fragsim-fast-x");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", ds, dx);
+	system(cmd);
 }
 
 static void fast_goldens_equal_scalar(void **state)
@@ -551,6 +559,29 @@ static void fast_goldens_equal_scalar(void **state)
 	 * keys past a segment's end come from the next segment, on whichever
 	 * thread runs it. */
 	same_goldens("cases/qwen35-27b/decode-splitk-300.yaml", "");
+	/* Soft cap and ALiBi where the fast path takes its per-slot scores
+	 * (sm80: no shared 16-column slot order; per_block32 K scales). */
+	{
+		static const char *const extra[] = {
+			"isa: sm80-mma-m16n8k32-s8\n",
+			"cache: {k_scale: per_block32}\n",
+		};
+
+		for (int i = 0; i < 2; i++) {
+			char text[512], *path;
+
+			snprintf(text, sizeof(text),
+				 "fragsim: 1\nname: fast-logit\n%s"
+				 "model: {q_heads: 12, kv_heads: 2, head_dim: 128, soft_cap: 3.0, alibi: true}\n"
+				 "sequences:\n  - {context: 200, tokens: 3}\n"
+				 "split_k: {segment: 64}\ndata: {seed: 5, q: {scale: 3.0}}\ngolden: all\n",
+				 extra[i]);
+			path = tu_write_temp(".yaml", text);
+			same_goldens(path, "");
+			unlink(path);
+			free(path);
+		}
+	}
 }
 
 static void exec_option(void **state)
