@@ -428,9 +428,9 @@ static void soft_cap_range(void **state)
 	static const struct {
 		const char *v, *msg;
 	} bad[] = {
-		{ "1e-9", "4:13: model.soft_cap: must be 0 (none) or at least 1e-06, not 1e-9" },
-		{ "2e6", "4:13: model.soft_cap: must be at least 0 and at most 1e+06, not 2e6" },
-		{ "-1", "4:13: model.soft_cap: must be at least 0 and at most 1e+06, not -1" },
+		{ "1e-9", "4:13: model.soft_cap: must be 0 (none) or between 1e-06 and 1e+06, not 1e-9" },
+		{ "2e6", "4:13: model.soft_cap: must be 0 (none) or between 1e-06 and 1e+06, not 2e6" },
+		{ "-1", "4:13: model.soft_cap: must be at least 0, not -1" },
 	};
 	char text[256], *path;
 	struct run_result r;

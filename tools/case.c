@@ -473,14 +473,14 @@ static enum fs_rc load_model(struct loader *L, yaml_node_t *top)
 		    opt_int(L, m, "model", "sliding_window", 0, CASE_MAX_CONTEXT,
 			    &c->sliding_window) ||
 		    opt_bool(L, m, "model", "alibi", &c->alibi) ||
-		    opt_double(L, m, "model", "soft_cap", 0, 1e6, 0, &c->soft_cap))
+		    opt_double(L, m, "model", "soft_cap", 0, DBL_MAX, 0, &c->soft_cap))
 			return FS_EINPUT;
-		/* The kernel holds the cap as an f32: below 1e-6 it nears f32's
-		 * underflow, where cap * tanh(s / cap) stops meaning it. */
+		/* The kernel holds the cap as an f32: far from 1 it nears f32's
+		 * underflow or overflow, where cap * tanh(s / cap) stops meaning it. */
 		v = ydoc_get(L->d, m, "soft_cap");
-		if (c->soft_cap > 0 && c->soft_cap < 1e-6)
+		if (c->soft_cap > 0 && (c->soft_cap < 1e-6 || c->soft_cap > 1e6))
 			return ydoc_fail(L->err, L->d, v, "model.soft_cap",
-					 "must be 0 (none) or at least 1e-06, not %s",
+					 "must be 0 (none) or between 1e-06 and 1e+06, not %s",
 					 (const char *)v->data.scalar.value);
 		v = ydoc_get(L->d, m, "softmax_scale");
 		if (v && !is_word(v, "auto")) {
