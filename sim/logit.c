@@ -14,9 +14,9 @@
  *                   without its final rounding to float
  *
  * with the sign of x (tanh(-0) = -0, tanh(NaN) = NaN). In the third
- * branch 1 - e >= 2^-9, so the ~3e-16 error of e is at most 2e-13
- * relative: the one rounding to float decides the result (within half
- * an ulp but for inputs that lie that close to a midpoint), which
+ * branch 1 - e is at least about 2^-9, so the ~3e-16 error of e is at
+ * most 2e-13 of it: the one rounding to float decides the result
+ * (within half an ulp, but for inputs that close to a midpoint), which
  * tests/test_attn.c checks against libm's double tanh.
  * Example: logit_tanhf(0.5f) = 0x1.d9353ep-2 (0.46211717).
  *
