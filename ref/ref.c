@@ -227,9 +227,11 @@ static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
  */
 double ref_alibi_slope(int h, int H)
 {
-	int n = 1 << (int)floor(log2((double)H));
+	int n = 1;
 	double start;
 
+	while (2 * n <= H)
+		n *= 2;		/* 2^floor(log2 H), exactly */
 	if (h < n) {
 		start = pow(2.0, -pow(2.0, -(log2((double)n) - 3)));
 		return pow(start, h + 1);
