@@ -37,6 +37,7 @@
  *            partials recomputed here from ref_acc (a sum of n terms has
  *            at most n-1 roundings of the running sum, each <= u times
  *            sum |partial|, plus the products' roundings).
+ *            Soft cap and ALiBi add 2^-20 (|c| + |b|) (cmp_score_tol).
  *            Masked keys, and keys at or past the context, must be -inf.
  *   E        2 * max over visible keys of the score bound above: the worst
  *            error of s_j - s_max, the exponent of a probability. For
@@ -97,6 +98,7 @@
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
 #define CMP_U 0x1p-24		/* f32 unit roundoff */
 #define CMP_SCORE_REL 0x1p-22
+#define CMP_LOGIT_REL 0x1p-20	/* soft cap and ALiBi steps (cmp_score_tol) */
 #define CMP_P_ABS 0x1p-40
 #define CMP_ABS 1e-30
 
@@ -224,17 +226,37 @@ static double cmp_f16(uint16_t h)
 	return (h & 0x8000) ? -v : v;
 }
 
-/* Score tolerance of visible key j, less the absolute floor. */
+/*
+ * Score tolerance of visible key j, less the absolute floor. With a soft
+ * cap or ALiBi the reference score is y = c + b, c = cap * tanh(a / cap)
+ * (or a), b = slope * (j - q_pos); b is recomputed here and c = y - b.
+ * The recovered score's bound T_a propagates to c times tanh's slope
+ * d = 1 - (c / cap)^2 <= 1; for the per-token bound 2^-22 |a| d <= 2^-22
+ * |c| (since x (1 - tanh^2 x) <= tanh x). The f32 steps after it - a / cap,
+ * tanh (half an ulp), cap * t and cap's own rounding to f32, slope * dist
+ * with the f32 slope, c + b - add at most 8u |c| + 4u |b|; 2^-20
+ * (|c| + |b|) is that with room to spare.
+ */
 static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 			    int j, double score)
 {
 	const struct fs_inputs *in = x->in;
 	int nkb = x->D / 32, g = qh / x->G, blk, slot;
-	double sq, sum = 0;
+	double sq, sum = 0, b = 0, cs, d = 1, extra = 0;
 	size_t ts;
 
+	if (x->c->alibi)
+		b = ref_alibi_slope(qh, x->Hq) *
+		    (j - in->q_pos[(size_t)s * x->T + t]);
+	cs = score - b;
+	if (x->c->soft_cap > 0) {
+		d = 1 - (cs / x->c->soft_cap) * (cs / x->c->soft_cap);
+		d = d < 0 ? 0 : d;
+	}
+	if (x->c->soft_cap > 0 || x->c->alibi)
+		extra = CMP_LOGIT_REL * (fabs(cs) + fabs(b));
 	if (x->c->k_scale != KSCALE_PER_BLOCK32)
-		return CMP_SCORE_REL * fabs(score);
+		return CMP_SCORE_REL * fabs(cs) + extra;
 	sq = in->q_scale[((size_t)s * x->T + t) * x->Hq + qh];
 	blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
 	slot = j % in->BS;
@@ -242,7 +264,8 @@ static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 	for (int kb = 0; kb < nkb; kb++)
 		sum += fabs((double)ref_acc(x->c, in, s, t, qh, j, kb) *
 			    cmp_f16(in->k_scale16[ts * nkb + kb]));
-	return CMP_SCORE_REL * nkb * sum * fabs(sq) * fabs(x->c->softmax_scale);
+	return CMP_SCORE_REL * nkb * sum * fabs(sq) * fabs(x->c->softmax_scale) * d +
+	       extra;
 }
 
 /*

@@ -17,7 +17,11 @@
  *   per_token_head  acc * sQ * sK[blk][slot][g] * softmax_scale
  *   per_tensor      acc * sQ * sK[0] * softmax_scale
  *   per_block32     (sum_kb acc_kb * sK16[blk][slot][g][kb]) * sQ * softmax_scale
+ * then, when the case asks, soft cap and ALiBi (ref_logit):
+ *   s = cap * tanh(s / cap);  s = s + slope(q head) * (j - q_pos)
  * masked (-inf) unless j <= q_pos and, with a sliding window w, j > q_pos - w.
+ * Slopes follow the ALiBi authors' get_slopes (ref_alibi_slope): for 12
+ * heads 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5.
  *
  * Worked example (ref's unit test): Hq 2, Hkv 1, D 32, BS 2, context 3,
  * block table {2, 0}. Key 2 lives in block 0, slot 0; key 1 in block 2,
@@ -217,6 +221,37 @@ static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
 }
 
 /*
+ * The ALiBi authors' get_slopes, in double: the n = 2^floor(log2 H)
+ * slopes start^1 .. start^n, start = 2^(-2^-(log2 n - 3)), then those of
+ * 2n heads at odd powers 1, 3, 5, ... until H.
+ */
+double ref_alibi_slope(int h, int H)
+{
+	int n = 1;
+	double start;
+
+	while (2 * n <= H)
+		n *= 2;		/* 2^floor(log2 H), exactly */
+	if (h < n) {
+		start = pow(2.0, -pow(2.0, -(log2((double)n) - 3)));
+		return pow(start, h + 1);
+	}
+	start = pow(2.0, -pow(2.0, -(log2(2.0 * n) - 3)));
+	return pow(start, 2 * (h - n) + 1);
+}
+
+/* Soft cap, then ALiBi (slope of the row's q head, key j - q_pos = dist). */
+static double ref_logit(const struct fs_case *c, double s, double slope,
+			int dist)
+{
+	if (c->soft_cap > 0)
+		s = c->soft_cap * tanh(s / c->soft_cap);
+	if (c->alibi)
+		s += slope * dist;
+	return s;
+}
+
+/*
  * Scores pass, keys [j0, j1): both paths for every row, -inf where the
  * row does not see the key. DOT_KEYS keys at a time: their K rows are
  * gathered once (int8 from the pages; float transposed for dot_f64_keys).
@@ -271,6 +306,9 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 					      in->Hq + grp->qh[r0 + u];
 				const int8_t *q = in->q_int8 + qrow * D;
 				double sq = in->q_scale[qrow];
+				double slope = c->alibi ? ref_alibi_slope(grp->qh[r0 + u],
+									  in->Hq) : 0;
+				int qpos = in->q_pos[(size_t)s * in->T + grp->t[r0 + u]];
 				int lo, hi;
 
 				ref_range(c, in, s, grp->t[r0 + u], &lo, &hi);
@@ -281,9 +319,11 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 						rr->score[j] = rr->score_f[j] = -INFINITY;
 						continue;
 					}
-					rr->score[j] = ref_score_row(c, in, q, kq[i],
-								     ts[i], sq);
-					rr->score_f[j] = fo[u][i] * c->softmax_scale;
+					rr->score[j] = ref_logit(c, ref_score_row(c, in, q, kq[i],
+										  ts[i], sq),
+								 slope, j - qpos);
+					rr->score_f[j] = ref_logit(c, fo[u][i] * c->softmax_scale,
+								   slope, j - qpos);
 				}
 			}
 		}
@@ -307,8 +347,9 @@ static void ref_softmax(const double *score, double *prob, int n, int lo,
 		prob[j] = score[j] == -INFINITY ? 0 : exp(score[j] - m);
 		z += prob[j];
 	}
+	/* z is 0 only when no key is visible; a NaN in z stays NaN. */
 	for (int j = lo; j < hi; j++)
-		prob[j] = z > 0 ? prob[j] / z : 0;
+		prob[j] = z == 0 ? 0 : prob[j] / z;
 	*max = m;
 	*sum = z;
 }

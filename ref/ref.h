@@ -57,6 +57,9 @@ struct ref_group {
 int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 		int t, int qh, int j, int kb);
 
+/* ALiBi slope of q head h of H heads (the ALiBi authors' get_slopes). */
+double ref_alibi_slope(int h, int H);
+
 /* K of key j of sequence s, kv head g, gathered from its page: k[D]. */
 void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k);
 

@@ -302,6 +302,10 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 			sc = (float)creg[slot] * w->sq * attn_k_scale(k, u, js, 0) *
 			     (float)k->c->softmax_scale;
 		}
+		/* Soft cap, then ALiBi at the key the mask tested. */
+		if (k->lmod.on)
+			sc = logit_apply(&k->lmod, sc, w->qh,
+					 kb + k->col_mask[slot] - w->q_pos);
 		ws[m * k->N + n] = sc;
 	}
 }
@@ -453,8 +457,11 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 				r->seg_out[si * k->D + d] = x->o[d] / x->l;
 		}
 	}
+	/* Only a row that sees nothing (every segment empty, l exactly 0)
+	 * gives 0; a NaN that reached l stays NaN, as in an unguarded
+	 * kernel's division. */
 	for (int d = 0; d < k->D; d++)
-		out[d] = l > 0.0f ? out[d] / l : 0.0f;
+		out[d] = l == 0.0f ? 0.0f : out[d] / l;
 	r->row_max[ri] = mx;
 	r->row_sum[ri] = l;
 }
@@ -967,6 +974,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
 	k.T = in->T, k.MAXCTX = in->MAXCTX;
 	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
+	logit_init(&k.lmod, c);
 	k.dims = c->kernel.head_dim_loaded ? c->kernel.head_dim_loaded : k.D;
 	k.ksteps_run = (k.dims + k.K - 1) / k.K;
 	if (c_row_slots(&k)) {

@@ -355,6 +355,8 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
 			} else {
 				sc = (float)dot[(size_t)i * N + n] * w->sq * f->ksc[n] * ss;
 			}
+			if (k->lmod.on)
+				sc = logit_apply(&k->lmod, sc, w->qh, kb + n - w->q_pos);
 			f->ws[i * N + n] = sc;
 		}
 	}
@@ -439,8 +441,8 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 
 	/* Rows sharing one slot order of 16 columns: vectors (tile_fast). */
 	if (k->ord_ok) {
-		int lo16[16], hi16[16];
-		float sq[16];
+		int lo16[16] = { 0 }, hi16[16] = { 0 };
+		float sq[16] = { 0 };
 		uint16_t valid = 0;
 
 		for (int i = 0; i < gn; i++) {
@@ -450,6 +452,13 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		}
 		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
 			      lo16, hi16, f->ws);
+		/* Soft cap and ALiBi: the scalar executor's call, per visible
+		 * score, so the same bits (a plain loop: they are rare). */
+		for (int i = 0; k->lmod.on && i < gn; i++)
+			for (int n = lo16[i]; n < hi16[i]; n++)
+				f->ws[i * N + n] = logit_apply(&k->lmod, f->ws[i * N + n],
+							       rows[i].qh,
+							       kb + n - rows[i].q_pos);
 		fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
 		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
 				     alpha, f->vis);

@@ -16,6 +16,7 @@
 #include "inputs.h"
 #include "kernel.h"
 #include "lanemap.h"
+#include "logit.h"
 #include "tile_fast.h"
 
 #define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
@@ -37,6 +38,8 @@ struct kern {
 	const int *col_scale, *col_mask, *col_write;
 	int *col_contig;	/* the "adjacent columns" belief, when used */
 	int *seq_block0;	/* page_walk none: first block of each sequence */
+	/* Soft cap and ALiBi (logit.h), applied to every visible score. */
+	struct logit_mod lmod;
 	/* Fast path: the slot order of every C row, when they share one. */
 	struct tile_order ord;
 	int ord_ok;

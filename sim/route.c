@@ -46,11 +46,13 @@ void route_check(const struct fs_case *c, struct route_verdict *v)
 		if (c->q_heads != 24 || c->kv_heads != 4)
 			refuse(v, "prefill needs 24 q heads / 4 kv heads, not %d / %d",
 			       c->q_heads, c->kv_heads);
-		if (c->alibi)
-			refuse(v, "ALiBi, the prefill INT8 path has none");
-		if (c->soft_cap > 0)
-			refuse(v, "logits soft cap %g, the prefill INT8 path has none",
-			       c->soft_cap);
 	}
+	/* Decode too: the article's kernels (both modes) add no ALiBi bias
+	 * and apply no soft cap; fragsim emulates both for other kernels. */
+	if (c->alibi)
+		refuse(v, "ALiBi, the INT8 path adds no position bias");
+	if (c->soft_cap > 0)
+		refuse(v, "logits soft cap %g, the INT8 path applies none",
+		       c->soft_cap);
 	v->inside = v->n == 0;
 }

@@ -8,7 +8,13 @@
  *   - the split-K merge against a one-pass softmax: the same case run with
  *     segments of 96 keys and with none gives outputs equal within f32
  *     rounding, and both equal a one-pass softmax computed here in double
- *     from the sim's scores.
+ *     from the sim's scores;
+ *   - the merge keeps NaN: a row that NaN reached gives NaN, only a row
+ *     that sees nothing gives 0 (hand-worked segment states);
+ *   - soft cap and ALiBi: logit_tanhf against libm's double tanh, the
+ *     slopes against the ALiBi paper's values for 8, 12 and 24 heads,
+ *     and a case's scores against cap * tanh(s / cap) + slope * (j - q_pos)
+ *     computed here in double from the same case run without them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +22,8 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "../sim/attn_int.h"
+#include "../sim/logit.h"
 #include "../tools/runcase.h"
 #include "testutil.h"
 
@@ -127,11 +135,210 @@ static void splitk_merge_equals_one_pass(void **state)
 	free(p2);
 }
 
+/*
+ * attn_merge_row on segment states written by hand (D = 2). Both
+ * executors merge through it (the fast path in attn_fast_merge).
+ *   row 0: segment 0 m 1, l 2, o = 2 * (3, -1); segment 1 sees nothing
+ *          (m -inf, l 0): out (3, -1), row_sum 2, row_max 1
+ *   row 1: segment 1 was reached by a NaN (l and o NaN): out NaN, as an
+ *          unguarded kernel's o / l gives, not 0
+ *   row 2: no segment sees anything: out exactly (0, 0), row_sum 0
+ */
+static void merge_keeps_nan(void **state)
+{
+	struct fs_case c;
+	struct attn_result r;
+	struct kern k;
+	struct unit u;
+	struct row w;
+	float out[2], rmax, rsum;
+	float o0[2] = { 6, -2 }, onan[2] = { NAN, NAN }, oz[2] = { 0, 0 };
+	struct rstate a = { 1, 2, o0 }, e = { -INFINITY, 0, oz };
+	struct rstate p = { 0.5f, NAN, onan };
+	struct rstate *segs[2];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	memset(&k, 0, sizeof(k));
+	memset(&u, 0, sizeof(u));
+	memset(&w, 0, sizeof(w));
+	kernel_default(&c.kernel);
+	r.out = out, r.row_max = &rmax, r.row_sum = &rsum;
+	k.c = &c, k.kn = &c.kernel, k.r = &r, k.T = 1, k.Hq = 1, k.D = 2;
+	w.valid = 1;
+
+	segs[0] = &a, segs[1] = &e;
+	attn_merge_row(&k, &u, &w, segs, 2);
+	assert_true(out[0] == 3 && out[1] == -1 && rsum == 2 && rmax == 1);
+
+	segs[1] = &p;
+	attn_merge_row(&k, &u, &w, segs, 2);
+	assert_true(isnan(out[0]) && isnan(out[1]) && isnan(rsum));
+
+	segs[0] = &e, segs[1] = &e;
+	attn_merge_row(&k, &u, &w, segs, 2);
+	assert_true(out[0] == 0 && out[1] == 0 && rsum == 0 && rmax == -INFINITY);
+	assert_false(signbit(out[0]) || signbit(out[1]));
+}
+
+/*
+ * The shipped tail_mask mutation (1000 keys, 1000 % 16 = 8): the kernel
+ * unmasks poison slots of the last block, whose K scale is NaN, so each
+ * of the 24 rows gets a NaN score, a NaN softmax sum and, through the
+ * merge, a NaN output in every dimension (README, "Bug classes").
+ */
+static void poison_read_gives_nan_rows(void **state)
+{
+	struct runcase r;
+	struct fs_err err;
+	char path[1024];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cases/mutations/tail-mask-contiguous.yaml",
+		 FRAGSIM_SRC);
+	assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	for (int i = 0; i < 24 * 256; i++)
+		if (!isnan(r.sim.out[i]))
+			fail_msg("out[%d] = %g, want NaN", i, (double)r.sim.out[i]);
+	runcase_free(&r);
+}
+
+static void tanh_is_libm_tanh_rounded(void **state)
+{
+	uint64_t seed = 7;
+	long off = 0;
+
+	(void)state;
+	assert_true(tu_f32_bits(logit_tanhf(0.5f)) == tu_f32_bits(0x1.d9353ep-2f));
+	assert_true(logit_tanhf(0.0f) == 0 && !signbit(logit_tanhf(0.0f)));
+	assert_true(logit_tanhf(-0.0f) == 0 && signbit(logit_tanhf(-0.0f)));
+	assert_true(logit_tanhf(INFINITY) == 1 && logit_tanhf(-INFINITY) == -1);
+	assert_true(logit_tanhf(20.0f) == 1 && logit_tanhf(-9.5f) == -1);
+	assert_true(isnan(logit_tanhf(NAN)));
+	assert_true(logit_tanhf(1e-30f) == 1e-30f);
+	for (long i = 0; i < 3000000; i++) {
+		/* A grid over [-12, 12], then random bit patterns. */
+		float x = i < 2400000 ? (float)((i - 1200000) * 1e-5) :
+			  tu_f32_from_bits((uint32_t)tu_rand(&seed));
+		double t = tanh((double)x);
+		float got = logit_tanhf(x), want = (float)t;
+
+		if (x != x)
+			continue;
+		if (got == want)
+			continue;
+		/* Only an input whose tanh lies within 2^-40 relative of a
+		 * float midpoint may round the other way. */
+		if (fabs((double)got - t) > 0.5 * fabs((double)got - (double)want) *
+						(1 + 0x1p-16))
+			fail_msg("tanh(%a): %a, libm %a rounds to %a", (double)x,
+				 (double)got, t, (double)want);
+		off++;
+	}
+	assert_true(off < 10);
+}
+
+/* The ALiBi paper's slopes (its get_slopes), written out. */
+static void alibi_slopes_published(void **state)
+{
+	static const double h12[12] = {
+		0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125,
+		0.00390625, 0.7071067811865476, 0.3535533905932738,
+		0.1767766952966369, 0.08838834764831845,
+	};
+	static const double h24[24] = {
+		0.7071067811865476, 0.5, 0.3535533905932738, 0.25,
+		0.1767766952966369, 0.125, 0.08838834764831845, 0.0625,
+		0.04419417382415922, 0.03125, 0.02209708691207961, 0.015625,
+		0.011048543456039806, 0.0078125, 0.005524271728019903,
+		0.00390625, 0.8408964152537145, 0.5946035575013605,
+		0.42044820762685725, 0.29730177875068026, 0.21022410381342863,
+		0.14865088937534013, 0.10511205190671431, 0.07432544468767006,
+	};
+
+	(void)state;
+	for (int h = 0; h < 8; h++)
+		assert_true(logit_alibi_slope(h, 8) == (float)ldexp(1, -(h + 1)));
+	for (int h = 0; h < 12; h++)
+		assert_true(logit_alibi_slope(h, 12) == (float)h12[h]);
+	for (int h = 0; h < 24; h++)
+		assert_true(logit_alibi_slope(h, 24) == (float)h24[h]);
+	assert_true(logit_alibi_slope(0, 1) == 1.0f / 256);
+	assert_true(logit_alibi_slope(2, 3) == 0.25f);	/* 4 heads: 2^-2, 2^-4, ... at odd 1 */
+}
+
+/*
+ * A case with soft cap 2 and ALiBi over 12 q heads against the same case
+ * without them: every visible score must be 2 tanh(s / 2) + slope (j -
+ * q_pos) of the plain case's score s, within the f32 steps' rounding
+ * (ref/compare.c's 2^-20 (|c| + |b|)); masked keys stay -inf.
+ */
+static void scores_get_soft_cap_and_alibi(void **state)
+{
+	static const double slope[12] = {
+		0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125,
+		0.00390625, 0.7071067811865476, 0.3535533905932738,
+		0.1767766952966369, 0.08838834764831845,
+	};
+	const char *body =
+		"fragsim: 1\nname: logit\nmodel: {q_heads: 12, kv_heads: 2, %s}\n"
+		"sequences:\n  - {context: 70, tokens: 3}\ndata: {seed: 9, q: {scale: 3.0}}\n"
+		"split_k: {segment: 32}\n";
+	char text[512], *p1, *p2;
+	struct runcase a, b;
+	struct fs_err err;
+	long capped = 0;
+
+	(void)state;
+	snprintf(text, sizeof(text), body, "head_dim: 64");
+	p1 = tu_write_temp(".yaml", text);
+	snprintf(text, sizeof(text), body, "head_dim: 64, soft_cap: 2.0, alibi: true");
+	p2 = tu_write_temp(".yaml", text);
+	assert_int_equal(runcase_load(p1, &a, &err), FS_OK);
+	assert_int_equal(runcase_exec(&a, &err), FS_OK);
+	assert_int_equal(runcase_load(p2, &b, &err), FS_OK);
+	assert_int_equal(runcase_exec(&b, &err), FS_OK);
+	assert_int_equal(runcase_status(&b), FS_OK);
+	for (int t = 0; t < 3; t++)
+		for (int qh = 0; qh < 12; qh++) {
+			size_t ri = (size_t)t * 12 + qh;
+			int qpos = 67 + t;
+
+			for (int j = 0; j < 70; j++) {
+				float s = a.sim.scores[ri * 70 + j], got = b.sim.scores[ri * 70 + j];
+				double cs = 2 * tanh(s / 2.0), bias = slope[qh] * (j - qpos);
+
+				if (j > qpos) {
+					assert_true(s == -INFINITY && got == -INFINITY);
+					continue;
+				}
+				capped += fabs(s) > 2;
+				if (fabs(got - (cs + bias)) > 0x1p-20 * (fabs(cs) + fabs(bias)))
+					fail_msg("t %d q head %d key %d: %.9g, want %.9g", t, qh, j,
+						 (double)got, cs + bias);
+			}
+		}
+	assert_true(capped > 100);	/* the cap did bite */
+	runcase_free(&a);
+	runcase_free(&b);
+	unlink(p1);
+	unlink(p2);
+	free(p1);
+	free(p2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(transpose_follows_published_layout),
 		cmocka_unit_test(splitk_merge_equals_one_pass),
+		cmocka_unit_test(merge_keeps_nan),
+		cmocka_unit_test(poison_read_gives_nan_rows),
+		cmocka_unit_test(tanh_is_libm_tanh_rounded),
+		cmocka_unit_test(alibi_slopes_published),
+		cmocka_unit_test(scores_get_soft_cap_and_alibi),
 	};
 
 	return cmocka_run_group_tests_name("attn", tests, NULL, NULL);

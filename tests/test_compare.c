@@ -440,6 +440,44 @@ static void score_tolerance_boundary(void **state)
 	lanemap_free(lm);
 }
 
+/*
+ * Soft cap 1 and ALiBi (2 heads: head 1's slope 2^-8), scale 0.125: row
+ * (0, 0, q head 1), key 0 has the raw score -5 * 0.25 * 1 * 0.125, capped
+ * c = tanh(-0.15625), bias b = 2^-8 * (0 - 2); the score is y = c + b and
+ * its tolerance 2^-22 |c| + 2^-20 (|c| + |b|) + 1e-30, by hand.
+ */
+static void soft_cap_alibi_score_tolerance(void **state)
+{
+	struct spec sp = main_spec;
+	struct lanemap *lm = gfx936();
+	struct world w;
+	struct attn_result r;
+	struct compare_report rep;
+	double c = tanh(-0.15625), b = -2 * 0x1p-8, y = c + b;
+	double tol = 0x1p-22 * fabs(c) + 0x1p-20 * (fabs(c) + fabs(b)) + 1e-30;
+	float *sc;
+
+	(void)state;
+	sp.scale = 0.125;
+	main_world(&w, &sp);
+	w.c.soft_cap = 1;
+	w.c.alibi = 1;
+	fake_from_ref(&w, lm, &r);
+	sc = &r.scores[row_of(&w, 0, 0, 1) * 3 + 0];
+	assert_true(*sc == (float)y);
+	assert_int_equal(run(&w, lm, &r, &rep), FS_OK);
+	*sc = (float)(y + 0.9 * tol);
+	assert_int_equal(run(&w, lm, &r, &rep), FS_OK);
+	*sc = (float)(y - 1.1 * tol);
+	assert_int_equal(run(&w, lm, &r, &rep), FS_MISMATCH);
+	assert_int_equal(rep.stat[CMP_SCORES].mismatches, 1);
+	assert_int_equal(rep.stat[CMP_SCORES].first.key, 0);
+	assert_close(rep.stat[CMP_SCORES].first.tol, tol);
+	fake_free(&r);
+	world_free(&w);
+	lanemap_free(lm);
+}
+
 /* out tol = ((16 + 4 sqrt(3)) 2^-24 + 2^-21 max|s|) * out_abs + 1e-30. */
 static void out_tolerance_boundary(void **state)
 {
@@ -1018,6 +1056,7 @@ int main(void)
 		cmocka_unit_test(nan_is_a_mismatch),
 		cmocka_unit_test(masked_and_past_end_scores_are_minus_inf),
 		cmocka_unit_test(score_tolerance_boundary),
+		cmocka_unit_test(soft_cap_alibi_score_tolerance),
 		cmocka_unit_test(out_tolerance_boundary),
 		cmocka_unit_test(probs_follow_sim_row_sum),
 		cmocka_unit_test(split_k_states),

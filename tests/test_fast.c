@@ -6,9 +6,10 @@
  *   - tile_qk, tile_pv and tile_pv_i8 agree with plain loops written here;
  *   - tile_scores16 and tile_softmax16 agree with the scalar executor's
  *     steps written out, on rows with NaN, +-0, +-inf, ties, masked rows;
- *   - for shipped cases, the goldens of --exec scalar and of every fast
- *     executor, at 1, 2 and 3 threads, are byte-identical (via the binary,
- *     --emulate-only, and for one case the checked run with its scores).
+ *   - for shipped cases (soft cap and ALiBi among them), the goldens of
+ *     --exec scalar and of every fast executor, at 1, 2 and 3 threads, are
+ *     byte-identical (via the binary, --emulate-only, and for one case the
+ *     checked run with its scores).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -478,7 +479,10 @@ static void softmax16_matches_scalar(void **state)
 	}
 }
 
-/* Goldens of every executor and thread count equal those of scalar at 1. */
+/*
+ * Goldens of every executor and thread count equal those of scalar at 1.
+ * The directories carry our pid: several test runs may share /tmp.
+ */
 static void same_goldens(const char *c, const char *extra)
 {
 	static const char *const execs[] = { "auto", "portable", "avx2", "avx512", "scalar" };
@@ -547,6 +551,9 @@ static void fast_goldens_equal_scalar(void **state)
 		"cases/edge/head-dim-112-prefill.yaml",
 		"cases/edge/decode-context-0.yaml",
 		"cases/edge/prefill-chunk-0.yaml",
+		"cases/edge/soft-cap.yaml",
+		"cases/edge/alibi-12-heads.yaml",
+		"cases/edge/prefill-alibi-soft-cap.yaml",
 	};
 
 	(void)state;
@@ -559,6 +566,29 @@ static void fast_goldens_equal_scalar(void **state)
 	 * keys past a segment's end come from the next segment, on whichever
 	 * thread runs it. */
 	same_goldens("cases/qwen35-27b/decode-splitk-300.yaml", "");
+	/* Soft cap and ALiBi where the fast path takes its per-slot scores
+	 * (sm80: no shared 16-column slot order; per_block32 K scales). */
+	{
+		static const char *const extra[] = {
+			"isa: sm80-mma-m16n8k32-s8\n",
+			"cache: {k_scale: per_block32}\n",
+		};
+
+		for (int i = 0; i < 2; i++) {
+			char text[512], *path;
+
+			snprintf(text, sizeof(text),
+				 "fragsim: 1\nname: fast-logit\n%s"
+				 "model: {q_heads: 12, kv_heads: 2, head_dim: 128, soft_cap: 3.0, alibi: true}\n"
+				 "sequences:\n  - {context: 200, tokens: 3}\n"
+				 "split_k: {segment: 64}\ndata: {seed: 5, q: {scale: 3.0}}\ngolden: all\n",
+				 extra[i]);
+			path = tu_write_temp(".yaml", text);
+			same_goldens(path, "");
+			unlink(path);
+			free(path);
+		}
+	}
 }
 
 static void exec_option(void **state)

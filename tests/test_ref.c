@@ -379,6 +379,87 @@ static void row_without_visible_keys(void **state)
 	world_free(&w);
 }
 
+/*
+ * Soft cap 0.1 and ALiBi on the main world (2 q heads: slopes 2^-4 and
+ * 2^-8, query at position 2): head 0's scores 0, 7/32 sc, -1 sc
+ * (sc = 1/sqrt(32)) become 0.1 tanh(s / 0.1) + 2^-4 (j - 2).
+ */
+static void soft_cap_then_alibi(void **state)
+{
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0), raw[3] = { 0, 7 * 0.125 * sc, -1 * sc };
+	double s[3], p[3];
+
+	(void)state;
+	main_world(&w, &main_spec);
+	w.c.soft_cap = 0.1;
+	w.c.alibi = 1;
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	for (int j = 0; j < 3; j++)
+		s[j] = 0.1 * tanh(raw[j] / 0.1) + 0.0625 * (j - 2);
+	softmax(s, p, 3);
+	for (int j = 0; j < 3; j++) {
+		assert_close(r.score[j], s[j]);
+		assert_close(r.prob[j], p[j]);
+	}
+	/* The float path gets them too: its logical q and k are 0 here. */
+	for (int j = 0; j < 3; j++)
+		assert_close(r.score_f[j], 0.0625 * (j - 2));
+	/* Head 1: slope 2^-8, and cap only. */
+	ref_row_compute(&w.c, &w.in, 0, 0, 1, &r);
+	assert_close(r.score[0], 0.1 * tanh(-5 * 0.25 * sc / 0.1) - 2 * 0x1p-8);
+	w.c.alibi = 0;
+	ref_row_compute(&w.c, &w.in, 0, 0, 1, &r);
+	assert_close(r.score[0], 0.1 * tanh(-5 * 0.25 * sc / 0.1));
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/* The ALiBi authors' get_slopes for 12 heads, and for 24 (16 + 8). */
+static void alibi_slopes_published(void **state)
+{
+	static const double h12[12] = {
+		0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125,
+		0.00390625, 0.7071067811865476, 0.3535533905932738,
+		0.1767766952966369, 0.08838834764831845,
+	};
+
+	(void)state;
+	for (int h = 0; h < 12; h++)
+		assert_close(ref_alibi_slope(h, 12), h12[h]);
+	assert_close(ref_alibi_slope(0, 24), 0.7071067811865476);
+	assert_close(ref_alibi_slope(16, 24), 0.8408964152537145);
+	assert_close(ref_alibi_slope(23, 24), 0.07432544468767006);
+	assert_close(ref_alibi_slope(7, 8), 0.00390625);
+}
+
+/*
+ * A NaN K scale on visible key 1 (a kernel that read poison): the row's
+ * score there is NaN, so the softmax sum is NaN and every probability
+ * and output is NaN, as the formula gives - not 0, which a "z > 0"
+ * guard made of it. The float path (logical K) is untouched.
+ */
+static void nan_reaching_a_row_stays_nan(void **state)
+{
+	struct world w;
+	struct ref_row r;
+
+	(void)state;
+	main_world(&w, &main_spec);
+	w.in.k_scale[s_at(&w, 0, 1, 0)] = NAN;
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	assert_true(isnan(r.score[1]));
+	for (int j = 0; j < 3; j++)
+		assert_true(isnan(r.prob[j]));
+	for (int d = 0; d < 32; d++)
+		assert_true(isnan(r.out[d]) && !isnan(r.out_f[d]));
+	ref_row_free(&r);
+	world_free(&w);
+}
+
 static void row_alloc_and_free(void **state)
 {
 	struct ref_row r;
@@ -404,6 +485,9 @@ int main(void)
 		cmocka_unit_test(gqa_head_mapping),
 		cmocka_unit_test(sliding_window_masks_old_keys),
 		cmocka_unit_test(row_without_visible_keys),
+		cmocka_unit_test(soft_cap_then_alibi),
+		cmocka_unit_test(alibi_slopes_published),
+		cmocka_unit_test(nan_reaching_a_row_stays_nan),
 		cmocka_unit_test(row_alloc_and_free),
 	};
 

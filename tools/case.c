@@ -69,6 +69,20 @@ static const char *const check_keys[] = {
 	"top1_min", "rms_dp_max", "buckets", NULL,
 };
 
+/* The tables above, by mapping, for tests/test_keys.c (case.h). */
+static const struct case_keyset keysets[] = {
+	{ "", top_keys }, { "model", model_keys }, { "cache", cache_keys },
+	{ "sequences", seq_keys }, { "quant", quant_keys },
+	{ "split_k", split_keys }, { "data", data_keys },
+	{ "data.q", tensor_keys }, { "data.k", tensor_keys },
+	{ "data.v", tensor_keys }, { "check", check_keys }, { NULL, NULL },
+};
+
+const struct case_keyset *case_keysets(void)
+{
+	return keysets;
+}
+
 /* Enum spellings, in enum order: parsed and printed from these. */
 static const char *const mode_names[] = { "decode", "prefill", NULL };
 static const char *const route_names[] = { "report", "strict", NULL };
@@ -462,6 +476,13 @@ static enum fs_rc load_model(struct loader *L, yaml_node_t *top)
 		    opt_bool(L, m, "model", "alibi", &c->alibi) ||
 		    opt_double(L, m, "model", "soft_cap", 0, DBL_MAX, 0, &c->soft_cap))
 			return FS_EINPUT;
+		/* The kernel holds the cap as an f32: far from 1 it nears f32's
+		 * underflow or overflow, where cap * tanh(s / cap) stops meaning it. */
+		v = ydoc_get(L->d, m, "soft_cap");
+		if (c->soft_cap > 0 && (c->soft_cap < 1e-6 || c->soft_cap > 1e6))
+			return ydoc_fail(L->err, L->d, v, "model.soft_cap",
+					 "must be 0 (none) or between 1e-06 and 1e+06, not %s",
+					 (const char *)v->data.scalar.value);
 		v = ydoc_get(L->d, m, "softmax_scale");
 		if (v && !is_word(v, "auto")) {
 			double s;

@@ -61,6 +61,19 @@ enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
  */
 void case_print(FILE *f, const struct fs_case *c);
 
+/*
+ * The keys the loader accepts, mapping by mapping: the loader's own
+ * tables, so a test can walk every key (tests/test_keys.c). path is ""
+ * for the top level, "sequences" for each list item, "data.q" etc.; a key
+ * that names another entry's path is a mapping, not a value. The list
+ * ends with { NULL, NULL }. kernel: keys are kernel_bug()'s (sim/kernel.h).
+ */
+struct case_keyset {
+	const char *path;
+	const char *const *keys;	/* NULL-terminated */
+};
+const struct case_keyset *case_keysets(void);
+
 /* The spellings the schema uses, for reports and manifests. */
 const char *case_mode_name(enum case_mode m);
 const char *case_placement_name(enum case_placement p);

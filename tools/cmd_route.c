@@ -13,8 +13,8 @@ static const char usage[] =
 	"usage: fragsim route <case.yaml>\n"
 	"\n"
 	"Say whether the case is inside the legal envelope of the INT8 path\n"
-	"(head_size 256, GQA 6:1, no sliding window, no shuffle cache; prefill\n"
-	"also 24/4 heads, no ALiBi, no soft cap). Exit 0 inside, 1 outside,\n"
+	"(head_size 256, GQA 6:1, no sliding window, no shuffle cache, no\n"
+	"ALiBi, no soft cap; prefill also 24/4 heads). Exit 0 inside, 1 outside,\n"
 	"2 bad input.\n";
 
 int cmd_route(int argc, char **argv)
