@@ -547,6 +547,106 @@ static void manifest_lists_only_what_was_written(void **state)
 	free(m);
 	snprintf(mpath, sizeof(mpath), "rm -rf '%s'", out);
 	assert_int_equal(system(mpath), 0);
+	unlink(p);
+	free(p);
+}
+
+/* Issue 9 point 21: the doc-test is a checker, so it has must-fail
+ * cases: a wrong output and an unshown exit status 2 each fail, and the
+ * masks (times, `...` lines and `...` inside a line) match only what
+ * they say. The expected counts are worked out from the document. */
+static void doctest_catches_a_wrong_document(void **state)
+{
+	char *md = tu_write_temp(".md",
+		"# t\n\n```yaml file=x.txt\nfrom a file\n```\n\n"
+		"```console\n"
+		"$ echo 'took 0.25 s, then 12ms'\n"	/* 1 pass: times masked */
+		"took 9 s, then 1 ms\n"
+		"$ printf 'a\\nb\\nc\\nd\\n'\n"		/* 2 pass: `...` lines */
+		"a\n...\nd\n"
+		"$ echo 'exec (avx2) done'\n"		/* 3 pass: `...` in a line */
+		"exec (...) done\n"
+		"$ cat x.txt\n"				/* 4 pass: file= block */
+		"from a file\n"
+		"$ echo right\n"			/* 5 FAIL: output differs */
+		"wrong\n"
+		"$ fragsim lanemap --isa nope\n"	/* 6 FAIL: exit 2 unshown */
+		"...\n"
+		"$ fragsim lanemap --isa nope\n"	/* 7 pass: shown by echo */
+		"...\n"
+		"$ echo $?\n"				/* 8 pass */
+		"2\n"
+		"$ printf 'a\\nb\\n'\n"			/* 9 FAIL: `...` needs a line */
+		"a\n...x\n"
+		"```\n\n```sh\nexit 3\n```\n");		/* not run */
+	char cmd[1024], out[64], *text;
+	int st;
+
+	(void)state;
+	if (!have_python()) {
+		unlink(md);
+		free(md);
+		skip();
+	}
+	snprintf(out, sizeof(out), "/tmp/fragsim-doctest-%d.out", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s/tests/doctest.py' --fragsim '%s' %s >%s 2>&1",
+		 FRAGSIM_SRC, FRAGSIM_BIN, md, out);
+	st = system(cmd);
+	text = tu_slurp(out);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || !strstr(text, "\n6 passed, 3 failed\n"))
+		fail_msg("doctest: status %d, output:\n%s", st, text);
+	assert_non_null(strstr(text, ":18: $ echo right\n  output differs\n"));
+	assert_non_null(strstr(text, ":20: $ fragsim lanemap --isa nope\n  exit status 2"));
+	assert_non_null(strstr(text, ":26: $ printf 'a\\nb\\n'\n  output differs\n"));
+	free(text);
+	unlink(out);
+	unlink(md);
+	free(md);
+}
+
+/* JUnit stays well-formed whatever a path holds: a case file whose name
+ * has a control character and a byte that is not UTF-8 (both legal in a
+ * Linux file name) and that cannot be run, so the name is in the
+ * message, the body and the attributes. Before, both bytes went through
+ * as they were and no XML parser would read the file. */
+static void check_junit_survives_odd_bytes(void **state)
+{
+	char dir[] = "/tmp/fragsim-odd-XXXXXX", path[128], xml[160], cmd[512], *text, *out;
+	FILE *f;
+	int st;
+
+	(void)state;
+	if (!have_python())
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a\x01" "b\xff" "c.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("fragsim: 1\nname: odd\nsequences: 3\n", f);
+	fclose(f);
+	snprintf(xml, sizeof(xml), "%s/j.xml", dir);
+	{
+		struct run_result r = tu_run("check '%s' --junit %s", dir, xml);
+
+		assert_int_equal(r.status, 2);
+		tu_free(&r);
+	}
+	text = tu_slurp(xml);
+	out = python("import sys, xml.etree.ElementTree as ET\n"
+		     "root = ET.fromstring(sys.stdin.buffer.read())\n"
+		     "e = root.find('testsuite/testcase/error')\n"
+		     "print(ascii(e.get('message').split('/')[-1]))\n",
+		     text, "", &st);
+	if (st)
+		fail_msg("python: %s\non:\n%s", out, text);
+	/* \x01 dropped, \xff as U+FFFD */
+	assert_string_equal(out, "'ab\\ufffdc.yaml:3:12: sequences: expected a list of sequences'\n");
+	free(out);
+	free(text);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* --out tests (docs/output-dir.md): a scratch directory, and a case
  * small enough to run in milliseconds. */
 #define OUT_CASE "cases/qwen35-27b/decode-1.yaml"
@@ -759,100 +859,6 @@ static void splitk_limit_at_parse_time(void **state)
 	free(p);
 }
 
-/* Issue 9 point 21: the doc-test is a checker, so it has must-fail
- * cases: a wrong output and an unshown exit status 2 each fail, and the
- * masks (times, `...` lines and `...` inside a line) match only what
- * they say. The expected counts are worked out from the document. */
-static void doctest_catches_a_wrong_document(void **state)
-{
-	char *md = tu_write_temp(".md",
-		"# t\n\n```yaml file=x.txt\nfrom a file\n```\n\n"
-		"```console\n"
-		"$ echo 'took 0.25 s, then 12ms'\n"	/* 1 pass: times masked */
-		"took 9 s, then 1 ms\n"
-		"$ printf 'a\\nb\\nc\\nd\\n'\n"		/* 2 pass: `...` lines */
-		"a\n...\nd\n"
-		"$ echo 'exec (avx2) done'\n"		/* 3 pass: `...` in a line */
-		"exec (...) done\n"
-		"$ cat x.txt\n"				/* 4 pass: file= block */
-		"from a file\n"
-		"$ echo right\n"			/* 5 FAIL: output differs */
-		"wrong\n"
-		"$ fragsim lanemap --isa nope\n"	/* 6 FAIL: exit 2 unshown */
-		"...\n"
-		"$ fragsim lanemap --isa nope\n"	/* 7 pass: shown by echo */
-		"...\n"
-		"$ echo $?\n"				/* 8 pass */
-		"2\n"
-		"$ printf 'a\\nb\\n'\n"			/* 9 FAIL: `...` needs a line */
-		"a\n...x\n"
-		"```\n\n```sh\nexit 3\n```\n");		/* not run */
-	char cmd[1024], out[64], *text;
-	int st;
-
-	(void)state;
-	if (!have_python()) {
-		unlink(md);
-		free(md);
-		skip();
-	}
-	snprintf(out, sizeof(out), "/tmp/fragsim-doctest-%d.out", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s/tests/doctest.py' --fragsim '%s' %s >%s 2>&1",
-		 FRAGSIM_SRC, FRAGSIM_BIN, md, out);
-	st = system(cmd);
-	text = tu_slurp(out);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || !strstr(text, "\n6 passed, 3 failed\n"))
-		fail_msg("doctest: status %d, output:\n%s", st, text);
-	assert_non_null(strstr(text, ":18: $ echo right\n  output differs\n"));
-	assert_non_null(strstr(text, ":20: $ fragsim lanemap --isa nope\n  exit status 2"));
-	assert_non_null(strstr(text, ":26: $ printf 'a\\nb\\n'\n  output differs\n"));
-	free(text);
-	unlink(out);
-	unlink(md);
-	free(md);
-}
-
-/* JUnit stays well-formed whatever a path holds: a case file whose name
- * has a control character and a byte that is not UTF-8 (both legal in a
- * Linux file name) and that cannot be run, so the name is in the
- * message, the body and the attributes. Before, both bytes went through
- * as they were and no XML parser would read the file. */
-static void check_junit_survives_odd_bytes(void **state)
-{
-	char dir[] = "/tmp/fragsim-odd-XXXXXX", path[128], xml[160], cmd[512], *text, *out;
-	FILE *f;
-	int st;
-
-	(void)state;
-	if (!have_python())
-		skip();
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/a\x01" "b\xff" "c.yaml", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("fragsim: 1\nname: odd\nsequences: 3\n", f);
-	fclose(f);
-	snprintf(xml, sizeof(xml), "%s/j.xml", dir);
-	{
-		struct run_result r = tu_run("check '%s' --junit %s", dir, xml);
-
-		assert_int_equal(r.status, 2);
-		tu_free(&r);
-	}
-	text = tu_slurp(xml);
-	out = python("import sys, xml.etree.ElementTree as ET\n"
-		     "root = ET.fromstring(sys.stdin.buffer.read())\n"
-		     "e = root.find('testsuite/testcase/error')\n"
-		     "print(ascii(e.get('message').split('/')[-1]))\n",
-		     text, "", &st);
-	if (st)
-		fail_msg("python: %s\non:\n%s", out, text);
-	/* \x01 dropped, \xff as U+FFFD */
-	assert_string_equal(out, "'ab\\ufffdc.yaml:3:12: sequences: expected a list of sequences'\n");
-	free(out);
-	free(text);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 /*
  * A case far larger than any machine is refused before anything is
  * allocated (so at once), saying what it needs, for which tensor, and the
