@@ -525,15 +525,20 @@ static void kernel_section_errors(void **state)
 		unlink(path);
 		free(path);
 	}
-	{
-		/* 80 is in range but not a whole number of K-steps of 32. */
-		char *path = tu_write_temp(".yaml",
+	/* 80 is in range but not a whole number of K-steps of 32; nor is
+	 * half of head_dim 96. */
+	for (int i = 0; i < 2; i++) {
+		char *path = tu_write_temp(".yaml", i ?
+			"fragsim: 1\nname: k\nmodel: {head_dim: 96}\nsequences:\n  - {context: 16}\n"
+			"kernel: {head_dim_loaded: half}\n" :
 			"fragsim: 1\nname: k\nsequences:\n  - {context: 16}\n"
 			"kernel: {head_dim_loaded: 80}\n");
 		struct run_result res = tu_run("run %s", path);
 
 		assert_int_equal(res.status, 2);
-		assert_non_null(strstr(res.err, "head_dim_loaded 80 is not a multiple of the instruction's K (32)"));
+		assert_non_null(strstr(res.err, i ?
+			"head_dim_loaded 48 is not a multiple of the instruction's K (32)" :
+			"head_dim_loaded 80 is not a multiple of the instruction's K (32)"));
 		tu_free(&res);
 		unlink(path);
 		free(path);
