@@ -472,6 +472,27 @@ static void mutate_reports_inapplicable_classes(void **state)
 	free(path);
 }
 
+/* Two cases, two reasons for one class: the first case's (the cheaper)
+ * is given, and the line says the others differ. */
+static void mutate_na_with_mixed_reasons(void **state)
+{
+	char *a = tu_write_temp(".yaml", "fragsim: 1\nname: one-kv\nmodel: {q_heads: 4, kv_heads: 1}\n"
+				"sequences:\n  - {context: 20}\n");
+	char *b = tu_write_temp(".yaml", "fragsim: 1\nname: group-1\nmodel: {q_heads: 4, kv_heads: 4}\n"
+				"sequences:\n  - {context: 40}\n");	/* costs more: second */
+	struct run_result res = tu_run("mutate %s %s", a, b);
+
+	(void)state;
+	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
+			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
+	assert_non_null(strstr(res.out, "2 not applicable\n"));
+	tu_free(&res);
+	unlink(a);
+	unlink(b);
+	free(a);
+	free(b);
+}
+
 /*
  * A correct suite whose case has block size 8 and tails: planting
  * tail_mask there reads K scales outside the block table. mutate used to
@@ -635,6 +656,7 @@ int main(void)
 		cmocka_unit_test(masked_reads_outside_the_table_are_poison),
 		cmocka_unit_test(inapplicable_classes_by_rule),
 		cmocka_unit_test(mutate_reports_inapplicable_classes),
+		cmocka_unit_test(mutate_na_with_mixed_reasons),
 		cmocka_unit_test(mutate_survives_reads_outside_the_table),
 		cmocka_unit_test(kernel_section_errors),
 		cmocka_unit_test(shipped_suite_catches_every_class),

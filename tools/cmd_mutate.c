@@ -207,6 +207,17 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 	return rc;
 }
 
+/* Why a class applies to no case: the first case's reason, and a note
+ * when other cases had other reasons. */
+static void na_text(const struct outcome *o, char *buf, size_t len)
+{
+	if (o->na_mixed)
+		snprintf(buf, len, "%s (case %s; other cases give other reasons)",
+			 o->na_reason, o->na_case);
+	else
+		snprintf(buf, len, "%s", o->na_reason);
+}
+
 static void print_where(FILE *f, const struct outcome *o)
 {
 	const struct compare_loc *l = &o->loc;
@@ -241,8 +252,12 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 				      o->v == V_NA ? "not_applicable" : "survived");
 	json_key_int(j, "cases_tried", o->tried);
 	json_key_int(j, "cases_not_applicable", o->na);
-	if (o->v == V_NA)
-		json_key_string(j, "reason", o->na_reason);
+	if (o->v == V_NA) {
+		char why[400];
+
+		na_text(o, why, sizeof(why));
+		json_key_string(j, "reason", why);
+	}
 	if (o->v == V_CAUGHT) {
 		json_key_string(j, "case", o->casename);
 		json_key_string(j, "file", o->casefile);
@@ -329,10 +344,6 @@ int cmd_mutate(int argc, char **argv)
 			if (!out[b].na)	/* every case skipped */
 				snprintf(out[b].na_reason, sizeof(out[b].na_reason),
 					 "no case without a kernel: section of its own runs on the route");
-			else if (out[b].na_mixed)
-				snprintf(out[b].na_reason + strlen(out[b].na_reason),
-					 sizeof(out[b].na_reason) - strlen(out[b].na_reason),
-					 " (%s; other cases for other reasons)", out[b].na_case);
 		}
 		survived += out[b].v == V_SURVIVED;
 		na += out[b].v == V_NA;
@@ -366,7 +377,10 @@ int cmd_mutate(int argc, char **argv)
 				print_where(stdout, &out[b]);
 				putchar('\n');
 			} else if (out[b].v == V_NA) {
-				printf("n/a: %s\n", out[b].na_reason);
+				char why[400];
+
+				na_text(&out[b], why, sizeof(why));
+				printf("n/a: %s\n", why);
 			} else {
 				printf("SURVIVED %d case(s)\n", out[b].tried);
 			}
