@@ -26,7 +26,8 @@
  * the load). Either way the correct kernel masks the column, its P is 0
  * and its V is not read. A buggy mask may let such a key through: its K
  * scale and V then come from a block outside the block table, which
- * reads as poison (NaN scale, INPUTS_POISON bytes), never as a crash. Tiles whose keys are all causally masked for every row are not
+ * reads as poison (NaN scale, INPUTS_POISON bytes), never as a crash.
+ * Tiles whose keys are all causally masked for every row are not
  * executed, as the kernel's loop bound stops before them.
  */
 #include "attn.h"

@@ -2,14 +2,15 @@
  * kernel.c - the kernel's assumptions and the bug class table (kernel.h).
  * The table is the one place a bug class is named: the case schema,
  * fragsim mutate, fragsim diff and README.md all use these spellings.
+ * A key may carry more than one class (page_walk: none, identity); the
+ * schema lists its values once (kernel_key_values).
  */
 #include "kernel.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdio.h>
 
 #include "case.h"
 #include "fs.h"

@@ -1167,11 +1167,11 @@ void case_print(FILE *f, const struct fs_case *c)
 		enum kern_bug as[KERNEL_MAX_VALUES + 1];
 		int n = kernel_key_values((enum kern_bug)b, names, as), x = 0;
 
+		if (!n)
+			continue;	/* printed with the first class of its key */
 		for (int i = 1; i < n; i++)
 			if ((kernel_bugs(&c->kernel, c->head_dim) >> as[i]) & 1)
 				x = i;
-		if (!n)
-			continue;	/* printed with the first class of its key */
 		if (b == BUG_HEAD_DIM_LOADED && x)
 			fprintf(f, "  %s: %d\n", bi->key, c->kernel.head_dim_loaded);
 		else

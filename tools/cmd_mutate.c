@@ -134,10 +134,6 @@ static void record(const struct runcase *r, const char *path,
 			 rep->replica_mismatch);
 }
 
-/*
- * Run every still-surviving class on one case. Returns FS_OK, or an
- * input/internal error for the case itself.
- */
 /* Note that class o does not apply to case name, for reason why. */
 static void note_na(struct outcome *o, const char *name, const char *why)
 {
@@ -149,6 +145,10 @@ static void note_na(struct outcome *o, const char *name, const char *why)
 	}
 }
 
+/*
+ * Run every still-surviving class that applies on one case. Returns
+ * FS_OK, or an input/internal error for the case itself.
+ */
 static enum fs_rc mutate_case(const char *path, struct outcome *out,
 			      int *applies_any, struct fs_err *err)
 {
