@@ -222,29 +222,34 @@ static int k_byte(const struct runcase *r, int blk, int slot, int g, int dim)
 			      slot) * 16 + dim % 16];
 }
 
-enum walk { WALK_TABLE, WALK_NONE, WALK_IDENTITY };
-
 /*
- * The page walks by hand, for three sequences of 40, 23 and 16 keys on
- * shuffled pages of 16: their blocks are 3, 2 and 1, so a kernel that
- * takes a sequence's blocks as consecutive (none) starts them at 0, 3
- * and 5, and one that never reads the table (identity) reads logical
- * block b of every sequence as physical block b. Every accumulator of
- * every tile is the dot product of Q with the K bytes at that block
- * (a key past the table loads 0), so each walk's acc is computed here
- * from the block table, the paged cache and the walk alone.
+ * The page walks by hand, for three sequences of 40, 23 and 16 keys
+ * (blocks of 16: 3, 2 and 1 of them) and the block table written in the
+ * case: {4, 0, 2}, {5, 1}, {3}, in a pool of 7 (block 6 unused, poison).
+ * A kernel that takes a sequence's blocks as consecutive (none) starts
+ * them at 0, 3 and 5; one that never reads the table (identity) reads
+ * logical block b of every sequence as physical block b. Every
+ * accumulator is the dot product of Q with the K bytes at that block (a
+ * key past the table loads 0), so each walk's acc is computed here from
+ * these tables and the paged cache alone.
  */
 static void page_walks_by_hand(void **state)
 {
-	static const int ctx[] = { 40, 23, 16 }, first[] = { 0, 3, 5 };
+	static const int ctx[] = { 40, 23, 16 };
+	static const int blk[3][3][3] = {
+		{ { 4, 0, 2 }, { 5, 1 }, { 3 } },	/* block_table */
+		{ { 0, 1, 2 }, { 3, 4 }, { 5 } },	/* none */
+		{ { 0, 1, 2 }, { 0, 1 }, { 0 } },	/* identity */
+	};
 	static const enum kern_bug plant[] = { BUG_COUNT, BUG_PAGE_WALK, BUG_PAGE_IDENTITY };
 	struct runcase r;
 	struct attn_result sim[3];
 	long none_vs_id = 0;
 
 	(void)state;
-	load_text(&r, "fragsim: 1\nname: walks\ncache: {placement: shuffled}\n"
-		  "sequences:\n  - {context: 40}\n  - {context: 23}\n  - {context: 16}\n"
+	load_text(&r, "fragsim: 1\nname: walks\ncache: {placement: table, num_blocks: 7}\n"
+		  "sequences:\n  - {context: 40, blocks: [4, 0, 2]}\n"
+		  "  - {context: 23, blocks: [5, 1]}\n  - {context: 16, blocks: [3]}\n"
 		  "data: {seed: 8}\n");
 	for (int w = 0; w < 3; w++) {
 		emulate(&r, plant[w], &sim[w]);
@@ -256,20 +261,18 @@ static void page_walks_by_hand(void **state)
 			for (int lane = 0; lane < 64; lane++)
 				for (int e = 0; e < 4; e++) {
 					int row = lane % 16, key = kb + lane / 16 + 4 * e;
-					int b = key / 16, qh = g * G + row % G, blk;
+					int b = key / 16, qh = g * G + row % G;
 					int32_t want = 0;
 
-					blk = w == WALK_TABLE ? r.in.block_table[s * 3 + b] :
-					      w == WALK_NONE ? first[s] + b : b;
 					for (int d = 0; b < (ctx[s] + 15) / 16 && d < D; d++)
 						want += r.in.q_int8[((size_t)s * 24 + qh) * D + d] *
-							k_byte(&r, blk, key % 16, g, d);
+							k_byte(&r, blk[w][s][b], key % 16, g, d);
 					assert_int_equal(sim[w].acc[(t * 64 + lane) * 4 + e], want);
 				}
 		}
 	}
-	/* Not vacuous: the table is not either walk, and the two walks part
-	 * in sequences 1 and 2 (5 != 0, 3 != 0). */
+	/* Not vacuous: the walks read other blocks, and none and identity
+	 * part in sequences 1 and 2. */
 	assert_memory_not_equal(sim[1].acc, sim[0].acc, sim[0].n_tiles * 256 * sizeof(int32_t));
 	assert_memory_not_equal(sim[2].acc, sim[0].acc, sim[0].n_tiles * 256 * sizeof(int32_t));
 	for (size_t i = 0; i < sim[0].n_tiles * 256; i++)
