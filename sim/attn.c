@@ -25,8 +25,11 @@
  *
  * Reads past a context: a key inside the sequence's last block loads that
  * slot (poison); a key past the block table loads 0 (the kernel guards
- * the load). Either way the column is masked, its P is 0 and its V is not
- * read. Tiles whose keys are all causally masked for every row are not
+ * the load). Either way the correct kernel masks the column, its P is 0
+ * and its V is not read. A buggy mask may let such a key through: its K
+ * scale and V then come from a block outside the block table, which
+ * reads as poison (NaN scale, INPUTS_POISON bytes), never as a crash.
+ * Tiles whose keys are all causally masked for every row are not
  * executed, as the kernel's loop bound stops before them.
  */
 #include "attn.h"
@@ -195,7 +198,7 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
 				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
 
-			v = in->k_cache[a];
+			v = blk < 0 ? INPUTS_POISON : in->k_cache[a];
 		}
 		reg[slot] = (uint8_t)v;
 	}
@@ -225,15 +228,28 @@ float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
 			      ks * k->K);
 }
 
-/* Key tok's V column (attn_int.h). */
+/*
+ * Key tok's V column (attn_int.h). A block outside the pool (attn_block
+ * -1) reads as a poisoned spare slot does: INPUTS_POISON with a NaN
+ * scale, or NaN for float V.
+ */
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 {
+	static const int8_t poison_i8 = INPUTS_POISON;
+	static const float poison_f = NAN;
 	const struct fs_inputs *in = k->in;
 	int g = attn_kv_head(k, u);
 	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
 	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
-	struct vcol v = { NULL, NULL, 0.0f };
+	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->BS };
 
+	if (blk < 0) {
+		v.stride = 0;
+		v.i8 = k->c->v_dtype == VDT_INT8 ? &poison_i8 : NULL;
+		v.f = v.i8 ? NULL : &poison_f;
+		v.scale = NAN;
+		return v;
+	}
 	if (k->c->v_dtype == VDT_INT8) {
 		v.i8 = &in->v_cache_i8[a];
 		v.scale = in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
@@ -364,10 +380,10 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			v = attn_v_col(k, u, kb + n);
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
-					x->o[d] += pn * ((float)v.i8[(size_t)d * k->BS] * v.scale);
+					x->o[d] += pn * ((float)v.i8[(size_t)d * v.stride] * v.scale);
 			else
 				for (int d = 0; d < k->D; d++)
-					x->o[d] += pn * v.f[(size_t)d * k->BS];
+					x->o[d] += pn * v.f[(size_t)d * v.stride];
 		}
 	}
 }

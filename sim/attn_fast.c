@@ -212,8 +212,8 @@ static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa is
 
 		for (int d = 0; d < k->D; d++)
 			f->vn[(size_t)n * k->D + d] =
-				v.i8 ? (float)v.i8[(size_t)d * k->BS] * v.scale :
-				       v.f[(size_t)d * k->BS];
+				v.i8 ? (float)v.i8[(size_t)d * v.stride] * v.scale :
+				       v.f[(size_t)d * v.stride];
 	}
 }
 

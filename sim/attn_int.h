@@ -74,22 +74,38 @@ static inline int attn_kv_head(const struct kern *k, const struct unit *u)
 	return k->kn->gqa_modulo ? u->h % k->Hkv : u->h / k->G;
 }
 
-/* The physical block the kernel reads for key tok of sequence s. */
+/*
+ * The physical block the kernel reads for key tok of sequence s (the
+ * page_walk assumption, kernel.h), or -1 when that read falls outside
+ * the pool: a block-table entry of -1 or past the table's row (a key
+ * past the context that a buggy mask let through), or a walk that
+ * ignores the table and runs off the end. Readers of -1 get poison, as
+ * a device would read memory no sequence owns (attn.c: load_k,
+ * attn_k_scale, attn_v_col).
+ */
 static inline int attn_block(const struct kern *k, int s, int tok)
 {
-	if (k->kn->page_walk_none)
-		return k->seq_block0[s] + tok / k->BS;
-	return k->in->block_table[s * k->MAXB + tok / k->BS];
+	int b = tok / k->BS, p;
+
+	if (k->kn->page_walk == KWALK_NONE)
+		p = k->seq_block0[s] + b;
+	else if (k->kn->page_walk == KWALK_IDENTITY)
+		p = b;
+	else
+		p = b < k->MAXB ? k->in->block_table[s * k->MAXB + b] : -1;
+	return p >= 0 && p < k->in->NB ? p : -1;
 }
 
 /*
- * Where key tok's V column lives: element d is base[d * BS], times *scale
+ * Where key tok's V column lives: element d is base[d * stride] (stride
+ * BS; 0 for the poison column of a block outside the pool), times scale
  * for int8 V (NULL for float V). Looked up once per key, not per element.
  */
 struct vcol {
 	const int8_t *i8;
 	const float *f;
 	float scale;
+	size_t stride;
 };
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);

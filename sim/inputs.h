@@ -70,7 +70,11 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 			struct fs_inputs *in, struct fs_err *err);
 void inputs_free(struct fs_inputs *in);
 
-/* Dequantized K scale of (block, slot, kv head) for head-dim element d. */
+/*
+ * Dequantized K scale of (block, slot, kv head) for head-dim element d.
+ * A block or slot outside the pool (a buggy kernel's walk) reads as a
+ * poisoned slot: NaN, or the one scale of a per_tensor case.
+ */
 float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 		     int block, int slot, int h, int d);
 

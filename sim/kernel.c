@@ -2,13 +2,17 @@
  * kernel.c - the kernel's assumptions and the bug class table (kernel.h).
  * The table is the one place a bug class is named: the case schema,
  * fragsim mutate, fragsim diff and README.md all use these spellings.
+ * A key may carry more than one class (page_walk: none, identity); the
+ * schema lists its values once (kernel_key_values).
  */
 #include "kernel.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "case.h"
 #include "fs.h"
 
 static const struct kern_bug_info bugs[BUG_COUNT] = {
@@ -27,7 +31,9 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 	[BUG_TAIL_MASK] = { "tail_mask", "column", "contiguous",
 		"masks test a lane's register index, not the column it holds" },
 	[BUG_PAGE_WALK] = { "page_walk", "block_table", "none",
-		"logical block used as the physical one: the block table is ignored" },
+		"the block table ignored: a sequence's blocks taken as consecutive from its first" },
+	[BUG_PAGE_IDENTITY] = { "page_walk", "block_table", "identity",
+		"the block table ignored: logical block index used as the physical block" },
 	[BUG_TRANSPOSE] = { "transpose", "profile", "none",
 		"workspace written in register order, without the 4x4 transpose" },
 	[BUG_Q_POSITION] = { "q_position", "absolute", "chunk",
@@ -54,6 +60,26 @@ const struct kern_bug_info *kernel_bug(enum kern_bug b)
 	return (unsigned)b < BUG_COUNT ? &bugs[b] : NULL;
 }
 
+int kernel_key_values(enum kern_bug b, const char **names, enum kern_bug *as)
+{
+	int n = 1;
+
+	if ((unsigned)b >= BUG_COUNT)
+		return 0;
+	for (int a = 0; a < (int)b; a++)
+		if (!strcmp(bugs[a].key, bugs[b].key))
+			return 0;
+	names[0] = bugs[b].good;
+	as[0] = BUG_COUNT;
+	for (int a = (int)b; a < BUG_COUNT && n < KERNEL_MAX_VALUES; a++)
+		if (!strcmp(bugs[a].key, bugs[b].key)) {
+			names[n] = bugs[a].bad;
+			as[n++] = (enum kern_bug)a;
+		}
+	names[n] = NULL;
+	return n;
+}
+
 int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 {
 	switch (b) {
@@ -68,7 +94,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_K_SCALE_INDEX: k->k_scale_per_tile = 1; return 0;
 	case BUG_GQA_MAP: k->gqa_modulo = 1; return 0;
 	case BUG_TAIL_MASK: k->tail_mask = KCOLS_CONTIGUOUS; return 0;
-	case BUG_PAGE_WALK: k->page_walk_none = 1; return 0;
+	case BUG_PAGE_WALK: k->page_walk = KWALK_NONE; return 0;
+	case BUG_PAGE_IDENTITY: k->page_walk = KWALK_IDENTITY; return 0;
 	case BUG_TRANSPOSE: k->transpose = KCOLS_CONTIGUOUS; return 0;
 	case BUG_Q_POSITION: k->q_pos_chunk = 1; return 0;
 	case BUG_SPLIT_MERGE: k->merge_no_rescale = 1; return 0;
@@ -89,7 +116,8 @@ unsigned kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (unsigned)(k->k_scale_per_tile != 0) << BUG_K_SCALE_INDEX;
 	b |= (unsigned)(k->gqa_modulo != 0) << BUG_GQA_MAP;
 	b |= (unsigned)(k->tail_mask != KCOLS_PROFILE) << BUG_TAIL_MASK;
-	b |= (unsigned)(k->page_walk_none != 0) << BUG_PAGE_WALK;
+	b |= (unsigned)(k->page_walk == KWALK_NONE) << BUG_PAGE_WALK;
+	b |= (unsigned)(k->page_walk == KWALK_IDENTITY) << BUG_PAGE_IDENTITY;
 	b |= (unsigned)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
 	b |= (unsigned)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
 	b |= (unsigned)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
@@ -149,29 +177,88 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out)
 	return 0;
 }
 
-int kernel_bug_applies(enum kern_bug b, const struct lanemap *lm, int segments)
+/* Does the adjacent-columns belief differ from lm's columns? -1: it
+ * cannot be held (unequal shares). */
+static int contiguous_differs(const struct lanemap *lm)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
 	int slots = lm->wave * oc->elems, *cc, differs = 0;
+
+	cc = malloc((size_t)slots * sizeof(int));
+	if (!cc)
+		return 1;	/* try it: the emulation reports the memory */
+	if (kernel_contiguous_cols(lm, cc)) {
+		free(cc);
+		return -1;
+	}
+	for (int s = 0; s < slots; s++)
+		differs |= cc[s] != oc->col[s];
+	free(cc);
+	return differs;
+}
+
+const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
+			  const struct lanemap *lm, char *buf, size_t len)
+{
+	int G = case_group(c);
 
 	switch (b) {
 	case BUG_C_COLUMNS:
 	case BUG_TAIL_MASK:
 	case BUG_TRANSPOSE:
-		cc = malloc((size_t)slots * sizeof(int));
-		if (!cc || kernel_contiguous_cols(lm, cc)) {
-			free(cc);
-			return 0;
+		switch (contiguous_differs(lm)) {
+		case 0:
+			snprintf(buf, len, "%s: a lane's accumulators already are adjacent columns",
+				 lm->name);
+			return buf;
+		case -1:
+			snprintf(buf, len, "%s: the lanes holding a C row hold unequal shares of it",
+				 lm->name);
+			return buf;
 		}
-		for (int s = 0; s < slots; s++)
-			differs |= cc[s] != oc->col[s];
-		free(cc);
-		return differs;
+		return NULL;
 	case BUG_OPERAND_ORDER:
-		return lm->m == lm->n && lm->op[LM_A].type == lm->op[LM_B].type;
+		if (lm->m == lm->n && lm->op[LM_A].type == lm->op[LM_B].type)
+			return NULL;
+		snprintf(buf, len, "%s: a %dx%d tile cannot swap its operands",
+			 lm->name, lm->m, lm->n);
+		return buf;
+	case BUG_HEAD_DIM_LOADED:
+		/* A kernel that loads half the dims issues the K-steps that
+		 * cover them, the last zero-padded past them (as for a head_dim
+		 * the instruction's K does not divide), so the class applies to
+		 * every head_dim: half of the smallest, 16, is 8 dims. */
+		return NULL;
+	case BUG_K_SCALE_INDEX:
+		if (c->k_scale != KSCALE_PER_TENSOR)
+			return NULL;
+		snprintf(buf, len, "k_scale per_tensor: every key has the same scale");
+		return buf;
+	case BUG_GQA_MAP:
+		if (c->kv_heads > 1 && G > 1)
+			return NULL;
+		if (c->kv_heads == 1)
+			snprintf(buf, len, "kv_heads 1: both maps give every q head kv head 0");
+		else
+			snprintf(buf, len, "GQA group of 1 (q_heads = kv_heads): both maps give q head h kv head h");
+		return buf;
+	case BUG_PAGE_WALK:
+	case BUG_PAGE_IDENTITY:
+		if (c->num_blocks > 1)
+			return NULL;
+		snprintf(buf, len, "the cache has one block: every walk reads block 0");
+		return buf;
 	case BUG_SPLIT_MERGE:
-		return segments > 1;
-	default:
-		return (unsigned)b < BUG_COUNT;
+		if (case_segments_max(c) > 1)
+			return NULL;
+		snprintf(buf, len, "no context is cut into split-K segments");
+		return buf;
+	case BUG_SCALE_RECOVERY:
+	case BUG_Q_POSITION:
+		return NULL;
+	case BUG_COUNT:
+		break;
 	}
+	snprintf(buf, len, "not a bug class");
+	return buf;
 }

@@ -14,12 +14,35 @@
 #ifndef KERNEL_H
 #define KERNEL_H
 
+#include <stddef.h>
+
 #include "lanemap.h"
+
+struct fs_case;		/* case.h, which includes this file */
 
 /* Which C column the kernel believes an accumulator holds. */
 enum kern_cols {
 	KCOLS_PROFILE,		/* the profile's: c0 + {0,4,8,12} on gfx936 */
 	KCOLS_CONTIGUOUS,	/* a lane's accumulators as adjacent columns */
+};
+
+/*
+ * How a key finds its physical block. Logical block b = key / block_size
+ * of sequence s:
+ *   KWALK_TABLE     block_table[s][b] (the correct kernel)
+ *   KWALK_NONE      first(s) + b, first(s) = the blocks of sequences 0..s-1
+ *                   summed: a kernel written for a packed, contiguous cache
+ *                   (sequences back to back); right on contiguous pages
+ *   KWALK_IDENTITY  b itself, whatever the sequence: a kernel that never
+ *                   reads the table (tested with one sequence, where it
+ *                   is the same as KWALK_NONE); with two sequences on
+ *                   contiguous pages sequence 1 reads sequence 0's blocks
+ * A physical index outside the pool reads poison (sim/attn_int.h).
+ */
+enum kern_walk {
+	KWALK_TABLE,
+	KWALK_NONE,
+	KWALK_IDENTITY,
 };
 
 struct fs_kernel {
@@ -30,7 +53,7 @@ struct fs_kernel {
 	int k_scale_per_tile;		/* 1: the K scale of a tile's first key */
 	int gqa_modulo;			/* 1: kv head = q head % kv_heads */
 	enum kern_cols tail_mask;	/* column the masks test */
-	int page_walk_none;		/* 1: logical block used as physical */
+	enum kern_walk page_walk;	/* how a key finds its block */
 	enum kern_cols transpose;	/* KCOLS_CONTIGUOUS: written in register order */
 	int q_pos_chunk;		/* 1: causal mask uses the chunk-local index */
 	int merge_no_rescale;		/* 1: split-K partials merged without e^(m-M) */
@@ -49,7 +72,8 @@ enum kern_bug {
 	BUG_K_SCALE_INDEX,
 	BUG_GQA_MAP,
 	BUG_TAIL_MASK,
-	BUG_PAGE_WALK,
+	BUG_PAGE_WALK,		/* page_walk: none */
+	BUG_PAGE_IDENTITY,	/* page_walk: identity (same key, another value) */
 	BUG_TRANSPOSE,
 	BUG_Q_POSITION,
 	BUG_SPLIT_MERGE,
@@ -64,6 +88,16 @@ struct kern_bug_info {
 };
 
 const struct kern_bug_info *kernel_bug(enum kern_bug b);
+
+/*
+ * The values a kernel: key takes, for the first class b that has the key
+ * (page_walk is two classes, one key): names[0] the correct value,
+ * names[i] (i >= 1) the bad value of class bugs[i]; names[n] = NULL.
+ * Returns n, or 0 when b is not the first class of its key (its values
+ * are listed under that one). names and bugs hold KERNEL_MAX_VALUES + 1.
+ */
+#define KERNEL_MAX_VALUES 4
+int kernel_key_values(enum kern_bug b, const char **names, enum kern_bug *bugs);
 
 /*
  * Plant bug b into k (for head_dim_loaded: half of head_dim). Returns 0,
@@ -82,11 +116,24 @@ unsigned kernel_bugs(const struct fs_kernel *k, int head_dim);
 int kernel_contiguous_cols(const struct lanemap *lm, int *out);
 
 /*
- * Can bug b change anything on hardware lm, for a case cut into
- * `segments` split-K segments? 0 when the wrong belief coincides with the
- * truth (adjacent columns on a map that has them) or cannot be expressed
- * (operand_order kq on a non-square tile, split_merge with one segment).
+ * Why bug b cannot apply to case c run by a kernel written for map lm,
+ * or cannot be seen in it: a reason in buf (returned), or NULL when b
+ * applies. Decided from the case's shape before anything runs: the
+ * model, the cache and the instruction, never the data, the block
+ * placement or the context lengths (a suite whose contexts never end
+ * inside a tile lets tail_mask survive: that is the suite's weakness,
+ * not the class's). The rules (README.md, "Bug classes"):
+ *   c_columns, tail_mask, transpose  lm's lanes do not already hold
+ *                                    adjacent columns, in equal shares
+ *   operand_order                    a square tile, A and B of one type
+ *   head_dim_loaded                  head_dim / 2 whole K-steps of lm
+ *   k_scale_index                    K scales per token (not per_tensor)
+ *   gqa_map                          G > 1 and kv_heads > 1
+ *   page_walk (none, identity)       a pool of more than one block
+ *   split_merge                      a context cut into split-K segments
+ *   scale_recovery, q_position       always
  */
-int kernel_bug_applies(enum kern_bug b, const struct lanemap *lm, int segments);
+const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
+			  const struct lanemap *lm, char *buf, size_t len);
 
 #endif

@@ -20,8 +20,8 @@
 #define DUMPS "tests/data/dumps"
 
 static const char *const examples[] = {
-	"clean", "c-columns", "page-walk", "head-dim-half", "gqa-modulo",
-	"split-merge", "q-position", "gfx936-quad",
+	"clean", "c-columns", "page-walk", "page-walk-identity", "head-dim-half",
+	"gqa-modulo", "split-merge", "q-position", "gfx936-quad",
 };
 
 /* The line of text starting with prefix, without its newline. */
@@ -335,6 +335,40 @@ static void real_device_dumps(void **state)
 	}
 }
 
+/*
+ * A mismatching dump of a case with block size 8 and tails: every
+ * hypothesis is emulated, tail_mask among them, which reads K scales
+ * outside the block table. diff used to abort there (exit 134); it must
+ * name the bug planted in the dump (c_columns).
+ */
+static void diff_survives_reads_outside_the_table(void **state)
+{
+	static const char kase[] =
+		"fragsim: 1\nname: tail-7-40\ncache: {block_size: 8, placement: shuffled}\n"
+		"sequences:\n  - {context: 7}\n  - {context: 40}\ndata: {seed: 3}\n"
+		"golden: [acc, scores, out]\n";
+	char planted[512], *dir = strdup("/tmp/fragsim-test-XXXXXX");
+	char *path = tu_write_temp(".yaml", kase), *ppath;
+	struct run_result r;
+
+	(void)state;
+	snprintf(planted, sizeof(planted), "%skernel: {c_columns: contiguous}\n", kase);
+	ppath = tu_write_temp(".yaml", planted);
+	assert_non_null(mkdtemp(dir));
+	r = tu_run("run %s --emulate-only --out %s/d", ppath, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("diff %s --dump %s/d", path, dir);
+	if (r.status != 1 || !strstr(r.out, "diagnosis: matches kernel assumption c_columns=contiguous exactly"))
+		fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+	drop(dir);
+	unlink(path);
+	unlink(ppath);
+	free(path);
+	free(ppath);
+}
+
 static void usage_errors(void **state)
 {
 	struct run_result r = tu_run("diff %s/clean/case.yaml", DUMPS);
@@ -365,6 +399,7 @@ int main(void)
 		cmocka_unit_test(tolerance_nan_and_inf),
 		cmocka_unit_test(hardware_map_hypothesis),
 		cmocka_unit_test(real_device_dumps),
+		cmocka_unit_test(diff_survives_reads_outside_the_table),
 		cmocka_unit_test(usage_errors),
 	};
 

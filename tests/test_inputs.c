@@ -529,6 +529,44 @@ static void per_tensor_one_scale(void **state)
 	inputs_free(&in);
 }
 
+/*
+ * The K scale of a block a buggy kernel reads outside the pool (a table
+ * entry of -1, or an index past NB) is what a poisoned spare slot holds,
+ * NaN, for per-token and per-32-block scales; a per-tensor scale is one
+ * number whatever the key, so the kernel reads it. It used to abort.
+ * Two sequences of 7 and 40 keys, block size 8: 1 + 5 blocks + 3 spare,
+ * so NB = 9 and sequence 0's second table entry is -1.
+ */
+static void k_scale_outside_the_pool_is_poison(void **state)
+{
+	static const int ctx[] = { 7, 40 };
+	static const enum case_kscale ks[] = {
+		KSCALE_PER_TOKEN_HEAD, KSCALE_PER_BLOCK32, KSCALE_PER_TENSOR,
+	};
+	struct fs_case c;
+	struct fs_inputs in;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		const int outside[][2] = { { -1, 0 }, { 9, 0 }, { 100, 3 }, { 0, 8 }, { 0, -1 } };
+
+		base_case(&c, 8, PLACE_SHUFFLED, 2, ctx, NULL);
+		c.k_scale = ks[i];
+		build_ok(&c, NULL, &in);
+		assert_int_equal(in.NB, 9);
+		assert_int_equal(in.block_table[1], -1);
+		for (size_t j = 0; j < sizeof(outside) / sizeof(outside[0]); j++) {
+			float x = inputs_k_scale(&c, &in, outside[j][0], outside[j][1], 3, 255);
+
+			if (ks[i] == KSCALE_PER_TENSOR)
+				assert_true(x == in.k_scale[0]);
+			else
+				assert_true(is_nan(x));
+		}
+		inputs_free(&in);
+	}
+}
+
 static void float_v_caches(void **state)
 {
 	static const int ctx[] = { 21, 3 };
@@ -851,6 +889,7 @@ int main(void)
 		cmocka_unit_test(zero_and_constant_rows),
 		cmocka_unit_test(per_block32_scales_are_f16),
 		cmocka_unit_test(per_tensor_one_scale),
+		cmocka_unit_test(k_scale_outside_the_pool_is_poison),
 		cmocka_unit_test(float_v_caches),
 		cmocka_unit_test(builds_are_deterministic),
 		cmocka_unit_test(given_arrays_are_used_and_rounded),

@@ -853,22 +853,29 @@ static enum fs_rc load_tensor(struct loader *L, yaml_node_t *data,
  */
 static enum fs_rc load_kernel(struct loader *L, yaml_node_t *top)
 {
-	const char *keys[BUG_COUNT + 1];
+	const char *keys[BUG_COUNT + 1], *vals[KERNEL_MAX_VALUES + 1];
+	enum kern_bug as0[KERNEL_MAX_VALUES + 1];
 	struct fs_case *c = L->c;
 	yaml_node_t *m, *v;
+	int nk = 0;
 
 	for (int b = 0; b < BUG_COUNT; b++)
-		keys[b] = kernel_bug((enum kern_bug)b)->key;
-	keys[BUG_COUNT] = NULL;
+		if (kernel_key_values((enum kern_bug)b, vals, as0))
+			keys[nk++] = kernel_bug((enum kern_bug)b)->key;
+	keys[nk] = NULL;
 	if (sub_map(L, top, "", "kernel", keys, &m))
 		return FS_EINPUT;
 	for (int b = 0; m && b < BUG_COUNT; b++) {
 		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
-		const char *names[3] = { bi->good, bi->bad, NULL };
+		const char *names[KERNEL_MAX_VALUES + 1];
+		enum kern_bug as[KERNEL_MAX_VALUES + 1];
 		char p[YDOC_PATH_MAX];
 		const char *s;
 		int x = 0;
 
+		/* One key may name several classes (page_walk: none, identity). */
+		if (!kernel_key_values((enum kern_bug)b, names, as))
+			continue;
 		v = ydoc_get(L->d, m, bi->key);
 		if (!v)
 			continue;
@@ -884,7 +891,7 @@ static enum fs_rc load_kernel(struct loader *L, yaml_node_t *top)
 		}
 		if (ydoc_enum(L->d, v, p, names, &x, L->err))
 			return FS_EINPUT;
-		if (x && kernel_plant(&c->kernel, (enum kern_bug)b, c->head_dim))
+		if (x && kernel_plant(&c->kernel, as[x], c->head_dim))
 			return ydoc_fail(L->err, L->d, v, p,
 					 "cannot be planted with head_dim %d", c->head_dim);
 	}
@@ -1203,12 +1210,19 @@ void case_print(FILE *f, const struct fs_case *c)
 	fputs("kernel:\n", f);
 	for (int b = 0; b < BUG_COUNT; b++) {
 		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
-		int bad = (kernel_bugs(&c->kernel, c->head_dim) >> b) & 1;
+		const char *names[KERNEL_MAX_VALUES + 1];
+		enum kern_bug as[KERNEL_MAX_VALUES + 1];
+		int n = kernel_key_values((enum kern_bug)b, names, as), x = 0;
 
-		if (b == BUG_HEAD_DIM_LOADED && bad)
+		if (!n)
+			continue;	/* printed with the first class of its key */
+		for (int i = 1; i < n; i++)
+			if ((kernel_bugs(&c->kernel, c->head_dim) >> as[i]) & 1)
+				x = i;
+		if (b == BUG_HEAD_DIM_LOADED && x)
 			fprintf(f, "  %s: %d\n", bi->key, c->kernel.head_dim_loaded);
 		else
-			fprintf(f, "  %s: %s\n", bi->key, bad ? bi->bad : bi->good);
+			fprintf(f, "  %s: %s\n", bi->key, names[x]);
 	}
 	fprintf(f, "data:\n  seed: %llu\n", (unsigned long long)c->seed);
 	print_tensor(f, "q", &c->q);

@@ -9,10 +9,12 @@
  * that never saw a known-bad input has not been shown to check anything.
  *
  * Cases that carry a kernel: section of their own describe a buggy
- * kernel already and are skipped. A class that cannot change anything on
- * a case's hardware (kernel_bug_applies) is not tried there; a class that
- * applies to no case at all is reported "not applicable" and does not
- * count as surviving.
+ * kernel already and are skipped. A class that cannot apply to a case,
+ * or cannot be seen in it, is not tried there: kernel_bug_na decides
+ * that from the case's shape (model, cache, instruction) before
+ * anything runs, and gives the reason. A class that applies to no case
+ * is reported "n/a" with that reason; it neither survives nor fails the
+ * run. Example: gqa_map on a suite whose cases all have one kv head.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,10 @@ struct outcome {
 	struct compare_loc loc;
 	int block, slot;		/* the key's physical block and slot; -1 */
 	char reason[200];		/* threshold or replica message */
+	int na;				/* cases it does not apply to */
+	int na_mixed;			/* they gave different reasons */
+	char na_reason[200];		/* the first such case's reason */
+	char na_case[128];		/* and its name */
 };
 
 struct job {
@@ -128,15 +134,27 @@ static void record(const struct runcase *r, const char *path,
 			 rep->replica_mismatch);
 }
 
+/* Note that class o does not apply to case name, for reason why. */
+static void note_na(struct outcome *o, const char *name, const char *why)
+{
+	if (!o->na++) {
+		snprintf(o->na_reason, sizeof(o->na_reason), "%s", why);
+		snprintf(o->na_case, sizeof(o->na_case), "%s", name);
+	} else if (strcmp(o->na_reason, why)) {
+		o->na_mixed = 1;
+	}
+}
+
 /*
- * Run every still-surviving class on one case. Returns FS_OK, or an
- * input/internal error for the case itself.
+ * Run every still-surviving class that applies on one case. Returns
+ * FS_OK, or an input/internal error for the case itself.
  */
 static enum fs_rc mutate_case(const char *path, struct outcome *out,
 			      int *applies_any, struct fs_err *err)
 {
 	struct runcase r;
 	enum fs_rc rc = runcase_load(path, &r, err);
+	int todo[BUG_COUNT] = { 0 }, any = 0;
 
 	if (rc)
 		return rc;
@@ -145,18 +163,34 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		runcase_free(&r);
 		return FS_OK;
 	}
-	rc = runcase_inputs(&r, err);
-	for (int b = 0; !rc && b < BUG_COUNT; b++) {
+	/* Which classes apply, from the shape alone: no inputs built for a
+	 * case that has nothing left to try. */
+	for (int b = 0; b < BUG_COUNT; b++) {
+		char why[160];
+		const char *na;
+
+		if (out[b].v == V_CAUGHT)
+			continue;
+		na = kernel_bug_na((enum kern_bug)b, &r.c, r.lm, why, sizeof(why));
+		if (na)
+			note_na(&out[b], r.c.name, na);
+		else
+			any = todo[b] = 1;
+	}
+	if (any)
+		rc = runcase_inputs(&r, err);
+	for (int b = 0; any && !rc && b < BUG_COUNT; b++) {
 		struct fs_case mc;
 		struct attn_result sim;
 		struct compare_report rep;
 
-		if (out[b].v == V_CAUGHT ||
-		    !kernel_bug_applies((enum kern_bug)b, r.lm, case_segments_max(&r.c)))
+		if (!todo[b])
 			continue;
 		mc = r.c;	/* shallow: shares the block tables, freed once */
-		if (kernel_plant(&mc.kernel, (enum kern_bug)b, mc.head_dim))
+		if (kernel_plant(&mc.kernel, (enum kern_bug)b, mc.head_dim)) {
+			note_na(&out[b], r.c.name, "the bug cannot be planted in this case");
 			continue;
+		}
 		applies_any[b] = 1;
 		out[b].tried++;
 		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
@@ -171,6 +205,17 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 	}
 	runcase_free(&r);
 	return rc;
+}
+
+/* Why a class applies to no case: the first case's reason, and a note
+ * when other cases had other reasons. */
+static void na_text(const struct outcome *o, char *buf, size_t len)
+{
+	if (o->na_mixed)
+		snprintf(buf, len, "%s (case %s; other cases give other reasons)",
+			 o->na_reason, o->na_case);
+	else
+		snprintf(buf, len, "%s", o->na_reason);
 }
 
 static void print_where(FILE *f, const struct outcome *o)
@@ -206,6 +251,13 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 	json_key_string(j, "verdict", o->v == V_CAUGHT ? "caught" :
 				      o->v == V_NA ? "not_applicable" : "survived");
 	json_key_int(j, "cases_tried", o->tried);
+	json_key_int(j, "cases_not_applicable", o->na);
+	if (o->v == V_NA) {
+		char why[400];
+
+		na_text(o, why, sizeof(why));
+		json_key_string(j, "reason", why);
+	}
 	if (o->v == V_CAUGHT) {
 		json_key_string(j, "case", o->casename);
 		json_key_string(j, "file", o->casefile);
@@ -224,7 +276,7 @@ int cmd_mutate(int argc, char **argv)
 {
 	struct caselist ps = { 0 };
 	struct outcome out[BUG_COUNT];
-	int applies[BUG_COUNT] = { 0 }, json = 0, nargs = 0, survived = 0;
+	int applies[BUG_COUNT] = { 0 }, json = 0, nargs = 0, survived = 0, na = 0;
 	struct job *jobs = NULL;
 	struct fs_err err = { 0 };
 	enum fs_rc rc = FS_OK;
@@ -287,9 +339,14 @@ int cmd_mutate(int argc, char **argv)
 		return cli_error(&err, rc);
 	}
 	for (int b = 0; b < BUG_COUNT; b++) {
-		if (out[b].v != V_CAUGHT && !applies[b])
+		if (out[b].v != V_CAUGHT && !applies[b]) {
 			out[b].v = V_NA;
+			if (!out[b].na)	/* every case skipped */
+				snprintf(out[b].na_reason, sizeof(out[b].na_reason),
+					 "no case without a kernel: section of its own runs on the route");
+		}
 		survived += out[b].v == V_SURVIVED;
+		na += out[b].v == V_NA;
 	}
 
 	if (json) {
@@ -299,6 +356,8 @@ int cmd_mutate(int argc, char **argv)
 		json_begin_object(&j);
 		json_key_int(&j, "cases", (int64_t)ps.n);
 		json_key_int(&j, "survived", survived);
+		json_key_int(&j, "applicable", BUG_COUNT - na);
+		json_key_int(&j, "not_applicable", na);
 		json_key(&j, "classes");
 		json_begin_array(&j);
 		for (int b = 0; b < BUG_COUNT; b++)
@@ -318,13 +377,16 @@ int cmd_mutate(int argc, char **argv)
 				print_where(stdout, &out[b]);
 				putchar('\n');
 			} else if (out[b].v == V_NA) {
-				printf("not applicable to any case\n");
+				char why[400];
+
+				na_text(&out[b], why, sizeof(why));
+				printf("n/a: %s\n", why);
 			} else {
 				printf("SURVIVED %d case(s)\n", out[b].tried);
 			}
 		}
-		printf("%d of %d bug classes survive %zu case(s)\n", survived,
-		       BUG_COUNT, ps.n);
+		printf("%d of %d applicable bug classes survive %zu case(s), %d not applicable\n",
+		       survived, BUG_COUNT - na, ps.n, na);
 	}
 	free(jobs);
 	caselist_free(&ps);

@@ -454,12 +454,14 @@ enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 	for (int b = 0; b < BUG_COUNT && !rc; b++) {
 		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
 		struct fs_case c = r->c;	/* plain values: a shallow copy is whole */
-		char name[256];
+		char name[256], why[160];
 
 		snprintf(name, sizeof(name), "kernel assumption %s=%s", bi->key, bi->bad);
 		if ((have >> b) & 1)
 			continue;	/* that is the expectation itself */
-		if (kernel_plant(&c.kernel, (enum kern_bug)b, c.head_dim)) {
+		/* A class that cannot change this case would only tie with it. */
+		if (kernel_bug_na((enum kern_bug)b, &c, r->lm, why, sizeof(why)) ||
+		    kernel_plant(&c.kernel, (enum kern_bug)b, c.head_dim)) {
 			skip_note(dg, name);
 			continue;
 		}

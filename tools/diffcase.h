@@ -6,7 +6,10 @@
  * dump that reproduces a case planting c_columns: contiguous matches that
  * case. Hypotheses are the expectation with one more thing changed:
  *   - one bug class of sim/kernel.h planted (those the case does not
- *     already carry, and that kernel_plant can express);
+ *     already carry, that can change the case (kernel_bug_na) and that
+ *     kernel_plant can express); page_walk counts twice, none (a
+ *     sequence's blocks read as consecutive) and identity (the logical
+ *     block index read as the physical block);
  *   - another builtin profile of the same shape as the hardware map
  *     under the case's kernel ("the hardware is really X");
  *   - the same profile as both kernel and hardware map ("the kernel was
