@@ -478,8 +478,8 @@ static void check_usage_errors_before_running(void **state)
 	static const char *const bad[][2] = {
 		{ "check %s", "no *.yaml case there" },
 		{ "check cases/edge/one-token.yaml %s", "no *.yaml case there" },
-		{ "check cases/edge/one-token.yaml --junit %s/no/such/dir/j.xml", "cannot create" },
-		{ "check cases/edge/one-token.yaml --junit %s", "exists and is not a file" },
+		{ "check cases/edge/one-token.yaml --junit %s/no/such/dir/j.xml", "cannot be written" },
+		{ "check cases/edge/one-token.yaml --junit %s", "is a directory" },
 		{ "check cases/edge/one-token.yaml --shard 2/1%.0s", "--shard" },
 	};
 

@@ -344,15 +344,16 @@ int cmd_check(int argc, char **argv)
 				     shard);
 	if (!rc && junit) {
 		struct fs_err err = { 0 };
-		struct stat st;
 
-		/* Created now (under its temporary name) so that a path CI
-		 * cannot write is found before the suite runs, not after; a
-		 * directory there would only fail the final rename. */
-		if (!stat(junit, &st) && !S_ISREG(st.st_mode))
-			rc = cli_usage_error(NULL, "--junit %s: exists and is not a file", junit);
-		else if (outdir_file_open(&jf, junit, &err))
-			rc = cli_error(&err, FS_EINPUT);
+		/* Checked and created now (under its temporary name) so that
+		 * a path CI cannot write is found before the suite runs, not
+		 * after; a directory there would only fail the final rename. */
+		enum fs_rc e = outdir_file_check(junit, &err);
+
+		if (!e)
+			e = outdir_file_open(&jf, junit, &err);
+		if (e)
+			rc = cli_error(&err, e);
 	}
 	if (!rc) {
 		caselist_sort(&ps);
