@@ -50,7 +50,7 @@ FUZZ_SEEDS_profile := profiles
 FUZZ_EXT_profile   := .yaml
 FUZZ_SEEDS_npy     := tests/data
 FUZZ_EXT_npy       := .npy
-FUZZ_SEEDS_dump    := tests/data/dumps tests/data/device
+FUZZ_SEEDS_dump    := tests/data/dumps
 FUZZ_EXT_dump      := .npy
 FUZZ_PACK_dump     := 1
 REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)

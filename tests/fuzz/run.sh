@@ -7,6 +7,10 @@
 # BUILD_DIR/fuzz/crashes/<target>/ (and the run stops: exit status 1).
 set -eu
 build=$1; secs=$2; shift 2
+# fuzz_dump unpacks each input into a directory under TMPDIR: memory is faster
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	export TMPDIR=/dev/shm
+fi
 for t in "$@"; do
 	seeds=$build/fuzz/seeds/$t
 	corpus=$build/fuzz/corpus/$t
