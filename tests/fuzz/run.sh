@@ -7,6 +7,8 @@
 # BUILD_DIR/fuzz/crashes/<target>/ (and the run stops: exit status 1).
 set -eu
 build=$1; secs=$2; shift 2
+# one fuzzer, one core: no OpenMP team inside it
+export OMP_NUM_THREADS=1
 # fuzz_dump unpacks each input into a directory under TMPDIR: memory is faster
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	export TMPDIR=/dev/shm
