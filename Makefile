@@ -4,6 +4,8 @@
 #   make test     build and run every cmocka test, the CLI tests and every
 #                 command shown in README.md and docs/*.md (tests/doctest.py)
 #   make asan     the tests under AddressSanitizer + UBSan (build-asan/)
+#   make fuzz     each libFuzzer target for FUZZ_SECONDS (clang, build-fuzz/);
+#                 FUZZ_TARGETS=npy to pick; docs/fuzzing.md
 #   make bench    time the Qwen3.5-27B workloads, optimised (build-bench/);
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
@@ -39,7 +41,24 @@ PROFILES  := $(sort $(wildcard profiles/*.yaml))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test asan bench install uninstall clean deps check-deps
+# The fuzz targets (tests/fuzz/fuzz_<name>.c) and where their seeds are:
+# directories, file suffix, and for directory formats PACK (one input
+# per directory). make test replays every seed, corpus and crash file
+# through each (regress_<name>); make fuzz runs them under libFuzzer.
+FUZZ_TARGETS ?= case profile npy safetensors dump plan
+FUZZ_SEEDS_case    := cases tests/data
+FUZZ_EXT_case      := .yaml
+FUZZ_SEEDS_profile := profiles
+FUZZ_EXT_profile   := .yaml
+FUZZ_SEEDS_npy     := tests/data
+FUZZ_EXT_npy       := .npy
+FUZZ_SEEDS_dump    := tests/data/dumps
+FUZZ_EXT_dump      := .npy
+FUZZ_PACK_dump     := 1
+REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
+.PRECIOUS: $(BUILD)/tests/fuzz/%.o
+
+.PHONY: all run test asan fuzz bench install uninstall clean deps check-deps
 .PHONY: hip-check
 all: $(BUILD)/fragsim
 
@@ -79,6 +98,24 @@ CXX ?= c++
 $(BUILD)/tests/test_lanemap_c.o $(BUILD)/tests/test_dump_h.o: \
 	CFLAGS_ALL += -DFRAGSIM_CC='"$(CC)"' -DFRAGSIM_CXX='"$(CXX)"'
 
+# Static pattern rules: these patterns would match the .d files too.
+$(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regression_%.o): \
+		$(BUILD)/tests/fuzz/regression_%.o: tests/fuzz/regression.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DFRAGSIM_SRC='"$(CURDIR)"' -DFUZZ_NAME='"$*"' \
+		-DFUZZ_SEEDS='"$(FUZZ_SEEDS_$*)"' -DFUZZ_EXT='"$(FUZZ_EXT_$*)"' \
+		-DFUZZ_PACK=$(if $(FUZZ_PACK_$*),1,0) -MMD -MP -c $< -o $@
+
+$(REGRESS_BIN): $(BUILD)/tests/fuzz/regress_%: \
+		$(BUILD)/tests/fuzz/regression_%.o $(BUILD)/tests/fuzz/fuzz_%.o \
+		$(BUILD)/libfragsim.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%): $(BUILD)/fuzz/fuzz_%: \
+		$(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/libfragsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
 # The main job (see README.md): the shipped default case, Qwen3.5-27B
 # decode over 4097 keys on shuffled pages, checked against the reference,
 # with its goldens written to out/.
@@ -88,13 +125,25 @@ run: deps
 	$(BUILD)/fragsim run $(DEFAULT_CASE) --out out
 
 test: deps
-	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN)
-	@sh tests/run.sh $(BUILD) $(TEST_BIN)
+	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
+	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(REGRESS_BIN)
 	@$(PYTHON) tests/doctest.py --fragsim $(BUILD)/fragsim README.md docs/*.md
 
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan OPT=-O1 \
 		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
+
+# Not part of test: FUZZ_SECONDS per target, one target at a time, with
+# clang's libFuzzer, ASan and UBSan. New corpus inputs and crashes land in
+# $(FUZZ_BUILD)/fuzz/; docs/fuzzing.md says what to keep.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 \
+		SAN='-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' \
+		$(foreach t,$(FUZZ_TARGETS),$(FUZZ_BUILD)/fuzz/fuzz_$t $(FUZZ_BUILD)/tests/fuzz/regress_$t)
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Not part of test: it takes many minutes and its figures depend on the
 # machine. tools/bench/bench.py says what it measures.
@@ -127,6 +176,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fragsim
 
 clean:
-	rm -rf build build-asan build-bench out
+	rm -rf build build-asan build-bench build-clang build-fuzz out
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

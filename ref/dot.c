@@ -12,9 +12,12 @@
  * is its own sum - a different key in dot_f64_keys, a different head-dim
  * element in dot_pv - so each sum sees the same operands in the same
  * order as the scalar loop, with one rounding per product and per add
- * (-ffp-contract=off forbids fusing them). target_clones builds an
- * AVX-512, an AVX2 and a baseline copy of each and picks one at load
- * time; all three compute the same IEEE operations.
+ * (-ffp-contract=off forbids fusing them). Each body is one always-inline
+ * function, compiled three times by thin wrappers that carry their
+ * instruction set in __attribute__((target)) - AVX-512, AVX2, baseline -
+ * and one dispatch picks a wrapper with __builtin_cpu_supports. (Not
+ * target_clones: clang names its resolvers differently from gcc and the
+ * build did not link.) All three compute the same IEEE operations.
  *
  * Example: with D = 2, q[0] = {1, 2}, kt = {{3, 0, ..}, {5, 0, ..}} (key 0
  * has k = {3, 5}), out[0][0] = (0 + 1*3) + 2*5 = 13, out[0][1..7] = 0.
@@ -83,9 +86,9 @@ int32_t dot_i8(const int8_t *a, const int8_t *b, int n)
 	return dot_i8_plain(a, b, n);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void dot_f64_keys(const float *const q[4], const double *kt, int D,
-		  double out[4][DOT_KEYS])
+static inline __attribute__((always_inline)) void
+f64_keys(const float *const q[4], const double *kt, int D,
+	 double out[4][DOT_KEYS])
 {
 	dot_v8d a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
 	const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
@@ -104,10 +107,10 @@ void dot_f64_keys(const float *const q[4], const double *kt, int D,
 	*(dot_mem *)(out[3]) = a3;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void dot_pv(int nk, const double *p, const double *pf, const double *v,
-	    size_t vstride, const float *vf, size_t fstride, double *o,
-	    double *oa, double *of)
+static inline __attribute__((always_inline)) void
+pv(int nk, const double *p, const double *pf, const double *v,
+   size_t vstride, const float *vf, size_t fstride, double *o, double *oa,
+   double *of)
 {
 	dot_v8d o0 = *(const dot_mem *)(o), o1 = *(const dot_mem *)(o + 8),
 		o2 = *(const dot_mem *)(o + 16), o3 = *(const dot_mem *)(o + 24);
@@ -151,4 +154,77 @@ void dot_pv(int nk, const double *p, const double *pf, const double *v,
 	*(dot_mem *)(of + 8) = f1;
 	*(dot_mem *)(of + 16) = f2;
 	*(dot_mem *)(of + 24) = f3;
+}
+
+/* The three builds of each body. */
+#define DOT_BUILDS(isa, tgt)                                                 \
+	tgt static void f64_keys_##isa(const float *const q[4],              \
+				       const double *kt, int D,              \
+				       double out[4][DOT_KEYS])              \
+	{                                                                    \
+		f64_keys(q, kt, D, out);                                     \
+	}                                                                    \
+	tgt static void pv_##isa(int nk, const double *p, const double *pf,  \
+				 const double *v, size_t vstride,            \
+				 const float *vf, size_t fstride, double *o, \
+				 double *oa, double *of)                     \
+	{                                                                    \
+		pv(nk, p, pf, v, vstride, vf, fstride, o, oa, of);           \
+	}
+DOT_BUILDS(plain, )
+DOT_BUILDS(avx2, __attribute__((target("avx2"))))
+DOT_BUILDS(avx512, __attribute__((target("avx512f"))))
+
+int dot_isa_supported(enum dot_isa isa)
+{
+	if (isa == DOT_AVX512)
+		return __builtin_cpu_supports("avx512f");
+	if (isa == DOT_AVX2)
+		return __builtin_cpu_supports("avx2");
+	return isa == DOT_PLAIN;
+}
+
+/* A test of a bit libgcc set at load time: cheap enough per call, and
+ * no global to hold a chosen pointer. */
+static enum dot_isa best(void)
+{
+	return dot_isa_supported(DOT_AVX512) ? DOT_AVX512 :
+	       dot_isa_supported(DOT_AVX2)   ? DOT_AVX2 :
+					       DOT_PLAIN;
+}
+
+void dot_f64_keys_isa(enum dot_isa isa, const float *const q[4],
+		      const double *kt, int D, double out[4][DOT_KEYS])
+{
+	if (isa == DOT_AVX512)
+		f64_keys_avx512(q, kt, D, out);
+	else if (isa == DOT_AVX2)
+		f64_keys_avx2(q, kt, D, out);
+	else
+		f64_keys_plain(q, kt, D, out);
+}
+
+void dot_pv_isa(enum dot_isa isa, int nk, const double *p, const double *pf,
+		const double *v, size_t vstride, const float *vf,
+		size_t fstride, double *o, double *oa, double *of)
+{
+	if (isa == DOT_AVX512)
+		pv_avx512(nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+	else if (isa == DOT_AVX2)
+		pv_avx2(nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+	else
+		pv_plain(nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+}
+
+void dot_f64_keys(const float *const q[4], const double *kt, int D,
+		  double out[4][DOT_KEYS])
+{
+	dot_f64_keys_isa(best(), q, kt, D, out);
+}
+
+void dot_pv(int nk, const double *p, const double *pf, const double *v,
+	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    double *oa, double *of)
+{
+	dot_pv_isa(best(), nk, p, pf, v, vstride, vf, fstride, o, oa, of);
 }

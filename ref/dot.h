@@ -40,4 +40,16 @@ void dot_pv(int nk, const double *p, const double *pf, const double *v,
 	    size_t vstride, const float *vf, size_t fstride, double *o,
 	    double *oa, double *of);
 
+/*
+ * The builds of dot_f64_keys and dot_pv, for tests that hold each to the
+ * plain loops: the functions above run the best one this CPU supports.
+ */
+enum dot_isa { DOT_PLAIN, DOT_AVX2, DOT_AVX512 };
+int dot_isa_supported(enum dot_isa isa);
+void dot_f64_keys_isa(enum dot_isa isa, const float *const q[4],
+		      const double *kt, int D, double out[4][DOT_KEYS]);
+void dot_pv_isa(enum dot_isa isa, int nk, const double *p, const double *pf,
+		const double *v, size_t vstride, const float *vf,
+		size_t fstride, double *o, double *oa, double *of);
+
 #endif

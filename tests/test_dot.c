@@ -4,7 +4,8 @@
  * quantizer never makes), and the double sums of dot_f64_keys and dot_pv
  * on values whose sums round at every step (mixed magnitudes and signs).
  * A lane that summed in another order, or a fused multiply-add, shows
- * here as a differing bit.
+ * here as a differing bit. The double sums are checked in each build this
+ * CPU runs (plain, AVX2, AVX-512), and through the dispatching entry.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,14 +76,23 @@ static void test_dot_f64_keys(void **state)
 			q[r][d] = (float)wide(&x);
 	for (int i = 0; i < D * DOT_KEYS; i++)
 		kt[i] = (float)wide(&x);
-	dot_f64_keys(qp, kt, D, out);
-	for (int r = 0; r < 4; r++) {
-		for (int i = 0; i < DOT_KEYS; i++) {
-			double want = 0;
+	/* isa == 3: the dispatching entry */
+	for (int isa = DOT_PLAIN; isa <= 3; isa++) {
+		if (isa < 3 && !dot_isa_supported((enum dot_isa)isa))
+			continue;
+		memset(out, 0xff, sizeof(out));
+		if (isa == 3)
+			dot_f64_keys(qp, kt, D, out);
+		else
+			dot_f64_keys_isa((enum dot_isa)isa, qp, kt, D, out);
+		for (int r = 0; r < 4; r++) {
+			for (int i = 0; i < DOT_KEYS; i++) {
+				double want = 0;
 
-			for (int d = 0; d < D; d++)
-				want += (double)q[r][d] * kt[d * DOT_KEYS + i];
-			assert_memory_equal(&out[r][i], &want, sizeof(double));
+				for (int d = 0; d < D; d++)
+					want += (double)q[r][d] * kt[d * DOT_KEYS + i];
+				assert_memory_equal(&out[r][i], &want, sizeof(double));
+			}
 		}
 	}
 }
@@ -105,14 +115,18 @@ static void test_dot_pv(void **state)
 		vf[i] = (float)wide(&x);
 	}
 	v[3] = -0.0;	/* |-0| is +0 */
-	for (int d = 0; d < DOT_SLICE; d++) {
-		o[d] = wide(&x);
-		oa[d] = fabs(o[d]);
-		of[d] = -o[d];
-	}
-	{
+	/* isa == 3: the dispatching entry */
+	for (int isa = DOT_PLAIN; isa <= 3; isa++) {
 		double wo[DOT_SLICE], wa[DOT_SLICE], wf[DOT_SLICE];
 
+		if (isa < 3 && !dot_isa_supported((enum dot_isa)isa))
+			continue;
+		x = 12345;
+		for (int d = 0; d < DOT_SLICE; d++) {
+			o[d] = wide(&x);
+			oa[d] = fabs(o[d]);
+			of[d] = -o[d];
+		}
 		memcpy(wo, o, sizeof(o));
 		memcpy(wa, oa, sizeof(oa));
 		memcpy(wf, of, sizeof(of));
@@ -123,7 +137,11 @@ static void test_dot_pv(void **state)
 				wf[d] += pf[j] * (double)vf[j * STRIDE + d];
 			}
 		}
-		dot_pv(NK, p, pf, v, STRIDE, vf, STRIDE, o, oa, of);
+		if (isa == 3)
+			dot_pv(NK, p, pf, v, STRIDE, vf, STRIDE, o, oa, of);
+		else
+			dot_pv_isa((enum dot_isa)isa, NK, p, pf, v, STRIDE, vf,
+				   STRIDE, o, oa, of);
 		assert_memory_equal(o, wo, sizeof(o));
 		assert_memory_equal(oa, wa, sizeof(oa));
 		assert_memory_equal(of, wf, sizeof(of));

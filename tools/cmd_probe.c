@@ -291,22 +291,18 @@ static enum fs_rc join_path(char *out, size_t len, const char *dir,
 	return FS_OK;
 }
 
-/* The manifest says which profile and how many waves; check both. */
-static enum fs_rc check_manifest(const char *dir, const struct plan *p,
-				 struct fs_err *err)
+/* The manifest says which profile and how many waves; check both. In
+ * memory (text, len, read from path), for the fuzzer too (cmds.h). */
+enum fs_rc probe_manifest_check(const char *text, size_t len, const char *path,
+				const char *isa_name, int waves,
+				struct fs_err *err)
 {
-	char path[OUTDIR_PATH_MAX], isa[LM_NAME_MAX];
+	char isa[LM_NAME_MAX];
 	struct ydoc d;
 	yaml_node_t *top, *n;
 	int64_t v;
-	char *text;
-	size_t len;
-	enum fs_rc rc = join_path(path, sizeof(path), dir, "manifest.json", err);
+	enum fs_rc rc = ydoc_load(&d, text, len, path, err);	/* JSON is YAML */
 
-	if (rc || (rc = readfile(path, MANIFEST_MAX_BYTES, &text, &len, err)))
-		return rc;
-	rc = ydoc_load(&d, text, len, path, err);	/* JSON is YAML */
-	free(text);
 	if (rc)
 		return rc;
 	top = ydoc_root(&d);
@@ -319,15 +315,30 @@ static enum fs_rc check_manifest(const char *dir, const struct plan *p,
 	if (!rc && !(n = ydoc_get(&d, top, "waves")))
 		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0, "waves: missing");
 	if (!rc)
-		rc = ydoc_int(&d, n, "waves", p->waves, p->waves, &v, err);
+		rc = ydoc_int(&d, n, "waves", waves, waves, &v, err);
 	if (!rc && !(n = ydoc_get(&d, top, "isa")))
 		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0, "isa: missing");
 	if (!rc)
 		rc = ydoc_str(&d, n, "isa", isa, sizeof(isa), err);
-	if (!rc && strcmp(isa, p->lm->name))
+	if (!rc && strcmp(isa, isa_name))
 		rc = ydoc_fail(err, &d, n, "isa", "'%s', but profile.yaml is '%s'",
-			       isa, p->lm->name);
+			       isa, isa_name);
 	ydoc_free(&d);
+	return rc;
+}
+
+static enum fs_rc check_manifest(const char *dir, const struct plan *p,
+				 struct fs_err *err)
+{
+	char path[OUTDIR_PATH_MAX];
+	char *text;
+	size_t len;
+	enum fs_rc rc = join_path(path, sizeof(path), dir, "manifest.json", err);
+
+	if (rc || (rc = readfile(path, MANIFEST_MAX_BYTES, &text, &len, err)))
+		return rc;
+	rc = probe_manifest_check(text, len, path, p->lm->name, p->waves, err);
+	free(text);
 	return rc;
 }
 
