@@ -17,8 +17,9 @@
  *
  * The .npy reader takes what fragsim writes (NumPy 1.0, little-endian,
  * C order) and checks each file's dtype and rank; shapes that must agree
- * between files (Q and the cache's D, the tile list's 4 columns) are
- * checked too. Everything else about the case is fragsim's business.
+ * between files (Q and the cache's D, the tile list's FSG_TILE_COLS
+ * columns) are checked too. Everything else about the case is fragsim's
+ * business.
  */
 #ifndef FRAGSIM_GOLDEN_H
 #define FRAGSIM_GOLDEN_H
@@ -30,6 +31,8 @@
 #include <string.h>
 
 #define FSG_MAX_DIMS 5
+/* acc_tiles' columns: seq, head, row_base, token_base, row_tile. */
+#define FSG_TILE_COLS 5
 
 struct fsg_array {
 	char descr[8];			/* "|i1", "<i4", "<f4" */
@@ -53,7 +56,7 @@ struct fsg_golden {
 	int32_t *block_table;		/* [S][MAXB] */
 	int32_t *context_lens;		/* [S] */
 	int32_t *q_pos;			/* [S][T], -1 past a sequence's tokens */
-	int32_t *acc_tiles;		/* [n_tiles][4] */
+	int32_t *acc_tiles;		/* [n_tiles][FSG_TILE_COLS] */
 	int32_t *tokens;		/* [S] query tokens (derived from q_pos) */
 	int32_t *seq_block0;		/* [S] first logical block of each
 					   sequence counted over all sequences */
@@ -226,8 +229,17 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	g->NB = (int)g->a[2].shape[0], g->Hkv = (int)g->a[2].shape[1];
 	g->BS = (int)g->a[2].shape[3], g->MAXB = (int)g->a[4].shape[1];
 	g->n_tiles = g->a[7].shape[0];
+	if (g->a[7].shape[1] != FSG_TILE_COLS) {
+		/* A golden of a fragsim before row_tile: its rows cannot tell
+		 * the row tiles of a decode group larger than M apart. */
+		snprintf(err, errlen,
+			 "%s/acc_tiles.npy: %zu columns, not %d (seq, head, row_base, token_base, row_tile); write the golden again with this fragsim",
+			 dir, g->a[7].shape[1], FSG_TILE_COLS);
+		fsg_free(g);
+		return -1;
+	}
 	if (!g->Hkv || g->Hq % g->Hkv || g->a[2].shape[2] * 16 != (size_t)g->D ||
-	    g->a[7].shape[1] != 4 || g->a[4].shape[0] != (size_t)g->S ||
+	    g->a[4].shape[0] != (size_t)g->S ||
 	    g->a[5].shape[0] != (size_t)g->S) {
 		snprintf(err, errlen, "%s: the golden's shapes disagree", dir);
 		fsg_free(g);
