@@ -5,7 +5,7 @@
  * contract this header writes.
  *
  *   struct fsd_writer w;
- *   struct fsd_tile t = { seq, head, row_base, key_base };
+ *   struct fsd_tile t = { seq, head, row_base, key_base, row_tile };
  *
  *   if (fsd_begin(&w, "dump") ||                        dump.tmp.PID/
  *       fsd_acc_tile(&w, &t, 64, 4, 1, acc_of_tile) ||  (once per tile)
@@ -17,7 +17,7 @@
  * registers after the tile's K-steps, in register order: [wave][EC]
  * int32 (lane-major, lane L's element e at L * EC + e), or [ksteps][wave]
  * [EC] for a kernel that keeps one accumulator per K-step. fsd_commit
- * writes acc.npy [n][(ksteps)][wave][EC] and acc_tiles.npy int32 [n][4]
+ * writes acc.npy [n][(ksteps)][wave][EC] and acc_tiles.npy int32 [n][5]
  * (one row per fsd_acc_tile call, in call order), the tensors given to
  * fsd_tensor, and manifest.json, all in DIR.tmp.PID, then renames that
  * directory to DIR: a failed or killed test leaves no half dump behind.
@@ -49,7 +49,7 @@
 
 #define FSD_MAX_DIMS 5
 #define FSD_MAX_FILES 12
-#define FSD_TILE_COORDS 4
+#define FSD_TILE_COORDS 5
 
 enum fsd_dtype { FSD_I8, FSD_I32, FSD_F32 };
 
@@ -60,16 +60,21 @@ enum fsd_dtype { FSD_I8, FSD_I32, FSD_F32 };
 struct fsd_tile {
 	int seq;	/* sequence of the case, 0-based, in case order */
 	int head;	/* decode: the kv head whose q-head group fills the
-			   rows (row m is q head head*G + m % G); prefill: the
-			   q head (rows are query tokens) */
+			   rows; prefill: the q head (rows are query tokens) */
 	int row_base;	/* prefill: query token of row 0 (index within the
 			   sequence's chunk); decode: the query token (0 for
 			   a one-token decode step) */
 	int key_base;	/* logical key token of column 0 (before the block
 			   table): 0, 16, 32, ... */
+	int row_tile;	/* which M-row tile of the head's rows: decode row m
+			   is q head head*G + (M*row_tile + m) % G, so a
+			   group of G > M q heads (MQA 32/1) takes ceil(G/M) row
+			   tiles per kv head, 0 when G <= M; prefill:
+			   row_base / M */
 };
 
-/* The acc_tiles.npy row of tile t: (seq, head, row_base, token_base). */
+/* The acc_tiles.npy row of tile t: (seq, head, row_base, token_base,
+ * row_tile). */
 static inline void fsd_tile_row(const struct fsd_tile *t,
 				int32_t row[FSD_TILE_COORDS])
 {
@@ -77,6 +82,7 @@ static inline void fsd_tile_row(const struct fsd_tile *t,
 	row[1] = t->head;
 	row[2] = t->row_base;
 	row[3] = t->key_base;
+	row[4] = t->row_tile;
 }
 
 struct fsd_file {
@@ -313,7 +319,7 @@ static inline int fsd_manifest(struct fsd_writer *w)
 	if (!f)
 		return fsd_fail(w, "fragsim_dump: %s: %s", path, strerror(errno));
 	fprintf(f, "{\n  \"fragsim_dump\": 1,\n  \"writer\": \"tools/device/fragsim_dump.h\",\n");
-	fprintf(f, "  \"acc_tiles_columns\": [\"seq\", \"head\", \"row_base\", \"token_base\"],\n");
+	fprintf(f, "  \"acc_tiles_columns\": [\"seq\", \"head\", \"row_base\", \"token_base\", \"row_tile\"],\n");
 	fprintf(f, "  \"files\": [");
 	for (int i = 0; i < w->nfiles; i++) {
 		const struct fsd_file *x = &w->files[i];

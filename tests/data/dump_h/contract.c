@@ -2,7 +2,8 @@
  * contract.c - fragsim_dump.h's promises, checked from C and C++ alike:
  * bad calls fail with a message and leave nothing behind, a dump appears
  * whole under its name, an older dump is replaced, and a directory that
- * is not a dump is never replaced. Prints one line per check; exit 0 when
+ * is not a dump is never replaced, acc_tiles rows are the five
+ * coordinates given (row_tile last). Prints one line per check; exit 0 when
  * all hold. Usage: contract SCRATCH_DIR
  */
 #include <stdio.h>
@@ -20,6 +21,25 @@ static void check(int ok, const char *what, const char *detail)
 	failures += !ok;
 }
 
+/* Does the .npy at path hold shape `shape` and end in the int32s want? */
+static int npy_is(const char *path, const char *shape, const int32_t *want, size_t n)
+{
+	char buf[512];
+	int32_t got[8];
+	size_t len;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	if (len < 10 + n * 4 || n > 8 || !strstr(buf + 10, shape))
+		return 0;
+	memcpy(got, buf + len - n * 4, n * 4);
+	return !memcmp(got, want, n * 4);
+}
+
 static int exists(const char *path)
 {
 	struct stat st;
@@ -31,7 +51,8 @@ int main(int argc, char **argv)
 {
 	char dir[1024], path[1200];
 	struct fsd_writer w;
-	struct fsd_tile t = { 0, 1, 0, 16 };
+	struct fsd_tile t = { 0, 1, 0, 16, 1 };
+	const int32_t row[5] = { 0, 1, 0, 16, 1 };
 	int32_t acc[64 * 4] = { 0 };
 	float one = 1.0f;
 	size_t shape1[1] = { 1 };
@@ -71,6 +92,8 @@ int main(int argc, char **argv)
 	check(fsd_commit(&w) == 0, "commit", w.error);
 	snprintf(path, sizeof(path), "%s/acc_tiles.npy", dir);
 	check(exists(path), "acc_tiles.npy written", NULL);
+	check(npy_is(path, "'shape': (1, 5)", row, 5),
+	      "acc_tiles row (seq, head, row_base, token_base, row_tile)", NULL);
 
 	fsd_begin(&w, dir);
 	fsd_tensor(&w, "q_scale", FSD_F32, &one, 1, shape1);
