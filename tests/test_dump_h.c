@@ -11,7 +11,9 @@
  * languages. tests/data/dump_h/probe_cpu.c answers a probe plan as a
  * simulated gfx936-quad device would and writes probe_c.npy through the
  * header: probe solve must find it differs from gfx936 and matches
- * gfx936-quad (README's worked example of probe).
+ * gfx936-quad (README's worked example of probe). An MQA decode case (32
+ * q heads over 1 kv head: two 16-row tiles per kv head, told apart by
+ * acc_tiles' row_tile) goes through the same harness and must match too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,6 +65,8 @@ static int setup(void **state)
 	    sh("cd '%s' && '%s' run tests/data/dump_h/decode.yaml --emulate-only --out %s/golden-decode >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
 	    sh("cd '%s' && '%s' run tests/data/dump_h/prefill.yaml --emulate-only --out %s/golden-prefill >/dev/null",
+	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
+	    sh("cd '%s' && '%s' run tests/data/dump_h/decode-mqa.yaml --emulate-only --out %s/golden-decode-mqa >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir))
 		return -1;
 	*state = f;
@@ -148,6 +152,30 @@ static void cxx_harness_dumps_and_diff_names_the_bug(void **state)
 	harness(state, "qk_cxx");
 }
 
+/*
+ * A decode group of 32 q heads fills two row tiles of 16 rows per kv
+ * head; row r of row tile 1 is q head 16 + r. A harness that took every
+ * tile's rows as heads 0..15 would leave heads 16..31 without scores and
+ * give row tile 1 the wrong accumulators, and diff would say so.
+ */
+static void mqa_group_over_16_rows_dumps_and_matches(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_mqa"), 0);
+	r = dump_and_diff(f, "qk_mqa", "decode-mqa", "");
+	if (r.status != 0 || !strstr(r.out, "diagnosis: none needed"))
+		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+	r = dump_and_diff(f, "qk_mqa", "decode-mqa", "c_columns");
+	if (r.status != 1 ||
+	    !strstr(r.out, "diagnosis: matches kernel assumption c_columns=contiguous exactly"))
+		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+}
+
 static void header_contract(void **state)
 {
 	struct fixture *f = *state;
@@ -193,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(c_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(cxx_harness_dumps_and_diff_names_the_bug),
+		cmocka_unit_test(mqa_group_over_16_rows_dumps_and_matches),
 		cmocka_unit_test(header_contract),
 		cmocka_unit_test(probe_answer_through_the_header),
 	};

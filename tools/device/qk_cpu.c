@@ -51,7 +51,7 @@
 static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
 		     struct fsq_frag_flags fl, int tile, int32_t *acc)
 {
-	int kb = b->tiles[tile * 4 + 3];
+	int kb = b->tiles[tile * FSQ_TILE_COLS + 3];
 	static int8_t areg[W][EA], breg[W][EB];
 	static int32_t am[M][K], bm[K][N];
 	static float ws[M][N];
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.prefill = g.prefill, c.S = g.S, c.T = g.T, c.Hq = g.Hq, c.Hkv = g.Hkv;
 	c.D = g.D, c.G = g.G, c.NB = g.NB, c.BS = g.BS, c.MAXB = g.MAXB;
-	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale;
+	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale, c.rows = M;
 	if (argc == 4)
 		c.bugs = !strcmp(argv[3], "c_columns") ? FSQ_BUG_C_COLUMNS :
 			 !strcmp(argv[3], "page_walk") ? FSQ_BUG_PAGE_WALK :
@@ -160,10 +160,11 @@ int main(int argc, char **argv)
 	if (fsd_begin(&w, argv[2]))
 		rc = 3;
 	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
-		const int32_t *xy = &g.acc_tiles[i * 4];
+		const int32_t *xy = &g.acc_tiles[i * FSG_TILE_COLS];
 		struct fsd_tile t;
 
 		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
+		t.row_tile = xy[4];
 		run_tile(&c, &b, fl, (int)i, acc);
 		if (fsd_acc_tile(&w, &t, W, EC, 1, acc))
 			rc = 3;

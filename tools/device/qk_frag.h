@@ -78,7 +78,7 @@ FSQ_HD int64_t fsq_load_a(const struct fsq_case *c, const struct fsq_bufs *b,
 FSQ_HD int64_t fsq_load_b(const struct fsq_case *c, const struct fsq_bufs *b,
 			  int tile, int lane, int ks, struct fsq_frag_flags fl)
 {
-	int s = b->tiles[tile * 4], kb = b->tiles[tile * 4 + 3];
+	int s = b->tiles[tile * FSQ_TILE_COLS], kb = b->tiles[tile * FSQ_TILE_COLS + 3];
 	int g = fsq_row_of(c, b, tile, 0).g;
 	int64_t v = 0;
 

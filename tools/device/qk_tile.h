@@ -4,9 +4,13 @@
  * wave per tile on the device) and the CPU harness (qk_cpu.c, the same
  * functions in loops). Only the matrix instruction differs between them.
  *
- * A tile is a row of acc_tiles (seq, head, row_base, token_base):
- *   decode   row m = q head head*G + m % G of query token row_base (the
- *            replicated rows of the article; m < G writes the scores)
+ * A tile is a row of acc_tiles (seq, head, row_base, token_base,
+ * row_tile):
+ *   decode   row m = q head head*G + (M*row_tile + m) % G of query token
+ *            row_base (the replicated rows of the article when G < M;
+ *            a group of G > M q heads, MQA 32/1, takes ceil(G/M) row
+ *            tiles); the first occurrence, M*row_tile + m < G, writes
+ *            the scores
  *   prefill  row m = query token row_base + m of q head `head`
  * Key token_base + n goes through the block table into the paged cache
  * [NB][Hkv][D/16][BS][16]; a key past the sequence's blocks loads 0.
@@ -40,8 +44,13 @@
 #define FSQ_BUG_PAGE_WALK 2
 #define FSQ_BUG_HEAD_DIM_HALF 4
 
+/* acc_tiles' columns: seq, head, row_base, token_base, row_tile. */
+#define FSQ_TILE_COLS 5
+
 struct fsq_case {
 	int prefill, S, T, Hq, Hkv, D, G, NB, BS, MAXB, MAXCTX;
+	int rows;		/* M, the instruction's rows (not named M: the
+				   harnesses #define M as the lane map's) */
 	float softmax_scale;	/* (float) of the manifest's double */
 	int bugs;		/* FSQ_BUG_* */
 };
@@ -57,7 +66,7 @@ struct fsq_bufs {
 	const int32_t *q_pos;		/* [S][T] */
 	const int32_t *tokens;		/* [S] */
 	const int32_t *seq_block0;	/* [S] */
-	const int32_t *tiles;		/* [n][4] */
+	const int32_t *tiles;		/* [n][FSQ_TILE_COLS] */
 	int32_t *acc;			/* [n][wave][EC] */
 	float *scores;			/* [S][T][Hq][MAXCTX] */
 };
@@ -72,15 +81,17 @@ struct fsq_row {
 FSQ_HD struct fsq_row fsq_row_of(const struct fsq_case *c,
 				 const struct fsq_bufs *b, int tile, int m)
 {
-	const int32_t *xy = &b->tiles[tile * 4];
+	const int32_t *xy = &b->tiles[tile * FSQ_TILE_COLS];
 	struct fsq_row r;
 
 	r.s = xy[0];
 	if (c->prefill) {
 		r.t = xy[2] + m, r.qh = xy[1], r.g = xy[1] / c->G, r.primary = 1;
 	} else {
-		r.t = xy[2], r.qh = xy[1] * c->G + m % c->G, r.g = xy[1];
-		r.primary = m < c->G;
+		int local = c->rows * xy[4] + m;
+
+		r.t = xy[2], r.qh = xy[1] * c->G + local % c->G, r.g = xy[1];
+		r.primary = local < c->G;
 	}
 	r.valid = r.t < b->tokens[r.s];
 	r.primary &= r.valid;

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 {
 	__shared__ float ws[M][N];
 	int tile = blockIdx.x, lane = threadIdx.x;
-	int kb = b.tiles[tile * 4 + 3];
+	int kb = b.tiles[tile * FSQ_TILE_COLS + 3];
 	fsq_v4i acc = { 0, 0, 0, 0 };
 
 	c.bugs = FSQ_BUGS;	// compile-time: the plant folds away
@@ -132,6 +132,7 @@ int main(int argc, char **argv)
 	c.prefill = g.prefill, c.S = g.S, c.T = g.T, c.Hq = g.Hq, c.Hkv = g.Hkv;
 	c.D = g.D, c.G = g.G, c.NB = g.NB, c.BS = g.BS, c.MAXB = g.MAXB;
 	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale, c.bugs = FSQ_BUGS;
+	c.rows = M;
 	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
 	scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
 	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
@@ -161,10 +162,11 @@ int main(int argc, char **argv)
 	if (fsd_begin(&w, argv[2]))
 		rc = 3;
 	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
-		const int32_t *xy = &g.acc_tiles[i * 4];
+		const int32_t *xy = &g.acc_tiles[i * FSG_TILE_COLS];
 		struct fsd_tile t;
 
 		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
+		t.row_tile = xy[4];
 		if (fsd_acc_tile(&w, &t, W, EC, 1, &acc[i * W * EC]))
 			rc = 3;
 	}
