@@ -176,6 +176,46 @@ static void mqa_group_over_16_rows_dumps_and_matches(void **state)
 	tu_free(&r);
 }
 
+/* A golden of a fragsim before row_tile: acc_tiles (1, 4). */
+static void four_column_golden_is_refused_by_name(void **state)
+{
+	static const char head[] = "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 4), }";
+	const int32_t row[4] = { 0, 0, 0, 0 };
+	struct fixture *f = *state;
+	unsigned char magic[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0 };
+	char path[256], pad[128];
+	size_t len = strlen(head), hlen = (10 + len + 1 + 63) / 64 * 64 - 10;
+	FILE *fp;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_old"), 0);
+	assert_int_equal(sh("rm -rf %s/golden-old && cp -r %s/golden-decode %s/golden-old",
+			    f->dir, f->dir, f->dir), 0);
+	snprintf(path, sizeof(path), "%s/golden-old/acc_tiles.npy", f->dir);
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	/* NumPy 1.0: magic, version, header length, the header padded with
+	 * spaces and a '\n' so the data starts at a multiple of 64. */
+	magic[8] = (unsigned char)hlen;
+	memset(pad, ' ', sizeof(pad));
+	pad[hlen - len - 1] = '\n';
+	fwrite(magic, 1, sizeof(magic), fp);
+	fwrite(head, 1, len, fp);
+	fwrite(pad, 1, hlen - len, fp);
+	fwrite(row, sizeof(row), 1, fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(sh("%s/qk_old %s/golden-old %s/dump-old 2> %s/old.err", f->dir, f->dir,
+			    f->dir, f->dir), 2);
+	snprintf(path, sizeof(path), "%s/old.err", f->dir);
+	{
+		char *err = tu_slurp(path);
+
+		if (!strstr(err, "golden-old/acc_tiles.npy: 4 columns, not 5 (seq, head, row_base, token_base, row_tile)"))
+			fail_msg("%s", err);
+		free(err);
+	}
+}
+
 static void header_contract(void **state)
 {
 	struct fixture *f = *state;
@@ -222,6 +262,7 @@ int main(void)
 		cmocka_unit_test(c_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(cxx_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(mqa_group_over_16_rows_dumps_and_matches),
+		cmocka_unit_test(four_column_golden_is_refused_by_name),
 		cmocka_unit_test(header_contract),
 		cmocka_unit_test(probe_answer_through_the_header),
 	};
