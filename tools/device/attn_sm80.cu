@@ -1,175 +1,361 @@
 // attn_sm80.cu - the QK^T half of a paged INT8 attention kernel on real
-// NVIDIA tensor cores, one mma.sync.m16n8k32 .s8 per K-step, dumping its
-// accumulators in register order for `fragsim diff`.
+// NVIDIA tensor cores, one mma.sync.m16n8k32 .s8 per K-step, one warp per
+// tile, dumping acc, acc_tiles and scores through fragsim_dump.h for
+// `fragsim diff`. The CUDA sibling of hip/attn_mmac.hip: the same golden
+// reader (fragsim_golden.h), the same per-lane kernel logic (qk_tile.h:
+// rows of a tile, block table walk, paged K address, scale recovery,
+// masks, planted bugs) and the same dump writer; only the instruction and
+// its register layout are CUDA's own.
+//
+//   fragsim run CASE --emulate-only --out golden     (golden: [inputs, acc])
+//   nvcc -O2 -arch=sm_90 -Itools/device -o attn_sm80 tools/device/attn_sm80.cu
+//   ./attn_sm80 golden dump [page_walk|head_dim_half]
+//   fragsim diff CASE --dump dump
 //
 // The register layouts below are written from the PTX ISA text (section
 // "Matrix Fragments for mma.m16n8k32", groupID = laneid >> 2,
 // threadID_in_group = laneid % 4), not from fragsim's profile: the device
-// is the witness, the profile is what it testifies about.
+// is the witness, the profile is what it testifies about. So the
+// fragments are gathered byte by byte here (a lane's 16 A bytes are two
+// 4-dim runs per row; qk_frag.h's 8-byte loads do not apply).
 //
-// Work: one warp per tile listed in acc_tiles (seq, head, row_base,
-// token_base), exactly the tiles the emulation executed. Rows of a tile:
-//   decode   row m = q head head*G + m % G of query token row_base
-//   prefill  row m = query token row_base + m of q head `head`
-// Keys kb + n go through the block table into the paged cache
-// [NB][Hkv][D/16][BS][16]; a key past the table loads 0, as the emulated
-// kernel does. Planted bugs (argv[3]) imitate broken kernels:
-//   page_walk       logical block used as physical (block table ignored)
-//   head_dim_half   only the first D/2 dims are loaded
-//
-// Inputs are raw little-endian files written by attn_run.py.
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
+// Planted bugs (argv[3], the FSQ_BUG_* of qk_tile.h) imitate broken
+// kernels, each a class fragsim diff names:
+//   page_walk      a sequence's blocks taken as consecutive from its first
+//                  (block table ignored): page_walk=none
+//   head_dim_half  only the first D/2 dims of K loaded: head_dim_loaded=half
+// qk_tile.h's third, c_columns, has no meaning here: on this map a lane's
+// two accumulators of a row already are adjacent columns (fragsim diff
+// says so too), so there is no wrong belief to plant.
+// Exit status: 0 written, 2 bad input or usage, 3 the GPU or the write
+// failed.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-struct Meta {
-	int S, T, Hq, Hkv, D, BS, MAXB, NB, n_tiles, prefill;
-	int page_walk_none, ksteps;
-};
+#include "qk_tile.h"
+#include "fragsim_dump.h"
+#include "fragsim_golden.h"
 
-__device__ int8_t k_at(const Meta m, const int8_t *kc, const int32_t *bt,
-		       const int32_t *lens, const int32_t *seq0, int s, int g,
-		       int tok, int dim)
+#define SM80_PROFILE "sm80-mma-m16n8k32-s8"
+#define W 32		/* warp */
+#define M 16
+#define N 8
+#define K 32
+#define EA 16		/* A bytes per lane: a0..a15 in four .b32 */
+#define EB 8		/* B bytes per lane: b0..b7 in two .b32 */
+#define EC 4		/* c0..c3 */
+
+// A (row major M x K): a0..a3 row group, a4..a7 row group + 8, a8..a11
+// row group, a12..a15 row group + 8; columns tig*4 + i%4, +16 from a8.
+FSQ_HD int sm80_a_row(int lane, int i)
 {
-	int nblk = (lens[s] + m.BS - 1) / m.BS, bi = tok / m.BS, blk;
-
-	if (tok < 0 || bi >= nblk)
-		return 0;
-	blk = m.page_walk_none ? seq0[s] + bi : bt[s * m.MAXB + bi];
-	return kc[((((size_t)blk * m.Hkv + g) * (m.D / 16) + dim / 16) * m.BS +
-		   tok % m.BS) * 16 + dim % 16];
+	return (lane >> 2) + ((i / 4) % 2) * 8;
 }
 
-__device__ int8_t q_at(const Meta m, const int8_t *q, const int32_t *lens,
-		       int s, int t, int qh, int dim, int valid)
+FSQ_HD int sm80_a_col(int lane, int i)
 {
-	(void)lens;
-	if (!valid)
-		return 0;
-	return q[(((size_t)s * m.T + t) * m.Hq + qh) * m.D + dim];
+	return (lane & 3) * 4 + (i & 3) + (i >= 8 ? 16 : 0);
 }
 
-__global__ void qk_tiles(const Meta m, const int8_t *q, const int8_t *kc,
-			 const int32_t *bt, const int32_t *lens,
-			 const int32_t *tlen, const int32_t *seq0,
-			 const int32_t *tiles, int32_t *acc)
+// B (K x N, column major): b0..b3 rows tig*4 + i, b4..b7 16 more; column
+// (the key) groupID.
+FSQ_HD int sm80_b_row(int lane, int i)
 {
+	return (lane & 3) * 4 + (i & 3) + (i >= 4 ? 16 : 0);
+}
+
+FSQ_HD int sm80_b_col(int lane, int i)
+{
+	(void)i;
+	return lane >> 2;
+}
+
+// C (M x N): c0, c1 row groupID, c2, c3 row groupID + 8; columns
+// tig*2 + i%2.
+FSQ_HD int sm80_c_row(int lane, int i)
+{
+	return (lane >> 2) + (i >= 2 ? 8 : 0);
+}
+
+FSQ_HD int sm80_c_col(int lane, int i)
+{
+	return (lane & 3) * 2 + (i & 1);
+}
+
+// Lane `lane`'s A and B registers for K-step ks of tile `tile`: element i
+// of a lane is register i / 4, byte i % 4.
+FSQ_HD void sm80_frags(const struct fsq_case *c, const struct fsq_bufs *b, int tile,
+		       int lane, int ks, uint32_t a[EA / 4], uint32_t bk[EB / 4])
+{
+	int s = b->tiles[tile * FSQ_TILE_COLS], kb = b->tiles[tile * FSQ_TILE_COLS + 3];
+	int g = fsq_row_of(c, b, tile, 0).g;
+
+	for (int i = 0; i < EA / 4; i++)
+		a[i] = 0;
+	for (int i = 0; i < EB / 4; i++)
+		bk[i] = 0;
+	for (int i = 0; i < EA; i++) {
+		struct fsq_row r = fsq_row_of(c, b, tile, sm80_a_row(lane, i));
+		int8_t v = fsq_q(c, b, &r, ks * K + sm80_a_col(lane, i));
+
+		a[i / 4] |= (uint32_t)(uint8_t)v << (8 * (i % 4));
+	}
+	for (int i = 0; i < EB; i++) {
+		int8_t v = fsq_k(c, b, s, g, kb + sm80_b_col(lane, i), ks * K + sm80_b_row(lane, i));
+
+		bk[i / 4] |= (uint32_t)(uint8_t)v << (8 * (i % 4));
+	}
+}
+
+// Scale recovery of a lane's accumulators into the workspace, at their
+// (row, column) in the C layout.
+FSQ_HD void sm80_ws_put(const struct fsq_case *c, const struct fsq_bufs *b, int tile,
+			int lane, const int32_t d[EC], float ws[M][N])
+{
+	int kb = b->tiles[tile * FSQ_TILE_COLS + 3];
+
+	for (int e = 0; e < EC; e++) {
+		int m = sm80_c_row(lane, e);
+		int n = sm80_c_col(lane, e);
+		struct fsq_row r = fsq_row_of(c, b, tile, m);
+
+		ws[m][n] = fsq_score(c, b, &r, kb + n, d[e]);
+	}
+}
+
+// Workspace element i (row i / N, column i % N) into the scores, from the
+// row that owns its q head.
+FSQ_HD void sm80_ws_store(const struct fsq_case *c, const struct fsq_bufs *b, int tile,
+			  int i, float ws[M][N])
+{
+	int m = i / N, n = i % N, kb = b->tiles[tile * FSQ_TILE_COLS + 3];
+	struct fsq_row r = fsq_row_of(c, b, tile, m);
+
+	if (r.primary && kb + n < c->MAXCTX)
+		b->scores[fsq_score_index(c, &r, kb + n)] = ws[m][n];
+}
+
+#ifdef __CUDACC__
+__global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs b)
+{
+	__shared__ float ws[M][N];
 	int tile = blockIdx.x, lane = threadIdx.x;
-	int group = lane >> 2, tig = lane & 3, G = m.Hq / m.Hkv;
-	int s = tiles[tile * 4 + 0], head = tiles[tile * 4 + 1];
-	int rb = tiles[tile * 4 + 2], kb = tiles[tile * 4 + 3];
-	int g = m.prefill ? head / G : head;
-	int32_t d[4] = { 0, 0, 0, 0 };
+	int32_t d[EC] = { 0, 0, 0, 0 };
 
-	for (int ks = 0; ks < m.ksteps; ks++) {
-		uint32_t a[4] = { 0, 0, 0, 0 }, b[2] = { 0, 0 };
+	for (int ks = 0; ks < c.D / K; ks++) {
+		uint32_t a[EA / 4], bk[EB / 4];
 
-		// A: a_i, i = 0..15, four to a register, lowest byte first.
-		for (int i = 0; i < 16; i++) {
-			int row = (i < 4 || (i >= 8 && i < 12)) ? group : group + 8;
-			int col = tig * 4 + (i & 3) + (i >= 8 ? 16 : 0);
-			int t, qh, valid = 1;
-			int8_t v;
-
-			if (m.prefill) {
-				t = rb + row, qh = head;
-				valid = t < tlen[s];
-			} else {
-				t = rb, qh = head * G + row % G;
-			}
-			v = q_at(m, q, lens, s, t, qh, ks * 32 + col, valid);
-			a[i / 4] |= (uint32_t)(uint8_t)v << (8 * (i % 4));
-		}
-		// B: b_i, i = 0..7; row is the reduction index, col the key.
-		for (int i = 0; i < 8; i++) {
-			int row = tig * 4 + (i & 3) + (i >= 4 ? 16 : 0), col = group;
-			int8_t v = k_at(m, kc, bt, lens, seq0, s, g, kb + col,
-					ks * 32 + row);
-
-			b[i / 4] |= (uint32_t)(uint8_t)v << (8 * (i % 4));
-		}
+		sm80_frags(&c, &b, tile, lane, ks, a, bk);
 		asm volatile(
 			"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
 			"{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
 			: "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
 			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
-			  "r"(b[0]), "r"(b[1]));
+			  "r"(bk[0]), "r"(bk[1]));
 	}
-	for (int e = 0; e < 4; e++)
-		acc[((size_t)tile * 32 + lane) * 4 + e] = d[e];
+	for (int e = 0; e < EC; e++)
+		b.acc[((long)tile * W + lane) * EC + e] = d[e];
+	// The transpose through shared memory into logical key order.
+	for (int i = lane; i < M * N; i += W)
+		ws[i / N][i % N] = -INFINITY;
+	__syncthreads();
+	sm80_ws_put(&c, &b, tile, lane, d, ws);
+	__syncthreads();
+	for (int i = lane; i < M * N; i += W)
+		sm80_ws_store(&c, &b, tile, i, ws);
 }
 
-static std::vector<char> slurp(const char *dir, const char *name)
+#define CUDA_OK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "attn_sm80: %s: %s\n", #x, cudaGetErrorString(e_)); \
+	exit(3); } } while (0)
+
+// A device copy of n elements of host data.
+template <typename T> static T *to_device(const T *h, size_t n)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "attn_sm80: cannot open %s\n", path);
-		exit(2);
-	}
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	std::vector<char> b((size_t)n);
-	if (n && fread(b.data(), 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "attn_sm80: short read %s\n", path);
-		exit(2);
-	}
-	fclose(f);
-	return b;
+	void *d;
+
+	CUDA_OK(cudaMalloc(&d, n ? n * sizeof(T) : 1));
+	CUDA_OK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
+	return (T *)d;
 }
 
-template <class T> static T *upload(const std::vector<char> &h)
+// Run every tile on the GPU; b holds host pointers, acc [n][W][EC] and
+// b->scores are filled. Returns the GPU's name for the log.
+static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
+			    struct fsq_bufs *hb, int32_t *acc)
 {
-	void *p = nullptr;
-	if (cudaMalloc(&p, h.size() ? h.size() : 1) != cudaSuccess ||
-	    cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice) != cudaSuccess) {
-		fprintf(stderr, "attn_sm80: cuda upload failed\n");
-		exit(3);
+	static cudaDeviceProp prop;
+	size_t nscores = (size_t)c->S * c->T * c->Hq * c->MAXCTX;
+	struct fsq_bufs b = *hb;
+
+	b.q_int8 = to_device(g->q_int8, g->a[0].count);
+	b.q_scale = to_device(g->q_scale, g->a[1].count);
+	b.k_cache = to_device(g->k_cache, g->a[2].count);
+	b.k_scale = to_device(g->k_scale, g->a[3].count);
+	b.block_table = to_device(g->block_table, g->a[4].count);
+	b.context_lens = to_device(g->context_lens, g->a[5].count);
+	b.q_pos = to_device(g->q_pos, g->a[6].count);
+	b.tiles = to_device(g->acc_tiles, g->a[7].count);
+	b.tokens = to_device(g->tokens, (size_t)g->S);
+	b.seq_block0 = to_device(g->seq_block0, (size_t)g->S);
+	b.scores = to_device(hb->scores, nscores);
+	CUDA_OK(cudaMalloc(&b.acc, (g->n_tiles ? g->n_tiles : 1) * W * EC * sizeof(int32_t)));
+	if (g->n_tiles)
+		qk_tiles<<<(unsigned)g->n_tiles, W>>>(*c, b);
+	CUDA_OK(cudaGetLastError());
+	CUDA_OK(cudaDeviceSynchronize());
+	CUDA_OK(cudaMemcpy(acc, b.acc, g->n_tiles * W * EC * sizeof(int32_t),
+			   cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(hb->scores, b.scores, nscores * sizeof(float),
+			   cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+	return prop.name;
+}
+#else
+// Without nvcc (g++ -x c++, no CUDA): the same lane code
+// with the instruction done on the CPU as the PTX ISA defines it, D = A B
+// + C with A's and B's elements read back from every lane's registers
+// through the same layout. It checks the host side and the shared logic
+// where no GPU is; it cannot witness the layout, only the device can.
+static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
+			    struct fsq_bufs *b, int32_t *acc)
+{
+	static uint32_t a[W][EA / 4], bk[W][EB / 4];
+	static int32_t am[M][K], bm[K][N];
+	static float ws[M][N];
+
+	for (int tile = 0; tile < (int)g->n_tiles; tile++) {
+		int32_t *d = &acc[(size_t)tile * W * EC];
+
+		memset(d, 0, sizeof(int32_t) * W * EC);
+		for (int ks = 0; ks < c->D / K; ks++) {
+			for (int l = 0; l < W; l++) {
+				sm80_frags(c, b, tile, l, ks, a[l], bk[l]);
+				for (int i = 0; i < EA; i++)
+					am[sm80_a_row(l, i)][sm80_a_col(l, i)] =
+						(int8_t)(uint8_t)(a[l][i / 4] >> (8 * (i % 4)));
+				for (int i = 0; i < EB; i++)
+					bm[sm80_b_row(l, i)][sm80_b_col(l, i)] =
+						(int8_t)(uint8_t)(bk[l][i / 4] >> (8 * (i % 4)));
+			}
+			for (int l = 0; l < W; l++)
+				for (int e = 0; e < EC; e++)
+					for (int k = 0; k < K; k++)
+						d[l * EC + e] += am[sm80_c_row(l, e)][k] *
+								 bm[k][sm80_c_col(l, e)];
+		}
+		for (int i = 0; i < M * N; i++)
+			ws[i / N][i % N] = -INFINITY;
+		for (int l = 0; l < W; l++)
+			sm80_ws_put(c, b, tile, l, &d[l * EC], ws);
+		for (int i = 0; i < M * N; i++)
+			sm80_ws_store(c, b, tile, i, ws);
 	}
-	return (T *)p;
+	return "the CPU (built without nvcc)";
+}
+#endif
+
+// The FSQ_BUG_* named by argv[3], 0 for none, -1 if unknown.
+static int sm80_bug(const char *name)
+{
+	if (!name || !strcmp(name, "none"))
+		return 0;
+	return !strcmp(name, "page_walk") ? FSQ_BUG_PAGE_WALK :
+	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
+}
+
+// The case as the kernel sees it, from the golden; 0, or 2 (bad input).
+static int sm80_case(const struct fsg_golden *g, int bugs, struct fsq_case *c)
+{
+	if (strcmp(g->profile, SM80_PROFILE) || g->D % K) {
+		fprintf(stderr, "attn_sm80: the golden is %s with head_dim %d; this harness runs %s, head_dim a multiple of %d\n",
+			g->profile, g->D, SM80_PROFILE, K);
+		return 2;
+	}
+	memset(c, 0, sizeof(*c));
+	c->prefill = g->prefill, c->S = g->S, c->T = g->T, c->Hq = g->Hq;
+	c->Hkv = g->Hkv, c->D = g->D, c->G = g->G, c->NB = g->NB, c->BS = g->BS;
+	c->MAXB = g->MAXB, c->MAXCTX = g->MAXCTX;
+	c->softmax_scale = (float)g->softmax_scale, c->bugs = bugs, c->rows = M;
+	return 0;
+}
+
+// Write acc, acc_tiles and scores to dir; 0, or 3.
+static int sm80_dump(const struct fsg_golden *g, const int32_t *acc,
+		     const float *scores, const char *dir)
+{
+	struct fsd_writer w;
+	size_t shape[4];
+	int rc = fsd_begin(&w, dir) ? 3 : 0;
+
+	for (size_t i = 0; !rc && i < g->n_tiles; i++) {
+		const int32_t *xy = &g->acc_tiles[i * FSG_TILE_COLS];
+		struct fsd_tile t;
+
+		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
+		t.row_tile = xy[4];
+		if (fsd_acc_tile(&w, &t, W, EC, 1, &acc[i * W * EC]))
+			rc = 3;
+	}
+	shape[0] = (size_t)g->S, shape[1] = (size_t)g->T, shape[2] = (size_t)g->Hq;
+	shape[3] = (size_t)g->MAXCTX;
+	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))
+		rc = 3;
+	if (rc) {
+		fprintf(stderr, "attn_sm80: %s\n", w.error);
+		fsd_abort(&w);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: attn_sm80 RAWDIR OUTFILE [page_walk|head_dim_half]\n");
+	struct fsg_golden g;
+	struct fsq_case c;
+	struct fsq_bufs b;
+	char err[1400];
+	const char *where;
+	size_t nscores;
+	int32_t *acc;
+	int bugs, rc;
+
+	bugs = argc == 4 ? sm80_bug(argv[3]) : 0;
+	if (argc < 3 || argc > 4 || bugs < 0) {
+		fprintf(stderr, "usage: attn_sm80 GOLDEN DUMP [page_walk|head_dim_half]\n");
 		return 2;
 	}
-	const char *dir = argv[1], *bug = argc > 3 ? argv[3] : "";
-	std::vector<char> meta = slurp(dir, "meta.i32");
-	Meta m;
-	memcpy(&m, meta.data(), 10 * sizeof(int));
-	m.page_walk_none = !strcmp(bug, "page_walk");
-	m.ksteps = m.D / 32 / (!strcmp(bug, "head_dim_half") ? 2 : 1);
-
-	int8_t *q = upload<int8_t>(slurp(dir, "q_int8.raw"));
-	int8_t *kc = upload<int8_t>(slurp(dir, "k_cache.raw"));
-	int32_t *bt = upload<int32_t>(slurp(dir, "block_table.raw"));
-	int32_t *lens = upload<int32_t>(slurp(dir, "context_lens.raw"));
-	int32_t *tlen = upload<int32_t>(slurp(dir, "tokens.raw"));
-	int32_t *seq0 = upload<int32_t>(slurp(dir, "seq_block0.raw"));
-	int32_t *tiles = upload<int32_t>(slurp(dir, "acc_tiles.raw"));
-	size_t n = (size_t)m.n_tiles * 32 * 4;
-	int32_t *acc = nullptr;
-	cudaMalloc(&acc, n * sizeof(int32_t));
-
-	qk_tiles<<<m.n_tiles, 32>>>(m, q, kc, bt, lens, tlen, seq0, tiles, acc);
-	if (cudaDeviceSynchronize() != cudaSuccess) {
-		fprintf(stderr, "attn_sm80: kernel failed: %s\n",
-			cudaGetErrorString(cudaGetLastError()));
+	if (fsg_load(&g, argv[1], err, sizeof(err)))
+		return fprintf(stderr, "attn_sm80: %s\n", err), 2;
+	if (sm80_case(&g, bugs, &c)) {
+		fsg_free(&g);
+		return 2;
+	}
+	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
+	memset(&b, 0, sizeof(b));
+	b.q_int8 = g.q_int8, b.q_scale = g.q_scale, b.k_cache = g.k_cache;
+	b.k_scale = g.k_scale, b.block_table = g.block_table;
+	b.context_lens = g.context_lens, b.q_pos = g.q_pos, b.tokens = g.tokens;
+	b.seq_block0 = g.seq_block0, b.tiles = g.acc_tiles;
+	b.scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
+	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
+	if (!b.scores || !acc) {
+		fprintf(stderr, "attn_sm80: out of memory\n");
+		free(b.scores);
+		free(acc);
+		fsg_free(&g);
 		return 3;
 	}
-	std::vector<int32_t> h(n);
-	cudaMemcpy(h.data(), acc, n * sizeof(int32_t), cudaMemcpyDeviceToHost);
-	FILE *f = fopen(argv[2], "wb");
-	if (!f || fwrite(h.data(), sizeof(int32_t), n, f) != n || fclose(f)) {
-		fprintf(stderr, "attn_sm80: cannot write %s\n", argv[2]);
-		return 3;
-	}
-	printf("attn_sm80: %d tiles, %d K-steps, bug '%s'\n", m.n_tiles, m.ksteps, bug);
-	return 0;
+	for (size_t i = 0; i < nscores; i++)
+		b.scores[i] = -INFINITY;
+	where = sm80_run(&c, &g, &b, acc);
+	rc = sm80_dump(&g, acc, b.scores, argv[2]);
+	if (!rc)
+		printf("attn_sm80: %zu tiles of %s on %s, bug %s, written to %s\n", g.n_tiles,
+		       SM80_PROFILE, where, argc == 4 ? argv[3] : "none", argv[2]);
+	free(b.scores);
+	free(acc);
+	fsg_free(&g);
+	return rc;
 }
