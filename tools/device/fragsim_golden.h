@@ -4,8 +4,8 @@
  * [inputs, acc]): the quantized Q, the paged K cache and its scales, the
  * block table, the context lengths, the query positions and the tile list.
  * C99, C++ and HIP/CUDA host code; one file, no library. Shared by the
- * HIP harness (hip/attn_mmac.hip) and the CPU harness (qk_cpu.c), so
- * both read a golden the same way.
+ * HIP harness (hip/attn_mmac.hip), the CUDA one (attn_sm80.cu) and the
+ * CPU harness (qk_cpu.c), so all read a golden the same way.
  *
  *   struct fsg_golden g;
  *   char err[512];

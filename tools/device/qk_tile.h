@@ -1,8 +1,10 @@
 /*
  * qk_tile.h - the per-lane logic of the QK^T half of a paged INT8
  * attention kernel, shared by the HIP harness (hip/attn_mmac.hip, one
- * wave per tile on the device) and the CPU harness (qk_cpu.c, the same
- * functions in loops). Only the matrix instruction differs between them.
+ * wave per tile on the device), the CUDA one (attn_sm80.cu, one warp per
+ * tile, its own PTX register layout) and the CPU harness (qk_cpu.c, the
+ * same functions in loops). Only the matrix instruction and its lane map
+ * differ between them.
  *
  * A tile is a row of acc_tiles (seq, head, row_base, token_base,
  * row_tile):
