@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 
 	bugs = argc == 4 ? sm80_bug(argv[3]) : 0;
 	if (argc < 3 || argc > 4 || bugs < 0) {
-		fprintf(stderr, "usage: attn_sm80 GOLDEN DUMP [page_walk|head_dim_half]\n");
+		fprintf(stderr, "usage: attn_sm80 GOLDEN DUMP [none|page_walk|head_dim_half]\n");
 		return 2;
 	}
 	if (fsg_load(&g, argv[1], err, sizeof(err)))
