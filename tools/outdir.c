@@ -116,40 +116,6 @@ static int path_fmt(char *buf, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* rm -r without following symlinks; depth bounds the recursion. */
-static int remove_tree(const char *path, int depth)
-{
-	char child[OUTDIR_PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int rc = 0;
-
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	if (depth > 32) {
-		errno = ELOOP;
-		return -1;
-	}
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while (rc == 0 && (de = readdir(dir)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (path_fmt(child, sizeof(child), "%s/%s", path, de->d_name)) {
-			errno = ENAMETOOLONG;
-			rc = -1;
-		} else {
-			rc = remove_tree(child, depth + 1);
-		}
-	}
-	closedir(dir);
-	return rc ? rc : rmdir(path);
-}
-
 /*
  * fsync a file or directory. EINVAL and ENOTSUP mean the file system has
  * no durability to offer (some FUSE and special files): not an error.
@@ -170,8 +136,16 @@ static int sync_path(const char *path, int is_dir)
 	return rc;
 }
 
-/* fsync every regular file under path, the directories, then path. */
-static int sync_tree(const char *path, int depth)
+/* What walk_tree does to one entry after its children (st: its lstat). */
+typedef int (*walk_fn)(const char *path, const struct stat *st);
+
+/*
+ * Post-order walk of path without following symlinks: every entry below
+ * a directory is visited before the directory itself, so removing works
+ * (rm -r) and so does syncing the files before the directory that names
+ * them. depth bounds the recursion. The first failure stops the walk.
+ */
+static int walk_tree(const char *path, int depth, walk_fn fn)
 {
 	char child[OUTDIR_PATH_MAX];
 	struct dirent *de;
@@ -179,6 +153,10 @@ static int sync_tree(const char *path, int depth)
 	DIR *dir;
 	int rc = 0;
 
+	if (lstat(path, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode))
+		return fn(path, &st);
 	if (depth > 32) {
 		errno = ELOOP;
 		return -1;
@@ -192,16 +170,42 @@ static int sync_tree(const char *path, int depth)
 		if (path_fmt(child, sizeof(child), "%s/%s", path, de->d_name)) {
 			errno = ENAMETOOLONG;
 			rc = -1;
-		} else if (lstat(child, &st) != 0) {
-			rc = -1;
-		} else if (S_ISDIR(st.st_mode)) {
-			rc = sync_tree(child, depth + 1);
-		} else if (S_ISREG(st.st_mode)) {
-			rc = sync_path(child, 0);
+		} else {
+			rc = walk_tree(child, depth + 1, fn);
 		}
 	}
 	closedir(dir);
-	return rc ? rc : sync_path(path, 1);
+	return rc ? rc : fn(path, &st);
+}
+
+static int remove_one(const char *path, const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) ? rmdir(path) : unlink(path);
+}
+
+/* Regular files and directories are synced; links and the rest are not
+ * what we publish. */
+static int sync_one(const char *path, const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return sync_path(path, 1);
+	return S_ISREG(st->st_mode) ? sync_path(path, 0) : 0;
+}
+
+/* rm -r without following symlinks; a missing path is not an error. */
+static int remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	return walk_tree(path, 0, remove_one);
+}
+
+/* fsync every regular file under path, the directories, then path. */
+static int sync_tree(const char *path)
+{
+	return walk_tree(path, 0, sync_one);
 }
 
 /* The directory part of path ("." when none) into buf. */
@@ -433,7 +437,7 @@ static void sweep(const struct outdir *d)
 			restored = i;
 			continue;
 		}
-		remove_tree(path, 0);
+		remove_tree(path);
 	}
 }
 
@@ -603,7 +607,7 @@ static enum fs_rc drop_old(struct outdir *d, const char *gone,
 
 	/* The new output is in place; a leftover old copy is still worth
 	 * an error, since the user would otherwise find it by surprise. */
-	if (remove_tree(gone, 0) != 0)
+	if (remove_tree(gone) != 0)
 		rc = fs_fail_at(err, FS_EINTERNAL, gone, 0, 0,
 				"new output committed, but the previous one "
 				"could not be removed: %s", strerror(errno));
@@ -690,7 +694,7 @@ enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err)
 	/* What the rename publishes must be on disk first (each file, and
 	 * the directory that names them), or a power cut after it could
 	 * leave the new names over empty files. */
-	if (sync_tree(d->tmp, 0) != 0)
+	if (sync_tree(d->tmp) != 0)
 		return fail_commit(d, fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
 						 "cannot sync '%s': %s", d->tmp,
 						 strerror(errno)));
@@ -727,7 +731,7 @@ void outdir_abort(struct outdir *d)
 {
 	if (!d->open)
 		return;
-	remove_tree(d->tmp, 0);
+	remove_tree(d->tmp);
 	d->open = 0;
 	disarm(d);
 }
