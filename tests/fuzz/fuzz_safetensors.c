@@ -1,13 +1,12 @@
 /*
- * fuzz_safetensors.c - the safetensors writer (tools/safetensors.c), by
- * round trip: the input is a little program of tensors and metadata to
- * add, the header the writer makes is read back with the YAML loader
- * (JSON is YAML), and every name, value, dtype, shape and offset must
- * come back as given.
- *
- * There is no safetensors reader in fragsim yet. TODO(lead): once one is
- * merged, also hand the raw input to it here (as fuzz_npy does with
- * npy_decode), and write the file and read it back through it.
+ * fuzz_safetensors.c - the safetensors reader and writer
+ * (tools/safetensors.c). The raw input goes to the reader
+ * (safetensors_decode), which must refuse it with a message or give
+ * entries that lie inside the data and copy out whole. Then the input is
+ * read as a little program of tensors and metadata to add; the header the
+ * writer makes is read back with the YAML loader (JSON is YAML), and the
+ * whole file through the reader: every name, value, dtype, shape and
+ * offset must come back as given.
  *
  * Input, repeated until it runs out (a short record ends it):
  *   't' name '\0' dtype ndim shape[ndim]   a tensor; dtype and ndim are
@@ -98,6 +97,62 @@ static void check_header(struct safetensors *st, const char *text, size_t len)
 	ydoc_free(&d);
 }
 
+/* The raw input as a file: refused with a message, or every entry inside
+ * the data area and readable as an array of its shape. */
+static void read_raw(const uint8_t *data, size_t size)
+{
+	struct safetensors_file f;
+	struct fs_err err;
+
+	err.msg[0] = '\0';
+	if (safetensors_decode(data, size, "fuzz", &f, &err) != FS_OK) {
+		FUZZ_ASSERT(err.msg[0]);
+		return;
+	}
+	for (size_t i = 0; i < f.n; i++) {
+		const struct safetensors_entry *e = &f.t[i];
+		struct npy_array a;
+
+		FUZZ_ASSERT(e->begin <= e->end && e->end <= f.data_len);
+		FUZZ_ASSERT(safetensors_find(&f, e->name) == e);
+		FUZZ_ASSERT(safetensors_get(&f, e->name, &a, &err) == FS_OK);
+		FUZZ_ASSERT(a.count == e->count && a.ndim == e->ndim && a.dtype == e->dtype);
+		npy_free(&a);
+	}
+	safetensors_file_free(&f);
+}
+
+/* The writer's file (header length, header, data) read back by the
+ * reader gives the tensors and metadata as added. */
+static void read_back(const struct safetensors *st, const char *text, size_t len)
+{
+	size_t n = 8 + len + st->data_bytes;
+	unsigned char *buf = calloc(1, n ? n : 1);
+	struct safetensors_file f;
+	struct fs_err err;
+
+	FUZZ_ASSERT(buf);
+	for (int i = 0; i < 8; i++)
+		buf[i] = (unsigned char)((uint64_t)len >> (8 * i));
+	memcpy(buf + 8, text, len);
+	FUZZ_ASSERT(safetensors_decode(buf, n, "fuzz", &f, &err) == FS_OK);
+	FUZZ_ASSERT(f.n == st->ntensors && f.nmeta == st->nmeta);
+	for (size_t i = 0; i < f.n; i++) {
+		const struct safetensors_tensor *t = &st->tensors[i];
+
+		FUZZ_ASSERT(!strcmp(f.t[i].name, t->name) && f.t[i].dtype == t->dtype);
+		FUZZ_ASSERT(f.t[i].ndim == t->ndim && f.t[i].begin == t->begin);
+		FUZZ_ASSERT(f.t[i].end - f.t[i].begin == t->nbytes);
+		for (int k = 0; k < t->ndim; k++)
+			FUZZ_ASSERT(f.t[i].shape[k] == t->shape[k]);
+	}
+	for (size_t i = 0; i < f.nmeta; i++)
+		FUZZ_ASSERT(!strcmp(f.meta[i].key, st->meta[i].key) &&
+			    !strcmp(f.meta[i].value, st->meta[i].value));
+	safetensors_file_free(&f);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* the largest tensor's data: 8 dims of at most 3, 8 bytes each */
@@ -109,6 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text;
 	size_t len;
 
+	read_raw(data, size);
 	safetensors_init(&st);
 	for (int i = 0; i < MAX_ITEMS && at < size; i++) {
 		uint8_t op = data[at++];
@@ -142,6 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_ASSERT(safetensors_header(&st, &text, &len, &err) == FS_OK);
 	check_header(&st, text, len);
+	read_back(&st, text, len);
 	free(text);
 	safetensors_free(&st);
 	return 0;
