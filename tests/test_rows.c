@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tools/device/qk_tile.h"
 #include "../tools/runcase.h"
 #include "testutil.h"
 
@@ -146,6 +147,52 @@ static void same_math_g24(void **state)
 	same_scores_out_and_fast_is_scalar(48, 2);
 }
 
+/*
+ * tools/device/qk_tile.h with packed_rows: the device header's rows give
+ * the packed case's acc (tile by tile, Q.K over its fsq_q and fsq_k),
+ * and without packed_rows they do not (its replica rows).
+ */
+static void qk_tile_follows_packed_rows(void **state)
+{
+	struct runcase r;
+	struct fsq_case c;
+	struct fsq_bufs b;
+	int32_t tokens = 1, block0 = 0;
+	long differ = 0;
+
+	(void)state;
+	load(&r, 48, 2, 1, ATTN_EXEC_SCALAR);
+	memset(&c, 0, sizeof(c));
+	memset(&b, 0, sizeof(b));
+	c.S = 1, c.T = 1, c.Hq = 48, c.Hkv = 2, c.D = 64, c.G = 24, c.NB = r.in.NB;
+	c.BS = 16, c.MAXB = r.in.MAXB, c.MAXCTX = 40, c.rows = 16;
+	b.q_int8 = r.in.q_int8, b.k_cache = r.in.k_cache, b.block_table = r.in.block_table;
+	b.context_lens = r.in.context_lens, b.q_pos = r.in.q_pos, b.tokens = &tokens;
+	b.seq_block0 = &block0, b.tiles = r.sim.acc_tiles;
+	for (int packed = 1; packed >= 0; packed--) {
+		c.packed_rows = packed;
+		for (size_t i = 0; i < r.sim.n_tiles; i++)
+			for (int lane = 0; lane < 64; lane++)
+				for (int e = 0; e < 4; e++) {
+					int row = lane % 16, col = lane / 16 + 4 * e;
+					struct fsq_row w = fsq_row_of(&c, &b, (int)i, row);
+					int key = r.sim.acc_tiles[i * ATTN_TILE_COLS + 3] + col;
+					int32_t s = 0;
+
+					if (key >= 40)
+						continue;
+					for (int d = 0; d < 64; d++)
+						s += fsq_q(&c, &b, &w, d) * fsq_k(&c, &b, 0, w.g, key, d);
+					if (packed)
+						assert_int_equal(s, r.sim.acc[(i * 64 + lane) * 4 + e]);
+					else
+						differ += s != r.sim.acc[(i * 64 + lane) * 4 + e];
+				}
+	}
+	assert_true(differ > 0);
+	runcase_free(&r);
+}
+
 /* diff follows the case's row mapping: its own goldens match, a dump of
  * replicated rows does not (the padding rows' acc is not 0). */
 static void diff_follows_rows(void **state)
@@ -219,6 +266,7 @@ int main(void)
 		cmocka_unit_test(acc_g24),
 		cmocka_unit_test(same_math_g6),
 		cmocka_unit_test(same_math_g24),
+		cmocka_unit_test(qk_tile_follows_packed_rows),
 		cmocka_unit_test(diff_follows_rows),
 		cmocka_unit_test(bad_values),
 	};
