@@ -217,10 +217,14 @@ static void diff_follows_rows(void **state)
 	assert_int_equal(x.status, 1);
 	assert_non_null(strstr(x.out, "acc "));
 	assert_non_null(strstr(x.out, "q head -1"));	/* a padding row */
+	assert_non_null(strstr(x.out, "diagnosis: matches kernel layout "
+				      "decode_rows=replicated exactly"));
 	tu_free(&x);
 	/* and the other way: a packed dump against the replicated case */
 	x = tu_run("diff %s --dump %s/p", rep, dir);
 	assert_int_equal(x.status, 1);
+	assert_non_null(strstr(x.out, "diagnosis: matches kernel layout "
+				      "decode_rows=packed exactly"));
 	tu_free(&x);
 	x = tu_run("check %s", pk);
 	assert_int_equal(x.status, 0);
