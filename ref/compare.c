@@ -10,7 +10,10 @@
  *              row_base, token_base, row_tile):
  *                decode   q head = head*G + (row_tile*M + row) % G,
  *                         t = row_base (a group of G > M q heads runs
- *                         G/M row tiles per kv head)
+ *                         G/M row tiles per kv head); with kernel:
+ *                         decode_rows: packed, head*G + row_tile*M + row
+ *                         while that is < G, and past G a padding row
+ *                         (zero A row) whose acc must be 0
  *                prefill  q head = head,             t = row_base + row
  *              key j = token_base + col. Slots with j >= context or
  *              t >= T_s are not compared (the tail holds whatever the
@@ -563,7 +566,13 @@ static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
 
 	for (int row = 0; row < M; row++) {
 		if (x->c->mode == MODE_DECODE) {
-			b->qh[row] = head * x->G + (rt * M + row) % x->G;
+			int local = rt * M + row;
+
+			/* packed: q head -1 marks a padding row past the group */
+			if (x->c->decode_rows == ROWS_PACKED)
+				b->qh[row] = local < x->G ? head * x->G + local : -1;
+			else
+				b->qh[row] = head * x->G + local % x->G;
 			b->t[row] = rb;
 		} else {
 			b->qh[row] = head;
@@ -571,13 +580,20 @@ static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
 		}
 	}
 	for (int col = 0; col < ncol; col++)
-		ref_k_row(x->in, s, b->qh[0] / x->G, tb + col, b->k + (size_t)col * D);
+		ref_k_row(x->in, s, x->c->mode == MODE_DECODE ? head : head / x->G, tb + col,
+			  b->k + (size_t)col * D);
 	for (int row = 0; row < M; row++) {
 		const int8_t *q;
 		int same = -1;
 
 		if (b->t[row] >= x->c->seqs[s].tokens)
 			continue;
+		if (b->qh[row] < 0) {	/* a zero A row: acc 0 */
+			for (int ks = 0; ks < nks; ks++)
+				memset(b->want + ((size_t)ks * M + row) * N, 0,
+				       (size_t)N * sizeof(*b->want));
+			continue;
+		}
 		for (int e = 0; e < row && same < 0; e++)
 			if (b->t[e] == b->t[row] && b->qh[e] == b->qh[row])
 				same = e;

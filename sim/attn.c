@@ -6,7 +6,9 @@
  * One work unit is what one workgroup of the real kernel does:
  *   decode   (sequence, query token, kv head): ceil(G / M) row tiles of
  *            M rows over the G q heads of the group, row r of row tile
- *            i holding q head h*G + (i*M + r) % G (acc_tiles' row_tile)
+ *            i holding q head h*G + (i*M + r) % G (acc_tiles' row_tile);
+ *            kernel: decode_rows: packed holds h*G + i*M + r while
+ *            i*M + r < G, and zero rows (padding, acc 0) after
  *   prefill  (sequence, q head, 8 row tiles): 8 waves x M rows = 128
  *            query rows sharing every K tile they load
  * For each split-K segment, for each key tile of N keys, for each of the
@@ -61,6 +63,12 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 		if (k->c->mode == MODE_DECODE) {
 			int local = (rt * k->M + m) % k->G;
 
+			/* Packed rows past the group: the kernel zero-fills
+			 * their A rows, as a padding row's (acc 0). */
+			if (k->c->decode_rows == ROWS_PACKED && rt * k->M + m >= k->G) {
+				w->valid = w->primary = 0;
+				continue;
+			}
 			w->t = u->t;
 			w->qh = k->kn->gqa_modulo ? u->h + local * k->Hkv :
 						    u->h * k->G + local;

@@ -66,13 +66,17 @@ int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
 /*
  * Do replica rows sum their slots in their primary's order? (decode)
  * Row ri of a unit's ceil(G / M) row tiles is C row ri % M holding q
- * head ri % G; its primary is row ri % G, C row (ri % G) % M.
+ * head ri % G; its primary is row ri % G, C row (ri % G) % M. Packed
+ * rows (kernel: decode_rows) have no replicas: rows past G are invalid.
  */
 int attn_fast_rows_agree(const struct kern *k)
 {
 	const int *col = k->col_write;
 	int rows = (k->G + k->M - 1) / k->M * k->M;
 
+	/* Packed: rows past G are padding (invalid rows, acc 0), no replica. */
+	if (k->c->decode_rows == ROWS_PACKED)
+		return 1;
 	for (int ri = k->G; ri < rows; ri++) {
 		int m = ri % k->M, p = ri % k->G % k->M;
 		const int *a = &k->rowslots[m * k->rowcap], *b = &k->rowslots[p * k->rowcap];

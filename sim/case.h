@@ -47,6 +47,17 @@ enum case_vdtype { VDT_INT8, VDT_BF16, VDT_F32 };
 enum case_rounding { ROUND_HALF_AWAY, ROUND_HALF_EVEN };
 enum case_dist { DIST_NORMAL, DIST_UNIFORM, DIST_SIGN };
 enum case_route { ROUTE_REPORT, ROUTE_STRICT };
+/*
+ * Which q head a decode row holds (kernel: decode_rows), a layout the
+ * kernel chose, not a bug. Row m of row tile i of kv head g:
+ *   ROWS_REPLICATED  q head g*G + (M*i + m) % G: the G heads repeated
+ *                    over every row (the article's kernel)
+ *   ROWS_PACKED      q head g*G + M*i + m while M*i + m < G; the rows
+ *                    past G are padding whose A rows the kernel fills
+ *                    with zeros, so their acc is 0 and they have no
+ *                    scores
+ */
+enum case_rows { ROWS_REPLICATED, ROWS_PACKED };
 
 /* Golden tensors to write, as bits. */
 enum case_golden {
@@ -134,6 +145,7 @@ struct fs_case {
 
 	/* What the kernel under test assumes (kernel:); default correct. */
 	struct fs_kernel kernel;
+	enum case_rows decode_rows;	/* a layout, not a bug: not in kernel */
 
 	struct case_check check;
 	unsigned golden;	/* enum case_golden bits */

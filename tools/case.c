@@ -44,6 +44,8 @@ static const char *const top_keys[] = {
 	"cache", "sequences", "quant", "split_k", "kernel", "data", "check",
 	"golden", NULL,
 };
+/* kernel: keys that are layouts, not bugs (the bug keys: sim/kernel.c). */
+static const char *const layout_keys[] = { "decode_rows", NULL };
 static const char *const model_keys[] = {
 	"q_heads", "kv_heads", "head_dim", "softmax_scale", "sliding_window",
 	"alibi", "soft_cap", NULL,
@@ -75,7 +77,8 @@ static const struct case_keyset keysets[] = {
 	{ "sequences", seq_keys }, { "quant", quant_keys },
 	{ "split_k", split_keys }, { "data", data_keys },
 	{ "data.q", tensor_keys }, { "data.k", tensor_keys },
-	{ "data.v", tensor_keys }, { "check", check_keys }, { NULL, NULL },
+	{ "data.v", tensor_keys }, { "check", check_keys },
+	{ "kernel", layout_keys }, { NULL, NULL },
 };
 
 const struct case_keyset *case_keysets(void)
@@ -94,6 +97,7 @@ static const char *const kscale_names[] = {
 	"per_token_head", "per_block32", "per_tensor", NULL,
 };
 static const char *const vdtype_names[] = { "int8", "bf16", "f32", NULL };
+static const char *const rows_names[] = { "replicated", "packed", NULL };
 static const char *const rounding_names[] = {
 	"half_away_from_zero", "half_to_even", NULL,
 };
@@ -849,11 +853,13 @@ static enum fs_rc load_tensor(struct loader *L, yaml_node_t *data,
 
 /*
  * kernel: one key per bug class (sim/kernel.h), each spelled as the
- * correct value or the bug's; head_dim_loaded also takes a number.
+ * correct value or the bug's; head_dim_loaded also takes a number. And
+ * the layout keys (layout_keys): decode_rows.
  */
 static enum fs_rc load_kernel(struct loader *L, yaml_node_t *top)
 {
-	const char *keys[BUG_COUNT + 1], *vals[KERNEL_MAX_VALUES + 1];
+	const char *keys[BUG_COUNT + FS_ARRAY_LEN(layout_keys)];
+	const char *vals[KERNEL_MAX_VALUES + 1];
 	enum kern_bug as0[KERNEL_MAX_VALUES + 1];
 	struct fs_case *c = L->c;
 	yaml_node_t *m, *v;
@@ -862,9 +868,23 @@ static enum fs_rc load_kernel(struct loader *L, yaml_node_t *top)
 	for (int b = 0; b < BUG_COUNT; b++)
 		if (kernel_key_values((enum kern_bug)b, vals, as0))
 			keys[nk++] = kernel_bug((enum kern_bug)b)->key;
+	for (size_t i = 0; layout_keys[i]; i++)
+		keys[nk++] = layout_keys[i];
 	keys[nk] = NULL;
 	if (sub_map(L, top, "", "kernel", keys, &m))
 		return FS_EINPUT;
+	if (m && (v = ydoc_get(L->d, m, "decode_rows"))) {
+		int x = 0;
+
+		if (ydoc_enum(L->d, v, "kernel.decode_rows", rows_names, &x, L->err))
+			return FS_EINPUT;
+		/* Prefill rows are query tokens: packed would change nothing. */
+		if (x && c->mode != MODE_DECODE)
+			return ydoc_fail(L->err, L->d, v, "kernel.decode_rows",
+					 "packed applies to decode only (prefill rows are "
+					 "query tokens)");
+		c->decode_rows = (enum case_rows)x;
+	}
 	for (int b = 0; m && b < BUG_COUNT; b++) {
 		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
 		const char *names[KERNEL_MAX_VALUES + 1];
@@ -1224,6 +1244,7 @@ void case_print(FILE *f, const struct fs_case *c)
 		else
 			fprintf(f, "  %s: %s\n", bi->key, names[x]);
 	}
+	fprintf(f, "  decode_rows: %s\n", rows_names[c->decode_rows]);
 	fprintf(f, "data:\n  seed: %llu\n", (unsigned long long)c->seed);
 	print_tensor(f, "q", &c->q);
 	print_tensor(f, "k", &c->k);

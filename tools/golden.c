@@ -180,6 +180,10 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 	json_key_string(j, "fragsim_version", FRAGSIM_VERSION);
 	json_key_string(j, "case", c->name);
 	json_key_string(j, "mode", case_mode_name(c->mode));
+	/* which q head each decode row of acc holds (kernel: decode_rows) */
+	if (c->mode == MODE_DECODE)
+		json_key_string(j, "decode_rows",
+				c->decode_rows == ROWS_PACKED ? "packed" : "replicated");
 	json_key_double(j, "softmax_scale", c->softmax_scale);
 	json_key_uint(j, "seed", c->seed);
 	json_key_string(j, "rounding", case_rounding_name(c->rounding));

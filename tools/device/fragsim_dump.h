@@ -69,8 +69,10 @@ struct fsd_tile {
 	int row_tile;	/* which M-row tile of the head's rows: decode row m
 			   is q head head*G + (M*row_tile + m) % G, so a
 			   group of G > M q heads (MQA 32/1) takes ceil(G/M) row
-			   tiles per kv head, 0 when G <= M; prefill:
-			   row_base / M */
+			   tiles per kv head, 0 when G <= M (a packed kernel,
+			   kernel: decode_rows: packed, holds q head
+			   head*G + M*row_tile + m while that is < G and zero
+			   padding rows after); prefill: row_base / M */
 };
 
 /* The acc_tiles.npy row of tile t: (seq, head, row_base, token_base,
@@ -102,6 +104,9 @@ struct fsd_writer {
 	int nfiles;
 	struct fsd_file files[FSD_MAX_FILES];
 	int failed;
+	int packed_rows;	/* set after fsd_begin: 1 when decode rows are
+				   packed (kernel: decode_rows: packed), for the
+				   manifest's "decode_rows" */
 	char error[1400];
 };
 
@@ -320,6 +325,8 @@ static inline int fsd_manifest(struct fsd_writer *w)
 		return fsd_fail(w, "fragsim_dump: %s: %s", path, strerror(errno));
 	fprintf(f, "{\n  \"fragsim_dump\": 1,\n  \"writer\": \"tools/device/fragsim_dump.h\",\n");
 	fprintf(f, "  \"acc_tiles_columns\": [\"seq\", \"head\", \"row_base\", \"token_base\", \"row_tile\"],\n");
+	/* For people: diff follows the case's kernel: decode_rows. */
+	fprintf(f, "  \"decode_rows\": \"%s\",\n", w->packed_rows ? "packed" : "replicated");
 	fprintf(f, "  \"files\": [");
 	for (int i = 0; i < w->nfiles; i++) {
 		const struct fsd_file *x = &w->files[i];

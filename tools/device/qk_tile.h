@@ -12,7 +12,9 @@
  *            row_base (the replicated rows of the article when G < M;
  *            a group of G > M q heads, MQA 32/1, takes ceil(G/M) row
  *            tiles); the first occurrence, M*row_tile + m < G, writes
- *            the scores
+ *            the scores. packed_rows (the case's kernel: decode_rows:
+ *            packed): row m = q head head*G + M*row_tile + m while that
+ *            is < G; the rows past G are padding, zero A rows (acc 0)
  *   prefill  row m = query token row_base + m of q head `head`
  * Key token_base + n goes through the block table into the paged cache
  * [NB][Hkv][D/16][BS][16]; a key past the sequence's blocks loads 0.
@@ -55,6 +57,8 @@ struct fsq_case {
 				   harnesses #define M as the lane map's) */
 	float softmax_scale;	/* (float) of the manifest's double */
 	int bugs;		/* FSQ_BUG_* */
+	int packed_rows;	/* decode: 1 for kernel: decode_rows: packed
+				   (the golden manifest's "decode_rows") */
 };
 
 /* The golden's tensors (device or host pointers) and the outputs. */
@@ -94,6 +98,11 @@ FSQ_HD struct fsq_row fsq_row_of(const struct fsq_case *c,
 
 		r.t = xy[2], r.qh = xy[1] * c->G + local % c->G, r.g = xy[1];
 		r.primary = local < c->G;
+		/* packed: a row past the group is padding, a zero A row */
+		if (c->packed_rows && local >= c->G) {
+			r.qh = xy[1] * c->G, r.valid = r.primary = 0;
+			return r;
+		}
 	}
 	r.valid = r.t < b->tokens[r.s];
 	r.primary &= r.valid;
