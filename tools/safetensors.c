@@ -244,16 +244,22 @@ enum fs_rc safetensors_write(const struct safetensors *st, const char *path,
 	return rc;
 }
 
+/* The metadata pairs the writer and the reader both own. */
+static void meta_free(struct safetensors_meta *meta, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(meta[i].key);
+		free(meta[i].value);
+	}
+	free(meta);
+}
+
 void safetensors_free(struct safetensors *st)
 {
 	for (size_t i = 0; i < st->ntensors; i++)
 		free(st->tensors[i].name);
-	for (size_t i = 0; i < st->nmeta; i++) {
-		free(st->meta[i].key);
-		free(st->meta[i].value);
-	}
 	free(st->tensors);
-	free(st->meta);
+	meta_free(st->meta, st->nmeta);
 	safetensors_init(st);
 }
 
@@ -602,12 +608,8 @@ void safetensors_file_free(struct safetensors_file *f)
 {
 	for (size_t i = 0; i < f->n; i++)
 		free(f->t[i].name);
-	for (size_t i = 0; i < f->nmeta; i++) {
-		free(f->meta[i].key);
-		free(f->meta[i].value);
-	}
 	free(f->t);
-	free(f->meta);
+	meta_free(f->meta, f->nmeta);
 	free(f->buf);
 	memset(f, 0, sizeof(*f));
 }
