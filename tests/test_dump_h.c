@@ -13,7 +13,14 @@
  * header: probe solve must find it differs from gfx936 and matches
  * gfx936-quad (README's worked example of probe). An MQA decode case (32
  * q heads over 1 kv head: two 16-row tiles per kv head, told apart by
- * acc_tiles' row_tile) goes through the same harness and must match too.
+ * acc_tiles' row_tile) goes through the same harness and must match too,
+ * as must a decode case whose kernel packs its q-head groups (kernel:
+ * decode_rows: packed), which the harness reads from the golden's
+ * manifest and writes into the dump's. tools/device/attn_sm80.cu, the
+ * CUDA harness, built without nvcc does the instruction on the CPU by
+ * the PTX text while its kernel side uses the generated header: a dump
+ * must match, a planted bug must be named, and a kernel built from a
+ * wrong map of the instruction must be caught by name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,6 +74,8 @@ static int setup(void **state)
 	    sh("cd '%s' && '%s' run tests/data/dump_h/prefill.yaml --emulate-only --out %s/golden-prefill >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
 	    sh("cd '%s' && '%s' run tests/data/dump_h/decode-mqa.yaml --emulate-only --out %s/golden-decode-mqa >/dev/null",
+	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
+	    sh("cd '%s' && '%s' run tests/data/dump_h/decode-packed.yaml --emulate-only --out %s/golden-decode-packed >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir))
 		return -1;
 	*state = f;
@@ -176,6 +185,150 @@ static void mqa_group_over_16_rows_dumps_and_matches(void **state)
 	tu_free(&r);
 }
 
+/* Packed rows: q head g*G + m in row m < G, zero rows after. */
+static void packed_decode_rows_dump_and_match(void **state)
+{
+	static const char *const bugs[][2] = {
+		{ "", "diagnosis: none needed" },
+		{ "c_columns", "diagnosis: matches kernel assumption c_columns=contiguous exactly" },
+		{ "page_walk", "diagnosis: matches kernel assumption page_walk=none exactly" },
+	};
+	struct fixture *f = *state;
+	char path[256], *manifest;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_packed"), 0);
+	for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++) {
+		struct run_result r = dump_and_diff(f, "qk_packed", "decode-packed", bugs[i][0]);
+
+		if (r.status != (i ? 1 : 0) || !strstr(r.out, bugs[i][1]))
+			fail_msg("%s: exit %d:\n%s%s", bugs[i][0], r.status, r.out, r.err);
+		tu_free(&r);
+	}
+	snprintf(path, sizeof(path), "%s/dump-qk_packed-decode-packed-clean/manifest.json", f->dir);
+	manifest = tu_slurp(path);
+	assert_non_null(strstr(manifest, "\"decode_rows\": \"packed\""));
+	free(manifest);
+}
+
+/* attn_sm80.cu without nvcc, on the header of map (a builtin or YAML). */
+static int build_sm80(const struct fixture *f, const char *map, const char *out)
+{
+	if (sh("'%s' lanemap --isa %s/%s --format c > %s/gen/%s.h", FRAGSIM_BIN, FRAGSIM_SRC,
+	       map, f->dir, out))
+		return -1;
+	return sh("cd '%s' && %s -x c++ -pedantic -Wall -Wextra -Werror -O1 -ffp-contract=off -I%s/gen -Itools/device "
+		  "-DFSQ_LANEMAP='\"%s.h\"' -DFSQ_LM=%s -DFSQ_LMU=%s tools/device/attn_sm80.cu "
+		  "-o %s/%s -lm", FRAGSIM_SRC, FRAGSIM_CXX, f->dir, out,
+		  strstr(map, "swapped") ? "fs_sm80_c_pairs_swapped" : "fs_sm80_mma_m16n8k32_s8",
+		  strstr(map, "swapped") ? "FS_SM80_C_PAIRS_SWAPPED" : "FS_SM80_MMA_M16N8K32_S8",
+		  f->dir, out);
+}
+
+static void cuda_harness_without_nvcc_matches_and_names_the_bug(void **state)
+{
+	static const char *const bugs[][2] = {
+		{ "none", "diagnosis: none needed" },
+		{ "page_walk", "diagnosis: matches kernel assumption page_walk=none exactly" },
+		{ "head_dim_half", "diagnosis: matches kernel assumption head_dim_loaded=half exactly" },
+	};
+	struct fixture *f = *state;
+
+	if (!f->have_cxx)
+		skip();
+	assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "attn_sm80"), 0);
+	assert_int_equal(sh("cd '%s' && '%s' run cases/device/sm80-decode-g8-bs1.yaml --emulate-only "
+			    "--out %s/golden-sm80 >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN, f->dir), 0);
+	for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++) {
+		struct run_result r;
+
+		assert_int_equal(sh("%s/attn_sm80 %s/golden-sm80 %s/sm80-%s %s >/dev/null", f->dir,
+				    f->dir, f->dir, bugs[i][0], bugs[i][0]), 0);
+		r = tu_run("diff cases/device/sm80-decode-g8-bs1.yaml --dump %s/sm80-%s", f->dir,
+			   bugs[i][0]);
+		if (r.status != (i ? 1 : 0) || !strstr(r.out, bugs[i][1]))
+			fail_msg("%s: exit %d:\n%s%s", bugs[i][0], r.status, r.out, r.err);
+		tu_free(&r);
+	}
+	/* No wrong belief about C columns to plant on this map: refused. */
+	assert_int_equal(sh("%s/attn_sm80 %s/golden-sm80 %s/sm80-cc c_columns 2>/dev/null", f->dir,
+			    f->dir, f->dir), 2);
+}
+
+/*
+ * The kernel side reads the generated header: built from a wrong map
+ * (a lane's two C columns exchanged), its scores land under the wrong
+ * keys, and diff names the map the stand-in hardware really has.
+ */
+static void cuda_harness_on_a_wrong_map_is_caught(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	if (!f->have_cxx)
+		skip();
+	assert_int_equal(build_sm80(f, "tests/data/dump_h/sm80-c-pairs-swapped.yaml", "attn_wrong"),
+			 0);
+	assert_int_equal(sh("cd '%s' && '%s' run tests/data/dump_h/sm80-wrong-map.yaml --emulate-only "
+			    "--out %s/golden-wrong >/dev/null && %s/attn_wrong %s/golden-wrong "
+			    "%s/dump-wrong >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN, f->dir, f->dir, f->dir,
+			    f->dir), 0);
+	r = tu_run("diff tests/data/dump_h/sm80-wrong-map.yaml --dump %s/dump-wrong", f->dir);
+	if (r.status != 1 ||
+	    !strstr(r.out, "diagnosis: matches hardware map sm80-mma-m16n8k32-s8 (kernel written for "
+			   "sm80-c-pairs-swapped) exactly"))
+		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+	/* Against the PTX map's case (same inputs): the instruction was fed
+	 * right, so acc agrees, but the scores went to the swapped keys. A
+	 * kernel side with its own copy of the map would match here. */
+	r = tu_run("diff cases/device/sm80-decode-g8-bs1.yaml --dump %s/dump-wrong", f->dir);
+	if (r.status != 1 || !strstr(r.out, "acc       3392 compared, 0 mismatches") ||
+	    !strstr(r.out, "scores    3072 compared, 1696 mismatches"))
+		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+}
+
+/*
+ * attn_run.py, the driver a GPU user runs: it writes the header with
+ * fragsim (or takes --lanemap) before it builds. nvcc's stand-in builds
+ * for the CPU, so the flow is the GPU's but for the instruction.
+ */
+static void attn_run_builds_on_the_generated_header(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	if (!f->have_cxx || sh("command -v python3 >/dev/null 2>&1"))
+		skip();
+	assert_int_equal(sh("cd '%s' && '%s' run cases/device/sm80-decode-g8-bs1.yaml --emulate-only "
+			    "--out %s/golden-run >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN, f->dir), 0);
+	assert_int_equal(sh("cd '%s' && NVCC=tests/data/dump_h/nvcc-cpu CXX='%s' FRAGSIM='%s' "
+			    "python3 tools/device/attn_run.py %s/golden-run %s/run-hd "
+			    "--bug head_dim_half >/dev/null", FRAGSIM_SRC, FRAGSIM_CXX, FRAGSIM_BIN,
+			    f->dir, f->dir), 0);
+	r = tu_run("diff cases/device/sm80-decode-g8-bs1.yaml --dump %s/run-hd", f->dir);
+	if (r.status != 1 ||
+	    !strstr(r.out, "diagnosis: matches kernel assumption head_dim_loaded=half exactly"))
+		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+	/* Without fragsim: a header written elsewhere; a non-header refused. */
+	assert_int_equal(sh("'%s' lanemap --isa sm80-mma-m16n8k32-s8 --format c > %s/lm.h && "
+			    "cd '%s' && NVCC=tests/data/dump_h/nvcc-cpu CXX='%s' FRAGSIM=/nonexistent "
+			    "python3 tools/device/attn_run.py %s/golden-run %s/run-lm --lanemap %s/lm.h "
+			    ">/dev/null", FRAGSIM_BIN, f->dir, FRAGSIM_SRC, FRAGSIM_CXX, f->dir, f->dir,
+			    f->dir), 0);
+	r = tu_run("diff cases/device/sm80-decode-g8-bs1.yaml --dump %s/run-lm", f->dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	assert_int_equal(sh("cd '%s' && python3 tools/device/attn_run.py %s/golden-run %s/run-x "
+			    "--lanemap tests/data/dump_h/decode.yaml 2>/dev/null", FRAGSIM_SRC, f->dir,
+			    f->dir), 2);
+	assert_int_equal(sh("cd '%s' && FRAGSIM=/nonexistent python3 tools/device/attn_run.py "
+			    "%s/golden-run %s/run-x 2>/dev/null", FRAGSIM_SRC, f->dir, f->dir), 3);
+	assert_int_equal(sh("test -e %s/run-x", f->dir), 1);
+}
+
 /* A golden of a fragsim before row_tile: acc_tiles (1, 4). */
 static void four_column_golden_is_refused_by_name(void **state)
 {
@@ -262,6 +415,10 @@ int main(void)
 		cmocka_unit_test(c_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(cxx_harness_dumps_and_diff_names_the_bug),
 		cmocka_unit_test(mqa_group_over_16_rows_dumps_and_matches),
+		cmocka_unit_test(packed_decode_rows_dump_and_match),
+		cmocka_unit_test(cuda_harness_without_nvcc_matches_and_names_the_bug),
+		cmocka_unit_test(cuda_harness_on_a_wrong_map_is_caught),
+		cmocka_unit_test(attn_run_builds_on_the_generated_header),
 		cmocka_unit_test(four_column_golden_is_refused_by_name),
 		cmocka_unit_test(header_contract),
 		cmocka_unit_test(probe_answer_through_the_header),

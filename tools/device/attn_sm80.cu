@@ -4,20 +4,25 @@
 // `fragsim diff`. The CUDA sibling of hip/attn_mmac.hip: the same golden
 // reader (fragsim_golden.h), the same per-lane kernel logic (qk_tile.h:
 // rows of a tile, block table walk, paged K address, scale recovery,
-// masks, planted bugs) and the same dump writer; only the instruction and
-// its register layout are CUDA's own.
+// masks, planted bugs), the same dump writer, and its lane map from the
+// same generator; only the instruction is CUDA's own.
 //
 //   fragsim run CASE --emulate-only --out golden     (golden: [inputs, acc])
-//   nvcc -O2 -arch=sm_90 -Itools/device -o attn_sm80 tools/device/attn_sm80.cu
+//   fragsim lanemap --isa sm80-mma-m16n8k32-s8 --format c >
+//       gen/fragsim_lanemap_sm80_mma_m16n8k32_s8.h
+//   nvcc -O2 -arch=sm_90 -Igen -Itools/device -o attn_sm80 tools/device/attn_sm80.cu
 //   ./attn_sm80 golden dump [page_walk|head_dim_half]
 //   fragsim diff CASE --dump dump
 //
-// The register layouts below are written from the PTX ISA text (section
-// "Matrix Fragments for mma.m16n8k32", groupID = laneid >> 2,
-// threadID_in_group = laneid % 4), not from fragsim's profile: the device
-// is the witness, the profile is what it testifies about. So the
-// fragments are gathered byte by byte here (a lane's 16 A bytes are two
-// 4-dim runs per row; qk_frag.h's 8-byte loads do not apply).
+// (attn_run.py does the middle two.) The kernel places a lane's A and B
+// bytes and reads its accumulators with the generated header's
+// functions, so the kernel and the simulator use one map; the device is
+// the witness: when the profile is wrong, the instruction multiplies
+// other entries than the kernel meant and fragsim diff sees it. Another
+// map (a probe's found.yaml): -DFSQ_LANEMAP='"its header"'
+// -DFSQ_LM=fs_<name> -DFSQ_LMU=FS_<NAME>. A lane's 16 A bytes are two
+// 4-dim runs per row on this map, so fragments are gathered byte by byte
+// (qk_frag.h's 8-byte loads do not apply).
 //
 // Planted bugs (argv[3], the FSQ_BUG_* of qk_tile.h) imitate broken
 // kernels, each a class fragsim diff names:
@@ -38,51 +43,26 @@
 #include "fragsim_dump.h"
 #include "fragsim_golden.h"
 
-#define SM80_PROFILE "sm80-mma-m16n8k32-s8"
-#define W 32		/* warp */
-#define M 16
-#define N 8
-#define K 32
-#define EA 16		/* A bytes per lane: a0..a15 in four .b32 */
-#define EB 8		/* B bytes per lane: b0..b7 in two .b32 */
-#define EC 4		/* c0..c3 */
+#ifndef FSQ_LANEMAP
+#define FSQ_LANEMAP "fragsim_lanemap_sm80_mma_m16n8k32_s8.h"
+#define FSQ_LM fs_sm80_mma_m16n8k32_s8
+#define FSQ_LMU FS_SM80_MMA_M16N8K32_S8
+#endif
+#include FSQ_LANEMAP
 
-// A (row major M x K): a0..a3 row group, a4..a7 row group + 8, a8..a11
-// row group, a12..a15 row group + 8; columns tig*4 + i%4, +16 from a8.
-FSQ_HD int sm80_a_row(int lane, int i)
-{
-	return (lane >> 2) + ((i / 4) % 2) * 8;
-}
+#define W LMU(WAVE)	/* warp */
+#define M LMU(M)
+#define N LMU(N)
+#define K LMU(K)
+#define EA LMU(A_ELEMS)	/* A bytes per lane: a0..a15 in four .b32 */
+#define EB LMU(B_ELEMS)	/* B bytes per lane: b0..b7 in two .b32 */
+#define EC LMU(C_ELEMS)	/* c0..c3 */
 
-FSQ_HD int sm80_a_col(int lane, int i)
-{
-	return (lane & 3) * 4 + (i & 3) + (i >= 8 ? 16 : 0);
-}
-
-// B (K x N, column major): b0..b3 rows tig*4 + i, b4..b7 16 more; column
-// (the key) groupID.
-FSQ_HD int sm80_b_row(int lane, int i)
-{
-	return (lane & 3) * 4 + (i & 3) + (i >= 4 ? 16 : 0);
-}
-
-FSQ_HD int sm80_b_col(int lane, int i)
-{
-	(void)i;
-	return lane >> 2;
-}
-
-// C (M x N): c0, c1 row groupID, c2, c3 row groupID + 8; columns
-// tig*2 + i%2.
-FSQ_HD int sm80_c_row(int lane, int i)
-{
-	return (lane >> 2) + (i >= 2 ? 8 : 0);
-}
-
-FSQ_HD int sm80_c_col(int lane, int i)
-{
-	return (lane & 3) * 2 + (i & 1);
-}
+// The instruction's shape is fixed by the asm below; a map of another
+// shape cannot feed it.
+#if W != 32 || M != 16 || N != 8 || K != 32 || EA != 16 || EB != 8 || EC != 4
+#error "the lane map is not of mma.m16n8k32 .s8 (warp 32, 16 A, 8 B, 4 C elements a lane)"
+#endif
 
 // Lane `lane`'s A and B registers for K-step ks of tile `tile`: element i
 // of a lane is register i / 4, byte i % 4.
@@ -97,15 +77,15 @@ FSQ_HD void sm80_frags(const struct fsq_case *c, const struct fsq_bufs *b, int t
 	for (int i = 0; i < EB / 4; i++)
 		bk[i] = 0;
 	for (int i = 0; i < EA; i++) {
-		struct fsq_row r = fsq_row_of(c, b, tile, sm80_a_row(lane, i));
-		int8_t v = fsq_q(c, b, &r, ks * K + sm80_a_col(lane, i));
+		struct fsq_row r = fsq_row_of(c, b, tile, LM(a_row)(lane, i));
+		int8_t v = fsq_q(c, b, &r, ks * K + LM(a_col)(lane, i));
 
-		a[i / 4] |= (uint32_t)(uint8_t)v << (8 * (i % 4));
+		a[LM(a_reg)(i)] |= (uint32_t)(uint8_t)v << (8 * LM(a_byte)(i));
 	}
 	for (int i = 0; i < EB; i++) {
-		int8_t v = fsq_k(c, b, s, g, kb + sm80_b_col(lane, i), ks * K + sm80_b_row(lane, i));
+		int8_t v = fsq_k(c, b, s, g, kb + LM(b_col)(lane, i), ks * K + LM(b_row)(lane, i));
 
-		bk[i / 4] |= (uint32_t)(uint8_t)v << (8 * (i % 4));
+		bk[LM(b_reg)(i)] |= (uint32_t)(uint8_t)v << (8 * LM(b_byte)(i));
 	}
 }
 
@@ -117,8 +97,8 @@ FSQ_HD void sm80_ws_put(const struct fsq_case *c, const struct fsq_bufs *b, int 
 	int kb = b->tiles[tile * FSQ_TILE_COLS + 3];
 
 	for (int e = 0; e < EC; e++) {
-		int m = sm80_c_row(lane, e);
-		int n = sm80_c_col(lane, e);
+		int m = LM(c_row)(lane, e);
+		int n = LM(c_col)(lane, e);
 		struct fsq_row r = fsq_row_of(c, b, tile, m);
 
 		ws[m][n] = fsq_score(c, b, &r, kb + n, d[e]);
@@ -214,11 +194,53 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 	return prop.name;
 }
 #else
-// Without nvcc (g++ -x c++, no CUDA): the same lane code
-// with the instruction done on the CPU as the PTX ISA defines it, D = A B
-// + C with A's and B's elements read back from every lane's registers
-// through the same layout. It checks the host side and the shared logic
-// where no GPU is; it cannot witness the layout, only the device can.
+// Without nvcc (c++ -x c++, no CUDA): the same lane code with the
+// instruction done on the CPU as the PTX ISA defines it, D = A B + C,
+// A's and B's elements read back from every lane's registers through
+// the layout below. It is written from the PTX ISA text (section "Matrix
+// Fragments for mma.m16n8k32", groupID = laneid >> 2, threadID_in_group
+// = laneid % 4), not from fragsim's profile: it stands in for the
+// hardware, so a wrong generated header makes this twin disagree with
+// fragsim diff as the GPU would. It checks the host side, the shared
+// logic and the header where no GPU is; only the GPU witnesses the
+// hardware.
+
+// A (row major M x K): a0..a3 row group, a4..a7 row group + 8, a8..a11
+// row group, a12..a15 row group + 8; columns tig*4 + i%4, +16 from a8.
+static int ptx_a_row(int lane, int i)
+{
+	return (lane >> 2) + ((i / 4) % 2) * 8;
+}
+
+static int ptx_a_col(int lane, int i)
+{
+	return (lane & 3) * 4 + (i & 3) + (i >= 8 ? 16 : 0);
+}
+
+// B (K x N, column major): b0..b3 rows tig*4 + i, b4..b7 16 more; column
+// (the key) groupID.
+static int ptx_b_row(int lane, int i)
+{
+	return (lane & 3) * 4 + (i & 3) + (i >= 4 ? 16 : 0);
+}
+
+static int ptx_b_col(int lane)
+{
+	return lane >> 2;
+}
+
+// C (M x N): c0, c1 row groupID, c2, c3 row groupID + 8; columns
+// tig*2 + i%2.
+static int ptx_c_row(int lane, int i)
+{
+	return (lane >> 2) + (i >= 2 ? 8 : 0);
+}
+
+static int ptx_c_col(int lane, int i)
+{
+	return (lane & 3) * 2 + (i & 1);
+}
+
 static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
 			    struct fsq_bufs *b, int32_t *acc)
 {
@@ -234,17 +256,17 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 			for (int l = 0; l < W; l++) {
 				sm80_frags(c, b, tile, l, ks, a[l], bk[l]);
 				for (int i = 0; i < EA; i++)
-					am[sm80_a_row(l, i)][sm80_a_col(l, i)] =
+					am[ptx_a_row(l, i)][ptx_a_col(l, i)] =
 						(int8_t)(uint8_t)(a[l][i / 4] >> (8 * (i % 4)));
 				for (int i = 0; i < EB; i++)
-					bm[sm80_b_row(l, i)][sm80_b_col(l, i)] =
+					bm[ptx_b_row(l, i)][ptx_b_col(l)] =
 						(int8_t)(uint8_t)(bk[l][i / 4] >> (8 * (i % 4)));
 			}
 			for (int l = 0; l < W; l++)
 				for (int e = 0; e < EC; e++)
 					for (int k = 0; k < K; k++)
-						d[l * EC + e] += am[sm80_c_row(l, e)][k] *
-								 bm[k][sm80_c_col(l, e)];
+						d[l * EC + e] += am[ptx_c_row(l, e)][k] *
+								 bm[k][ptx_c_col(l, e)];
 		}
 		for (int i = 0; i < M * N; i++)
 			ws[i / N][i % N] = -INFINITY;
@@ -257,57 +279,16 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 }
 #endif
 
-// The FSQ_BUG_* named by argv[3], 0 for none, -1 if unknown.
-static int sm80_bug(const char *name)
-{
-	if (!name || !strcmp(name, "none"))
-		return 0;
-	return !strcmp(name, "page_walk") ? FSQ_BUG_PAGE_WALK :
-	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
-}
-
 // The case as the kernel sees it, from the golden; 0, or 2 (bad input).
 static int sm80_case(const struct fsg_golden *g, int bugs, struct fsq_case *c)
 {
-	if (strcmp(g->profile, SM80_PROFILE) || g->D % K) {
+	if (strcmp(g->profile, LMU(NAME)) || g->D % K) {
 		fprintf(stderr, "attn_sm80: the golden is %s with head_dim %d; this harness runs %s, head_dim a multiple of %d\n",
-			g->profile, g->D, SM80_PROFILE, K);
+			g->profile, g->D, LMU(NAME), K);
 		return 2;
 	}
-	memset(c, 0, sizeof(*c));
-	c->prefill = g->prefill, c->S = g->S, c->T = g->T, c->Hq = g->Hq;
-	c->Hkv = g->Hkv, c->D = g->D, c->G = g->G, c->NB = g->NB, c->BS = g->BS;
-	c->MAXB = g->MAXB, c->MAXCTX = g->MAXCTX;
-	c->softmax_scale = (float)g->softmax_scale, c->bugs = bugs, c->rows = M;
+	fsq_case_of(c, g, M, bugs);
 	return 0;
-}
-
-// Write acc, acc_tiles and scores to dir; 0, or 3.
-static int sm80_dump(const struct fsg_golden *g, const int32_t *acc,
-		     const float *scores, const char *dir)
-{
-	struct fsd_writer w;
-	size_t shape[4];
-	int rc = fsd_begin(&w, dir) ? 3 : 0;
-
-	for (size_t i = 0; !rc && i < g->n_tiles; i++) {
-		const int32_t *xy = &g->acc_tiles[i * FSG_TILE_COLS];
-		struct fsd_tile t;
-
-		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
-		t.row_tile = xy[4];
-		if (fsd_acc_tile(&w, &t, W, EC, 1, &acc[i * W * EC]))
-			rc = 3;
-	}
-	shape[0] = (size_t)g->S, shape[1] = (size_t)g->T, shape[2] = (size_t)g->Hq;
-	shape[3] = (size_t)g->MAXCTX;
-	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))
-		rc = 3;
-	if (rc) {
-		fprintf(stderr, "attn_sm80: %s\n", w.error);
-		fsd_abort(&w);
-	}
-	return rc;
 }
 
 int main(int argc, char **argv)
@@ -321,8 +302,9 @@ int main(int argc, char **argv)
 	int32_t *acc;
 	int bugs, rc;
 
-	bugs = argc == 4 ? sm80_bug(argv[3]) : 0;
-	if (argc < 3 || argc > 4 || bugs < 0) {
+	// c_columns: no wrong belief to plant on this map (see the top).
+	bugs = argc == 4 ? fsq_bug_of(argv[3]) : 0;
+	if (argc < 3 || argc > 4 || bugs < 0 || bugs == FSQ_BUG_C_COLUMNS) {
 		fprintf(stderr, "usage: attn_sm80 GOLDEN DUMP [none|page_walk|head_dim_half]\n");
 		return 2;
 	}
@@ -333,12 +315,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
-	memset(&b, 0, sizeof(b));
-	b.q_int8 = g.q_int8, b.q_scale = g.q_scale, b.k_cache = g.k_cache;
-	b.k_scale = g.k_scale, b.block_table = g.block_table;
-	b.context_lens = g.context_lens, b.q_pos = g.q_pos, b.tokens = g.tokens;
-	b.seq_block0 = g.seq_block0, b.tiles = g.acc_tiles;
-	b.scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
+	fsq_host_bufs(&b, &g, (float *)malloc((nscores ? nscores : 1) * sizeof(float)));
 	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
 	if (!b.scores || !acc) {
 		fprintf(stderr, "attn_sm80: out of memory\n");
@@ -350,10 +327,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nscores; i++)
 		b.scores[i] = -INFINITY;
 	where = sm80_run(&c, &g, &b, acc);
-	rc = sm80_dump(&g, acc, b.scores, argv[2]);
+	rc = fsq_dump("attn_sm80", &c, &g, acc, W, EC, b.scores, argv[2]);
 	if (!rc)
 		printf("attn_sm80: %zu tiles of %s on %s, bug %s, written to %s\n", g.n_tiles,
-		       SM80_PROFILE, where, argc == 4 ? argv[3] : "none", argv[2]);
+		       LMU(NAME), where, argc == 4 ? argv[3] : "none", argv[2]);
 	free(b.scores);
 	free(acc);
 	fsg_free(&g);

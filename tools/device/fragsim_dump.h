@@ -209,8 +209,13 @@ static inline int fsd_begin(struct fsd_writer *w, const char *dir)
 		return fsd_fail(w, "fragsim_dump: %s: path too long", dir);
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	snprintf(w->tmp, sizeof(w->tmp), "%s.tmp.%ld", dir, (long)getpid());
-	if (mkdir(w->tmp, 0777) != 0)
-		return fsd_fail(w, "fragsim_dump: %s: %s", w->tmp, strerror(errno));
+	if (mkdir(w->tmp, 0777) != 0) {
+		int e = errno;
+
+		fsd_fail(w, "fragsim_dump: %s: %s", w->tmp, strerror(e));
+		w->tmp[0] = '\0';	/* not ours: fsd_abort must leave it */
+		return -1;
+	}
 	return 0;
 }
 

@@ -44,6 +44,8 @@ struct fsg_array {
 
 struct fsg_golden {
 	int prefill;			/* mode: prefill (1) or decode (0) */
+	int packed_rows;		/* decode: the manifest's decode_rows is
+					   "packed" (1) or "replicated" (0) */
 	double softmax_scale;
 	char profile[64];		/* the lane map the goldens follow */
 	int S, T, Hq, Hkv, D, G;	/* G = Hq / Hkv */
@@ -178,6 +180,15 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 	if (!p || (!g->prefill && strncmp(p, "\"decode\"", 8))) {
 		free(m);
 		snprintf(err, errlen, "%s: no mode decode or prefill", path);
+		return -1;
+	}
+	/* absent in goldens older than the key: replicated, then the only rows */
+	p = fsg_json_at(m, "decode_rows");
+	g->packed_rows = p && !strncmp(p, "\"packed\"", 8);
+	if (p && !g->packed_rows && strncmp(p, "\"replicated\"", 12)) {
+		free(m);
+		snprintf(err, errlen, "%s: decode_rows is neither \"replicated\" nor \"packed\"",
+			 path);
 		return -1;
 	}
 	p = fsg_json_at(m, "softmax_scale");

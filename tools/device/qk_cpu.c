@@ -31,12 +31,6 @@
 #endif
 #include FSQ_LANEMAP
 
-/* LM(c_row) is fs_gfx936_c_row, LMU(WAVE) is FS_GFX936_WAVE. */
-#define FSQ_CAT_(a, b) a##_##b
-#define FSQ_CAT(a, b) FSQ_CAT_(a, b)
-#define LM(x) FSQ_CAT(FSQ_LM, x)
-#define LMU(x) FSQ_CAT(FSQ_LMU, x)
-
 #define W LMU(WAVE)
 #define M LMU(M)
 #define N LMU(N)
@@ -108,14 +102,13 @@ int main(int argc, char **argv)
 	struct fsg_golden g;
 	struct fsq_case c;
 	struct fsq_bufs b;
-	struct fsd_writer w;
-	size_t nscores, shape[4];
-	int32_t acc[W * EC];
+	size_t nscores;
+	int32_t *acc;
 	char err[1400];
 	struct fsq_frag_flags fl = fsq_frag_flags_of();
-	int rc = 0;
+	int bugs = argc == 4 ? fsq_bug_of(argv[3]) : 0, rc;
 
-	if (argc < 3 || argc > 4) {
+	if (argc < 3 || argc > 4 || bugs < 0) {
 		fprintf(stderr, "usage: qk_cpu GOLDEN DUMP [c_columns|page_walk|head_dim_half]\n");
 		return 2;
 	}
@@ -129,26 +122,14 @@ int main(int argc, char **argv)
 		fsg_free(&g);
 		return 2;
 	}
-	memset(&c, 0, sizeof(c));
-	c.prefill = g.prefill, c.S = g.S, c.T = g.T, c.Hq = g.Hq, c.Hkv = g.Hkv;
-	c.D = g.D, c.G = g.G, c.NB = g.NB, c.BS = g.BS, c.MAXB = g.MAXB;
-	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale, c.rows = M;
-	if (argc == 4)
-		c.bugs = !strcmp(argv[3], "c_columns") ? FSQ_BUG_C_COLUMNS :
-			 !strcmp(argv[3], "page_walk") ? FSQ_BUG_PAGE_WALK :
-			 !strcmp(argv[3], "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
-	if (c.bugs < 0) {
-		fprintf(stderr, "qk_cpu: unknown bug '%s'\n", argv[3]);
-		fsg_free(&g);
-		return 2;
-	}
+	fsq_case_of(&c, &g, M, bugs);
 	nscores = (size_t)g.S * (size_t)g.T * (size_t)g.Hq * (size_t)g.MAXCTX;
-	b.q_int8 = g.q_int8, b.q_scale = g.q_scale, b.k_cache = g.k_cache;
-	b.k_scale = g.k_scale, b.block_table = g.block_table;
-	b.context_lens = g.context_lens, b.q_pos = g.q_pos, b.tokens = g.tokens;
-	b.seq_block0 = g.seq_block0, b.tiles = g.acc_tiles, b.acc = NULL;
-	b.scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
-	if (!b.scores) {
+	fsq_host_bufs(&b, &g, (float *)malloc((nscores ? nscores : 1) * sizeof(float)));
+	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
+	if (!b.scores || !acc) {
+		fprintf(stderr, "qk_cpu: out of memory\n");
+		free(b.scores);
+		free(acc);
 		fsg_free(&g);
 		return 3;
 	}
@@ -157,30 +138,14 @@ int main(int argc, char **argv)
 #ifdef FSQ_GATHER
 	fl.a_adjacent = fl.b_adjacent = 0;	/* the byte-by-byte loads */
 #endif
-	if (fsd_begin(&w, argv[2]))
-		rc = 3;
-	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
-		const int32_t *xy = &g.acc_tiles[i * FSG_TILE_COLS];
-		struct fsd_tile t;
-
-		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
-		t.row_tile = xy[4];
-		run_tile(&c, &b, fl, (int)i, acc);
-		if (fsd_acc_tile(&w, &t, W, EC, 1, acc))
-			rc = 3;
-	}
-	shape[0] = (size_t)g.S, shape[1] = (size_t)g.T, shape[2] = (size_t)g.Hq;
-	shape[3] = (size_t)g.MAXCTX;
-	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, b.scores, 4, shape) || fsd_commit(&w)))
-		rc = 3;
-	if (rc) {
-		fprintf(stderr, "qk_cpu: %s\n", w.error);
-		fsd_abort(&w);
-	} else {
-		printf("qk_cpu: %zu tiles of %s, scores [%zu, %zu, %zu, %zu], written to %s\n",
-		       g.n_tiles, LMU(NAME), shape[0], shape[1], shape[2], shape[3], argv[2]);
-	}
+	for (size_t i = 0; i < g.n_tiles; i++)
+		run_tile(&c, &b, fl, (int)i, &acc[i * W * EC]);
+	rc = fsq_dump("qk_cpu", &c, &g, acc, W, EC, b.scores, argv[2]);
+	if (!rc)
+		printf("qk_cpu: %zu tiles of %s, scores [%d, %d, %d, %d], written to %s\n",
+		       g.n_tiles, LMU(NAME), g.S, g.T, g.Hq, g.MAXCTX, argv[2]);
 	free(b.scores);
+	free(acc);
 	fsg_free(&g);
 	return rc;
 }

@@ -37,6 +37,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "fragsim_dump.h"
+#include "fragsim_golden.h"
 
 #if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
 #define FSQ_HD static inline __host__ __device__
@@ -47,6 +51,14 @@
 #define FSQ_BUG_C_COLUMNS 1
 #define FSQ_BUG_PAGE_WALK 2
 #define FSQ_BUG_HEAD_DIM_HALF 4
+
+/* The lane map is a header of `fragsim lanemap --format c`; the includer
+ * names its prefixes in FSQ_LM and FSQ_LMU (fs_gfx936, FS_GFX936), and
+ * LM(c_row) is then fs_gfx936_c_row, LMU(WAVE) FS_GFX936_WAVE. */
+#define FSQ_CAT_(a, b) a##_##b
+#define FSQ_CAT(a, b) FSQ_CAT_(a, b)
+#define LM(x) FSQ_CAT(FSQ_LM, x)
+#define LMU(x) FSQ_CAT(FSQ_LMU, x)
 
 /* acc_tiles' columns: seq, head, row_base, token_base, row_tile. */
 #define FSQ_TILE_COLS 5
@@ -60,6 +72,30 @@ struct fsq_case {
 	int packed_rows;	/* decode: 1 for kernel: decode_rows: packed
 				   (the golden manifest's "decode_rows") */
 };
+
+/* The FSQ_BUG_* a harness's command line names ("none" or NULL: 0), -1
+ * if unknown. */
+static inline int fsq_bug_of(const char *name)
+{
+	if (!name || !strcmp(name, "none"))
+		return 0;
+	return !strcmp(name, "c_columns") ? FSQ_BUG_C_COLUMNS :
+	       !strcmp(name, "page_walk") ? FSQ_BUG_PAGE_WALK :
+	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
+}
+
+/* The case as the kernel sees it, from its golden (host code): rows is
+ * the instruction's M, bugs the planted FSQ_BUG_*. */
+static inline void fsq_case_of(struct fsq_case *c, const struct fsg_golden *g, int rows,
+			       int bugs)
+{
+	memset(c, 0, sizeof(*c));
+	c->prefill = g->prefill, c->S = g->S, c->T = g->T, c->Hq = g->Hq;
+	c->Hkv = g->Hkv, c->D = g->D, c->G = g->G, c->NB = g->NB, c->BS = g->BS;
+	c->MAXB = g->MAXB, c->MAXCTX = g->MAXCTX;
+	c->softmax_scale = (float)g->softmax_scale, c->bugs = bugs, c->rows = rows;
+	c->packed_rows = !g->prefill && g->packed_rows;
+}
 
 /* The golden's tensors (device or host pointers) and the outputs. */
 struct fsq_bufs {
@@ -180,6 +216,49 @@ FSQ_HD long fsq_score_index(const struct fsq_case *c, const struct fsq_row *r,
 			    int key)
 {
 	return (((long)r->s * c->T + r->t) * c->Hq + r->qh) * c->MAXCTX + key;
+}
+
+/* b over the golden's host arrays, scores to be filled (host harnesses). */
+static inline void fsq_host_bufs(struct fsq_bufs *b, const struct fsg_golden *g, float *scores)
+{
+	memset(b, 0, sizeof(*b));
+	b->q_int8 = g->q_int8, b->q_scale = g->q_scale, b->k_cache = g->k_cache;
+	b->k_scale = g->k_scale, b->block_table = g->block_table;
+	b->context_lens = g->context_lens, b->q_pos = g->q_pos, b->tokens = g->tokens;
+	b->seq_block0 = g->seq_block0, b->tiles = g->acc_tiles, b->scores = scores;
+}
+
+/*
+ * Write a harness's results to dir through fragsim_dump.h (host code):
+ * acc [n_tiles][wave][ec] in register order for the golden's tiles, the
+ * tiles' coordinates, scores [S][T][Hq][MAXCTX] and the row mapping the
+ * kernel used. 0, or 3 with the reason on stderr after "prog: ".
+ */
+static inline int fsq_dump(const char *prog, const struct fsq_case *c,
+			   const struct fsg_golden *g, const int32_t *acc, int wave, int ec,
+			   const float *scores, const char *dir)
+{
+	size_t shape[4] = { (size_t)g->S, (size_t)g->T, (size_t)g->Hq, (size_t)g->MAXCTX };
+	struct fsd_writer w;
+	int rc = fsd_begin(&w, dir) ? 3 : 0;
+
+	w.packed_rows = c->packed_rows;
+	for (size_t i = 0; !rc && i < g->n_tiles; i++) {
+		const int32_t *xy = &g->acc_tiles[i * FSG_TILE_COLS];
+		struct fsd_tile t;
+
+		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
+		t.row_tile = xy[4];
+		if (fsd_acc_tile(&w, &t, wave, ec, 1, &acc[i * (size_t)wave * ec]))
+			rc = 3;
+	}
+	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))
+		rc = 3;
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", prog, w.error);
+		fsd_abort(&w);
+	}
+	return rc;
 }
 
 #endif

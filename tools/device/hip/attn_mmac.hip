@@ -110,12 +110,11 @@ int main(int argc, char **argv)
 	struct fsg_golden g;
 	struct fsq_case c;
 	struct fsq_bufs b;
-	struct fsd_writer w;
 	char err[1400];
-	size_t nscores, shape[4];
+	size_t nscores;
 	float *scores;
 	int32_t *acc;
-	int rc = 0;
+	int rc;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: attn_mmac GOLDEN DUMP\n");
@@ -128,11 +127,7 @@ int main(int argc, char **argv)
 			g.profile, g.D, LMU(NAME), FSQ_D);
 		return 2;
 	}
-	memset(&c, 0, sizeof(c));
-	c.prefill = g.prefill, c.S = g.S, c.T = g.T, c.Hq = g.Hq, c.Hkv = g.Hkv;
-	c.D = g.D, c.G = g.G, c.NB = g.NB, c.BS = g.BS, c.MAXB = g.MAXB;
-	c.MAXCTX = g.MAXCTX, c.softmax_scale = (float)g.softmax_scale, c.bugs = FSQ_BUGS;
-	c.rows = M;
+	fsq_case_of(&c, &g, M, FSQ_BUGS);
 	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
 	scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
 	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
@@ -159,28 +154,12 @@ int main(int argc, char **argv)
 	HIP_OK(hipDeviceSynchronize());
 	HIP_OK(hipMemcpy(acc, b.acc, g.n_tiles * W * EC * sizeof(int32_t), hipMemcpyDeviceToHost));
 	HIP_OK(hipMemcpy(scores, b.scores, nscores * sizeof(float), hipMemcpyDeviceToHost));
-	if (fsd_begin(&w, argv[2]))
-		rc = 3;
-	for (size_t i = 0; !rc && i < g.n_tiles; i++) {
-		const int32_t *xy = &g.acc_tiles[i * FSG_TILE_COLS];
-		struct fsd_tile t;
-
-		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
-		t.row_tile = xy[4];
-		if (fsd_acc_tile(&w, &t, W, EC, 1, &acc[i * W * EC]))
-			rc = 3;
-	}
-	shape[0] = (size_t)g.S, shape[1] = (size_t)g.T, shape[2] = (size_t)g.Hq;
-	shape[3] = (size_t)g.MAXCTX;
-	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))
-		rc = 3;
-	if (rc) {
-		fprintf(stderr, "attn_mmac: %s\n", w.error);
-		fsd_abort(&w);
-	} else {
+	rc = fsq_dump("attn_mmac", &c, &g, acc, W, EC, scores, argv[2]);
+	if (!rc)
 		printf("attn_mmac: %zu tiles of %s (%s), bugs 0x%x, written to %s\n", g.n_tiles,
 		       LMU(NAME), LMU(INSTRUCTION), FSQ_BUGS, argv[2]);
-	}
+	free(scores);
+	free(acc);
 	fsg_free(&g);
 	return rc;
 }

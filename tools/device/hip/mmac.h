@@ -32,6 +32,8 @@
 
 #include <hip/hip_runtime.h>
 
+#include "qk_tile.h"	/* LM(), LMU() */
+
 typedef int fsq_v4i __attribute__((ext_vector_type(4)));
 typedef int fsq_v2i __attribute__((ext_vector_type(2)));
 
@@ -61,12 +63,6 @@ typedef int fsq_v2i __attribute__((ext_vector_type(2)));
 #else
 #error "build with -DFSQ_TARGET_GFX936 or -DFSQ_TARGET_CDNA3 (see mmac.h)"
 #endif
-
-/* LM(c_row) is the profile's fs_<name>_c_row, LMU(WAVE) its FS_<NAME>_WAVE. */
-#define FSQ_CAT_(a, b) a##_##b
-#define FSQ_CAT(a, b) FSQ_CAT_(a, b)
-#define LM(x) FSQ_CAT(FSQ_LM, x)
-#define LMU(x) FSQ_CAT(FSQ_LMU, x)
 
 /* c + A x B for one wave: one instruction. */
 __device__ static inline fsq_v4i fsq_mmac(long a, long b, fsq_v4i c)
