@@ -22,6 +22,7 @@
 #ifndef GF2_H
 #define GF2_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lanemap.h"
@@ -71,5 +72,44 @@ static inline int gf2_col(const struct gf2_map *g, uint32_t v)
 
 /* The map's value at (lane, e) from the basis and offset. */
 uint32_t gf2_apply(const struct gf2_map *g, int lane, int e);
+
+/*
+ * How map Y relates to map X bit by bit, both linear with the same bit
+ * counts and the same broadcast bits:
+ *   slot   R = X^-1 o Y: Y's (lane, e) holds what X's R(lane, e) holds;
+ *          slot[i] is the image of input bit i (in X's input bits)
+ *   entry  S = Y o X^-1: the slot that holds entry E in X holds S(E) in
+ *          Y; entry[k] is the image of output bit k (row bits, then
+ *          column bits)
+ * Broadcast bits (image 0 in both) map to themselves in R. Affine maps
+ * relate affinely: R(s) = slot-part(s) ^ slot_offset, and likewise S
+ * (with X(s) = Bx s ^ ox: R(s) = Bx^-1 By s ^ Bx^-1 (oy ^ ox)).
+ */
+enum gf2_rel_kind {
+	GF2R_NONE,		/* not comparable bit by bit: see why */
+	GF2R_IDENTITY,		/* the same map (offsets may differ) */
+	GF2R_TRANSPOSE,		/* S exchanges row and column bits */
+	GF2R_PACKING,		/* R permutes element bits only */
+	GF2R_LANES,		/* R permutes lane bits only */
+	GF2R_LANE_ELEM,		/* R permutes bits across lane and element */
+	GF2R_SWIZZLE,		/* R is not a permutation: XOR terms */
+};
+
+struct gf2_relation {
+	enum gf2_rel_kind kind;
+	int lane_bits, in_bits, row_bits, out_bits;
+	uint32_t slot[GF2_MAX_IN], slot_offset;
+	uint32_t entry[GF2_MAX_IN], entry_offset;
+	char why[96];		/* GF2R_NONE */
+};
+
+void gf2_relate(const struct gf2_map *x, const struct gf2_map *y, struct gf2_relation *r);
+
+/*
+ * The relation in one line, e.g. "lane bits permuted: lane' = (l2, l3,
+ * l4, l5, l0, l1)  e' = (e0, e1); entries: row' = (r2, r3, c0, c1)  col'
+ * = (r0, r1, c2, c3)", or why there is none.
+ */
+void gf2_relation_text(const struct gf2_relation *r, char *out, size_t len);
 
 #endif

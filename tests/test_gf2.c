@@ -212,6 +212,183 @@ static void article_literal_map_is_not_linear(void **state)
 	tu_free(&r);
 }
 
+/*
+ * Relations between the builtins, bit by bit. The comparable pairs (same
+ * wave and shapes) are the three 16x16x32 wave64 maps, which differ in C
+ * only; each line is worked out by hand from the formulas above. E.g.
+ * gfx936 -> gfx936-quad: Y = quad's slot (lane, e) holds row (l2, l3, l4,
+ * l5), col (l0, l1, e0, e1); gfx936 keeps that entry in lane bits (row
+ * bits, then col bits 0-1) and element bits (col bits 2-3), so lane' =
+ * (l2, l3, l4, l5, l0, l1), e' = (e0, e1); and the slot that holds entry
+ * (r, c) in gfx936 (lane r + 16 (c % 4), e c / 4) holds row (r2, r3, c0,
+ * c1), col (r0, r1, c2, c3) in quad.
+ */
+static const struct {
+	const char *x, *y, *bits;
+} relations[] = {
+	{ "gfx936", "gfx936-quad",
+	  "bits: lane bits permuted: lane' = (l2, l3, l4, l5, l0, l1)  e' = (e0, e1); "
+	  "entries: row' = (r2, r3, c0, c1)  col' = (r0, r1, c2, c3)" },
+	{ "gfx936-quad", "gfx936",
+	  "bits: lane bits permuted: lane' = (l4, l5, l0, l1, l2, l3)  e' = (e0, e1); "
+	  "entries: row' = (c0, c1, r0, r1)  col' = (r2, r3, c2, c3)" },
+	{ "gfx936", "cdna3-mfma-i32-16x16x32-i8",
+	  "bits: transpose (row and column bits exchanged): lane' = (e0, e1, l4, l5, l0, l1)  "
+	  "e' = (l2, l3); entries: row' = (c2, c3, c0, c1)  col' = (r0, r1, r2, r3)" },
+	{ "cdna3-mfma-i32-16x16x32-i8", "gfx936",
+	  "bits: transpose (row and column bits exchanged): lane' = (l4, l5, e0, e1, l2, l3)  "
+	  "e' = (l0, l1); entries: row' = (c0, c1, c2, c3)  col' = (r2, r3, r0, r1)" },
+	{ "gfx936-quad", "cdna3-mfma-i32-16x16x32-i8",
+	  "bits: lane and element bits exchanged: lane' = (l0, l1, e0, e1, l4, l5)  e' = (l2, l3); "
+	  "entries: row' = (c2, c3, r2, r3)  col' = (c0, c1, r0, r1)" },
+	{ "cdna3-mfma-i32-16x16x32-i8", "gfx936-quad",
+	  "bits: lane and element bits exchanged: lane' = (l0, l1, e0, e1, l4, l5)  e' = (l2, l3); "
+	  "entries: row' = (c2, c3, r2, r3)  col' = (c0, c1, r0, r1)" },
+};
+
+/* C of the wave64 16x16 maps, from their published formulas (as above). */
+static void c_entry(const char *isa, int lane, int e, int *row, int *col)
+{
+	if (!strcmp(isa, "gfx936"))
+		*row = lane % 16, *col = lane / 16 + 4 * e;
+	else if (!strcmp(isa, "gfx936-quad"))
+		*row = lane / 4, *col = lane % 4 + 4 * e;
+	else if (!strcmp(isa, "cdna3-mfma-i32-16x16x32-i8"))
+		*row = 4 * (lane / 16) + e, *col = lane % 16;
+	else	/* rdna3-wmma-i32-16x16x16-iu8-w64 */
+		*row = 4 * e + lane / 16, *col = lane % 16;
+}
+
+/* Evaluate "(l2, 1^l5, e0^l4, 0)" on the bits of in (names: p0 is the
+ * lane/row letter, p1 the element/col letter, split at bit `split`):
+ * returns the value whose bit k is term k. */
+static int eval_bits(const char *t, char p0, char p1, int split, int in)
+{
+	int v = 0, k = 0, term = 0;
+
+	assert_true(*t == '(');
+	for (t++; *t && *t != ')'; t++) {
+		if (*t == ',') {
+			v |= term << k++;
+			term = 0;
+		} else if (*t == '1' && (t[1] == '^' || t[1] == ',' || t[1] == ')')) {
+			term ^= 1;
+		} else if (*t == p0 || *t == p1) {
+			char *end;
+			int bit = (int)strtol(t + 1, &end, 10) + (*t == p1 ? split : 0);
+
+			term ^= in >> bit & 1;
+			t = end - 1;	/* past the digits */
+		}
+	}
+	return v | term << k;
+}
+
+/*
+ * Every pair of valid builtins: where the shapes allow, the bits line must
+ * hold on every slot and every entry, checked against the published
+ * formulas (c_entry), not fragsim's tables: Y's slot (lane, e) holds what
+ * X's (lane', e') holds, and the slot holding (r, c) in X holds (row',
+ * col') in Y. Six of the lines are also written out above, by hand.
+ */
+static void every_builtin_pair_relates_bit_by_bit(void **state)
+{
+	static const char *const valid[] = {
+		"gfx936", "gfx936-quad", "cdna3-mfma-i32-16x16x32-i8",
+		"rdna3-wmma-i32-16x16x16-iu8-w64", "rdna3-wmma-i32-16x16x16-iu8-w32",
+		"sm80-mma-m16n8k32-s8",
+	};
+	size_t nv = sizeof(valid) / sizeof(valid[0]);
+	int checked = 0;
+
+	(void)state;
+	for (size_t i = 0; i < nv; i++)
+		for (size_t k = 0; k < nv; k++) {
+			struct run_result r = tu_run("lanemap diff %s %s", valid[i], valid[k]);
+			const char *want = NULL, *b;
+			int bits = 0, c_comparable = i != k && i < 4 && k < 4;
+
+			for (size_t t = 0; t < sizeof(relations) / sizeof(relations[0]); t++)
+				if (!strcmp(relations[t].x, valid[i]) && !strcmp(relations[t].y, valid[k]))
+					want = relations[t].bits;
+			for (const char *p = r.out; (p = strstr(p, "   bits: ")); p++)
+				bits++;
+			/* The wave64 16x16 C maps compare; A and B of the first
+			 * three are one map; every other pair differs in shape. */
+			if (r.status != (i != k) || bits != c_comparable || (want && !strstr(r.out, want)))
+				fail_msg("%s %s: exit %d, want %d bits line %s:\n%s%s", valid[i],
+					 valid[k], r.status, c_comparable, want ? want : "", r.out, r.err);
+			if (c_comparable) {
+				b = strstr(r.out, "lane' = ");
+				assert_non_null(b);
+				for (int lane = 0; lane < 64; lane++)
+					for (int e = 0; e < 4; e++) {
+						int s = lane | e << 6, xl, xe, yr, yc, xr, xc;
+
+						xl = eval_bits(b + 8, 'l', 'e', 6, s);
+						xe = eval_bits(strstr(b, "  e' = ") + 7, 'l', 'e', 6, s);
+						c_entry(valid[k], lane, e, &yr, &yc);
+						c_entry(valid[i], xl, xe, &xr, &xc);
+						if (yr != xr || yc != xc)
+							fail_msg("%s %s: slot %d %d\n%s", valid[i], valid[k],
+								 lane, e, r.out);
+						/* entries: the X entry (xr, xc) is Y's (yr, yc) */
+						c_entry(valid[i], lane, e, &xr, &xc);
+						c_entry(valid[k], lane, e, &yr, &yc);
+						if (eval_bits(strstr(b, "row' = ") + 7, 'r', 'c', 4, xr | xc << 4) != yr ||
+						    eval_bits(strstr(b, "col' = ") + 7, 'r', 'c', 4, xr | xc << 4) != yc)
+							fail_msg("%s %s: entry %d %d\n%s", valid[i], valid[k],
+								 xr, xc, r.out);
+					}
+				checked++;
+			}
+			tu_free(&r);
+		}
+	assert_int_equal(checked, 12);
+}
+
+/* Planted relations against gfx936, C changed, worked out by hand. */
+static void planted_relations_are_named(void **state)
+{
+	static const struct {
+		const char *c, *verdict, *bits;
+	} planted[] = {
+		/* row bit 0 flipped when lane / 16 is odd: r0 = l0 ^ l4 */
+		{ "elements: 4, row: \"lane % 16 + (1 - 2 * (lane % 2)) * ((lane / 16) % 2)\", col: \"lane / 16 + 4 * e\"",
+		  NULL,
+		  "bits: XOR swizzle: lane' = (l0^l4, l1, l2, l3, l4, l5)  e' = (e0, e1); "
+		  "entries: row' = (r0^c0, r1, r2, r3)  col' = (c0, c1, c2, c3)" },
+		/* gfx936's C transposed */
+		{ "elements: 4, row: \"lane / 16 + 4 * e\", col: \"lane % 16\"", NULL,
+		  "bits: transpose (row and column bits exchanged): lane' = (l4, l5, e0, e1, l0, l1)  "
+		  "e' = (l2, l3); entries: row' = (c0, c1, c2, c3)  col' = (r0, r1, r2, r3)" },
+		/* lanes rotated by half the wave: lane + 32 mod 64 is lane ^ 32 */
+		{ "elements: 4, row: \"lane % 16\", col: \"(lane / 16 + 2) % 4 + 4 * e\"",
+		  "columns XOR-swizzled: Y column i is X column i ^ 2",
+		  "bits: lane ^ 32, element ^ 0: lane' = (l0, l1, l2, l3, l4, 1^l5)  e' = (e0, e1); "
+		  "entries: row' = (r0, r1, r2, r3)  col' = (c0, 1^c1, c2, c3)" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(planted) / sizeof(planted[0]); i++) {
+		char *p = profile(A_GFX936, planted[i].c, "32");
+		struct run_result r;
+
+		assert_non_null(p);
+		r = tu_run("lanemap diff gfx936 %s", p);
+		if (r.status != 1 || !strstr(r.out, planted[i].bits) ||
+		    (planted[i].verdict && !strstr(r.out, planted[i].verdict)))
+			fail_msg("%s: exit %d:\n%s%s", planted[i].c, r.status, r.out, r.err);
+		tu_free(&r);
+		r = tu_run("lanemap diff gfx936 %s --format json", p);
+		if (!strstr(r.out, "\"bits\": \"") || !strstr(r.out, planted[i].bits + strlen("bits: ")))
+			fail_msg("%s", r.out);
+		tu_free(&r);
+		unlink(p);
+		free(p);
+	}
+}
+
 static void basis_is_for_whole_operands(void **state)
 {
 	struct run_result r = tu_run("lanemap --isa gfx936 --format basis --lane 3");
@@ -231,6 +408,8 @@ int main(void)
 		cmocka_unit_test(affine_map_says_its_offset),
 		cmocka_unit_test(non_power_of_two_is_said),
 		cmocka_unit_test(article_literal_map_is_not_linear),
+		cmocka_unit_test(every_builtin_pair_relates_bit_by_bit),
+		cmocka_unit_test(planted_relations_are_named),
 		cmocka_unit_test(basis_is_for_whole_operands),
 	};
 

@@ -155,6 +155,8 @@ static void diff_text(const struct lanemap *x, const struct lanemap *y,
 		printf("%s: %d of %d entries differ: %s\n",
 		       lm_operand_name((enum lm_operand)op), o->differ, o->entries,
 		       o->verdict);
+		if (o->differ && o->kind != LD_INCOMPARABLE)
+			printf("   bits: %s\n", o->bits);
 	}
 	if (d->differ)
 		printf("%s and %s differ in %d entries\n", x->name, y->name, d->differ);
@@ -180,6 +182,7 @@ static void diff_json(const struct lanemap *x, const struct lanemap *y,
 		json_key_int(&j, "entries", d->op[op].entries);
 		json_key_int(&j, "differ", d->op[op].differ);
 		json_key_string(&j, "verdict", d->op[op].verdict);
+		json_key_string(&j, "bits", d->op[op].bits);
 		json_end_object(&j);
 	}
 	json_end_array(&j);
