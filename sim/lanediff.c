@@ -13,6 +13,7 @@
  * bijection l -> (l % 16) * 4 + l / 16 does: "lanes interleaved by 16".
  */
 #include "lanediff.h"
+#include "gf2.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -273,8 +274,14 @@ enum fs_rc lanediff_compare(const struct lanemap *x, const struct lanemap *y,
 			       x->valid ? y->name : x->name);
 	d->differ = 0;
 	for (int op = 0; op < LM_NOPERANDS; op++) {
+		struct gf2_map gx, gy;
+
 		compare_operand(x, y, (enum lm_operand)op, &d->op[op]);
 		d->differ += d->op[op].differ;
+		gf2_of(x, (enum lm_operand)op, &gx);
+		gf2_of(y, (enum lm_operand)op, &gy);
+		gf2_relate(&gx, &gy, &d->op[op].rel);
+		gf2_relation_text(&d->op[op].rel, d->op[op].bits, sizeof(d->op[op].bits));
 	}
 	return FS_OK;
 }

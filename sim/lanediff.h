@@ -10,10 +10,15 @@
  * A permutation is named when it is a reversal, a rotation, an
  * interleave ("columns interleaved by 4": Y's column j is X's column
  * (j % 4) * (n / 4) + j / 4) or an XOR, and listed otherwise.
+ *
+ * When both maps of an operand are linear over GF(2), the relation is
+ * also given bit by bit (gf2_relate): which of X's lane and element bits
+ * each of Y's stands for, and the same for row and column bits.
  */
 #ifndef LANEDIFF_H
 #define LANEDIFF_H
 
+#include "gf2.h"
 #include "lanemap.h"
 
 enum lanediff_kind {
@@ -26,6 +31,8 @@ struct lanediff_op {
 	int entries;		/* entries compared */
 	int differ;		/* entries whose owners differ */
 	char verdict[256];	/* one line, e.g. "lanes interleaved by 16 (...)" */
+	struct gf2_relation rel;	/* the same at bit level (gf2.h) */
+	char bits[320];		/* rel in one line */
 };
 
 struct lanediff {

@@ -177,6 +177,8 @@ static void diff_gfx936_quad(void **state)
 		"A: 0 of 512 entries differ: identical\n"
 		"B: 0 of 512 entries differ: identical\n"
 		"C: 240 of 256 entries differ: lanes interleaved by 4: Y lane i is X lane 16*(i % 4) + i / 4\n"
+		"   bits: lane bits permuted: lane' = (l2, l3, l4, l5, l0, l1)  e' = (e0, e1); "
+		"entries: row' = (r2, r3, c0, c1)  col' = (r0, r1, c2, c3)\n"
 		"gfx936 and gfx936-quad differ in 240 entries\n");
 	tu_free(&r);
 	r = tu_run("lanemap diff gfx936 profiles/gfx936.yaml");

@@ -23,6 +23,7 @@
 static const char usage[] =
 	"usage: fragsim lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]\n"
 	"       fragsim lanemap --isa <name|file> --format c > lanemap.h\n"
+	"       fragsim lanemap --isa <name|file> --format basis|basis-json [--matrix A|B|C]\n"
 	"       fragsim lanemap --isa <name|file> --lane <L> [--format <fmt>]\n"
 	"       fragsim lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]\n"
 	"       fragsim lanemap list [--names]\n"
@@ -32,7 +33,8 @@ static const char usage[] =
 	"  --isa <name|file>   a builtin profile ('lanemap list') or a profile YAML\n"
 	"  --matrix A|B|C      only this operand                [default: all three]\n"
 	"  --format <fmt>      text, md, csv or json             [default: text];\n"
-	"                      c: the A, B and C maps as a C/C++/HIP/CUDA header\n"
+	"                      c: the A, B and C maps as a C/C++/HIP/CUDA header;\n"
+	"                      basis, basis-json: each map as linear over GF(2)\n"
 	"  --lane <L>          everything lane L holds in A, B and C\n"
 	"  --entry 'X[r][c]'   which lanes and registers hold entry X[r][c]\n"
 	"  --names             list: names only, one per line\n"
@@ -153,6 +155,8 @@ static void diff_text(const struct lanemap *x, const struct lanemap *y,
 		printf("%s: %d of %d entries differ: %s\n",
 		       lm_operand_name((enum lm_operand)op), o->differ, o->entries,
 		       o->verdict);
+		if (o->differ && o->kind != LD_INCOMPARABLE)
+			printf("   bits: %s\n", o->bits);
 	}
 	if (d->differ)
 		printf("%s and %s differ in %d entries\n", x->name, y->name, d->differ);
@@ -178,6 +182,7 @@ static void diff_json(const struct lanemap *x, const struct lanemap *y,
 		json_key_int(&j, "entries", d->op[op].entries);
 		json_key_int(&j, "differ", d->op[op].differ);
 		json_key_string(&j, "verdict", d->op[op].verdict);
+		json_key_string(&j, "bits", d->op[op].bits);
 		json_end_object(&j);
 	}
 	json_end_array(&j);
@@ -313,10 +318,13 @@ static int do_show(int argc, char **argv)
 	if (!isa)
 		return cli_usage_error(usage, "--isa is required");
 	if (format && lmprint_format(format, &fmt))
-		return cli_usage_error(usage, "--format must be text, md, csv, json or c, not '%s'",
+		return cli_usage_error(usage, "--format must be text, md, csv, json, c, basis or basis-json, not '%s'",
 				       format);
 	if (fmt == LMF_C && (lane_s || entry || matrix))
 		return cli_usage_error(usage, "--format c prints the whole map: no --matrix, --lane or --entry");
+	if ((fmt == LMF_BASIS || fmt == LMF_BASIS_JSON) && (lane_s || entry))
+		return cli_usage_error(usage, "--format %s describes whole operands: no --lane or --entry",
+				       format);
 	if (matrix) {
 		if (strlen(matrix) != 1 || !strchr("ABCabc", matrix[0]))
 			return cli_usage_error(usage, "--matrix must be A, B or C, not '%s'",
@@ -335,6 +343,8 @@ static int do_show(int argc, char **argv)
 		else
 			fprintf(stderr, "fragsim: error: %s: invalid profile, no header written\n",
 				isa);
+	} else if (fmt == LMF_BASIS || fmt == LMF_BASIS_JSON) {
+		lmprint_basis(stdout, lm, mask, fmt);
 	} else if (lane_s) {
 		long lane;
 

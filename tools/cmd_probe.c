@@ -543,6 +543,8 @@ static void print_diff(const struct lanemap *anchor, const struct lanemap *found
 
 		printf("%s: %d of %d entries differ: %s\n", name, d->op[op].differ,
 		       d->op[op].entries, d->op[op].verdict);
+		if (d->op[op].differ && d->op[op].kind != LD_INCOMPARABLE)
+			printf("   bits: %s\n", d->op[op].bits);
 		for (int s = 0; s < anchor->wave * x->elems; s++) {
 			if (x->row[s] == y->row[s] && x->col[s] == y->col[s])
 				continue;

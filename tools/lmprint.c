@@ -25,7 +25,7 @@
 
 #define LMPRINT_TEXT_PROBLEMS 8
 
-static const char *const fmt_names[] = { "text", "md", "csv", "json", "c" };
+static const char *const fmt_names[] = { "text", "md", "csv", "json", "c", "basis", "basis-json" };
 
 int lmprint_format(const char *s, enum lm_format *out)
 {

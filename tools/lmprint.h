@@ -10,9 +10,9 @@
 
 #include "../sim/lanemap.h"
 
-enum lm_format { LMF_TEXT, LMF_MD, LMF_CSV, LMF_JSON, LMF_C };
+enum lm_format { LMF_TEXT, LMF_MD, LMF_CSV, LMF_JSON, LMF_C, LMF_BASIS, LMF_BASIS_JSON };
 
-/* Parse "text|md|csv|json"; 0 ok, -1 unknown. */
+/* Parse "text|md|csv|json|c|basis|basis-json"; 0 ok, -1 unknown. */
 int lmprint_format(const char *s, enum lm_format *out);
 
 /* The map of the operands in mask (bit 1 << op): grid and per-lane view. */
@@ -35,5 +35,12 @@ void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
  * comment that says how the header was made.
  */
 void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa);
+
+/*
+ * The operands in mask as linear maps over GF(2) (sim/gf2.h): each row
+ * and column bit as an XOR of lane and element bits, and the bases;
+ * LMF_BASIS text, LMF_BASIS_JSON JSON (lmbasis.c).
+ */
+void lmprint_basis(FILE *f, const struct lanemap *lm, unsigned mask, enum lm_format fmt);
 
 #endif
