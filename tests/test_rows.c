@@ -270,5 +270,5 @@ int main(void)
 		cmocka_unit_test(bad_values),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("rows", tests, NULL, NULL);
 }

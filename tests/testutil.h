@@ -198,8 +198,9 @@ static inline int tu_rmtree(const char *path)
  */
 static inline char *tu_scratch_new(char *dir, size_t n, const char *tag)
 {
-	if ((size_t)snprintf(dir, n, "/tmp/fragsim-%s-XXXXXX", tag) >= n)
+	if (strlen(tag) + sizeof("/tmp/fragsim--XXXXXX") > n)
 		return NULL;
+	snprintf(dir, n, "/tmp/fragsim-%s-XXXXXX", tag);
 	return mkdtemp(dir);
 }
 
