@@ -149,7 +149,7 @@ test: deps
 # The layering rules (sim/ pure, ref/ independent, the library free of
 # the CLI), then the checker's own must-fail cases on planted violations.
 check-layers:
-	$(PYTHON) tools/check_layers.py
+	@$(PYTHON) tools/check_layers.py
 	@sh tests/layers.sh
 
 # Each object tracks its headers, VERSION and the generated sources

@@ -16,7 +16,7 @@ b=${1:?usage: build.sh BUILD_DIR}
 b=${b%/}
 # The checks run make themselves; the caller's flags (-j's jobserver,
 # -n) are not theirs.
-unset MAKEFLAGS MFLAGS
+unset MAKEFLAGS MFLAGS MAKELEVEL
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fragsim-build-XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 fails=0; n=0

@@ -24,7 +24,9 @@ fresh() {
 plant() {
 	n=$((n + 1))
 	fresh
-	line=$(($(wc -l <"$tmp/t/$1") + 1 + ${4:-0}))
+	line=1
+	if [ -f "$tmp/t/$1" ]; then line=$(($(wc -l <"$tmp/t/$1") + 1)); fi
+	line=$((line + ${4:-0}))
 	printf '%s\n' "$2" >>"$tmp/t/$1"
 	$py tools/check_layers.py "$tmp/t" >"$tmp/out" 2>&1
 	st=$?
@@ -62,6 +64,8 @@ plant sim/fs.h '#include "../tools/npy.h"' sim-includes-ref-or-tools
 plant ref/dot.c '#include "../tools/json.h"' ref-includes-tools
 plant ref/ref.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
 plant ref/compare.c '#include "../sim/tile_fast.h"' ref-compare-includes-sim
+# a new file of the oracle is held to the oracle's list
+plant ref/new.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
 plant tools/npy.c '#include "cli.h"' library-includes-cli
 plant sim/probe.c '#include "../tools/report.h"' sim-includes-ref-or-tools
 plant tools/golden.c '#include "lmprint.h"' library-includes-cli
