@@ -7,7 +7,8 @@
 #   - a changed header, VERSION, profile or embed.sh rebuilds what uses
 #     it and not what does not (make -n -W FILE: "what if FILE changed");
 #   - .PHONY names exactly the targets that are no file;
-#   - tests/run.sh honours its BUILD_DIR argument.
+#   - tests/run.sh honours its BUILD_DIR argument;
+#   - .gitignore covers what builds and tests leave; none of it committed.
 # Usage: build.sh BUILD_DIR   (make check-build; BUILD_DIR built by make
 # test). Exit 1 on a failed check, with what make would have done.
 set -u
@@ -116,6 +117,20 @@ sh tests/run.sh "$tmp/none" >/dev/null 2>&1
 mkdir -p "$tmp/other/tests"
 sh tests/run.sh "$tmp/other" "$b/tests/test_sha256" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "run.sh ran a test from another BUILD_DIR"
+
+# 6. What a build, a test or Python leaves is ignored, and none of it is
+# committed (outside a git checkout, a release tarball: skipped).
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	n=$((n + 1))
+	for p in tools/__pycache__/x.cpython-311.pyc tests/x.pyc \
+		tests/data/k.npy.tmp.4242 build/fragsim; do
+		git check-ignore -q "$p" || fail ".gitignore does not cover $p"
+	done
+	git check-ignore -q tools/x.c && fail ".gitignore covers sources"
+	if git ls-files | grep -E '(\.pyc|__pycache__/|\.tmp\.)' >"$tmp/junk"; then
+		fail "committed: $(cat "$tmp/junk")"
+	fi
+fi
 
 if [ $fails -ne 0 ]; then
 	echo "build.sh: $fails failure(s) in $n checks"
