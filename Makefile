@@ -154,8 +154,9 @@ check-layers:
 
 # Each object tracks its headers, VERSION and the generated sources
 # (make -n -W, so nothing is touched); .PHONY is exact; tests/run.sh
-# honours its BUILD argument. Needs $(BUILD) built (make test does).
-check-build:
+# honours its BUILD argument; .gitignore. It asks make about the build,
+# so it builds first.
+check-build: $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
 	@sh tests/build.sh $(BUILD)
 
 asan:
