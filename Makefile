@@ -89,7 +89,7 @@ $(BUILD)/gen/builtin_profiles.o: $(BUILD)/gen/builtin_profiles.c
 # the objects whose source uses it depend on VERSION itself, so a new
 # version is never half built in.
 VERSION_OBJ := $(patsubst %.c,$(BUILD)/%.o,\
-	$(shell grep -l FRAGSIM_VERSION $(LIB_SRC) tools/main.c 2>/dev/null))
+	$(shell grep -l FRAGSIM_VERSION $(LIB_SRC) tools/main.c $(TEST_SRC) 2>/dev/null))
 $(VERSION_OBJ): $(wildcard VERSION)
 
 $(BUILD)/libfragsim.a: $(LIB_OBJ)

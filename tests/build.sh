@@ -67,6 +67,10 @@ what_if() {
 	for d in sim ref tools tests; do set -- "$@" -W "$d/../$1"; done
 	set -- "$@" -W "tests/fuzz/../../$1"
 	file=$1; target=$2; want=$3; not=$4; shift 4
+	if [ ! -e "$file" ]; then
+		fail "$file is gone: build.sh names it, so name another"
+		return
+	fi
 	make -n "$@" BUILD="$b" "$b/$target" >"$tmp/w" 2>&1
 	for o in $want; do
 		grep -q -e "\(-o \|> \)$b/$o\(\.tmp\)\?\( \|$\)" "$tmp/w" ||
