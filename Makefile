@@ -10,6 +10,10 @@
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
 #   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
+#   make check-layers  sim/ ref/ tools/ include and print only what their
+#                 layer may (tools/check_layers.py); part of make test
+#   make check-build   this Makefile's dependency tracking (tests/build.sh);
+#                 part of make test
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -57,9 +61,14 @@ FUZZ_EXT_dump      := .npy
 FUZZ_PACK_dump     := 1
 REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
 .PRECIOUS: $(BUILD)/tests/fuzz/%.o
+# Objects that only a pattern rule names are intermediate: make would
+# delete them after the first build, and the .d files (which name them)
+# would rebuild them all on the next. Keep them.
+.SECONDARY: $(TEST_BIN:%=%.o) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o) \
+	$(BUILD)/tools/bench/peak.o
 
-.PHONY: all run test asan fuzz bench install uninstall clean deps check-deps
-.PHONY: hip-check
+.PHONY: all run test asan fuzz bench install uninstall clean deps
+.PHONY: hip-check check-layers check-build
 all: $(BUILD)/fragsim
 
 deps:
@@ -74,7 +83,14 @@ $(BUILD)/gen/builtin_profiles.c: $(PROFILES) tools/embed.sh
 	sh tools/embed.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/builtin_profiles.o: $(BUILD)/gen/builtin_profiles.c
-	$(CC) $(CFLAGS_ALL) $(YAML_CFLAGS) -I. -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(YAML_CFLAGS) -I. -MMD -MP -c $< -o $@
+
+# FRAGSIM_VERSION comes from VERSION as a -D, which no .d file can see:
+# the objects whose source uses it depend on VERSION itself, so a new
+# version is never half built in.
+VERSION_OBJ := $(patsubst %.c,$(BUILD)/%.o,\
+	$(shell grep -l FRAGSIM_VERSION $(LIB_SRC) tools/main.c $(TEST_SRC) 2>/dev/null))
+$(VERSION_OBJ): $(wildcard VERSION)
 
 $(BUILD)/libfragsim.a: $(LIB_OBJ)
 	@rm -f $@
@@ -128,6 +144,20 @@ test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
 	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(REGRESS_BIN)
 	@$(PYTHON) tests/doctest.py --fragsim $(BUILD)/fragsim README.md docs/*.md
+	@$(MAKE) --no-print-directory check-layers check-build
+
+# The layering rules (sim/ pure, ref/ independent, the library free of
+# the CLI), then the checker's own must-fail cases on planted violations.
+check-layers:
+	@$(PYTHON) tools/check_layers.py
+	@sh tests/layers.sh
+
+# Each object tracks its headers, VERSION and the generated sources
+# (make -n -W, so nothing is touched); .PHONY is exact; tests/run.sh
+# honours its BUILD argument; .gitignore. It asks make about the build,
+# so it builds first.
+check-build: $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
+	@sh tests/build.sh $(BUILD)
 
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan OPT=-O1 \
@@ -157,7 +187,7 @@ bench: deps
 	$(PYTHON) tools/bench/bench.py --fragsim $(BENCH_BUILD)/fragsim \
 		--peak $(BENCH_BUILD)/bench/peak $(BENCH_ARGS)
 
-$(BUILD)/bench/peak: tools/bench/peak.c
+$(BUILD)/bench/peak: $(BUILD)/tools/bench/peak.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -fopenmp $(LDFLAGS)
 

@@ -335,32 +335,25 @@ static char *python(const char *script, const char *input, const char *arg, int 
  * malloc'd path. */
 static char *three_case_dir(void)
 {
-	char *dir = strdup("/tmp/fragsim-check-XXXXXX"), cmd[512];
-	FILE *f;
+	char *dir = malloc(64), path[512];
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp '%s/cases/edge/one-token.yaml' %s/a-good.yaml", FRAGSIM_SRC, dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "%s/b-bad.yaml", dir);
-	f = fopen(cmd, "w");
+	assert_non_null(tu_scratch_new(dir, 64, "check"));
+	assert_int_equal(tu_sh("cp '%s/cases/edge/one-token.yaml' %s/a-good.yaml",
+			       FRAGSIM_SRC, dir), 0);
+	snprintf(path, sizeof(path), "%s/b-bad.yaml", dir);
 	/* "sequences: 3": a number where the list goes, line 3 column 12 */
-	fputs("fragsim: 1\nname: bad\nsequences: 3\n", f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/c-fail.yaml", dir);
-	f = fopen(cmd, "w");
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: bad\nsequences: 3\n"), 0);
+	snprintf(path, sizeof(path), "%s/c-fail.yaml", dir);
 	/* kv head = q head % kv_heads, no expect: mismatch: q head 1 reads kv
 	 * head 1 (README "Bug classes"), so the accumulators differ */
-	fputs("fragsim: 1\nname: fail\nsequences:\n  - {context: 40}\nkernel: {gqa_map: modulo}\n", f);
-	fclose(f);
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: fail\nsequences:\n"
+				"  - {context: 40}\nkernel: {gqa_map: modulo}\n"), 0);
 	return dir;
 }
 
 static void rm_dir(char *dir)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_scratch_free(dir), 0);
 	free(dir);
 }
 
@@ -476,7 +469,7 @@ static void check_junit_is_wellformed(void **state)
  * created was exit 3 after the whole suite had run. */
 static void check_usage_errors_before_running(void **state)
 {
-	char dir[] = "/tmp/fragsim-empty-XXXXXX";
+	char dir[64];
 	static const char *const bad[][2] = {
 		{ "check %s", "no *.yaml case there" },
 		{ "check cases/edge/one-token.yaml %s", "no *.yaml case there" },
@@ -486,7 +479,7 @@ static void check_usage_errors_before_running(void **state)
 	};
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "empty"));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct run_result r = tu_run(bad[i][0], dir);
 
@@ -533,11 +526,11 @@ static void manifest_lists_only_what_was_written(void **state)
 {
 	char *p = tu_write_temp(".yaml", "fragsim: 1\nname: nosplit\nsequences:\n  - {context: 40}\n"
 					 "golden: all\n");
-	char out[] = "/tmp/fragsim-man-XXXXXX", mpath[128], *m;
+	char out[64], mpath[128], *m;
 	struct run_result r;
 
 	(void)state;
-	assert_non_null(mkdtemp(out));
+	assert_non_null(tu_scratch_new(out, sizeof(out), "man"));
 	r = tu_run("run %s --out %s/g", p, out);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
@@ -547,8 +540,7 @@ static void manifest_lists_only_what_was_written(void **state)
 	/* (the case echo in case_yaml still says what was asked) */
 	assert_null(strstr(m, "splitk_"));
 	free(m);
-	snprintf(mpath, sizeof(mpath), "rm -rf '%s'", out);
-	assert_int_equal(system(mpath), 0);
+	assert_int_equal(tu_scratch_free(out), 0);
 	unlink(p);
 	free(p);
 }
@@ -613,19 +605,15 @@ static void doctest_catches_a_wrong_document(void **state)
  * as they were and no XML parser would read the file. */
 static void check_junit_survives_odd_bytes(void **state)
 {
-	char dir[] = "/tmp/fragsim-odd-XXXXXX", path[128], xml[160], cmd[512], *text, *out;
-	FILE *f;
+	char dir[64], path[128], xml[160], *text, *out;
 	int st;
 
 	(void)state;
 	if (!have_python())
 		skip();
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "odd"));
 	snprintf(path, sizeof(path), "%s/a\x01" "b\xff" "c.yaml", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("fragsim: 1\nname: odd\nsequences: 3\n", f);
-	fclose(f);
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: odd\nsequences: 3\n"), 0);
 	snprintf(xml, sizeof(xml), "%s/j.xml", dir);
 	{
 		struct run_result r = tu_run("check '%s' --junit %s", dir, xml);
@@ -645,36 +633,12 @@ static void check_junit_survives_odd_bytes(void **state)
 	assert_string_equal(out, "'ab\\ufffdc.yaml:3:12: sequences: expected a list of sequences'\n");
 	free(out);
 	free(text);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 /* --out tests (docs/output-dir.md): a scratch directory, and a case
  * small enough to run in milliseconds. */
 #define OUT_CASE "cases/qwen35-27b/decode-1.yaml"
-
-static void scratch_dir(char *dir, size_t len)
-{
-	snprintf(dir, len, "/tmp/fragsim-cli-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-}
-
-static void rm_scratch(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
 
 /*
  * A directory of the user's that merely holds a manifest.json is not a
@@ -689,13 +653,13 @@ static void out_refuses_before_the_run(void **state)
 	char *text;
 
 	(void)state;
-	scratch_dir(dir, sizeof(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "cli"));
 	snprintf(p, sizeof(p), "%s/mine", dir);
 	assert_int_equal(mkdir(p, 0777), 0);
 	snprintf(p, sizeof(p), "%s/mine/manifest.json", dir);
-	put(p, "{\"results\": [1, 2]}\n");
+	assert_int_equal(tu_put(p, "{\"results\": [1, 2]}\n"), 0);
 	snprintf(p, sizeof(p), "%s/mine/notes.txt", dir);
-	put(p, "mine\n");
+	assert_int_equal(tu_put(p, "mine\n"), 0);
 
 	r = tu_run("run " OUT_CASE " --out %s/mine", dir);
 	assert_int_equal(r.status, 2);
@@ -716,7 +680,7 @@ static void out_refuses_before_the_run(void **state)
 	snprintf(p, sizeof(p), "fragsim: error: %s/mine/notes.txt: is not a directory\n", dir);
 	assert_string_equal(r.err, p);
 	tu_free(&r);
-	rm_scratch(dir);
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 /* Names in dir starting with prefix. */
@@ -742,16 +706,15 @@ static int count_named(const char *dir, const char *prefix)
 static void out_killed_run_leaves_whole_goldens(void **state)
 {
 	static const char *const points[] = { "written", "exchanged" };
-	char dir[64], cmd[400];
+	char dir[64];
 	struct run_result r;
 
 	(void)state;
-	scratch_dir(dir, sizeof(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "cli"));
 	r = tu_run("run " OUT_CASE " --out %s/g", dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
-	snprintf(cmd, sizeof(cmd), "cp -r %s/g %s/before", dir, dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("cp -r %s/g %s/before", dir, dir), 0);
 	for (int i = 0; i < 2; i++) {
 		setenv("FRAGSIM_OUTDIR_CRASH", points[i], 1);
 		r = tu_run("run " OUT_CASE " --out %s/g", dir);
@@ -759,15 +722,14 @@ static void out_killed_run_leaves_whole_goldens(void **state)
 		assert_int_equal(r.status, 128 + SIGKILL);
 		tu_free(&r);
 		/* Same case, same bytes: old or new, g is the whole golden. */
-		snprintf(cmd, sizeof(cmd), "diff -r %s/g %s/before", dir, dir);
-		assert_int_equal(system(cmd), 0);
+		assert_int_equal(tu_sh("diff -r %s/g %s/before", dir, dir), 0);
 		assert_int_equal(count_named(dir, ".g.fragsim-tmp."), 1);
 	}
 	r = tu_run("run " OUT_CASE " --out %s/g", dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
 	assert_int_equal(count_named(dir, ".g.fragsim-"), 0);
-	rm_scratch(dir);
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 /*
@@ -785,7 +747,7 @@ static void out_synced_before_renames(void **state)
 	(void)state;
 	if (system("strace -o /dev/null true >/dev/null 2>&1") != 0)
 		skip();
-	scratch_dir(dir, sizeof(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "cli"));
 	snprintf(trace, sizeof(trace), "%s/trace", dir);
 	snprintf(cmd, sizeof(cmd),
 		 /* LeakSanitizer cannot run under ptrace (make asan) */
@@ -820,7 +782,7 @@ found:		;
 	fclose(f);
 	assert_true(renames > 10);	/* each .npy, the manifest, the directory */
 	assert_true(parent_synced);
-	rm_scratch(dir);
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 /*

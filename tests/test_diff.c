@@ -88,23 +88,20 @@ static void mismatches_are_labelled(void **state)
 	tu_free(&r);
 }
 
-/* A copy of the clean dump in a fresh directory; returns its path. */
+/* A copy of the clean dump in a fresh scratch directory; returns its
+ * malloc'd path. */
 static char *clean_copy(void)
 {
-	char *dir = malloc(256), cmd[600];
+	char *dir = malloc(64);
 
-	snprintf(dir, 256, "/tmp/fragsim-dump-%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "rm -rf %s && cp -r '%s/%s/clean' %s", dir, FRAGSIM_SRC, DUMPS, dir);
-	assert_int_equal(system(cmd), 0);
+	assert_non_null(tu_scratch_new(dir, 64, "dump"));
+	assert_int_equal(tu_sh("cp -r '%s/%s/clean/.' %s", FRAGSIM_SRC, DUMPS, dir), 0);
 	return dir;
 }
 
 static void drop(char *dir)
 {
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_scratch_free(dir), 0);
 	free(dir);
 }
 
@@ -150,12 +147,11 @@ static void expect_input_error(const char *dir, const char *what)
 
 static void malformed_dumps_are_input_errors(void **state)
 {
-	char *d, want[512], cmd[400];
+	char *d, want[512];
 
 	(void)state;
 	d = clean_copy();
-	snprintf(cmd, sizeof(cmd), "truncate -s 1000 %s/acc.npy", d);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("truncate -s 1000 %s/acc.npy", d), 0);
 	snprintf(want, sizeof(want), "fragsim: error: %s/acc.npy: ", d);
 	expect_input_error(d, want);
 	drop(d);
@@ -186,8 +182,7 @@ static void malformed_dumps_are_input_errors(void **state)
 	drop(d);
 
 	d = clean_copy();
-	snprintf(cmd, sizeof(cmd), "rm %s/acc_tiles.npy", d);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("rm %s/acc_tiles.npy", d), 0);
 	snprintf(want, sizeof(want), "%s/acc.npy: acc.npy needs acc_tiles.npy beside it", d);
 	expect_input_error(d, want);
 	drop(d);
@@ -210,8 +205,7 @@ static void malformed_dumps_are_input_errors(void **state)
 	drop(d);
 
 	d = clean_copy();
-	snprintf(cmd, sizeof(cmd), "rm %s/*.npy", d);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("rm %s/*.npy", d), 0);
 	snprintf(want, sizeof(want), "%s: no dump tensors", d);
 	expect_input_error(d, want);
 	drop(d);
@@ -347,14 +341,14 @@ static void diff_survives_reads_outside_the_table(void **state)
 		"fragsim: 1\nname: tail-7-40\ncache: {block_size: 8, placement: shuffled}\n"
 		"sequences:\n  - {context: 7}\n  - {context: 40}\ndata: {seed: 3}\n"
 		"golden: [acc, scores, out]\n";
-	char planted[512], *dir = strdup("/tmp/fragsim-test-XXXXXX");
+	char planted[512], *dir = malloc(64);
 	char *path = tu_write_temp(".yaml", kase), *ppath;
 	struct run_result r;
 
 	(void)state;
 	snprintf(planted, sizeof(planted), "%skernel: {c_columns: contiguous}\n", kase);
 	ppath = tu_write_temp(".yaml", planted);
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(tu_scratch_new(dir, 64, "diff"));
 	r = tu_run("run %s --emulate-only --out %s/d", ppath, dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);

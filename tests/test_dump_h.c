@@ -29,30 +29,10 @@
 
 #include "testutil.h"
 
-#ifndef FRAGSIM_CC
-#define FRAGSIM_CC "cc"
-#endif
-#ifndef FRAGSIM_CXX
-#define FRAGSIM_CXX "c++"
-#endif
-
 struct fixture {
 	char dir[64];		/* scratch: gen/, golden-*, dumps, binaries */
 	int have_cxx;
 };
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static int setup(void **state)
 {
@@ -60,22 +40,21 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/fragsim-dumph-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!tu_scratch_new(f->dir, sizeof(f->dir), "dumph"))
 		return -1;
-	f->have_cxx = sh("command -v %s >/dev/null 2>&1", FRAGSIM_CXX) == 0;
+	f->have_cxx = tu_sh("command -v %s >/dev/null 2>&1", FRAGSIM_CXX) == 0;
 	/* The lane map as code, and the two goldens. */
-	if (sh("mkdir -p %s/gen && '%s' lanemap --isa gfx936 --format c > %s/gen/fragsim_lanemap_gfx936.h",
+	if (tu_sh("mkdir -p %s/gen && '%s' lanemap --isa gfx936 --format c > %s/gen/fragsim_lanemap_gfx936.h",
 	       f->dir, FRAGSIM_BIN, f->dir) ||
-	    sh("'%s' lanemap --isa gfx936-quad --format c > %s/gen/fragsim_lanemap_gfx936_quad.h",
+	    tu_sh("'%s' lanemap --isa gfx936-quad --format c > %s/gen/fragsim_lanemap_gfx936_quad.h",
 	       FRAGSIM_BIN, f->dir) ||
-	    sh("cd '%s' && '%s' run tests/data/dump_h/decode.yaml --emulate-only --out %s/golden-decode >/dev/null",
+	    tu_sh("cd '%s' && '%s' run tests/data/dump_h/decode.yaml --emulate-only --out %s/golden-decode >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
-	    sh("cd '%s' && '%s' run tests/data/dump_h/prefill.yaml --emulate-only --out %s/golden-prefill >/dev/null",
+	    tu_sh("cd '%s' && '%s' run tests/data/dump_h/prefill.yaml --emulate-only --out %s/golden-prefill >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
-	    sh("cd '%s' && '%s' run tests/data/dump_h/decode-mqa.yaml --emulate-only --out %s/golden-decode-mqa >/dev/null",
+	    tu_sh("cd '%s' && '%s' run tests/data/dump_h/decode-mqa.yaml --emulate-only --out %s/golden-decode-mqa >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir) ||
-	    sh("cd '%s' && '%s' run tests/data/dump_h/decode-packed.yaml --emulate-only --out %s/golden-decode-packed >/dev/null",
+	    tu_sh("cd '%s' && '%s' run tests/data/dump_h/decode-packed.yaml --emulate-only --out %s/golden-decode-packed >/dev/null",
 	       FRAGSIM_SRC, FRAGSIM_BIN, f->dir))
 		return -1;
 	*state = f;
@@ -85,17 +64,17 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
+	int rc = tu_scratch_free(f->dir);
 
-	sh("rm -rf '%s'", f->dir);
 	free(f);
-	return 0;
+	return rc;
 }
 
 /* Build a program from FRAGSIM_SRC/src with compiler cc into dir/out. */
 static int build(const struct fixture *f, const char *cc, const char *src,
 		 const char *out)
 {
-	return sh("cd '%s' && %s -Wall -Wextra -Werror -O1 -ffp-contract=off -I%s/gen -Itools/device "
+	return tu_sh("cd '%s' && %s -Wall -Wextra -Werror -O1 -ffp-contract=off -I%s/gen -Itools/device "
 		  "-DFSQ_LANEMAP='\"fragsim_lanemap_gfx936.h\"' -DFSQ_LM=fs_gfx936 -DFSQ_LMU=FS_GFX936 "
 		  "%s -o %s/%s -lm", FRAGSIM_SRC, cc, f->dir, src, f->dir, out);
 }
@@ -108,7 +87,7 @@ static struct run_result dump_and_diff(const struct fixture *f, const char *bin,
 
 	snprintf(dump, sizeof(dump), "%s/dump-%s-%s-%s", f->dir, bin, mode,
 		 bug[0] ? bug : "clean");
-	assert_int_equal(sh("%s/%s %s/golden-%s %s %s >/dev/null", f->dir, bin, f->dir,
+	assert_int_equal(tu_sh("%s/%s %s/golden-%s %s %s >/dev/null", f->dir, bin, f->dir,
 			    mode, dump, bug), 0);
 	return tu_run("diff tests/data/dump_h/%s.yaml --dump %s", mode, dump);
 }
@@ -214,10 +193,10 @@ static void packed_decode_rows_dump_and_match(void **state)
 /* attn_sm80.cu without nvcc, on the header of map (a builtin or YAML). */
 static int build_sm80(const struct fixture *f, const char *map, const char *out)
 {
-	if (sh("'%s' lanemap --isa %s/%s --format c > %s/gen/%s.h", FRAGSIM_BIN, FRAGSIM_SRC,
+	if (tu_sh("'%s' lanemap --isa %s/%s --format c > %s/gen/%s.h", FRAGSIM_BIN, FRAGSIM_SRC,
 	       map, f->dir, out))
 		return -1;
-	return sh("cd '%s' && %s -x c++ -pedantic -Wall -Wextra -Werror -O1 -ffp-contract=off -I%s/gen -Itools/device "
+	return tu_sh("cd '%s' && %s -x c++ -pedantic -Wall -Wextra -Werror -O1 -ffp-contract=off -I%s/gen -Itools/device "
 		  "-DFSQ_LANEMAP='\"%s.h\"' -DFSQ_LM=%s -DFSQ_LMU=%s tools/device/attn_sm80.cu "
 		  "-o %s/%s -lm", FRAGSIM_SRC, FRAGSIM_CXX, f->dir, out,
 		  strstr(map, "swapped") ? "fs_sm80_c_pairs_swapped" : "fs_sm80_mma_m16n8k32_s8",
@@ -237,12 +216,12 @@ static void cuda_harness_without_nvcc_matches_and_names_the_bug(void **state)
 	if (!f->have_cxx)
 		skip();
 	assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "attn_sm80"), 0);
-	assert_int_equal(sh("cd '%s' && '%s' run cases/device/sm80-decode-g8-bs1.yaml --emulate-only "
+	assert_int_equal(tu_sh("cd '%s' && '%s' run cases/device/sm80-decode-g8-bs1.yaml --emulate-only "
 			    "--out %s/golden-sm80 >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN, f->dir), 0);
 	for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++) {
 		struct run_result r;
 
-		assert_int_equal(sh("%s/attn_sm80 %s/golden-sm80 %s/sm80-%s %s >/dev/null", f->dir,
+		assert_int_equal(tu_sh("%s/attn_sm80 %s/golden-sm80 %s/sm80-%s %s >/dev/null", f->dir,
 				    f->dir, f->dir, bugs[i][0], bugs[i][0]), 0);
 		r = tu_run("diff cases/device/sm80-decode-g8-bs1.yaml --dump %s/sm80-%s", f->dir,
 			   bugs[i][0]);
@@ -251,7 +230,7 @@ static void cuda_harness_without_nvcc_matches_and_names_the_bug(void **state)
 		tu_free(&r);
 	}
 	/* No wrong belief about C columns to plant on this map: refused. */
-	assert_int_equal(sh("%s/attn_sm80 %s/golden-sm80 %s/sm80-cc c_columns 2>/dev/null", f->dir,
+	assert_int_equal(tu_sh("%s/attn_sm80 %s/golden-sm80 %s/sm80-cc c_columns 2>/dev/null", f->dir,
 			    f->dir, f->dir), 2);
 }
 
@@ -269,7 +248,7 @@ static void cuda_harness_on_a_wrong_map_is_caught(void **state)
 		skip();
 	assert_int_equal(build_sm80(f, "tests/data/dump_h/sm80-c-pairs-swapped.yaml", "attn_wrong"),
 			 0);
-	assert_int_equal(sh("cd '%s' && '%s' run tests/data/dump_h/sm80-wrong-map.yaml --emulate-only "
+	assert_int_equal(tu_sh("cd '%s' && '%s' run tests/data/dump_h/sm80-wrong-map.yaml --emulate-only "
 			    "--out %s/golden-wrong >/dev/null && %s/attn_wrong %s/golden-wrong "
 			    "%s/dump-wrong >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN, f->dir, f->dir, f->dir,
 			    f->dir), 0);
@@ -299,11 +278,11 @@ static void attn_run_builds_on_the_generated_header(void **state)
 	struct fixture *f = *state;
 	struct run_result r;
 
-	if (!f->have_cxx || sh("command -v python3 >/dev/null 2>&1"))
+	if (!f->have_cxx || tu_sh("command -v python3 >/dev/null 2>&1"))
 		skip();
-	assert_int_equal(sh("cd '%s' && '%s' run cases/device/sm80-decode-g8-bs1.yaml --emulate-only "
+	assert_int_equal(tu_sh("cd '%s' && '%s' run cases/device/sm80-decode-g8-bs1.yaml --emulate-only "
 			    "--out %s/golden-run >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN, f->dir), 0);
-	assert_int_equal(sh("cd '%s' && NVCC=tests/data/dump_h/nvcc-cpu CXX='%s' FRAGSIM='%s' "
+	assert_int_equal(tu_sh("cd '%s' && NVCC=tests/data/dump_h/nvcc-cpu CXX='%s' FRAGSIM='%s' "
 			    "python3 tools/device/attn_run.py %s/golden-run %s/run-hd "
 			    "--bug head_dim_half >/dev/null", FRAGSIM_SRC, FRAGSIM_CXX, FRAGSIM_BIN,
 			    f->dir, f->dir), 0);
@@ -313,7 +292,7 @@ static void attn_run_builds_on_the_generated_header(void **state)
 		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
 	tu_free(&r);
 	/* Without fragsim: a header written elsewhere; a non-header refused. */
-	assert_int_equal(sh("'%s' lanemap --isa sm80-mma-m16n8k32-s8 --format c > %s/lm.h && "
+	assert_int_equal(tu_sh("'%s' lanemap --isa sm80-mma-m16n8k32-s8 --format c > %s/lm.h && "
 			    "cd '%s' && NVCC=tests/data/dump_h/nvcc-cpu CXX='%s' FRAGSIM=/nonexistent "
 			    "python3 tools/device/attn_run.py %s/golden-run %s/run-lm --lanemap %s/lm.h "
 			    ">/dev/null", FRAGSIM_BIN, f->dir, FRAGSIM_SRC, FRAGSIM_CXX, f->dir, f->dir,
@@ -321,12 +300,12 @@ static void attn_run_builds_on_the_generated_header(void **state)
 	r = tu_run("diff cases/device/sm80-decode-g8-bs1.yaml --dump %s/run-lm", f->dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
-	assert_int_equal(sh("cd '%s' && python3 tools/device/attn_run.py %s/golden-run %s/run-x "
+	assert_int_equal(tu_sh("cd '%s' && python3 tools/device/attn_run.py %s/golden-run %s/run-x "
 			    "--lanemap tests/data/dump_h/decode.yaml 2>/dev/null", FRAGSIM_SRC, f->dir,
 			    f->dir), 2);
-	assert_int_equal(sh("cd '%s' && FRAGSIM=/nonexistent python3 tools/device/attn_run.py "
+	assert_int_equal(tu_sh("cd '%s' && FRAGSIM=/nonexistent python3 tools/device/attn_run.py "
 			    "%s/golden-run %s/run-x 2>/dev/null", FRAGSIM_SRC, f->dir, f->dir), 3);
-	assert_int_equal(sh("test -e %s/run-x", f->dir), 1);
+	assert_int_equal(tu_sh("test -e %s/run-x", f->dir), 1);
 }
 
 /* A golden of a fragsim before row_tile: acc_tiles (1, 4). */
@@ -342,7 +321,7 @@ static void four_column_golden_is_refused_by_name(void **state)
 
 	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
 			       "qk_old"), 0);
-	assert_int_equal(sh("rm -rf %s/golden-old && cp -r %s/golden-decode %s/golden-old",
+	assert_int_equal(tu_sh("rm -rf %s/golden-old && cp -r %s/golden-decode %s/golden-old",
 			    f->dir, f->dir, f->dir), 0);
 	snprintf(path, sizeof(path), "%s/golden-old/acc_tiles.npy", f->dir);
 	fp = fopen(path, "wb");
@@ -357,7 +336,7 @@ static void four_column_golden_is_refused_by_name(void **state)
 	fwrite(pad, 1, hlen - len, fp);
 	fwrite(row, sizeof(row), 1, fp);
 	assert_int_equal(fclose(fp), 0);
-	assert_int_equal(sh("%s/qk_old %s/golden-old %s/dump-old 2> %s/old.err", f->dir, f->dir,
+	assert_int_equal(tu_sh("%s/qk_old %s/golden-old %s/dump-old 2> %s/old.err", f->dir, f->dir,
 			    f->dir, f->dir), 2);
 	snprintf(path, sizeof(path), "%s/old.err", f->dir);
 	{
@@ -377,10 +356,10 @@ static void header_contract(void **state)
 	for (int i = 0; i < 1 + f->have_cxx; i++) {
 		char out[128];
 
-		sh("rm -rf %s/contract && mkdir %s/contract", f->dir, f->dir);
+		tu_sh("rm -rf %s/contract && mkdir %s/contract", f->dir, f->dir);
 		assert_int_equal(build(f, cc[i], "tests/data/dump_h/contract.c", "contract-bin"), 0);
 		snprintf(out, sizeof(out), "%s/contract.txt", f->dir);
-		if (sh("%s/contract-bin %s/contract > %s", f->dir, f->dir, out)) {
+		if (tu_sh("%s/contract-bin %s/contract > %s", f->dir, f->dir, out)) {
 			char *text = tu_slurp(out);
 
 			fail_msg("%s:\n%s", cc[i], text);
@@ -393,11 +372,11 @@ static void probe_answer_through_the_header(void **state)
 	struct fixture *f = *state;
 	struct run_result r;
 
-	assert_int_equal(sh("cd '%s' && %s -std=c99 -pedantic -Wall -Wextra -Werror -I%s/gen -Itools/device "
+	assert_int_equal(tu_sh("cd '%s' && %s -std=c99 -pedantic -Wall -Wextra -Werror -I%s/gen -Itools/device "
 			    "-DFSQ_LANEMAP='\"fragsim_lanemap_gfx936_quad.h\"' -DFSQ_LM=fs_gfx936_quad "
 			    "-DFSQ_LMU=FS_GFX936_QUAD tests/data/dump_h/probe_cpu.c -o %s/probe_cpu",
 			    FRAGSIM_SRC, FRAGSIM_CC, f->dir, f->dir), 0);
-	assert_int_equal(sh("'%s' probe plan --isa gfx936 --out %s/plan >/dev/null && %s/probe_cpu %s/plan %s/probe",
+	assert_int_equal(tu_sh("'%s' probe plan --isa gfx936 --out %s/plan >/dev/null && %s/probe_cpu %s/plan %s/probe",
 			    FRAGSIM_BIN, f->dir, f->dir, f->dir, f->dir), 0);
 	r = tu_run("probe solve --plan %s/plan --dump %s/probe", f->dir, f->dir);
 	assert_int_equal(r.status, 1);

@@ -20,6 +20,7 @@
 
 #include "../sim/fs.h"
 #include "../tools/json.h"
+#include "testutil.h"
 
 /* Finish j (memory mode), compare the text, free. */
 static void expect_text(struct json *j, const char *want)
@@ -433,13 +434,13 @@ static void test_file_write_error(void **state)
 
 static void test_save_atomic(void **state)
 {
-	char dir[] = "/tmp/fragsim-json-XXXXXX", path[64], text[64] = { 0 };
+	char dir[64], path[96], text[64] = { 0 };
 	struct fs_err err;
 	struct json j;
 	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "json"));
 	snprintf(path, sizeof(path), "%s/m.json", dir);
 
 	/* A broken document is not written at all. */

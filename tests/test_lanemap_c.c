@@ -15,13 +15,6 @@
 #include "testutil.h"
 #include "../tools/profile.h"
 
-#ifndef FRAGSIM_CC
-#define FRAGSIM_CC "cc"
-#endif
-#ifndef FRAGSIM_CXX
-#define FRAGSIM_CXX "c++"
-#endif
-
 /*
  * The program that prints a header's map as CSV: the forward lines, a
  * line "inverse", then one line per (entry, replica) from the inverse.
@@ -73,14 +66,12 @@ static int sorted_lines(char *text, char **lines, int max)
 /* Compile dir/prog.c with compiler cmd, run it; its stdout, or NULL. */
 static char *build_and_run(const char *dir, const char *cmd)
 {
-	char sh[2048];
+	char path[512];
 
-	snprintf(sh, sizeof(sh), "cd '%s' && %s -o prog prog.c && ./prog > out.txt",
-		 dir, cmd);
-	if (system(sh) != 0)
+	if (tu_sh("cd '%s' && %s -o prog prog.c && ./prog > out.txt", dir, cmd) != 0)
 		return NULL;
-	snprintf(sh, sizeof(sh), "%s/out.txt", dir);
-	return tu_slurp(sh);
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+	return tu_slurp(path);
 }
 
 /* Forward part == csv; inverse part, sorted == csv body, sorted. */
@@ -106,10 +97,7 @@ static void check_output(const char *name, const char *csv, char *out)
 
 static int have_cxx(void)
 {
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", FRAGSIM_CXX);
-	return system(cmd) == 0;
+	return tu_sh("command -v %s >/dev/null 2>&1", FRAGSIM_CXX) == 0;
 }
 
 /*
@@ -119,7 +107,7 @@ static int have_cxx(void)
  */
 static void check_profile(const char *isa, const char *id, const char *ID)
 {
-	char dir[] = "/tmp/fragsim-lmc-XXXXXX", path[512], cmd[600];
+	char dir[64], path[512];
 	struct run_result csv = tu_run("lanemap --isa '%s' --format csv", isa);
 	struct run_result hdr = tu_run("lanemap --isa '%s' --format c", isa);
 	FILE *f;
@@ -127,12 +115,9 @@ static void check_profile(const char *isa, const char *id, const char *ID)
 
 	assert_int_equal(csv.status, 0);
 	assert_int_equal(hdr.status, 0);
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "lmc"));
 	snprintf(path, sizeof(path), "%s/lm.h", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(hdr.out, f);
-	fclose(f);
+	assert_int_equal(tu_put(path, hdr.out), 0);
 	snprintf(path, sizeof(path), "%s/prog.c", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -150,8 +135,7 @@ static void check_profile(const char *isa, const char *id, const char *ID)
 		check_output(isa, csv.out, out);
 		free(out);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_scratch_free(dir), 0);
 	tu_free(&csv);
 	tu_free(&hdr);
 }

@@ -4,8 +4,8 @@
  * reader error path, write failures, and, when /usr/bin/python3 has
  * numpy, that np.load reads our files and np.save's bytes equal ours.
  *
- * Each test gets its own mkdtemp directory under /tmp (state), removed
- * afterwards.
+ * Each test gets its own scratch directory (testutil.h's fixture),
+ * removed afterwards.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,47 +26,12 @@
 #include "../sim/fs.h"
 #include "../tools/npy.h"
 #include "../tools/sha256.h"
+#include "testutil.h"
 
-struct tmp {
-	char dir[64];
-	char path[128];	/* dir/x.npy, the file most tests use */
-};
-
+/* t->path: dir/x.npy, the file most tests use */
 static int tmp_setup(void **state)
 {
-	struct tmp *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return -1;
-	strcpy(t->dir, "/tmp/fragsim-npy-XXXXXX");
-	if (!mkdtemp(t->dir)) {
-		free(t);
-		return -1;
-	}
-	snprintf(t->path, sizeof(t->path), "%s/x.npy", t->dir);
-	*state = t;
-	return 0;
-}
-
-/* The directory is flat: unlink every entry, then rmdir. */
-static int tmp_teardown(void **state)
-{
-	struct tmp *t = *state;
-	char p[400];
-	struct dirent *de;
-	DIR *d = opendir(t->dir);
-
-	while (d && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", t->dir, de->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(t->dir);
-	free(t);
-	return 0;
+	return tu_scratch_setup(state, "npy", "x.npy");
 }
 
 static size_t dir_entries(const char *dir)
@@ -224,7 +189,7 @@ static void test_round_trip_all(void **state)
 	static const struct { int ndim; size_t shape[3]; } shapes[] = {
 		{ 0, { 0 } }, { 1, { 5 } }, { 3, { 2, 3, 4 } }, { 2, { 0, 3 } },
 	};
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char want[24 * 8], *enc, *file;
 	char sha[65], sha_file[65];
 	struct npy_array a, b;
@@ -275,7 +240,7 @@ static void test_round_trip_all(void **state)
 
 static void test_write_bad_calls(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	size_t shape[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 	size_t huge[2] = { (size_t)1 << 33, 3 };
 	struct fs_err err;
@@ -296,7 +261,7 @@ static void test_write_bad_calls(void **state)
 
 static void test_write_no_dir(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char p[200];
 	struct fs_err err;
 	size_t one = 1;
@@ -313,7 +278,7 @@ static void test_write_no_dir(void **state)
  * neither the file nor its temporary survives. */
 static void test_write_disk_full(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct rlimit old, lim;
 	size_t n = 100000;
 	struct fs_err err;
@@ -357,7 +322,7 @@ static size_t craft(unsigned char *buf, int major, const char *dict,
 	return hoff + hlen + ndata;
 }
 
-static void expect_bad(struct tmp *t, const void *bytes, size_t len,
+static void expect_bad(struct tu_scratch *t, const void *bytes, size_t len,
 		       const char *msg_part)
 {
 	struct npy_array a;
@@ -381,7 +346,7 @@ static void expect_bad(struct tmp *t, const void *bytes, size_t len,
 
 static void test_read_bad_prefix(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char b[256];
 	size_t n = craft(b, 1, GOOD_I4, 8);
 
@@ -462,7 +427,7 @@ static void test_read_bad_dict(void **state)
 		{ "{'descr': '<i4', 'fortran_order': False, 'shape': (2,)",
 		  "expected ',' or '}'" },
 	};
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char b[512];
 
 	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++)
@@ -472,7 +437,7 @@ static void test_read_bad_dict(void **state)
 /* '<i4\0 junk' used to read as '<i4': the string ended at the NUL. */
 static void test_read_nul_in_descr(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char b[512];
 	size_t n = craft(b, 1, "{'descr': '<i4@junk', 'fortran_order': False, "
 			 "'shape': (2,), }", 8);
@@ -487,7 +452,7 @@ static void test_read_nul_in_descr(void **state)
 
 static void test_read_bad_data_length(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char b[5000];
 	size_t shape[1] = { 1024 }, len;
 	unsigned char *enc;
@@ -512,7 +477,7 @@ static void test_read_bad_data_length(void **state)
 
 static void test_read_not_a_file(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct npy_array a;
 	struct fs_err err;
 	char p[200];
@@ -596,7 +561,7 @@ static void test_read_lenient_spellings(void **state)
 		{ 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
 		  NPY_F64, 1, 1, 0 },
 	};
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char b[512];
 	struct npy_array a;
 	struct fs_err err;
@@ -643,7 +608,7 @@ static int have_numpy(void)
 	return system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
 }
 
-static int run_py(struct tmp *t, const char *mode, const char *path,
+static int run_py(struct tu_scratch *t, const char *mode, const char *path,
 		  enum npy_dtype dt, const char *shape)
 {
 	char script[128], cmd[600];
@@ -664,7 +629,7 @@ static void test_numpy_loads_ours(void **state)
 		{ 0, { 0 }, "" }, { 1, { 5 }, "5" }, { 3, { 2, 3, 4 }, "2,3,4" },
 		{ 2, { 0, 3 }, "0,3" },
 	};
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char v[24 * 8];
 	struct fs_err err;
 
@@ -690,7 +655,7 @@ static void test_numpy_loads_ours(void **state)
 static void test_we_load_numpys(void **state)
 {
 	static const char *const modes[] = { "save", "save2" };
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned char want[24 * 8];
 	struct npy_array a;
 	struct fs_err err;
@@ -719,7 +684,7 @@ static void test_we_load_numpys(void **state)
 	assert_non_null(strstr(err.msg, "fortran_order"));
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tmp_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
 {

@@ -4,7 +4,7 @@
  * replaced; anything else is refused and left exactly as it was; the
  * single-file helpers leave nothing behind on failure.
  *
- * Each test works in its own mkdtemp directory under /tmp (state).
+ * Each test works in its own scratch directory (testutil.h's fixture).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,63 +23,15 @@
 
 #include "../sim/fs.h"
 #include "../tools/outdir.h"
+#include "testutil.h"
 
 /* A manifest.json as fragsim writes it: the mark, then anything. */
 #define MARKED(x) "{\"tool\": \"fragsim\", \"x\": \"" x "\"}"
 
-struct tmp {
-	char dir[64];
-	char out[128];	/* dir/out: the final directory most tests use */
-};
-
-static void rm_rf(const char *path)
-{
-	char child[512];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	d = opendir(path);
-	while (d && (de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
-		rm_rf(child);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
-
+/* t->path: dir/out, the final directory most tests use */
 static int tmp_setup(void **state)
 {
-	struct tmp *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return -1;
-	strcpy(t->dir, "/tmp/fragsim-outdir-XXXXXX");
-	if (!mkdtemp(t->dir)) {
-		free(t);
-		return -1;
-	}
-	snprintf(t->out, sizeof(t->out), "%s/out", t->dir);
-	*state = t;
-	return 0;
-}
-
-static int tmp_teardown(void **state)
-{
-	struct tmp *t = *state;
-
-	rm_rf(t->dir);
-	free(t);
-	return 0;
+	return tu_scratch_setup(state, "outdir", "out");
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -111,11 +63,7 @@ static const char *listing(const char *dir, char *buf, size_t len)
 
 static void put_file(const char *path, const char *text)
 {
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(tu_put(path, text), 0);
 }
 
 static void put_in(const struct outdir *d, const char *name, const char *text)
@@ -139,32 +87,32 @@ static void expect_text(const char *path, const char *want)
 
 static void test_commit_new(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct fs_err err;
 	struct outdir d;
 	char buf[256], p[300];
 
-	assert_int_equal(outdir_begin(&d, t->out, &err), FS_OK);
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_OK);
 	assert_int_equal(d.open, 1);
 	put_in(&d, "q.npy", "q");
 	put_in(&d, "manifest.json", "{}");
 	/* Until commit the final name does not exist. */
-	assert_string_equal(listing(t->out, buf, sizeof(buf)), "(absent)");
+	assert_string_equal(listing(t->path, buf, sizeof(buf)), "(absent)");
 	assert_int_equal(outdir_commit(&d, &err), FS_OK);
 	assert_int_equal(d.open, 0);
-	assert_string_equal(listing(t->out, buf, sizeof(buf)), "manifest.json q.npy");
+	assert_string_equal(listing(t->path, buf, sizeof(buf)), "manifest.json q.npy");
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
-	snprintf(p, sizeof(p), "%s/q.npy", t->out);
+	snprintf(p, sizeof(p), "%s/q.npy", t->path);
 	expect_text(p, "q");
 }
 
 static void test_abort(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256], p[OUTDIR_PATH_MAX];
 	struct outdir d;
 
-	assert_int_equal(outdir_begin(&d, t->out, NULL), FS_OK);
+	assert_int_equal(outdir_begin(&d, t->path, NULL), FS_OK);
 	put_in(&d, "a.npy", "a");
 	/* A nested directory and a half-written temp file go too. */
 	assert_int_equal(outdir_path(&d, "sub", p, sizeof(p), NULL), FS_OK);
@@ -179,22 +127,22 @@ static void test_abort(void **state)
 
 static void test_replace_previous_output(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256], p[300];
 	struct fs_err err;
 	struct outdir d;
 
-	assert_int_equal(mkdir(t->out, 0777), 0);
-	snprintf(p, sizeof(p), "%s/manifest.json", t->out);
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
 	put_file(p, MARKED("old"));
-	snprintf(p, sizeof(p), "%s/stale.npy", t->out);
+	snprintf(p, sizeof(p), "%s/stale.npy", t->path);
 	put_file(p, "stale");
 
-	assert_int_equal(outdir_begin(&d, t->out, &err), FS_OK);
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_OK);
 	put_in(&d, "manifest.json", MARKED("new"));
 	assert_int_equal(outdir_commit(&d, &err), FS_OK);
-	assert_string_equal(listing(t->out, buf, sizeof(buf)), "manifest.json");
-	snprintf(p, sizeof(p), "%s/manifest.json", t->out);
+	assert_string_equal(listing(t->path, buf, sizeof(buf)), "manifest.json");
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
 	expect_text(p, MARKED("new"));
 	/* Neither the temp dir nor the old copy is left beside it. */
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
@@ -202,30 +150,30 @@ static void test_replace_previous_output(void **state)
 
 static void test_empty_dir_is_taken(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct outdir d;
 	char buf[256];
 
-	assert_int_equal(mkdir(t->out, 0777), 0);
-	assert_int_equal(outdir_begin(&d, t->out, NULL), FS_OK);
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	assert_int_equal(outdir_begin(&d, t->path, NULL), FS_OK);
 	put_in(&d, "x.npy", "x");
 	assert_int_equal(outdir_commit(&d, NULL), FS_OK);
-	assert_string_equal(listing(t->out, buf, sizeof(buf)), "x.npy");
+	assert_string_equal(listing(t->path, buf, sizeof(buf)), "x.npy");
 }
 
 /* A directory of the user's is never replaced, at begin or at commit. */
 static void test_refuse_foreign_dir(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256], p[300];
 	struct fs_err err;
 	struct outdir d;
 
-	assert_int_equal(mkdir(t->out, 0777), 0);
-	snprintf(p, sizeof(p), "%s/notes.txt", t->out);
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	snprintf(p, sizeof(p), "%s/notes.txt", t->path);
 	put_file(p, "mine");
-	assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
-	assert_string_equal(err.file, t->out);
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_EINPUT);
+	assert_string_equal(err.file, t->path);
 	assert_string_equal(err.msg, "exists and is not a fragsim output (no "
 			    "manifest.json with \"tool\": \"fragsim\"); "
 			    "refusing to replace it");
@@ -234,30 +182,30 @@ static void test_refuse_foreign_dir(void **state)
 
 	/* It appears while we work: commit refuses and cleans up. */
 	assert_int_equal(unlink(p), 0);
-	assert_int_equal(rmdir(t->out), 0);
-	assert_int_equal(outdir_begin(&d, t->out, &err), FS_OK);
+	assert_int_equal(rmdir(t->path), 0);
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_OK);
 	put_in(&d, "manifest.json", "{}");
-	assert_int_equal(mkdir(t->out, 0777), 0);
+	assert_int_equal(mkdir(t->path, 0777), 0);
 	put_file(p, "mine");
 	assert_int_equal(outdir_commit(&d, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "refusing to replace it"));
 	assert_int_equal(d.open, 0);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
-	assert_string_equal(listing(t->out, buf, sizeof(buf)), "notes.txt");
+	assert_string_equal(listing(t->path, buf, sizeof(buf)), "notes.txt");
 	expect_text(p, "mine");
 }
 
 static void test_refuse_file_and_symlink(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct fs_err err;
 	struct outdir d;
 	char link[200];
 
-	put_file(t->out, "a file");
-	assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
+	put_file(t->path, "a file");
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_EINPUT);
 	assert_string_equal(err.msg, "exists and is not a directory");
-	expect_text(t->out, "a file");
+	expect_text(t->path, "a file");
 
 	snprintf(link, sizeof(link), "%s/link", t->dir);
 	assert_int_equal(symlink(t->dir, link), 0);
@@ -267,7 +215,7 @@ static void test_refuse_file_and_symlink(void **state)
 
 static void test_bad_final_names(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char *longp = malloc(OUTDIR_PATH_MAX + 10);
 	char slash[200], missing[200], buf[256];
 	struct fs_err err;
@@ -308,19 +256,19 @@ static void test_bad_final_names(void **state)
 	assert_string_equal(err.file, missing);
 	unlink(missing);
 	snprintf(missing, sizeof(missing), "%s/no", t->dir);
-	rm_rf(missing);
+	assert_int_equal(tu_rmtree(missing), 0);
 
 	/* Trailing slashes name the same directory. */
-	snprintf(slash, sizeof(slash), "%s//", t->out);
+	snprintf(slash, sizeof(slash), "%s//", t->path);
 	assert_int_equal(outdir_begin(&d, slash, &err), FS_OK);
-	assert_string_equal(d.final, t->out);
+	assert_string_equal(d.final, t->path);
 	assert_int_equal(outdir_commit(&d, &err), FS_OK);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
 static void test_stale_temp_dir(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char stale[200];
 	struct fs_err err;
 	struct outdir d;
@@ -329,7 +277,7 @@ static void test_stale_temp_dir(void **state)
 	snprintf(stale, sizeof(stale), "%s/.out.fragsim-tmp.%ld", t->dir,
 		 (long)getpid());
 	assert_int_equal(mkdir(stale, 0777), 0);
-	assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_EINPUT);
 	assert_string_equal(err.file, stale);
 	assert_non_null(strstr(err.msg, "already exists"));
 	assert_int_equal(rmdir(stale), 0);	/* left alone, not deleted */
@@ -337,7 +285,7 @@ static void test_stale_temp_dir(void **state)
 
 static void test_path_names(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char p[OUTDIR_PATH_MAX], small[8];
 	struct fs_err err;
 	struct outdir d;
@@ -345,7 +293,7 @@ static void test_path_names(void **state)
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(outdir_path(&d, "a", p, sizeof(p), &err), FS_EINTERNAL);
 	assert_int_equal(outdir_commit(&d, &err), FS_EINTERNAL);
-	assert_int_equal(outdir_begin(&d, t->out, NULL), FS_OK);
+	assert_int_equal(outdir_begin(&d, t->path, NULL), FS_OK);
 	assert_int_equal(outdir_path(&d, "q.npy", p, sizeof(p), &err), FS_OK);
 	assert_non_null(strstr(p, "/.out.fragsim-tmp."));
 	assert_non_null(strstr(p, "/q.npy"));
@@ -361,7 +309,7 @@ static void test_path_names(void **state)
 
 static void test_file_commit_and_abort(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct outdir_file f;
 	struct fs_err err;
 	char p[200], buf[256];
@@ -398,7 +346,7 @@ static void test_file_commit_and_abort(void **state)
  * failure surfaces at write or at the flush inside commit. */
 static void test_file_disk_full(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char p[200], tmpname[240];
 	struct outdir_file f;
 	struct fs_err err;
@@ -441,27 +389,27 @@ static void test_refuse_unmarked_manifests(void **state)
 		"\"tool\": \"fragsim\"\n",
 		"",
 	};
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256], p[300];
 	struct fs_err err;
 	struct outdir d;
 
-	assert_int_equal(mkdir(t->out, 0777), 0);
-	snprintf(p, sizeof(p), "%s/manifest.json", t->out);
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
 	for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
 		put_file(p, foreign[i]);
-		assert_int_equal(outdir_check(t->out, &err), FS_EINPUT);
+		assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
 		assert_non_null(strstr(err.msg, "is not a fragsim output"));
-		assert_int_equal(outdir_begin(&d, t->out, &err), FS_EINPUT);
-		assert_string_equal(err.file, t->out);
+		assert_int_equal(outdir_begin(&d, t->path, &err), FS_EINPUT);
+		assert_string_equal(err.file, t->path);
 		assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
-		assert_string_equal(listing(t->out, buf, sizeof(buf)), "manifest.json");
+		assert_string_equal(listing(t->path, buf, sizeof(buf)), "manifest.json");
 		if (foreign[i][0])
 			expect_text(p, foreign[i]);
 	}
 	/* The mark, among other members and pretty-printed, is enough. */
 	put_file(p, "{\n  \"case\": \"x\",\n  \"tool\": \"fragsim\",\n  \"files\": []\n}\n");
-	assert_int_equal(outdir_check(t->out, &err), FS_OK);
+	assert_int_equal(outdir_check(t->path, &err), FS_OK);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
@@ -471,7 +419,7 @@ static void test_refuse_unmarked_manifests(void **state)
  */
 static void test_check_first(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char deep[200], buf[256], p[300];
 	struct fs_err err;
 
@@ -481,14 +429,14 @@ static void test_check_first(void **state)
 	snprintf(p, sizeof(p), "%s/a/b", t->dir);
 	assert_string_equal(listing(p, buf, sizeof(buf)), "");
 
-	put_file(t->out, "a file");
-	assert_int_equal(outdir_check(t->out, &err), FS_EINPUT);
+	put_file(t->path, "a file");
+	assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
 	assert_string_equal(err.msg, "exists and is not a directory");
 	snprintf(p, sizeof(p), "%s/out/g", t->dir);
 	assert_int_equal(outdir_check(p, &err), FS_EINPUT);
 	assert_string_equal(err.msg, "is not a directory");
-	assert_string_equal(err.file, t->out);
-	assert_int_equal(unlink(t->out), 0);
+	assert_string_equal(err.file, t->path);
+	assert_int_equal(unlink(t->path), 0);
 
 	/* A parent we may not write to (root may write anywhere). */
 	if (geteuid() != 0) {
@@ -528,7 +476,7 @@ static void make_tree(const char *dir, const char *file)
  */
 static void test_sweep_stale(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	long dead = dead_pid();
 	char p[300], buf[512], want[512];
 	struct fs_err err;
@@ -537,7 +485,7 @@ static void test_sweep_stale(void **state)
 	make_tree(p, "q.npy.tmp.1");				/* swept */
 	/* An -old one beside an existing out is swept, not put back. */
 	snprintf(p, sizeof(p), "%s/.out.fragsim-old.%ld", t->dir, dead);
-	assert_int_equal(mkdir(t->out, 0777), 0);
+	assert_int_equal(mkdir(t->path, 0777), 0);
 	make_tree(p, "manifest.json");				/* swept */
 	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ld", t->dir, (long)getppid());
 	make_tree(p, "a");					/* alive: kept */
@@ -548,7 +496,7 @@ static void test_sweep_stale(void **state)
 	snprintf(p, sizeof(p), "%s/out.tmp.%ld", t->dir, dead);
 	make_tree(p, "a");					/* not our name */
 
-	assert_int_equal(outdir_check(t->out, &err), FS_OK);
+	assert_int_equal(outdir_check(t->path, &err), FS_OK);
 	{
 		/* what is left, in listing()'s name order (the pids decide it) */
 		char names[5][256];
@@ -660,24 +608,24 @@ static void expect_signal(int st, int sig)
  */
 static void test_kill_during_exchange(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256];
 
-	assert_int_equal(child_gen(t->out, 1, NULL, 0), 0);
-	assert_int_equal(whole_gen(t->out), 1);
+	assert_int_equal(child_gen(t->path, 1, NULL, 0), 0);
+	assert_int_equal(whole_gen(t->path), 1);
 
 	/* Killed with the new one written and synced, before the swap. */
-	expect_signal(child_gen(t->out, 2, "written", 0), SIGKILL);
-	assert_int_equal(whole_gen(t->out), 1);
+	expect_signal(child_gen(t->path, 2, "written", 0), SIGKILL);
+	assert_int_equal(whole_gen(t->path), 1);
 	assert_int_not_equal(strcmp(listing(t->dir, buf, sizeof(buf)), "out"), 0);
 
 	/* Killed right after the swap, the old one not yet removed. */
-	expect_signal(child_gen(t->out, 3, "exchanged", 0), SIGKILL);
-	assert_int_equal(whole_gen(t->out), 3);
+	expect_signal(child_gen(t->path, 3, "exchanged", 0), SIGKILL);
+	assert_int_equal(whole_gen(t->path), 3);
 
 	/* The next run sweeps both leftovers, and replaces again. */
-	assert_int_equal(child_gen(t->out, 4, NULL, 0), 0);
-	assert_int_equal(whole_gen(t->out), 4);
+	assert_int_equal(child_gen(t->path, 4, NULL, 0), 0);
+	assert_int_equal(whole_gen(t->path), 4);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
@@ -688,25 +636,25 @@ static void test_kill_during_exchange(void **state)
  */
 static void test_kill_during_fallback(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256];
 	struct fs_err err;
 
-	assert_int_equal(child_gen(t->out, 1, NULL, 1), 0);
-	assert_int_equal(child_gen(t->out, 2, NULL, 1), 0);
-	assert_int_equal(whole_gen(t->out), 2);
+	assert_int_equal(child_gen(t->path, 1, NULL, 1), 0);
+	assert_int_equal(child_gen(t->path, 2, NULL, 1), 0);
+	assert_int_equal(whole_gen(t->path), 2);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 
-	expect_signal(child_gen(t->out, 3, "moved-aside", 1), SIGKILL);
-	assert_int_equal(whole_gen(t->out), -1);
-	assert_int_equal(outdir_check(t->out, &err), FS_OK);
-	assert_int_equal(whole_gen(t->out), 2);
+	expect_signal(child_gen(t->path, 3, "moved-aside", 1), SIGKILL);
+	assert_int_equal(whole_gen(t->path), -1);
+	assert_int_equal(outdir_check(t->path, &err), FS_OK);
+	assert_int_equal(whole_gen(t->path), 2);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 
-	expect_signal(child_gen(t->out, 4, "published", 1), SIGKILL);
-	assert_int_equal(whole_gen(t->out), 4);
-	assert_int_equal(child_gen(t->out, 5, NULL, 1), 0);
-	assert_int_equal(whole_gen(t->out), 5);
+	expect_signal(child_gen(t->path, 4, "published", 1), SIGKILL);
+	assert_int_equal(whole_gen(t->path), 4);
+	assert_int_equal(child_gen(t->path, 5, NULL, 1), 0);
+	assert_int_equal(whole_gen(t->path), 5);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
@@ -717,11 +665,11 @@ static void test_kill_during_fallback(void **state)
  */
 static void test_kill_anywhere(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	unsigned seed = 12345;
 	int last = 0;
 
-	assert_int_equal(child_gen(t->out, 0, NULL, 0), 0);
+	assert_int_equal(child_gen(t->path, 0, NULL, 0), 0);
 	for (int round = 0; round < 40; round++) {
 		pid_t pid = fork();
 		int st, g;
@@ -729,7 +677,7 @@ static void test_kill_anywhere(void **state)
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			for (int i = 1;; i++)
-				if (write_gen(t->out, 1000 * (round + 1) + i))
+				if (write_gen(t->path, 1000 * (round + 1) + i))
 					_exit(1);
 		}
 		seed = seed * 1103515245u + 12345u;
@@ -737,7 +685,7 @@ static void test_kill_anywhere(void **state)
 		assert_int_equal(kill(pid, SIGKILL), 0);
 		assert_int_equal(waitpid(pid, &st, 0), pid);
 		expect_signal(st, SIGKILL);
-		g = whole_gen(t->out);
+		g = whole_gen(t->path);
 		assert_true(g >= last);		/* never older, never absent */
 		last = g;
 	}
@@ -749,14 +697,14 @@ static void test_kill_anywhere(void **state)
  */
 static void test_signal_removes_temp(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	char buf[256], p[OUTDIR_PATH_MAX];
 	pid_t pid;
 	int st;
 
-	assert_int_equal(child_gen(t->out, 1, NULL, 0), 0);
-	expect_signal(child_gen(t->out, 2, "written:TERM", 0), SIGTERM);
-	assert_int_equal(whole_gen(t->out), 1);
+	assert_int_equal(child_gen(t->path, 1, NULL, 0), 0);
+	expect_signal(child_gen(t->path, 2, "written:TERM", 0), SIGTERM);
+	assert_int_equal(whole_gen(t->path), 1);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 
 	/* ^C in the middle of writing a file: the write fails, the abort
@@ -767,7 +715,7 @@ static void test_signal_removes_temp(void **state)
 		struct outdir d;
 		struct outdir_file f;
 
-		if (outdir_begin(&d, t->out, NULL) ||
+		if (outdir_begin(&d, t->path, NULL) ||
 		    outdir_path(&d, "a.npy", p, sizeof(p), NULL) ||
 		    outdir_file_open(&f, p, NULL) ||
 		    outdir_file_write(&f, "half", 4, NULL))
@@ -780,11 +728,11 @@ static void test_signal_removes_temp(void **state)
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	expect_signal(st, SIGINT);
-	assert_int_equal(whole_gen(t->out), 1);
+	assert_int_equal(whole_gen(t->path), 1);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tmp_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
 {

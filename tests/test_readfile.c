@@ -15,32 +15,26 @@
 #include "../tools/readfile.h"
 #include "testutil.h"
 
-/* A fresh empty directory under /tmp; free() the name. */
+/* A fresh empty scratch directory; free() the name. */
 static char *temp_dir(void)
 {
-	char *d = strdup("/tmp/fragsim-test-XXXXXX");
+	char *d = malloc(64);
 
-	assert_non_null(mkdtemp(d));
+	assert_non_null(tu_scratch_new(d, 64, "readfile"));
 	return d;
 }
 
 static void put(const char *dir, const char *name, const char *text)
 {
 	char p[1024];
-	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	assert_non_null(f = fopen(p, "w"));
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(tu_put(p, text), 0);
 }
 
 static void rm_rf(const char *dir)
 {
-	char cmd[1100];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 /* fopen on a FIFO with no writer waited forever; now it is refused at
@@ -115,14 +109,13 @@ static void links_to_dot_list_each_case_once(void **state)
 /* The same through `fragsim check`: the case runs once, not 17 times. */
 static void check_runs_a_linked_case_once(void **state)
 {
-	char *d = temp_dir(), cmd[1200];
+	char *d = temp_dir();
 	struct run_result r;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "cd '%s' && cp cases/edge/constant-rows.yaml "
-		 "'%s/' && ln -s . '%s/self' && ln -s . '%s/again'", FRAGSIM_SRC,
-		 d, d, d);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("cd '%s' && cp cases/edge/constant-rows.yaml "
+			       "'%s/' && ln -s . '%s/self' && ln -s . '%s/again'",
+			       FRAGSIM_SRC, d, d, d), 0);
 	r = tu_run("check '%s'", d);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "1 passed, 0 failed"));

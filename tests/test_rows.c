@@ -199,11 +199,11 @@ static void diff_follows_rows(void **state)
 {
 	const char *pk = "cases/edge/decode-packed-rows-48-2.yaml";
 	const char *rep = "cases/edge/decode-gqa-48-2.yaml";
-	char dir[] = "/tmp/fragsim-rows-XXXXXX";
+	char dir[64];
 	struct run_result x;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "rows"));
 	x = tu_run("run %s --out %s/p", pk, dir);
 	assert_int_equal(x.status, 0);
 	tu_free(&x);
@@ -229,12 +229,7 @@ static void diff_follows_rows(void **state)
 	x = tu_run("check %s", pk);
 	assert_int_equal(x.status, 0);
 	tu_free(&x);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		assert_int_equal(system(cmd), 0);
-	}
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 static void bad_values(void **state)
@@ -275,5 +270,5 @@ int main(void)
 		cmocka_unit_test(bad_values),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("rows", tests, NULL, NULL);
 }

@@ -22,39 +22,12 @@
 
 #include "../sim/fs.h"
 #include "../tools/safetensors.h"
+#include "testutil.h"
 
-struct tmp {
-	char dir[64];
-	char path[128];	/* dir/g.safetensors */
-};
-
+/* t->path: dir/g.safetensors */
 static int tmp_setup(void **state)
 {
-	struct tmp *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return -1;
-	strcpy(t->dir, "/tmp/fragsim-st-XXXXXX");
-	if (!mkdtemp(t->dir)) {
-		free(t);
-		return -1;
-	}
-	snprintf(t->path, sizeof(t->path), "%s/g.safetensors", t->dir);
-	*state = t;
-	return 0;
-}
-
-static int tmp_teardown(void **state)
-{
-	struct tmp *t = *state;
-	char p[200];
-
-	unlink(t->path);
-	snprintf(p, sizeof(p), "%s/check.py", t->dir);
-	unlink(p);
-	rmdir(t->dir);	/* fails, and the test shows it, if litter is left */
-	free(t);
-	return 0;
+	return tu_scratch_setup(state, "st", "g.safetensors");
 }
 
 static unsigned char *slurp(const char *path, size_t *n)
@@ -112,7 +85,7 @@ static void build(struct safetensors *st)
 
 static void test_write_and_take_apart(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	static const struct { const void *p; size_t n; } data[] = {
 		{ f64, 16 }, { q8, 6 }, { &scalar, 4 }, { NULL, 0 }, { u8, 2 },
 	};
@@ -163,7 +136,7 @@ static void test_worked_example(void **state)
 		"\x38\0\0\0\0\0\0\0"
 		"{\"a\":{\"dtype\":\"I8\",\"shape\":[3],\"data_offsets\":[0,3]}}   "
 		"\x01\x02\x03";
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct safetensors st;
 	size_t three = 3, len;
 	unsigned char *b;
@@ -197,7 +170,7 @@ static void test_empty(void **state)
 
 static void test_builder_errors(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	size_t shape[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 	size_t huge[2] = { SIZE_MAX / 2, 3 };
 	struct safetensors st;
@@ -293,11 +266,9 @@ static const char py_check[] =
 
 static void test_python_reads_it(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct safetensors st;
-	char script[200], cmd[600];
-	FILE *f;
-	int rc;
+	char script[200];
 
 	if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
 		print_message("numpy not importable by /usr/bin/python3; skipped\n");
@@ -307,14 +278,8 @@ static void test_python_reads_it(void **state)
 	assert_int_equal(safetensors_write(&st, t->path, NULL), FS_OK);
 	safetensors_free(&st);
 	snprintf(script, sizeof(script), "%s/check.py", t->dir);
-	f = fopen(script, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(py_check, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s %s", script, t->path);
-	rc = system(cmd);
-	assert_true(WIFEXITED(rc));
-	assert_int_equal(WEXITSTATUS(rc), 0);
+	assert_int_equal(tu_put(script, py_check), 0);
+	assert_int_equal(tu_sh("/usr/bin/python3 %s %s", script, t->path), 0);
 }
 
 /* ---- reader ---------------------------------------------------------- */
@@ -351,7 +316,7 @@ static void expect_refused(const void *bytes, size_t len, const char *want)
  * arrays above, by name, with their dtypes, shapes and metadata. */
 static void test_read_back(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct safetensors st;
 	struct safetensors_file f;
 	struct npy_array a;
@@ -483,7 +448,7 @@ static void test_read_mutations(void **state)
 		0, ' ', '"', '\\', ',', ':', '[', ']', '{', '}', '-', '9', 'e',
 		0x80, 0xff,
 	};
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct safetensors st;
 	struct safetensors_file f;
 	unsigned char *b, *m;
@@ -538,7 +503,7 @@ static void test_read_deep_header(void **state)
 /* A FIFO is refused, not waited on (readfile_open). */
 static void test_read_fifo(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	struct safetensors_file f;
 	struct fs_err err;
 
@@ -555,23 +520,18 @@ static void test_read_fifo(void **state)
  */
 static void test_round_trip_through_diff(void **state)
 {
-	struct tmp *t = *state;
+	struct tu_scratch *t = *state;
 	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
-	char cmd[1024], st_path[200];
+	char st_path[200];
 	struct safetensors_file f;
 	const struct safetensors_entry *e;
 	struct fs_err err;
 	FILE *fp;
-	int rc;
 
-	snprintf(cmd, sizeof(cmd), "'%s' run '%s' --out %s/rt --format safetensors "
-		 ">/dev/null", FRAGSIM_BIN, c, t->dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' diff '%s' --dump %s/rt >/dev/null",
-		 FRAGSIM_BIN, c, t->dir);
-	rc = system(cmd);
-	assert_true(WIFEXITED(rc));
-	assert_int_equal(WEXITSTATUS(rc), 0);
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/rt --format safetensors "
+			       ">/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	assert_int_equal(tu_sh("'%s' diff '%s' --dump %s/rt >/dev/null",
+			       FRAGSIM_BIN, c, t->dir), 0);
 	snprintf(st_path, sizeof(st_path), "%s/rt/golden.safetensors", t->dir);
 	assert_int_equal(safetensors_read(st_path, &f, &err), FS_OK);
 	e = safetensors_find(&f, "acc");
@@ -582,24 +542,17 @@ static void test_round_trip_through_diff(void **state)
 	assert_int_equal(fputc(0x55, fp), 0x55);
 	assert_int_equal(fclose(fp), 0);
 	safetensors_file_free(&f);
-	snprintf(cmd, sizeof(cmd), "'%s' diff '%s' --dump %s >/dev/null",
-		 FRAGSIM_BIN, c, st_path);
-	rc = system(cmd);
-	assert_int_equal(WEXITSTATUS(rc), 1);
+	assert_int_equal(tu_sh("'%s' diff '%s' --dump %s >/dev/null",
+			       FRAGSIM_BIN, c, st_path), 1);
 	/* Two .safetensors in the directory: fragsim will not pick one. */
-	snprintf(cmd, sizeof(cmd), "cp %s %s/rt/other.safetensors && '%s' diff "
-		 "'%s' --dump %s/rt 2>%s/rt/err.txt", st_path, t->dir,
-		 FRAGSIM_BIN, c, t->dir, t->dir);
-	rc = system(cmd);
-	assert_int_equal(WEXITSTATUS(rc), 2);
-	snprintf(cmd, sizeof(cmd), "grep -q 'holds more than one .safetensors' "
-		 "%s/rt/err.txt", t->dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s/rt", t->dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("cp %s %s/rt/other.safetensors && '%s' diff "
+			       "'%s' --dump %s/rt 2>%s/rt/err.txt", st_path, t->dir,
+			       FRAGSIM_BIN, c, t->dir, t->dir), 2);
+	assert_int_equal(tu_sh("grep -q 'holds more than one .safetensors' "
+			       "%s/rt/err.txt", t->dir), 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tmp_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
 {

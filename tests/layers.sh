@@ -1,0 +1,90 @@
+#!/bin/sh
+# layers.sh - tools/check_layers.py's must-fail cases: each plants one
+# violation in a scratch copy of sim/, ref/ and tools/ and wants exit 1
+# and the line `file:line: rule: ...`; a clean copy must pass, and what
+# only looks like a violation (a comment, snprintf) must not be flagged.
+# Usage: layers.sh   (make check-layers runs it; exit 1 on a failed case)
+set -u
+cd "$(dirname "$0")/.."
+# the pyenv shim first on PATH costs a second a run
+if [ -x /usr/bin/python3 ]; then py=/usr/bin/python3; else py=${PYTHON:-python3}; fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fragsim-layers-XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fails=0; n=0
+
+fresh() {
+	rm -rf "$tmp/t"
+	mkdir -p "$tmp/t/sim" "$tmp/t/ref" "$tmp/t/tools"
+	cp sim/*.[ch] "$tmp/t/sim/" && cp ref/*.[ch] "$tmp/t/ref/" &&
+		cp tools/*.[ch] "$tmp/t/tools/"
+}
+
+# plant FILE TEXT RULE [K]: append TEXT to FILE, want RULE at its line
+# K (0: its first line).
+plant() {
+	n=$((n + 1))
+	fresh
+	line=1
+	if [ -f "$tmp/t/$1" ]; then line=$(($(wc -l <"$tmp/t/$1") + 1)); fi
+	line=$((line + ${4:-0}))
+	printf '%s\n' "$2" >>"$tmp/t/$1"
+	$py tools/check_layers.py "$tmp/t" >"$tmp/out" 2>&1
+	st=$?
+	if [ $st -ne 1 ] || ! grep -q "^$1:$line: $3: " "$tmp/out"; then
+		echo "layers.sh: FAIL $3 in $1 not caught (exit $st):"
+		cat "$tmp/out"
+		fails=$((fails + 1))
+	fi
+}
+
+# clean FILE TEXT: append TEXT to FILE, want exit 0.
+clean() {
+	n=$((n + 1))
+	fresh
+	printf '%s\n' "$2" >>"$tmp/t/$1"
+	if ! $py tools/check_layers.py "$tmp/t" >"$tmp/out" 2>&1; then
+		echo "layers.sh: FAIL flagged what is allowed in $1:"
+		cat "$tmp/out"
+		fails=$((fails + 1))
+	fi
+}
+
+fn='void planted(void)
+{'
+clean sim/mmac.c '/* a comment may say printf("x") and stdout */'
+clean sim/mmac.c "$fn
+	char b[8];
+	snprintf(b, sizeof(b), \"%d\", 1);
+}"
+clean tools/cmd_show.c "$fn
+	printf(\"the CLI prints\\n\");
+}"
+plant sim/mmac.c '#include "../ref/ref.h"' sim-includes-ref-or-tools
+plant sim/fs.h '#include "../tools/npy.h"' sim-includes-ref-or-tools
+plant ref/dot.c '#include "../tools/json.h"' ref-includes-tools
+plant ref/ref.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
+plant ref/compare.c '#include "../sim/tile_fast.h"' ref-compare-includes-sim
+# a new file of the oracle is held to the oracle's list
+plant ref/new.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
+plant tools/npy.c '#include "cli.h"' library-includes-cli
+plant sim/probe.c '#include "../tools/report.h"' sim-includes-ref-or-tools
+plant tools/golden.c '#include "lmprint.h"' library-includes-cli
+plant sim/quant.c "$fn
+	fprintf(stderr, \"x\");
+}" pure-does-io 2
+plant ref/ref.c "$fn
+	fwrite(\"x\", 1, 1, NULL);
+}" pure-does-io 2
+plant tools/npy.c "$fn
+	puts(\"x\");
+}" library-prints 2
+# An exception excuses its functions, not the whole file.
+plant tools/case.c "$fn
+	fputs(\"x\", stderr);
+}" library-prints 2
+
+if [ $fails -ne 0 ]; then
+	echo "layers.sh: $fails of $n cases failed"
+	exit 1
+fi
+echo "layers.sh: $n cases, the checker catches every planted violation"

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""check_layers.py - the layering rules of sim/, ref/ and tools/, checked.
+
+Usage: tools/check_layers.py [-v] [ROOT]  (make check-layers; ROOT: .)
+       -v also lists each line a known exception excuses
+
+The layers (README.md, "Layout of the source"): sim/ is the pure emulation (no I/O, no
+printing); ref/ is the independent oracle, which may share sim/'s plain
+types but not its mapping or addressing code; tools/ is I/O, split into
+the library (what runs a case, reads and writes files) and the command
+line (main, the commands, what they print). Only the command line
+prints.
+
+Each rule below is one row: a name, the files it applies to, and what
+those files must not do. A violation prints as
+
+    file:line: rule: text
+
+and the exit status is 1 (0 when there is none, 2 on bad usage). Known
+exceptions sit in one table, EXCEPTIONS, each with its reason: when the
+code they excuse is gone, delete the row and the rule is whole. Only
+the standard library: this runs wherever make does.
+"""
+
+import fnmatch
+import glob
+import os
+import re
+import sys
+
+# The command line of tools/: everything else in tools/*.[ch] is the
+# library. One row, so splitting tools/ changes this line only.
+CLI = ["tools/main.c", "tools/cli.[ch]", "tools/cmds.h", "tools/cmd_*.c",
+       "tools/report.[ch]", "tools/lmprint.[ch]"]
+
+# The CLI headers, as a library file would include them.
+CLI_HEADERS = r'(^|/)(cli|cmds|report|lmprint)\.h$'
+
+# sim/ headers the oracle (ref/ but compare) may include: plain types.
+REF_ORACLE_SIM = r'^\.\./sim/(case|inputs)\.h$'
+# compare.[ch] reads the sim's result (attn.h, fs.h) and walks its
+# accumulators in register order (lanemap.h); it computes nothing the
+# oracle needs, so the oracle stays independent of the mapping code.
+REF_COMPARE_SIM = r'^\.\./sim/(attn|case|fs|inputs|lanemap)\.h$'
+
+# Calls that write text, or any bytes, to a stream.
+TEXT_OUT = (r'\b(printf|vprintf|fprintf|vfprintf|dprintf|puts|fputs|'
+            r'putchar|fputc|putc|perror)\s*\(|\b(stdout|stderr)\b')
+ANY_OUT = TEXT_OUT + r'|\bfwrite\s*\('
+
+# (name, files, kind, pattern): kind "include" matches the path of each
+# #include "..." line, "include-not" flags an include of a sim/ header
+# that does NOT match (an allow list), "code" matches code with the
+# comments and string literals blanked out.
+RULES = [
+    ("sim-includes-ref-or-tools", ["sim/*.[ch]"], "include",
+     r'(^|/)(ref|tools)/'),
+    ("ref-includes-tools", ["ref/*.[ch]"], "include", r'(^|/)tools/'),
+    ("ref-oracle-includes-sim", ["ref/*.[ch]", "!ref/compare.[ch]"],
+     "include-not", REF_ORACLE_SIM),
+    ("ref-compare-includes-sim", ["ref/compare.[ch]"], "include-not",
+     REF_COMPARE_SIM),
+    ("library-includes-cli", ["sim/*.[ch]", "ref/*.[ch]", "LIB"],
+     "include", CLI_HEADERS),
+    ("pure-does-io", ["sim/*.[ch]", "ref/*.[ch]"], "code", ANY_OUT),
+    ("library-prints", ["LIB"], "code", TEXT_OUT),
+]
+
+# Known exceptions: (rule, file pattern, where, why). `where` is a
+# regular expression matched against "FUNCTION: LINE" (FUNCTION: the
+# definition the line is in, empty outside one).
+EXCEPTIONS = [
+    ("library-includes-cli", "tools/runcase.c", r'"cli\.h"',
+     "cli_seconds() times the pipeline's stages; a clock belongs in the "
+     "library"),
+    ("library-prints", "tools/case*.c",
+     r'^(case_print|print_double|print_str|print_tensor|print_seq):',
+     "case_print() and its helpers render a resolved case as YAML for "
+     "`fragsim show`, to the FILE* they are given; that is the command's"),
+]
+
+
+def files_of(root, patterns):
+    """The files under root that the patterns name, sorted; LIB is
+    tools/*.[ch] less the CLI, !PATTERN takes files out."""
+    out = set()
+    for p in patterns:
+        if p.startswith("!"):
+            out = {f for f in out if not fnmatch.fnmatch(f, p[1:])}
+        elif p == "LIB":
+            for f in glob.glob(os.path.join(root, "tools/*.[ch]")):
+                rel = os.path.relpath(f, root)
+                if not any(fnmatch.fnmatch(rel, c) for c in CLI):
+                    out.add(rel)
+        else:
+            out.update(os.path.relpath(f, root)
+                       for f in glob.glob(os.path.join(root, p)))
+    return sorted(out)
+
+
+# A comment, or a string or character literal (escapes inside).
+LEXEME = re.compile(r'/\*.*?(\*/|\Z)|//[^\n]*|"(\\.|[^"\\\n])*"?|'
+                    r"'(\\.|[^'\\\n])*'?", re.S)
+
+
+def blank_comments(text):
+    """The text with comments, string and character literals replaced
+    by spaces (newlines kept, so line numbers hold; quotes kept)."""
+    def blank(m):
+        s = m.group(0)
+        if s[0] in "\"'":
+            return s[0] + re.sub(r'[^\n]', ' ', s[1:-1]) + s[-1]
+        return re.sub(r'[^\n]', ' ', s)
+    return LEXEME.sub(blank, text)
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# A function definition starts in column 0 (STYLE.md's kernel style):
+# "enum fs_rc case_load(const char *path, ..." with no ';' after it.
+DEFINITION = re.compile(r'^[A-Za-z_][^;(]*?\b(\w+)\s*\([^;]*$')
+
+
+def violations(root):
+    found, cache = [], {}
+    for name, pats, kind, pattern in RULES:
+        rx = re.compile(pattern)
+        for f in files_of(root, pats):
+            if f not in cache:
+                with open(os.path.join(root, f), encoding="utf-8") as fp:
+                    text = fp.read()
+                cache[f] = (text.split("\n"),
+                            blank_comments(text).split("\n"))
+            lines, code = cache[f]
+            func = ""
+            for no, line in enumerate(lines, 1):
+                d = DEFINITION.match(code[no - 1])
+                if d:
+                    func = d.group(1)
+                if kind == "code":
+                    bad = rx.search(code[no - 1])
+                else:
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    if kind == "include":
+                        bad = rx.search(m.group(1))
+                    else:
+                        bad = (m.group(1).startswith("../sim/")
+                               and not rx.search(m.group(1)))
+                if bad:
+                    found.append((f, no, name, line.strip(), func))
+    return found
+
+
+def excuse(v):
+    """The index in EXCEPTIONS of the row that excuses v, or None."""
+    f, _, rule, text, func = v
+    for i, (r, ef, where, _) in enumerate(EXCEPTIONS):
+        if rule == r and fnmatch.fnmatch(f, ef) and \
+                re.search(where, func + ": " + text):
+            return i
+    return None
+
+
+def main(argv):
+    args = argv[1:]
+    verbose = args[:1] == ["-v"]
+    if verbose:
+        args = args[1:]
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        sys.stderr.write("usage: check_layers.py [-v] [ROOT]\n")
+        return 2
+    root = args[0] if args else "."
+    if not os.path.isdir(os.path.join(root, "sim")):
+        sys.stderr.write("check_layers.py: error: %s: no sim/ directory\n"
+                         % root)
+        return 2
+    found = violations(root)
+    bad = [v for v in found if excuse(v) is None]
+    used = {excuse(v) for v in found}
+    if verbose:
+        for v in found:
+            if excuse(v) is not None:
+                print("%s:%d: %s: %s (known exception)" % v[:4])
+    for i, (rule, ef, _, why) in enumerate(EXCEPTIONS):
+        if i not in used:
+            print("check-layers: note: the %s exception for %s excuses "
+                  "nothing now: delete it" % (rule, ef))
+    for f, no, rule, text, _ in bad:
+        print("%s:%d: %s: %s" % (f, no, rule, text))
+    if bad:
+        print("check-layers: %d violation(s)" % len(bad))
+        return 1
+    print("check-layers: %d rules, no violation (%d line(s) excused by "
+          "%d known exception(s))" % (len(RULES), len(found), len(used)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
