@@ -31,7 +31,7 @@ import sys
 # The command line of tools/: everything else in tools/*.[ch] is the
 # library. One row, so splitting tools/ changes this line only.
 CLI = ["tools/main.c", "tools/cli.[ch]", "tools/cmds.h", "tools/cmd_*.c",
-       "tools/report.[ch]", "tools/lmprint.[ch]"]
+       "tools/report.[ch]", "tools/lmprint.[ch]", "tools/lmbasis.c"]
 
 # The CLI headers, as a library file would include them.
 CLI_HEADERS = r'(^|/)(cli|cmds|report|lmprint)\.h$'
