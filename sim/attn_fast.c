@@ -1,11 +1,12 @@
 /*
- * attn_fast.c - the executor fast path (see attn_int.h for why it gives
- * the scalar executor's bytes): per unit, K read in place from the paged
+ * attn_fast.c - the fast executor (see attn_fast.h for why it gives the
+ * scalar executor's bytes): per unit, K read in place from the paged
  * cache, QK^T as int32 dot products, scores and softmax in the scalar
  * order with the exps ahead, PV over d; the vector kernels are
- * sim/tile_fast.c's.
+ * sim/tile_fast.h's. It calls attn_common.c for the layout and the
+ * merge, never the driver (attn.c) or the scalar executor (attn_spec.c).
  */
-#include "attn_int.h"
+#include "attn_fast.h"
 
 #include <math.h>
 #include <stdlib.h>
