@@ -137,8 +137,7 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / 16;
 
 	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
-		*kp = &kc[(((size_t)attn_block(k, u->s, kb) * k->Hkv + g) * C) *
-			  k->BS * 16 + (size_t)(kb % k->BS) * 16];
+		*kp = &kc[attn_k_offset(k, attn_block(k, u->s, kb), g, kb, 0)];
 		return (size_t)k->BS * 16;
 	}
 	for (int n = 0; n < k->N; n++) {
@@ -148,8 +147,8 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 			int8_t *dst = &kst[((size_t)c * k->N + n) * 16];
 
 			if (tok / k->BS < nblk)
-				memcpy(dst, &kc[((((size_t)attn_block(k, u->s, tok) * k->Hkv + g) *
-						 C + c) * k->BS + tok % k->BS) * 16], 16);
+				memcpy(dst, &kc[attn_k_offset(k, attn_block(k, u->s, tok), g,
+							      tok, c * 16)], 16);
 			else
 				memset(dst, 0, 16);
 		}
@@ -166,7 +165,9 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 
 	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > 64)
 		return;
-	a = ((size_t)attn_block(k, u->s, kb) * k->Hkv + attn_kv_head(k, u)) * bytes;
+	/* Block and head start at the same offset in K and in int8 V: each
+	 * holds D * BS bytes per (block, head). */
+	a = attn_k_offset(k, attn_block(k, u->s, kb), attn_kv_head(k, u), 0, 0);
 	kp = &k->in->k_cache[a];
 	vp = &k->in->v_cache_i8[a];
 	for (size_t i = 0; i < bytes; i += 64) {

@@ -101,6 +101,22 @@ static inline int attn_block(const struct kern *k, int s, int tok)
 }
 
 /*
+ * Where K[tok][g][dim] lives in k_cache, [NB][Hkv][D/16][BS][16]
+ * (inputs.h), blk being tok's physical block (attn_block): byte
+ * dim % 16 of chunk dim / 16 of slot tok % BS of kv head g of block blk.
+ * The one place sim/ derives it; ref/ keeps its own on purpose, as the
+ * independent check. Example (Hkv 4, D 256, BS 16): blk 9, g 2, tok 37,
+ * dim 100 is (((9*4 + 2)*16 + 6)*16 + 5)*16 + 4 = 157268.
+ */
+static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
+				   int dim)
+{
+	return ((((size_t)blk * k->Hkv + g) * (k->D / INPUTS_K_CHUNK) +
+		 dim / INPUTS_K_CHUNK) * k->BS + tok % k->BS) * INPUTS_K_CHUNK +
+	       dim % INPUTS_K_CHUNK;
+}
+
+/*
  * Where key tok's V column lives: element d is base[d * stride] (stride
  * BS; 0 for the poison column of a block outside the pool), times scale
  * for int8 V (NULL for float V). Looked up once per key, not per element.

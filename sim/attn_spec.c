@@ -90,10 +90,9 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 		/* dims past those loaded: the zero padding of the last K-step */
 		if (tok / k->BS < nblk && dim < k->dims) {
 			int blk = attn_block(k, u->s, tok);
-			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
-				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
 
-			v = blk < 0 ? INPUTS_POISON : in->k_cache[a];
+			v = blk < 0 ? INPUTS_POISON :
+				      in->k_cache[attn_k_offset(k, blk, g, tok, dim)];
 		}
 		reg[slot] = (uint8_t)v;
 	}
