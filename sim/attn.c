@@ -273,7 +273,7 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
  * number of failures; *bad counts replica disagreements.
  */
 static int run_units(const struct kern *k, const struct unit *units,
-		     size_t nunits, int fast, enum tile_isa isa, int maxrt,
+		     size_t nunits, int fast, const struct tile_ops *ops, int maxrt,
 		     long *badp)
 {
 	const struct fs_case *c = k->c;
@@ -294,7 +294,7 @@ static int run_units(const struct kern *k, const struct unit *units,
 		} else {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++)
-				if (fast ? attn_fast_unit(k, &units[i], isa, &x, &f) :
+				if (fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
 			attn_scratch_free(&x);
@@ -326,7 +326,7 @@ struct segpiece {
  * barriers. Returns the number of failures.
  */
 static int fast_split(const struct kern *k, const struct unit *units,
-		      size_t nunits, enum tile_isa isa, int maxrt)
+		      size_t nunits, const struct tile_ops *ops, int maxrt)
 {
 	/* States of the G distinct rows only (attn_fast_segs' stride). */
 	size_t R = (size_t)k->G, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
@@ -384,7 +384,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
 				for (size_t p = p0[i]; p < p0[i + 1]; p++)
-					if (attn_fast_segs(k, &units[i], isa, pc[p].sg0, pc[p].sg1,
+					if (attn_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
 							   pc[p].tile0, sts, &x, &f))
 						failed++;
 				/* the barrier above: every state of unit i is written */
@@ -412,7 +412,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	long bad = 0;
 	int failed, maxrt = 1, fast;
 	enum attn_exec want = opts ? opts->exec : ATTN_EXEC_AUTO;
-	enum tile_isa isa = TILE_PORTABLE;
+	const struct tile_ops *ops = tile_ops_of(TILE_PORTABLE);
 	unsigned drop = opts ? opts->drop : 0;
 	enum fs_rc rc;
 
@@ -447,14 +447,16 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	}
 	if (want != ATTN_EXEC_SCALAR && want != ATTN_EXEC_AUTO &&
 	    want != ATTN_EXEC_PORTABLE) {
-		isa = want == ATTN_EXEC_AVX2 ? TILE_AVX2 : TILE_AVX512;
-		if (!tile_isa_supported(isa)) {
+		enum tile_isa isa = want == ATTN_EXEC_AVX2 ? TILE_AVX2 : TILE_AVX512;
+
+		ops = tile_ops_of(isa);
+		if (!ops) {
 			c_row_slots_free(&k);
 			return fs_fail(err, FS_EINPUT, "exec %s: this CPU does not have it",
 				       tile_isa_name(isa));
 		}
 	} else if (want == ATTN_EXEC_AUTO) {
-		isa = tile_isa_best();
+		ops = tile_ops_best();
 	}
 	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
 	       k.hw == lm && k.M <= 16 &&
@@ -553,15 +555,15 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		r->distinct_rows = c->mode == MODE_DECODE ? distinct : k.M;
 	}
 
-	r->exec = fast ? tile_isa_name(isa) : "scalar";
+	r->exec = fast ? ops->name : "scalar";
 
 	/* Decode with fewer units than threads: split the units' split-K
 	 * segments over the threads instead (fast_split). */
 	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
-		failed = fast_split(&k, units, nunits, isa, maxrt);
+		failed = fast_split(&k, units, nunits, ops, maxrt);
 	else
-		failed = run_units(&k, units, nunits, fast, isa, maxrt, &bad);
+		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad);
 	free(units);
 	c_row_slots_free(&k);
 	r->replica_mismatch = bad;

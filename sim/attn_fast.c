@@ -204,13 +204,13 @@ static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int k
 }
 
 /* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
-static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
+static void stage_v(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 		    int kb, int nv, struct fscratch *f)
 {
 	const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
 
 	if (v8) {
-		tile_vconv(isa, v8, k->BS, k->D, k->N, f->vsc, f->vn);
+		ops->vconv(v8, k->BS, k->D, k->N, f->vsc, f->vn);
 		return;
 	}
 	for (int n = 0; n < nv; n++) {
@@ -329,7 +329,7 @@ static void fast_scores_out(const struct kern *k, const struct unit *u,
  * sums in slot order. P in f->ex, vis in f->vis; returns the updated rows.
  */
 static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
-				   enum tile_isa isa, const struct row *rows,
+				   const struct tile_ops *ops, const struct row *rows,
 				   int m0, int gn, const int32_t *dot,
 				   size_t kstride, int kb, int hi, float *gm,
 				   float *gl, float *alpha, struct fscratch *f)
@@ -398,7 +398,7 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
 			for (int n = 0; n < N; n++)
 				f->ex[i * N + n] = -INFINITY;
 		}
-	tile_exp(isa, f->ex, gn * N + gn);
+	ops->exp(f->ex, gn * N + gn);
 	for (int i = 0; i < gn; i++)
 		alpha[i] = (upd >> i & 1) && gm_old[i] != -INFINITY ? f->ex[gn * N + i] :
 			   (upd >> i & 1) ? 0.0f : 1.0f;
@@ -436,7 +436,7 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
  * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
  */
 static void fast_group_tile(const struct kern *k, const struct unit *u,
-			    enum tile_isa isa, const struct row *rows, int m0, int gn,
+			    const struct tile_ops *ops, const struct row *rows, int m0, int gn,
 			    const int32_t *dot, size_t kstride, int kb, int hi,
 			    float *ot, float *gm, float *gl, struct fscratch *f,
 			    int *vstaged, int fuse)
@@ -456,7 +456,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 			sq[i] = rows[i].sq;
 			valid |= (uint16_t)(rows[i].valid << i);
 		}
-		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
+		ops->scores16(gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
 			      lo16, hi16, f->ws);
 		/* Soft cap and ALiBi: the scalar executor's call, per visible
 		 * score, so the same bits (a plain loop: they are rare). */
@@ -466,10 +466,10 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 							       rows[i].qh,
 							       kb + n - rows[i].q_pos);
 		fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
-		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
+		upd = ops->softmax16(gn, valid, &k->ord, f->ws, f->ex, gm, gl,
 				     alpha, f->vis);
 	} else {
-		upd = fast_softmax_slots(k, u, isa, rows, m0, gn, dot, kstride, kb, hi,
+		upd = fast_softmax_slots(k, u, ops, rows, m0, gn, dot, kstride, kb, hi,
 					 gm, gl, alpha, f);
 	}
 	if (!upd)
@@ -479,20 +479,20 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 		const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
 
 		if (v8) {
-			tile_pv_i8(isa, ot, gn, k->D, v8, k->BS, f->vsc, f->ex, f->vis,
+			ops->pv_i8(ot, gn, k->D, v8, k->BS, f->vsc, f->ex, f->vis,
 				   upd, alpha, f->vn);
 			return;
 		}
 	}
 	if (!*vstaged && nv > 0) {
-		stage_v(k, u, isa, kb, nv, f);
+		stage_v(k, u, ops, kb, nv, f);
 		*vstaged = 1;
 	}
-	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
+	ops->pv(ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
 }
 
 int attn_fast_segs(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, int sg0, int sg1, size_t tile,
+		   const struct tile_ops *ops, int sg0, int sg1, size_t tile,
 		   struct rstate *sts, struct scratch *x, struct fscratch *f)
 {
 	struct attn_result *r = k->r;
@@ -556,7 +556,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 					qk_ksteps(k, q, gn, kt, cstride,
 						  &f->dot[(size_t)j * 16 * N], kstride);
 				else
-					tile_qk(isa, q, &f->qsum[j * 16], gn, kt, cstride, N,
+					ops->qk(q, &f->qsum[j * 16], gn, kt, cstride, N,
 						k->D, &f->dot[(size_t)j * 16 * N]);
 			}
 			/* The C registers of each executed tile, in the scalar order. */
@@ -583,7 +583,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 
 				if (!(dec ? f->needed[0] : f->needed[j]))
 					continue;
-				fast_group_tile(k, u, isa, &x->rows[dec ? g0 : j * k->M],
+				fast_group_tile(k, u, ops, &x->rows[dec ? g0 : j * k->M],
 						dec ? g0 : 0, gn,
 						&f->dot[(size_t)g0 * N], kstride, kb, hi,
 						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
@@ -627,9 +627,9 @@ void attn_fast_merge(const struct kern *k, const struct unit *u,
 }
 
 int attn_fast_unit(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, struct scratch *x, struct fscratch *f)
+		   const struct tile_ops *ops, struct scratch *x, struct fscratch *f)
 {
-	if (attn_fast_segs(k, u, isa, 0, case_segments_of(k->c, u->s), u->tile0,
+	if (attn_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0,
 			   x->st, x, f))
 		return -1;
 	attn_fast_merge(k, u, x->st, x, 0, u->nrt * k->M);

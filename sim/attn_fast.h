@@ -71,7 +71,7 @@ int attn_fast_rows_agree(const struct kern *k);
  * split of the segments gives the same bytes.
  */
 int attn_fast_segs(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, int sg0, int sg1, size_t tile,
+		   const struct tile_ops *ops, int sg0, int sg1, size_t tile,
 		   struct rstate *sts, struct scratch *x, struct fscratch *f);
 /* Merge a unit's rows i0 .. i1 - 1 from their segment states (segment
  * order); rows past the unit's are ignored. */
@@ -79,6 +79,6 @@ void attn_fast_merge(const struct kern *k, const struct unit *u,
 		     struct rstate *sts, struct scratch *x, int i0, int i1);
 /* One unit on the fast path: segs over all segments, then merge. */
 int attn_fast_unit(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, struct scratch *x, struct fscratch *f);
+		   const struct tile_ops *ops, struct scratch *x, struct fscratch *f);
 
 #endif
