@@ -5,17 +5,20 @@
  * each), numbers their tiles, allocates the results, picks an executor
  * and runs the units on OpenMP threads.
  *
- * The files of the emulated kernel, each calling only those below it
- * (no file calls or includes one above it; docs/design-sim.md):
+ * The files of the emulated kernel, each calling and including only
+ * those below it (docs/design-sim.md):
  *
- *   attn.c         driver and thread scheduler (this file)
- *     |        \
- *   attn_spec.c   attn_fast.c    scalar executor (the specification);
- *     |        \   |      \     fast executor
- *     |         \  |     tile_fast.c -> tile_generic.c, tile_avx2.c,
- *     |          \ |                    tile_avx512.c (vector kernels)
- *   mmac.c     attn_common.c     the instruction; what both executors
- *                                share (block walk, scales, merge)
+ *   attn.c                   driver and thread scheduler (this file)
+ *    |-> attn_spec.c         the scalar executor: the specification
+ *    |    |-> mmac.c         the instruction, lane by lane
+ *    |    '-> attn_common.c
+ *    |-> attn_fast.c         the fast executor: the same bytes
+ *    |    |-> attn_common.c
+ *    |    '-> tile_fast.c    one table of vector kernels, chosen once
+ *    |         |-> cpu.h     which vector extensions this CPU has
+ *    |         '-> tile_generic.c, tile_avx2.c, tile_avx512.c
+ *    '-> attn_common.c       what both executors share: rows, masks,
+ *                            block walk, K offset, scales, merge
  *
  * Executors. The scalar executor is the definition; the fast one runs
  * only the correct kernel on its own map and gives the same bytes
@@ -284,7 +287,7 @@ static int run_units(const struct kern *k, const struct unit *units,
 	{
 		struct scratch x;
 		struct fscratch f;
-		int ng = c->mode == MODE_DECODE ? (k->G + 15) / 16 : maxrt;
+		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
 
 		if (attn_scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
 			failed++;
@@ -377,7 +380,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 
 		if (attn_scratch_alloc(k, maxrt, 1, &x)) {
 			failed++;
-		} else if (attn_fast_alloc(k, (k->G + 15) / 16, maxrt, &f)) {
+		} else if (attn_fast_alloc(k, (k->G + TILE_ROWS - 1) / TILE_ROWS, maxrt, &f)) {
 			attn_scratch_free(&x);
 			failed++;
 		} else {
@@ -459,7 +462,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		ops = tile_ops_best();
 	}
 	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
-	       k.hw == lm && k.M <= 16 &&
+	       k.hw == lm && k.M <= TILE_ROWS &&
 	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
 	if (fast)
 		attn_fast_order(&k);

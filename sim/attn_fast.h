@@ -39,27 +39,28 @@
  *     once, attn_fast_rows_agree, else the scalar executor runs) every state
  *     is the same, so only the G distinct rows are computed and
  *     replica_mismatch is 0 by construction.
- * Rows are processed in groups of at most 16 (the lanes of tile_pv):
- * decode the distinct rows, prefill one row tile each.
+ * Rows are processed in groups of at most TILE_ROWS (16: the bits of the
+ * vector kernels' row masks): decode the distinct rows, prefill one row
+ * tile each.
  */
 struct fscratch {
 	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
-	int8_t *qb;		/* [ng][16][D] */
-	int32_t *qsum;		/* [ng][16] */
-	int32_t *dot;		/* [ksteps_in_acc][ng][16][N] */
+	int8_t *qb;		/* [ng][TILE_ROWS][D] */
+	int32_t *qsum;		/* [ng][TILE_ROWS] */
+	int32_t *dot;		/* [ksteps_in_acc][ng][TILE_ROWS][N] */
 	int32_t *creg;		/* [ksteps_in_acc][slots] */
-	float *ws, *ex;		/* [16][N]: scores; exps (P), then the alphas */
+	float *ws, *ex;		/* [TILE_ROWS][N]: scores; exps (P), then the alphas */
 	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
 	float *vn;		/* [N][D] */
 	float *ksc, *vsc;	/* [ksteps][N], [N] */
-	float *ot;		/* [ng][16][D] */
-	float *gm, *gl;		/* [ng][16] */
+	float *ot;		/* [ng][TILE_ROWS][D] */
+	float *gm, *gl;		/* [ng][TILE_ROWS] */
 	int *needed;		/* [nrt] */
 };
 
 int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f);
 void attn_fast_free(struct fscratch *f);
-/* Fill k->ord, k->ord_ok: do all C rows sum 16 columns in one order? */
+/* Fill k->ord, k->ord_ok: do all C rows sum TILE_KEYS columns in one order? */
 void attn_fast_order(struct kern *k);
 /* Do decode's replica rows sum their slots in their primary's order? */
 int attn_fast_rows_agree(const struct kern *k);
