@@ -12,16 +12,16 @@
 #include "tile_fast.h"
 
 /*
- * The fast path (attn_fast.c): the same unit, for the correct kernel on its own
- * hardware map, with the register round trip taken out.
+ * The fast path (attn_fast.c): the same unit, for the correct kernel on
+ * its own hardware map, with the register round trip taken out.
  *
  * Why it gives the scalar executor's bytes:
  *   - For the correct kernel, load_q/load_k put A[m][kk] = Qq[row m][dim]
  *     and B[kk][n] = K[key kb + n][dim] into the registers through lm, and
  *     mmac_read reads them back through the same map (hw == lm): the
  *     identity on the matrices. So C = Q K^T exactly, computed here as
- *     int32 dot products (tile_qk), and the C registers kept in acc are the
- *     profile's scatter of C (attn_acc_store). K is staged from the paged
+ *     int32 dot products (the qk kernel), and the C registers kept in acc
+ *     are the profile's scatter of C (attn_acc_store). K is staged from the paged
  *     cache under load_k's rule: a key inside the last block loads its
  *     slot, a key past the block table loads 0.
  *   - Scores, masks and the workspace column are the profile's column,
@@ -29,11 +29,12 @@
  *     f32 products in the same order.
  *   - Softmax walks each row's slots in the scalar order (rowslots: the
  *     max, then p summed in register order within a lane, lanes in
- *     order); only the exps are computed ahead, by tile_exp, which is
- *     fs_expf bit for bit.
+ *     order); only the exps are computed ahead, by the exp kernel, which
+ *     is fs_expf bit for bit.
  *   - PV: per (row, d) the same o * alpha, then o + p * vf per visible
- *     key in key order (tile_pv); vf = (float)v * v_scale is a function of
- *     the key alone, so computing it once per tile changes nothing.
+ *     key in key order (the pv kernel); vf = (float)v * v_scale is a
+ *     function of the key alone, so computing it once per tile changes
+ *     nothing.
  *   - Decode: rows r and r' with the same q head have the same Q, so the
  *     same C row, scores, masks; if their slot orders also agree (checked
  *     once, attn_fast_rows_agree, else the scalar executor runs) every state

@@ -385,7 +385,7 @@ pv_i8_rows6(float *o, int D, int r0, int rb, int c0, const int8_t *vt,
 }
 
 /*
- * tile_pv_i8: V transposed to [key][d] bytes once (vt16), then rows in
+ * pv_i8: V transposed to [key][d] bytes once (vt16), then rows in
  * sixes over 64 d at a time, converting in registers. Per (row, d) the
  * operations and their order are pv_c's: o * alpha, then o + p * vf per
  * visible key in key order (a masked add skips a key exactly).
