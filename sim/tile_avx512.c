@@ -6,6 +6,10 @@
  * shape has no AVX-512 code (N other than 16 keys, D not a multiple of
  * 16 or 64) an entry runs the plain C body or the generic function.
  *
+ * The 16s of this file are the 16 floats (or dwords) of one zmm register,
+ * which hold the TILE_KEYS keys of a tile or the TILE_ROWS rows of a row
+ * group (tile_fast.h); the kernels are written for that width.
+ *
  * Why the results are the generic build's bits:
  *   qk        integer sums: any order gives the same int32. vpdpbusd
  *             multiplies u8 x s8, 4 products per dword: with k' = k + 128
@@ -29,6 +33,9 @@
 #include "fexp.h"
 
 #define AVX512 "avx512f,avx512bw,avx512vl,avx512vnni"
+
+_Static_assert(TILE_ROWS == 16 && TILE_KEYS == 16,
+	       "one zmm register holds a tile's keys or a row group's rows");
 
 /* 16 x 16 floats: r[i][j] becomes r[j][i]. */
 __attribute__((target(AVX512), always_inline))
@@ -150,18 +157,21 @@ scores16_avx512(int R, const int32_t *dot, const float *sq, const float *ksc,
 }
 
 /*
- * softmax16_c on 16 lanes: the max per row as a vector reduction (no NaN
- * in it, so any order gives the same value; a 0 result is redone in slot
- * order for its sign), the exps of all rows and the alphas in one
- * exp_avx512 call, then P transposed so that lane r sums row r: the
- * sequence of adds per lane is the scalar one.
+ * The generic softmax16 on 16 lanes: the max per row as a vector
+ * reduction (no NaN in it, so any order gives the same value; a 0 result
+ * is redone in slot order for its sign), the exps of all rows and the
+ * alphas in one exp_avx512 call, then P transposed so that lane r sums
+ * row r: the sequence of adds per lane is the scalar one. ex holds the
+ * rows' exps, [TILE_ROWS][TILE_KEYS], then the TILE_ROWS alphas at EX_ALPHA.
  */
+#define EX_ALPHA (TILE_ROWS * TILE_KEYS)
+
 __attribute__((target(AVX512))) static uint16_t
 softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
 		 const float *ws, float *p, float *m, float *l, float *alpha,
 		 uint16_t *vis)
 {
-	float ex[17 * 16], mold[16], sums[16];
+	float ex[EX_ALPHA + TILE_ROWS], mold[TILE_ROWS], sums[TILE_ROWS];
 	__m512 pr[16], sum = _mm512_setzero_ps(), part = _mm512_setzero_ps();
 	const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
 	uint32_t rv[16];
@@ -172,7 +182,7 @@ softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
 		float tmax, mnew;
 
 		rv[r] = 0;
-		ex[256 + r] = 0.0f;
+		ex[EX_ALPHA + r] = 0.0f;
 		_mm512_storeu_ps(&ex[r * 16], ninf);
 		if (r >= R)
 			continue;
@@ -187,19 +197,19 @@ softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
 		upd |= (uint16_t)(1u << r);
 		mold[r] = m[r];
 		m[r] = mnew;
-		ex[256 + r] = mold[r] - mnew;
+		ex[EX_ALPHA + r] = mold[r] - mnew;
 		_mm512_storeu_ps(&ex[r * 16], _mm512_sub_ps(w, _mm512_set1_ps(mnew)));
 		rv[r] = _mm512_cmp_ps_mask(w, ninf, _CMP_NEQ_UQ);
 	}
 	/* Rows past R stay -inf (masked to 0 below): no exps for them. */
 	exp_avx512(ex, R * 16);
-	exp_avx512(&ex[256], 16);
+	exp_avx512(&ex[EX_ALPHA], TILE_ROWS);
 	for (int r = 0; r < 16; r++) {
 		pr[r] = _mm512_maskz_mov_ps((__mmask16)rv[r], _mm512_loadu_ps(&ex[r * 16]));
 		if (r < R) {
 			_mm512_storeu_ps(&p[r * 16], pr[r]);
 			alpha[r] = !(upd >> r & 1) ? 1.0f :
-				   mold[r] == -__builtin_inff() ? 0.0f : ex[256 + r];
+				   mold[r] == -__builtin_inff() ? 0.0f : ex[EX_ALPHA + r];
 		}
 	}
 	transpose16(pr);
