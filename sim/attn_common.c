@@ -8,11 +8,11 @@
  * them, so the two cannot disagree on any of it.
  *
  * Layout of the paged cache (inputs.h), through the block table:
- *   k_cache  [NB][Hkv][D/16][BS][16] i8
+ *   k_cache  [NB][Hkv][D/16][BS][16] i8   (attn_k_offset, attn_int.h)
  *   v_cache  [NB][Hkv][D][BS]             (attn_v_col)
  *   k_scale, v_scale  [NB][BS][Hkv]       (per-token-head)
  * Example (D = 256, BS = 16, Hkv = 4): key 37 of kv head 2, dim 100, with
- * block_table[s][2] = 9, is k_cache[9][2][6][5][4].
+ * block_table[s][2] = 9, is k_cache[9][2][6][5][4], byte 157268.
  *
  * Nothing here holds state: every function reads the kernel (struct
  * kern) and writes only the rows or tile it is given, so any thread may
