@@ -4,9 +4,8 @@
  *
  * Integer dot products: int8 x int8 products fit in int16, pairs of them
  * in int32 (vpmaddwd), and an int32 sum has one answer in any order. The
- * AVX-512BW and AVX2 versions are picked at run time with
- * __builtin_cpu_supports; the plain loop is the definition and the
- * fallback.
+ * AVX-512BW and AVX2 versions are picked at run time (cpu_has); the plain
+ * loop is the definition and the fallback.
  *
  * Double sums: GCC vector extensions (dot_v8d, 8 doubles) where each lane
  * is its own sum - a different key in dot_f64_keys, a different head-dim
@@ -15,16 +14,25 @@
  * (-ffp-contract=off forbids fusing them). Each body is one always-inline
  * function, compiled three times by thin wrappers that carry their
  * instruction set in __attribute__((target)) - AVX-512, AVX2, baseline -
- * and one dispatch picks a wrapper with __builtin_cpu_supports. (Not
- * target_clones: clang names its resolvers differently from gcc and the
- * build did not link.) All three compute the same IEEE operations.
+ * and one dispatch picks a wrapper with cpu_has. (Not target_clones:
+ * clang names its resolvers differently from gcc and the build did not
+ * link.) All three compute the same IEEE operations.
+ *
+ * Which CPU: sim/cpu.h, the one place fragsim asks. It is a header of
+ * basics (like sim/fs.h), not sim/'s mapping code, so the reference stays
+ * independent of what it checks. Off x86 only the plain builds exist: the
+ * intrinsics and target attributes are compiled on x86 alone.
  *
  * Example: with D = 2, q[0] = {1, 2}, kt = {{3, 0, ..}, {5, 0, ..}} (key 0
  * has k = {3, 5}), out[0][0] = (0 + 1*3) + 2*5 = 13, out[0][1..7] = 0.
  */
 #include "dot.h"
 
+#include "../sim/cpu.h"
+
+#ifdef CPU_X86
 #include <immintrin.h>
+#endif
 
 /* 8 doubles; dot_mem is the same at any 8-byte aligned address, dot_memf
  * 8 floats at any 4-byte aligned one. */
@@ -42,6 +50,7 @@ static int32_t dot_i8_plain(const int8_t *a, const int8_t *b, int n)
 	return acc;
 }
 
+#ifdef CPU_X86
 __attribute__((target("avx2")))
 static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b, int n)
 {
@@ -74,15 +83,18 @@ static int32_t dot_i8_avx512(const int8_t *a, const int8_t *b, int n)
 	}
 	return _mm512_reduce_add_epi32(acc);
 }
+#endif
 
 int32_t dot_i8(const int8_t *a, const int8_t *b, int n)
 {
 	if (n % 32 != 0)
 		return dot_i8_plain(a, b, n);
-	if (__builtin_cpu_supports("avx512bw"))
+#ifdef CPU_X86
+	if (cpu_has(CPU_AVX512BW))
 		return dot_i8_avx512(a, b, n);
-	if (__builtin_cpu_supports("avx2"))
+	if (cpu_has(CPU_AVX2))
 		return dot_i8_avx2(a, b, n);
+#endif
 	return dot_i8_plain(a, b, n);
 }
 
@@ -172,15 +184,23 @@ pv(int nk, const double *p, const double *pf, const double *v,
 		pv(nk, p, pf, v, vstride, vf, fstride, o, oa, of);           \
 	}
 DOT_BUILDS(plain, )
+#ifdef CPU_X86
 DOT_BUILDS(avx2, __attribute__((target("avx2"))))
 DOT_BUILDS(avx512, __attribute__((target("avx512f"))))
+#else
+/* No x86 builds: dot_isa_supported says so and the plain one runs. */
+#define f64_keys_avx2 f64_keys_plain
+#define f64_keys_avx512 f64_keys_plain
+#define pv_avx2 pv_plain
+#define pv_avx512 pv_plain
+#endif
 
 int dot_isa_supported(enum dot_isa isa)
 {
 	if (isa == DOT_AVX512)
-		return __builtin_cpu_supports("avx512f");
+		return cpu_has(CPU_AVX512F);
 	if (isa == DOT_AVX2)
-		return __builtin_cpu_supports("avx2");
+		return cpu_has(CPU_AVX2);
 	return isa == DOT_PLAIN;
 }
 

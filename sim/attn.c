@@ -1,38 +1,30 @@
 /*
- * attn.c - the emulated kernel (see attn.h): paged INT8 QK^T on a matrix
- * instruction, lane by lane, then per-element scale recovery, masks,
- * online softmax, the workspace transpose, split-K and PV.
+ * attn.c - the driver of the emulated kernel (see attn.h): it checks the
+ * case against the profile and f32's range, builds the kernel's column
+ * tables, cuts the work into units (one workgroup of the real kernel
+ * each), numbers their tiles, allocates the results, picks an executor
+ * and runs the units on OpenMP threads.
  *
- * One work unit is what one workgroup of the real kernel does:
- *   decode   (sequence, query token, kv head): ceil(G / M) row tiles of
- *            M rows over the G q heads of the group, row r of row tile
- *            i holding q head h*G + (i*M + r) % G (acc_tiles' row_tile);
- *            kernel: decode_rows: packed holds h*G + i*M + r while
- *            i*M + r < G, and zero rows (padding, acc 0) after
- *   prefill  (sequence, q head, 8 row tiles): 8 waves x M rows = 128
- *            query rows sharing every K tile they load
- * For each split-K segment, for each key tile of N keys, for each of the
- * ceil(D / K) K-steps (dims past D are zero: the last one's padding):
+ * The files of the emulated kernel, each calling and including only
+ * those below it (docs/design-sim.md):
  *
- *   lane L, A element e  <- Qq[row(L,e)][kstep*K + kcol(L,e)]     (profile A)
- *   lane L, B element e  <- k_cache[block_table[s][tok/BS]][h][dim/16]
- *                                  [tok%BS][dim%16],
- *                           tok = tile + n(L,e), dim = kstep*K + k(L,e)
- *   C registers         += the instruction, executed by sim/mmac
+ *   attn.c                   driver and thread scheduler (this file)
+ *    |-> attn_spec.c         the scalar executor: the specification
+ *    |    |-> mmac.c         the instruction, lane by lane
+ *    |    '-> attn_common.c
+ *    |-> attn_fast.c         the fast executor: the same bytes
+ *    |    |-> attn_common.c
+ *    |    '-> tile_fast.c    one table of vector kernels, chosen once
+ *    |         |-> cpu.h     which vector extensions this CPU has
+ *    |         '-> tile_generic.c, tile_avx2.c, tile_avx512.c
+ *    '-> attn_common.c       what both executors share: rows, masks,
+ *                            block walk, K offset, scales, merge
  *
- * then each accumulator (L, e) finds its real (row, column) in the C
- * profile: key = tile + column. That one look-up drives the K scale, the
- * masks and the workspace write; getting it wrong is the bug class the
- * article describes (a lane's 4 accumulators are columns c0 + {0,4,8,12}).
- *
- * Reads past a context: a key inside the sequence's last block loads that
- * slot (poison); a key past the block table loads 0 (the kernel guards
- * the load). Either way the correct kernel masks the column, its P is 0
- * and its V is not read. A buggy mask may let such a key through: its K
- * scale and V then come from a block outside the block table, which
- * reads as poison (NaN scale, INPUTS_POISON bytes), never as a crash.
- * Tiles whose keys are all causally masked for every row are not
- * executed, as the kernel's loop bound stops before them.
+ * Executors. The scalar executor is the definition; the fast one runs
+ * only the correct kernel on its own map and gives the same bytes
+ * (attn_fast.h says why). Work units in any order on any thread: each
+ * writes only its own rows and tiles, whose indices are fixed before any
+ * thread starts, so the bytes do not depend on the thread count.
  */
 #include "attn.h"
 
@@ -41,114 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_fast.h"
 #include "attn_int.h"
-#include "fexp.h"
-#include "mmac.h"
+#include "attn_spec.h"
 #include "quant.h"
 #include "tile_fast.h"
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
-
-
-
-static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
-			 struct row *rows)
-{
-	const struct fs_inputs *in = k->in;
-
-	for (int m = 0; m < k->M; m++) {
-		struct row *w = &rows[m];
-
-		memset(w, 0, sizeof(*w));
-		if (k->c->mode == MODE_DECODE) {
-			int local = (rt * k->M + m) % k->G;
-
-			/* Packed rows past the group: the kernel zero-fills
-			 * their A rows, as a padding row's (acc 0). */
-			if (k->c->decode_rows == ROWS_PACKED && rt * k->M + m >= k->G) {
-				w->valid = w->primary = 0;
-				continue;
-			}
-			w->t = u->t;
-			w->qh = k->kn->gqa_modulo ? u->h + local * k->Hkv :
-						    u->h * k->G + local;
-			/* The first occurrence of a head writes the results;
-			 * its replicas must agree with it. */
-			w->primary = rt * k->M + m == local;
-		} else {
-			w->t = rt * k->M + m;
-			w->qh = u->h;
-			w->primary = 1;
-		}
-		w->valid = w->t < k->c->seqs[u->s].tokens;
-		if (!w->valid) {
-			w->primary = 0;
-			continue;
-		}
-		w->q_pos = k->kn->q_pos_chunk ? w->t : in->q_pos[u->s * k->T + w->t];
-		{
-			size_t qi = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-
-			w->sq = in->q_scale[qi];
-			w->q = &in->q_int8[qi * k->D];
-		}
-	}
-}
-
-static int key_visible(const struct kern *k, const struct row *w, int seg_end,
-		       int j)
-{
-	if (!w->valid || j >= seg_end || j > w->q_pos)
-		return 0;
-	if (k->c->sliding_window > 0 && j <= w->q_pos - k->c->sliding_window)
-		return 0;
-	return 1;
-}
-
-/* Does any row of the tile see any key of [kb, kb + N)? */
-static int tile_needed(const struct kern *k, const struct row *rows, int kb,
-		       int seg_end)
-{
-	for (int m = 0; m < k->M; m++)
-		for (int n = 0; n < k->N && kb + n < seg_end; n++)
-			if (key_visible(k, &rows[m], seg_end, kb + n))
-				return 1;
-	return 0;
-}
-
-void attn_seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi)
-{
-	int ctx = k->c->seqs[s].context;
-
-	if (k->c->segment <= 0) {
-		*lo = 0;
-		*hi = ctx;
-		return;
-	}
-	*lo = sg * k->c->segment;
-	*hi = *lo + k->c->segment < ctx ? *lo + k->c->segment : ctx;
-}
-
-/* The unit's row tiles' rows: rows[rt * M + m]. */
-void attn_unit_rows(const struct kern *k, const struct unit *u, struct row *rows)
-{
-	for (int i = 0; i < u->nrt; i++)
-		rows_of_tile(k, u, u->rt0 + i, &rows[i * k->M]);
-}
-
-/* Executed tiles of segment sg of a unit. */
-static size_t seg_tiles(const struct kern *k, const struct unit *u,
-			const struct row *rows, int sg)
-{
-	size_t n = 0;
-	int lo, hi;
-
-	attn_seg_bounds(k, u->s, sg, &lo, &hi);
-	for (int kb = lo; kb < hi; kb += k->N)
-		for (int i = 0; i < u->nrt; i++)
-			n += tile_needed(k, &rows[i * k->M], kb, hi);
-	return n;
-}
 
 static size_t unit_tiles(const struct kern *k, const struct unit *u,
 			 const struct row *rows)
@@ -156,461 +47,8 @@ static size_t unit_tiles(const struct kern *k, const struct unit *u,
 	size_t n = 0;
 
 	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++)
-		n += seg_tiles(k, u, rows, sg);
+		n += attn_seg_tiles(k, u, rows, sg);
 	return n;
-}
-
-/*
- * The operands. Q goes into A and K into B (MMAC(Q, K)); with
- * operand_order kq the kernel swaps them. Either way a slot of operand op
- * has a free index (A's row, B's column) naming the query row or the key,
- * and a reduction index (A's column, B's row) naming the head-dim element.
- */
-static int op_free(const struct lanemap_operand *o, enum lm_operand op, int slot)
-{
-	return op == LM_A ? o->row[slot] : o->col[slot];
-}
-
-static int op_red(const struct lanemap_operand *o, enum lm_operand op, int slot)
-{
-	return op == LM_A ? o->col[slot] : o->row[slot];
-}
-
-static enum lm_operand q_operand(const struct kern *k)
-{
-	return k->kn->operand_kq ? LM_B : LM_A;
-}
-
-static enum lm_operand k_operand(const struct kern *k)
-{
-	return k->kn->operand_kq ? LM_A : LM_B;
-}
-
-/* K's registers for one K-step, loaded from the paged cache. */
-static void load_k(const struct kern *k, const struct unit *u, int kb,
-		   int ks, uint8_t *reg)
-{
-	enum lm_operand op = k_operand(k);
-	const struct lanemap_operand *o = &k->lm->op[op];
-	const struct fs_inputs *in = k->in;
-	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s);
-
-	for (int slot = 0; slot < k->W * o->elems; slot++) {
-		int tok = kb + op_free(o, op, slot);
-		int dim = ks * k->K + op_red(o, op, slot);
-		int8_t v = 0;
-
-		/* dims past those loaded: the zero padding of the last K-step */
-		if (tok / k->BS < nblk && dim < k->dims) {
-			int blk = attn_block(k, u->s, tok);
-			size_t a = ((((size_t)blk * k->Hkv + g) * (k->D / 16) +
-				     dim / 16) * k->BS + tok % k->BS) * 16 + dim % 16;
-
-			v = blk < 0 ? INPUTS_POISON : in->k_cache[a];
-		}
-		reg[slot] = (uint8_t)v;
-	}
-}
-
-/* Q's registers for one K-step from the rows' quantized Q. */
-static void load_q(const struct kern *k, const struct row *rows, int ks,
-		   uint8_t *reg)
-{
-	enum lm_operand op = q_operand(k);
-	const struct lanemap_operand *o = &k->lm->op[op];
-
-	for (int slot = 0; slot < k->W * o->elems; slot++) {
-		const struct row *w = &rows[op_free(o, op, slot)];
-		int dim = ks * k->K + op_red(o, op, slot);
-
-		reg[slot] = w->valid && dim < k->dims ? (uint8_t)w->q[dim] : 0;
-	}
-}
-
-float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
-{
-	const struct fs_inputs *in = k->in;
-	int blk = attn_block(k, u->s, tok);
-
-	return inputs_k_scale(k->c, in, blk, tok % k->BS, attn_kv_head(k, u),
-			      ks * k->K);
-}
-
-/*
- * Key tok's V column (attn_int.h). A block outside the pool (attn_block
- * -1) reads as a poisoned spare slot does: INPUTS_POISON with a NaN
- * scale, or NaN for float V.
- */
-struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
-{
-	static const int8_t poison_i8 = INPUTS_POISON;
-	static const float poison_f = NAN;
-	const struct fs_inputs *in = k->in;
-	int g = attn_kv_head(k, u);
-	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
-	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
-	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->BS };
-
-	if (blk < 0) {
-		v.stride = 0;
-		v.i8 = k->c->v_dtype == VDT_INT8 ? &poison_i8 : NULL;
-		v.f = v.i8 ? NULL : &poison_f;
-		v.scale = NAN;
-		return v;
-	}
-	if (k->c->v_dtype == VDT_INT8) {
-		v.i8 = &in->v_cache_i8[a];
-		v.scale = in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
-	} else {
-		v.f = &in->v_cache_f[a];
-	}
-	return v;
-}
-
-/*
- * Is C slot s the one the kernel reads its entry from? A profile may hold
- * a C entry in several (lane, register) slots (replicas: N); the hardware
- * writes the same sum into each, and the kernel consumes the entry once,
- * from its first slot in register order (lane-major), as the RDNA3
- * kernels read their replicated A and B from the first lanes. Reading
- * every replica would count the entry N times in the softmax sum.
- */
-static int c_primary(const struct lanemap_operand *oc, int s)
-{
-	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
-}
-
-/*
- * Scores of one executed tile from its accumulators, into the workspace
- * ws[m * N + n] (the transpose: register order in, column order out).
- * The kernel's belief of each slot's column picks the K scale (col_scale),
- * the mask (col_mask) and the workspace column (col_write); all three are
- * the profile's column in a correct kernel. With scale_recovery
- * after_softmax, ws holds the unscaled logit and ps[m * N + n] the
- * sQ * sK that PV multiplies P by.
- */
-static void recover_scores(const struct kern *k, const struct unit *u,
-			   const struct row *rows, const int32_t *creg, int kb,
-			   int seg_end, float *ws, float *ps)
-{
-	const struct lanemap_operand *oc = &k->lm->op[LM_C];
-	int slots = k->W * k->EC, after = k->kn->scale_after_softmax;
-
-	for (int slot = 0; slot < slots; slot++) {
-		int m = oc->row[slot], n = k->col_write[slot];
-		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
-		const struct row *w = &rows[m];
-		float sc;
-
-		if (!c_primary(oc, slot))
-			continue;	/* a replica: its entry is read once */
-		if (!key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
-			ws[m * k->N + n] = -INFINITY;
-			continue;
-		}
-		if (after) {
-			float acc = 0.0f;
-
-			for (int ks = 0; ks < k->r->ksteps_in_acc; ks++)
-				acc += (float)creg[ks * slots + slot];
-			sc = acc * (float)k->c->softmax_scale;
-			ps[m * k->N + n] = w->sq * attn_k_scale(k, u, js, 0);
-		} else if (k->per_block32) {
-			float acc = 0.0f;
-
-			for (int ks = 0; ks < k->ksteps; ks++)
-				acc += (float)creg[ks * slots + slot] *
-				       attn_k_scale(k, u, js, ks);
-			sc = acc * w->sq * (float)k->c->softmax_scale;
-		} else {
-			sc = (float)creg[slot] * w->sq * attn_k_scale(k, u, js, 0) *
-			     (float)k->c->softmax_scale;
-		}
-		/* Soft cap, then ALiBi at the key the mask tested. */
-		if (k->lmod.on)
-			sc = logit_apply(&k->lmod, sc, w->qh,
-					 kb + k->col_mask[slot] - w->q_pos);
-		ws[m * k->N + n] = sc;
-	}
-}
-
-/* Online softmax and PV of one tile for every valid row. */
-static void softmax_pv(const struct kern *k, const struct unit *u,
-		       const struct row *rows, const float *ws, const float *ps,
-		       int kb, struct rstate *st, float *p)
-{
-	const int *col = k->col_write;
-
-	for (int m = 0; m < k->M; m++) {
-		const int *sl = &k->rowslots[m * k->rowcap];
-		struct rstate *x = &st[m];
-		float tmax = -INFINITY, mnew, alpha, sum = 0.0f, part = 0.0f;
-		int lane = -1;
-
-		if (!rows[m].valid)
-			continue;
-		for (int i = 0; i < k->rowcount[m]; i++) {
-			float v = ws[m * k->N + col[sl[i]]];
-
-			if (v > tmax)
-				tmax = v;
-		}
-		mnew = tmax > x->m ? tmax : x->m;
-		if (mnew == -INFINITY)
-			continue;	/* nothing visible yet */
-		alpha = x->m == -INFINITY ? 0.0f : fs_expf(x->m - mnew);
-		/* p in register order within a lane, lanes in order. */
-		for (int i = 0; i < k->rowcount[m]; i++) {
-			int n = col[sl[i]];
-			float v = ws[m * k->N + n];
-
-			if (sl[i] / k->EC != lane) {
-				sum += part;
-				part = 0.0f;
-				lane = sl[i] / k->EC;
-			}
-			p[n] = v == -INFINITY ? 0.0f : fs_expf(v - mnew);
-			part += p[n];
-		}
-		sum += part;
-		x->l = x->l * alpha + sum;
-		x->m = mnew;
-		for (int d = 0; d < k->D; d++)
-			x->o[d] *= alpha;
-		for (int n = 0; n < k->N; n++) {
-			struct vcol v;
-			float pn = p[n];
-
-			if (ws[m * k->N + n] == -INFINITY)
-				continue;	/* masked: P is 0 and V is not read */
-			if (k->kn->scale_after_softmax)
-				pn *= ps[m * k->N + n];
-			v = attn_v_col(k, u, kb + n);
-			if (v.i8)
-				for (int d = 0; d < k->D; d++)
-					x->o[d] += pn * ((float)v.i8[(size_t)d * v.stride] * v.scale);
-			else
-				for (int d = 0; d < k->D; d++)
-					x->o[d] += pn * v.f[(size_t)d * v.stride];
-		}
-	}
-}
-
-
-static void scratch_free(struct scratch *x)
-{
-	free(x->areg);
-	free(x->breg);
-	free(x->am);
-	free(x->bm);
-	free(x->creg);
-	free(x->ws);
-	free(x->ps);
-	free(x->p);
-	free(x->rows);
-	free(x->st);
-	free(x->obuf);
-	memset(x, 0, sizeof(*x));
-}
-
-static int scratch_alloc(const struct kern *k, int nrt, int nseg,
-			 struct scratch *x)
-{
-	size_t rows = (size_t)nrt * k->M;
-
-	memset(x, 0, sizeof(*x));
-	{
-	/* Q and K each fill A or B (operand_order): size for the larger. */
-	size_t regs = (size_t)k->W * (k->EA > k->EB ? k->EA : k->EB);
-	size_t mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
-
-	x->areg = malloc(regs);
-	x->breg = malloc(regs);
-	x->am = malloc((size_t)nrt * k->ksteps * mat * sizeof(int32_t));
-	x->bm = malloc((size_t)k->ksteps * mat * sizeof(int32_t));
-	}
-	x->creg = malloc((size_t)k->ksteps * k->W * k->EC * sizeof(int32_t));
-	x->ws = malloc((size_t)k->M * k->N * sizeof(float));
-	x->ps = malloc((size_t)k->M * k->N * sizeof(float));
-	x->p = malloc((size_t)k->N * sizeof(float));
-	x->rows = malloc(rows * sizeof(struct row));
-	x->st = malloc((size_t)nseg * rows * sizeof(struct rstate));
-	x->obuf = malloc((size_t)nseg * rows * k->D * sizeof(float));
-	if (!x->areg || !x->breg || !x->am || !x->bm || !x->creg || !x->ws || !x->ps ||
-	    !x->p || !x->rows || !x->st || !x->obuf) {
-		scratch_free(x);
-		return -1;
-	}
-	for (size_t i = 0; i < (size_t)nseg * rows; i++)
-		x->st[i].o = &x->obuf[i * k->D];
-	return 0;
-}
-
-/* Merge a row's segment states into its output and stats (segment order). */
-void attn_merge_row(const struct kern *k, const struct unit *u,
-		    const struct row *w, struct rstate *const *segs, int nseg)
-{
-	struct attn_result *r = k->r;
-	size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-	float mx = -INFINITY, l = 0.0f;
-	float *out = &r->out[ri * k->D];
-
-	for (int i = 0; i < nseg; i++)
-		if (segs[i]->m > mx)
-			mx = segs[i]->m;
-	for (int d = 0; d < k->D; d++)
-		out[d] = 0.0f;
-	for (int i = 0; i < nseg; i++) {
-		const struct rstate *x = segs[i];
-		float wgt;
-
-		if (x->m == -INFINITY)
-			continue;
-		wgt = k->kn->merge_no_rescale ? x->l : x->l * fs_expf(x->m - mx);
-		l += wgt;
-		/* Partial outputs are kept normalized, as split-K kernels
-		 * store them: o / l, weighted by l * e^(m - M). */
-		for (int d = 0; d < k->D; d++)
-			out[d] += (x->o[d] / x->l) * wgt;
-		if (r->seg_max) {
-			size_t si = ri * r->nseg + i;
-
-			r->seg_max[si] = x->m;
-			r->seg_sum[si] = x->l;
-			for (int d = 0; d < k->D; d++)
-				r->seg_out[si * k->D + d] = x->o[d] / x->l;
-		}
-	}
-	/* Only a row that sees nothing (every segment empty, l exactly 0)
-	 * gives 0; a NaN that reached l stays NaN, as in an unguarded
-	 * kernel's division. */
-	for (int d = 0; d < k->D; d++)
-		out[d] = l == 0.0f ? 0.0f : out[d] / l;
-	r->row_max[ri] = mx;
-	r->row_sum[ri] = l;
-}
-
-/* One executed tile's C registers (per K-step with per_block32). */
-void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
-		    int rt, int kb, const int32_t *creg)
-{
-	struct attn_result *r = k->r;
-	size_t n = (size_t)r->ksteps_in_acc * k->W * k->EC;
-	int32_t *tl = &r->acc_tiles[tile * ATTN_TILE_COLS];
-
-	memcpy(&r->acc[tile * n], creg, n * sizeof(int32_t));
-	tl[0] = u->s;
-	tl[1] = u->h;
-	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
-	tl[3] = kb;
-	tl[4] = rt;
-}
-
-static int run_unit(const struct kern *k, const struct unit *u,
-		    struct scratch *x, long *replica_bad)
-{
-	struct attn_result *r = k->r;
-	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
-	int slots = k->W * k->EC;
-	size_t tile = u->tile0, mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
-	enum lm_operand qop = q_operand(k), kop = k_operand(k);
-
-	/* Q's fragments stay in registers across the unit; the hardware
-	 * reads them through its own map (k->hw), as it does K's. */
-	attn_unit_rows(k, u, x->rows);
-	for (int i = 0; i < u->nrt; i++)
-		for (int ks = 0; ks < k->ksteps_run; ks++) {
-			load_q(k, &x->rows[i * k->M], ks, x->areg);
-			if (mmac_read(k->hw, qop, x->areg,
-				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
-				return -1;
-		}
-	for (int sg = 0; sg < nseg; sg++) {
-		struct rstate *st = &x->st[(size_t)sg * R];
-		int lo, hi;
-
-		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		for (int i = 0; i < R; i++) {
-			st[i].m = -INFINITY;
-			st[i].l = 0.0f;
-			memset(st[i].o, 0, (size_t)k->D * sizeof(float));
-		}
-		for (int kb = lo; kb < hi; kb += k->N) {
-			int loaded = 0;
-
-			for (int i = 0; i < u->nrt; i++) {
-				const struct row *rows = &x->rows[i * k->M];
-
-				if (!tile_needed(k, rows, kb, hi))
-					continue;
-				if (!loaded) {
-					for (int ks = 0; ks < k->ksteps_run; ks++) {
-						load_k(k, u, kb, ks, x->breg);
-						if (mmac_read(k->hw, kop, x->breg,
-							      &x->bm[(size_t)ks * mat], NULL))
-							return -1;
-					}
-					loaded = 1;
-				}
-				memset(x->creg, 0, (size_t)k->ksteps * slots * sizeof(int32_t));
-				for (int ks = 0; ks < k->ksteps_run; ks++) {
-					const int32_t *qm = &x->am[((size_t)i * k->ksteps + ks) * mat];
-					const int32_t *km = &x->bm[(size_t)ks * mat];
-
-					mmac_product(k->hw, qop == LM_A ? qm : km,
-						     qop == LM_A ? km : qm,
-						     &x->creg[k->per_block32 ? (size_t)ks * slots : 0]);
-				}
-				if (r->acc)
-					attn_acc_store(k, u, tile, u->rt0 + i, kb, x->creg);
-				tile++;
-				recover_scores(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
-				/* The workspace as the kernel leaves it: in a correct
-				 * kernel -inf exactly where a key is not visible. */
-				for (int m = 0; r->scores && m < k->M; m++) {
-					const struct row *w = &rows[m];
-					size_t ri;
-
-					if (!w->primary)
-						continue;
-					ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-					for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
-						r->scores[ri * k->MAXCTX + kb + n] =
-							x->ws[m * k->N + n];
-				}
-				softmax_pv(k, u, rows, x->ws, x->ps, kb, &st[i * k->M], x->p);
-			}
-		}
-	}
-	/* Merge, then check that replica rows agree with their primary. */
-	for (int i = 0; i < R; i++) {
-		const struct row *w = &x->rows[i];
-		struct rstate *segs[ATTN_MAX_SEGMENTS];
-		int primary = i;
-
-		if (!w->valid)
-			continue;
-		for (int sg = 0; sg < nseg; sg++)
-			segs[sg] = &x->st[(size_t)sg * R + i];
-		if (w->primary) {
-			attn_merge_row(k, u, w, segs, nseg);
-			continue;
-		}
-		for (int j = 0; j < i; j++)
-			if (x->rows[j].primary && x->rows[j].qh == w->qh)
-				primary = j;
-		for (int sg = 0; sg < nseg; sg++) {
-			const struct rstate *a = &x->st[(size_t)sg * R + i];
-			const struct rstate *b = &x->st[(size_t)sg * R + primary];
-
-			if (a->m != b->m || a->l != b->l ||
-			    memcmp(a->o, b->o, (size_t)k->D * sizeof(float))) {
-				(*replica_bad)++;
-				break;
-			}
-		}
-	}
-	return 0;
 }
 
 static void c_row_slots_free(struct kern *k)
@@ -667,7 +105,7 @@ static int c_row_slots(struct kern *k)
 	for (int s = 0; s < slots; s++) {
 		int m = oc->row[s];
 
-		if (!c_primary(oc, s))
+		if (!attn_c_primary(oc, s))
 			continue;
 		k->rowslots[m * k->rowcap + k->rowcount[m]++] = s;
 	}
@@ -838,7 +276,7 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
  * number of failures; *bad counts replica disagreements.
  */
 static int run_units(const struct kern *k, const struct unit *units,
-		     size_t nunits, int fast, enum tile_isa isa, int maxrt,
+		     size_t nunits, int fast, const struct tile_ops *ops, int maxrt,
 		     long *badp)
 {
 	const struct fs_case *c = k->c;
@@ -849,20 +287,20 @@ static int run_units(const struct kern *k, const struct unit *units,
 	{
 		struct scratch x;
 		struct fscratch f;
-		int ng = c->mode == MODE_DECODE ? (k->G + 15) / 16 : maxrt;
+		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
 
-		if (scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
+		if (attn_scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
 			failed++;
 		} else if (fast && attn_fast_alloc(k, ng, maxrt, &f)) {
-			scratch_free(&x);
+			attn_scratch_free(&x);
 			failed++;
 		} else {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++)
-				if (fast ? attn_fast_unit(k, &units[i], isa, &x, &f) :
-					   run_unit(k, &units[i], &x, &bad))
+				if (fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
+					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
-			scratch_free(&x);
+			attn_scratch_free(&x);
 			if (fast)
 				attn_fast_free(&f);
 		}
@@ -891,7 +329,7 @@ struct segpiece {
  * barriers. Returns the number of failures.
  */
 static int fast_split(const struct kern *k, const struct unit *units,
-		      size_t nunits, enum tile_isa isa, int maxrt)
+		      size_t nunits, const struct tile_ops *ops, int maxrt)
 {
 	/* States of the G distinct rows only (attn_fast_segs' stride). */
 	size_t R = (size_t)k->G, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
@@ -930,7 +368,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 			pc[np] = (struct segpiece){ tile, sg,
 						    sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
 			for (int j = sg; j < pc[np].sg1; j++)
-				tile += seg_tiles(k, &units[i], rows, j);
+				tile += attn_seg_tiles(k, &units[i], rows, j);
 			np++;
 		}
 	}
@@ -940,16 +378,16 @@ static int fast_split(const struct kern *k, const struct unit *units,
 		struct scratch x;
 		struct fscratch f;
 
-		if (scratch_alloc(k, maxrt, 1, &x)) {
+		if (attn_scratch_alloc(k, maxrt, 1, &x)) {
 			failed++;
-		} else if (attn_fast_alloc(k, (k->G + 15) / 16, maxrt, &f)) {
-			scratch_free(&x);
+		} else if (attn_fast_alloc(k, (k->G + TILE_ROWS - 1) / TILE_ROWS, maxrt, &f)) {
+			attn_scratch_free(&x);
 			failed++;
 		} else {
 			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
 				for (size_t p = p0[i]; p < p0[i + 1]; p++)
-					if (attn_fast_segs(k, &units[i], isa, pc[p].sg0, pc[p].sg1,
+					if (attn_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
 							   pc[p].tile0, sts, &x, &f))
 						failed++;
 				/* the barrier above: every state of unit i is written */
@@ -958,7 +396,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 					attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
 				/* and here: merged before the next unit's states */
 			}
-			scratch_free(&x);
+			attn_scratch_free(&x);
 			attn_fast_free(&f);
 		}
 	}
@@ -977,7 +415,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	long bad = 0;
 	int failed, maxrt = 1, fast;
 	enum attn_exec want = opts ? opts->exec : ATTN_EXEC_AUTO;
-	enum tile_isa isa = TILE_PORTABLE;
+	const struct tile_ops *ops = tile_ops_of(TILE_PORTABLE);
 	unsigned drop = opts ? opts->drop : 0;
 	enum fs_rc rc;
 
@@ -1012,17 +450,19 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	}
 	if (want != ATTN_EXEC_SCALAR && want != ATTN_EXEC_AUTO &&
 	    want != ATTN_EXEC_PORTABLE) {
-		isa = want == ATTN_EXEC_AVX2 ? TILE_AVX2 : TILE_AVX512;
-		if (!tile_isa_supported(isa)) {
+		enum tile_isa isa = want == ATTN_EXEC_AVX2 ? TILE_AVX2 : TILE_AVX512;
+
+		ops = tile_ops_of(isa);
+		if (!ops) {
 			c_row_slots_free(&k);
 			return fs_fail(err, FS_EINPUT, "exec %s: this CPU does not have it",
 				       tile_isa_name(isa));
 		}
 	} else if (want == ATTN_EXEC_AUTO) {
-		isa = tile_isa_best();
+		ops = tile_ops_best();
 	}
 	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
-	       k.hw == lm && k.M <= 16 &&
+	       k.hw == lm && k.M <= TILE_ROWS &&
 	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
 	if (fast)
 		attn_fast_order(&k);
@@ -1118,15 +558,15 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		r->distinct_rows = c->mode == MODE_DECODE ? distinct : k.M;
 	}
 
-	r->exec = fast ? tile_isa_name(isa) : "scalar";
+	r->exec = fast ? ops->name : "scalar";
 
 	/* Decode with fewer units than threads: split the units' split-K
 	 * segments over the threads instead (fast_split). */
 	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
-		failed = fast_split(&k, units, nunits, isa, maxrt);
+		failed = fast_split(&k, units, nunits, ops, maxrt);
 	else
-		failed = run_units(&k, units, nunits, fast, isa, maxrt, &bad);
+		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad);
 	free(units);
 	c_row_slots_free(&k);
 	r->replica_mismatch = bad;

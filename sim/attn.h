@@ -86,7 +86,7 @@ enum attn_drop {
  * The fast path (exec other than scalar) runs only the correct kernel
  * (kernel_is_default) on the kernel's own hardware map; anything else
  * runs on the scalar executor, and r->exec says which ran. Both give the
- * same bytes (attn.c, "The fast path").
+ * same bytes (attn_fast.h says why; docs/design-sim.md draws the files).
  */
 struct attn_opts {
 	const struct lanemap *hw;	/* NULL: the hardware is lm */

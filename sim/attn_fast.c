@@ -1,17 +1,30 @@
 /*
- * attn_fast.c - the executor fast path (see attn_int.h for why it gives
- * the scalar executor's bytes): per unit, K read in place from the paged
+ * attn_fast.c - the fast executor (see attn_fast.h for why it gives the
+ * scalar executor's bytes): per unit, K read in place from the paged
  * cache, QK^T as int32 dot products, scores and softmax in the scalar
  * order with the exps ahead, PV over d; the vector kernels are
- * sim/tile_fast.c's.
+ * sim/tile_fast.h's. It calls attn_common.c for the layout and the
+ * merge, never the driver (attn.c) or the scalar executor (attn_spec.c).
  */
-#include "attn_int.h"
+#include "attn_fast.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fexp.h"
+
+/*
+ * The prefetch of the next block (tile_prefetch) goes a cache line at a
+ * time, and only for blocks of at most 64 slots: that bounds one prefetch
+ * to 2 x 64 x D bytes of K and V (32 KiB at D 256, an L1 data cache); a
+ * larger block is not prefetched.
+ */
+#define CACHE_LINE 64
+#define PREFETCH_MAX_BS 64
+
+_Static_assert(TILE_CHUNK == INPUTS_K_CHUNK,
+	       "the vector kernels read K chunks in place from the cache");
 
 void attn_fast_free(struct fscratch *f)
 {
@@ -35,7 +48,7 @@ void attn_fast_free(struct fscratch *f)
 
 int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
 {
-	size_t N = (size_t)k->N, D = (size_t)k->D, G = (size_t)ng * 16;
+	size_t N = (size_t)k->N, D = (size_t)k->D, G = (size_t)ng * TILE_ROWS;
 	size_t ks = (size_t)k->ksteps;
 
 	memset(f, 0, sizeof(*f));
@@ -44,8 +57,8 @@ int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
 	f->qsum = calloc(G, sizeof(int32_t));
 	f->dot = malloc(ks * G * N * sizeof(int32_t));
 	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
-	f->ws = malloc(16 * N * sizeof(float));
-	f->ex = malloc((16 * N + 16) * sizeof(float));
+	f->ws = malloc(TILE_ROWS * N * sizeof(float));
+	f->ex = malloc((TILE_ROWS * N + TILE_ROWS) * sizeof(float));
 	f->vis = malloc(N * sizeof(uint16_t));
 	f->vn = calloc(D * N, sizeof(float));
 	f->ksc = malloc(ks * N * sizeof(float));
@@ -98,16 +111,16 @@ void attn_fast_order(struct kern *k)
 {
 	const int *col = k->col_write;
 
-	k->ord_ok = k->N == 16 && !k->per_block32;
+	k->ord_ok = k->N == TILE_KEYS && !k->per_block32;
 	for (int m = 0; k->ord_ok && m < k->M; m++) {
 		const int *sl = &k->rowslots[m * k->rowcap];
 		unsigned seen = 0;
 
-		if (k->rowcount[m] != 16) {
+		if (k->rowcount[m] != TILE_KEYS) {
 			k->ord_ok = 0;
 			break;
 		}
-		for (int j = 0; j < 16; j++) {
+		for (int j = 0; j < TILE_KEYS; j++) {
 			int brk = j == 0 || sl[j] / k->EC != sl[j - 1] / k->EC;
 
 			seen |= 1u << col[sl[j]];
@@ -118,7 +131,7 @@ void attn_fast_order(struct kern *k)
 				k->ord_ok = 0;
 			}
 		}
-		if (seen != 0xffffu)
+		if (seen != (1u << TILE_KEYS) - 1)
 			k->ord_ok = 0;
 	}
 }
@@ -133,28 +146,27 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 		     int8_t *kst, const int8_t **kp)
 {
 	const int8_t *kc = k->in->k_cache;
-	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / 16;
+	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / TILE_CHUNK;
 
 	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
-		*kp = &kc[(((size_t)attn_block(k, u->s, kb) * k->Hkv + g) * C) *
-			  k->BS * 16 + (size_t)(kb % k->BS) * 16];
-		return (size_t)k->BS * 16;
+		*kp = &kc[attn_k_offset(k, attn_block(k, u->s, kb), g, kb, 0)];
+		return (size_t)k->BS * TILE_CHUNK;
 	}
 	for (int n = 0; n < k->N; n++) {
 		int tok = kb + n;
 
 		for (int c = 0; c < C; c++) {
-			int8_t *dst = &kst[((size_t)c * k->N + n) * 16];
+			int8_t *dst = &kst[((size_t)c * k->N + n) * TILE_CHUNK];
 
 			if (tok / k->BS < nblk)
-				memcpy(dst, &kc[((((size_t)attn_block(k, u->s, tok) * k->Hkv + g) *
-						 C + c) * k->BS + tok % k->BS) * 16], 16);
+				memcpy(dst, &kc[attn_k_offset(k, attn_block(k, u->s, tok), g,
+							      tok, c * TILE_CHUNK)], TILE_CHUNK);
 			else
-				memset(dst, 0, 16);
+				memset(dst, 0, TILE_CHUNK);
 		}
 	}
 	*kp = kst;
-	return (size_t)k->N * 16;
+	return (size_t)k->N * TILE_CHUNK;
 }
 
 /* Prefetch the K and V of the unit's tile at kb (the next one). */
@@ -163,18 +175,20 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 	size_t a, bytes = (size_t)k->D * k->BS;
 	const int8_t *kp, *vp;
 
-	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > 64)
+	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > PREFETCH_MAX_BS)
 		return;
-	a = ((size_t)attn_block(k, u->s, kb) * k->Hkv + attn_kv_head(k, u)) * bytes;
+	/* Block and head start at the same offset in K and in int8 V: each
+	 * holds D * BS bytes per (block, head). */
+	a = attn_k_offset(k, attn_block(k, u->s, kb), attn_kv_head(k, u), 0, 0);
 	kp = &k->in->k_cache[a];
 	vp = &k->in->v_cache_i8[a];
-	for (size_t i = 0; i < bytes; i += 64) {
+	for (size_t i = 0; i < bytes; i += CACHE_LINE) {
 		__builtin_prefetch(kp + i);
 		__builtin_prefetch(vp + i);
 	}
 	/* The block's scales ([NB][BS][Hkv]): a miss each otherwise. */
 	a = (size_t)attn_block(k, u->s, kb) * k->BS * k->Hkv;
-	for (size_t i = 0; i < (size_t)k->BS * k->Hkv; i += 16) {
+	for (size_t i = 0; i < (size_t)k->BS * k->Hkv; i += CACHE_LINE / sizeof(float)) {
 		if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD)
 			__builtin_prefetch(&k->in->k_scale[a + i]);
 		__builtin_prefetch(&k->in->v_scale[a + i]);
@@ -202,13 +216,13 @@ static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int k
 }
 
 /* The tile's V as f32 for keys kb .. kb + nv - 1 (all inside the context). */
-static void stage_v(const struct kern *k, const struct unit *u, enum tile_isa isa,
+static void stage_v(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 		    int kb, int nv, struct fscratch *f)
 {
 	const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
 
 	if (v8) {
-		tile_vconv(isa, v8, k->BS, k->D, k->N, f->vsc, f->vn);
+		ops->vconv(v8, k->BS, k->D, k->N, f->vsc, f->vn);
 		return;
 	}
 	for (int n = 0; n < nv; n++) {
@@ -250,7 +264,7 @@ static void tile_kscales(const struct kern *k, const struct unit *u, int kb,
 static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
 		      const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
 {
-	int cper = k->K / 16;
+	int cper = k->K / TILE_CHUNK;
 
 	for (int ks = 0; ks < k->ksteps; ks++)
 		for (int r = 0; r < R; r++)
@@ -258,9 +272,9 @@ static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
 				int32_t s = 0;
 
 				for (int c = ks * cper; c < (ks + 1) * cper; c++)
-					for (int j = 0; j < 16; j++)
-						s += (int32_t)q[(size_t)r * k->D + c * 16 + j] *
-						     (int32_t)kt[c * cstride + (size_t)n * 16 + j];
+					for (int j = 0; j < TILE_CHUNK; j++)
+						s += (int32_t)q[(size_t)r * k->D + c * TILE_CHUNK + j] *
+						     (int32_t)kt[c * cstride + (size_t)n * TILE_CHUNK + j];
 				dot[ks * kstride + (size_t)r * k->N + n] = s;
 			}
 }
@@ -327,13 +341,13 @@ static void fast_scores_out(const struct kern *k, const struct unit *u,
  * sums in slot order. P in f->ex, vis in f->vis; returns the updated rows.
  */
 static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
-				   enum tile_isa isa, const struct row *rows,
+				   const struct tile_ops *ops, const struct row *rows,
 				   int m0, int gn, const int32_t *dot,
 				   size_t kstride, int kb, int hi, float *gm,
 				   float *gl, float *alpha, struct fscratch *f)
 {
 	const int *col = k->col_write;
-	float ss = (float)k->c->softmax_scale, gm_old[16];
+	float ss = (float)k->c->softmax_scale, gm_old[TILE_ROWS];
 	uint16_t upd = 0;
 	int N = k->N;
 
@@ -396,7 +410,7 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
 			for (int n = 0; n < N; n++)
 				f->ex[i * N + n] = -INFINITY;
 		}
-	tile_exp(isa, f->ex, gn * N + gn);
+	ops->exp(f->ex, gn * N + gn);
 	for (int i = 0; i < gn; i++)
 		alpha[i] = (upd >> i & 1) && gm_old[i] != -INFINITY ? f->ex[gn * N + i] :
 			   (upd >> i & 1) ? 0.0f : 1.0f;
@@ -434,19 +448,19 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
  * executed tile: scores, softmax, PV. st: the group's state (ot, gm, gl).
  */
 static void fast_group_tile(const struct kern *k, const struct unit *u,
-			    enum tile_isa isa, const struct row *rows, int m0, int gn,
+			    const struct tile_ops *ops, const struct row *rows, int m0, int gn,
 			    const int32_t *dot, size_t kstride, int kb, int hi,
 			    float *ot, float *gm, float *gl, struct fscratch *f,
 			    int *vstaged, int fuse)
 {
-	float alpha[16];
+	float alpha[TILE_ROWS];
 	uint16_t upd;
 	int N = k->N, nv = hi - kb < N ? hi - kb : N;
 
-	/* Rows sharing one slot order of 16 columns: vectors (tile_fast). */
+	/* Rows sharing one slot order of TILE_KEYS columns: vectors (tile_fast). */
 	if (k->ord_ok) {
-		int lo16[16] = { 0 }, hi16[16] = { 0 };
-		float sq[16] = { 0 };
+		int lo16[TILE_ROWS] = { 0 }, hi16[TILE_ROWS] = { 0 };
+		float sq[TILE_ROWS] = { 0 };
 		uint16_t valid = 0;
 
 		for (int i = 0; i < gn; i++) {
@@ -454,7 +468,7 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 			sq[i] = rows[i].sq;
 			valid |= (uint16_t)(rows[i].valid << i);
 		}
-		tile_scores16(isa, gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
+		ops->scores16(gn, dot, sq, f->ksc, (float)k->c->softmax_scale,
 			      lo16, hi16, f->ws);
 		/* Soft cap and ALiBi: the scalar executor's call, per visible
 		 * score, so the same bits (a plain loop: they are rare). */
@@ -464,52 +478,52 @@ static void fast_group_tile(const struct kern *k, const struct unit *u,
 							       rows[i].qh,
 							       kb + n - rows[i].q_pos);
 		fast_scores_out(k, u, rows, gn, kb, hi, f->ws);
-		upd = tile_softmax16(isa, gn, valid, &k->ord, f->ws, f->ex, gm, gl,
+		upd = ops->softmax16(gn, valid, &k->ord, f->ws, f->ex, gm, gl,
 				     alpha, f->vis);
 	} else {
-		upd = fast_softmax_slots(k, u, isa, rows, m0, gn, dot, kstride, kb, hi,
+		upd = fast_softmax_slots(k, u, ops, rows, m0, gn, dot, kstride, kb, hi,
 					 gm, gl, alpha, f);
 	}
 	if (!upd)
 		return;
 	/* One row group (decode): int8 V converted inside PV, never staged. */
-	if (fuse && k->N == 16) {
+	if (fuse && k->N == TILE_KEYS) {
 		const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
 
 		if (v8) {
-			tile_pv_i8(isa, ot, gn, k->D, v8, k->BS, f->vsc, f->ex, f->vis,
+			ops->pv_i8(ot, gn, k->D, v8, k->BS, f->vsc, f->ex, f->vis,
 				   upd, alpha, f->vn);
 			return;
 		}
 	}
 	if (!*vstaged && nv > 0) {
-		stage_v(k, u, isa, kb, nv, f);
+		stage_v(k, u, ops, kb, nv, f);
 		*vstaged = 1;
 	}
-	tile_pv(isa, ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
+	ops->pv(ot, gn, k->D, f->vn, N, f->ex, f->vis, upd, alpha);
 }
 
 int attn_fast_segs(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, int sg0, int sg1, size_t tile,
+		   const struct tile_ops *ops, int sg0, int sg1, size_t tile,
 		   struct rstate *sts, struct scratch *x, struct fscratch *f)
 {
 	struct attn_result *r = k->r;
 	int R = u->nrt * k->M, N = k->N;
 	int dec = k->c->mode == MODE_DECODE, slots = k->W * k->EC;
-	int nrows = dec ? k->G : R, ng = (nrows + 15) / 16;
-	size_t kstride = (size_t)ng * 16 * N;
+	int nrows = dec ? k->G : R, ng = (nrows + TILE_ROWS - 1) / TILE_ROWS;
+	size_t kstride = (size_t)ng * TILE_ROWS * N;
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
 
-	/* Group j holds rows x->rows[j*16 ...]; prefill: one row tile. */
+	/* Group j holds rows x->rows[j * TILE_ROWS ...]; prefill: one row tile. */
 	if (!dec)
 		ng = u->nrt;
 	attn_unit_rows(k, u, x->rows);
 	for (int j = 0; j < ng; j++) {
-		int g0 = dec ? j * 16 : j * k->M;
-		int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
+		int g0 = dec ? j * TILE_ROWS : j * k->M;
+		int gn = dec ? (nrows - g0 < TILE_ROWS ? nrows - g0 : TILE_ROWS) : k->M;
 
-		for (int i = 0; i < 16; i++) {
-			int8_t *qd = &f->qb[((size_t)j * 16 + i) * k->D];
+		for (int i = 0; i < TILE_ROWS; i++) {
+			int8_t *qd = &f->qb[((size_t)j * TILE_ROWS + i) * k->D];
 			int32_t s = 0;
 
 			if (i < gn && x->rows[g0 + i].valid)
@@ -518,7 +532,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 				memset(qd, 0, (size_t)k->D);
 			for (int d = 0; d < k->D; d++)
 				s += qd[d];
-			f->qsum[j * 16 + i] = s;
+			f->qsum[j * TILE_ROWS + i] = s;
 		}
 	}
 	for (int sg = sg0; sg < sg1; sg++) {
@@ -526,11 +540,11 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		for (size_t i = 0; i < (size_t)ng * 16; i++) {
+		for (size_t i = 0; i < (size_t)ng * TILE_ROWS; i++) {
 			f->gm[i] = -INFINITY;
 			f->gl[i] = 0.0f;
 		}
-		memset(f->ot, 0, (size_t)ng * 16 * k->D * sizeof(float));
+		memset(f->ot, 0, (size_t)ng * TILE_ROWS * k->D * sizeof(float));
 		for (int kb = lo; kb < hi; kb += N) {
 			int any = 0, vstaged = 0;
 			const int8_t *kt;
@@ -545,17 +559,17 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 				tile_prefetch(k, u, kb + k->BS, hi);
 			tile_kscales(k, u, kb, hi, f->ksc);
 			for (int j = 0; j < ng; j++) {
-				int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
-				const int8_t *q = &f->qb[(size_t)j * 16 * k->D];
+				int gn = dec ? (nrows - j * TILE_ROWS < TILE_ROWS ? nrows - j * TILE_ROWS : TILE_ROWS) : k->M;
+				const int8_t *q = &f->qb[(size_t)j * TILE_ROWS * k->D];
 
 				if (!(dec ? f->needed[0] : f->needed[j]))
 					continue;
 				if (k->per_block32)
 					qk_ksteps(k, q, gn, kt, cstride,
-						  &f->dot[(size_t)j * 16 * N], kstride);
+						  &f->dot[(size_t)j * TILE_ROWS * N], kstride);
 				else
-					tile_qk(isa, q, &f->qsum[j * 16], gn, kt, cstride, N,
-						k->D, &f->dot[(size_t)j * 16 * N]);
+					ops->qk(q, &f->qsum[j * TILE_ROWS], gn, kt, cstride, N,
+						k->D, &f->dot[(size_t)j * TILE_ROWS * N]);
 			}
 			/* The C registers of each executed tile, in the scalar order. */
 			for (int i = 0; i < u->nrt; i++) {
@@ -565,7 +579,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 					for (int ks = 0; ks < r->ksteps_in_acc; ks++)
 						for (int sl = 0; sl < slots; sl++) {
 							int m = oc->row[sl], ri = i * k->M + m;
-							int row = dec ? ri % k->G : i * 16 + m;
+							int row = dec ? ri % k->G : i * TILE_ROWS + m;
 							int32_t v = x->rows[ri].valid ?
 								f->dot[ks * kstride + (size_t)row * N + oc->col[sl]] : 0;
 
@@ -576,12 +590,12 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 				tile++;
 			}
 			for (int j = 0; j < ng; j++) {
-				int g0 = j * 16;
-				int gn = dec ? (nrows - g0 < 16 ? nrows - g0 : 16) : k->M;
+				int g0 = j * TILE_ROWS;
+				int gn = dec ? (nrows - g0 < TILE_ROWS ? nrows - g0 : TILE_ROWS) : k->M;
 
 				if (!(dec ? f->needed[0] : f->needed[j]))
 					continue;
-				fast_group_tile(k, u, isa, &x->rows[dec ? g0 : j * k->M],
+				fast_group_tile(k, u, ops, &x->rows[dec ? g0 : j * k->M],
 						dec ? g0 : 0, gn,
 						&f->dot[(size_t)g0 * N], kstride, kb, hi,
 						&f->ot[(size_t)g0 * k->D], &f->gm[g0], &f->gl[g0],
@@ -590,15 +604,15 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 		}
 		/* The segment's states, in the scalar layout, for attn_merge_row. */
 		for (int j = 0; j < ng; j++) {
-			int gn = dec ? (nrows - j * 16 < 16 ? nrows - j * 16 : 16) : k->M;
-			int g0 = dec ? j * 16 : j * k->M;
+			int gn = dec ? (nrows - j * TILE_ROWS < TILE_ROWS ? nrows - j * TILE_ROWS : TILE_ROWS) : k->M;
+			int g0 = dec ? j * TILE_ROWS : j * k->M;
 
 			for (int i = 0; i < gn; i++) {
 				struct rstate *s = &st[g0 + i];
 
-				s->m = f->gm[j * 16 + i];
-				s->l = f->gl[j * 16 + i];
-				memcpy(s->o, &f->ot[((size_t)j * 16 + i) * k->D],
+				s->m = f->gm[j * TILE_ROWS + i];
+				s->l = f->gl[j * TILE_ROWS + i];
+				memcpy(s->o, &f->ot[((size_t)j * TILE_ROWS + i) * k->D],
 				       (size_t)k->D * sizeof(float));
 			}
 		}
@@ -625,9 +639,9 @@ void attn_fast_merge(const struct kern *k, const struct unit *u,
 }
 
 int attn_fast_unit(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, struct scratch *x, struct fscratch *f)
+		   const struct tile_ops *ops, struct scratch *x, struct fscratch *f)
 {
-	if (attn_fast_segs(k, u, isa, 0, case_segments_of(k->c, u->s), u->tile0,
+	if (attn_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0,
 			   x->st, x, f))
 		return -1;
 	attn_fast_merge(k, u, x->st, x, 0, u->nrt * k->M);

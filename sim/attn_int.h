@@ -1,9 +1,13 @@
 /*
- * attn_int.h - what the two executors of sim/attn.c share: the kernel's
- * tables, work units, rows, per-row softmax state and the helpers that
- * define the data layout (block walk, K/V scales, the split-K merge).
- * attn.c holds the scalar per-lane executor (the spec) and the driver;
- * attn_fast.c the fast path. Private to those two files.
+ * attn_int.h - what the two executors of the emulated kernel share: the
+ * kernel's tables, work units, rows, per-row softmax state and the
+ * helpers that define the data layout (block walk, K/V scales, the
+ * split-K merge), defined in attn_common.c. Private to sim/attn*.c:
+ *   attn_common.c  these helpers
+ *   attn_spec.c    the scalar per-lane executor, the specification
+ *   attn_fast.c    the fast executor
+ *   attn.c         the driver: checks, tables, work units, threads
+ * docs/design-sim.md draws the order; nothing here calls upward.
  */
 #ifndef ATTN_INT_H
 #define ATTN_INT_H
@@ -17,7 +21,7 @@
 #include "kernel.h"
 #include "lanemap.h"
 #include "logit.h"
-#include "tile_fast.h"
+#include "tile_fast.h"	/* struct tile_order */
 
 #define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
 
@@ -80,8 +84,8 @@ static inline int attn_kv_head(const struct kern *k, const struct unit *u)
  * the pool: a block-table entry of -1 or past the table's row (a key
  * past the context that a buggy mask let through), or a walk that
  * ignores the table and runs off the end. Readers of -1 get poison, as
- * a device would read memory no sequence owns (attn.c: load_k,
- * attn_k_scale, attn_v_col).
+ * a device would read memory no sequence owns (attn_spec.c: load_k;
+ * attn_common.c: attn_k_scale, attn_v_col).
  */
 static inline int attn_block(const struct kern *k, int s, int tok)
 {
@@ -97,6 +101,22 @@ static inline int attn_block(const struct kern *k, int s, int tok)
 }
 
 /*
+ * Where K[tok][g][dim] lives in k_cache, [NB][Hkv][D/16][BS][16]
+ * (inputs.h), blk being tok's physical block (attn_block): byte
+ * dim % 16 of chunk dim / 16 of slot tok % BS of kv head g of block blk.
+ * The one place sim/ derives it; ref/ keeps its own on purpose, as the
+ * independent check. Example (Hkv 4, D 256, BS 16): blk 9, g 2, tok 37,
+ * dim 100 is (((9*4 + 2)*16 + 6)*16 + 5)*16 + 4 = 157268.
+ */
+static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
+				   int dim)
+{
+	return ((((size_t)blk * k->Hkv + g) * (k->D / INPUTS_K_CHUNK) +
+		 dim / INPUTS_K_CHUNK) * k->BS + tok % k->BS) * INPUTS_K_CHUNK +
+	       dim % INPUTS_K_CHUNK;
+}
+
+/*
  * Where key tok's V column lives: element d is base[d * stride] (stride
  * BS; 0 for the poison column of a block outside the pool), times scale
  * for int8 V (NULL for float V). Looked up once per key, not per element.
@@ -109,6 +129,20 @@ struct vcol {
 };
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);
+/* Does row w see key j of a segment ending at seg_end (causal, window)? */
+int attn_key_visible(const struct kern *k, const struct row *w, int seg_end,
+		     int j);
+/* Does any row of a row tile see any key of [kb, kb + N)? */
+int attn_tile_needed(const struct kern *k, const struct row *rows, int kb,
+		     int seg_end);
+/* Executed tiles of segment sg of a unit whose rows are rows. */
+size_t attn_seg_tiles(const struct kern *k, const struct unit *u,
+		      const struct row *rows, int sg);
+/*
+ * Is C slot s the one the kernel reads its entry from (the first of its
+ * replicas in register order)?
+ */
+int attn_c_primary(const struct lanemap_operand *oc, int s);
 /* Keys [*lo, *hi) of split-K segment sg of sequence s. */
 void attn_seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi);
 /* The unit's row tiles' rows: rows[rt * M + m]. */
@@ -122,7 +156,11 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 		    int rt, int kb, const int32_t *creg);
 
-/* The scalar executor's per-thread scratch (the fast path uses rows, st). */
+/*
+ * A thread's scratch: the unit's rows and their segment states, which
+ * both executors use, and the scalar executor's registers and workspace
+ * (attn_spec.c allocates it all: attn_scratch_alloc).
+ */
 struct scratch {
 	uint8_t *areg, *breg;
 	int32_t *am, *bm, *creg;
@@ -131,77 +169,5 @@ struct scratch {
 	struct rstate *st;	/* [nseg][nrt*M] */
 	float *obuf;
 };
-
-/* ---- the fast path (attn_fast.c) ---- */
-
-/*
- * The fast path (attn_fast.c): the same unit, for the correct kernel on its own
- * hardware map, with the register round trip taken out.
- *
- * Why it gives the scalar executor's bytes:
- *   - For the correct kernel, load_q/load_k put A[m][kk] = Qq[row m][dim]
- *     and B[kk][n] = K[key kb + n][dim] into the registers through lm, and
- *     mmac_read reads them back through the same map (hw == lm): the
- *     identity on the matrices. So C = Q K^T exactly, computed here as
- *     int32 dot products (tile_qk), and the C registers kept in acc are the
- *     profile's scatter of C (attn_acc_store). K is staged from the paged
- *     cache under load_k's rule: a key inside the last block loads its
- *     slot, a key past the block table loads 0.
- *   - Scores, masks and the workspace column are the profile's column,
- *     so ws[m][n] is recover_scores' value for every (m, n): the same
- *     f32 products in the same order.
- *   - Softmax walks each row's slots in the scalar order (rowslots: the
- *     max, then p summed in register order within a lane, lanes in
- *     order); only the exps are computed ahead, by tile_exp, which is
- *     fs_expf bit for bit.
- *   - PV: per (row, d) the same o * alpha, then o + p * vf per visible
- *     key in key order (tile_pv); vf = (float)v * v_scale is a function of
- *     the key alone, so computing it once per tile changes nothing.
- *   - Decode: rows r and r' with the same q head have the same Q, so the
- *     same C row, scores, masks; if their slot orders also agree (checked
- *     once, attn_fast_rows_agree, else the scalar executor runs) every state
- *     is the same, so only the G distinct rows are computed and
- *     replica_mismatch is 0 by construction.
- * Rows are processed in groups of at most 16 (the lanes of tile_pv):
- * decode the distinct rows, prefill one row tile each.
- */
-struct fscratch {
-	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
-	int8_t *qb;		/* [ng][16][D] */
-	int32_t *qsum;		/* [ng][16] */
-	int32_t *dot;		/* [ksteps_in_acc][ng][16][N] */
-	int32_t *creg;		/* [ksteps_in_acc][slots] */
-	float *ws, *ex;		/* [16][N]: scores; exps (P), then the alphas */
-	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
-	float *vn;		/* [N][D] */
-	float *ksc, *vsc;	/* [ksteps][N], [N] */
-	float *ot;		/* [ng][16][D] */
-	float *gm, *gl;		/* [ng][16] */
-	int *needed;		/* [nrt] */
-};
-
-int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f);
-void attn_fast_free(struct fscratch *f);
-/* Fill k->ord, k->ord_ok: do all C rows sum 16 columns in one order? */
-void attn_fast_order(struct kern *k);
-/* Do decode's replica rows sum their slots in their primary's order? */
-int attn_fast_rows_agree(const struct kern *k);
-/*
- * Split-K segments [sg0, sg1) of a unit on the fast path, their first
- * executed tile numbered tile; segment sg's row states into
- * sts[sg * rows + i] (rows: decode the G distinct rows, prefill
- * u->nrt * M). Each segment's state depends on that segment alone, so any
- * split of the segments gives the same bytes.
- */
-int attn_fast_segs(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, int sg0, int sg1, size_t tile,
-		   struct rstate *sts, struct scratch *x, struct fscratch *f);
-/* Merge a unit's rows i0 .. i1 - 1 from their segment states (segment
- * order); rows past the unit's are ignored. */
-void attn_fast_merge(const struct kern *k, const struct unit *u,
-		     struct rstate *sts, struct scratch *x, int i0, int i1);
-/* One unit on the fast path: segs over all segments, then merge. */
-int attn_fast_unit(const struct kern *k, const struct unit *u,
-		   enum tile_isa isa, struct scratch *x, struct fscratch *f);
 
 #endif

@@ -65,6 +65,10 @@ struct inputs_given {
  * table inputs cannot lay out) or FS_EINTERNAL (out of memory) with
  * nothing left allocated and *in zeroed.
  */
+/* Head-dim elements per K chunk: k_cache is [NB][Hkv][D/16][BS][16], so
+ * one token's 16 consecutive dims are 16 bytes, one 128-bit load. */
+#define INPUTS_K_CHUNK 16
+
 #define INPUTS_MAX_BYTES ((size_t)16 << 30)
 enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 			struct fs_inputs *in, struct fs_err *err);

@@ -11,6 +11,8 @@
  *     from the sim's scores;
  *   - the merge keeps NaN: a row that NaN reached gives NaN, only a row
  *     that sees nothing gives 0 (hand-worked segment states);
+ *   - the paged-K offset through the block table (attn_block,
+ *     attn_k_offset) against addresses worked out by hand;
  *   - soft cap and ALiBi: logit_tanhf against libm's double tanh, the
  *     slopes against the ALiBi paper's values for 8, 12 and 24 heads,
  *     and a case's scores against cap * tanh(s / cap) + slope * (j - q_pos)
@@ -183,6 +185,49 @@ static void merge_keeps_nan(void **state)
 }
 
 /*
+ * The paged-K offset (attn_block, then attn_k_offset) against addresses
+ * worked out by hand. k_cache is [NB][Hkv][D/16][BS][16]; here Hkv 4,
+ * D 256 (16 chunks), BS 16, so one (block, head) is 16 * 16 * 16 = 4096
+ * bytes and one block 16384. Sequence 0's block table is {5, 2, 9}.
+ *   key 0,  head 0, dim 0:   block 5, slot 0:  5 * 16384           = 81920
+ *   key 15, head 3, dim 255: block 5, the last byte of head 3,
+ *                            (5 * 4 + 4) * 4096 - 1                = 98303
+ *   key 16, head 1, dim 17:  block 2, slot 0, chunk 1, byte 1:
+ *                            (2*4 + 1) * 4096 + 1 * 256 + 0 * 16 + 1 = 37121
+ *   key 37, head 2, dim 100: block 9, slot 5, chunk 6, byte 4:
+ *                            (9*4 + 2) * 4096 + 6 * 256 + 5 * 16 + 4
+ *                            = 155648 + 1536 + 80 + 4              = 157268
+ * With D 80 (5 chunks; one (block, head) 5 * 16 * 16 = 1280 bytes):
+ *   key 37, head 2, dim 79:  block 9, slot 5, chunk 4, byte 15:
+ *                            (9*4 + 2) * 1280 + 4 * 256 + 5 * 16 + 15
+ *                            = 48640 + 1024 + 80 + 15              = 49759
+ * A key past the table (key 48: entry 3 of 3) has no block: -1.
+ */
+static void paged_k_offset_by_hand(void **state)
+{
+	struct fs_case c;
+	struct fs_inputs in;
+	struct kern k;
+	int32_t table[3] = { 5, 2, 9 };
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	memset(&in, 0, sizeof(in));
+	memset(&k, 0, sizeof(k));
+	kernel_default(&c.kernel);
+	in.block_table = table, in.NB = 12, in.MAXB = 3;
+	k.c = &c, k.kn = &c.kernel, k.in = &in;
+	k.Hkv = 4, k.D = 256, k.BS = 16, k.MAXB = 3;
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 0), 0, 0, 0), 81920);
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 15), 3, 15, 255), 98303);
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 16), 1, 16, 17), 37121);
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 37), 2, 37, 100), 157268);
+	assert_int_equal(attn_block(&k, 0, 48), -1);
+	k.D = 80;
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 37), 2, 37, 79), 49759);
+}
+
+/*
  * The shipped tail_mask mutation (1000 keys, 1000 % 16 = 8): the kernel
  * unmasks poison slots of the last block, whose K scale is NaN, so each
  * of the 24 rows gets a NaN score, a NaN softmax sum and, through the
@@ -335,6 +380,7 @@ int main(void)
 		cmocka_unit_test(transpose_follows_published_layout),
 		cmocka_unit_test(splitk_merge_equals_one_pass),
 		cmocka_unit_test(merge_keeps_nan),
+		cmocka_unit_test(paged_k_offset_by_hand),
 		cmocka_unit_test(poison_read_gives_nan_rows),
 		cmocka_unit_test(tanh_is_libm_tanh_rounded),
 		cmocka_unit_test(alibi_slopes_published),

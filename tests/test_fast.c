@@ -1,11 +1,14 @@
 /*
- * test_fast.c - the executor fast path (sim/tile_fast.c, attn.c's fast
- * units) against the scalar per-lane executor, which is the spec:
- *   - tile_exp on every instruction set this CPU has is fs_expf bit for
- *     bit, over a few million inputs and the edge values;
- *   - tile_qk, tile_pv and tile_pv_i8 agree with plain loops written here;
- *   - tile_scores16 and tile_softmax16 agree with the scalar executor's
- *     steps written out, on rows with NaN, +-0, +-inf, ties, masked rows;
+ * test_fast.c - the fast executor (sim/attn_fast.c and its vector
+ * kernels, sim/tile_*.c) against the scalar per-lane executor, which is
+ * the spec:
+ *   - the exp entry of every table this CPU runs (tile_ops_of) is fs_expf
+ *     bit for bit, over a few million inputs and the edge values;
+ *   - qk, pv and pv_i8 agree with plain loops written here;
+ *   - scores16 and softmax16 agree with the scalar executor's steps
+ *     written out, on rows with NaN, +-0, +-inf, ties, masked rows;
+ *   - the table chosen at start (tile_ops_best) is the best this CPU runs
+ *     and gives the generic table's bits on each entry;
  *   - for shipped cases (soft cap and ALiBi among them), the goldens of
  *     --exec scalar and of every fast executor, at 1, 2 and 3 threads, are
  *     byte-identical (via the binary, --emulate-only, and for one case the
@@ -39,7 +42,7 @@ static void check_exp(enum tile_isa isa, const float *x, int n)
 	float *y = malloc((size_t)n * sizeof(float));
 
 	memcpy(y, x, (size_t)n * sizeof(float));
-	tile_exp(isa, y, n);
+	tile_ops_of(isa)->exp(y, n);
 	for (int i = 0; i < n; i++) {
 		uint32_t want = tu_f32_bits(fs_expf(x[i])), got = tu_f32_bits(y[i]);
 
@@ -64,7 +67,7 @@ static void exp_matches_fs_expf(void **state)
 
 	(void)state;
 	for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
-		if (!tile_isa_supported((enum tile_isa)isa))
+		if (!tile_ops_of((enum tile_isa)isa))
 			continue;
 		memcpy(x, edge, sizeof(edge));
 		x[nedge] = INFINITY;
@@ -197,9 +200,9 @@ static void qk_and_pv_match_plain_loops(void **state)
 	for (int n = 0; n < NK; n++)
 		vis[n] = (uint16_t)(rnd32() & 0x3f);
 	for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
-		if (!tile_isa_supported((enum tile_isa)isa))
+		if (!tile_ops_of((enum tile_isa)isa))
 			continue;
-		tile_qk((enum tile_isa)isa, q, qsum, R, k, NK * 16, NK, D, dot);
+		tile_ops_of((enum tile_isa)isa)->qk(q, qsum, R, k, NK * 16, NK, D, dot);
 		for (int i = 0; i < R * NK; i++)
 			assert_int_equal(dot[i], want[i]);
 	}
@@ -222,16 +225,16 @@ static void qk_and_pv_match_plain_loops(void **state)
 						ow[r * D + d] += p[r * NK + n] * vn[n * D + d];
 		}
 		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
-			if (!tile_isa_supported((enum tile_isa)isa))
+			if (!tile_ops_of((enum tile_isa)isa))
 				continue;
 			memcpy(o, start, sizeof(o));
-			tile_pv((enum tile_isa)isa, o, R, D, vn, NK, p, vis, 0x2f, alpha);
+			tile_ops_of((enum tile_isa)isa)->pv(o, R, D, vn, NK, p, vis, 0x2f, alpha);
 			assert_memory_equal(o, ow, sizeof(o));
 		}
 	}
 }
 
-/* The scalar formulation of tile_pv_i8, written out: pv of (float)v * scale. */
+/* The scalar formulation of pv_i8, written out: pv of (float)v * scale. */
 static void pv_i8_plain(float *o, int R, int D, const int8_t *v, int ld,
 			const float *scale, const float *p, const uint16_t *vis,
 			uint16_t upd, const float *alpha)
@@ -250,7 +253,7 @@ static void pv_i8_plain(float *o, int R, int D, const int8_t *v, int ld,
 }
 
 /*
- * tile_pv_i8 on every ISA = the plain loops, bit for bit: row counts
+ * pv_i8 on every ISA = the plain loops, bit for bit: row counts
  * around the 6-row blocks, all and some rows updated, all and some keys
  * visible, block strides 16 and 32, a NaN, an inf and a -0 in o.
  */
@@ -287,19 +290,19 @@ static void pv_i8_matches_plain_loops(void **state)
 				memcpy(ow, start, sizeof(ow));
 				pv_i8_plain(ow, R, D, v, ld, scale, p, vis, upd, alpha);
 				for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
-					if (!tile_isa_supported((enum tile_isa)isa))
+					if (!tile_ops_of((enum tile_isa)isa))
 						continue;
 					memcpy(o, start, sizeof(o));
-					tile_pv_i8((enum tile_isa)isa, o, R, D, v, ld, scale, p,
+					tile_ops_of((enum tile_isa)isa)->pv_i8(o, R, D, v, ld, scale, p,
 						   vis, upd, alpha, scratch);
 					if (memcmp(o, ow, sizeof(o)))
-						fail_msg("tile_pv_i8 %s: R %d mode %d ld %d differs",
+						fail_msg("pv_i8 %s: R %d mode %d ld %d differs",
 							 tile_isa_name((enum tile_isa)isa), R, mode, ld);
 				}
 			}
 }
 
-/* tile_scores16's definition, written out. */
+/* scores16's definition, written out. */
 static void scores16_plain(int R, const int32_t *dot, const float *sq,
 			   const float *ksc, float ss, const int *lo, const int *hi,
 			   float *ws)
@@ -314,7 +317,7 @@ static void scores16_plain(int R, const int32_t *dot, const float *sq,
 }
 
 /*
- * The scalar executor's softmax step for one tile (sim/attn.c softmax_pv),
+ * The scalar executor's softmax step for one tile (sim/attn_spec.c softmax_pv),
  * written out: max in slot order with v > tmax, rows whose new max is
  * -inf left alone, exps by fs_expf, sums within a lane then lanes in order.
  */
@@ -386,7 +389,7 @@ static float special_score(void)
 }
 
 /*
- * tile_scores16 and tile_softmax16 on every ISA = the written-out scalar
+ * scores16 and softmax16 on every ISA = the written-out scalar
  * steps, bit for bit (any NaN equal to any NaN), on rows with NaN, +-0 (alone
  * and as ties for the max, in both slot orders), +-inf, all-masked rows,
  * invalid rows, ties and a random lane layout; states m = -inf, +-0, finite.
@@ -433,11 +436,11 @@ static void softmax16_matches_scalar(void **state)
 		/* scores */
 		scores16_plain(R, dot, sq, ksc, 0.0625f, lo, hi, want_ws);
 		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
-			if (!tile_isa_supported((enum tile_isa)isa))
+			if (!tile_ops_of((enum tile_isa)isa))
 				continue;
-			tile_scores16((enum tile_isa)isa, R, dot, sq, ksc, 0.0625f, lo, hi, ws);
+			tile_ops_of((enum tile_isa)isa)->scores16(R, dot, sq, ksc, 0.0625f, lo, hi, ws);
 			if (!same_f32(ws, want_ws, R * 16))
-				fail_msg("tile_scores16 %s differs (iter %d)",
+				fail_msg("scores16 %s differs (iter %d)",
 					 tile_isa_name((enum tile_isa)isa), iter);
 		}
 		/* softmax on rows with the special values */
@@ -461,21 +464,128 @@ static void softmax16_matches_scalar(void **state)
 			for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
 				const char *nm = tile_isa_name((enum tile_isa)isa);
 
-				if (!tile_isa_supported((enum tile_isa)isa))
+				if (!tile_ops_of((enum tile_isa)isa))
 					continue;
 				memcpy(mg, m0, sizeof(mg)), memcpy(lg, l0, sizeof(lg));
-				ug = tile_softmax16((enum tile_isa)isa, R, valid, &ord, ws, pg, mg,
+				ug = tile_ops_of((enum tile_isa)isa)->softmax16(R, valid, &ord, ws, pg, mg,
 						    lg, ag, vg);
 				if (ug != uw || memcmp(vg, vw, sizeof(vg)) ||
 				    !same_f32(mg, mw, R) || !same_f32(lg, lw, R) ||
 				    !same_f32(ag, aw, R))
-					fail_msg("tile_softmax16 %s: state differs (iter %d)", nm, iter);
+					fail_msg("softmax16 %s: state differs (iter %d)", nm, iter);
 				for (int r = 0; r < R; r++)
 					if ((uw >> r & 1) && !same_f32(&pg[r * 16], &pw[r * 16], 16))
-						fail_msg("tile_softmax16 %s: p of row %d differs (iter %d)",
+						fail_msg("softmax16 %s: p of row %d differs (iter %d)",
 							 nm, r, iter);
 			}
 		}
+	}
+}
+
+/*
+ * The table chosen on this machine (tile_ops_best) against the generic
+ * one, bit for bit, entry by entry, on shapes that take each build's
+ * vector code and its fallbacks: 16 keys and 8 (qk, vconv), head dims
+ * 256 and 80 (80 is no multiple of 64: pv_i8's AVX-512 code falls back),
+ * 1, 5 and 16 rows, block strides 16 and 32. And the choice is the best
+ * table this CPU runs.
+ */
+static void best_table_equals_generic(void **state)
+{
+	static const int Ds[] = { 256, 80 }, Rs[] = { 1, 5, 16 }, Ns[] = { 16, 8 };
+	static int8_t q[16 * 256], k[256 * 16], v[256 * 32];
+	static float vn[16 * 256], vg[16 * 256], o[16 * 256], og[16 * 256];
+	static float start[16 * 256], scratch[16 * 256], scratch2[16 * 256];
+	const struct tile_ops *best = tile_ops_best(), *gen = tile_ops_of(TILE_PORTABLE);
+	int32_t qsum[16], dot[16 * 16], dg[16 * 16];
+	float p[16 * 16], alpha[16], scale[16], x[64], xg[64];
+	uint16_t vis[16];
+
+	(void)state;
+	assert_non_null(best);
+	assert_non_null(gen);
+	assert_ptr_equal(best, tile_ops_of(TILE_AVX512) ? tile_ops_of(TILE_AVX512) :
+			       tile_ops_of(TILE_AVX2) ? tile_ops_of(TILE_AVX2) : gen);
+	print_message("chosen table: %s\n", best->name);
+	for (int i = 0; i < 16 * 256; i++) {
+		q[i] = (int8_t)((int)(rnd32() % 255) - 127);
+		k[i] = (int8_t)(rnd32() & 0xff);
+		start[i] = (float)((int)(rnd32() % 2001) - 1000) / 64.0f;
+	}
+	for (int i = 0; i < 256 * 32; i++)
+		v[i] = (int8_t)(rnd32() & 0xff);
+	for (int i = 0; i < 16 * 16; i++)
+		p[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+	for (int i = 0; i < 16; i++) {
+		alpha[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+		scale[i] = (float)(rnd32() % 1000 + 1) / 4096.0f;
+		vis[i] = (uint16_t)rnd32();
+	}
+	for (int di = 0; di < 2; di++)
+		for (int ri = 0; ri < 3; ri++)
+			for (int ni = 0; ni < 2; ni++) {
+				int D = Ds[di], R = Rs[ri], N = Ns[ni], ld = 16 * (ni + 1);
+				uint16_t upd = (uint16_t)(rnd32() | 1u);
+
+				for (int r = 0; r < R; r++) {
+					qsum[r] = 0;
+					for (int d = 0; d < D; d++)
+						qsum[r] += q[r * D + d];
+				}
+				best->qk(q, qsum, R, k, (size_t)N * 16, N, D, dot);
+				gen->qk(q, qsum, R, k, (size_t)N * 16, N, D, dg);
+				assert_memory_equal(dot, dg, (size_t)R * N * sizeof(int32_t));
+				best->vconv(v, ld, D, N, scale, vn);
+				gen->vconv(v, ld, D, N, scale, vg);
+				assert_memory_equal(vn, vg, (size_t)N * D * sizeof(float));
+				memcpy(o, start, sizeof(o)), memcpy(og, start, sizeof(og));
+				best->pv(o, R, D, vn, N, p, vis, upd, alpha);
+				gen->pv(og, R, D, vg, N, p, vis, upd, alpha);
+				assert_memory_equal(o, og, sizeof(o));
+				memcpy(o, start, sizeof(o)), memcpy(og, start, sizeof(og));
+				best->pv_i8(o, R, D, v, ld, scale, p, vis, upd, alpha, scratch);
+				gen->pv_i8(og, R, D, v, ld, scale, p, vis, upd, alpha, scratch2);
+				assert_memory_equal(o, og, sizeof(o));
+			}
+	for (int i = 0; i < 64; i++)
+		x[i] = xg[i] = (float)((int)(rnd32() % 20001) - 15000) / 128.0f;
+	x[5] = xg[5] = -INFINITY, x[9] = xg[9] = INFINITY, x[13] = xg[13] = -0.0f;
+	best->exp(x, 61);
+	gen->exp(xg, 61);
+	assert_memory_equal(x, xg, sizeof(x));
+	for (int iter = 0; iter < 200; iter++) {
+		int R = 1 + (int)(rnd32() % 16), lo[16], hi[16];
+		float sq[16], ksc[16], ws[256], wg[256], m[16], mg[16], l[16], lg[16];
+		float pb[256], pg[256], ab[16], ag[16];
+		uint16_t vb[16], vgn[16], ub, ug, valid = (uint16_t)rnd32();
+		struct tile_order ord;
+
+		for (int j = 0; j < 16; j++)
+			ord.col[j] = (uint8_t)((j * 5 + iter) % 16);	/* 5 is prime to 16 */
+		ord.brk = (uint16_t)(rnd32() | 1u);
+		for (int r = 0; r < 16; r++) {
+			lo[r] = (int)(rnd32() % 8);
+			hi[r] = r % 3 ? 16 : (int)(rnd32() % 17);
+			sq[r] = (float)(rnd32() % 1000 + 1) / 1024.0f;
+			m[r] = mg[r] = r % 4 == 0 ? -INFINITY : (float)((int)(rnd32() % 201) - 100) / 16.0f;
+			l[r] = lg[r] = (float)(rnd32() % 100) / 8.0f;
+			ksc[r] = (float)(rnd32() % 1000 + 1) / 8192.0f;
+		}
+		for (int i = 0; i < 256; i++)
+			dot[i] = (int32_t)(rnd32() % 2000001) - 1000000;
+		best->scores16(R, dot, sq, ksc, 0.0625f, lo, hi, ws);
+		gen->scores16(R, dot, sq, ksc, 0.0625f, lo, hi, wg);
+		assert_memory_equal(ws, wg, (size_t)R * 16 * sizeof(float));
+		ub = best->softmax16(R, valid, &ord, ws, pb, m, l, ab, vb);
+		ug = gen->softmax16(R, valid, &ord, wg, pg, mg, lg, ag, vgn);
+		assert_int_equal(ub, ug);
+		assert_memory_equal(vb, vgn, sizeof(vb));
+		assert_memory_equal(m, mg, (size_t)R * sizeof(float));
+		assert_memory_equal(l, lg, (size_t)R * sizeof(float));
+		assert_memory_equal(ab, ag, (size_t)R * sizeof(float));
+		for (int r = 0; r < R; r++)
+			if (ub >> r & 1)
+				assert_memory_equal(&pb[r * 16], &pg[r * 16], 16 * sizeof(float));
 	}
 }
 
@@ -499,8 +609,8 @@ static void same_goldens(const char *c, const char *extra)
 	assert_int_equal(a.status, 0);
 	tu_free(&a);
 	for (int i = 0; i < 5; i++) {
-		if ((!strcmp(execs[i], "avx2") && !tile_isa_supported(TILE_AVX2)) ||
-		    (!strcmp(execs[i], "avx512") && !tile_isa_supported(TILE_AVX512)))
+		if ((!strcmp(execs[i], "avx2") && !tile_ops_of(TILE_AVX2)) ||
+		    (!strcmp(execs[i], "avx512") && !tile_ops_of(TILE_AVX512)))
 			continue;
 		for (int t = 1; t <= 3; t++) {
 			if (i && t != threads[i])
@@ -622,6 +732,7 @@ int main(void)
 		cmocka_unit_test(qk_and_pv_match_plain_loops),
 		cmocka_unit_test(pv_i8_matches_plain_loops),
 		cmocka_unit_test(softmax16_matches_scalar),
+		cmocka_unit_test(best_table_equals_generic),
 		cmocka_unit_test(exec_option),
 		cmocka_unit_test(fast_goldens_equal_scalar),
 	};

@@ -1,0 +1,233 @@
+/*
+ * attn_common.c - what both executors of the emulated kernel share (see
+ * attn_int.h): the rows of a work unit, which keys a row sees, the
+ * split-K segment bounds, the block walk and the K and V scales read
+ * through it, the split-K merge and the store of a tile's C registers.
+ * These define the data layout and the order of the final sums; the
+ * scalar executor (attn_spec.c) and the fast one (attn_fast.c) both call
+ * them, so the two cannot disagree on any of it.
+ *
+ * Layout of the paged cache (inputs.h), through the block table:
+ *   k_cache  [NB][Hkv][D/16][BS][16] i8   (attn_k_offset, attn_int.h)
+ *   v_cache  [NB][Hkv][D][BS]             (attn_v_col)
+ *   k_scale, v_scale  [NB][BS][Hkv]       (per-token-head)
+ * Example (D = 256, BS = 16, Hkv = 4): key 37 of kv head 2, dim 100, with
+ * block_table[s][2] = 9, is k_cache[9][2][6][5][4], byte 157268.
+ *
+ * Nothing here holds state: every function reads the kernel (struct
+ * kern) and writes only the rows or tile it is given, so any thread may
+ * call it for its own unit.
+ */
+#include "attn_int.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "fexp.h"
+
+static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
+			 struct row *rows)
+{
+	const struct fs_inputs *in = k->in;
+
+	for (int m = 0; m < k->M; m++) {
+		struct row *w = &rows[m];
+
+		memset(w, 0, sizeof(*w));
+		if (k->c->mode == MODE_DECODE) {
+			int local = (rt * k->M + m) % k->G;
+
+			/* Packed rows past the group: the kernel zero-fills
+			 * their A rows, as a padding row's (acc 0). */
+			if (k->c->decode_rows == ROWS_PACKED && rt * k->M + m >= k->G) {
+				w->valid = w->primary = 0;
+				continue;
+			}
+			w->t = u->t;
+			w->qh = k->kn->gqa_modulo ? u->h + local * k->Hkv :
+						    u->h * k->G + local;
+			/* The first occurrence of a head writes the results;
+			 * its replicas must agree with it. */
+			w->primary = rt * k->M + m == local;
+		} else {
+			w->t = rt * k->M + m;
+			w->qh = u->h;
+			w->primary = 1;
+		}
+		w->valid = w->t < k->c->seqs[u->s].tokens;
+		if (!w->valid) {
+			w->primary = 0;
+			continue;
+		}
+		w->q_pos = k->kn->q_pos_chunk ? w->t : in->q_pos[u->s * k->T + w->t];
+		{
+			size_t qi = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+
+			w->sq = in->q_scale[qi];
+			w->q = &in->q_int8[qi * k->D];
+		}
+	}
+}
+
+int attn_key_visible(const struct kern *k, const struct row *w, int seg_end,
+		       int j)
+{
+	if (!w->valid || j >= seg_end || j > w->q_pos)
+		return 0;
+	if (k->c->sliding_window > 0 && j <= w->q_pos - k->c->sliding_window)
+		return 0;
+	return 1;
+}
+
+int attn_tile_needed(const struct kern *k, const struct row *rows, int kb,
+		       int seg_end)
+{
+	for (int m = 0; m < k->M; m++)
+		for (int n = 0; n < k->N && kb + n < seg_end; n++)
+			if (attn_key_visible(k, &rows[m], seg_end, kb + n))
+				return 1;
+	return 0;
+}
+
+void attn_seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi)
+{
+	int ctx = k->c->seqs[s].context;
+
+	if (k->c->segment <= 0) {
+		*lo = 0;
+		*hi = ctx;
+		return;
+	}
+	*lo = sg * k->c->segment;
+	*hi = *lo + k->c->segment < ctx ? *lo + k->c->segment : ctx;
+}
+
+void attn_unit_rows(const struct kern *k, const struct unit *u, struct row *rows)
+{
+	for (int i = 0; i < u->nrt; i++)
+		rows_of_tile(k, u, u->rt0 + i, &rows[i * k->M]);
+}
+
+size_t attn_seg_tiles(const struct kern *k, const struct unit *u,
+			const struct row *rows, int sg)
+{
+	size_t n = 0;
+	int lo, hi;
+
+	attn_seg_bounds(k, u->s, sg, &lo, &hi);
+	for (int kb = lo; kb < hi; kb += k->N)
+		for (int i = 0; i < u->nrt; i++)
+			n += attn_tile_needed(k, &rows[i * k->M], kb, hi);
+	return n;
+}
+
+float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
+{
+	const struct fs_inputs *in = k->in;
+	int blk = attn_block(k, u->s, tok);
+
+	return inputs_k_scale(k->c, in, blk, tok % k->BS, attn_kv_head(k, u),
+			      ks * k->K);
+}
+
+/*
+ * Key tok's V column (attn_int.h). A block outside the pool (attn_block
+ * -1) reads as a poisoned spare slot does: INPUTS_POISON with a NaN
+ * scale, or NaN for float V.
+ */
+struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
+{
+	static const int8_t poison_i8 = INPUTS_POISON;
+	static const float poison_f = NAN;
+	const struct fs_inputs *in = k->in;
+	int g = attn_kv_head(k, u);
+	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
+	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
+	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->BS };
+
+	if (blk < 0) {
+		v.stride = 0;
+		v.i8 = k->c->v_dtype == VDT_INT8 ? &poison_i8 : NULL;
+		v.f = v.i8 ? NULL : &poison_f;
+		v.scale = NAN;
+		return v;
+	}
+	if (k->c->v_dtype == VDT_INT8) {
+		v.i8 = &in->v_cache_i8[a];
+		v.scale = in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
+	} else {
+		v.f = &in->v_cache_f[a];
+	}
+	return v;
+}
+
+/*
+ * Is C slot s the one the kernel reads its entry from? A profile may hold
+ * a C entry in several (lane, register) slots (replicas: N); the hardware
+ * writes the same sum into each, and the kernel consumes the entry once,
+ * from its first slot in register order (lane-major), as the RDNA3
+ * kernels read their replicated A and B from the first lanes. Reading
+ * every replica would count the entry N times in the softmax sum.
+ */
+int attn_c_primary(const struct lanemap_operand *oc, int s)
+{
+	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
+}
+
+void attn_merge_row(const struct kern *k, const struct unit *u,
+		    const struct row *w, struct rstate *const *segs, int nseg)
+{
+	struct attn_result *r = k->r;
+	size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+	float mx = -INFINITY, l = 0.0f;
+	float *out = &r->out[ri * k->D];
+
+	for (int i = 0; i < nseg; i++)
+		if (segs[i]->m > mx)
+			mx = segs[i]->m;
+	for (int d = 0; d < k->D; d++)
+		out[d] = 0.0f;
+	for (int i = 0; i < nseg; i++) {
+		const struct rstate *x = segs[i];
+		float wgt;
+
+		if (x->m == -INFINITY)
+			continue;
+		wgt = k->kn->merge_no_rescale ? x->l : x->l * fs_expf(x->m - mx);
+		l += wgt;
+		/* Partial outputs are kept normalized, as split-K kernels
+		 * store them: o / l, weighted by l * e^(m - M). */
+		for (int d = 0; d < k->D; d++)
+			out[d] += (x->o[d] / x->l) * wgt;
+		if (r->seg_max) {
+			size_t si = ri * r->nseg + i;
+
+			r->seg_max[si] = x->m;
+			r->seg_sum[si] = x->l;
+			for (int d = 0; d < k->D; d++)
+				r->seg_out[si * k->D + d] = x->o[d] / x->l;
+		}
+	}
+	/* Only a row that sees nothing (every segment empty, l exactly 0)
+	 * gives 0; a NaN that reached l stays NaN, as in an unguarded
+	 * kernel's division. */
+	for (int d = 0; d < k->D; d++)
+		out[d] = l == 0.0f ? 0.0f : out[d] / l;
+	r->row_max[ri] = mx;
+	r->row_sum[ri] = l;
+}
+
+void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
+		    int rt, int kb, const int32_t *creg)
+{
+	struct attn_result *r = k->r;
+	size_t n = (size_t)r->ksteps_in_acc * k->W * k->EC;
+	int32_t *tl = &r->acc_tiles[tile * ATTN_TILE_COLS];
+
+	memcpy(&r->acc[tile * n], creg, n * sizeof(int32_t));
+	tl[0] = u->s;
+	tl[1] = u->h;
+	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
+	tl[3] = kb;
+	tl[4] = rt;
+}

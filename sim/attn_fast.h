@@ -1,0 +1,86 @@
+/*
+ * attn_fast.h - the fast executor (attn_fast.c): the same work unit as
+ * the scalar executor (attn_spec.c), for the correct kernel on its own
+ * hardware map, with the register round trip taken out. Called by the
+ * driver (attn.c) only; it calls attn_common.c and the vector kernels
+ * (tile_fast.h), never the driver or the scalar executor.
+ */
+#ifndef ATTN_FAST_H
+#define ATTN_FAST_H
+
+#include "attn_int.h"
+#include "tile_fast.h"
+
+/*
+ * The fast path (attn_fast.c): the same unit, for the correct kernel on
+ * its own hardware map, with the register round trip taken out.
+ *
+ * Why it gives the scalar executor's bytes:
+ *   - For the correct kernel, load_q/load_k put A[m][kk] = Qq[row m][dim]
+ *     and B[kk][n] = K[key kb + n][dim] into the registers through lm, and
+ *     mmac_read reads them back through the same map (hw == lm): the
+ *     identity on the matrices. So C = Q K^T exactly, computed here as
+ *     int32 dot products (the qk kernel), and the C registers kept in acc
+ *     are the profile's scatter of C (attn_acc_store). K is staged from the paged
+ *     cache under load_k's rule: a key inside the last block loads its
+ *     slot, a key past the block table loads 0.
+ *   - Scores, masks and the workspace column are the profile's column,
+ *     so ws[m][n] is recover_scores' value for every (m, n): the same
+ *     f32 products in the same order.
+ *   - Softmax walks each row's slots in the scalar order (rowslots: the
+ *     max, then p summed in register order within a lane, lanes in
+ *     order); only the exps are computed ahead, by the exp kernel, which
+ *     is fs_expf bit for bit.
+ *   - PV: per (row, d) the same o * alpha, then o + p * vf per visible
+ *     key in key order (the pv kernel); vf = (float)v * v_scale is a
+ *     function of the key alone, so computing it once per tile changes
+ *     nothing.
+ *   - Decode: rows r and r' with the same q head have the same Q, so the
+ *     same C row, scores, masks; if their slot orders also agree (checked
+ *     once, attn_fast_rows_agree, else the scalar executor runs) every state
+ *     is the same, so only the G distinct rows are computed and
+ *     replica_mismatch is 0 by construction.
+ * Rows are processed in groups of at most TILE_ROWS (16: the bits of the
+ * vector kernels' row masks): decode the distinct rows, prefill one row
+ * tile each.
+ */
+struct fscratch {
+	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
+	int8_t *qb;		/* [ng][TILE_ROWS][D] */
+	int32_t *qsum;		/* [ng][TILE_ROWS] */
+	int32_t *dot;		/* [ksteps_in_acc][ng][TILE_ROWS][N] */
+	int32_t *creg;		/* [ksteps_in_acc][slots] */
+	float *ws, *ex;		/* [TILE_ROWS][N]: scores; exps (P), then the alphas */
+	uint16_t *vis;		/* [N]: bit r, key n visible to row r */
+	float *vn;		/* [N][D] */
+	float *ksc, *vsc;	/* [ksteps][N], [N] */
+	float *ot;		/* [ng][TILE_ROWS][D] */
+	float *gm, *gl;		/* [ng][TILE_ROWS] */
+	int *needed;		/* [nrt] */
+};
+
+int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f);
+void attn_fast_free(struct fscratch *f);
+/* Fill k->ord, k->ord_ok: do all C rows sum TILE_KEYS columns in one order? */
+void attn_fast_order(struct kern *k);
+/* Do decode's replica rows sum their slots in their primary's order? */
+int attn_fast_rows_agree(const struct kern *k);
+/*
+ * Split-K segments [sg0, sg1) of a unit on the fast path, their first
+ * executed tile numbered tile; segment sg's row states into
+ * sts[sg * rows + i] (rows: decode the G distinct rows, prefill
+ * u->nrt * M). Each segment's state depends on that segment alone, so any
+ * split of the segments gives the same bytes.
+ */
+int attn_fast_segs(const struct kern *k, const struct unit *u,
+		   const struct tile_ops *ops, int sg0, int sg1, size_t tile,
+		   struct rstate *sts, struct scratch *x, struct fscratch *f);
+/* Merge a unit's rows i0 .. i1 - 1 from their segment states (segment
+ * order); rows past the unit's are ignored. */
+void attn_fast_merge(const struct kern *k, const struct unit *u,
+		     struct rstate *sts, struct scratch *x, int i0, int i1);
+/* One unit on the fast path: segs over all segments, then merge. */
+int attn_fast_unit(const struct kern *k, const struct unit *u,
+		   const struct tile_ops *ops, struct scratch *x, struct fscratch *f);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * attn_spec.c - the scalar executor: the emulated kernel (attn.h) lane
+ * by lane. It is the specification: the fast executor (attn_fast.c) must
+ * give its bytes. Paged INT8 QK^T on a matrix instruction, then
+ * per-element scale recovery, masks, online softmax, the workspace
+ * transpose, split-K and PV. The layout helpers it shares with the fast
+ * executor (block walk, scales, merge) are attn_common.c's; the driver
+ * (attn.c) makes the work units and runs them on threads.
+ *
+ * One work unit is what one workgroup of the real kernel does:
+ *   decode   (sequence, query token, kv head): ceil(G / M) row tiles of
+ *            M rows over the G q heads of the group, row r of row tile
+ *            i holding q head h*G + (i*M + r) % G (acc_tiles' row_tile);
+ *            kernel: decode_rows: packed holds h*G + i*M + r while
+ *            i*M + r < G, and zero rows (padding, acc 0) after
+ *   prefill  (sequence, q head, 8 row tiles): 8 waves x M rows = 128
+ *            query rows sharing every K tile they load
+ * For each split-K segment, for each key tile of N keys, for each of the
+ * ceil(D / K) K-steps (dims past D are zero: the last one's padding):
+ *
+ *   lane L, A element e  <- Qq[row(L,e)][kstep*K + kcol(L,e)]     (profile A)
+ *   lane L, B element e  <- k_cache[block_table[s][tok/BS]][h][dim/16]
+ *                                  [tok%BS][dim%16],
+ *                           tok = tile + n(L,e), dim = kstep*K + k(L,e)
+ *   C registers         += the instruction, executed by sim/mmac
+ *
+ * then each accumulator (L, e) finds its real (row, column) in the C
+ * profile: key = tile + column. That one look-up drives the K scale, the
+ * masks and the workspace write; getting it wrong is the bug class the
+ * article describes (a lane's 4 accumulators are columns c0 + {0,4,8,12}).
+ *
+ * Reads past a context: a key inside the sequence's last block loads that
+ * slot (poison); a key past the block table loads 0 (the kernel guards
+ * the load). Either way the correct kernel masks the column, its P is 0
+ * and its V is not read. A buggy mask may let such a key through: its K
+ * scale and V then come from a block outside the block table, which
+ * reads as poison (NaN scale, INPUTS_POISON bytes), never as a crash.
+ * Tiles whose keys are all causally masked for every row are not
+ * executed, as the kernel's loop bound stops before them.
+ */
+#include "attn_spec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fexp.h"
+#include "mmac.h"
+
+/*
+ * The operands. Q goes into A and K into B (MMAC(Q, K)); with
+ * operand_order kq the kernel swaps them. Either way a slot of operand op
+ * has a free index (A's row, B's column) naming the query row or the key,
+ * and a reduction index (A's column, B's row) naming the head-dim element.
+ */
+static int op_free(const struct lanemap_operand *o, enum lm_operand op, int slot)
+{
+	return op == LM_A ? o->row[slot] : o->col[slot];
+}
+
+static int op_red(const struct lanemap_operand *o, enum lm_operand op, int slot)
+{
+	return op == LM_A ? o->col[slot] : o->row[slot];
+}
+
+static enum lm_operand q_operand(const struct kern *k)
+{
+	return k->kn->operand_kq ? LM_B : LM_A;
+}
+
+static enum lm_operand k_operand(const struct kern *k)
+{
+	return k->kn->operand_kq ? LM_A : LM_B;
+}
+
+/* K's registers for one K-step, loaded from the paged cache. */
+static void load_k(const struct kern *k, const struct unit *u, int kb,
+		   int ks, uint8_t *reg)
+{
+	enum lm_operand op = k_operand(k);
+	const struct lanemap_operand *o = &k->lm->op[op];
+	const struct fs_inputs *in = k->in;
+	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s);
+
+	for (int slot = 0; slot < k->W * o->elems; slot++) {
+		int tok = kb + op_free(o, op, slot);
+		int dim = ks * k->K + op_red(o, op, slot);
+		int8_t v = 0;
+
+		/* dims past those loaded: the zero padding of the last K-step */
+		if (tok / k->BS < nblk && dim < k->dims) {
+			int blk = attn_block(k, u->s, tok);
+
+			v = blk < 0 ? INPUTS_POISON :
+				      in->k_cache[attn_k_offset(k, blk, g, tok, dim)];
+		}
+		reg[slot] = (uint8_t)v;
+	}
+}
+
+/* Q's registers for one K-step from the rows' quantized Q. */
+static void load_q(const struct kern *k, const struct row *rows, int ks,
+		   uint8_t *reg)
+{
+	enum lm_operand op = q_operand(k);
+	const struct lanemap_operand *o = &k->lm->op[op];
+
+	for (int slot = 0; slot < k->W * o->elems; slot++) {
+		const struct row *w = &rows[op_free(o, op, slot)];
+		int dim = ks * k->K + op_red(o, op, slot);
+
+		reg[slot] = w->valid && dim < k->dims ? (uint8_t)w->q[dim] : 0;
+	}
+}
+
+/*
+ * Scores of one executed tile from its accumulators, into the workspace
+ * ws[m * N + n] (the transpose: register order in, column order out).
+ * The kernel's belief of each slot's column picks the K scale (col_scale),
+ * the mask (col_mask) and the workspace column (col_write); all three are
+ * the profile's column in a correct kernel. With scale_recovery
+ * after_softmax, ws holds the unscaled logit and ps[m * N + n] the
+ * sQ * sK that PV multiplies P by.
+ */
+static void recover_scores(const struct kern *k, const struct unit *u,
+			   const struct row *rows, const int32_t *creg, int kb,
+			   int seg_end, float *ws, float *ps)
+{
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	int slots = k->W * k->EC, after = k->kn->scale_after_softmax;
+
+	for (int slot = 0; slot < slots; slot++) {
+		int m = oc->row[slot], n = k->col_write[slot];
+		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
+		const struct row *w = &rows[m];
+		float sc;
+
+		if (!attn_c_primary(oc, slot))
+			continue;	/* a replica: its entry is read once */
+		if (!attn_key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
+			ws[m * k->N + n] = -INFINITY;
+			continue;
+		}
+		if (after) {
+			float acc = 0.0f;
+
+			for (int ks = 0; ks < k->r->ksteps_in_acc; ks++)
+				acc += (float)creg[ks * slots + slot];
+			sc = acc * (float)k->c->softmax_scale;
+			ps[m * k->N + n] = w->sq * attn_k_scale(k, u, js, 0);
+		} else if (k->per_block32) {
+			float acc = 0.0f;
+
+			for (int ks = 0; ks < k->ksteps; ks++)
+				acc += (float)creg[ks * slots + slot] *
+				       attn_k_scale(k, u, js, ks);
+			sc = acc * w->sq * (float)k->c->softmax_scale;
+		} else {
+			sc = (float)creg[slot] * w->sq * attn_k_scale(k, u, js, 0) *
+			     (float)k->c->softmax_scale;
+		}
+		/* Soft cap, then ALiBi at the key the mask tested. */
+		if (k->lmod.on)
+			sc = logit_apply(&k->lmod, sc, w->qh,
+					 kb + k->col_mask[slot] - w->q_pos);
+		ws[m * k->N + n] = sc;
+	}
+}
+
+/* Online softmax and PV of one tile for every valid row. */
+static void softmax_pv(const struct kern *k, const struct unit *u,
+		       const struct row *rows, const float *ws, const float *ps,
+		       int kb, struct rstate *st, float *p)
+{
+	const int *col = k->col_write;
+
+	for (int m = 0; m < k->M; m++) {
+		const int *sl = &k->rowslots[m * k->rowcap];
+		struct rstate *x = &st[m];
+		float tmax = -INFINITY, mnew, alpha, sum = 0.0f, part = 0.0f;
+		int lane = -1;
+
+		if (!rows[m].valid)
+			continue;
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			float v = ws[m * k->N + col[sl[i]]];
+
+			if (v > tmax)
+				tmax = v;
+		}
+		mnew = tmax > x->m ? tmax : x->m;
+		if (mnew == -INFINITY)
+			continue;	/* nothing visible yet */
+		alpha = x->m == -INFINITY ? 0.0f : fs_expf(x->m - mnew);
+		/* p in register order within a lane, lanes in order. */
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			int n = col[sl[i]];
+			float v = ws[m * k->N + n];
+
+			if (sl[i] / k->EC != lane) {
+				sum += part;
+				part = 0.0f;
+				lane = sl[i] / k->EC;
+			}
+			p[n] = v == -INFINITY ? 0.0f : fs_expf(v - mnew);
+			part += p[n];
+		}
+		sum += part;
+		x->l = x->l * alpha + sum;
+		x->m = mnew;
+		for (int d = 0; d < k->D; d++)
+			x->o[d] *= alpha;
+		for (int n = 0; n < k->N; n++) {
+			struct vcol v;
+			float pn = p[n];
+
+			if (ws[m * k->N + n] == -INFINITY)
+				continue;	/* masked: P is 0 and V is not read */
+			if (k->kn->scale_after_softmax)
+				pn *= ps[m * k->N + n];
+			v = attn_v_col(k, u, kb + n);
+			if (v.i8)
+				for (int d = 0; d < k->D; d++)
+					x->o[d] += pn * ((float)v.i8[(size_t)d * v.stride] * v.scale);
+			else
+				for (int d = 0; d < k->D; d++)
+					x->o[d] += pn * v.f[(size_t)d * v.stride];
+		}
+	}
+}
+
+void attn_scratch_free(struct scratch *x)
+{
+	free(x->areg);
+	free(x->breg);
+	free(x->am);
+	free(x->bm);
+	free(x->creg);
+	free(x->ws);
+	free(x->ps);
+	free(x->p);
+	free(x->rows);
+	free(x->st);
+	free(x->obuf);
+	memset(x, 0, sizeof(*x));
+}
+
+int attn_scratch_alloc(const struct kern *k, int nrt, int nseg,
+			 struct scratch *x)
+{
+	size_t rows = (size_t)nrt * k->M;
+
+	memset(x, 0, sizeof(*x));
+	{
+	/* Q and K each fill A or B (operand_order): size for the larger. */
+	size_t regs = (size_t)k->W * (k->EA > k->EB ? k->EA : k->EB);
+	size_t mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
+
+	x->areg = malloc(regs);
+	x->breg = malloc(regs);
+	x->am = malloc((size_t)nrt * k->ksteps * mat * sizeof(int32_t));
+	x->bm = malloc((size_t)k->ksteps * mat * sizeof(int32_t));
+	}
+	x->creg = malloc((size_t)k->ksteps * k->W * k->EC * sizeof(int32_t));
+	x->ws = malloc((size_t)k->M * k->N * sizeof(float));
+	x->ps = malloc((size_t)k->M * k->N * sizeof(float));
+	x->p = malloc((size_t)k->N * sizeof(float));
+	x->rows = malloc(rows * sizeof(struct row));
+	x->st = malloc((size_t)nseg * rows * sizeof(struct rstate));
+	x->obuf = malloc((size_t)nseg * rows * k->D * sizeof(float));
+	if (!x->areg || !x->breg || !x->am || !x->bm || !x->creg || !x->ws || !x->ps ||
+	    !x->p || !x->rows || !x->st || !x->obuf) {
+		attn_scratch_free(x);
+		return -1;
+	}
+	for (size_t i = 0; i < (size_t)nseg * rows; i++)
+		x->st[i].o = &x->obuf[i * k->D];
+	return 0;
+}
+
+/*
+ * One work unit, lane by lane: Q's registers once, then per split-K
+ * segment, per key tile that some row sees, K's registers, the
+ * instruction per K-step, scale recovery, the workspace, online softmax
+ * and PV; last the merge and the replica check.
+ */
+int attn_spec_unit(const struct kern *k, const struct unit *u,
+		    struct scratch *x, long *replica_bad)
+{
+	struct attn_result *r = k->r;
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int slots = k->W * k->EC;
+	size_t tile = u->tile0, mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
+	enum lm_operand qop = q_operand(k), kop = k_operand(k);
+
+	/* Q's fragments stay in registers across the unit; the hardware
+	 * reads them through its own map (k->hw), as it does K's. */
+	attn_unit_rows(k, u, x->rows);
+	for (int i = 0; i < u->nrt; i++)
+		for (int ks = 0; ks < k->ksteps_run; ks++) {
+			load_q(k, &x->rows[i * k->M], ks, x->areg);
+			if (mmac_read(k->hw, qop, x->areg,
+				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
+				return -1;
+		}
+	for (int sg = 0; sg < nseg; sg++) {
+		struct rstate *st = &x->st[(size_t)sg * R];
+		int lo, hi;
+
+		attn_seg_bounds(k, u->s, sg, &lo, &hi);
+		for (int i = 0; i < R; i++) {
+			st[i].m = -INFINITY;
+			st[i].l = 0.0f;
+			memset(st[i].o, 0, (size_t)k->D * sizeof(float));
+		}
+		for (int kb = lo; kb < hi; kb += k->N) {
+			int loaded = 0;
+
+			for (int i = 0; i < u->nrt; i++) {
+				const struct row *rows = &x->rows[i * k->M];
+
+				if (!attn_tile_needed(k, rows, kb, hi))
+					continue;
+				if (!loaded) {
+					for (int ks = 0; ks < k->ksteps_run; ks++) {
+						load_k(k, u, kb, ks, x->breg);
+						if (mmac_read(k->hw, kop, x->breg,
+							      &x->bm[(size_t)ks * mat], NULL))
+							return -1;
+					}
+					loaded = 1;
+				}
+				memset(x->creg, 0, (size_t)k->ksteps * slots * sizeof(int32_t));
+				for (int ks = 0; ks < k->ksteps_run; ks++) {
+					const int32_t *qm = &x->am[((size_t)i * k->ksteps + ks) * mat];
+					const int32_t *km = &x->bm[(size_t)ks * mat];
+
+					mmac_product(k->hw, qop == LM_A ? qm : km,
+						     qop == LM_A ? km : qm,
+						     &x->creg[k->per_block32 ? (size_t)ks * slots : 0]);
+				}
+				if (r->acc)
+					attn_acc_store(k, u, tile, u->rt0 + i, kb, x->creg);
+				tile++;
+				recover_scores(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
+				/* The workspace as the kernel leaves it: in a correct
+				 * kernel -inf exactly where a key is not visible. */
+				for (int m = 0; r->scores && m < k->M; m++) {
+					const struct row *w = &rows[m];
+					size_t ri;
+
+					if (!w->primary)
+						continue;
+					ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+					for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+						r->scores[ri * k->MAXCTX + kb + n] =
+							x->ws[m * k->N + n];
+				}
+				softmax_pv(k, u, rows, x->ws, x->ps, kb, &st[i * k->M], x->p);
+			}
+		}
+	}
+	/* Merge, then check that replica rows agree with their primary. */
+	for (int i = 0; i < R; i++) {
+		const struct row *w = &x->rows[i];
+		struct rstate *segs[ATTN_MAX_SEGMENTS];
+		int primary = i;
+
+		if (!w->valid)
+			continue;
+		for (int sg = 0; sg < nseg; sg++)
+			segs[sg] = &x->st[(size_t)sg * R + i];
+		if (w->primary) {
+			attn_merge_row(k, u, w, segs, nseg);
+			continue;
+		}
+		for (int j = 0; j < i; j++)
+			if (x->rows[j].primary && x->rows[j].qh == w->qh)
+				primary = j;
+		for (int sg = 0; sg < nseg; sg++) {
+			const struct rstate *a = &x->st[(size_t)sg * R + i];
+			const struct rstate *b = &x->st[(size_t)sg * R + primary];
+
+			if (a->m != b->m || a->l != b->l ||
+			    memcmp(a->o, b->o, (size_t)k->D * sizeof(float))) {
+				(*replica_bad)++;
+				break;
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,543 @@
+/*
+ * tile_avx512.c - the vector kernels for x86-64 AVX-512 F/BW/VL with
+ * VNNI (tile_fast.h). Each function carries its instruction set in
+ * __attribute__((target)), so the file builds with the project's flags;
+ * off x86 it holds no code and tile_avx512_ops returns NULL. Where a
+ * shape has no AVX-512 code (N other than 16 keys, D not a multiple of
+ * 16 or 64) an entry runs the plain C body or the generic function.
+ *
+ * The 16s of this file are the 16 floats (or dwords) of one zmm register,
+ * which hold the TILE_KEYS keys of a tile or the TILE_ROWS rows of a row
+ * group (tile_fast.h); the kernels are written for that width.
+ *
+ * Why the results are the generic build's bits:
+ *   qk        integer sums: any order gives the same int32. vpdpbusd
+ *             multiplies u8 x s8, 4 products per dword: with k' = k + 128
+ *             (u8), sum q*k = sum q*k' - 128 * sum q, exactly.
+ *   exp       fs_expf's own steps on 8 lanes (see tile_avx2.c).
+ *   pv, pv_i8 o = o * alpha, then o = o + p * v per key in key order, for
+ *             each (row, d) element; lanes hold different d of one row,
+ *             rows and keys the scalar path skips are skipped (masked).
+ *   vconv     (float)v * scale per element, then moved (a transpose).
+ *   scores16  the same three multiplies per element, left to right.
+ *   softmax16 the max as a reduction (NaN-free, so any order), the sums
+ *             transposed so that lane r adds row r's p in slot order.
+ * The build uses -ffp-contract=off and no -ffast-math: no FMA and no
+ * reassociation appear unless written, and none are written.
+ */
+#include "tile_isa.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#include "fexp.h"
+
+#define AVX512 "avx512f,avx512bw,avx512vl,avx512vnni"
+
+_Static_assert(TILE_ROWS == 16 && TILE_KEYS == 16,
+	       "one zmm register holds a tile's keys or a row group's rows");
+
+/* 16 x 16 floats: r[i][j] becomes r[j][i]. */
+__attribute__((target(AVX512), always_inline))
+static inline void transpose16(__m512 *r)
+{
+	__m512 t[16];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++) {
+		__m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+		__m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+
+		r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+		r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+		r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+		r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+	}
+#pragma GCC unroll 2
+	for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++) {
+			t[8 * h + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0x88);
+			t[8 * h + 4 + i] = _mm512_shuffle_f32x4(r[8 * h + i], r[8 * h + 4 + i], 0xdd);
+		}
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+		r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
+	}
+}
+
+/* 16 keys: per 16 d, convert [d][key] and transpose to [key][d]. */
+__attribute__((target(AVX512))) static void
+vconv_avx512_16(const int8_t *v, int ld, int D, const float *scale, float *vn)
+{
+	__m512 sc = _mm512_loadu_ps(scale);
+
+	for (int d0 = 0; d0 < D; d0 += 16) {
+		__m512 r[16];
+
+#pragma GCC unroll 16
+		for (int i = 0; i < 16; i++) {
+			__m128i b = _mm_loadu_si128((const __m128i *)&v[(size_t)(d0 + i) * ld]);
+
+			r[i] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), sc);
+		}
+		transpose16(r);
+#pragma GCC unroll 16
+		for (int n = 0; n < 16; n++)
+			_mm512_storeu_ps(&vn[(size_t)n * D + d0], r[n]);
+	}
+}
+
+/* fs_expf on 8 lanes. */
+__attribute__((target(AVX512))) static void
+exp_avx512(float *x, int n)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 xf = _mm256_loadu_ps(&x[i]);
+		__m512d xd = _mm512_cvtps_pd(xf), t, r, p, nd, two;
+		__m256i ni;
+		__m512i bits;
+		__m256 y;
+		__mmask8 neg, big, small, nan;
+
+		t = _mm512_mul_pd(xd, _mm512_set1_pd(FEXP_LOG2E));
+		neg = _mm512_cmp_pd_mask(t, _mm512_setzero_pd(), _CMP_LT_OQ);
+		t = _mm512_mask_sub_pd(_mm512_add_pd(t, _mm512_set1_pd(0.5)), neg, t,
+				       _mm512_set1_pd(0.5));
+		t = _mm512_min_pd(_mm512_max_pd(t, _mm512_set1_pd(-200.0)),
+				  _mm512_set1_pd(200.0));
+		ni = _mm512_cvttpd_epi32(t);
+		nd = _mm512_cvtepi32_pd(ni);
+		r = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_mul_pd(nd, _mm512_set1_pd(FEXP_LN2_HI))),
+				  _mm512_mul_pd(nd, _mm512_set1_pd(FEXP_LN2_LO)));
+		p = _mm512_set1_pd(fexp_coef[FEXP_DEG]);
+		for (int k = FEXP_DEG - 1; k >= 0; k--)
+			p = _mm512_add_pd(_mm512_mul_pd(p, r),
+					  _mm512_set1_pd(fexp_coef[k]));
+		bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(ni),
+							  _mm512_set1_epi64(1023)), 52);
+		two = _mm512_castsi512_pd(bits);
+		y = _mm512_cvtpd_ps(_mm512_mul_pd(p, two));
+		big = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(FEXP_MAX), _CMP_GT_OQ);
+		small = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(FEXP_MIN), _CMP_LT_OQ);
+		nan = _mm256_cmp_ps_mask(xf, xf, _CMP_UNORD_Q);
+		y = _mm256_mask_mov_ps(y, big, _mm256_set1_ps(__builtin_inff()));
+		y = _mm256_mask_mov_ps(y, small, _mm256_setzero_ps());
+		y = _mm256_mask_mov_ps(y, nan, xf);
+		_mm256_storeu_ps(&x[i], y);
+	}
+	for (; i < n; i++)
+		x[i] = fs_expf(x[i]);
+}
+
+
+__attribute__((target(AVX512))) static void
+scores16_avx512(int R, const int32_t *dot, const float *sq, const float *ksc,
+		float ss, const int *lo, const int *hi, float *ws)
+{
+	__m512 k = _mm512_loadu_ps(ksc), s = _mm512_set1_ps(ss);
+
+	for (int r = 0; r < R; r++) {
+		__mmask16 in = (__mmask16)((hi[r] >= 16 ? 0xffffu : (1u << hi[r]) - 1) &
+					   ~((1u << lo[r]) - 1));
+		__m512 v = _mm512_cvtepi32_ps(_mm512_loadu_si512(&dot[r * 16]));
+
+		v = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(sq[r])), k), s);
+		_mm512_storeu_ps(&ws[r * 16], _mm512_mask_mov_ps(
+					 _mm512_set1_ps(-__builtin_inff()), in, v));
+	}
+}
+
+/*
+ * The generic softmax16 on 16 lanes: the max per row as a vector
+ * reduction (no NaN in it, so any order gives the same value; a 0 result
+ * is redone in slot order for its sign), the exps of all rows and the
+ * alphas in one exp_avx512 call, then P transposed so that lane r sums
+ * row r: the sequence of adds per lane is the scalar one. ex holds the
+ * rows' exps, [TILE_ROWS][TILE_KEYS], then the TILE_ROWS alphas at EX_ALPHA.
+ */
+#define EX_ALPHA (TILE_ROWS * TILE_KEYS)
+
+__attribute__((target(AVX512))) static uint16_t
+softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
+		 const float *ws, float *p, float *m, float *l, float *alpha,
+		 uint16_t *vis)
+{
+	float ex[EX_ALPHA + TILE_ROWS], mold[TILE_ROWS], sums[TILE_ROWS];
+	__m512 pr[16], sum = _mm512_setzero_ps(), part = _mm512_setzero_ps();
+	const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+	uint32_t rv[16];
+	uint16_t upd = 0;
+
+	for (int r = 0; r < 16; r++) {
+		__m512 w;
+		float tmax, mnew;
+
+		rv[r] = 0;
+		ex[EX_ALPHA + r] = 0.0f;
+		_mm512_storeu_ps(&ex[r * 16], ninf);
+		if (r >= R)
+			continue;
+		w = _mm512_loadu_ps(&ws[r * 16]);
+		tmax = _mm512_reduce_max_ps(_mm512_mask_mov_ps(
+			ninf, _mm512_cmp_ps_mask(w, w, _CMP_ORD_Q), w));
+		if (tmax == 0.0f)
+			tmax = tile_max16_body(ord, &ws[r * 16]);
+		mnew = tmax > m[r] ? tmax : m[r];
+		if (!(valid >> r & 1) || mnew == -__builtin_inff())
+			continue;
+		upd |= (uint16_t)(1u << r);
+		mold[r] = m[r];
+		m[r] = mnew;
+		ex[EX_ALPHA + r] = mold[r] - mnew;
+		_mm512_storeu_ps(&ex[r * 16], _mm512_sub_ps(w, _mm512_set1_ps(mnew)));
+		rv[r] = _mm512_cmp_ps_mask(w, ninf, _CMP_NEQ_UQ);
+	}
+	/* Rows past R stay -inf (masked to 0 below): no exps for them. */
+	exp_avx512(ex, R * 16);
+	exp_avx512(&ex[EX_ALPHA], TILE_ROWS);
+	for (int r = 0; r < 16; r++) {
+		pr[r] = _mm512_maskz_mov_ps((__mmask16)rv[r], _mm512_loadu_ps(&ex[r * 16]));
+		if (r < R) {
+			_mm512_storeu_ps(&p[r * 16], pr[r]);
+			alpha[r] = !(upd >> r & 1) ? 1.0f :
+				   mold[r] == -__builtin_inff() ? 0.0f : ex[EX_ALPHA + r];
+		}
+	}
+	transpose16(pr);
+	for (int j = 0; j < 16; j++) {
+		if (ord->brk >> j & 1) {
+			sum = _mm512_add_ps(sum, part);
+			part = _mm512_setzero_ps();
+		}
+		part = _mm512_add_ps(part, pr[ord->col[j]]);
+	}
+	_mm512_storeu_ps(sums, _mm512_add_ps(sum, part));
+	for (int r = 0; r < R; r++)
+		if (upd >> r & 1)
+			l[r] = l[r] * alpha[r] + sums[r];
+	{
+		__m512i bits = _mm512_loadu_si512(rv);
+
+		for (int n = 0; n < 16; n++)
+			vis[n] = _mm512_test_epi32_mask(bits, _mm512_set1_epi32(1 << n));
+	}
+	return upd;
+}
+
+/*
+ * QK^T for N = 16: four rows at a time, 4 x 4 accumulators (row, key
+ * group of 4); chunk c of a row's q is broadcast to the four 128-bit
+ * lanes, which meet the 4 keys x 16 bytes of one 64-byte load of kst.
+ * Dword j of lane i then holds a partial sum of key 4g + i, folded below.
+ */
+__attribute__((target(AVX512))) static void
+qk_avx512_16(const int8_t *q, const int32_t *qsum, int R, const int8_t *k,
+	     size_t cstride, int D, int32_t *dot)
+{
+	const __m512i x80 = _mm512_set1_epi8((char)0x80);
+	const __m512i pick = _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12,
+					       0, 4, 8, 12, 0, 4, 8, 12);
+
+	for (int r0 = 0; r0 < R; r0 += 4) {
+		int rb = R - r0 < 4 ? R - r0 : 4;
+		__m512i acc[4][4];
+
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+#pragma GCC unroll 4
+			for (int g = 0; g < 4; g++)
+				acc[i][g] = _mm512_setzero_si512();
+		for (int c = 0; c < D / 16; c++) {
+			const int8_t *kp = &k[c * cstride];
+			__m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(kp), x80);
+			__m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(kp + 64), x80);
+			__m512i k2 = _mm512_xor_si512(_mm512_loadu_si512(kp + 128), x80);
+			__m512i k3 = _mm512_xor_si512(_mm512_loadu_si512(kp + 192), x80);
+
+#pragma GCC unroll 4
+			for (int i = 0; i < 4; i++) {
+				/* rows past R repeat the last one; not stored */
+				int ri = r0 + (i < rb ? i : rb - 1);
+				__m512i qb = _mm512_broadcast_i32x4(_mm_loadu_si128(
+					(const __m128i *)&q[(size_t)ri * D + c * 16]));
+
+				acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], k0, qb);
+				acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], k1, qb);
+				acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], k2, qb);
+				acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], k3, qb);
+			}
+		}
+		for (int i = 0; i < rb; i++) {
+			__m512i out = _mm512_setzero_si512();
+
+			for (int g = 0; g < 4; g++) {
+				__m512i v = acc[i][g];
+
+				v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+				v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+				out = _mm512_mask_mov_epi32(out, (__mmask16)(0xF << (4 * g)),
+							    _mm512_permutexvar_epi32(pick, v));
+			}
+			out = _mm512_sub_epi32(out, _mm512_set1_epi32(128 * qsum[r0 + i]));
+			_mm512_storeu_si512(&dot[(size_t)(r0 + i) * 16], out);
+		}
+	}
+}
+
+/*
+ * 16 keys x 16 d of int8 V, [d][key] (row stride ld) to [key][d] in 4
+ * registers (keys 4j .. 4j + 3 in out[j], 16 bytes each): a 4 x 4
+ * transpose of 4-byte blocks (lanes, then dwords) and of the bytes in
+ * each block. Moves bytes only.
+ */
+__attribute__((target(AVX512), always_inline)) static inline void
+vt16(const int8_t *v, int ld, __m512i *out)
+{
+	const __m512i tr4 = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13,
+					      2, 6, 10, 14, 3, 7, 11, 15);
+	const __m512i tb4 = _mm512_broadcast_i32x4(_mm_setr_epi8(
+		0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+	__m512i x[4], t[4];
+
+#pragma GCC unroll 4
+	for (int c = 0; c < 4; c++) {
+		/* lane a, byte n: d = 4c + a, key n */
+		if (ld == 16) {
+			x[c] = _mm512_loadu_si512(&v[(size_t)c * 64]);
+		} else {
+			/* Lane a by hand: the insert's lane is an immediate,
+			 * which a loop index is only after unrolling (not at
+			 * -O1, as make asan builds). */
+			const int8_t *r = &v[(size_t)(4 * c) * ld];
+
+			x[c] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)r));
+			x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+				(const __m128i *)(r + (size_t)ld)), 1);
+			x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+				(const __m128i *)(r + 2 * (size_t)ld)), 2);
+			x[c] = _mm512_inserti32x4(x[c], _mm_loadu_si128(
+				(const __m128i *)(r + 3 * (size_t)ld)), 3);
+		}
+		/* lane N, dword b, byte a: d = 4c + a, key 4N + b */
+		x[c] = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(tr4, x[c]), tb4);
+	}
+	t[0] = _mm512_shuffle_i32x4(x[0], x[1], 0x44);
+	t[1] = _mm512_shuffle_i32x4(x[0], x[1], 0xee);
+	t[2] = _mm512_shuffle_i32x4(x[2], x[3], 0x44);
+	t[3] = _mm512_shuffle_i32x4(x[2], x[3], 0xee);
+	/* out[j] lane c holds x[c] lane j; then its dwords transposed */
+	out[0] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[0], t[2], 0x88));
+	out[1] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[0], t[2], 0xdd));
+	out[2] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[1], t[3], 0x88));
+	out[3] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[1], t[3], 0xdd));
+}
+
+/*
+ * PV of up to 6 rows (r0 ..) over 64 d (chunks c0 .. c0 + 3) of the
+ * transposed V vt ([D/16][16 keys][16] i8): each (key, 16 d) converted
+ * once, (float)v * scale[n], and used by the 6 rows. full: every row
+ * updated and every key visible to it (no masks).
+ */
+__attribute__((target(AVX512), always_inline)) static inline void
+pv_i8_rows6(float *o, int D, int r0, int rb, int c0, const int8_t *vt,
+	    const float *scale, const float *p, const __mmask16 *km,
+	    uint16_t upd, const float *alpha, int full)
+{
+	__m512 acc[6][4];
+
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++) {
+		/* rows past rb repeat the last one, unmasked never, not stored */
+		const float *orow = &o[(size_t)(r0 + (i < rb ? i : rb - 1)) * D + c0 * 16];
+		__m512 al = _mm512_set1_ps(alpha[r0 + (i < rb ? i : rb - 1)]);
+		__mmask16 um = full ? 0xffff : (__mmask16)-(int)(upd >> (r0 + i) & (i < rb));
+
+#pragma GCC unroll 4
+		for (int j = 0; j < 4; j++) {
+			acc[i][j] = _mm512_loadu_ps(&orow[16 * j]);
+			acc[i][j] = _mm512_mask_mul_ps(acc[i][j], um, acc[i][j], al);
+		}
+	}
+	for (int n = 0; n < 16; n++) {
+		__m512 vf[4], sc = _mm512_set1_ps(scale[n]);
+
+#pragma GCC unroll 4
+		for (int j = 0; j < 4; j++)
+			vf[j] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+				_mm_loadu_si128((const __m128i *)&vt[((size_t)(c0 + j) * 16 + n) * 16]))),
+					      sc);
+#pragma GCC unroll 6
+		for (int i = 0; i < 6; i++) {
+			__m512 pn = _mm512_set1_ps(p[(r0 + (i < rb ? i : rb - 1)) * 16 + n]);
+			__mmask16 m = full ? 0xffff : km[n * 16 + i];
+
+#pragma GCC unroll 4
+			for (int j = 0; j < 4; j++)
+				acc[i][j] = _mm512_mask_add_ps(acc[i][j], m, acc[i][j],
+							       _mm512_mul_ps(pn, vf[j]));
+		}
+	}
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++)
+		if (i < rb)
+#pragma GCC unroll 4
+			for (int j = 0; j < 4; j++)
+				_mm512_storeu_ps(&o[(size_t)(r0 + i) * D + (c0 + j) * 16], acc[i][j]);
+}
+
+/*
+ * pv_i8: V transposed to [key][d] bytes once (vt16), then rows in
+ * sixes over 64 d at a time, converting in registers. Per (row, d) the
+ * operations and their order are pv_c's: o * alpha, then o + p * vf per
+ * visible key in key order (a masked add skips a key exactly).
+ */
+__attribute__((target(AVX512))) static void
+pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
+	     const float *scale, const float *p, const uint16_t *vis,
+	     uint16_t upd, const float *alpha, int8_t *vt)
+{
+	uint16_t all = (uint16_t)((1u << R) - 1);
+	int full = (upd & all) == all;
+	__mmask16 km[16 * 16];
+
+	for (int c = 0; c < D / 16; c++) {
+		__m512i t[4];
+
+		vt16(&v[(size_t)c * 16 * ld], ld, t);
+#pragma GCC unroll 4
+		for (int j = 0; j < 4; j++)
+			_mm512_storeu_si512(&vt[(size_t)c * 256 + j * 64], t[j]);
+	}
+	for (int n = 0; n < 16; n++)
+		full &= (vis[n] & all) == all;
+	for (int r0 = 0; r0 < R; r0 += 6) {
+		int rb = R - r0 < 6 ? R - r0 : 6, f6 = full && rb == 6;
+
+		if (!f6)
+			for (int n = 0; n < 16; n++)
+				for (int i = 0; i < 6; i++)
+					km[n * 16 + i] = (__mmask16)-(int)(
+						(vis[n] & upd) >> (r0 + i) & (i < rb));
+		for (int c0 = 0; c0 < D / 16; c0 += 4)
+			if (f6)
+				pv_i8_rows6(o, D, r0, 6, c0, vt, scale, p, km, upd, alpha, 1);
+			else
+				pv_i8_rows6(o, D, r0, rb, c0, vt, scale, p, km, upd, alpha, 0);
+	}
+}
+
+/* PV of one row over d0 .. d0 + 16 * NJ - 1, in NJ registers. */
+#define PV_AVX512_BLOCK(NJ)							\
+	do {									\
+		__m512 acc[NJ];							\
+		_Pragma("GCC unroll 8")						\
+		for (int j = 0; j < NJ; j++)					\
+			acc[j] = _mm512_mul_ps(_mm512_loadu_ps(&orow[d0 + 16 * j]), al); \
+		for (int n = 0; n < N; n++) {					\
+			const float *v = &vn[(size_t)n * D + d0];		\
+			__m512 pn;						\
+			if (!(vis[n] >> r & 1))					\
+				continue;					\
+			pn = _mm512_set1_ps(p[r * N + n]);			\
+			_Pragma("GCC unroll 8")					\
+			for (int j = 0; j < NJ; j++)				\
+				acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(	\
+					pn, _mm512_loadu_ps(&v[16 * j])));	\
+		}								\
+		_Pragma("GCC unroll 8")						\
+		for (int j = 0; j < NJ; j++)					\
+			_mm512_storeu_ps(&orow[d0 + 16 * j], acc[j]);		\
+	} while (0)
+
+/* PV, one row at a time, 128 d in 8 registers per pass (16 for a tail). */
+__attribute__((target(AVX512))) static void
+pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
+	  const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	for (int r = 0; r < R; r++) {
+		float *orow = &o[(size_t)r * D];
+		__m512 al = _mm512_set1_ps(alpha[r]);
+		int d0 = 0;
+
+		if (!(upd >> r & 1))
+			continue;
+		for (; d0 + 128 <= D; d0 += 128)
+			PV_AVX512_BLOCK(8);
+		for (; d0 < D; d0 += 16)
+			PV_AVX512_BLOCK(1);
+	}
+}
+
+/* ---- the table's entries: AVX-512 where the shape allows ------------- */
+
+__attribute__((target(AVX512))) static void
+qk_avx512(const int8_t *q, const int32_t *qsum, int R, const int8_t *k,
+	  size_t cstride, int N, int D, int32_t *dot)
+{
+	if (N == TILE_KEYS)
+		qk_avx512_16(q, qsum, R, k, cstride, D, dot);
+	else
+		tile_qk_body(q, R, k, cstride, N, D, dot);
+}
+
+__attribute__((target(AVX512))) static void
+vconv_avx512(const int8_t *v, int ld, int D, int N, const float *scale, float *vn)
+{
+	if (N == TILE_KEYS && D % 16 == 0)
+		vconv_avx512_16(v, ld, D, scale, vn);
+	else
+		tile_vconv_body(v, ld, D, N, scale, vn);
+}
+
+static void pv_avx512_any(float *o, int R, int D, const float *vn, int N,
+			  const float *p, const uint16_t *vis, uint16_t upd,
+			  const float *alpha)
+{
+	if (D % 16 == 0)
+		pv_avx512(o, R, D, vn, N, p, vis, upd, alpha);
+	else
+		tile_generic_pv(o, R, D, vn, N, p, vis, upd, alpha);
+}
+
+static void pv_i8_avx512_any(float *o, int R, int D, const int8_t *v, int ld,
+			     const float *scale, const float *p,
+			     const uint16_t *vis, uint16_t upd, const float *alpha,
+			     void *scratch)
+{
+	if (D % 64 == 0)
+		pv_i8_avx512(o, R, D, v, ld, scale, p, vis, upd, alpha, scratch);
+	else
+		tile_generic_pv_i8(o, R, D, v, ld, scale, p, vis, upd, alpha, scratch);
+}
+
+static const struct tile_ops avx512_ops = {
+	.isa = TILE_AVX512,
+	.name = "avx512-vnni",
+	.qk = qk_avx512,
+	.exp = exp_avx512,
+	.vconv = vconv_avx512,
+	.pv = pv_avx512_any,
+	.pv_i8 = pv_i8_avx512_any,
+	.scores16 = scores16_avx512,
+	.softmax16 = softmax16_avx512,
+};
+
+const struct tile_ops *tile_avx512_ops(void)
+{
+	return &avx512_ops;
+}
+#else
+const struct tile_ops *tile_avx512_ops(void)
+{
+	return NULL;
+}
+#endif

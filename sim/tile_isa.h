@@ -1,0 +1,105 @@
+/*
+ * tile_isa.h - private to the tile_*.c files (tile_fast.h is the public
+ * side): each build's table, the generic functions a vector build falls
+ * back to where it has nothing faster (as ggml's per-arch files fall back
+ * to its *_generic functions), and the plain C bodies the generic build
+ * is made of, always inlined so that tile_avx2.c and tile_avx512.c can
+ * compile the same loops again under their target attribute.
+ *
+ * A body compiled under a wider target gives the same bits: its loops run
+ * independent elements side by side (different d, different keys), each
+ * with the same IEEE operations in the same order, and -ffp-contract=off
+ * forbids fusing a multiply and an add.
+ */
+#ifndef TILE_ISA_H
+#define TILE_ISA_H
+
+#include <math.h>
+
+#include "tile_fast.h"
+
+/* Each build's table (whether this CPU runs it: tile_fast.c asks). */
+const struct tile_ops *tile_generic_ops(void);
+const struct tile_ops *tile_avx2_ops(void);	/* NULL off x86 */
+const struct tile_ops *tile_avx512_ops(void);	/* NULL off x86 */
+
+/* The generic build's entries, for the fallbacks of the others. */
+void tile_generic_pv(float *o, int R, int D, const float *vn, int N,
+		     const float *p, const uint16_t *vis, uint16_t upd,
+		     const float *alpha);
+void tile_generic_pv_i8(float *o, int R, int D, const int8_t *v, int ld,
+			const float *scale, const float *p, const uint16_t *vis,
+			uint16_t upd, const float *alpha, void *scratch);
+void tile_generic_scores16(int R, const int32_t *dot, const float *sq,
+			   const float *ksc, float ss, const int *lo,
+			   const int *hi, float *ws);
+uint16_t tile_generic_softmax16(int R, uint16_t valid,
+				const struct tile_order *ord, const float *ws,
+				float *p, float *m, float *l, float *alpha,
+				uint16_t *vis);
+
+/* ---- the plain C bodies ---------------------------------------------- */
+
+static inline __attribute__((always_inline)) void
+tile_qk_body(const int8_t *q, int R, const int8_t *k, size_t cstride, int N,
+	     int D, int32_t *dot)
+{
+	for (int r = 0; r < R; r++)
+		for (int n = 0; n < N; n++) {
+			int32_t s = 0;
+
+			for (int c = 0; c < D / TILE_CHUNK; c++) {
+				const int8_t *kp = &k[c * cstride + (size_t)n * TILE_CHUNK];
+				const int8_t *qp = &q[(size_t)r * D + c * TILE_CHUNK];
+
+				for (int j = 0; j < TILE_CHUNK; j++)
+					s += (int32_t)qp[j] * (int32_t)kp[j];
+			}
+			dot[r * N + n] = s;
+		}
+}
+
+static inline __attribute__((always_inline)) void
+tile_pv_body(float *o, int R, int D, const float *vn, int N, const float *p,
+	     const uint16_t *vis, uint16_t upd, const float *alpha)
+{
+	for (int r = 0; r < R; r++) {
+		float *orow = &o[(size_t)r * D];
+
+		if (!(upd >> r & 1))
+			continue;
+		for (int d = 0; d < D; d++)
+			orow[d] = orow[d] * alpha[r];
+		for (int n = 0; n < N; n++) {
+			const float *v = &vn[(size_t)n * D];
+			float pn = p[r * N + n];
+
+			if (!(vis[n] >> r & 1))
+				continue;
+			for (int d = 0; d < D; d++)
+				orow[d] = orow[d] + pn * v[d];
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void
+tile_vconv_body(const int8_t *v, int ld, int D, int N, const float *scale,
+		float *vn)
+{
+	for (int n = 0; n < N; n++)
+		for (int d = 0; d < D; d++)
+			vn[(size_t)n * D + d] = (float)v[(size_t)d * ld + n] * scale[n];
+}
+
+/* A row's max in slot order, as softmax_pv takes it. */
+static inline float tile_max16_body(const struct tile_order *ord, const float *w)
+{
+	float tmax = -INFINITY;
+
+	for (int j = 0; j < TILE_KEYS; j++)
+		if (w[ord->col[j]] > tmax)
+			tmax = w[ord->col[j]];
+	return tmax;
+}
+
+#endif
