@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "case.h"
+#include "casefile.h"
 #include "cli.h"
 #include "cmds.h"
 

@@ -1,6 +1,8 @@
 /*
- * case.h - case files (YAML, schema version 1) into a resolved struct
- * fs_case (sim/case.h), and back out as YAML.
+ * casefile.h - case files (YAML, schema version 1) into a resolved
+ * struct fs_case (sim/case.h: the struct, no YAML), and back out as YAML.
+ * casefile.c loads, caseprint.c prints, and both follow the one table of
+ * keys in caseschema.c (docs/case-schema.md is generated from it).
  *
  * A case file, minimal:
  *
@@ -20,8 +22,8 @@
  * `data.*.npy`) are resolved against the case file's directory and stored
  * resolved, so the struct can be used from any working directory.
  */
-#ifndef TOOLS_CASE_H
-#define TOOLS_CASE_H
+#ifndef CASEFILE_H
+#define CASEFILE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -63,7 +65,7 @@ void case_print(FILE *f, const struct fs_case *c);
 
 /*
  * Every key path the loader accepts that holds a value (mappings left
- * out), from the schema table in case.c: "model.head_dim", "data.q.scale"
+ * out), from the schema table in caseschema.c: "model.head_dim", "data.q.scale"
  * (the data.* rows once per tensor), "kernel.c_columns" (kernel: bug keys
  * from sim/kernel.c, each once). Fills out[0..cap) and returns the count,
  * or -1 when cap is too small. tests/test_keys.c walks them.
