@@ -211,7 +211,7 @@ static enum fs_rc parse_key(struct case_loader *L, const struct case_key *k,
 	if (k->parse) {
 		rc = k->parse(L, k, map, v, p, base);
 		if (rc)
-			return rc;	/* FS_EINTERNAL: out of memory */
+			return rc;	/* or FS_EINTERNAL: out of memory */
 	} else if (k->type == KEY_SECTION) {
 		if (v && parse_map(L, v, k->path, p, base))
 			return FS_EINPUT;
