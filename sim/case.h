@@ -1,6 +1,9 @@
 /*
  * case.h - a resolved case: everything one run needs, every default
- * filled in. tools/case.c builds it from YAML; sim/ and ref/ read it.
+ * filled in. Pure data and derived sizes, no YAML: tools/casefile.c
+ * builds it from a case file, with the keys, ranges and defaults of the
+ * schema table in tools/caseschema.c (docs/case-schema.md); sim/ and
+ * ref/ read it.
  *
  * Shapes, in the names used everywhere (DESIGN.md 3):
  *   S   sequences            T   query tokens per sequence (max over seqs)

@@ -1,8 +1,10 @@
 /*
- * test_case.c - the case loader (tools/case.c): every default as the
- * schema lists it, every key read, every error at its exact file:line:col
- * with its key path, relative paths resolved against the case file, and
- * print -> load giving back the same case and the same text.
+ * test_case.c - the case loader (tools/casefile.c, driven by the schema
+ * table of tools/caseschema.c) and printer (tools/caseprint.c): every
+ * default as the schema lists it, every key read, every error at its
+ * exact file:line:col with its key path, relative paths resolved against
+ * the case file, and print -> load giving back the same case and the
+ * same text.
  *
  * Line and column numbers in the expectations are counted by hand from
  * the texts beside them (columns are 1-based, like an editor's).
@@ -15,7 +17,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
-#include "../tools/case.h"
+#include "../tools/casefile.h"
 #include "testutil.h"
 
 #define BASE "fragsim: 1\nname: t\n"		/* lines 1-2 */

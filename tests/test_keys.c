@@ -1,9 +1,9 @@
 /*
  * test_keys.c - no case key is accepted and then ignored.
  *
- * The keys come from the loader's own tables (case_keysets(), and the
- * kernel: keys of kernel_bug()), so a key added later is walked without
- * touching this file. Each must have a row in docs/case-keys.md: a "no"
+ * The keys come from the schema table that drives the loader
+ * (case_schema_keys(), which includes the kernel: keys of kernel_bug()),
+ * so a key added later is walked without touching this file. Each must have a row in docs/case-keys.md: a "no"
  * row says why the key changes no golden tensor; a "yes" row is run, the
  * base case with the row's setup and then with its change as well, both
  * through `fragsim run --emulate-only --out`, and the golden files (all
@@ -14,6 +14,10 @@
  * base case (q_heads 4, kv_heads 2, head_dim 64, 40 keys, 2 tokens) and
  * the same with `model: {..., soft_cap: 0.5}`; before soft_cap was
  * emulated, the two wrote the same bytes and this test failed.
+ *
+ * The same keys must each have a row in docs/case-schema.md, which must
+ * be what `fragsim show --schema` prints, byte for byte (so the doc is
+ * regenerated whenever the table changes).
  *
  * Also here: the soft_cap range error, and the route refusing soft cap and
  * ALiBi in decode as well as prefill.
@@ -29,7 +33,7 @@
 #include <string.h>
 
 #include "../sim/kernel.h"
-#include "../tools/case.h"
+#include "../tools/casefile.h"
 #include "testutil.h"
 
 #define MAX_ROWS 128
@@ -330,36 +334,18 @@ static const struct row *row_of_key(const struct doc *d, const char *path, char 
 	return NULL;
 }
 
-/* Every key path the loader accepts (mappings left out). */
-static int accepted_keys(char (*out)[80], int cap)
+/* Every key path the loader accepts (mappings left out): the schema. */
+static int accepted_keys(char (*out)[CASE_KEY_PATH_MAX], int cap)
 {
-	const struct case_keyset *ks = case_keysets();
-	int n = 0;
+	int n = case_schema_keys(out, cap);
 
-	for (int s = 0; ks[s].path; s++)
-		for (int i = 0; ks[s].keys[i]; i++) {
-			char p[80];
-			int mapping = 0;
-
-			snprintf(p, sizeof(p), "%s%s%s", ks[s].path, ks[s].path[0] ? "." : "",
-				 ks[s].keys[i]);
-			for (int t = 0; ks[t].path; t++)
-				mapping |= !strcmp(ks[t].path, p);
-			if (mapping || !strcmp(p, "kernel"))
-				continue;
-			assert_true(n < cap);
-			snprintf(out[n++], 80, "%s", p);
-		}
-	for (int b = 0; b < BUG_COUNT; b++) {
-		assert_true(n < cap);
-		snprintf(out[n++], 80, "kernel.%s", kernel_bug((enum kern_bug)b)->key);
-	}
+	assert_true(n > 0);
 	return n;
 }
 
 static void every_key_changes_goldens_or_says_why(void **state)
 {
-	static char keys[160][80];
+	static char keys[160][CASE_KEY_PATH_MAX];
 	static struct doc d;
 	char dir[] = "/tmp/fragsim-keys-XXXXXX", p[600];
 	int nkeys, yes = 0, dims[3][4] = { { 1, 2, 4, 64 }, { 1, 40, 2, 64 }, { 1, 40, 2, 64 } };
@@ -421,6 +407,67 @@ static void every_key_changes_goldens_or_says_why(void **state)
 	assert_true(yes > 40);
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	assert_int_equal(system(p), 0);
+}
+
+/*
+ * docs/case-schema.md is `fragsim show --schema`, byte for byte: a key
+ * added to the table without regenerating the doc fails here.
+ */
+static void schema_doc_is_current(void **state)
+{
+	char path[1024], *doc;
+	struct run_result r;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/docs/case-schema.md", FRAGSIM_SRC);
+	doc = tu_slurp(path);
+	r = tu_run("show --schema");
+	assert_int_equal(r.status, 0);
+	if (strcmp(r.out, doc))
+		fail_msg("docs/case-schema.md is not what `fragsim show --schema` prints: "
+			 "regenerate it (build/fragsim show --schema > docs/case-schema.md)");
+	tu_free(&r);
+	free(doc);
+}
+
+/*
+ * Read as a user would: each accepted key has a row `| `name` |` in the
+ * table under its mapping's heading ("## Top level", "## `model:`",
+ * "## `data.q`, `data.k`, `data.v`"). Checks the generator's sections
+ * against the loader's keys, not against itself.
+ */
+static void schema_doc_lists_every_key(void **state)
+{
+	static char keys[160][CASE_KEY_PATH_MAX];
+	char path[1024], *doc;
+	int n;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/docs/case-schema.md", FRAGSIM_SRC);
+	doc = tu_slurp(path);
+	n = accepted_keys(keys, 160);
+	for (int i = 0; i < n; i++) {
+		const char *dot = strrchr(keys[i], '.'), *sec, *end;
+		char head[96], row[96];
+
+		if (!dot)
+			snprintf(head, sizeof(head), "\n## Top level\n");
+		else if (!strncmp(keys[i], "data.", 5) && dot - keys[i] == 6)
+			snprintf(head, sizeof(head), "\n## `data.q`, `data.k`, `data.v`\n");
+		else
+			snprintf(head, sizeof(head), "\n## `%.*s:`\n", (int)(dot - keys[i]),
+				 keys[i]);
+		snprintf(row, sizeof(row), "\n| `%.*s` |", CASE_KEY_PATH_MAX,
+			 dot ? dot + 1 : keys[i]);
+		sec = strstr(doc, head);
+		if (!sec)
+			fail_msg("docs/case-schema.md: no section %s for %s", head + 1, keys[i]);
+		end = strstr(sec + 1, "\n## ");
+		sec = strstr(sec, row);
+		if (!sec || (end && sec > end))
+			fail_msg("docs/case-schema.md: %s has no row in its section", keys[i]);
+	}
+	free(doc);
 }
 
 static void soft_cap_range(void **state)
@@ -489,6 +536,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_key_changes_goldens_or_says_why),
+		cmocka_unit_test(schema_doc_is_current),
+		cmocka_unit_test(schema_doc_lists_every_key),
 		cmocka_unit_test(soft_cap_range),
 		cmocka_unit_test(route_refuses_soft_cap_and_alibi),
 	};

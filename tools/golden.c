@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
+#include "casefile.h"
 #include "json.h"
 #include "npy.h"
 #include "outdir.h"

@@ -7,7 +7,7 @@
  */
 #include "report.h"
 
-#include "case.h"
+#include "casefile.h"
 
 #include <math.h>
 #include <string.h>

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "case.h"
+#include "casefile.h"
 #include "cli.h"
 #include "npy.h"
 #include "profile.h"

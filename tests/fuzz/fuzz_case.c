@@ -18,7 +18,7 @@
 #include "fuzz.h"
 
 #include "../../sim/route.h"
-#include "../../tools/case.h"
+#include "../../tools/casefile.h"
 #include "../../tools/profile.h"
 #include "../../tools/runcase.h"
 

@@ -1,6 +1,8 @@
 /*
- * case.h - case files (YAML, schema version 1) into a resolved struct
- * fs_case (sim/case.h), and back out as YAML.
+ * casefile.h - case files (YAML, schema version 1) into a resolved
+ * struct fs_case (sim/case.h: the struct, no YAML), and back out as YAML.
+ * casefile.c loads, caseprint.c prints, and both follow the one table of
+ * keys in caseschema.c (docs/case-schema.md is generated from it).
  *
  * A case file, minimal:
  *
@@ -9,7 +11,7 @@
  *   sequences:
  *     - {context: 4097}
  *
- * Everything else has a default (docs/cases.md lists every key). The
+ * Everything else has a default (docs/case-schema.md lists every key). The
  * loader rejects unknown keys, repeated keys, wrong types, out-of-range
  * values and inconsistent combinations, each as FS_EINPUT located at the
  * offending node:
@@ -20,8 +22,8 @@
  * `data.*.npy`) are resolved against the case file's directory and stored
  * resolved, so the struct can be used from any working directory.
  */
-#ifndef TOOLS_CASE_H
-#define TOOLS_CASE_H
+#ifndef CASEFILE_H
+#define CASEFILE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -62,17 +64,21 @@ enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
 void case_print(FILE *f, const struct fs_case *c);
 
 /*
- * The keys the loader accepts, mapping by mapping: the loader's own
- * tables, so a test can walk every key (tests/test_keys.c). path is ""
- * for the top level, "sequences" for each list item, "data.q" etc.; a key
- * that names another entry's path is a mapping, not a value. The list
- * ends with { NULL, NULL }. kernel: keys are kernel_bug()'s (sim/kernel.h).
+ * Every key path the loader accepts that holds a value (mappings left
+ * out), from the schema table in caseschema.c: "model.head_dim", "data.q.scale"
+ * (the data.* rows once per tensor), "kernel.c_columns" (kernel: bug keys
+ * from sim/kernel.c, each once). Fills out[0..cap) and returns the count,
+ * or -1 when cap is too small. tests/test_keys.c walks them.
  */
-struct case_keyset {
-	const char *path;
-	const char *const *keys;	/* NULL-terminated */
-};
-const struct case_keyset *case_keysets(void);
+#define CASE_KEY_PATH_MAX 64
+int case_schema_keys(char (*out)[CASE_KEY_PATH_MAX], int cap);
+
+/*
+ * docs/case-schema.md: every key with its type, range, default and
+ * meaning, as markdown generated from the same table (`fragsim show
+ * --schema`).
+ */
+void case_schema_md(FILE *f);
 
 /* The spellings the schema uses, for reports and manifests. */
 const char *case_mode_name(enum case_mode m);
