@@ -3,7 +3,7 @@
  * loops, exact int32 dot products, everything else in double.
  *
  * It reads the paged caches through its own few lines, written from the
- * layout in DESIGN.md 3 and nothing else:
+ * layout in docs/design.md 3.2 and nothing else:
  *
  *   key j of sequence s   blk  = block_table[s][j / BS]   slot = j % BS
  *   K[j][g][d]            k_cache[blk][g][d / 16][slot][d % 16]   int8

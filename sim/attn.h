@@ -1,7 +1,7 @@
 /*
  * attn.h - the emulated kernel: paged INT8 QK^T on the matrix instruction
  * of a profile, lane by lane, then scale recovery, masks, online softmax,
- * the workspace transpose, split-K and PV (DESIGN.md 1).
+ * the workspace transpose, split-K and PV (docs/design.md 1.4).
  *
  * Tiles. One tile is one instruction-shaped block of C: M query rows by N
  * keys (16 x 16 on gfx936), accumulated over D / K K-steps.

@@ -5,7 +5,7 @@
  * schema table in tools/caseschema.c (docs/case-schema.md); sim/ and
  * ref/ read it.
  *
- * Shapes, in the names used everywhere (DESIGN.md 3):
+ * Shapes, in the names used everywhere (docs/design.md 3.1):
  *   S   sequences            T   query tokens per sequence (max over seqs)
  *   Hq  q heads, Hkv kv heads, G = Hq / Hkv (the GQA group)
  *   D   head_dim             BS  block_size   NB  physical blocks

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Result codes double as the process exit status (DESIGN.md 3). */
+/* Result codes double as the process exit status (docs/design.md 3.5). */
 enum fs_rc {
 	FS_OK = 0,		/* all checks hold */
 	FS_MISMATCH = 1,	/* a verification mismatch / profile invalid */

@@ -1,6 +1,6 @@
 /*
  * inputs.h - the tensors of one run: logical data (generated or given),
- * its quantization, and the paged INT8 caches (DESIGN.md 3 layouts).
+ * its quantization, and the paged INT8 caches (docs/design.md 3.2 layouts).
  *
  *   k_cache [NB][Hkv][D/16][BS][16] int8: K[token][h][d] of sequence s is
  *           at block = block_table[s][token / BS], slot = token % BS,

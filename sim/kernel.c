@@ -1,7 +1,7 @@
 /*
  * kernel.c - the kernel's assumptions and the bug class table (kernel.h).
  * The table is the one place a bug class is named: the case schema,
- * fragsim mutate, fragsim diff and README.md all use these spellings.
+ * fragsim mutate, fragsim diff and docs/bug-classes.md all use these spellings.
  * A key may carry more than one class (page_walk: none, identity); the
  * schema lists its values once (kernel_key_values).
  */

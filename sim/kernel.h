@@ -8,8 +8,8 @@
  * and mask each accumulator gets, where it lands in the workspace, which
  * kv head serves a q head, how a token finds its page - follows these
  * assumptions. The default of every field is the correct kernel; each
- * other value is a bug seen in real INT8 attention kernels (README.md,
- * "Bug classes").
+ * other value is a bug seen in real INT8 attention kernels
+ * (docs/bug-classes.md).
  */
 #ifndef KERNEL_H
 #define KERNEL_H
@@ -122,7 +122,7 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  * model, the cache and the instruction, never the data, the block
  * placement or the context lengths (a suite whose contexts never end
  * inside a tile lets tail_mask survive: that is the suite's weakness,
- * not the class's). The rules (README.md, "Bug classes"):
+ * not the class's). The rules (docs/bug-classes.md):
  *   c_columns, tail_mask, transpose  lm's lanes do not already hold
  *                                    adjacent columns, in equal shares
  *   operand_order                    a square tile, A and B of one type

@@ -1,6 +1,6 @@
 /*
  * quant.h - the number formats and the quantizer shared by sim/ and ref/
- * (DESIGN.md 2 allows sharing it): BF16 and FP16 rounding, and symmetric
+ * (docs/design.md 2.5 allows sharing it): BF16 and FP16 rounding, and symmetric
  * absmax INT8 quantization.
  *
  *   scale = absmax(x) / clip            (f32 arithmetic)

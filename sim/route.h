@@ -1,6 +1,6 @@
 /*
  * route.h - is a case inside the legal envelope of the dedicated INT8
- * path? (DESIGN.md 1: head_size 256, GQA ratio 6, no sliding window, no
+ * path? (docs/design.md 1.5: head_size 256, GQA ratio 6, no sliding window, no
  * shuffle cache, no ALiBi, no soft cap; prefill also 24 q / 4 kv heads.)
  * A real deployment refuses anything else rather than running it with a
  * wrong mapping; fragsim runs it anyway, unless the case says strict.

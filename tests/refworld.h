@@ -1,6 +1,6 @@
 /*
  * refworld.h - a hand-built world for the reference and comparison tests:
- * a tiny case and its tensors written directly in the DESIGN.md 3 layouts
+ * a tiny case and its tensors written directly in the docs/design.md 3.2 layouts
  * (block tables by hand, every unread byte poisoned), with helpers to put
  * single Q, K and V values at logical positions. Header-only, shared by
  * tests/test_ref.c and tests/test_compare.c.

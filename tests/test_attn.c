@@ -231,7 +231,7 @@ static void paged_k_offset_by_hand(void **state)
  * The shipped tail_mask mutation (1000 keys, 1000 % 16 = 8): the kernel
  * unmasks poison slots of the last block, whose K scale is NaN, so each
  * of the 24 rows gets a NaN score, a NaN softmax sum and, through the
- * merge, a NaN output in every dimension (README, "Bug classes").
+ * merge, a NaN output in every dimension (docs/bug-classes.md).
  */
 static void poison_read_gives_nan_rows(void **state)
 {

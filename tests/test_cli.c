@@ -1,6 +1,6 @@
 /*
  * test_cli.c - the fragsim command line, run as a user would run it:
- * output text, exit codes (DESIGN.md 3) and error messages. Expected
+ * output text, exit codes (docs/design.md 3.5) and error messages. Expected
  * lines are worked out by hand from the published layouts (gfx936 C:
  * lane = m + 16*(n % 4), reg = n / 4), not captured from the program.
  */
@@ -345,7 +345,7 @@ static char *three_case_dir(void)
 	assert_int_equal(tu_put(path, "fragsim: 1\nname: bad\nsequences: 3\n"), 0);
 	snprintf(path, sizeof(path), "%s/c-fail.yaml", dir);
 	/* kv head = q head % kv_heads, no expect: mismatch: q head 1 reads kv
-	 * head 1 (README "Bug classes"), so the accumulators differ */
+	 * head 1 (docs/bug-classes.md), so the accumulators differ */
 	assert_int_equal(tu_put(path, "fragsim: 1\nname: fail\nsequences:\n"
 				"  - {context: 40}\nkernel: {gqa_map: modulo}\n"), 0);
 	return dir;

@@ -11,7 +11,7 @@
  * languages. tests/data/dump_h/probe_cpu.c answers a probe plan as a
  * simulated gfx936-quad device would and writes probe_c.npy through the
  * header: probe solve must find it differs from gfx936 and matches
- * gfx936-quad (README's worked example of probe). An MQA decode case (32
+ * gfx936-quad (the worked example of probe in docs/cli.md). An MQA decode case (32
  * q heads over 1 kv head: two 16-row tiles per kv head, told apart by
  * acc_tiles' row_tile) goes through the same harness and must match too,
  * as must a decode case whose kernel packs its q-head groups (kernel:

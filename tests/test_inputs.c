@@ -92,7 +92,7 @@ static int is_nan(float x)
 	return x != x;
 }
 
-/* This file's own address formulas (DESIGN.md 3). */
+/* This file's own address formulas (docs/design.md 3.2). */
 static size_t k_addr(const struct fs_inputs *in, int blk, int h, int d, int slot)
 {
 	return ((((size_t)blk * in->Hkv + h) * (in->D / 16) + d / 16) * in->BS +

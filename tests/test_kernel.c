@@ -369,7 +369,7 @@ static void masked_reads_outside_the_table_are_poison(void **state)
 
 /*
  * When a class cannot apply to a case, or cannot change anything in it
- * (README.md, "Bug classes": the table of rules), worked out here per
+ * (docs/bug-classes.md: the table of rules), worked out here per
  * rule: e.g. gqa_map modulo gives q head h kv head h % Hkv, divide gives
  * h / G; with Hkv = 1 both are 0, with G = 1 both are h. NULL: applies.
  */

@@ -107,7 +107,7 @@ static const struct fact gfx936_c[] = {
  * gfx936-quad C. Reference article 001 section 2.2: a lane holds columns
  * lane_col + {0, 4, 8, 12}; "lane_col=2 时，对应的是第 2、6、10、14 列".
  * The quad reading takes lane_col = lane % 4 and row = lane / 4
- * (DESIGN.md section 1), so lane 2 is row 0 with columns 2, 6, 10, 14.
+ * (docs/design.md 1.1), so lane 2 is row 0 with columns 2, 6, 10, 14.
  */
 static const struct fact gfx936_quad_c[] = {
 	{ 2, 0, 0, 2 },

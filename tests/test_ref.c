@@ -1,7 +1,7 @@
 /*
  * test_ref.c - the oracle on tiny cases worked by hand.
  *
- * Each world is built here, by hand, in the DESIGN.md 3 layouts: a few
+ * Each world is built here, by hand, in the docs/design.md 3.2 layouts: a few
  * keys in a paged cache whose block table is written out (e.g. {2, 0}:
  * key 0 and 1 in block 2, key 2 in block 0, block 1 unused). Every byte
  * and scale nobody should read is poisoned (-128, NaN), so a wrong gather

@@ -1,6 +1,6 @@
 /*
  * dump.h - a device dump directory: the tensors a kernel on a real GPU
- * wrote, under the golden file names (DESIGN.md 3), any subset of them.
+ * wrote, under the golden file names (docs/design.md 3.3), any subset of them.
  *
  *   dump/
  *     acc.npy acc_tiles.npy          i32 [n][(ksteps)][wave][EC], i32 [n][5]

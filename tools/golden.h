@@ -1,5 +1,5 @@
 /*
- * golden.h - the golden directory of a run (DESIGN.md 3): .npy files (or
+ * golden.h - the golden directory of a run (docs/design.md 3.3): .npy files (or
  * one golden.safetensors) and manifest.json, written into a temporary
  * directory and renamed into place, so a failed run leaves nothing.
  */

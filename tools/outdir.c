@@ -1,7 +1,7 @@
 /*
  * outdir.c - output directories and files that appear whole or not at all.
  *
- * Why: DESIGN.md 3 says a failed run leaves no half-written golden behind.
+ * Why: docs/design.md 3.4 says a failed run leaves no half-written golden behind.
  * A device test that finds manifest.json must be able to trust every file
  * it lists, whatever happened to the run that wrote it: an error, ^C, a
  * SIGKILL, a power cut. docs/output-dir.md is the user's view of this.

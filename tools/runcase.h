@@ -61,8 +61,8 @@ enum fs_rc runcase_status(const struct runcase *r);
 /*
  * Tensors a checked run keeps although the case does not list them in
  * golden:, for the comparison alone: at most this many bytes together
- * (they are the "+ 64 MiB" of the memory budget in README.md,
- * Performance). Beyond it a tensor is not kept, and not checked.
+ * (they are the "+ 64 MiB" of the memory budget in docs/performance.md).
+ * Beyond it a tensor is not kept, and not checked.
  */
 #define RUNCASE_CHECK_KEEP_MAX ((size_t)64 << 20)
 

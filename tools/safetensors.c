@@ -3,7 +3,7 @@
  *
  * Why: one file with every golden tensor and the manifest loads in one
  * call from Python (safetensors.numpy.load_file) or Rust, and is easy to
- * mmap; DESIGN.md 3 offers it as `--format safetensors`.
+ * mmap; docs/design.md 3.3 offers it as `--format safetensors`.
  *
  * Layout (github.com/huggingface/safetensors, "Format"):
  *

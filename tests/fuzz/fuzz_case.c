@@ -1,7 +1,7 @@
 /*
  * fuzz_case.c - case YAML into the whole case loader, as fragsim run
  * reads it (runcase_load's steps without the file): case_load_text
- * (tools/case.c: keys, ranges, defaults, block tables, num_blocks
+ * (tools/casefile.c and tools/caseschema.c: keys, ranges, defaults, block tables, num_blocks
  * resolved), the profile it names (profile_resolve: a builtin name, or
  * a path, which here finds no file), lanemap_validate and route_check;
  * then, for a small case, the run itself: inputs, the emulation on the

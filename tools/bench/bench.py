@@ -108,7 +108,7 @@ def blocks(w):
 
 
 def input_bytes(w):
-    """The golden `inputs` tensors (DESIGN.md 3) of one sequence."""
+    """The golden `inputs` tensors (docs/design.md 3.3) of one sequence."""
     t, nb = w["tokens"], blocks(w) + SPARE_BLOCKS
     q = t * HQ * D * 4 + t * HQ * D + t * HQ * 4		# q, q_int8, q_scale
     kv = 2 * (nb * HKV * D * BS + nb * BS * HKV * 4)	# caches + scales
