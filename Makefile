@@ -10,7 +10,7 @@
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
 #   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
-#   make check-layers  sim/ ref/ tools/ include and print only what their
+#   make check-layers  sim/ ref/ lib/ cli/ include and print only what their
 #                 layer may (tools/check_layers.py); part of make test
 #   make check-build   this Makefile's dependency tracking (tests/build.sh);
 #                 part of make test
@@ -38,9 +38,14 @@ LDLIBS_ALL   := $(YAML_LIBS) -fopenmp -lm $(SAN) $(LDFLAGS)
 
 SIM_SRC   := $(sort $(wildcard sim/*.c))
 REF_SRC   := $(sort $(wildcard ref/*.c))
-TOOL_SRC  := $(sort $(filter-out tools/main.c,$(wildcard tools/*.c)))
-LIB_SRC   := $(SIM_SRC) $(REF_SRC) $(TOOL_SRC)
+IO_SRC    := $(sort $(wildcard lib/*.c))
+CLI_SRC   := $(sort $(filter-out cli/main.c,$(wildcard cli/*.c)))
+# libfragsim.a is the library (sim/, ref/, lib/): it prints nothing and
+# holds no command. The commands (cli/) are an archive of their own that
+# fragsim and the CLI tests link; it is not installed.
+LIB_SRC   := $(SIM_SRC) $(REF_SRC) $(IO_SRC)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/builtin_profiles.o
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 PROFILES  := $(sort $(wildcard profiles/*.yaml))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -89,14 +94,18 @@ $(BUILD)/gen/builtin_profiles.o: $(BUILD)/gen/builtin_profiles.c
 # the objects whose source uses it depend on VERSION itself, so a new
 # version is never half built in.
 VERSION_OBJ := $(patsubst %.c,$(BUILD)/%.o,\
-	$(shell grep -l FRAGSIM_VERSION $(LIB_SRC) tools/main.c $(TEST_SRC) 2>/dev/null))
+	$(shell grep -l FRAGSIM_VERSION $(LIB_SRC) $(CLI_SRC) cli/main.c $(TEST_SRC) 2>/dev/null))
 $(VERSION_OBJ): $(wildcard VERSION)
 
 $(BUILD)/libfragsim.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fragsim: $(BUILD)/tools/main.o $(BUILD)/libfragsim.a
+$(BUILD)/libfragsim-cli.a: $(CLI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fragsim: $(BUILD)/cli/main.o $(BUILD)/libfragsim-cli.a $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/tests/%.o: tests/%.c
@@ -105,7 +114,7 @@ $(BUILD)/tests/%.o: tests/%.c
 		-DFRAGSIM_BIN='"$(abspath $(BUILD))/fragsim"' \
 		-DFRAGSIM_SRC='"$(CURDIR)"' -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim.a
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim-cli.a $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
 # The tests that compile headers fragsim gives to kernels (the generated
@@ -124,11 +133,12 @@ $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regression_%.o): \
 
 $(REGRESS_BIN): $(BUILD)/tests/fuzz/regress_%: \
 		$(BUILD)/tests/fuzz/regression_%.o $(BUILD)/tests/fuzz/fuzz_%.o \
-		$(BUILD)/libfragsim.a
+		$(BUILD)/libfragsim-cli.a $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%): $(BUILD)/fuzz/fuzz_%: \
-		$(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/libfragsim.a
+		$(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/libfragsim-cli.a \
+		$(BUILD)/libfragsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
 

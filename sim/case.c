@@ -1,6 +1,6 @@
 /*
  * case.c - sizes derived from a resolved case (see case.h). They live
- * here, once, so that sim/, ref/ and tools/ cannot disagree on them.
+ * here, once, so that sim/, ref/, lib/ and cli/ cannot disagree on them.
  */
 #include "case.h"
 

@@ -1,8 +1,8 @@
 /*
  * case.h - a resolved case: everything one run needs, every default
- * filled in. Pure data and derived sizes, no YAML: tools/casefile.c
+ * filled in. Pure data and derived sizes, no YAML: lib/casefile.c
  * builds it from a case file, with the keys, ranges and defaults of the
- * schema table in tools/caseschema.c (docs/case-schema.md); sim/ and
+ * schema table in lib/caseschema.c (docs/case-schema.md); sim/ and
  * ref/ read it.
  *
  * Shapes, in the names used everywhere (docs/design.md 3.1):

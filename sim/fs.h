@@ -5,7 +5,7 @@
  * Errors are values (STYLE.md 3): a function that can fail returns an
  * enum fs_rc and, when given a non-NULL struct fs_err, fills it with a
  * message and, for input errors, the file:line:col it came from.
- * sim/ and ref/ never print; tools/ renders the error once, in main().
+ * sim/ and ref/ never print; cli/ renders the error once, in main().
  */
 #ifndef FS_H
 #define FS_H

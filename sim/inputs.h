@@ -49,7 +49,7 @@ struct fs_inputs {
 /*
  * Logical inputs given by the caller instead of generated (NULL fields
  * are generated): f32 arrays in the logical layouts above, e.g. loaded
- * from .npy by tools/. Values are BF16-rounded on the way in.
+ * from .npy by lib/. Values are BF16-rounded on the way in.
  */
 struct inputs_given {
 	const float *q, *k, *v;

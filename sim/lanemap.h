@@ -11,7 +11,7 @@
  *   B        K x N    k           n
  *   C        M x N    m           n
  *
- * A profile is compiled once (tools/profile.c turns YAML into calls of
+ * A profile is compiled once (lib/profile.c turns YAML into calls of
  * lanemap_set) and then validated; everything else reads the tables.
  * An operand may be replicated (RDNA3 WMMA holds A and B twice in wave32):
  * then every entry must be held exactly `replicas` times.

@@ -59,12 +59,12 @@ fi
 
 # 3. what_if FILE TARGET WANT NOT: if FILE changed, make rebuilds each
 # object of WANT (space-separated, under BUILD_DIR) and none of NOT. The
-# .d files name a header as its includer spelled it (tools/../sim/fs.h),
+# .d files name a header as its includer spelled it (lib/../sim/fs.h),
 # and -W matches names, not files: every spelling is given.
 what_if() {
 	n=$((n + 1))
 	set -- "$1" "$2" "$3" "$4" -W "$1"
-	for d in sim ref tools tests; do set -- "$@" -W "$d/../$1"; done
+	for d in sim ref lib cli tools tests; do set -- "$@" -W "$d/../$1"; done
 	set -- "$@" -W "tests/fuzz/../../$1"
 	file=$1; target=$2; want=$3; not=$4; shift 4
 	if [ ! -e "$file" ]; then
@@ -81,21 +81,21 @@ what_if() {
 			fail "a change of $file rebuilds $b/$o, which does not use it"
 	done
 }
-what_if sim/fs.h fragsim "sim/fs.o tools/npy.o tools/main.o fragsim" ""
+what_if sim/fs.h fragsim "sim/fs.o lib/npy.o cli/main.o fragsim" ""
 what_if sim/fs.h tests/test_npy "tests/test_npy.o tests/test_npy" ""
-what_if tools/npy.h tests/test_npy "tools/npy.o tests/test_npy.o" \
-	"sim/mmac.o tools/sha256.o"
-what_if tools/npy.h tests/fuzz/regress_npy "tests/fuzz/fuzz_npy.o" \
+what_if lib/npy.h tests/test_npy "lib/npy.o tests/test_npy.o" \
+	"sim/mmac.o lib/sha256.o"
+what_if lib/npy.h tests/fuzz/regress_npy "tests/fuzz/fuzz_npy.o" \
 	"tests/fuzz/regression_npy.o"
 what_if tests/fuzz/fuzz.h tests/fuzz/regress_npy \
 	"tests/fuzz/fuzz_npy.o tests/fuzz/regression_npy.o" ""
-what_if tests/testutil.h tests/test_cli "tests/test_cli.o" "tools/cli.o"
-what_if sim/mmac.h fragsim "sim/mmac.o" "tools/sha256.o tools/readfile.o"
-what_if VERSION fragsim "tools/main.o tools/golden.o tools/lmprint.o fragsim" \
-	"sim/mmac.o tools/npy.o"
+what_if tests/testutil.h tests/test_cli "tests/test_cli.o" "cli/cli.o"
+what_if sim/mmac.h fragsim "sim/mmac.o" "lib/sha256.o lib/readfile.o"
+what_if VERSION fragsim "cli/main.o lib/golden.o cli/lmprint.o fragsim" \
+	"sim/mmac.o lib/npy.o"
 what_if tools/embed.sh fragsim "gen/builtin_profiles.c gen/builtin_profiles.o" ""
-what_if profiles/gfx936.yaml fragsim "gen/builtin_profiles.o" "tools/profile.o"
-what_if tools/profile.h fragsim "gen/builtin_profiles.o tools/profile.o" \
+what_if profiles/gfx936.yaml fragsim "gen/builtin_profiles.o" "lib/profile.o"
+what_if lib/profile.h fragsim "gen/builtin_profiles.o lib/profile.o" \
 	"sim/mmac.o"
 
 # 4. .PHONY is exact: each name has a rule, and each rule whose name is
@@ -130,7 +130,7 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		tests/data/k.npy.tmp.4242 build/fragsim; do
 		git check-ignore -q "$p" || fail ".gitignore does not cover $p"
 	done
-	git check-ignore -q tools/x.c && fail ".gitignore covers sources"
+	git check-ignore -q lib/x.c && fail ".gitignore covers sources"
 	if git ls-files | grep -E '(\.pyc|__pycache__/|\.tmp\.)' >"$tmp/junk"; then
 		fail "committed: $(cat "$tmp/junk")"
 	fi

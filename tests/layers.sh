@@ -1,6 +1,6 @@
 #!/bin/sh
 # layers.sh - tools/check_layers.py's must-fail cases: each plants one
-# violation in a scratch copy of sim/, ref/ and tools/ and wants exit 1
+# violation in a scratch copy of sim/, ref/, lib/ and cli/ and wants exit 1
 # and the line `file:line: rule: ...`; a clean copy must pass, and what
 # only looks like a violation (a comment, snprintf) must not be flagged.
 # Usage: layers.sh   (make check-layers runs it; exit 1 on a failed case)
@@ -14,9 +14,9 @@ fails=0; n=0
 
 fresh() {
 	rm -rf "$tmp/t"
-	mkdir -p "$tmp/t/sim" "$tmp/t/ref" "$tmp/t/tools"
-	cp sim/*.[ch] "$tmp/t/sim/" && cp ref/*.[ch] "$tmp/t/ref/" &&
-		cp tools/*.[ch] "$tmp/t/tools/"
+	for d in sim ref lib cli; do
+		mkdir -p "$tmp/t/$d" && cp $d/*.[ch] "$tmp/t/$d/" || return 1
+	done
 }
 
 # plant FILE TEXT RULE [K]: append TEXT to FILE, want RULE at its line
@@ -56,30 +56,31 @@ clean sim/mmac.c "$fn
 	char b[8];
 	snprintf(b, sizeof(b), \"%d\", 1);
 }"
-clean tools/cmd_show.c "$fn
+clean cli/cmd_show.c "$fn
 	printf(\"the CLI prints\\n\");
 }"
-plant sim/mmac.c '#include "../ref/ref.h"' sim-includes-ref-or-tools
-plant sim/fs.h '#include "../tools/npy.h"' sim-includes-ref-or-tools
-plant ref/dot.c '#include "../tools/json.h"' ref-includes-tools
+plant sim/mmac.c '#include "../ref/ref.h"' sim-includes-outside
+plant sim/fs.h '#include "../lib/npy.h"' sim-includes-outside
+plant ref/dot.c '#include "../lib/json.h"' ref-includes-lib-or-cli
 plant ref/ref.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
 plant ref/compare.c '#include "../sim/tile_fast.h"' ref-compare-includes-sim
 # a new file of the oracle is held to the oracle's list
 plant ref/new.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
-plant tools/npy.c '#include "cli.h"' library-includes-cli
-plant sim/probe.c '#include "../tools/report.h"' sim-includes-ref-or-tools
-plant tools/golden.c '#include "lmprint.h"' library-includes-cli
+plant lib/npy.c '#include "cli.h"' library-includes-cli
+plant lib/dump.c '#include "../cli/cmds.h"' library-includes-cli
+plant sim/probe.c '#include "../cli/report.h"' sim-includes-outside
+plant lib/golden.c '#include "lmprint.h"' library-includes-cli
 plant sim/quant.c "$fn
 	fprintf(stderr, \"x\");
 }" pure-does-io 2
 plant ref/ref.c "$fn
 	fwrite(\"x\", 1, 1, NULL);
 }" pure-does-io 2
-plant tools/npy.c "$fn
+plant lib/npy.c "$fn
 	puts(\"x\");
 }" library-prints 2
 # caseprint.c is excused; the loader next to it is not.
-plant tools/casefile.c "$fn
+plant lib/casefile.c "$fn
 	fputs(\"x\", stderr);
 }" library-prints 2
 

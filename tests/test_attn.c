@@ -26,7 +26,7 @@
 
 #include "../sim/attn_int.h"
 #include "../sim/logit.h"
-#include "../tools/runcase.h"
+#include "../lib/runcase.h"
 #include "testutil.h"
 
 static void load_run(const char *rel, struct runcase *r)

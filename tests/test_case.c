@@ -1,6 +1,6 @@
 /*
- * test_case.c - the case loader (tools/casefile.c, driven by the schema
- * table of tools/caseschema.c) and printer (tools/caseprint.c): every
+ * test_case.c - the case loader (lib/casefile.c, driven by the schema
+ * table of lib/caseschema.c) and printer (lib/caseprint.c): every
  * default as the schema lists it, every key read, every error at its
  * exact file:line:col with its key path, relative paths resolved against
  * the case file, and print -> load giving back the same case and the
@@ -17,7 +17,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
-#include "../tools/casefile.h"
+#include "../lib/casefile.h"
 #include "testutil.h"
 
 #define BASE "fragsim: 1\nname: t\n"		/* lines 1-2 */

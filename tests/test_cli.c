@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
-#include "../tools/cli.h"
-#include "../tools/runcase.h"
+#include "../cli/cli.h"
+#include "../lib/clock.h"
+#include "../lib/runcase.h"
 
 static int count_lines(const char *s)
 {
@@ -841,14 +842,14 @@ static void memory_refused_before_allocating(void **state)
 		"  - {history: 1040384, chunk: 8192}\n  - {history: 1040384, chunk: 8192}\n"
 		"  - {history: 1040384, chunk: 8192}\n  - {history: 1040384, chunk: 8192}\n"
 		"golden: [scores]\n");
-	double t0 = cli_seconds();
+	double t0 = clock_seconds();
 	struct run_result r;
 	char want[512];
 
 	(void)state;
 	assert_non_null(p);
 	r = tu_run("run %s", p);
-	assert_true(cli_seconds() - t0 < 5.0);
+	assert_true(clock_seconds() - t0 < 5.0);
 	assert_int_equal(r.status, 2);
 	assert_string_equal(r.out, "");
 	snprintf(want, sizeof(want), "fragsim: error: %s: needs 32.0 TiB, 32.0 TiB of it "

@@ -27,7 +27,7 @@
 
 #include "../ref/compare.h"
 #include "../ref/ref.h"
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 #include "testutil.h"
 
 #include "refworld.h"	/* the hand-built world both tests share */

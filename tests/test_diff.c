@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../tools/diffcase.h"
-#include "../tools/npy.h"
-#include "../tools/profile.h"
+#include "../lib/diffcase.h"
+#include "../lib/npy.h"
+#include "../lib/profile.h"
 #include "testutil.h"
 
 #define DUMPS "tests/data/dumps"

@@ -1,5 +1,5 @@
 /*
- * test_json.c - tools/json.c: exact text in compact and pretty modes,
+ * test_json.c - lib/json.c: exact text in compact and pretty modes,
  * escaping (controls, quotes, UTF-8 kept, bad UTF-8 replaced), numbers
  * (integers at their limits, shortest round-trip floats, NaN/Inf as
  * null), every misuse error, write failures, and atomic json_save.
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "../sim/fs.h"
-#include "../tools/json.h"
+#include "../lib/json.h"
 #include "testutil.h"
 
 /* Finish j (memory mode), compare the text, free. */

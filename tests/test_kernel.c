@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "../tools/runcase.h"
+#include "../lib/runcase.h"
 #include "testutil.h"
 
 #define CTX 64		/* keys: four whole tiles */

@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "../sim/kernel.h"
-#include "../tools/casefile.h"
+#include "../lib/casefile.h"
 #include "testutil.h"
 
 #define MAX_ROWS 128

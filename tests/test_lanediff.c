@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "../sim/lanediff.h"
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 
 static struct lanemap *gfx936(void)
 {

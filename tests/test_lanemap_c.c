@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 
 /*
  * The program that prints a header's map as CSV: the forward lines, a

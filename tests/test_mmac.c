@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "../sim/mmac.h"
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 #include "testutil.h"
 #include "tuprofile.h"
 

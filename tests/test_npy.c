@@ -1,5 +1,5 @@
 /*
- * test_npy.c - tools/npy.c: exact header bytes (hand-written from the
+ * test_npy.c - lib/npy.c: exact header bytes (hand-written from the
  * format numpy documents), round trips for every dtype and rank, every
  * reader error path, write failures, and, when /usr/bin/python3 has
  * numpy, that np.load reads our files and np.save's bytes equal ours.
@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "../sim/fs.h"
-#include "../tools/npy.h"
-#include "../tools/sha256.h"
+#include "../lib/npy.h"
+#include "../lib/sha256.h"
 #include "testutil.h"
 
 /* t->path: dir/x.npy, the file most tests use */

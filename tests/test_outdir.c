@@ -1,5 +1,5 @@
 /*
- * test_outdir.c - tools/outdir.c: a directory appears whole on commit,
+ * test_outdir.c - lib/outdir.c: a directory appears whole on commit,
  * not at all on abort; a previous fragsim output (manifest.json) is
  * replaced; anything else is refused and left exactly as it was; the
  * single-file helpers leave nothing behind on failure.
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "../sim/fs.h"
-#include "../tools/outdir.h"
+#include "../lib/outdir.h"
 #include "testutil.h"
 
 /* A manifest.json as fragsim writes it: the mark, then anything. */

@@ -18,8 +18,8 @@
 #include "../sim/lanediff.h"
 #include "../sim/mmac.h"
 #include "../sim/probe.h"
-#include "../tools/npy.h"
-#include "../tools/profile.h"
+#include "../lib/npy.h"
+#include "../lib/profile.h"
 #include "testutil.h"
 #include "tuprofile.h"
 

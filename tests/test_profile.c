@@ -1,5 +1,5 @@
 /*
- * test_profile.c - the profile loader (tools/profile.c): YAML and
+ * test_profile.c - the profile loader (lib/profile.c): YAML and
  * expression errors name file:line:col exactly, tables load, and every
  * rejected input is an error value, never a crash.
  */
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 #include "testutil.h"
 
 /* A valid tiny profile; tests splice one line in to break it. */

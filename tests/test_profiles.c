@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "../sim/lanemap.h"
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 
 struct fact {
 	int lane, e;	/* register slot */

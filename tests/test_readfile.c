@@ -1,6 +1,6 @@
 /*
- * test_readfile.c - what fragsim will open (tools/readfile.c) and which
- * case files a directory stands for (tools/caselist.c): FIFOs and
+ * test_readfile.c - what fragsim will open (lib/readfile.c) and which
+ * case files a directory stands for (lib/caselist.c): FIFOs and
  * devices are refused without blocking, symlink loops end, each file is
  * listed once, and nothing is skipped without an error.
  */
@@ -11,8 +11,8 @@
 
 #include <sys/stat.h>
 
-#include "../tools/caselist.h"
-#include "../tools/readfile.h"
+#include "../lib/caselist.h"
+#include "../lib/readfile.h"
 #include "testutil.h"
 
 /* A fresh empty scratch directory; free() the name. */

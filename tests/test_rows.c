@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "../tools/device/qk_tile.h"
-#include "../tools/runcase.h"
+#include "../lib/runcase.h"
 #include "testutil.h"
 
 static const char *const yaml_fmt =

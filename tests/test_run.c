@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../tools/runcase.h"
+#include "../lib/runcase.h"
 #include "testutil.h"
 
 static int have_numpy(void)

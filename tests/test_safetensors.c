@@ -1,5 +1,5 @@
 /*
- * test_safetensors.c - tools/safetensors.c: write a file, then take it
+ * test_safetensors.c - lib/safetensors.c: write a file, then take it
  * apart here (N, the header text, the data_offsets, the data bytes);
  * the worked example of the module header byte for byte; builder
  * errors; and, when /usr/bin/python3 has numpy, an independent reader
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../sim/fs.h"
-#include "../tools/safetensors.h"
+#include "../lib/safetensors.h"
 #include "testutil.h"
 
 /* t->path: dir/g.safetensors */

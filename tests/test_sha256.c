@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../sim/fs.h"
-#include "../tools/sha256.h"
+#include "../lib/sha256.h"
 
 static void check_hex(const char *msg, size_t len, const char *want)
 {

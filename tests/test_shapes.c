@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../tools/npy.h"
+#include "../lib/npy.h"
 #include "testutil.h"
 
 #define TMP "/tmp/fragsim-shapes"	/* this test only */

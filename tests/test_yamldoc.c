@@ -1,6 +1,6 @@
 /*
  * test_yamldoc.c - the YAML loader's bounds and tree checks
- * (tools/yamldoc.c): nesting, anchors and aliases are refused fast and at
+ * (lib/yamldoc.c): nesting, anchors and aliases are refused fast and at
  * the right character, repeated keys and NUL characters are refused in
  * every mapping and scalar (manifests are read through it as JSON), and
  * the typed accessors read numbers by one documented rule.
@@ -12,7 +12,7 @@
 #include <float.h>
 #include <time.h>
 
-#include "../tools/yamldoc.h"
+#include "../lib/yamldoc.h"
 #include "testutil.h"
 
 /* Load must fail at line:col with a message containing want. */

@@ -7,7 +7,7 @@
 #define TUPROFILE_H
 
 #include "../sim/lanemap.h"
-#include "../tools/profile.h"
+#include "../lib/profile.h"
 
 static inline struct lanemap *tu_builtin_valid(const char *name)
 {

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""check_layers.py - the layering rules of sim/, ref/ and tools/, checked.
+"""check_layers.py - the layering rules of sim/, ref/, lib/ and cli/, checked.
 
 Usage: tools/check_layers.py [-v] [ROOT]  (make check-layers; ROOT: .)
        -v also lists each line a known exception excuses
 
-The layers (README.md, "Layout of the source"): sim/ is the pure emulation (no I/O, no
+The layers (docs/design.md 5): sim/ is the pure emulation (no I/O, no
 printing); ref/ is the independent oracle, which may share sim/'s plain
-types but not its mapping or addressing code; tools/ is I/O, split into
-the library (what runs a case, reads and writes files) and the command
+types but not its mapping or addressing code; lib/ is the rest of the
+library (what runs a case, reads and writes files); cli/ is the command
 line (main, the commands, what they print). Only the command line
 prints.
 
@@ -28,13 +28,13 @@ import os
 import re
 import sys
 
-# The command line of tools/: everything else in tools/*.[ch] is the
-# library. One row, so splitting tools/ changes this line only.
-CLI = ["tools/main.c", "tools/cli.[ch]", "tools/cmds.h", "tools/cmd_*.c",
-       "tools/report.[ch]", "tools/lmprint.[ch]", "tools/lmbasis.c"]
+# The command line, and the library part outside sim/ and ref/.
+CLI = ["cli/*.[ch]"]
+LIB = ["lib/*.[ch]"]
 
-# The CLI headers, as a library file would include them.
-CLI_HEADERS = r'(^|/)(cli|cmds|report|lmprint)\.h$'
+# A CLI header, as a library file would include it: by path, or by the
+# name of a header that only cli/ has.
+CLI_HEADERS = r'(^|/)cli/|^(cli|cmds|report|lmprint)\.h$'
 
 # sim/ headers the oracle (ref/ but compare) may include: plain types,
 # and the one place the CPU is asked what it runs (no mapping code).
@@ -54,31 +54,28 @@ ANY_OUT = TEXT_OUT + r'|\bfwrite\s*\('
 # that does NOT match (an allow list), "code" matches code with the
 # comments and string literals blanked out.
 RULES = [
-    ("sim-includes-ref-or-tools", ["sim/*.[ch]"], "include",
-     r'(^|/)(ref|tools)/'),
-    ("ref-includes-tools", ["ref/*.[ch]"], "include", r'(^|/)tools/'),
+    ("sim-includes-outside", ["sim/*.[ch]"], "include",
+     r'(^|/)(ref|lib|cli|tools)/'),
+    ("ref-includes-lib-or-cli", ["ref/*.[ch]"], "include", r'(^|/)(lib|cli|tools)/'),
     ("ref-oracle-includes-sim", ["ref/*.[ch]", "!ref/compare.[ch]"],
      "include-not", REF_ORACLE_SIM),
     ("ref-compare-includes-sim", ["ref/compare.[ch]"], "include-not",
      REF_COMPARE_SIM),
-    ("library-includes-cli", ["sim/*.[ch]", "ref/*.[ch]", "LIB"],
+    ("library-includes-cli", ["sim/*.[ch]", "ref/*.[ch]"] + LIB,
      "include", CLI_HEADERS),
     ("pure-does-io", ["sim/*.[ch]", "ref/*.[ch]"], "code", ANY_OUT),
-    ("library-prints", ["LIB"], "code", TEXT_OUT),
+    ("library-prints", LIB, "code", TEXT_OUT),
 ]
 
 # Known exceptions: (rule, file pattern, where, why). `where` is a
 # regular expression matched against "FUNCTION: LINE" (FUNCTION: the
 # definition the line is in, empty outside one).
 EXCEPTIONS = [
-    ("library-includes-cli", "tools/runcase.c", r'"cli\.h"',
-     "cli_seconds() times the pipeline's stages; a clock belongs in the "
-     "library"),
-    ("library-prints", "tools/caseprint.c", r'.',
+    ("library-prints", "lib/caseprint.c", r'.',
      "caseprint.c renders a resolved case as YAML for `fragsim show`, to "
      "the FILE* it is given: the schema table's print column, one "
      "function per key, kept next to the table rather than in the CLI"),
-    ("library-prints", "tools/caseschema.c",
+    ("library-prints", "lib/caseschema.c",
      r'^(range_doc|default_doc|table_head|row_doc|kernel_doc|section_doc|'
      r'case_schema_md):',
      "the schema table writes itself out as docs/case-schema.md, to the "
@@ -87,17 +84,12 @@ EXCEPTIONS = [
 
 
 def files_of(root, patterns):
-    """The files under root that the patterns name, sorted; LIB is
-    tools/*.[ch] less the CLI, !PATTERN takes files out."""
+    """The files under root that the patterns name, sorted; !PATTERN
+    takes files out."""
     out = set()
     for p in patterns:
         if p.startswith("!"):
             out = {f for f in out if not fnmatch.fnmatch(f, p[1:])}
-        elif p == "LIB":
-            for f in glob.glob(os.path.join(root, "tools/*.[ch]")):
-                rel = os.path.relpath(f, root)
-                if not any(fnmatch.fnmatch(rel, c) for c in CLI):
-                    out.add(rel)
         else:
             out.update(os.path.relpath(f, root)
                        for f in glob.glob(os.path.join(root, p)))

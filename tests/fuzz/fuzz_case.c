@@ -1,7 +1,7 @@
 /*
  * fuzz_case.c - case YAML into the whole case loader, as fragsim run
  * reads it (runcase_load's steps without the file): case_load_text
- * (tools/casefile.c and tools/caseschema.c: keys, ranges, defaults, block tables, num_blocks
+ * (lib/casefile.c and lib/caseschema.c: keys, ranges, defaults, block tables, num_blocks
  * resolved), the profile it names (profile_resolve: a builtin name, or
  * a path, which here finds no file), lanemap_validate and route_check;
  * then, for a small case, the run itself: inputs, the emulation on the
@@ -18,9 +18,9 @@
 #include "fuzz.h"
 
 #include "../../sim/route.h"
-#include "../../tools/casefile.h"
-#include "../../tools/profile.h"
-#include "../../tools/runcase.h"
+#include "../../lib/casefile.h"
+#include "../../lib/profile.h"
+#include "../../lib/runcase.h"
 
 /* Small enough to run at fuzzing speed: the work is keys x q heads x D. */
 static int small(const struct fs_case *c)

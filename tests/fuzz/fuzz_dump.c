@@ -1,6 +1,6 @@
 /*
- * fuzz_dump.c - a device dump directory into dump_load (tools/dump.c)
- * and diffcase_compare (tools/diffcase.c), as fragsim diff reads one:
+ * fuzz_dump.c - a device dump directory into dump_load (lib/dump.c)
+ * and diffcase_compare (lib/diffcase.c), as fragsim diff reads one:
  * the input is an archive of the directory's files (fuzz.h), unpacked
  * into a fresh directory; the dump is read against the simulation of
  * tests/data/dumps/clean/case.yaml (decode, 40 keys on shuffled pages),
@@ -13,9 +13,9 @@
  */
 #include "fuzz.h"
 
-#include "../../tools/diffcase.h"
-#include "../../tools/dump.h"
-#include "../../tools/runcase.h"
+#include "../../lib/diffcase.h"
+#include "../../lib/dump.h"
+#include "../../lib/runcase.h"
 
 #ifndef FRAGSIM_SRC
 #define FRAGSIM_SRC "."

@@ -1,5 +1,5 @@
 /*
- * fuzz_npy.c - .npy bytes into npy_decode (tools/npy.c), the reader
+ * fuzz_npy.c - .npy bytes into npy_decode (lib/npy.c), the reader
  * behind every dump tensor and given input.
  *
  * Promises checked: any bytes give an array or an error with a message;
@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 
-#include "../../tools/npy.h"
+#include "../../lib/npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

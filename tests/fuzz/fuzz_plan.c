@@ -1,6 +1,6 @@
 /*
  * fuzz_plan.c - a probe plan's manifest.json into probe_manifest_check
- * (tools/cmd_probe.c), as fragsim probe solve and simulate read it, for
+ * (cli/cmd_probe.c), as fragsim probe solve and simulate read it, for
  * a plan of the builtin gfx936 profile (1027 waves). The plan's other
  * files are fuzzed where their readers are: profile.yaml by
  * fuzz_profile, probe_a.npy and probe_b.npy by fuzz_npy.
@@ -10,7 +10,7 @@
  */
 #include "fuzz.h"
 
-#include "../../tools/cmds.h"
+#include "../../cli/cmds.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,5 @@
 /*
- * fuzz_profile.c - profile YAML into profile_load_text (tools/profile.c),
+ * fuzz_profile.c - profile YAML into profile_load_text (lib/profile.c),
  * which compiles and evaluates each layout expression (sim/expr.c) over
  * every lane and element, or reads tables; then lanemap_validate and the
  * printers fragsim lanemap uses (into memory).
@@ -11,8 +11,8 @@
  */
 #include "fuzz.h"
 
-#include "../../tools/lmprint.h"
-#include "../../tools/profile.h"
+#include "../../cli/lmprint.h"
+#include "../../lib/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

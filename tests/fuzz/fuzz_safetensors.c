@@ -1,6 +1,6 @@
 /*
  * fuzz_safetensors.c - the safetensors reader and writer
- * (tools/safetensors.c). The raw input goes to the reader
+ * (lib/safetensors.c). The raw input goes to the reader
  * (safetensors_decode), which must refuse it with a message or give
  * entries that lie inside the data and copy out whole. Then the input is
  * read as a little program of tensors and metadata to add; the header the
@@ -22,8 +22,8 @@
  */
 #include "fuzz.h"
 
-#include "../../tools/safetensors.h"
-#include "../../tools/yamldoc.h"
+#include "../../lib/safetensors.h"
+#include "../../lib/yamldoc.h"
 
 #define MAX_ITEMS 16
 #define MAX_STR 64

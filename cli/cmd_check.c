@@ -18,13 +18,14 @@
 #include <time.h>
 #include <sys/stat.h>
 
-#include "caselist.h"
+#include "../lib/caselist.h"
+#include "../lib/clock.h"
 #include "cli.h"
 #include "cmds.h"
-#include "json.h"
-#include "outdir.h"
+#include "../lib/json.h"
+#include "../lib/outdir.h"
 #include "report.h"
-#include "runcase.h"
+#include "../lib/runcase.h"
 
 static const char usage[] =
 	"usage: fragsim check <path>... [--junit <file>] [--shard <k>/<n>] [--json]\n"
@@ -219,7 +220,7 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 {
 	struct fs_err err = { 0 };
 	struct runcase r;
-	double t0 = cli_seconds();
+	double t0 = clock_seconds();
 	enum fs_rc e;
 
 	o->path = path;
@@ -227,7 +228,7 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 	r.exec = ex;
 	if (!e)
 		e = runcase_exec(&r, &err);
-	o->seconds = cli_seconds() - t0;
+	o->seconds = clock_seconds() - t0;
 	snprintf(o->name, sizeof(o->name), "%s", r.c.name);
 	if (e) {
 		o->status = ST_ERROR;
@@ -329,7 +330,7 @@ int cmd_check(int argc, char **argv)
 	size_t npass = 0, nfail = 0, nerr = 0, nrun = 0;
 	int json = 0, rc;
 	time_t started = time(NULL);
-	double t0 = cli_seconds();
+	double t0 = clock_seconds();
 
 	if (cli_wants_help(argc, argv)) {
 		fputs(usage, stdout);
@@ -399,7 +400,7 @@ int cmd_check(int argc, char **argv)
 			printf(", %zu could not be run", nerr);
 		putchar('\n');
 	}
-	if (junit && write_junit(&jf, res, nrun, started, cli_seconds() - t0))
+	if (junit && write_junit(&jf, res, nrun, started, clock_seconds() - t0))
 		rc = FS_EINTERNAL;
 	for (size_t i = 0; i < nrun; i++)
 		free(res[i].details);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "casefile.h"
+#include "../lib/casefile.h"
 #include "cli.h"
 #include "cmds.h"
 

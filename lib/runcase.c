@@ -4,7 +4,7 @@
  *   case.yaml -> fs_case -> profile -> [given .npy] -> fs_inputs
  *             -> { sim: attn_run, ref: compare_run } -> verdict
  *
- * Given inputs are read here, in tools/, so that sim/ never touches a
+ * Given inputs are read here, in lib/, so that sim/ never touches a
  * file: a logical Q must be [S, T, Hq, D], K and V [S, MAXCTX, Hkv, D],
  * as float32, float16 or float64.
  */
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "casefile.h"
-#include "cli.h"
+#include "clock.h"
 #include "npy.h"
 #include "profile.h"
 #include "safetensors.h"
@@ -114,7 +114,7 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 	rc = memory_check(r, err);
 	if (rc)
 		return rc;
-	t0 = cli_seconds();
+	t0 = clock_seconds();
 	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
 		rc = FS_EINPUT;
 	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->k.npy, ks, "data.k.npy", err)))
@@ -129,7 +129,7 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 	r->have_inputs = 1;
-	r->t_inputs = cli_seconds() - t0;
+	r->t_inputs = clock_seconds() - t0;
 	return FS_OK;
 }
 
@@ -478,21 +478,21 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 
 	opts.exec = r->exec;
 	opts.drop = r->dropped = keep_plan(r);
-	t0 = cli_seconds();
+	t0 = clock_seconds();
 	rc = runcase_emulate(r, &r->c, &opts, &r->sim, err);
 	if (rc)
 		return rc;
 	r->have_sim = 1;
-	r->t_sim = cli_seconds() - t0;
+	r->t_sim = clock_seconds() - t0;
 	if (r->emulate_only)
 		return FS_OK;
 
-	t0 = cli_seconds();
+	t0 = clock_seconds();
 	rc = runcase_compare(r, &r->c, &r->sim, &r->cmp, err);
 	if (rc && rc != FS_MISMATCH)
 		return rc;	/* a mismatch is a verdict, in r->cmp */
 	r->have_cmp = 1;
-	r->t_ref = cli_seconds() - t0;
+	r->t_ref = clock_seconds() - t0;
 	return FS_OK;
 }
 

@@ -84,7 +84,7 @@
 
 /*
  * The signal caught while a temp directory exists (0: none). The one
- * static variable in tools/: a signal handler receives only the signal
+ * static variable in lib/: a signal handler receives only the signal
  * number, so what it writes must live at file scope, and a
  * volatile sig_atomic_t is the only object C lets a handler write.
  * The handler stores the number and nothing else; the writer polls it

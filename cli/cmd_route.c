@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "casefile.h"
+#include "../lib/casefile.h"
 #include "cli.h"
 #include "cmds.h"
 #include "../sim/route.h"

@@ -21,7 +21,7 @@
 
 #include <string.h>
 
-#include "json.h"
+#include "../lib/json.h"
 
 #define LMPRINT_TEXT_PROBLEMS 8
 

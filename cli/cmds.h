@@ -1,4 +1,4 @@
-/* cmds.h - the fragsim commands, one tools/cmd_<name>.c each. */
+/* cmds.h - the fragsim commands, one cli/cmd_<name>.c each. */
 #ifndef CMDS_H
 #define CMDS_H
 

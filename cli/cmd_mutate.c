@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "caselist.h"
+#include "../lib/caselist.h"
 #include "cli.h"
 #include "cmds.h"
-#include "json.h"
+#include "../lib/json.h"
 #include "report.h"
-#include "runcase.h"
+#include "../lib/runcase.h"
 
 static const char usage[] =
 	"usage: fragsim mutate <path>... [--json]\n"

@@ -7,7 +7,7 @@
  */
 #include "report.h"
 
-#include "casefile.h"
+#include "../lib/casefile.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * main.c - the fragsim command line: a table of commands, one file each
- * (tools/cmd_<name>.c), dispatched by name.
+ * (cli/cmd_<name>.c), dispatched by name.
  *
  * The exit status is the command's return value (docs/design.md 3.5): 0 all
  * checks hold, 1 mismatch, 2 bad usage or input, 3 internal error. A

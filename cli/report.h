@@ -7,8 +7,8 @@
 
 #include <stdio.h>
 
-#include "json.h"
-#include "runcase.h"
+#include "../lib/json.h"
+#include "../lib/runcase.h"
 
 /* "name(mode=decode,ctx=4097,...): OK" or "...: FAIL reason". */
 void report_line(FILE *f, const struct runcase *r);

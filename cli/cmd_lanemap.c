@@ -16,9 +16,9 @@
 #include "../sim/lanediff.h"
 #include "cli.h"
 #include "cmds.h"
-#include "json.h"
+#include "../lib/json.h"
 #include "lmprint.h"
-#include "profile.h"
+#include "../lib/profile.h"
 
 static const char usage[] =
 	"usage: fragsim lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]\n"

@@ -27,12 +27,12 @@
 #include "../sim/probe.h"
 #include "cli.h"
 #include "cmds.h"
-#include "json.h"
-#include "npy.h"
-#include "outdir.h"
-#include "profile.h"
-#include "readfile.h"
-#include "yamldoc.h"
+#include "../lib/json.h"
+#include "../lib/npy.h"
+#include "../lib/outdir.h"
+#include "../lib/profile.h"
+#include "../lib/readfile.h"
+#include "../lib/yamldoc.h"
 
 static const char usage[] =
 	"usage: fragsim probe plan --isa <name|file> --out <dir>\n"

@@ -9,11 +9,11 @@
 
 #include "cli.h"
 #include "cmds.h"
-#include "golden.h"
-#include "json.h"
-#include "outdir.h"
+#include "../lib/golden.h"
+#include "../lib/json.h"
+#include "../lib/outdir.h"
 #include "report.h"
-#include "runcase.h"
+#include "../lib/runcase.h"
 
 static const char usage[] =
 	"usage: fragsim run <case.yaml> [--out <dir>] [--format npy|safetensors]\n"

@@ -1,7 +1,7 @@
 /*
  * lmprint.h - lane maps as text for people and as CSV/JSON for tools:
  * the owner grid per matrix entry, the per-lane view, one lane, one
- * entry, and validation reports. Only tools/ prints.
+ * entry, and validation reports. Only cli/ prints.
  */
 #ifndef LMPRINT_H
 #define LMPRINT_H

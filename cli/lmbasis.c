@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "json.h"
+#include "../lib/json.h"
 #include "lmprint.h"
 #include "../sim/gf2.h"
 

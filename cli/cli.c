@@ -119,11 +119,3 @@ int cli_wants_help(int argc, char **argv)
 			return 1;
 	return 0;
 }
-
-double cli_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}

@@ -53,8 +53,6 @@ int cli_int_arg(const char *usage, const char *opt, const char *s, long min,
  */
 int cli_number_arg(const char *usage, const char *opt, const char *s, double min,
 		   double *out);
-/* Monotonic seconds, for the timings reports print. */
-double cli_seconds(void);
 /* Does any argument ask for help (-h / --help)? */
 int cli_wants_help(int argc, char **argv);
 

@@ -23,10 +23,10 @@
 
 #include "cli.h"
 #include "cmds.h"
-#include "diffcase.h"
-#include "dump.h"
-#include "json.h"
-#include "runcase.h"
+#include "../lib/diffcase.h"
+#include "../lib/dump.h"
+#include "../lib/json.h"
+#include "../lib/runcase.h"
 
 #define SHOW_HYPOTHESES 5
 
