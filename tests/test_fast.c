@@ -672,6 +672,7 @@ static void fast_goldens_equal_scalar(void **state)
 		"cases/edge/sm80-k16-prefill.yaml",
 		"cases/edge/cdna4-k64-decode.yaml",
 		"cases/edge/cdna4-k64-prefill.yaml",
+		"cases/edge/cdna3-32x32-mqa.yaml",
 	};
 
 	(void)state;
