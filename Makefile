@@ -154,6 +154,7 @@ test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
 	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(REGRESS_BIN)
 	@$(PYTHON) tests/doctest.py --fragsim $(BUILD)/fragsim README.md docs/*.md
+	@sh tests/python/run.sh $(BUILD)/fragsim
 	@$(MAKE) --no-print-directory check-layers check-build
 
 # The layering rules (sim/ pure, ref/ independent, the library free of
