@@ -108,8 +108,8 @@ enum fragsim_rc fragsim_lanemap_new(const char *name, int wave, int m, int n,
  *                         "lane % 16", "8 * (lane / 16) + e", &err);
  *
  * A bad expression is FRAGSIM_EINPUT naming the operand, the column and
- * the problem: "A.col: at column 18 of the expression: unknown name 'ee'
- * (names are lane and e)".
+ * the problem; for C's col "lane / 16 + 4 * ee": "C.col: at column 17 of
+ * the expression: unknown name 'ee' (names are lane and e)".
  */
 enum fragsim_rc fragsim_lanemap_exprs(struct fragsim_lanemap *lm,
 				      enum fragsim_operand op,

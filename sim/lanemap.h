@@ -117,8 +117,9 @@ enum fs_rc lanemap_eval_expr(const struct lanemap *lm, int elems,
 /*
  * Operand op from its row and col expressions, e.g. gfx936 A:
  * row "lane % 16", col "8 * (lane / 16) + e". Errors as
- * lanemap_eval_expr, the message saying where: "A.col: at column 18 of
- * the expression: unknown name 'ee' (names are lane and e)".
+ * lanemap_eval_expr, the message saying where; for C's col
+ * "lane / 16 + 4 * ee": "C.col: at column 17 of the expression: unknown
+ * name 'ee' (names are lane and e)".
  */
 enum fs_rc lanemap_set_exprs(struct lanemap *lm, enum lm_operand op,
 			     const char *row, const char *col,
