@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 b=${1:?usage: install.sh BUILD_DIR}
 cc=${CC:-cc}
 san=${SAN:-}
+# The C++ compiler of the same family: g++ cannot link clang's OpenMP.
+case ${CXX:-} in
+"") case $cc in *clang*) cxx=clang++ ;; *) cxx=c++ ;; esac ;;
+*) cxx=$CXX ;;
+esac
 # Our make runs of its own: the caller's -j and -n are not theirs.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fragsim-install-XXXXXX") || exit 2
@@ -67,11 +72,11 @@ if ! $cc -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only \
 	-I"$dest/usr/include" "$tmp/h.c" >"$tmp/cc" 2>&1; then
 	fail "fragsim.h is not self-contained C99:"; head -5 "$tmp/cc"
 fi
-if command -v "${CXX:-c++}" >/dev/null 2>&1; then
+if command -v "$cxx" >/dev/null 2>&1; then
 	n=$((n + 1))
 	printf '%s\n' '#include <fragsim.h>' '#include <cstdio>' \
 		'int main() { std::puts(fragsim_version()); return 0; }' >"$tmp/x.cc"
-	if ${CXX:-c++} $san -Wall -Wextra -Werror -o "$tmp/x" "$tmp/x.cc" $flags \
+	if $cxx $san -Wall -Wextra -Werror -o "$tmp/x" "$tmp/x.cc" $flags \
 		>"$tmp/cc" 2>&1; then
 		[ "$("$tmp/x")" = "$(cat VERSION)" ] || fail "the C++ program did not print VERSION"
 	else
