@@ -80,8 +80,8 @@ const char *fragsim_builtin_name(int i);
 
 /*
  * A builtin profile by name, else a profile YAML file (a path with '/'
- * or ending in .yaml). The map is validated: FRAGSIM_MISMATCH when it is
- * not (gfx936-article is the shipped example). Free with
+ * or ending in .yaml). The map is validated: FRAGSIM_MISMATCH, and no
+ * map, when it is not (gfx936-article is the shipped example). Free with
  * fragsim_lanemap_free.
  */
 enum fragsim_rc fragsim_lanemap_load(const char *name_or_path,
@@ -118,7 +118,8 @@ enum fragsim_rc fragsim_lanemap_exprs(struct fragsim_lanemap *lm,
 				      const char *col, struct fragsim_err *err);
 
 /* The same from tables: lane l element e holds (row[l*elems + e],
- * col[l*elems + e]); each table has wave * elems entries. */
+ * col[l*elems + e]); each table has wave * elems entries. After a failed
+ * call (either form) the operand is not given. */
 enum fragsim_rc fragsim_lanemap_table(struct fragsim_lanemap *lm,
 				      enum fragsim_operand op,
 				      enum fragsim_dtype type, int elems,

@@ -179,12 +179,14 @@ enum fragsim_rc fragsim_lanemap_exprs(struct fragsim_lanemap *lm,
 
 	if (rc)
 		return give(err, &e, rc);
-	if (!row || !col)
+	if (!row || !col) {
+		lm->lm->op[op].elems = 0;
 		return fail(err, FS_EINPUT, "%s: give both row and col",
 			    lm_operand_name((enum lm_operand)op));
+	}
 	rc = lanemap_set_exprs(lm->lm, (enum lm_operand)op, row, col, &e);
 	if (rc)
-		lm->lm->op[op].elems = 0;	/* not given, after all */
+		lm->lm->op[op].elems = 0;
 	return give(err, &e, rc);
 }
 
@@ -203,6 +205,8 @@ enum fragsim_rc fragsim_lanemap_table(struct fragsim_lanemap *lm,
 			     lm_operand_name((enum lm_operand)op));
 	if (!rc)
 		rc = lanemap_set_table(lm->lm, (enum lm_operand)op, row, col, &e);
+	if (rc && (unsigned)op < LM_NOPERANDS)
+		lm->lm->op[op].elems = 0;	/* not given, after all */
 	return give(err, &e, rc);
 }
 

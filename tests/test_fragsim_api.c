@@ -139,6 +139,12 @@ static void table_built_map(void **state)
 	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_MISMATCH);
 	/* Entry (1, 0) lost its only owner, (0, 0) has two. */
 	assert_non_null(strstr(err.msg, "gfx936-table: not a valid lane map: 2 problems"));
+	/* A refused table leaves the operand not given, not half set. */
+	assert_int_equal(fragsim_lanemap_table(lm, FRAGSIM_B, FRAGSIM_I8, 8, 1, row[1], NULL,
+					       &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "B: give both row and col tables");
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "gfx936-table: operand B not given");
 	fragsim_lanemap_free(lm);
 }
 
