@@ -4,9 +4,9 @@
  * reference, write goldens. docs/library.md walks through it.
  *
  * This header is all a program needs (it includes only the C standard
- * library); the structs behind it may change, its functions will not,
- * within one major version. Link with
- * `pkg-config --cflags --libs --static fragsim`.
+ * library). From 1.0 on, its functions and public structs keep their
+ * meaning within a major version; the opaque ones may change at any
+ * time. Link with `pkg-config --cflags --libs --static fragsim`.
  *
  *   lane map  which (lane, element) of a wave holds which matrix entry,
  *             per operand A (M x K), B (K x N), C (M x N): a builtin
@@ -33,7 +33,8 @@
 extern "C" {
 #endif
 
-/* The version of this header; the file VERSION of the source tree. */
+/* The version of this header, kept equal to the source tree's file
+ * VERSION (tests/test_fragsim_api.c fails when they differ). */
 #define FRAGSIM_VERSION_MAJOR 0
 #define FRAGSIM_VERSION_MINOR 1
 #define FRAGSIM_VERSION_PATCH 0
