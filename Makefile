@@ -74,7 +74,7 @@ REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
 
 .PHONY: all run test asan fuzz bench install uninstall clean deps
 .PHONY: hip-check check-layers check-build
-all: $(BUILD)/fragsim
+all: $(BUILD)/fragsim $(BUILD)/fragsim.1 $(BUILD)/fragsim.bash
 
 deps:
 	@sh tools/deps.sh
@@ -107,6 +107,14 @@ $(BUILD)/libfragsim-cli.a: $(CLI_OBJ)
 
 $(BUILD)/fragsim: $(BUILD)/cli/main.o $(BUILD)/libfragsim-cli.a $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# The man page and the bash completion, written by the binary from its
+# option tables (cli/help.c), so they list what it parses.
+$(BUILD)/fragsim.1: $(BUILD)/fragsim
+	$(BUILD)/fragsim help --man > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/fragsim.bash: $(BUILD)/fragsim
+	$(BUILD)/fragsim help --completion bash > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -206,14 +214,22 @@ $(BUILD)/bench/peak: $(BUILD)/tools/bench/peak.o
 hip-check: $(BUILD)/fragsim
 	sh tools/device/hip/check.sh $(BUILD)
 
-install: $(BUILD)/fragsim
+# The man page and the bash completion (fragsim help; docs/cli.md).
+MANDIR  := $(PREFIX)/share/man/man1
+COMPDIR := $(PREFIX)/share/bash-completion/completions
+
+install: $(BUILD)/fragsim $(BUILD)/fragsim.1 $(BUILD)/fragsim.bash
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fragsim
 	install -m 755 $(BUILD)/fragsim $(DESTDIR)$(PREFIX)/bin/fragsim
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/fragsim/README.md
+	install -d $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR)
+	install -m 644 $(BUILD)/fragsim.1 $(DESTDIR)$(MANDIR)/fragsim.1
+	install -m 644 $(BUILD)/fragsim.bash $(DESTDIR)$(COMPDIR)/fragsim
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fragsim
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fragsim
+	rm -f $(DESTDIR)$(MANDIR)/fragsim.1 $(DESTDIR)$(COMPDIR)/fragsim
 
 clean:
 	rm -rf build build-asan build-bench build-clang build-fuzz out

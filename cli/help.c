@@ -55,6 +55,7 @@ const struct opt_cmd cmd_help_spec = {
 	.synopsis = help_synopsis,
 	.opts = help_opts,
 	.exit = "0, 2 bad usage",
+	.flags = OPT_COMMANDS,
 };
 
 /* s as roff text: '\' as \e, '-' as \- (an ASCII minus, so an option
@@ -123,7 +124,8 @@ static void man_command(FILE *f, const struct fs_cmd *cmd)
 
 	fprintf(f, ".SS \"fragsim %s\"\n", cmd->name);
 	roff(f, cmd->summary);
-	fputs(".\n.PP\n.nf\n", f);
+	fputs(strchr(".?", cmd->summary[strlen(cmd->summary) - 1]) ? "\n" : ".\n", f);
+	fputs(".PP\n.nf\n", f);
 	man_synopsis(f, c);
 	for (int i = 0; c->subs && c->subs[i]; i++)
 		man_synopsis(f, c->subs[i]);
@@ -148,7 +150,8 @@ static void man_command(FILE *f, const struct fs_cmd *cmd)
 static void man_page(FILE *f)
 {
 	fprintf(f, ".\\\" fragsim.1, written by `fragsim help --man` from the option tables\n"
-		   ".TH FRAGSIM 1 \"\" \"fragsim %s\" \"User Commands\"\n", FRAGSIM_VERSION);
+		   ".TH FRAGSIM 1 \"\" \"fragsim %s\" \"User Commands\"\n"
+		   ".nh\n.ad l\n", FRAGSIM_VERSION);
 	fputs(".SH NAME\n"
 	      "fragsim \\- emulate a GPU INT8 matrix instruction in paged attention kernels,\n"
 	      "write goldens, check device dumps and name kernel bugs\n"
@@ -204,7 +207,7 @@ static void bash_form(FILE *f, const char *key, const struct opt_cmd *c, const c
 	fprintf(f, "\t%s) opts=\"", key);
 	words(f, c->opts);
 	fprintf(f, "\"; subs=\"%s\"; args=%s ;;\n", subwords ? subwords : "",
-		c->flags & OPT_PROFILE ? "profiles" : "files");
+		c->flags & OPT_PROFILE ? "profiles" : c->flags & OPT_COMMANDS ? "commands" : "files");
 }
 
 static void bash_values(FILE *f, const char *key, const struct opt *o)
@@ -234,7 +237,7 @@ static void completion(FILE *f)
 		   "# bash` from its option tables. Commands, each command's options, the\n"
 		   "# values of options that take a fixed set, and the builtin profile names\n"
 		   "# of this build (for --isa), then files.\n", FRAGSIM_VERSION);
-	fputs("_fragsim_profiles()\n{\n\tlocal IFS=$'\\n'\n"
+	fputs("_fragsim_profiles()\n{\n"
 	      "\tCOMPREPLY=($(compgen -W \"", f);
 	for (int i = 0; i < profile_builtin_count(); i++)
 		fprintf(f, "%s%s", i ? " " : "", profile_builtin_name(i));
@@ -242,12 +245,13 @@ static void completion(FILE *f)
 	fputs("_fragsim()\n{\n"
 	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
 	      "\tlocal cmd=${COMP_WORDS[1]} sub= opts= subs= args=files\n"
-	      "\tCOMPREPLY=()\n"
-	      "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-	      "\t\tCOMPREPLY=($(compgen -W \"", f);
+	      "\tlocal commands=\"", f);
 	for (const struct fs_cmd *c = cmds; c->name; c++)
-		fprintf(f, "%s ", c->name);
-	fputs("--help --version\" -- \"$cur\"))\n\t\treturn\n\tfi\n", f);
+		fprintf(f, "%s%s", c == cmds ? "" : " ", c->name);
+	fputs("\"\n\tCOMPREPLY=()\n"
+	      "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+	      "\t\tCOMPREPLY=($(compgen -W \"$commands --help --version\" -- \"$cur\"))\n"
+	      "\t\treturn\n\tfi\n", f);
 	/* the subcommand word, where the command has them */
 	fputs("\tcase $cmd in\n", f);
 	for (const struct fs_cmd *c = cmds; c->name; c++) {
@@ -294,6 +298,8 @@ static void completion(FILE *f)
 	      "\t\t\tCOMPREPLY=($(compgen -W \"$subs\" -- \"$cur\"))\n"
 	      "\t\telif [ \"$args\" = profiles ]; then\n"
 	      "\t\t\t_fragsim_profiles\n"
+	      "\t\telif [ \"$args\" = commands ]; then\n"
+	      "\t\t\tCOMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
 	      "\t\tfi ;;\n"
 	      "\tesac\n}\n"
 	      "complete -o default -F _fragsim fragsim\n", f);

@@ -49,6 +49,7 @@ enum opt_type {
 #define OPT_ICASE	1u	/* OPTION_CHOICE: any letter case matches */
 #define OPT_PROFILE	2u	/* the value is a profile: completion offers
 				 * the builtin names, then files */
+#define OPT_COMMANDS	4u	/* struct opt_cmd: positionals are commands */
 
 struct opt {
 	enum opt_type type;
@@ -98,7 +99,8 @@ struct opt_cmd {
 	const char *exit;		/* what each exit status means */
 	const struct opt_cmd *const *subs;	/* NULL-ended, or NULL */
 	const struct opt_cmd *parent;	/* a sub's command; NULL */
-	unsigned flags;			/* OPT_PROFILE: positionals are profiles */
+	unsigned flags;			/* OPT_PROFILE: positionals are profiles;
+					 * OPT_COMMANDS: fragsim's commands */
 };
 
 /*
