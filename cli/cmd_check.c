@@ -63,14 +63,13 @@ const struct opt_cmd cmd_check_spec = {
 		"(or bad usage: a path with no case, a bad --shard or --junit file)",
 };
 
-enum status { ST_PASS = JUNIT_PASS, ST_FAIL = JUNIT_FAIL, ST_ERROR = JUNIT_ERROR };
-
+/* by enum junit_status */
 static const char *const status_name[] = { "pass", "fail", "error" };
 
 struct outcome {
 	const char *path;	/* the case file, as listed (not owned) */
 	char name[128];		/* the case's name; "" when it did not load */
-	enum status status;
+	enum junit_status status;
 	char reason[1200];	/* report_reason, or the error; "" for a plain pass */
 	char *details;		/* JUnit body: report_details or the error (malloc) */
 	double seconds;
@@ -111,13 +110,13 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 	o->seconds = clock_seconds() - t0;
 	snprintf(o->name, sizeof(o->name), "%s", r.c.name);
 	if (e) {
-		o->status = ST_ERROR;
+		o->status = JUNIT_ERROR;
 		fs_err_str(&err, o->reason, sizeof(o->reason));
 		o->details = strdup(o->reason);
 	} else {
-		o->status = runcase_expected(&r) == FS_OK ? ST_PASS : ST_FAIL;
+		o->status = runcase_expected(&r) == FS_OK ? JUNIT_PASS : JUNIT_FAIL;
 		report_reason(&r, o->reason, sizeof(o->reason));
-		if (o->status == ST_FAIL)
+		if (o->status == JUNIT_FAIL)
 			o->details = capture(report_details, &r);
 	}
 	if (j) {
@@ -184,7 +183,7 @@ static int write_junit(struct outdir_file *f, const struct outcome *o, size_t n,
 		return FS_EINTERNAL;
 	}
 	for (size_t i = 0; i < n; i++)
-		jc[i] = (struct junit_case){ o[i].path, o[i].name, (enum junit_status)o[i].status,
+		jc[i] = (struct junit_case){ o[i].path, o[i].name, o[i].status,
 					     o[i].reason, o[i].details, o[i].seconds };
 	rc = junit_write(f, jc, n, started, seconds, &err);
 	free(jc);
@@ -252,7 +251,7 @@ int cmd_check(int argc, char **argv)
 		struct outcome *o = &res[nrun++];
 
 		run_one(ps.p[i], ex, a.json ? &j : NULL, o);
-		o->status == ST_ERROR ? nerr++ : o->status == ST_FAIL ? nfail++ : npass++;
+		o->status == JUNIT_ERROR ? nerr++ : o->status == JUNIT_FAIL ? nfail++ : npass++;
 	}
 	if (a.json) {
 		json_end_array(&j);

@@ -40,7 +40,7 @@ static const struct opt help_opts[] = {
 	  "write the man page, fragsim.1 (roff), to stdout"),
 	OPT_CHOICE("--completion", offsetof(struct help_args, completion), NULL, shells,
 	  "write a completion script for that shell to stdout"),
-	{ OPTION_END },
+	OPT_END(),
 };
 
 static const char *const help_synopsis[] = {

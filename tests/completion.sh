@@ -35,11 +35,11 @@ fail() {
 # The man page as text: man, else groff, else the roff with its
 # escapes for '-' undone (and a note that it was not rendered).
 if command -v man >/dev/null 2>&1; then
-	MANWIDTH=200 man -l "$tmp/fragsim.1" 2>"$tmp/man.err" | col -b >"$tmp/man.txt"
+	MANWIDTH=200 man -l "$tmp/fragsim.1" 2>"$tmp/man.err" | sed 's/.\x08//g' >"$tmp/man.txt"
 	[ -s "$tmp/man.txt" ] || fail "man -l rendered nothing: $(cat "$tmp/man.err")"
 	[ -s "$tmp/man.err" ] && fail "man -l: $(cat "$tmp/man.err")"
 elif command -v groff >/dev/null 2>&1; then
-	groff -man -Tascii -rLL=200n "$tmp/fragsim.1" 2>"$tmp/man.err" | col -b >"$tmp/man.txt"
+	groff -man -Tascii -rLL=200n "$tmp/fragsim.1" 2>"$tmp/man.err" | sed 's/.\x08//g' >"$tmp/man.txt"
 	[ -s "$tmp/man.err" ] && fail "groff: $(cat "$tmp/man.err")"
 else
 	echo "completion.sh: skipped: neither man nor groff installed, the man page is read as roff"
