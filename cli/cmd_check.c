@@ -34,20 +34,20 @@ struct check_args {
 	int json;
 };
 
-#define A(f) offsetof(struct check_args, f)
+#define OPT_ARGS struct check_args
 static const struct opt check_opts[] = {
 	OPT_ARG("<path>", "a case file, or a directory searched for *.yaml"),
-	OPT_STRING("--junit", A(junit), "<file>", "also write JUnit XML for CI systems"),
-	OPT_STRING("--shard", A(shard), "<k>/<n>",
+	OPT_STRING("--junit", junit, "<file>", "also write JUnit XML for CI systems"),
+	OPT_STRING("--shard", shard, "<k>/<n>",
 	  "run only cases k, k+n, k+2n, ... (1-based, sorted order)"),
-	OPT_FLAG("--json", A(json),
+	OPT_FLAG("--json", json,
 	  "print one JSON document instead of lines: every case\n"
 	  "(errors included), then the counts; docs/check-output.md"),
-	OPT_CHOICE("--exec", A(exec), "<e>", cli_exec_names,
+	OPT_CHOICE("--exec", exec, "<e>", cli_exec_names,
 	  "the executor (see fragsim run -h)", .def = "auto"),
 	OPT_END(),
 };
-#undef A
+#undef OPT_ARGS
 
 static const char *const check_synopsis[] = {
 	"check <path>... [--junit <file>] [--shard <k>/<n>] [--json]",

@@ -39,22 +39,22 @@ struct diff_args {
 	int json;
 };
 
-#define A(f) offsetof(struct diff_args, f)
+#define OPT_ARGS struct diff_args
 static const struct opt diff_opts_table[] = {
 	OPT_ARG("<case.yaml>", "the case the kernel ran"),
-	OPT_STRING("--dump", A(dump), "<dir>",
+	OPT_STRING("--dump", dump, "<dir>",
 	  "a directory of .npy files named as goldens are (acc.npy +\n"
 	  "acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy,\n"
 	  "splitk_max/sum/out.npy); absent ones are skipped"),
-	OPT_NUMBER("--tol", A(tol), "<abs>", 0.0,
+	OPT_NUMBER("--tol", tol, "<abs>", 0.0,
 	  "floats equal within this absolute difference; NaN and\n"
 	  "infinities must still match exactly", .def = "0, bit for bit"),
-	OPT_INT("--max", A(max), "<n>", 0, DIFF_MAX_SHOW,
+	OPT_INT("--max", max, "<n>", 0, DIFF_MAX_SHOW,
 	  "mismatches listed per tensor", .def = "8"),
-	OPT_FLAG("--json", A(json), "the report as JSON"),
+	OPT_FLAG("--json", json, "the report as JSON"),
 	OPT_END(),
 };
-#undef A
+#undef OPT_ARGS
 
 static const char *const diff_synopsis[] = {
 	"diff <case.yaml> --dump <dir> [--tol <abs>] [--max <n>] [--json]",

@@ -28,7 +28,7 @@ struct lanemap_args {
 	int names;
 };
 
-#define A(f) offsetof(struct lanemap_args, f)
+#define OPT_ARGS struct lanemap_args
 static const char *const matrices[] = { "A", "B", "C", NULL };
 static const char *const show_formats[] = {
 	"text", "md", "csv", "json", "c", "basis", "basis-json", NULL
@@ -36,39 +36,39 @@ static const char *const show_formats[] = {
 static const char *const report_formats[] = { "text", "json", NULL };
 
 static const struct opt show_opts[] = {
-	OPT_STRING("--isa", A(isa), "<name|file>",
+	OPT_STRING("--isa", isa, "<name|file>",
 	  "a builtin profile ('lanemap list') or a profile YAML", .flags = OPT_PROFILE),
-	OPT_CHOICE("--matrix", A(matrix), NULL, matrices,
+	OPT_CHOICE("--matrix", matrix, NULL, matrices,
 	  "only this operand", .def = "all three", .flags = OPT_ICASE),
-	OPT_CHOICE("--format", A(format), "<fmt>", show_formats,
+	OPT_CHOICE("--format", format, "<fmt>", show_formats,
 	  "text, md, csv or json;\n"
 	  "c: the A, B and C maps as a C/C++/HIP/CUDA header;\n"
 	  "basis, basis-json: each map as linear over GF(2)", .def = "text"),
-	OPT_STRING("--lane", A(lane), "<L>", "everything lane L holds in A, B and C"),
-	OPT_STRING("--entry", A(entry), "'X[r][c]'",
+	OPT_STRING("--lane", lane, "<L>", "everything lane L holds in A, B and C"),
+	OPT_STRING("--entry", entry, "'X[r][c]'",
 	  "which lanes and registers hold entry X[r][c]"),
 	OPT_END(),
 };
 
 static const struct opt list_opts[] = {
-	OPT_FLAG("--names", A(names), "names only, one per line"),
+	OPT_FLAG("--names", names, "names only, one per line"),
 	OPT_END(),
 };
 
 static const struct opt check_opts[] = {
 	OPT_ARG("<name|file>", "a builtin profile or a profile YAML"),
-	OPT_CHOICE("--format", A(format), NULL, report_formats,
+	OPT_CHOICE("--format", format, NULL, report_formats,
 	  "the report as text or JSON", .def = "text"),
 	OPT_END(),
 };
 
 static const struct opt diff_opts[] = {
 	OPT_ARG("<x> <y>", "two profiles: builtin names or YAML files"),
-	OPT_CHOICE("--format", A(format), NULL, report_formats,
+	OPT_CHOICE("--format", format, NULL, report_formats,
 	  "the difference as text or JSON", .def = "text"),
 	OPT_END(),
 };
-#undef A
+#undef OPT_ARGS
 
 static const char *const show_synopsis[] = {
 	"lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]",

@@ -33,12 +33,14 @@ struct mutate_args {
 	int json;
 };
 
+#define OPT_ARGS struct mutate_args
 static const struct opt mutate_opts[] = {
 	OPT_ARG("<path>", "a case file, or a directory searched for *.yaml"),
-	OPT_FLAG("--json", offsetof(struct mutate_args, json),
+	OPT_FLAG("--json", json,
 	  "the verdict per bug class as JSON"),
 	OPT_END(),
 };
+#undef OPT_ARGS
 
 static const char *const mutate_synopsis[] = { "mutate <path>... [--json]", NULL };
 

@@ -41,31 +41,31 @@ struct probe_args {
 	int yaml;
 };
 
-#define A(f) offsetof(struct probe_args, f)
+#define OPT_ARGS struct probe_args
 static const struct opt plan_opts[] = {
-	OPT_STRING("--isa", A(isa), "<name|file>",
+	OPT_STRING("--isa", isa, "<name|file>",
 	  "the profile to probe", .flags = OPT_PROFILE),
-	OPT_STRING("--out", A(out), "<dir>", "where the plan appears, whole"),
+	OPT_STRING("--out", out, "<dir>", "where the plan appears, whole"),
 	OPT_END(),
 };
 static const struct opt solve_opts[] = {
-	OPT_STRING("--plan", A(plan), "<dir>", "a directory written by 'probe plan'"),
-	OPT_STRING("--dump", A(dump), "<dir>",
+	OPT_STRING("--plan", plan, "<dir>", "a directory written by 'probe plan'"),
+	OPT_STRING("--dump", dump, "<dir>",
 	  "holds probe_c.npy: int32 [waves, lanes, C elements]"),
-	OPT_STRING("--isa", A(isa), "<name|file>",
+	OPT_STRING("--isa", isa, "<name|file>",
 	  "the profile to compare with and name labels after",
 	  .def = "the plan's", .flags = OPT_PROFILE),
-	OPT_FLAG("--yaml", A(yaml), "print the map found as a profile YAML"),
+	OPT_FLAG("--yaml", yaml, "print the map found as a profile YAML"),
 	OPT_END(),
 };
 static const struct opt simulate_opts[] = {
-	OPT_STRING("--plan", A(plan), "<dir>", "a directory written by 'probe plan'"),
-	OPT_STRING("--isa", A(isa), "<name|file>",
+	OPT_STRING("--plan", plan, "<dir>", "a directory written by 'probe plan'"),
+	OPT_STRING("--isa", isa, "<name|file>",
 	  "the map the simulated device follows", .flags = OPT_PROFILE),
-	OPT_STRING("--out", A(out), "<dir>", "where the simulated dump appears, whole"),
+	OPT_STRING("--out", out, "<dir>", "where the simulated dump appears, whole"),
 	OPT_END(),
 };
-#undef A
+#undef OPT_ARGS
 
 static const char *const plan_synopsis[] = {
 	"probe plan --isa <name|file> --out <dir>", NULL

@@ -23,30 +23,30 @@ struct run_args {
 	int json, emulate_only;
 };
 
-#define A(f) offsetof(struct run_args, f)
+#define OPT_ARGS struct run_args
 static const char *const formats[] = { "npy", "safetensors", NULL };
 
 static const struct opt run_opts[] = {
 	OPT_ARG("<case.yaml>", "the case to emulate and check"),
-	OPT_STRING("--out", A(out), "<dir>",
+	OPT_STRING("--out", out, "<dir>",
 	  "write golden tensors and manifest.json there (only\n"
 	  "when every check holds; the directory appears whole)"),
-	OPT_CHOICE("--format", A(format), "<fmt>", formats,
+	OPT_CHOICE("--format", format, "<fmt>", formats,
 	  "npy: one .npy per tensor; safetensors: one file", .def = "npy"),
-	OPT_INT("--threads", A(threads), "<n>", 1, 1024,
+	OPT_INT("--threads", threads, "<n>", 1, 1024,
 	  "OpenMP threads; results do not depend on it", .def = "all cores"),
-	OPT_FLAG("--json", A(json), "the summary as JSON"),
-	OPT_FLAG("--emulate-only", A(emulate_only),
+	OPT_FLAG("--json", json, "the summary as JSON"),
+	OPT_FLAG("--emulate-only", emulate_only,
 	  "run the emulation alone: no reference, no verdict;\n"
 	  "--out then writes its tensors marked \"checked\": false\n"
 	  "(a simulated device dump, or for timing the emulation)"),
-	OPT_CHOICE("--exec", A(exec), "<e>", cli_exec_names,
+	OPT_CHOICE("--exec", exec, "<e>", cli_exec_names,
 	  "the executor: scalar is the per-lane specification;\n"
 	  "portable, avx2, avx512 the fast path (same bytes);\n"
 	  "auto the fastest this CPU runs", .def = "auto"),
 	OPT_END(),
 };
-#undef A
+#undef OPT_ARGS
 
 static const char *const run_synopsis[] = {
 	"run <case.yaml> [--out <dir>] [--format npy|safetensors]",

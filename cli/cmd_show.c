@@ -16,13 +16,15 @@ struct show_args {
 	int schema;
 };
 
+#define OPT_ARGS struct show_args
 static const struct opt show_opts[] = {
 	OPT_ARG("<case.yaml>", "the case to print"),
-	OPT_FLAG("--schema", offsetof(struct show_args, schema),
+	OPT_FLAG("--schema", schema,
 	  "print every key a case file takes (type, range,\n"
 	  "default, meaning) as markdown: docs/case-schema.md"),
 	OPT_END(),
 };
+#undef OPT_ARGS
 
 static const char *const show_synopsis[] = {
 	"show <case.yaml>",

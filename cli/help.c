@@ -34,14 +34,16 @@ struct help_args {
 
 static const char *const shells[] = { "bash", NULL };
 
+#define OPT_ARGS struct help_args
 static const struct opt help_opts[] = {
 	OPT_ARG("<command>", "print that command's help (as <command> --help)"),
-	OPT_FLAG("--man", offsetof(struct help_args, man),
+	OPT_FLAG("--man", man,
 	  "write the man page, fragsim.1 (roff), to stdout"),
-	OPT_CHOICE("--completion", offsetof(struct help_args, completion), NULL, shells,
+	OPT_CHOICE("--completion", completion, NULL, shells,
 	  "write a completion script for that shell to stdout"),
 	OPT_END(),
 };
+#undef OPT_ARGS
 
 static const char *const help_synopsis[] = {
 	"help [<command>]",

@@ -6,15 +6,16 @@
  * completion (cli/help.c), so no option can be parsed but undocumented.
  *
  *   struct run_args { const char *out; long threads; int json; };
- *   #define A(f) offsetof(struct run_args, f)
+ *   #define OPT_ARGS struct run_args
  *   static const struct opt run_opts[] = {
  *   	OPT_ARG("<case.yaml>", "the case"),
- *   	OPT_STRING("--out", A(out), "<dir>", "write goldens there"),
- *   	OPT_INT("--threads", A(threads), "<n>", 1, 1024, "OpenMP threads",
+ *   	OPT_STRING("--out", out, "<dir>", "write goldens there"),
+ *   	OPT_INT("--threads", threads, "<n>", 1, 1024, "OpenMP threads",
  *   		.def = "all cores"),
- *   	OPT_FLAG("--json", A(json), "the summary as JSON"),
+ *   	OPT_FLAG("--json", json, "the summary as JSON"),
  *   	OPT_END(),
  *   };
+ *   #undef OPT_ARGS
  *   ...
  *   struct run_args a = { .threads = 0 };	// the defaults
  *   int n = opt_parse(&run_cmd, &a, argc, argv, &rc);
@@ -65,25 +66,31 @@ struct opt {
 };
 
 /*
- * The rows, as git writes them: OFF is offsetof(struct x_args, field);
- * what follows HELP is optional, more designated fields: .def = "npy"
+ * The rows, as git writes them. Define OPT_ARGS as the command's args
+ * struct before its table; FIELD names the member the value goes to,
+ * and must have the row's type (int for a flag, const char * for a
+ * string or a choice, long, double): another type does not compile.
+ * What follows HELP is optional, more designated fields: .def = "npy"
  * (shown as [default: npy]), .flags = OPT_ICASE.
  */
+#define OPT_FIELD(F, T) \
+	(offsetof(OPT_ARGS, F) + 0 * sizeof(_Generic(((OPT_ARGS *)0)->F, T: 1)))
 #define OPT_ARG(NAME, HELP) { .type = OPTION_ARG, .name = (NAME), .help = (HELP) }
-#define OPT_FLAG(NAME, OFF, HELP, ...) \
-	{ .type = OPTION_FLAG, .name = (NAME), .off = (OFF), .help = (HELP), __VA_ARGS__ }
-#define OPT_STRING(NAME, OFF, ARG, HELP, ...) \
-	{ .type = OPTION_STRING, .name = (NAME), .off = (OFF), .arg = (ARG), \
+#define OPT_FLAG(NAME, FIELD, HELP, ...) \
+	{ .type = OPTION_FLAG, .name = (NAME), .off = OPT_FIELD(FIELD, int), \
 	  .help = (HELP), __VA_ARGS__ }
-#define OPT_CHOICE(NAME, OFF, ARG, CHOICES, HELP, ...) \
-	{ .type = OPTION_CHOICE, .name = (NAME), .off = (OFF), .arg = (ARG), \
-	  .choices = (CHOICES), .help = (HELP), __VA_ARGS__ }
-#define OPT_INT(NAME, OFF, ARG, MIN, MAX, HELP, ...) \
-	{ .type = OPTION_INT, .name = (NAME), .off = (OFF), .arg = (ARG), \
-	  .min = (MIN), .max = (MAX), .help = (HELP), __VA_ARGS__ }
-#define OPT_NUMBER(NAME, OFF, ARG, MIN, HELP, ...) \
-	{ .type = OPTION_NUMBER, .name = (NAME), .off = (OFF), .arg = (ARG), \
-	  .fmin = (MIN), .help = (HELP), __VA_ARGS__ }
+#define OPT_STRING(NAME, FIELD, ARG, HELP, ...) \
+	{ .type = OPTION_STRING, .name = (NAME), .off = OPT_FIELD(FIELD, const char *), \
+	  .arg = (ARG), .help = (HELP), __VA_ARGS__ }
+#define OPT_CHOICE(NAME, FIELD, ARG, CHOICES, HELP, ...) \
+	{ .type = OPTION_CHOICE, .name = (NAME), .off = OPT_FIELD(FIELD, const char *), \
+	  .arg = (ARG), .choices = (CHOICES), .help = (HELP), __VA_ARGS__ }
+#define OPT_INT(NAME, FIELD, ARG, MIN, MAX, HELP, ...) \
+	{ .type = OPTION_INT, .name = (NAME), .off = OPT_FIELD(FIELD, long), \
+	  .arg = (ARG), .min = (MIN), .max = (MAX), .help = (HELP), __VA_ARGS__ }
+#define OPT_NUMBER(NAME, FIELD, ARG, MIN, HELP, ...) \
+	{ .type = OPTION_NUMBER, .name = (NAME), .off = OPT_FIELD(FIELD, double), \
+	  .arg = (ARG), .fmin = (MIN), .help = (HELP), __VA_ARGS__ }
 #define OPT_END() { .type = OPTION_END }
 
 /*

@@ -18,7 +18,7 @@ static void make_list(struct caselist *l, int n)
 	l->p = calloc((size_t)n + 1, sizeof(*l->p));
 	assert_non_null(l->p);
 	for (int i = 0; i < n; i++) {
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "c%02d", i);
 		l->p[i] = strdup(name);

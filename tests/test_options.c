@@ -27,21 +27,21 @@ struct t_args {
 	int flag;
 };
 
-#define A(f) offsetof(struct t_args, f)
+#define OPT_ARGS struct t_args
 static const char *const colors[] = { "red", "green", "blue", NULL };
 static const char *const ab[] = { "A", "B", NULL };
 
 static const struct opt t_opts[] = {
 	OPT_ARG("<x>", "a thing"),
-	OPT_STRING("--str", A(str), "<s>", "any text"),
-	OPT_CHOICE("--color", A(color), NULL, colors, "a colour", .def = "red"),
-	OPT_CHOICE("--m", A(m), NULL, ab, "A or B, any case", .flags = OPT_ICASE),
-	OPT_INT("--n", A(n), "<n>", 1, 10, "a count\nof things"),
-	OPT_NUMBER("--tol", A(tol), "<abs>", 0.0, "a tolerance"),
-	OPT_FLAG("--flag", A(flag), "on or off"),
+	OPT_STRING("--str", str, "<s>", "any text"),
+	OPT_CHOICE("--color", color, NULL, colors, "a colour", .def = "red"),
+	OPT_CHOICE("--m", m, NULL, ab, "A or B, any case", .flags = OPT_ICASE),
+	OPT_INT("--n", n, "<n>", 1, 10, "a count\nof things"),
+	OPT_NUMBER("--tol", tol, "<abs>", 0.0, "a tolerance"),
+	OPT_FLAG("--flag", flag, "on or off"),
 	OPT_END(),
 };
-#undef A
+#undef OPT_ARGS
 
 static const char *const t_synopsis[] = { "t <x>... [--str <s>]", " [--n <n>]", NULL };
 
