@@ -26,7 +26,6 @@
 #include "options.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -175,12 +174,12 @@ static int number(const char *s, double min, double *out)
 	double v;
 
 	/* A digit or '.' first rules out " 1", "inf", "nan" and "0x1p3";
-	 * an overflow ("1e999") comes back as HUGE_VAL with ERANGE. */
+	 * an overflow ("1e999") comes back as HUGE_VAL, which is not
+	 * finite. */
 	if (!isdigit((unsigned char)*p) && *p != '.')
 		return -1;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		return -1;
-	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || *end || !isfinite(v) || !(v >= min))
 		return -1;
