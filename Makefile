@@ -76,7 +76,7 @@ REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
 
 .PHONY: all run test asan fuzz bench install uninstall clean deps
 .PHONY: hip-check check-layers check-build
-all: $(BUILD)/fragsim
+all: $(BUILD)/fragsim $(BUILD)/fragsim.1 $(BUILD)/fragsim.bash
 
 deps:
 	@sh tools/deps.sh
@@ -109,6 +109,14 @@ $(BUILD)/libfragsim-cli.a: $(CLI_OBJ)
 
 $(BUILD)/fragsim: $(BUILD)/cli/main.o $(BUILD)/libfragsim-cli.a $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# The man page and the bash completion, written by the binary from its
+# option tables (cli/help.c), so they list what it parses.
+$(BUILD)/fragsim.1: $(BUILD)/fragsim
+	$(BUILD)/fragsim help --man > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/fragsim.bash: $(BUILD)/fragsim
+	$(BUILD)/fragsim help --completion bash > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -218,9 +226,14 @@ $(BUILD)/fragsim.pc: fragsim.pc.in FORCE
 		fragsim.pc.in > $@.tmp && mv $@.tmp $@
 FORCE:
 
-# The library's files (docs/library.md) are one block in each rule.
+# The library's files (docs/library.md), then the man page and the bash
+# completion (fragsim help; docs/cli.md): one block each in both rules.
 DOC_DIR := $(DESTDIR)$(PREFIX)/share/doc/fragsim
-install: $(BUILD)/fragsim $(BUILD)/libfragsim.a $(BUILD)/fragsim.pc
+MANDIR  := $(PREFIX)/share/man/man1
+COMPDIR := $(PREFIX)/share/bash-completion/completions
+
+install: $(BUILD)/fragsim $(BUILD)/libfragsim.a $(BUILD)/fragsim.pc \
+		$(BUILD)/fragsim.1 $(BUILD)/fragsim.bash
 	install -d $(DESTDIR)$(PREFIX)/bin $(DOC_DIR)
 	install -m 755 $(BUILD)/fragsim $(DESTDIR)$(PREFIX)/bin/fragsim
 	install -m 644 README.md $(DOC_DIR)/README.md
@@ -231,6 +244,9 @@ install: $(BUILD)/fragsim $(BUILD)/libfragsim.a $(BUILD)/fragsim.pc
 	install -m 644 $(BUILD)/fragsim.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fragsim.pc
 	install -m 644 docs/*.md $(DOC_DIR)/docs
 	install -m 644 examples/hello.c $(DOC_DIR)/examples/hello.c
+	install -d $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR)
+	install -m 644 $(BUILD)/fragsim.1 $(DESTDIR)$(MANDIR)/fragsim.1
+	install -m 644 $(BUILD)/fragsim.bash $(DESTDIR)$(COMPDIR)/fragsim
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fragsim
@@ -238,6 +254,7 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/include/fragsim.h \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/fragsim.pc
 	rm -rf $(DOC_DIR)
+	rm -f $(DESTDIR)$(MANDIR)/fragsim.1 $(DESTDIR)$(COMPDIR)/fragsim
 
 clean:
 	rm -rf build build-asan build-bench build-clang build-fuzz out

@@ -17,12 +17,14 @@
  * included); the diagnosis runs only when that does not match.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 #include "../lib/diffcase.h"
 #include "../lib/dump.h"
 #include "../lib/json.h"
@@ -30,22 +32,44 @@
 
 #define SHOW_HYPOTHESES 5
 
-static const char usage[] =
-	"usage: fragsim diff <case.yaml> --dump <dir> [--tol <abs>] [--max <n>] [--json]\n"
-	"\n"
-	"  --dump <dir>    a directory of .npy files named as goldens are (acc.npy +\n"
-	"                  acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy,\n"
-	"                  splitk_max/sum/out.npy); absent ones are skipped\n"
-	"  --tol <abs>     floats equal within this absolute difference; NaN and\n"
-	"                  infinities must still match exactly  [default: 0, bit for bit]\n"
-	"  --max <n>       mismatches listed per tensor          [default: 8]\n"
-	"  --json          the report as JSON\n"
-	"\n"
-	"The expectation is the case as written, kernel: section included. On a\n"
-	"mismatch every bug class and every builtin lane map of the same shape is\n"
-	"emulated as a hypothesis and ranked by the dumped elements it reproduces.\n"
-	"\n"
-	"exit status: 0 the dump matches, 1 mismatch (diagnosis printed), 2 bad input\n";
+struct diff_args {
+	const char *dump;
+	double tol;
+	long max;
+	int json;
+};
+
+#define OPT_ARGS struct diff_args
+static const struct opt diff_opts_table[] = {
+	OPT_ARG("<case.yaml>", "the case the kernel ran"),
+	OPT_STRING("--dump", dump, "<dir>",
+	  "a directory of .npy files named as goldens are (acc.npy +\n"
+	  "acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy,\n"
+	  "splitk_max/sum/out.npy); absent ones are skipped"),
+	OPT_NUMBER("--tol", tol, "<abs>", 0.0,
+	  "floats equal within this absolute difference; NaN and\n"
+	  "infinities must still match exactly", .def = "0, bit for bit"),
+	OPT_INT("--max", max, "<n>", 0, DIFF_MAX_SHOW,
+	  "mismatches listed per tensor", .def = "8"),
+	OPT_FLAG("--json", json, "the report as JSON"),
+	OPT_END(),
+};
+#undef OPT_ARGS
+
+static const char *const diff_synopsis[] = {
+	"diff <case.yaml> --dump <dir> [--tol <abs>] [--max <n>] [--json]",
+	NULL,
+};
+
+const struct opt_cmd cmd_diff_spec = {
+	.name = "diff",
+	.synopsis = diff_synopsis,
+	.opts = diff_opts_table,
+	.about = "The expectation is the case as written, kernel: section included. On a\n"
+		 "mismatch every bug class and every builtin lane map of the same shape is\n"
+		 "emulated as a hypothesis and ranked by the dumped elements it reproduces.",
+	.exit = "0 the dump matches, 1 mismatch (diagnosis printed), 2 bad input",
+};
 
 static void print_value(FILE *f, double v, int is_int)
 {
@@ -255,50 +279,30 @@ static int print_json(const struct runcase *r, const char *dir, const struct dum
 
 int cmd_diff(int argc, char **argv)
 {
-	const char *path = NULL, *dir = NULL, *v;
-	struct diff_opts o = { 0.0, 8 };
+	struct diff_args a = { .tol = 0.0, .max = 8 };
+	const char *path, *dir;
+	struct diff_opts o = { 0 };
 	struct fs_err err = { 0 };
 	struct diff_diagnosis *dg = NULL;
 	struct diff_report rep = { 0 };
 	struct dump d = { 0 };
 	struct runcase r;
 	char verdict[1024];
-	int json = 0;
+	int n, bad;
 	enum fs_rc rc;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
-	}
-	for (int i = 1; i < argc;) {
-		int got;
-
-		if ((got = cli_opt(argc, argv, &i, "--dump", &v)) > 0) {
-			dir = v;
-		} else if (!got && (got = cli_opt(argc, argv, &i, "--tol", &v)) > 0) {
-			if (cli_number_arg(usage, "--tol", v, 0.0, &o.tol))
-				return FS_EINPUT;
-		} else if (!got && (got = cli_opt(argc, argv, &i, "--max", &v)) > 0) {
-			long n;
-
-			if (cli_int_arg(usage, "--max", v, 0, DIFF_MAX_SHOW, &n))
-				return FS_EINPUT;
-			o.max_show = (int)n;
-		} else if (!got && cli_flag(argv, i, "--json")) {
-			json = 1, i++, got = 1;
-		}
-		if (got < 0)
-			return cli_usage_error(usage, "%s needs a value", argv[i]);
-		if (got)
-			continue;
-		if (argv[i][0] == '-' || path)
-			return cli_usage_error(usage, "unexpected argument '%s'", argv[i]);
-		path = argv[i++];
-	}
-	if (!path)
-		return cli_usage_error(usage, "diff: give a case file");
-	if (!dir)
-		return cli_usage_error(usage, "diff: give the dump directory with --dump");
+	if ((n = opt_parse(&cmd_diff_spec, &a, argc, argv, &bad)) < 0)
+		return bad;
+	if (n > 1)
+		return opt_error(&cmd_diff_spec, "unexpected argument '%s'", argv[1]);
+	if (!n)
+		return opt_error(&cmd_diff_spec, "diff: give a case file");
+	if (!a.dump)
+		return opt_error(&cmd_diff_spec, "diff: give the dump directory with --dump");
+	path = argv[0];
+	dir = a.dump;
+	o.tol = a.tol;
+	o.max_show = (int)a.max;
 
 	rc = runcase_load(path, &r, &err);	/* r is freeable even on failure */
 	if (!rc)
@@ -318,7 +322,7 @@ int cmd_diff(int argc, char **argv)
 			diffcase_verdict(dg, verdict, sizeof(verdict));
 		else
 			snprintf(verdict, sizeof(verdict), "diagnosis: none needed");
-		if (json)
+		if (a.json)
 			rc = print_json(&r, dir, &d, &o, &rep, dg, verdict);
 		else
 			print_text(&r, dir, &d, &o, &rep, dg, verdict);

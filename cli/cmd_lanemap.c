@@ -9,6 +9,7 @@
  * Exit status: 0 valid / identical, 1 invalid / different, 2 bad input.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,30 +17,96 @@
 #include "../sim/lanediff.h"
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 #include "../lib/json.h"
 #include "lmprint.h"
 #include "../lib/profile.h"
 
-static const char usage[] =
-	"usage: fragsim lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]\n"
-	"       fragsim lanemap --isa <name|file> --format c > lanemap.h\n"
-	"       fragsim lanemap --isa <name|file> --format basis|basis-json [--matrix A|B|C]\n"
-	"       fragsim lanemap --isa <name|file> --lane <L> [--format <fmt>]\n"
-	"       fragsim lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]\n"
-	"       fragsim lanemap list [--names]\n"
-	"       fragsim lanemap check <name|file>... [--format text|json]\n"
-	"       fragsim lanemap diff <x> <y> [--format text|json]\n"
-	"\n"
-	"  --isa <name|file>   a builtin profile ('lanemap list') or a profile YAML\n"
-	"  --matrix A|B|C      only this operand                [default: all three]\n"
-	"  --format <fmt>      text, md, csv or json             [default: text];\n"
-	"                      c: the A, B and C maps as a C/C++/HIP/CUDA header;\n"
-	"                      basis, basis-json: each map as linear over GF(2)\n"
-	"  --lane <L>          everything lane L holds in A, B and C\n"
-	"  --entry 'X[r][c]'   which lanes and registers hold entry X[r][c]\n"
-	"  --names             list: names only, one per line\n"
-	"\n"
-	"exit status: 0 valid or identical, 1 invalid or different, 2 bad input\n";
+/* Every form's options (each form's table names the ones it takes). */
+struct lanemap_args {
+	const char *isa, *matrix, *format, *lane, *entry;
+	int names;
+};
+
+#define OPT_ARGS struct lanemap_args
+static const char *const matrices[] = { "A", "B", "C", NULL };
+static const char *const show_formats[] = {
+	"text", "md", "csv", "json", "c", "basis", "basis-json", NULL
+};
+static const char *const report_formats[] = { "text", "json", NULL };
+
+static const struct opt show_opts[] = {
+	OPT_STRING("--isa", isa, "<name|file>",
+	  "a builtin profile ('lanemap list') or a profile YAML", .flags = OPT_PROFILE),
+	OPT_CHOICE("--matrix", matrix, NULL, matrices,
+	  "only this operand", .def = "all three", .flags = OPT_ICASE),
+	OPT_CHOICE("--format", format, "<fmt>", show_formats,
+	  "text, md, csv or json;\n"
+	  "c: the A, B and C maps as a C/C++/HIP/CUDA header;\n"
+	  "basis, basis-json: each map as linear over GF(2)", .def = "text"),
+	OPT_STRING("--lane", lane, "<L>", "everything lane L holds in A, B and C"),
+	OPT_STRING("--entry", entry, "'X[r][c]'",
+	  "which lanes and registers hold entry X[r][c]"),
+	OPT_END(),
+};
+
+static const struct opt list_opts[] = {
+	OPT_FLAG("--names", names, "names only, one per line"),
+	OPT_END(),
+};
+
+static const struct opt check_opts[] = {
+	OPT_ARG("<name|file>", "a builtin profile or a profile YAML"),
+	OPT_CHOICE("--format", format, NULL, report_formats,
+	  "the report as text or JSON", .def = "text"),
+	OPT_END(),
+};
+
+static const struct opt diff_opts[] = {
+	OPT_ARG("<x> <y>", "two profiles: builtin names or YAML files"),
+	OPT_CHOICE("--format", format, NULL, report_formats,
+	  "the difference as text or JSON", .def = "text"),
+	OPT_END(),
+};
+#undef OPT_ARGS
+
+static const char *const show_synopsis[] = {
+	"lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]",
+	"lanemap --isa <name|file> --format c > lanemap.h",
+	"lanemap --isa <name|file> --format basis|basis-json [--matrix A|B|C]",
+	"lanemap --isa <name|file> --lane <L> [--format <fmt>]",
+	"lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]",
+	NULL,
+};
+static const char *const list_synopsis[] = { "lanemap list [--names]", NULL };
+static const char *const check_synopsis[] = {
+	"lanemap check <name|file>... [--format text|json]", NULL
+};
+static const char *const diff_synopsis[] = {
+	"lanemap diff <x> <y> [--format text|json]", NULL
+};
+
+static const struct opt_cmd list_cmd = {
+	.name = "list", .synopsis = list_synopsis, .opts = list_opts,
+	.parent = &cmd_lanemap_spec,
+};
+static const struct opt_cmd check_cmd = {
+	.name = "check", .synopsis = check_synopsis, .opts = check_opts,
+	.parent = &cmd_lanemap_spec, .flags = OPT_PROFILE,
+};
+static const struct opt_cmd diff_cmd = {
+	.name = "diff", .synopsis = diff_synopsis, .opts = diff_opts,
+	.parent = &cmd_lanemap_spec, .flags = OPT_PROFILE,
+};
+static const struct opt_cmd *const subs[] = { &list_cmd, &check_cmd, &diff_cmd, NULL };
+
+const struct opt_cmd cmd_lanemap_spec = {
+	.name = "lanemap",
+	.synopsis = show_synopsis,
+	.opts = show_opts,
+	.exit = "0 valid or identical, 1 invalid or different, 2 bad input",
+	.subs = subs,
+};
 
 /* Load and validate; prints the error. *rep filled when loaded. */
 static struct lanemap *load(const char *what, struct lm_report *rep, int *rc)
@@ -62,17 +129,19 @@ static struct lanemap *load(const char *what, struct lm_report *rep, int *rc)
 
 static int do_list(int argc, char **argv)
 {
-	int names = argc > 1 && cli_flag(argv, 1, "--names");
+	struct lanemap_args a = { 0 };
+	int n, rc;
 
-	if (argc > 1 + names)
-		return cli_usage_error(usage, "list: unexpected argument '%s'",
-				       argv[1 + names]);
+	if ((n = opt_parse(&list_cmd, &a, argc, argv, &rc)) < 0)
+		return rc;
+	if (n)
+		return opt_error(&list_cmd, "list: unexpected argument '%s'", argv[0]);
 	for (int i = 0; i < profile_builtin_count(); i++) {
 		struct fs_err err = { 0 };
 		const char *name = profile_builtin_name(i);
 		struct lanemap *lm;
 
-		if (names) {
+		if (a.names) {
 			printf("%s\n", name);
 			continue;
 		}
@@ -85,64 +154,32 @@ static int do_list(int argc, char **argv)
 	return FS_OK;
 }
 
-/*
- * The arguments of check and diff: positionals into pos[] (at most max;
- * *n counts all of them) and --format text|json. 0, or an exit status.
- */
-static int scan_args(int argc, char **argv, const char *cmd, enum lm_format *fmt,
-		     const char **pos, int max, int *n)
-{
-	const char *v;
-
-	*fmt = LMF_TEXT;
-	*n = 0;
-	for (int i = 1; i < argc;) {
-		int r = cli_opt(argc, argv, &i, "--format", &v);
-
-		if (r < 0)
-			return cli_usage_error(usage, "--format needs a value");
-		if (r > 0) {
-			if (lmprint_format(v, fmt) || (*fmt != LMF_TEXT && *fmt != LMF_JSON))
-				return cli_usage_error(usage, "%s: --format must be text or json", cmd);
-			continue;
-		}
-		if (*n < max)
-			pos[*n] = argv[i];
-		(*n)++;
-		i++;
-	}
-	return 0;
-}
-
 static int do_check(int argc, char **argv)
 {
-	const char **files = calloc((size_t)argc, sizeof(*files));
+	struct lanemap_args a = { .format = "text" };
 	enum lm_format fmt;
-	int worst = FS_OK, nfiles, bad;
+	int worst = FS_OK, nfiles, rc;
 
-	if (!files)
-		return FS_EINTERNAL;
-	bad = scan_args(argc, argv, "check", &fmt, files, argc, &nfiles);
-	if (bad || !nfiles) {
-		free(files);
-		return bad ? bad : cli_usage_error(usage, "check: give at least one profile");
-	}
+	if ((nfiles = opt_parse(&check_cmd, &a, argc, argv, &rc)) < 0)
+		return rc;
+	if (!nfiles)
+		return opt_error(&check_cmd, "check: give at least one profile");
+	if (lmprint_format(a.format, &fmt))
+		return FS_EINTERNAL;	/* report_formats are lmprint_format's */
 	for (int i = 0; i < nfiles; i++) {
 		struct lm_report rep;
 		struct lanemap *lm;
-		int rc;
 
-		lm = load(files[i], &rep, &rc);
+		lm = load(argv[i], &rep, &rc);
 		if (!lm) {
 			worst = FS_EINPUT;
 			continue;
 		}
-		lmprint_report(stdout, files[i], lm, &rep, fmt);
+		lmprint_report(stdout, argv[i], lm, &rep, fmt);
 		if (rc > worst)
 			worst = rc;
 		lanemap_free(lm);
 	}
-	free(files);
 	return worst;
 }
 
@@ -192,18 +229,21 @@ static void diff_json(const struct lanemap *x, const struct lanemap *y,
 
 static int do_diff(int argc, char **argv)
 {
+	struct lanemap_args a = { .format = "text" };
 	enum lm_format fmt;
-	const char *names[2] = { NULL, NULL };
+	char **names = argv;
 	struct lanemap *lm[2] = { NULL, NULL };
 	struct lm_report rep;
 	struct lanediff d;
 	struct fs_err err = { 0 };
-	int n, rc = scan_args(argc, argv, "diff", &fmt, names, 2, &n);
+	int n, rc;
 
-	if (rc)
+	if ((n = opt_parse(&diff_cmd, &a, argc, argv, &rc)) < 0)
 		return rc;
 	if (n != 2)
-		return cli_usage_error(usage, "diff: takes two profiles");
+		return opt_error(&diff_cmd, "diff: takes two profiles");
+	if (lmprint_format(a.format, &fmt))
+		return FS_EINTERNAL;	/* report_formats are lmprint_format's */
 	for (int i = 0; i < 2 && rc == FS_OK; i++) {
 		lm[i] = load(names[i], &rep, &rc);
 		if (lm[i] && rc == FS_MISMATCH) {
@@ -289,50 +329,34 @@ static int parse_entry(const char *s, enum lm_operand *op, int *row, int *col)
 
 static int do_show(int argc, char **argv)
 {
-	const char *isa = NULL, *matrix = NULL, *format = NULL, *lane_s = NULL,
-		   *entry = NULL, *v;
+	struct lanemap_args a = { 0 };
+	const char *isa, *lane_s, *entry, *format;
 	enum lm_format fmt = LMF_TEXT;
 	struct lm_report rep;
 	struct lanemap *lm;
 	unsigned mask = 7;
-	int rc;
+	int n, rc;
 
-	for (int i = 1; i < argc;) {
-		int r;
-
-		if ((r = cli_opt(argc, argv, &i, "--isa", &v)) > 0)
-			isa = v;
-		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--matrix", &v)) > 0)
-			matrix = v;
-		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--format", &v)) > 0)
-			format = v;
-		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--lane", &v)) > 0)
-			lane_s = v;
-		else if (r == 0 && (r = cli_opt(argc, argv, &i, "--entry", &v)) > 0)
-			entry = v;
-		if (r < 0)
-			return cli_usage_error(usage, "%s needs a value", argv[i]);
-		if (r == 0)
-			return cli_usage_error(usage, "unknown argument '%s'", argv[i]);
-	}
+	if ((n = opt_parse(&cmd_lanemap_spec, &a, argc, argv, &rc)) < 0)
+		return rc;
+	if (n)
+		return opt_error(&cmd_lanemap_spec, "unexpected argument '%s'", argv[0]);
+	isa = a.isa, lane_s = a.lane, entry = a.entry, format = a.format;
 	if (!isa)
-		return cli_usage_error(usage, "--isa is required");
+		return opt_error(&cmd_lanemap_spec, "--isa is required");
 	if (format && lmprint_format(format, &fmt))
-		return cli_usage_error(usage, "--format must be text, md, csv, json, c, basis or basis-json, not '%s'",
-				       format);
-	if (fmt == LMF_C && (lane_s || entry || matrix))
-		return cli_usage_error(usage, "--format c prints the whole map: no --matrix, --lane or --entry");
+		return FS_EINTERNAL;	/* show_formats are lmprint_format's */
+	if (fmt == LMF_C && (lane_s || entry || a.matrix))
+		return opt_error(&cmd_lanemap_spec,
+				 "--format c prints the whole map: no --matrix, --lane or --entry");
 	if ((fmt == LMF_BASIS || fmt == LMF_BASIS_JSON) && (lane_s || entry))
-		return cli_usage_error(usage, "--format %s describes whole operands: no --lane or --entry",
-				       format);
-	if (matrix) {
-		if (strlen(matrix) != 1 || !strchr("ABCabc", matrix[0]))
-			return cli_usage_error(usage, "--matrix must be A, B or C, not '%s'",
-					       matrix);
-		mask = 1u << (strchr("ABC", matrix[0] & ~0x20) - "ABC");
-	}
-	if ((lane_s != NULL) + (entry != NULL) + (matrix != NULL) > 1)
-		return cli_usage_error(usage, "--matrix, --lane and --entry exclude each other");
+		return opt_error(&cmd_lanemap_spec,
+				 "--format %s describes whole operands: no --lane or --entry",
+				 format);
+	if (a.matrix)
+		mask = 1u << (strchr("ABC", a.matrix[0] & ~0x20) - "ABC");
+	if ((lane_s != NULL) + (entry != NULL) + (a.matrix != NULL) > 1)
+		return opt_error(&cmd_lanemap_spec, "--matrix, --lane and --entry exclude each other");
 	lm = load(isa, &rep, &rc);
 	if (!lm)
 		return rc;
@@ -349,7 +373,7 @@ static int do_show(int argc, char **argv)
 		long lane;
 
 		if (cli_int(lane_s, 0, lm->wave - 1, &lane)) {
-			rc = cli_usage_error(usage, "--lane must be between 0 and %d, not '%s'",
+			rc = opt_error(&cmd_lanemap_spec, "--lane must be between 0 and %d, not '%s'",
 					     lm->wave - 1, lane_s);
 			lanemap_free(lm);
 			return rc;
@@ -361,12 +385,12 @@ static int do_show(int argc, char **argv)
 
 		if (parse_entry(entry, &op, &row, &col)) {
 			lanemap_free(lm);
-			return cli_usage_error(usage, "--entry must look like 'C[3][10]', not '%s'",
+			return opt_error(&cmd_lanemap_spec, "--entry must look like 'C[3][10]', not '%s'",
 					       entry);
 		}
 		if (row < 0 || col < 0 || row >= lm->op[op].rows ||
 		    col >= lm->op[op].cols) {
-			rc = cli_usage_error(usage, "--entry %s is outside the %dx%d matrix",
+			rc = opt_error(&cmd_lanemap_spec, "--entry %s is outside the %dx%d matrix",
 					     entry, lm->op[op].rows, lm->op[op].cols);
 			lanemap_free(lm);
 			return rc;
@@ -383,12 +407,8 @@ static int do_show(int argc, char **argv)
 
 int cmd_lanemap(int argc, char **argv)
 {
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
-	}
 	if (argc < 2)
-		return cli_usage_error(usage, "lanemap: missing arguments");
+		return opt_error(&cmd_lanemap_spec, "lanemap: missing arguments");
 	if (!strcmp(argv[1], "list"))
 		return do_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))

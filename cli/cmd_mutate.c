@@ -16,6 +16,7 @@
  * is reported "n/a" with that reason; it neither survives nor fails the
  * run. Example: gqa_map on a suite whose cases all have one kv head.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +24,35 @@
 #include "../lib/caselist.h"
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 #include "../lib/json.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
-static const char usage[] =
-	"usage: fragsim mutate <path>... [--json]\n"
-	"\n"
-	"  <path>   a case file, or a directory searched for *.yaml\n"
-	"  --json   the verdict per bug class as JSON\n"
-	"\n"
-	"For each bug class the kernel: section can plant, run the cases with it\n"
-	"until one fails its check. exit status: 0 every class caught (or not\n"
-	"applicable), 1 a class survives the suite, 2 bad input\n";
+struct mutate_args {
+	int json;
+};
+
+#define OPT_ARGS struct mutate_args
+static const struct opt mutate_opts[] = {
+	OPT_ARG("<path>", "a case file, or a directory searched for *.yaml"),
+	OPT_FLAG("--json", json,
+	  "the verdict per bug class as JSON"),
+	OPT_END(),
+};
+#undef OPT_ARGS
+
+static const char *const mutate_synopsis[] = { "mutate <path>... [--json]", NULL };
+
+const struct opt_cmd cmd_mutate_spec = {
+	.name = "mutate",
+	.synopsis = mutate_synopsis,
+	.opts = mutate_opts,
+	.about = "For each bug class the kernel: section can plant, run the cases with it\n"
+		 "until one fails its check.",
+	.exit = "0 every class caught (or not applicable), 1 a class survives the\n"
+		"suite, 2 bad input",
+};
 
 enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
 
@@ -276,28 +293,17 @@ int cmd_mutate(int argc, char **argv)
 {
 	struct caselist ps = { 0 };
 	struct outcome out[BUG_COUNT];
-	int applies[BUG_COUNT] = { 0 }, json = 0, nargs = 0, survived = 0, na = 0;
+	struct mutate_args a = { 0 };
+	int applies[BUG_COUNT] = { 0 }, nargs, survived = 0, na = 0, bad;
 	struct job *jobs = NULL;
 	struct fs_err err = { 0 };
 	enum fs_rc rc = FS_OK;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
-	}
-	for (int i = 1; i < argc; i++) {
-		if (cli_flag(argv, i, "--json"))
-			json = 1;
-		else if (argv[i][0] == '-')
-			return cli_usage_error(usage, "unknown option '%s'", argv[i]);
-		else
-			nargs++;
-	}
+	if ((nargs = opt_parse(&cmd_mutate_spec, &a, argc, argv, &bad)) < 0)
+		return bad;
 	if (!nargs)
-		return cli_usage_error(usage, "mutate: give at least one path");
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-')
-			continue;
+		return opt_error(&cmd_mutate_spec, "mutate: give at least one path");
+	for (int i = 0; i < nargs; i++) {
 		if (caselist_add(&ps, argv[i]) < 0) {
 			caselist_free(&ps);
 			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
@@ -349,7 +355,7 @@ int cmd_mutate(int argc, char **argv)
 		na += out[b].v == V_NA;
 	}
 
-	if (json) {
+	if (a.json) {
 		struct json j;
 
 		json_init(&j, stdout, 1);

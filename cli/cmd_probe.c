@@ -19,6 +19,7 @@
  * Solve rebuilds the plan from profile.yaml and insists that probe_a/b
  * are those bytes: a dump can only be read against the plan it answers.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "../sim/probe.h"
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 #include "../lib/json.h"
 #include "../lib/npy.h"
 #include "../lib/outdir.h"
@@ -34,21 +36,67 @@
 #include "../lib/readfile.h"
 #include "../lib/yamldoc.h"
 
-static const char usage[] =
-	"usage: fragsim probe plan --isa <name|file> --out <dir>\n"
-	"       fragsim probe solve --plan <dir> --dump <dir> [--isa <name|file>] [--yaml]\n"
-	"       fragsim probe simulate --plan <dir> --isa <name|file> --out <dir>\n"
-	"\n"
-	"  --isa <name|file>   plan: the profile to probe; solve: the profile to\n"
-	"                      compare with and name labels after [default: the plan's];\n"
-	"                      simulate: the map the simulated device follows\n"
-	"  --out <dir>         where the plan (or the simulated dump) appears, whole\n"
-	"  --plan <dir>        a directory written by 'probe plan'\n"
-	"  --dump <dir>        holds probe_c.npy: int32 [waves, lanes, C elements]\n"
-	"  --yaml              print the map found as a profile YAML\n"
-	"\n"
-	"exit status: 0 the device matches, 1 it differs, 2 bad input or answers\n"
-	"             that no lane map explains, 3 internal error\n";
+struct probe_args {
+	const char *isa, *out, *plan, *dump;
+	int yaml;
+};
+
+#define OPT_ARGS struct probe_args
+static const struct opt plan_opts[] = {
+	OPT_STRING("--isa", isa, "<name|file>",
+	  "the profile to probe", .flags = OPT_PROFILE),
+	OPT_STRING("--out", out, "<dir>", "where the plan appears, whole"),
+	OPT_END(),
+};
+static const struct opt solve_opts[] = {
+	OPT_STRING("--plan", plan, "<dir>", "a directory written by 'probe plan'"),
+	OPT_STRING("--dump", dump, "<dir>",
+	  "holds probe_c.npy: int32 [waves, lanes, C elements]"),
+	OPT_STRING("--isa", isa, "<name|file>",
+	  "the profile to compare with and name labels after",
+	  .def = "the plan's", .flags = OPT_PROFILE),
+	OPT_FLAG("--yaml", yaml, "print the map found as a profile YAML"),
+	OPT_END(),
+};
+static const struct opt simulate_opts[] = {
+	OPT_STRING("--plan", plan, "<dir>", "a directory written by 'probe plan'"),
+	OPT_STRING("--isa", isa, "<name|file>",
+	  "the map the simulated device follows", .flags = OPT_PROFILE),
+	OPT_STRING("--out", out, "<dir>", "where the simulated dump appears, whole"),
+	OPT_END(),
+};
+#undef OPT_ARGS
+
+static const char *const plan_synopsis[] = {
+	"probe plan --isa <name|file> --out <dir>", NULL
+};
+static const char *const solve_synopsis[] = {
+	"probe solve --plan <dir> --dump <dir> [--isa <name|file>] [--yaml]", NULL
+};
+static const char *const simulate_synopsis[] = {
+	"probe simulate --plan <dir> --isa <name|file> --out <dir>", NULL
+};
+
+static const struct opt_cmd plan_cmd = {
+	.name = "plan", .synopsis = plan_synopsis, .opts = plan_opts,
+	.parent = &cmd_probe_spec,
+};
+static const struct opt_cmd solve_cmd = {
+	.name = "solve", .synopsis = solve_synopsis, .opts = solve_opts,
+	.parent = &cmd_probe_spec,
+};
+static const struct opt_cmd simulate_cmd = {
+	.name = "simulate", .synopsis = simulate_synopsis, .opts = simulate_opts,
+	.parent = &cmd_probe_spec,
+};
+static const struct opt_cmd *const subs[] = { &plan_cmd, &solve_cmd, &simulate_cmd, NULL };
+
+const struct opt_cmd cmd_probe_spec = {
+	.name = "probe",
+	.exit = "0 the device matches, 1 it differs, 2 bad input or answers\n"
+		"that no lane map explains, 3 internal error",
+	.subs = subs,
+};
 
 #define MANIFEST_MAX_BYTES (1u << 20)
 #define DIFF_SHOWN 8	/* differing slots listed per operand */
@@ -621,48 +669,35 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 
 int cmd_probe(int argc, char **argv)
 {
-	const char *isa = NULL, *out = NULL, *plan = NULL, *dump = NULL, *v, *sub;
-	int yaml = 0;
+	struct probe_args a = { 0 };
+	const struct opt_cmd *sub = NULL;
+	int n, rc;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
+	for (int i = 0; argc > 1 && subs[i]; i++)
+		if (!strcmp(argv[1], subs[i]->name))
+			sub = subs[i];
+	if (!sub) {
+		if (argc > 1 && argv[1][0] != '-')
+			return opt_error(&cmd_probe_spec, "probe: unknown subcommand '%s'", argv[1]);
+		if (opt_parse(&cmd_probe_spec, NULL, argc, argv, &rc) < 0)
+			return rc;	/* --help, or an option before the subcommand */
+		return opt_error(&cmd_probe_spec, "probe: missing subcommand (plan, solve or simulate)");
 	}
-	if (argc < 2)
-		return cli_usage_error(usage, "probe: missing subcommand (plan, solve or simulate)");
-	sub = argv[1];
-	for (int i = 2; i < argc;) {
-		int r;
-
-		if ((r = cli_opt(argc, argv, &i, "--isa", &v)) > 0)
-			isa = v;
-		else if (!r && (r = cli_opt(argc, argv, &i, "--out", &v)) > 0)
-			out = v;
-		else if (!r && (r = cli_opt(argc, argv, &i, "--plan", &v)) > 0)
-			plan = v;
-		else if (!r && (r = cli_opt(argc, argv, &i, "--dump", &v)) > 0)
-			dump = v;
-		else if (!r && cli_flag(argv, i, "--yaml"))
-			yaml = 1, i++, r = 1;
-		if (r < 0)
-			return cli_usage_error(usage, "%s needs a value", argv[i]);
-		if (!r)
-			return cli_usage_error(usage, "unexpected argument '%s'", argv[i]);
+	if ((n = opt_parse(sub, &a, argc - 1, argv + 1, &rc)) < 0)
+		return rc;
+	if (n)
+		return opt_error(sub, "unexpected argument '%s'", argv[1]);
+	if (sub == &plan_cmd) {
+		if (!a.isa || !a.out)
+			return opt_error(sub, "plan takes --isa and --out");
+		return do_plan(a.isa, a.out);
 	}
-	if (!strcmp(sub, "plan")) {
-		if (!isa || !out || plan || dump || yaml)
-			return cli_usage_error(usage, "plan takes --isa and --out");
-		return do_plan(isa, out);
+	if (sub == &simulate_cmd) {
+		if (!a.plan || !a.isa || !a.out)
+			return opt_error(sub, "simulate takes --plan, --isa and --out");
+		return do_simulate(a.plan, a.isa, a.out);
 	}
-	if (!strcmp(sub, "simulate")) {
-		if (!plan || !isa || !out || dump || yaml)
-			return cli_usage_error(usage, "simulate takes --plan, --isa and --out");
-		return do_simulate(plan, isa, out);
-	}
-	if (!strcmp(sub, "solve")) {
-		if (!plan || !dump || out)
-			return cli_usage_error(usage, "solve takes --plan and --dump, and may take --isa and --yaml");
-		return do_solve(plan, dump, isa, yaml);
-	}
-	return cli_usage_error(usage, "probe: unknown subcommand '%s'", sub);
+	if (!a.plan || !a.dump)
+		return opt_error(sub, "solve takes --plan and --dump, and may take --isa and --yaml");
+	return do_solve(a.plan, a.dump, a.isa, a.yaml);
 }

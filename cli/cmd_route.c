@@ -7,15 +7,25 @@
 #include "../lib/casefile.h"
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 #include "../sim/route.h"
 
-static const char usage[] =
-	"usage: fragsim route <case.yaml>\n"
-	"\n"
-	"Say whether the case is inside the legal envelope of the INT8 path\n"
-	"(head_size 256, GQA 6:1, no sliding window, no shuffle cache, no\n"
-	"ALiBi, no soft cap; prefill also 24/4 heads). Exit 0 inside, 1 outside,\n"
-	"2 bad input.\n";
+static const char *const route_synopsis[] = { "route <case.yaml>", NULL };
+
+static const struct opt route_opts[] = {
+	OPT_ARG("<case.yaml>", "the case to route"),
+	OPT_END(),
+};
+
+const struct opt_cmd cmd_route_spec = {
+	.name = "route",
+	.synopsis = route_synopsis,
+	.opts = route_opts,
+	.about = "Say whether the case is inside the legal envelope of the INT8 path\n"
+		 "(head_size 256, GQA 6:1, no sliding window, no shuffle cache, no\n"
+		 "ALiBi, no soft cap; prefill also 24/4 heads).",
+	.exit = "0 inside, 1 outside, 2 bad input",
+};
 
 int cmd_route(int argc, char **argv)
 {
@@ -23,13 +33,13 @@ int cmd_route(int argc, char **argv)
 	struct fs_case c;
 	struct fs_err err = { 0 };
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
-	}
-	if (argc != 2)
-		return cli_usage_error(usage, "route: takes one case file");
-	if (case_load_file(argv[1], &c, &err))
+	int n, rc;
+
+	if ((n = opt_parse(&cmd_route_spec, NULL, argc, argv, &rc)) < 0)
+		return rc;
+	if (n != 1)
+		return opt_error(&cmd_route_spec, "route: takes one case file");
+	if (case_load_file(argv[0], &c, &err))
 		return cli_error(&err, FS_EINPUT);
 	route_check(&c, &v);
 	printf("%s: %s\n", c.name, v.inside ? "INT8 path: taken" :

@@ -3,103 +3,98 @@
  * print a summary, and write goldens when asked and the checks hold.
  */
 #include <omp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 #include "../lib/golden.h"
 #include "../lib/json.h"
 #include "../lib/outdir.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
-static const char usage[] =
-	"usage: fragsim run <case.yaml> [--out <dir>] [--format npy|safetensors]\n"
-	"                   [--threads <n>] [--json] [--emulate-only]\n"
-	"                   [--exec auto|scalar|portable|avx2|avx512]\n"
-	"\n"
-	"  --out <dir>        write golden tensors and manifest.json there (only\n"
-	"                     when every check holds; the directory appears whole)\n"
-	"  --format <fmt>     npy: one .npy per tensor; safetensors: one file\n"
-	"                                                      [default: npy]\n"
-	"  --threads <n>      OpenMP threads; results do not depend on it\n"
-	"                                                      [default: all cores]\n"
-	"  --json             the summary as JSON\n"
-	"  --emulate-only     run the emulation alone: no reference, no verdict;\n"
-	"                     --out then writes its tensors marked \"checked\": false\n"
-	"                     (a simulated device dump, or for timing the emulation)\n"
-	"  --exec <e>         the executor: scalar is the per-lane specification;\n"
-	"                     portable, avx2, avx512 the fast path (same bytes);\n"
-	"                     auto the fastest this CPU runs       [default: auto]\n"
-	"\n"
-	"exit status: 0 all checks hold, 1 mismatch, 2 bad input, 3 internal error\n";
+struct run_args {
+	const char *out, *format, *exec;
+	long threads;	/* 0: all cores */
+	int json, emulate_only;
+};
+
+#define OPT_ARGS struct run_args
+static const char *const formats[] = { "npy", "safetensors", NULL };
+
+static const struct opt run_opts[] = {
+	OPT_ARG("<case.yaml>", "the case to emulate and check"),
+	OPT_STRING("--out", out, "<dir>",
+	  "write golden tensors and manifest.json there (only\n"
+	  "when every check holds; the directory appears whole)"),
+	OPT_CHOICE("--format", format, "<fmt>", formats,
+	  "npy: one .npy per tensor; safetensors: one file", .def = "npy"),
+	OPT_INT("--threads", threads, "<n>", 1, 1024,
+	  "OpenMP threads; results do not depend on it", .def = "all cores"),
+	OPT_FLAG("--json", json, "the summary as JSON"),
+	OPT_FLAG("--emulate-only", emulate_only,
+	  "run the emulation alone: no reference, no verdict;\n"
+	  "--out then writes its tensors marked \"checked\": false\n"
+	  "(a simulated device dump, or for timing the emulation)"),
+	OPT_CHOICE("--exec", exec, "<e>", cli_exec_names,
+	  "the executor: scalar is the per-lane specification;\n"
+	  "portable, avx2, avx512 the fast path (same bytes);\n"
+	  "auto the fastest this CPU runs", .def = "auto"),
+	OPT_END(),
+};
+#undef OPT_ARGS
+
+static const char *const run_synopsis[] = {
+	"run <case.yaml> [--out <dir>] [--format npy|safetensors]",
+	" [--threads <n>] [--json] [--emulate-only]",
+	" [--exec auto|scalar|portable|avx2|avx512]",
+	NULL,
+};
+
+const struct opt_cmd cmd_run_spec = {
+	.name = "run",
+	.synopsis = run_synopsis,
+	.opts = run_opts,
+	.exit = "0 all checks hold, 1 mismatch, 2 bad input, 3 internal error",
+};
 
 int cmd_run(int argc, char **argv)
 {
-	const char *path = NULL, *out = NULL, *format = "npy", *threads = NULL, *v;
-	const char *exec = "auto";
+	struct run_args a = { .format = "npy", .exec = "auto" };
+	const char *path;
 	enum attn_exec ex;
 	enum golden_format fmt = GOLDEN_NPY;
 	struct fs_err err = { 0 };
 	struct runcase r;
-	int json = 0, tty = isatty(2), emulate_only = 0;
+	int tty = isatty(2), n, bad;
 	enum fs_rc rc;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
-	}
-	for (int i = 1; i < argc;) {
-		int got;
-
-		if ((got = cli_opt(argc, argv, &i, "--out", &v)) > 0)
-			out = v;
-		else if (!got && (got = cli_opt(argc, argv, &i, "--format", &v)) > 0)
-			format = v;
-		else if (!got && (got = cli_opt(argc, argv, &i, "--threads", &v)) > 0)
-			threads = v;
-		else if (!got && (got = cli_opt(argc, argv, &i, "--exec", &v)) > 0)
-			exec = v;
-		else if (!got && cli_flag(argv, i, "--json"))
-			json = 1, i++, got = 1;
-		else if (!got && cli_flag(argv, i, "--emulate-only"))
-			emulate_only = 1, i++, got = 1;
-		if (got < 0)
-			return cli_usage_error(usage, "%s needs a value", argv[i]);
-		if (got)
-			continue;
-		if (argv[i][0] == '-' || path)
-			return cli_usage_error(usage, "unexpected argument '%s'", argv[i]);
-		path = argv[i++];
-	}
-	if (!path)
-		return cli_usage_error(usage, "run: give a case file");
-	if (!strcmp(format, "safetensors"))
+	if ((n = opt_parse(&cmd_run_spec, &a, argc, argv, &bad)) < 0)
+		return bad;
+	if (n > 1)
+		return opt_error(&cmd_run_spec, "unexpected argument '%s'", argv[1]);
+	if (!n)
+		return opt_error(&cmd_run_spec, "run: give a case file");
+	path = argv[0];
+	if (!strcmp(a.format, "safetensors"))
 		fmt = GOLDEN_SAFETENSORS;
-	else if (strcmp(format, "npy"))
-		return cli_usage_error(usage, "--format must be npy or safetensors, not '%s'",
-				       format);
-	if (attn_exec_parse(exec, &ex))
-		return cli_usage_error(usage, "--exec must be auto, scalar, portable, avx2 or avx512, not '%s'",
-				       exec);
-	if (threads) {
-		long n;
-
-		if (cli_int_arg(usage, "--threads", threads, 1, 1024, &n))
-			return FS_EINPUT;
-		omp_set_num_threads((int)n);
-	}
+	if (attn_exec_parse(a.exec, &ex))
+		return FS_EINTERNAL;	/* cli_exec_names are attn_exec_parse's */
+	if (a.threads)
+		omp_set_num_threads((int)a.threads);
 	/* A directory we could not write, or must not replace, is refused
 	 * now, not after the run (docs/output-dir.md). */
-	if (out && (rc = outdir_check(out, &err)))
+	if (a.out && (rc = outdir_check(a.out, &err)))
 		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
 		if (tty)
 			fprintf(stderr, "fragsim: running %s ...\n", r.c.name);
-		r.emulate_only = emulate_only;
+		r.emulate_only = a.emulate_only;
 		r.exec = ex;
 		rc = runcase_exec(&r, &err);
 	}
@@ -107,7 +102,7 @@ int cmd_run(int argc, char **argv)
 		runcase_free(&r);
 		return cli_error(&err, rc);
 	}
-	if (json) {
+	if (a.json) {
 		struct json j;
 
 		json_init(&j, stdout, 1);
@@ -117,17 +112,18 @@ int cmd_run(int argc, char **argv)
 		report_summary(stdout, &r);
 	}
 	rc = runcase_status(&r);
-	if (out && rc == FS_OK && !r.c.expect_mismatch) {
-		enum fs_rc wr = golden_write(&r, out, fmt, &err);
+	if (a.out && rc == FS_OK && !r.c.expect_mismatch) {
+		enum fs_rc wr = golden_write(&r, a.out, fmt, &err);
 
 		if (wr) {
 			runcase_free(&r);
 			return cli_error(&err, wr);
 		}
-		if (!json)
+		if (!a.json)
 			printf("%s   written to %s\n",
-			       emulate_only ? "tensors (emulation only, not checked)" : "goldens", out);
-	} else if (out) {
+			       a.emulate_only ? "tensors (emulation only, not checked)" : "goldens",
+			       a.out);
+	} else if (a.out) {
 		fprintf(stderr, "fragsim: goldens not written: %s\n",
 			rc == FS_OK ? "the case plants a bug (expect: mismatch)" :
 				      "the emulation disagrees with the reference");

@@ -4,39 +4,59 @@
  * --schema`: every key a case file takes, as the markdown of
  * docs/case-schema.md (both from the schema table in casefile.c).
  */
+#include <stddef.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "../lib/casefile.h"
 #include "cli.h"
 #include "cmds.h"
+#include "options.h"
 
-static const char usage[] =
-	"usage: fragsim show <case.yaml>\n"
-	"   or: fragsim show --schema\n"
-	"\n"
-	"Print the case with every default filled in and every derived value\n"
-	"resolved (num_blocks, softmax_scale). Exit 0, or 2 on bad input.\n"
-	"\n"
-	"    --schema    print every key a case file takes (type, range,\n"
-	"                default, meaning) as markdown: docs/case-schema.md\n";
+struct show_args {
+	int schema;
+};
+
+#define OPT_ARGS struct show_args
+static const struct opt show_opts[] = {
+	OPT_ARG("<case.yaml>", "the case to print"),
+	OPT_FLAG("--schema", schema,
+	  "print every key a case file takes (type, range,\n"
+	  "default, meaning) as markdown: docs/case-schema.md"),
+	OPT_END(),
+};
+#undef OPT_ARGS
+
+static const char *const show_synopsis[] = {
+	"show <case.yaml>",
+	"show --schema",
+	NULL,
+};
+
+const struct opt_cmd cmd_show_spec = {
+	.name = "show",
+	.synopsis = show_synopsis,
+	.opts = show_opts,
+	.about = "Print the case with every default filled in and every derived value\n"
+		 "resolved (num_blocks, softmax_scale).",
+	.exit = "0, or 2 on bad input",
+};
 
 int cmd_show(int argc, char **argv)
 {
+	struct show_args a = { 0 };
 	struct fs_case c;
 	struct fs_err err = { 0 };
+	int n, rc;
 
-	if (cli_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return FS_OK;
-	}
-	if (argc == 2 && strcmp(argv[1], "--schema") == 0) {
+	if ((n = opt_parse(&cmd_show_spec, &a, argc, argv, &rc)) < 0)
+		return rc;
+	if (a.schema && !n) {
 		case_schema_md(stdout);
 		return FS_OK;
 	}
-	if (argc != 2)
-		return cli_usage_error(usage, "show: takes one case file");
-	if (case_load_file(argv[1], &c, &err))
+	if (n != 1 || a.schema)
+		return opt_error(&cmd_show_spec, "show: takes one case file");
+	if (case_load_file(argv[0], &c, &err))
 		return cli_error(&err, FS_EINPUT);
 	case_print(stdout, &c);
 	case_free(&c);

@@ -6,6 +6,21 @@
 
 #include "../sim/fs.h"
 
+struct fs_cmd;
+struct opt_cmd;
+
+/* Every command, in the order `fragsim --help` lists them, ended by a
+ * row whose name is NULL (cli/commands.c). */
+const struct fs_cmd *cli_commands(void);
+/* The command called name, or NULL. */
+const struct fs_cmd *cli_command(const char *name);
+
+/* Each command's option table and help (options.h). */
+extern const struct opt_cmd cmd_run_spec, cmd_check_spec, cmd_diff_spec,
+	cmd_show_spec, cmd_route_spec, cmd_lanemap_spec, cmd_mutate_spec,
+	cmd_probe_spec, cmd_help_spec;
+
+int cmd_help(int argc, char **argv);
 int cmd_lanemap(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);

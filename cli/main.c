@@ -1,6 +1,6 @@
 /*
- * main.c - the fragsim command line: a table of commands, one file each
- * (cli/cmd_<name>.c), dispatched by name.
+ * main.c - the fragsim command line: the table of commands
+ * (cli/commands.c, one cli/cmd_<name>.c each), dispatched by name.
  *
  * The exit status is the command's return value (docs/design.md 3.5): 0 all
  * checks hold, 1 mismatch, 2 bad usage or input, 3 internal error. A
@@ -13,23 +13,12 @@
 #include "cli.h"
 #include "cmds.h"
 
-static const struct fs_cmd cmds[] = {
-	{ "run",     cmd_run,     "emulate one case, check it against the reference, write goldens" },
-	{ "check",   cmd_check,   "run every case under the given paths; one line each" },
-	{ "diff",    cmd_diff,    "compare a device dump with the simulation; diagnose a mismatch" },
-	{ "show",    cmd_show,    "print a case with every default filled in" },
-	{ "route",   cmd_route,   "would the dedicated INT8 path take this case?" },
-	{ "lanemap", cmd_lanemap, "print, query, check or diff the lane map of a matrix instruction" },
-	{ "mutate",  cmd_mutate,  "plant each known kernel bug; does the suite catch it?" },
-	{ "probe",   cmd_probe,   "plan a lane-map probe for a device, and solve its answers" },
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: fragsim <command> [<args>]\n"
 		   "       fragsim --version | --help\n\ncommands:\n");
-	for (size_t i = 0; i < FS_ARRAY_LEN(cmds); i++)
-		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+	for (const struct fs_cmd *c = cli_commands(); c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\n'fragsim <command> --help' describes a command.\n"
 		   "exit status: 0 ok, 1 mismatch or invalid, 2 bad usage or input, 3 internal error\n");
 }
@@ -45,13 +34,15 @@ static int finish(int rc)
 
 int main(int argc, char **argv)
 {
+	const struct fs_cmd *c;
+
 	if (argc < 2) {
 		fprintf(stderr, "fragsim: error: missing command\n");
 		usage(stderr);
 		return FS_EINPUT;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		usage(stdout);
 		return finish(FS_OK);
 	}
@@ -59,9 +50,8 @@ int main(int argc, char **argv)
 		printf("fragsim %s\n", FRAGSIM_VERSION);
 		return finish(FS_OK);
 	}
-	for (size_t i = 0; i < FS_ARRAY_LEN(cmds); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return finish(cmds[i].fn(argc - 1, argv + 1));
+	if ((c = cli_command(argv[1])))
+		return finish(c->fn(argc - 1, argv + 1));
 	fprintf(stderr, "fragsim: error: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return FS_EINPUT;

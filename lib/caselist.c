@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +184,50 @@ void caselist_sort(struct caselist *l)
 {
 	if (l->n)
 		qsort(l->p, l->n, sizeof(*l->p), cmp_str);
+}
+
+/* The digits s[0..len) as a number in [1, INT_MAX]; -1 if not. */
+static long digits(const char *s, size_t len)
+{
+	long v = 0;
+
+	if (!len)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = 10 * v + (s[i] - '0');
+		if (v > INT_MAX)
+			return -1;
+	}
+	return v ? v : -1;
+}
+
+int caselist_shard_parse(const char *s, long *k, long *n)
+{
+	const char *slash = strchr(s, '/');
+	long kk, nn;
+
+	if (!slash)
+		return -1;
+	kk = digits(s, (size_t)(slash - s));
+	nn = digits(slash + 1, strlen(slash + 1));
+	if (kk < 0 || nn < 0 || kk > nn)
+		return -1;
+	*k = kk;
+	*n = nn;
+	return 0;
+}
+
+void caselist_shard(struct caselist *l, long k, long n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (i % (size_t)n == (size_t)(k - 1))
+			l->p[kept++] = l->p[i];
+		else
+			free(l->p[i]);
+	}
+	l->n = kept;
 }

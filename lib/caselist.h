@@ -33,6 +33,16 @@ struct caselist {
  */
 int caselist_add(struct caselist *l, const char *path);
 void caselist_sort(struct caselist *l);
+
+/*
+ * Sharding, so N CI machines split a suite deterministically: shard K of
+ * N runs cases K, K+N, K+2N, ... (1-based) of the sorted list.
+ * caselist_shard_parse reads "K/N", both plain decimal digits (no sign,
+ * space or junk, nothing past INT_MAX) with 1 <= K <= N: 0, else -1 with
+ * *k and *n unchanged. caselist_shard keeps shard k of n of l, in order.
+ */
+int caselist_shard_parse(const char *s, long *k, long *n);
+void caselist_shard(struct caselist *l, long k, long n);
 void caselist_free(struct caselist *l);
 
 #endif

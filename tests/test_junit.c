@@ -1,0 +1,86 @@
+/*
+ * test_junit.c - lib/junit.c: the XML a suite's outcome becomes, written
+ * out by hand from the JUnit schema's elements (testsuites, testsuite,
+ * testcase, failure, error) and XML 1.0's escaping rules.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "../lib/junit.h"
+
+/* Write cases to a scratch file through junit_write; its text. */
+static char *write_cases(const struct junit_case *c, size_t n, time_t started,
+			 double seconds)
+{
+	char dir[64], path[128];
+	struct outdir_file f = { 0 };
+	struct fs_err err = { 0 };
+	char *text;
+
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "junit"));
+	snprintf(path, sizeof(path), "%s/j.xml", dir);
+	assert_int_equal(outdir_file_open(&f, path, &err), FS_OK);
+	if (junit_write(&f, c, n, started, seconds, &err))
+		fail_msg("junit_write: %s", err.msg);
+	text = tu_slurp(path);
+	tu_scratch_free(dir);
+	return text;
+}
+
+static void pass_fail_error(void **state)
+{
+	const struct junit_case c[] = {
+		{ "cases/edge/one-token.yaml", "edge-one-token", JUNIT_PASS, "", NULL, 0.25 },
+		{ "./x/y/fail.yaml", "fail", JUNIT_FAIL, "acc 3 mismatches", "acc[0,1] got 2 want 3", 1.5 },
+		{ "bad.yaml", "", JUNIT_ERROR, "bad.yaml:3:12: not a list", NULL, 0.001 },
+	};
+	char *xml = write_cases(c, 3, 0, 2.0);
+
+	(void)state;
+	assert_string_equal(xml,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<testsuites name=\"fragsim\" tests=\"3\" failures=\"1\" errors=\"1\" skipped=\"0\" time=\"2.000\">\n"
+		"<testsuite name=\"fragsim\" tests=\"3\" failures=\"1\" errors=\"1\" skipped=\"0\" time=\"2.000\" timestamp=\"1970-01-01T00:00:00\">\n"
+		"  <testcase classname=\"cases.edge\" name=\"edge-one-token\" file=\"cases/edge/one-token.yaml\" time=\"0.250\"/>\n"
+		"  <testcase classname=\"x.y\" name=\"fail\" file=\"./x/y/fail.yaml\" time=\"1.500\">\n"
+		"    <failure message=\"acc 3 mismatches\" type=\"mismatch\">acc[0,1] got 2 want 3</failure>\n"
+		"  </testcase>\n"
+		"  <testcase classname=\".\" name=\"bad.yaml\" file=\"bad.yaml\" time=\"0.001\">\n"
+		"    <error message=\"bad.yaml:3:12: not a list\" type=\"input\">bad.yaml:3:12: not a list</error>\n"
+		"  </testcase>\n"
+		"</testsuite>\n</testsuites>\n");
+	free(xml);
+}
+
+/* The five specials escaped; a control character dropped; a lone
+ * continuation byte, an overlong '/' (C0 AF) and a surrogate (ED A0 80)
+ * each become U+FFFD; valid UTF-8 (e-acute, C3 A9) kept. */
+static void escapes(void **state)
+{
+	const struct junit_case c[] = {
+		{ "/abs/d/<a>&'\".yaml", "n\x01" "a\xc3\xa9\x80\xc0\xaf\xed\xa0\x80", JUNIT_PASS,
+		  "", NULL, 0 },
+	};
+	char *xml = write_cases(c, 1, 86400, 0);
+
+	(void)state;
+	if (!strstr(xml, "<testcase classname=\"abs.d\" name=\"na\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd"
+			 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\" "
+			 "file=\"/abs/d/&lt;a&gt;&amp;&apos;&quot;.yaml\" time=\"0.000\"/>\n"))
+		fail_msg("%s", xml);
+	assert_non_null(strstr(xml, "timestamp=\"1970-01-02T00:00:00\""));
+	free(xml);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pass_fail_error),
+		cmocka_unit_test(escapes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
