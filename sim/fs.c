@@ -12,9 +12,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static void err_vset(struct fs_err *err, const char *file, int line, int col,
-		     const char *fmt, va_list ap)
+static void err_vset(struct fs_err *err, enum fs_rc rc, const char *file,
+		     int line, int col, const char *fmt, va_list ap)
 {
+	err->rc = rc;
 	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
 	err->line = line;
 	err->col = col;
@@ -28,7 +29,7 @@ enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)
 	if (!err)
 		return rc;
 	va_start(ap, fmt);
-	err_vset(err, NULL, 0, 0, fmt, ap);
+	err_vset(err, rc, NULL, 0, 0, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -41,7 +42,7 @@ enum fs_rc fs_fail_at(struct fs_err *err, enum fs_rc rc, const char *file,
 	if (!err)
 		return rc;
 	va_start(ap, fmt);
-	err_vset(err, file, line, col, fmt, ap);
+	err_vset(err, rc, file, line, col, fmt, ap);
 	va_end(ap);
 	return rc;
 }

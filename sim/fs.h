@@ -41,7 +41,18 @@ struct fs_err {
 	int line;	/* 1-based; 0 when unknown */
 	int col;	/* 1-based; 0 when unknown */
 	char msg[768];	/* lowercase, no full stop, says what failed first */
+	enum fs_rc rc;	/* the kind fs_fail* was given; FS_OK when unset */
 };
+
+/*
+ * The kind of the error in err, for a function that returns NULL or -1
+ * rather than an rc (a loader returning a pointer): err->rc when set,
+ * else dflt.
+ */
+static inline enum fs_rc fs_err_rc(const struct fs_err *err, enum fs_rc dflt)
+{
+	return err && err->rc ? err->rc : dflt;
+}
 
 /* Fill err (if non-NULL) with a message and no location; returns rc. */
 enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)

@@ -321,7 +321,7 @@ static enum fs_rc collect_terms(struct solver *s, struct fs_err *err)
 			       "(every one-hot wave came back 0)");
 	s->t = malloc((size_t)s->nt * sizeof(*s->t));
 	if (!s->t)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	rc = read_terms(s, 1, err);
 	/* the fill advanced first[sc] to the start of sc + 1: shift back */
 	memmove(&s->first[1], &s->first[0], (size_t)s->sc * sizeof(int));
@@ -483,7 +483,7 @@ static enum fs_rc assign_labels(struct solver *s, int r, struct probe_result *re
 	int next = 0;
 
 	if (!votes)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	for (int x = 0; x < s->nodes; x++) {
 		int c = s->cls[r][x], l;
 
@@ -573,7 +573,7 @@ static enum fs_rc build_map(struct solver *s, struct probe_result *res,
 	if (!lm || !rep) {
 		lanemap_free(lm);
 		free(rep);
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	}
 	snprintf(lm->name, sizeof(lm->name), "%.50s-probed", s->anchor->name);
 	snprintf(lm->instr, sizeof(lm->instr), "%s", p->instr);
@@ -640,14 +640,14 @@ static enum fs_rc solver_init(struct solver *s)
 {
 	s->first = calloc((size_t)s->sc + 1, sizeof(int));
 	if (!s->first)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	for (int r = 0; r < 3; r++) {
 		s->rel[r].up = malloc((size_t)s->nodes * sizeof(int));
 		s->used[r] = calloc((size_t)s->nodes, 1);
 		s->cls[r] = malloc((size_t)s->nodes * sizeof(int));
 		s->label[r] = malloc((size_t)s->nodes * sizeof(int));
 		if (!s->rel[r].up || !s->used[r] || !s->cls[r] || !s->label[r])
-			return FS_EINTERNAL;
+			return FS_ENOMEM;
 		for (int x = 0; x < s->nodes; x++)
 			s->rel[r].up[x] = x;
 	}
@@ -698,8 +698,8 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
 			res->unread[LM_B] += !s.used[REL_COL][node_b(&s, x)];
 		}
 	}
-	if (rc == FS_EINTERNAL)
-		fs_fail(err, rc, "out of memory");
+	if (rc == FS_ENOMEM)
+		fs_nomem(err, "the probe solver's tables", 0);
 	solver_free(&s);
 	return rc;
 }

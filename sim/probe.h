@@ -104,7 +104,7 @@ struct probe_result {
  * Read the device's answers c for the plan made from `plan` (a, b as
  * probe_plan wrote them) and name them with labels anchored to `anchor`
  * (same geometry). FS_OK with res->found set; FS_EINPUT with err saying
- * which wave and slot no lane map explains; FS_EINTERNAL on out of memory.
+ * which wave and slot no lane map explains; FS_ENOMEM on out of memory.
  * res->found is NULL after any failure.
  */
 enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
