@@ -326,7 +326,8 @@ enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *s
 		st->present = 1;
 		if (o->max_show > 0 &&
 		    !(st->shown = calloc((size_t)o->max_show, sizeof(*st->shown)))) {
-			rc = fs_fail(err, FS_EINTERNAL, "out of memory");
+			rc = fs_nomem(err, "the mismatches shown",
+				      (size_t)o->max_show * sizeof(*st->shown));
 			break;
 		}
 		if (t == DUMP_ACC)

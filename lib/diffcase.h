@@ -67,7 +67,7 @@ struct diff_report {
 /*
  * Compare dump d with sim, the result of emulating some variant of the
  * case r->c on r->in (r->lm places the dumped registers). Fills rep;
- * diffcase_report_free() after. FS_OK, or FS_EINTERNAL (out of memory).
+ * diffcase_report_free() after. FS_OK, or FS_ENOMEM.
  */
 enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *sim,
 			    const struct dump *d, const struct diff_opts *o,

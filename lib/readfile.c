@@ -73,7 +73,8 @@ enum fs_rc readfile(const char *path, size_t max, char **buf, size_t *len,
 	b = malloc(size + 1);
 	if (!b) {
 		fclose(f);
-		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0, "out of memory");
+		return fs_fail_at(err, FS_ENOMEM, path, 0, 0,
+				  "out of memory: the file's bytes, %zu bytes", size + 1);
 	}
 	n = fread(b, 1, size, f);
 	if (ferror(f) || n != size) {
