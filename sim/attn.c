@@ -278,12 +278,47 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 	return attn_run_opts(c, lm, NULL, in, r, err);
 }
 
+/* A thread's scratch, and the fast path's when fast; 0, or -1 out of
+ * memory with nothing held. */
+static int thread_alloc(const struct kern *k, int nrt, int nseg, int fast, int ng,
+			struct scratch *x, struct fscratch *f)
+{
+	if (attn_scratch_alloc(k, nrt, nseg, x))
+		return -1;
+	if (fast && attn_fast_alloc(k, ng, nrt, f)) {
+		attn_scratch_free(x);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Did any thread of the team fail thread_alloc? Every thread must take
+ * the same branch after it: a worksharing loop ends in a barrier that
+ * waits for the whole team, so a thread that skipped the loop alone
+ * would leave the others waiting for ever. Hence the barrier here, and
+ * the flag read only after it.
+ */
+static int team_nomem(int mine, int *flag)
+{
+	int any;
+
+	if (mine) {
+#pragma omp atomic write
+		*flag = 1;
+	}
+#pragma omp barrier
+#pragma omp atomic read
+	any = *flag;
+	return any;
+}
+
 /*
  * Units in any order on any thread: each writes only its own rows and
  * tiles, so the bytes do not depend on the thread count. Returns the
- * number of failures; *nomem counts the threads that could not allocate
- * their scratch (out of memory, not a failure of the emulation), *bad
- * replica disagreements.
+ * number of failures; *nomem is set when a thread could not allocate
+ * its scratch (out of memory, not a failure of the emulation: no unit
+ * runs), *bad counts replica disagreements.
  */
 static int run_units(const struct kern *k, const struct unit *units,
 		     size_t nunits, int fast, const struct tile_ops *ops, int maxrt,
@@ -293,23 +328,21 @@ static int run_units(const struct kern *k, const struct unit *units,
 	int failed = 0, nomem = 0;
 	long bad = 0;
 
-#pragma omp parallel reduction(+ : bad, failed, nomem)
+#pragma omp parallel reduction(+ : bad, failed)
 	{
 		struct scratch x;
 		struct fscratch f;
 		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
+		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast, ng, &x, &f);
 
-		if (attn_scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
-			nomem++;
-		} else if (fast && attn_fast_alloc(k, ng, maxrt, &f)) {
-			attn_scratch_free(&x);
-			nomem++;
-		} else {
+		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++)
 				if (fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
+		}
+		if (!mine) {
 			attn_scratch_free(&x);
 			if (fast)
 				attn_fast_free(&f);
@@ -387,17 +420,14 @@ static int fast_split(const struct kern *k, const struct unit *units,
 		}
 	}
 	p0[nunits] = np;
-#pragma omp parallel reduction(+ : failed, nomem)
+#pragma omp parallel reduction(+ : failed)
 	{
 		struct scratch x;
 		struct fscratch f;
+		int mine = thread_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS,
+					&x, &f);
 
-		if (attn_scratch_alloc(k, maxrt, 1, &x)) {
-			nomem++;
-		} else if (attn_fast_alloc(k, (k->G + TILE_ROWS - 1) / TILE_ROWS, maxrt, &f)) {
-			attn_scratch_free(&x);
-			nomem++;
-		} else {
+		if (!team_nomem(mine, &nomem)) {
 			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
 				for (size_t p = p0[i]; p < p0[i + 1]; p++)
@@ -410,6 +440,8 @@ static int fast_split(const struct kern *k, const struct unit *units,
 					attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
 				/* and here: merged before the next unit's states */
 			}
+		}
+		if (!mine) {
 			attn_scratch_free(&x);
 			attn_fast_free(&f);
 		}
