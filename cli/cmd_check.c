@@ -301,8 +301,8 @@ static int parse_args(int argc, char **argv, const char **junit, const char **sh
 				int rc = caselist_add(ps, argv[i]);
 
 				if (rc == -1) {
-					cli_usage_error(NULL, "out of memory");
-					return FS_EINTERNAL;
+					cli_usage_error(NULL, "out of memory: the list of cases");
+					return FS_ENOMEM;
 				}
 				if (rc < 0)
 					return cli_usage_error(NULL, "%s", ps->why);

@@ -298,10 +298,17 @@ int cmd_mutate(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-')
 			continue;
-		if (caselist_add(&ps, argv[i]) < 0) {
+		int got = caselist_add(&ps, argv[i]);
+
+		if (got == -1) {
 			caselist_free(&ps);
-			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
-					       argv[i]);
+			cli_usage_error(NULL, "out of memory: the list of cases");
+			return FS_ENOMEM;
+		}
+		if (got < 0) {
+			cli_usage_error(NULL, "%s", ps.why);
+			caselist_free(&ps);
+			return FS_EINPUT;
 		}
 	}
 	caselist_sort(&ps);
@@ -319,7 +326,7 @@ int cmd_mutate(int argc, char **argv)
 		}
 	}
 	if (!jobs)
-		rc = fs_fail(&err, FS_EINTERNAL, "out of memory");
+		rc = fs_nomem(&err, "the mutation jobs", 0);
 	if (!rc)
 		qsort(jobs, ps.n, sizeof(*jobs), job_cmp);
 
