@@ -894,9 +894,9 @@ enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
 
 	caseschema_defaults(c);
 	if (len > CASE_MAX_FILE_BYTES)
-		return fs_fail_at(err, FS_EINPUT, origin, 0, 0,
-				  "case file too large (%zu bytes, at most %u)",
-				  len, CASE_MAX_FILE_BYTES);
+		return fs_budget(err, origin, "the case file", (double)len,
+				 CASE_MAX_FILE_BYTES, "CASE_MAX_FILE_BYTES in lib/casefile.h; "
+				 "give large tensors as data: npy files");
 	rc = ydoc_load(&d, text, len, origin, err);
 	if (rc) {
 		memset(c, 0, sizeof(*c));

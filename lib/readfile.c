@@ -66,9 +66,8 @@ enum fs_rc readfile(const char *path, size_t max, char **buf, size_t *len,
 		return rc;
 	if (size > max) {
 		fclose(f);
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				  "file too large (%zu bytes, at most %zu)",
-				  size, max);
+		return fs_budget(err, path, "the file", (double)size, (double)max,
+				 "fragsim reads at most that much of this kind of file; make it smaller");
 	}
 	b = malloc(size + 1);
 	if (!b) {

@@ -102,10 +102,13 @@ enum fs_rc fs_budget(struct fs_err *err, const char *file, const char *what,
 {
 	char n[32], l[32];
 
+	/* Just over: "1.0 MiB, over the limit of 1.0 MiB" says nothing */
+	if (!strcmp(fs_bytes_str(need, n, sizeof(n)), fs_bytes_str(limit, l, sizeof(l)))) {
+		snprintf(n, sizeof(n), "%.0f bytes", need);
+		snprintf(l, sizeof(l), "%.0f bytes", limit);
+	}
 	return fs_fail_at(err, FS_EBUDGET, file, 0, 0,
-			  "%s needs %s, over the limit of %s (%s)", what,
-			  fs_bytes_str(need, n, sizeof(n)),
-			  fs_bytes_str(limit, l, sizeof(l)), how);
+			  "%s needs %s, over the limit of %s (%s)", what, n, l, how);
 }
 
 void fs_err_prefix(struct fs_err *err, const char *prefix)

@@ -72,7 +72,8 @@ enum fs_rc fs_nomem(struct fs_err *err, const char *what, size_t bytes);
 /*
  * A size limit: FS_EBUDGET at file (NULL: none) with "<what> needs <need>,
  * over the limit of <limit> (<how>)", each size in the unit that reads
- * best (KiB to TiB, one decimal); `how` names the limit and how to raise
+ * best (KiB to TiB, one decimal; in bytes when the two would read the
+ * same); `how` names the limit and how to raise
  * it or shrink the case, e.g. "inputs are capped at 16 GiB; shrink the
  * case". need and limit are doubles so a silly case cannot overflow.
  */

@@ -133,6 +133,9 @@ static void kind_texts(void **state)
 			    "(a cap; shrink it)");
 	assert_string_equal(err.file, "a.yaml");
 	assert_int_equal(fs_err_rc(&err, FS_EINPUT), FS_EBUDGET);
+	fs_budget(&err, NULL, "the file", 1048577, 1048576, "a cap");
+	assert_string_equal(err.msg, "the file needs 1048577 bytes, over the limit of "
+			    "1048576 bytes (a cap)");
 	assert_int_equal(fs_err_rc(NULL, FS_EINPUT), FS_EINPUT);
 }
 
