@@ -282,6 +282,30 @@ static void cmd_run_out_of_memory_exits_3(void **state)
 	free(out0), free(err0);
 }
 
+/* check: a case that ran out of memory is exit 3 (it was 2, "could not
+ * be run" like a bad case file), with the text on its line. */
+static void cmd_check_out_of_memory_exits_3(void **state)
+{
+	char *argv[] = { "check", RUN_CASE, NULL };
+	char *out, *err;
+	long total, n;
+
+	(void)state;
+	omp_set_num_threads(2);
+	assert_int_equal(cmd_in_process(cmd_check, 2, argv, 0, &out, &err), 0);
+	free(out), free(err);
+	total = __atomic_load_n(&alloc_count, __ATOMIC_SEQ_CST);
+	assert_true(total > 20);
+	for (n = 1; n <= total + 1; n++) {
+		int st = cmd_in_process(cmd_check, 2, argv, n, &out, &err);
+
+		if (st != 0 && (st != 3 || (!strstr(out, "out of memory: ") &&
+					    !strstr(err, "out of memory: "))))
+			fail_msg("allocation %ld failed: exit %d, '%s' '%s'", n, st, out, err);
+		free(out), free(err);
+	}
+}
+
 /* A diagnosis, in order: names and counts of every hypothesis run, the
  * not-applicable list, the not-run list. */
 static void assert_same_diagnosis(const struct diff_diagnosis *a,
@@ -436,6 +460,7 @@ int main(void)
 		cmocka_unit_test(run_survives_every_failed_allocation),
 		cmocka_unit_test(split_run_survives_every_failed_allocation),
 		cmocka_unit_test(cmd_run_out_of_memory_exits_3),
+		cmocka_unit_test(cmd_check_out_of_memory_exits_3),
 		cmocka_unit_test(diff_never_drops_a_hypothesis),
 		cmocka_unit_test(cmd_diff_out_of_memory_exits_3),
 		cmocka_unit_test(three_kinds_three_texts),
