@@ -62,35 +62,31 @@ static int32_t load8(enum lm_dtype t, uint8_t v)
 	return t == LM_U8 ? (int32_t)v : (int32_t)(int8_t)v;
 }
 
-static int integer_typed(const struct lanemap *lm, struct fs_err *err)
+static enum fs_rc integer_typed(const struct lanemap *lm, struct fs_err *err)
 {
 	if (is_int8(lm->op[LM_A].type) && is_int8(lm->op[LM_B].type) &&
 	    lm->op[LM_C].type == LM_I32)
-		return 0;
-	fs_fail(err, FS_EINPUT, "%s: the probe needs 8-bit A and B and i32 C",
-		lm->name);
-	return -1;
+		return FS_OK;
+	return fs_fail(err, FS_EINPUT, "%s: the probe needs 8-bit A and B and i32 C",
+		       lm->name);
 }
 
-int probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
-			struct fs_err *err)
+enum fs_rc probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
+			       struct fs_err *err)
 {
 	if (integer_typed(x, err) || integer_typed(y, err))
-		return -1;
-	if (x->wave != y->wave) {
-		fs_fail(err, FS_EINPUT, "%s has %d lanes, %s has %d", x->name,
-			x->wave, y->name, y->wave);
-		return -1;
-	}
+		return FS_EINPUT;
+	if (x->wave != y->wave)
+		return fs_fail(err, FS_EINPUT, "%s has %d lanes, %s has %d", x->name,
+			       x->wave, y->name, y->wave);
 	for (int op = 0; op < LM_NOPERANDS; op++) {
 		if (x->op[op].elems == y->op[op].elems)
 			continue;
-		fs_fail(err, FS_EINPUT, "%s holds %d %s elements per lane, %s %d",
-			x->name, x->op[op].elems, lm_operand_name((enum lm_operand)op),
-			y->name, y->op[op].elems);
-		return -1;
+		return fs_fail(err, FS_EINPUT, "%s holds %d %s elements per lane, %s %d",
+			       x->name, x->op[op].elems, lm_operand_name((enum lm_operand)op),
+			       y->name, y->op[op].elems);
 	}
-	return 0;
+	return FS_OK;
 }
 
 /* splitmix64: the random wave must be the same on every machine. */

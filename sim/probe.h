@@ -68,11 +68,11 @@ const char *probe_check_name(int i);
 
 /*
  * Can a plan made for x run on a device that follows y? Same wave, same
- * elements per lane for A, B and C, 8-bit A and B, i32 C. 0 when yes,
- * else -1 with err (FS_EINPUT) saying what differs.
+ * elements per lane for A, B and C, 8-bit A and B, i32 C. FS_OK when
+ * yes, else FS_EINPUT with err saying what differs.
  */
-int probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
-			struct fs_err *err);
+enum fs_rc probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
+			       struct fs_err *err);
 
 /*
  * Fill the plan: a[W * lanes*EA], b[W * lanes*EB] (8-bit, two's complement
