@@ -52,6 +52,8 @@ static enum fs_rc no_second_document(yaml_parser_t *p, const struct ydoc *d,
 	int more;
 
 	if (!yaml_parser_load(p, &extra)) {
+		if (p->error == YAML_MEMORY_ERROR)	/* libyaml's own allocation */
+			return fs_nomem(err, "a YAML document", 0);
 		m = p->problem_mark;
 		return fs_fail_at(err, FS_EINPUT, d->origin, (int)m.line + 1,
 				  (int)m.column + 1, "invalid YAML: %s",
@@ -375,6 +377,10 @@ enum fs_rc ydoc_load(struct ydoc *d, const char *text, size_t len,
 		return fs_fail(err, FS_ENOMEM, "out of memory: a YAML document");
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	ok = yaml_parser_load(&p, &d->doc);
+	if (!ok && p.error == YAML_MEMORY_ERROR) {	/* libyaml's own allocation */
+		yaml_parser_delete(&p);
+		return fs_nomem(err, "a YAML document", 0);
+	}
 	if (!ok) {
 		yaml_mark_t m = p.problem_mark;
 		char ctx[160] = "";
