@@ -127,6 +127,12 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libfragsim-cli.a $(BUILD)/libfragsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
+# test_errors fails the N-th allocation: every malloc, calloc, realloc
+# and strdup of the library's objects and its own goes through its
+# __wrap_* (tests/test_errors.c says why a link-time wrap).
+$(BUILD)/tests/test_errors: LDLIBS_ALL += \
+	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
+
 # The tests that compile headers fragsim gives to kernels (the generated
 # lane maps, tools/device/fragsim_dump.h) with the C and C++ compilers.
 CXX ?= c++

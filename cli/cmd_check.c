@@ -70,6 +70,7 @@ struct outcome {
 	const char *path;	/* the case file, as listed (not owned) */
 	char name[128];		/* the case's name; "" when it did not load */
 	enum junit_status status;
+	enum fs_rc error;	/* JUNIT_ERROR: its kind (input, limit, memory) */
 	char reason[1200];	/* report_reason, or the error; "" for a plain pass */
 	char *details;		/* JUnit body: report_details or the error (malloc) */
 	double seconds;
@@ -111,6 +112,7 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 	snprintf(o->name, sizeof(o->name), "%s", r.c.name);
 	if (e) {
 		o->status = JUNIT_ERROR;
+		o->error = e;
 		fs_err_str(&err, o->reason, sizeof(o->reason));
 		o->details = strdup(o->reason);
 	} else {
@@ -157,8 +159,8 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 		int rc = caselist_add(ps, paths[i]);
 
 		if (rc == -1) {
-			cli_usage_error(NULL, "out of memory");
-			return FS_EINTERNAL;
+			cli_usage_error(NULL, "out of memory: the list of cases");
+			return FS_ENOMEM;
 		}
 		if (rc < 0)
 			return cli_usage_error(NULL, "%s", ps->why);
@@ -201,6 +203,7 @@ int cmd_check(int argc, char **argv)
 	long k = 1, nshard = 1;
 	size_t npass = 0, nfail = 0, nerr = 0, nrun = 0;
 	int n, rc;
+	enum fs_rc err_rc = FS_EINPUT;	/* the errors' kind, once one is seen */
 	time_t started = time(NULL);
 	double t0 = clock_seconds();
 
@@ -228,8 +231,12 @@ int cmd_check(int argc, char **argv)
 		if (e)
 			rc = cli_error(&err, e);
 	}
-	if (!rc && !(res = calloc(ps.n + 1, sizeof(*res))))
-		rc = FS_EINTERNAL;
+	if (!rc && !(res = calloc(ps.n + 1, sizeof(*res)))) {
+		struct fs_err err = { 0 };
+
+		rc = cli_error(&err, fs_nomem(&err, "the cases' outcomes",
+					      (ps.n + 1) * sizeof(*res)));
+	}
 	if (rc) {
 		outdir_file_abort(&jf);
 		caselist_free(&ps);
@@ -270,11 +277,16 @@ int cmd_check(int argc, char **argv)
 	}
 	if (a.junit && write_junit(&jf, res, nrun, started, clock_seconds() - t0))
 		rc = FS_EINTERNAL;
+	/* The errors' exit is the worst of their kinds: a case that ran out
+	 * of memory (3) is not a bad case file (2). */
+	for (size_t i = 0; i < nrun; i++)
+		if (res[i].status == JUNIT_ERROR && fs_rc_exit(res[i].error) > fs_rc_exit(err_rc))
+			err_rc = res[i].error;
 	for (size_t i = 0; i < nrun; i++)
 		free(res[i].details);
 	caselist_free(&ps);
 	free(res);
 	if (rc)
 		return rc;
-	return nerr ? FS_EINPUT : nfail ? FS_MISMATCH : FS_OK;
+	return nerr ? err_rc : nfail ? FS_MISMATCH : FS_OK;
 }

@@ -190,6 +190,8 @@ static void print_text(const struct runcase *r, const char *dir, const struct du
 		printf("  (%d more hypotheses tried)\n", dg->n - SHOW_HYPOTHESES);
 	if (dg->n_skipped)
 		printf("  not applicable to this case: %s\n", dg->skipped);
+	for (int i = 0; i < dg->n_notrun; i++)
+		printf("  not run: %s: %s\n", dg->notrun[i].name, dg->notrun[i].why);
 	printf("%s\n", verdict);
 }
 
@@ -271,6 +273,15 @@ static int print_json(const struct runcase *r, const char *dir, const struct dum
 		}
 		json_end_array(&j);
 		json_key_string(&j, "not_applicable", dg->skipped);
+		json_key(&j, "not_run");
+		json_begin_array(&j);
+		for (int i = 0; i < dg->n_notrun; i++) {
+			json_begin_object(&j);
+			json_key_string(&j, "name", dg->notrun[i].name);
+			json_key_string(&j, "reason", dg->notrun[i].why);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
 	}
 	json_key_string(&j, "diagnosis", verdict);
 	json_end_object(&j);
@@ -314,7 +325,7 @@ int cmd_diff(int argc, char **argv)
 	if (!rc)
 		rc = diffcase_compare(&r, &r.sim, &d, &o, &rep, &err);
 	if (!rc && !(dg = calloc(1, sizeof(*dg))))
-		rc = fs_fail(&err, FS_EINTERNAL, "out of memory");
+		rc = fs_nomem(&err, "the diagnosis", sizeof(*dg));
 	if (!rc && rep.mismatches)
 		rc = diffcase_diagnose(&r, &d, &o, dg, &err);
 	if (!rc) {

@@ -115,12 +115,12 @@ static struct lanemap *load(const char *what, struct lm_report *rep, int *rc)
 	struct lanemap *lm = profile_resolve(what, &err);
 
 	if (!lm) {
-		*rc = cli_error(&err, err.msg[0] ? FS_EINPUT : FS_EINTERNAL);
+		*rc = cli_error(&err, fs_err_rc(&err, err.msg[0] ? FS_EINPUT : FS_EINTERNAL));
 		return NULL;
 	}
 	*rc = lanemap_validate(lm, rep);
-	if (*rc == FS_EINTERNAL) {
-		fprintf(stderr, "fragsim: error: out of memory\n");
+	if (*rc == FS_ENOMEM) {
+		fprintf(stderr, "fragsim: error: out of memory: the profile's inverse tables\n");
 		lanemap_free(lm);
 		return NULL;
 	}

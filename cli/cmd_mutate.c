@@ -304,10 +304,17 @@ int cmd_mutate(int argc, char **argv)
 	if (!nargs)
 		return opt_error(&cmd_mutate_spec, "mutate: give at least one path");
 	for (int i = 0; i < nargs; i++) {
-		if (caselist_add(&ps, argv[i]) < 0) {
+		int got = caselist_add(&ps, argv[i]);
+
+		if (got == -1) {
 			caselist_free(&ps);
-			return cli_usage_error(NULL, "%s: no such file or directory, or out of memory",
-					       argv[i]);
+			cli_usage_error(NULL, "out of memory: the list of cases");
+			return FS_ENOMEM;
+		}
+		if (got < 0) {
+			cli_usage_error(NULL, "%s", ps.why);
+			caselist_free(&ps);
+			return FS_EINPUT;
 		}
 	}
 	caselist_sort(&ps);
@@ -325,7 +332,7 @@ int cmd_mutate(int argc, char **argv)
 		}
 	}
 	if (!jobs)
-		rc = fs_fail(&err, FS_EINTERNAL, "out of memory");
+		rc = fs_nomem(&err, "the mutation jobs", 0);
 	if (!rc)
 		qsort(jobs, ps.n, sizeof(*jobs), job_cmp);
 

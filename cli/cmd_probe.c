@@ -108,11 +108,11 @@ static struct lanemap *load_valid(const char *what, struct fs_err *err,
 	struct lanemap *lm = profile_resolve(what, err);
 	struct lm_report *rep;
 
-	*rc = err->msg[0] ? FS_EINPUT : FS_EINTERNAL;
+	*rc = fs_err_rc(err, err->msg[0] ? FS_EINPUT : FS_EINTERNAL);
 	if (!lm)
 		return NULL;
 	rep = malloc(sizeof(*rep));
-	*rc = rep ? lanemap_validate(lm, rep) : FS_EINTERNAL;
+	*rc = rep ? lanemap_validate(lm, rep) : FS_ENOMEM;
 	free(rep);
 	if (*rc == FS_OK)
 		return lm;
@@ -120,7 +120,7 @@ static struct lanemap *load_valid(const char *what, struct fs_err *err,
 		*rc = fs_fail(err, FS_EINPUT, "%s: profile is not valid ('fragsim lanemap check %s' says why)",
 			lm->name, what);
 	else
-		*rc = fs_fail(err, FS_EINTERNAL, "out of memory");
+		*rc = fs_nomem(err, "the profile's inverse tables", 0);
 	lanemap_free(lm);
 	return NULL;
 }
@@ -242,12 +242,12 @@ static enum fs_rc write_profile(const char *path, const struct lanemap *lm,
 	enum fs_rc rc;
 
 	if (!m)
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the probe plan", 0);
 	fprintf(m, "# The profile this probe plan was made from (fragsim probe plan).\n");
 	profile_yaml(m, lm);
 	if (fclose(m) != 0) {
 		free(text);
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the probe plan", 0);
 	}
 	rc = outdir_file_open(&f, path, err);
 	if (!rc)
@@ -277,7 +277,7 @@ static int do_plan(const char *isa, const char *out)
 	shape3(sc, waves, lm, LM_C);
 	a = malloc(sa[0] * sa[1] * sa[2]);
 	b = malloc(sb[0] * sb[1] * sb[2]);
-	rc = a && b ? probe_plan(lm, a, b, &err) : fs_fail(&err, FS_EINTERNAL, "out of memory");
+	rc = a && b ? probe_plan(lm, a, b, &err) : fs_nomem(&err, "the probe plan", 0);
 	if (!rc)
 		rc = outdir_begin(&d, out, &err);
 	if (!rc) {
@@ -436,7 +436,7 @@ static enum fs_rc plan_load(const char *dir, struct plan *p, struct fs_err *err)
 	p->a = malloc((size_t)p->waves * (size_t)(p->lm->wave * p->lm->op[LM_A].elems));
 	p->b = malloc((size_t)p->waves * (size_t)(p->lm->wave * p->lm->op[LM_B].elems));
 	if (!p->a || !p->b)
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the probe plan", 0);
 	rc = probe_plan(p->lm, p->a, p->b, err);
 	for (int op = 0; op < 2 && !rc; op++) {
 		struct npy_array arr;
@@ -476,7 +476,7 @@ static int do_simulate(const char *plan_dir, const char *isa, const char *out)
 		shape3(s, p.waves, p.lm, LM_C);
 		c = malloc(s[0] * s[1] * s[2] * sizeof(*c));
 		rc = c ? probe_device(dev, p.waves, p.a, p.b, c, &err)
-		       : fs_fail(&err, FS_EINTERNAL, "out of memory");
+		       : fs_nomem(&err, "the probe plan", 0);
 	}
 	if (!rc)
 		rc = outdir_begin(&d, out, &err);
@@ -622,7 +622,7 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 	struct lanediff d;
 	size_t s[3];
 	enum fs_rc rc = res ? plan_load(plan_dir, &p, &err)
-			    : fs_fail(&err, FS_EINTERNAL, "out of memory");
+			    : fs_nomem(&err, "the probe plan", 0);
 
 	if (!rc && isa)
 		anchor = load_valid(isa, &err, &rc);

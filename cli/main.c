@@ -2,8 +2,9 @@
  * main.c - the fragsim command line: the table of commands
  * (cli/commands.c, one cli/cmd_<name>.c each), dispatched by name.
  *
- * The exit status is the command's return value (docs/design.md 3.5): 0 all
- * checks hold, 1 mismatch, 2 bad usage or input, 3 internal error. A
+ * The exit status is the command's result through fs_rc_exit (docs/
+ * design.md 3.5): 0 all checks hold, 1 mismatch, 2 bad usage, bad input
+ * or a limit the user can raise, 3 internal error or out of memory. A
  * failed write to stdout (a full disk, a closed pipe) is an internal
  * error: output that did not arrive must not look like success.
  */
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 		return finish(FS_OK);
 	}
 	if ((c = cli_command(argv[1])))
-		return finish(c->fn(argc - 1, argv + 1));
+		return fs_rc_exit(finish(c->fn(argc - 1, argv + 1)));
 	fprintf(stderr, "fragsim: error: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return FS_EINPUT;

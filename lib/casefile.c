@@ -211,7 +211,7 @@ static enum fs_rc parse_key(struct case_loader *L, const struct case_key *k,
 	if (k->parse) {
 		rc = k->parse(L, k, map, v, p, base);
 		if (rc)
-			return rc;	/* or FS_EINTERNAL: out of memory */
+			return rc;	/* or FS_ENOMEM */
 	} else if (k->type == KEY_SECTION) {
 		if (v && parse_map(L, v, k->path, p, base))
 			return FS_EINPUT;
@@ -537,7 +537,7 @@ static enum fs_rc resolve_num_blocks(struct case_loader *L, yaml_node_t *top)
 
 /*
  * placement: table: every sequence's block list. owner[b] = seq + 1.
- * Out of memory (FS_EINTERNAL) can only come from here.
+ * Out of memory (FS_ENOMEM) can only come from here.
  */
 static enum fs_rc load_tables(struct case_loader *L, yaml_node_t *seqs)
 {
@@ -549,7 +549,7 @@ static enum fs_rc load_tables(struct case_loader *L, yaml_node_t *seqs)
 		return FS_OK;
 	owner = calloc((size_t)c->num_blocks, 1);
 	if (!owner)
-		return fs_fail(L->err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(L->err, "the block owners", (size_t)c->num_blocks);
 	for (int s = 0; s < c->n_seqs && !rc; s++) {
 		yaml_node_t *sn = ydoc_seq_item(L->d, seqs, s);
 		yaml_node_t *v = ydoc_get(L->d, sn, "blocks");
@@ -571,7 +571,7 @@ static enum fs_rc load_tables(struct case_loader *L, yaml_node_t *seqs)
 		}
 		q->blocks = malloc((size_t)n * sizeof(*q->blocks));
 		if (!q->blocks) {
-			rc = fs_fail(L->err, FS_EINTERNAL, "out of memory");
+			rc = fs_nomem(L->err, "a block list", (size_t)n * sizeof(*q->blocks));
 			break;
 		}
 		q->n_blocks = n;
@@ -894,12 +894,13 @@ enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
 
 	caseschema_defaults(c);
 	if (len > CASE_MAX_FILE_BYTES)
-		return fs_fail_at(err, FS_EINPUT, origin, 0, 0,
-				  "case file too large (%zu bytes, at most %u)",
-				  len, CASE_MAX_FILE_BYTES);
-	if (ydoc_load(&d, text, len, origin, err)) {
+		return fs_budget(err, origin, "the case file", (double)len,
+				 CASE_MAX_FILE_BYTES, "CASE_MAX_FILE_BYTES in lib/casefile.h; "
+				 "give large tensors as data: npy files");
+	rc = ydoc_load(&d, text, len, origin, err);
+	if (rc) {
 		memset(c, 0, sizeof(*c));
-		return FS_EINPUT;
+		return rc;
 	}
 	snprintf(c->file, sizeof(c->file), "%s", origin);
 	rc = parse_map(&L, ydoc_root(&d), "", "", c);

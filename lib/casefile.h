@@ -40,7 +40,7 @@
  * Load and validate the case file at path; relative paths inside it are
  * resolved against path's directory. *c is treated as uninitialised. On
  * success the caller owns *c and releases it with case_free(). On failure
- * returns FS_EINPUT (FS_EINTERNAL when out of memory), fills err and
+ * returns FS_EINPUT (FS_ENOMEM when out of memory), fills err and
  * leaves *c zeroed, owning nothing.
  */
 enum fs_rc case_load_file(const char *path, struct fs_case *c,

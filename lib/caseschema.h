@@ -54,7 +54,7 @@ struct case_key;
  * v: the key's value node (a section: its mapping; NULL when absent);
  * map: the mapping v is in; p: v's key path, for messages; base: the
  * struct the row's offset is in. Returns FS_OK, or the error with the
- * loader's fs_err filled (FS_EINTERNAL only for out of memory).
+ * loader's fs_err filled (FS_ENOMEM only for out of memory).
  */
 typedef enum fs_rc case_key_hook(struct case_loader *L, const struct case_key *k,
 				 yaml_node_t *map, yaml_node_t *v, const char *p,

@@ -326,7 +326,8 @@ enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *s
 		st->present = 1;
 		if (o->max_show > 0 &&
 		    !(st->shown = calloc((size_t)o->max_show, sizeof(*st->shown)))) {
-			rc = fs_fail(err, FS_EINTERNAL, "out of memory");
+			rc = fs_nomem(err, "the mismatches shown",
+				      (size_t)o->max_show * sizeof(*st->shown));
 			break;
 		}
 		if (t == DUMP_ACC)
@@ -357,17 +358,49 @@ static int same_shape(const struct lanemap *a, const struct lanemap *b)
 
 static void skip_note(struct diff_diagnosis *dg, const char *name)
 {
-	size_t n = strlen(dg->skipped);
+	size_t n = strlen(dg->skipped), cap = sizeof(dg->skipped);
 
 	dg->n_skipped++;
-	snprintf(dg->skipped + n, sizeof(dg->skipped) - n, "%s%s", n ? ", " : "", name);
+	if (n + 2 + strlen(name) + 5 < cap)	/* room for ", ..." after it */
+		snprintf(dg->skipped + n, cap - n, "%s%s", n ? ", " : "", name);
+	else if (!strstr(dg->skipped, ", ..."))
+		snprintf(dg->skipped + n, cap - n, ", ...");
+}
+
+/* A hypothesis that applies but was not run: listed with its reason. */
+static void notrun_note(struct diff_diagnosis *dg, const char *name, const char *why)
+{
+	struct diff_notrun *x;
+
+	if (dg->n_notrun >= DIFF_MAX_HYP)
+		return;	/* cannot happen: fewer hypotheses than slots */
+	x = &dg->notrun[dg->n_notrun++];
+	snprintf(x->name, sizeof(x->name), "%s", name);
+	snprintf(x->why, sizeof(x->why), "%s", why);
+}
+
+/* Stop the diagnosis: err says which hypothesis failed, and how. */
+static enum fs_rc hyp_fail(struct fs_err *err, const struct fs_err *e2,
+			   enum fs_rc rc, const char *name)
+{
+	char prefix[300];
+
+	if (err) {
+		*err = *e2;
+		err->rc = rc;
+		snprintf(prefix, sizeof(prefix), "hypothesis %s", name);
+		fs_err_prefix(err, prefix);
+	}
+	return rc;
 }
 
 /*
  * One hypothesis: emulate case c with kernel map lm (NULL: the case's)
  * and hardware map hw (NULL: the kernel's), and count what it reproduces.
  * An emulation the case cannot express (FS_EINPUT) is skipped, not an
- * error: e.g. operand_order kq on a non-square tile.
+ * error: e.g. operand_order kq on a non-square tile. One over a limit
+ * (FS_EBUDGET) is listed as not run, with why; anything else (out of
+ * memory, internal) stops the diagnosis (diffcase_diagnose).
  */
 static enum fs_rc try_one(const struct runcase *r, const struct dump *d,
 			  const struct diff_opts *o, const struct fs_case *c,
@@ -382,6 +415,10 @@ static enum fs_rc try_one(const struct runcase *r, const struct dump *d,
 	enum fs_rc rc;
 
 	quiet.max_show = 0;
+	if (dg->n >= DIFF_MAX_HYP) {	/* a table that grew past the array */
+		notrun_note(dg, name, "more hypotheses than DIFF_MAX_HYP");
+		return FS_OK;
+	}
 	rc = attn_run_opts(c, lm ? lm : r->lm, &ao, &r->in, &sim, &e2);
 	/* Replica rows that disagree are no reason to skip: in a buggy
 	 * kernel they may, and the primary row is what gets written. */
@@ -389,15 +426,19 @@ static enum fs_rc try_one(const struct runcase *r, const struct dump *d,
 		skip_note(dg, name);
 		return FS_OK;
 	}
-	if (rc) {
-		*err = e2;
-		return rc;
+	if (rc == FS_EBUDGET) {
+		char why[1200];
+
+		notrun_note(dg, name, fs_err_str(&e2, why, sizeof(why)));
+		return FS_OK;
 	}
-	rc = diffcase_compare(r, &sim, d, &quiet, &rep, err);
+	if (rc)
+		return hyp_fail(err, &e2, rc, name);
+	rc = diffcase_compare(r, &sim, d, &quiet, &rep, &e2);
 	attn_free(&sim);
 	if (rc)
-		return rc;
-	if (dg->n < DIFF_MAX_HYP) {
+		return hyp_fail(err, &e2, rc, name);
+	{
 		struct diff_hyp *h = &dg->h[dg->n++];
 
 		snprintf(h->name, sizeof(h->name), "%s", name);
@@ -424,11 +465,12 @@ static enum fs_rc try_profiles(const struct runcase *r, const struct dump *d,
 		if (!strcmp(pn, r->lm->name))
 			continue;
 		p = profile_builtin(pn, &e2);
-		if (!p)
-			return fs_fail(err, FS_EINTERNAL, "builtin profile %s: %s", pn, e2.msg);
-		if (lanemap_validate(p, &lr) == FS_EINTERNAL) {
+		if (!p)	/* a builtin parses: only memory can fail here */
+			return fs_fail(err, fs_err_rc(&e2, FS_EINTERNAL),
+				       "builtin profile %s: %s", pn, e2.msg);
+		if (lanemap_validate(p, &lr) == FS_ENOMEM) {
 			lanemap_free(p);
-			return fs_fail(err, FS_EINTERNAL, "out of memory");
+			return fs_nomem(err, "a builtin profile's inverse tables", 0);
 		}
 		if (same_shape(p, r->lm)) {
 			snprintf(name, sizeof(name), "hardware map %s (kernel written for %s)",

@@ -67,7 +67,7 @@ struct diff_report {
 /*
  * Compare dump d with sim, the result of emulating some variant of the
  * case r->c on r->in (r->lm places the dumped registers). Fills rep;
- * diffcase_report_free() after. FS_OK, or FS_EINTERNAL (out of memory).
+ * diffcase_report_free() after. FS_OK, or FS_ENOMEM.
  */
 enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *sim,
 			    const struct dump *d, const struct diff_opts *o,
@@ -81,16 +81,31 @@ struct diff_hyp {
 	long matched;		/* elements the hypothesis reproduces */
 };
 
+/* A hypothesis that applies but was not run, and why. */
+struct diff_notrun {
+	char name[256];
+	char why[512];		/* "the emulation's output needs 20.1 GiB, over ..." */
+};
+
 struct diff_diagnosis {
 	long compared;		/* elements per hypothesis (the same for all) */
 	long expect_matched;	/* the case as written */
 	int n;			/* hypotheses run, best first (stable order) */
 	struct diff_hyp h[DIFF_MAX_HYP];
 	int n_skipped;		/* hypotheses that do not apply to the case */
-	char skipped[512];	/* their names, comma separated (truncated) */
+	char skipped[2048];	/* their names, comma separated; ", ..." when cut */
+	int n_notrun;		/* hypotheses that apply but could not be run */
+	struct diff_notrun notrun[DIFF_MAX_HYP];
 };
 
-/* Emulate every hypothesis and rank it against the dump. */
+/*
+ * Emulate every hypothesis and rank it against the dump. No hypothesis
+ * vanishes: one the case cannot express is listed in skipped (not
+ * applicable); one over a size limit (FS_EBUDGET) in notrun with the
+ * limit's text; out of memory or an internal error in any hypothesis
+ * stops the diagnosis with that error, "hypothesis <name>: " before it
+ * (a ranking that silently lacks a hypothesis could name the wrong bug).
+ */
 enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 			     const struct diff_opts *o, struct diff_diagnosis *dg,
 			     struct fs_err *err);

@@ -209,7 +209,8 @@ static enum fs_rc widen_tiles(struct dump *d, const struct attn_result *w,
 
 	d->tiles = malloc((d->n_tiles ? d->n_tiles : 1) * ATTN_TILE_COLS * sizeof(int32_t));
 	if (!d->tiles)
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the dump's tile table",
+				(d->n_tiles ? d->n_tiles : 1) * ATTN_TILE_COLS * sizeof(int32_t));
 	for (size_t i = 0; i < d->n_tiles; i++) {
 		const int32_t *p = &xy[i * (size_t)cols];
 		int32_t *to = &d->tiles[i * ATTN_TILE_COLS];
@@ -411,7 +412,7 @@ enum fs_rc dump_tile_index_build(const int32_t *tiles, size_t n,
 	ix->n = n;
 	ix->rows = malloc((n ? n : 1) * w * sizeof(int32_t));
 	if (!ix->rows)
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "a tile index", (n ? n : 1) * w * sizeof(int32_t));
 	for (size_t i = 0; i < n; i++) {
 		memcpy(&ix->rows[i * w], &tiles[i * ATTN_TILE_COLS],
 		       ATTN_TILE_COLS * sizeof(int32_t));

@@ -78,7 +78,7 @@ static void put(struct json *j, const char *s, size_t n)
 			}
 		b = realloc(j->buf, cap);
 		if (!b) {
-			set_error(j, FS_EINTERNAL, "json: out of memory");
+			set_error(j, FS_ENOMEM, "out of memory: a JSON value");
 			return;
 		}
 		j->buf = b;
@@ -572,7 +572,7 @@ static enum fs_rc jr_string(struct jreader *r, char **out, size_t *olen)
 		end += r->s[end] == '\\' ? 2 : 1;
 	b = malloc(end - start + 1);
 	if (!b)
-		return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+		return fs_fail(r->err, FS_ENOMEM, "out of memory: a JSON value");
 	for (;;) {
 		unsigned char c;
 		uint32_t cp, lo;
@@ -688,7 +688,7 @@ static enum fs_rc jr_number(struct jreader *r, struct json_value *v)
 	v->len = r->i - start;
 	v->text = malloc(v->len + 1);
 	if (!v->text)
-		return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+		return fs_fail(r->err, FS_ENOMEM, "out of memory: a JSON value");
 	memcpy(v->text, s + start, v->len);
 	v->text[v->len] = '\0';
 	return FS_OK;
@@ -736,7 +736,7 @@ static enum fs_rc jr_unique(struct jreader *r, const struct json_value *v)
 		return FS_OK;
 	ks = malloc(v->n * sizeof(*ks));
 	if (!ks)
-		return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+		return fs_fail(r->err, FS_ENOMEM, "out of memory: a JSON value");
 	for (size_t i = 0; i < v->n; i++) {
 		ks[i].k = v->keys[i];
 		ks[i].len = strlen(v->keys[i]);
@@ -798,7 +798,7 @@ static enum fs_rc jr_items(struct jreader *r, struct json_value *v, int depth,
 				ni = NULL;
 			if (!ni) {
 				free(key);
-				return fs_fail(r->err, FS_EINTERNAL, "json: out of memory");
+				return fs_fail(r->err, FS_ENOMEM, "out of memory: a JSON value");
 			}
 			if (object)
 				v->keys = nk;
@@ -877,7 +877,7 @@ enum fs_rc json_parse(const char *text, size_t len, const char *origin,
 
 	*out = NULL;
 	if (!v)
-		return fs_fail(err, FS_EINTERNAL, "json: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a JSON value");
 	rc = jr_value(&r, v, 0);
 	if (!rc) {
 		jr_ws(&r);

@@ -201,7 +201,7 @@ enum fs_rc npy_encode(enum npy_dtype dtype, int ndim, const size_t *shape,
 		return rc;
 	*buf = malloc(hdr_len + nbytes);
 	if (!*buf)
-		return fs_fail(err, FS_EINTERNAL, "npy: out of memory (%zu bytes)",
+		return fs_fail(err, FS_ENOMEM, "out of memory: an npy file's bytes, %zu bytes",
 			       hdr_len + nbytes);
 	memcpy(*buf, hdr, hdr_len);
 	if (nbytes)
@@ -515,8 +515,8 @@ static void array_set(struct npy_array *out, const struct npy_header *h,
 
 static enum fs_rc oom(struct fs_err *err, const char *file, size_t n)
 {
-	return fs_fail_at(err, FS_EINTERNAL, file, 0, 0,
-			  "out of memory (%zu bytes)", n);
+	return fs_fail_at(err, FS_ENOMEM, file, 0, 0,
+			  "out of memory: the file's bytes, %zu bytes", n);
 }
 
 enum fs_rc npy_decode(const void *buf, size_t len, const char *name,

@@ -160,7 +160,7 @@ static enum fs_rc parse_table(struct loader *L, const char *text,
 	int lineno = 0, header_ok = 1;
 
 	if (!seen)
-		return fs_fail(L->err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(L->err, "a lane table's slots", (size_t)slots);
 	while (*p) {
 		const char *eol = strchr(p, '\n');
 		size_t n = eol ? (size_t)(eol - p) : strlen(p);
@@ -378,7 +378,7 @@ struct lanemap *profile_load_text(const char *text, size_t len,
 	L.lm = lanemap_new();
 	if (!L.lm) {
 		ydoc_free(&d);
-		fs_fail(err, FS_EINTERNAL, "out of memory");
+		fs_nomem(err, "a lane map", sizeof(struct lanemap));
 		return NULL;
 	}
 	if (load_doc(&L)) {

@@ -66,14 +66,14 @@ enum fs_rc readfile(const char *path, size_t max, char **buf, size_t *len,
 		return rc;
 	if (size > max) {
 		fclose(f);
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				  "file too large (%zu bytes, at most %zu)",
-				  size, max);
+		return fs_budget(err, path, "the file", (double)size, (double)max,
+				 "fragsim reads at most that much of this kind of file; make it smaller");
 	}
 	b = malloc(size + 1);
 	if (!b) {
 		fclose(f);
-		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0, "out of memory");
+		return fs_fail_at(err, FS_ENOMEM, path, 0, 0,
+				  "out of memory: the file's bytes, %zu bytes", size + 1);
 	}
 	n = fread(b, 1, size, f);
 	if (ferror(f) || n != size) {

@@ -21,8 +21,8 @@ enum fs_rc readfile_open(const char *path, FILE **fp, size_t *size,
 
 /*
  * Read path into a malloc'd buffer (*buf, *len; a NUL is appended and not
- * counted). Files over max bytes, directories and unreadable files are
- * FS_EINPUT with err->file = path. FIFOs, devices and sockets are
+ * counted). Files over max bytes are FS_EBUDGET, directories and
+ * unreadable files FS_EINPUT, with err->file = path. FIFOs, devices and sockets are
  * refused without blocking (readfile_open).
  */
 enum fs_rc readfile(const char *path, size_t max, char **buf, size_t *len,

@@ -37,8 +37,10 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 		return rc;
 	r->lm = profile_resolve(r->c.isa, err);
 	if (!r->lm) {
-		fs_err_prefix(err, "isa");
-		return FS_EINPUT;
+		rc = fs_err_rc(err, FS_EINPUT);
+		if (rc != FS_ENOMEM)
+			fs_err_prefix(err, "isa");
+		return rc;
 	}
 	rc = lanemap_validate(r->lm, &rep);
 	if (rc == FS_MISMATCH)
@@ -46,7 +48,7 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 				  "isa: profile %s is not valid (see 'fragsim lanemap check %s')",
 				  r->lm->name, r->c.isa);
 	if (rc)
-		return fs_fail(err, rc, "out of memory");
+		return fs_nomem(err, "the profile's inverse tables", 0);
 	route_check(&r->c, &r->route);
 	return FS_OK;
 }
@@ -91,7 +93,7 @@ static float *load_given(const char *path, const size_t *shape, const char *what
 		}
 	}
 	if (!out && !err->msg[0])
-		fs_fail(err, FS_EINTERNAL, "out of memory");
+		fs_nomem(err, what, a.count * sizeof(float) + 1);
 	npy_free(&a);
 	return out;
 }
@@ -116,11 +118,11 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 		return rc;
 	t0 = clock_seconds();
 	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
-		rc = FS_EINPUT;
+		rc = fs_err_rc(err, FS_EINPUT);
 	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->k.npy, ks, "data.k.npy", err)))
-		rc = FS_EINPUT;
+		rc = fs_err_rc(err, FS_EINPUT);
 	if (!rc && c->v.npy[0] && !(given[2] = load_given(c->v.npy, ks, "data.v.npy", err)))
-		rc = FS_EINPUT;
+		rc = fs_err_rc(err, FS_EINPUT);
 	g.q = given[0], g.k = given[1], g.v = given[2];
 	if (!rc)
 		rc = inputs_build(c, &g, &r->in, err);
@@ -443,23 +445,24 @@ static enum fs_rc memory_check(const struct runcase *r, struct fs_err *err)
 {
 	double avail = r->mem_avail ? (double)r->mem_avail : runcase_memory_available();
 	struct need top, cap_top;
-	char h[3][32];
+	char h[32], how[512];
 	double need, cap;
 
 	need = memory_need(r, &top, &cap, &cap_top);
 	/* inputs_build would refuse it, but only after reading given .npy */
-	if (cap > (double)INPUTS_MAX_BYTES)
-		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
-				  "needs %s of input tensors, more than the %zu GiB "
-				  "limit; %s of it for %s (%s)",
-				  human(cap, h[0]), INPUTS_MAX_BYTES >> 30,
-				  human(cap_top.bytes, h[1]), cap_top.what, cap_top.keys);
+	if (cap > (double)INPUTS_MAX_BYTES) {
+		snprintf(how, sizeof(how), "the input tensors' cap, INPUTS_MAX_BYTES in "
+			 "sim/inputs.h; %s of it for %s: %s; shrink the case",
+			 human(cap_top.bytes, h), cap_top.what, cap_top.keys);
+		return fs_budget(err, r->c.file, "the case", cap,
+				 (double)INPUTS_MAX_BYTES, how);
+	}
 	if (avail <= 0 || need <= avail)
 		return FS_OK;	/* unknown: the allocations will say */
-	return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
-			  "needs %s, %s of it for %s (%s); this machine has %s available",
-			  human(need, h[0]), human(top.bytes, h[1]), top.what, top.keys,
-			  human(avail, h[2]));
+	snprintf(how, sizeof(how), "the memory this machine has available; %s of it "
+		 "for %s: %s; shrink the case, or free memory (MemAvailable, a "
+		 "cgroup's memory.max)", human(top.bytes, h), top.what, top.keys);
+	return fs_budget(err, r->c.file, "the case", need, avail, how);
 }
 
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)

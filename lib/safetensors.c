@@ -107,12 +107,12 @@ enum fs_rc safetensors_add(struct safetensors *st, const char *name,
 			       "data", name);
 	if (grow((void **)&st->tensors, st->ntensors, &st->cap_tensors,
 		 sizeof(*st->tensors)))
-		return fs_fail(err, FS_EINTERNAL, "safetensors: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a safetensors file");
 	t = &st->tensors[st->ntensors];
 	memset(t, 0, sizeof(*t));
 	t->name = strdup(name);
 	if (!t->name)
-		return fs_fail(err, FS_EINTERNAL, "safetensors: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a safetensors file");
 	t->dtype = dtype;
 	t->ndim = ndim;
 	if (ndim)
@@ -136,14 +136,14 @@ enum fs_rc safetensors_add_meta(struct safetensors *st, const char *key,
 				       "duplicate metadata key '%s'", key);
 	if (grow((void **)&st->meta, st->nmeta, &st->cap_meta,
 		 sizeof(*st->meta)))
-		return fs_fail(err, FS_EINTERNAL, "safetensors: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a safetensors file");
 	m = &st->meta[st->nmeta];
 	m->key = strdup(key);
 	m->value = strdup(value);
 	if (!m->key || !m->value) {
 		free(m->key);
 		free(m->value);
-		return fs_fail(err, FS_EINTERNAL, "safetensors: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a safetensors file");
 	}
 	st->nmeta++;
 	return FS_OK;
@@ -203,7 +203,7 @@ enum fs_rc safetensors_header(const struct safetensors *st, char **text,
 	out = realloc(j.buf, n + pad + 1);
 	if (!out) {
 		json_free(&j);
-		return fs_fail(err, FS_EINTERNAL, "safetensors: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a safetensors file");
 	}
 	memset(out + n, ' ', pad);
 	out[n + pad] = '\0';
@@ -387,7 +387,7 @@ static enum fs_rc check_tiling(const struct safetensors_file *f,
 	enum fs_rc rc = FS_OK;
 
 	if (!by)
-		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0, "out of memory");
+		return fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0, "out of memory: the file's tables");
 	for (size_t i = 0; i < f->n; i++)
 		by[i] = &f->t[i];
 	qsort(by, f->n, sizeof(*by), cmp_begin);
@@ -421,7 +421,7 @@ static enum fs_rc meta_parse(struct safetensors_file *f,
 			       "an object of strings", v->at);
 	f->meta = calloc(v->n ? v->n : 1, sizeof(*f->meta));
 	if (!f->meta)
-		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0, "out of memory");
+		return fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0, "out of memory: the file's tables");
 	for (size_t i = 0; i < v->n; i++) {
 		if (v->items[i].type != JSON_STRING)
 			return st_fail(err, f->origin, "byte %zu: __metadata__ "
@@ -431,8 +431,8 @@ static enum fs_rc meta_parse(struct safetensors_file *f,
 		f->meta[i].value = strdup(v->items[i].text);
 		f->nmeta++;
 		if (!f->meta[i].key || !f->meta[i].value)
-			return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
-					  "out of memory");
+			return fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0,
+					  "out of memory: the file's tables");
 	}
 	return FS_OK;
 }
@@ -453,7 +453,7 @@ static enum fs_rc header_load(struct safetensors_file *f, const char *text,
 		return rc;
 	f->t = calloc(root->n ? root->n : 1, sizeof(*f->t));
 	if (!f->t)
-		rc = fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0, "out of memory");
+		rc = fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0, "out of memory: the file's tables");
 	for (size_t i = 0; i < root->n && !rc; i++) {
 		const char *name = root->keys[i];
 
@@ -468,8 +468,8 @@ static enum fs_rc header_load(struct safetensors_file *f, const char *text,
 		}
 		rc = entry_parse(f->origin, name, &root->items[i], &f->t[f->n], err);
 		if (!rc && !(f->t[f->n].name = strdup(name)))
-			rc = fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
-					"out of memory");
+			rc = fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0,
+					"out of memory: the file's tables");
 		if (!rc)
 			f->n++;
 	}
@@ -527,8 +527,8 @@ enum fs_rc safetensors_decode(const void *buf, size_t len, const char *name,
 
 	memset(f, 0, sizeof(*f));
 	if (!copy)
-		return fs_fail_at(err, FS_EINTERNAL, name, 0, 0,
-				  "out of memory (%zu bytes)", len);
+		return fs_fail_at(err, FS_ENOMEM, name, 0, 0,
+				  "out of memory: the file's bytes, %zu bytes", len);
 	if (len)
 		memcpy(copy, buf, len);
 	return decode_owned(copy, len, name, f, err);
@@ -553,8 +553,8 @@ enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
 	b = malloc(size ? size : 1);
 	if (!b) {
 		fclose(fp);
-		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
-				  "out of memory (%zu bytes)", size);
+		return fs_fail_at(err, FS_ENOMEM, path, 0, 0,
+				  "out of memory: the file's bytes, %zu bytes", size);
 	}
 	if (fread(b, 1, size, fp) != size) {
 		fclose(fp);
@@ -594,8 +594,8 @@ enum fs_rc safetensors_get(const struct safetensors_file *f, const char *name,
 	nbytes = e->end - e->begin;
 	out->data = malloc(nbytes ? nbytes : 1);
 	if (!out->data)
-		return fs_fail_at(err, FS_EINTERNAL, f->origin, 0, 0,
-				  "out of memory (%zu bytes)", nbytes);
+		return fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0,
+				  "out of memory: a tensor's data, %zu bytes", nbytes);
 	memcpy(out->data, f->data + e->begin, nbytes);
 	out->dtype = e->dtype;
 	out->ndim = e->ndim;

@@ -52,6 +52,8 @@ static enum fs_rc no_second_document(yaml_parser_t *p, const struct ydoc *d,
 	int more;
 
 	if (!yaml_parser_load(p, &extra)) {
+		if (p->error == YAML_MEMORY_ERROR)	/* libyaml's own allocation */
+			return fs_nomem(err, "a YAML document", 0);
 		m = p->problem_mark;
 		return fs_fail_at(err, FS_EINPUT, d->origin, (int)m.line + 1,
 				  (int)m.column + 1, "invalid YAML: %s",
@@ -114,7 +116,7 @@ static enum fs_rc bounds_anchor(struct bounds *b, const yaml_char_t *name,
 				   "(fragsim's limit)", YDOC_MAX_ANCHORS);
 	b->a[b->nanchors].name = strdup((const char *)name);
 	if (!b->a[b->nanchors].name)
-		return fs_fail(err, FS_EINTERNAL, "yaml: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a YAML document");
 	b->a[b->nanchors].nodes = 0;
 	b->a[b->nanchors].done = 0;
 	*idx = b->nanchors++;
@@ -218,7 +220,7 @@ static enum fs_rc bounds_check(const char *text, size_t len,
 
 	if (!b || !yaml_parser_initialize(&p)) {
 		free(b);
-		return fs_fail(err, FS_EINTERNAL, "yaml: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a YAML document");
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	while (!rc && !end) {
@@ -273,7 +275,7 @@ static enum fs_rc unique_keys(struct walk *w, yaml_node_t *n, const char *path)
 		return FS_OK;
 	keys = malloc(k * sizeof(*keys));
 	if (!keys)
-		return fs_fail(w->err, FS_EINTERNAL, "yaml: out of memory");
+		return fs_fail(w->err, FS_ENOMEM, "out of memory: a YAML document");
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = yaml_document_get_node(doc, p->key);
@@ -353,7 +355,7 @@ static enum fs_rc tree_check(const struct ydoc *d, struct fs_err *err)
 	enum fs_rc rc;
 
 	if (!w.seen)
-		return fs_fail(err, FS_EINTERNAL, "yaml: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a YAML document");
 	rc = walk_node(&w, 1, "", 0);
 	free(w.seen);
 	return rc;
@@ -372,9 +374,13 @@ enum fs_rc ydoc_load(struct ydoc *d, const char *text, size_t len,
 	if (rc)
 		return rc;
 	if (!yaml_parser_initialize(&p))
-		return fs_fail(err, FS_EINTERNAL, "yaml: out of memory");
+		return fs_fail(err, FS_ENOMEM, "out of memory: a YAML document");
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	ok = yaml_parser_load(&p, &d->doc);
+	if (!ok && p.error == YAML_MEMORY_ERROR) {	/* libyaml's own allocation */
+		yaml_parser_delete(&p);
+		return fs_nomem(err, "a YAML document", 0);
+	}
 	if (!ok) {
 		yaml_mark_t m = p.problem_mark;
 		char ctx[160] = "";

@@ -1046,8 +1046,8 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		free(kld);
 		free(kmeas);
 		block_free(&blk);
-		return fs_fail(err, FS_EINTERNAL, "out of memory comparing %ld rows",
-			       rows);
+		return fs_fail(err, FS_ENOMEM, "out of memory: the comparison's "
+			       "buffers for %ld rows", rows);
 	}
 
 #pragma omp parallel
@@ -1100,7 +1100,7 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 	}
 
 	if (oom) {
-		rc = fs_fail(err, FS_EINTERNAL, "out of memory comparing rows");
+		rc = fs_nomem(err, "a thread's comparison buffers", 0);
 		memset(rep, 0, sizeof(*rep));
 	} else {
 		/* Per-row KLDs, compacted in row order. */

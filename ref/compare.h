@@ -117,7 +117,7 @@ const char *compare_what_name(enum compare_what w);
  *
  * Returns FS_OK when everything matches and every threshold holds,
  * FS_MISMATCH when not (rep says where); FS_EINPUT when r does not fit
- * the case (shapes, tile coordinates, K-steps) and FS_EINTERNAL on out of
+ * the case (shapes, tile coordinates, K-steps) and FS_ENOMEM on out of
  * memory, both with err filled and rep zeroed.
  */
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,

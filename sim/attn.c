@@ -70,7 +70,8 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 	if (kn->c_columns || kn->tail_mask || kn->transpose) {
 		k->col_contig = malloc((size_t)slots * sizeof(int));
 		if (!k->col_contig)
-			return fs_fail(err, FS_EINTERNAL, "out of memory");
+			return fs_nomem(err, "the kernel's column table",
+					(size_t)slots * sizeof(int));
 		if (kernel_contiguous_cols(k->lm, k->col_contig))
 			return fs_fail(err, FS_EINPUT,
 				       "kernel: adjacent-column beliefs need lanes holding equal shares of each C row; %s does not",
@@ -84,7 +85,8 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 	}
 	k->seq_block0 = malloc((size_t)k->c->n_seqs * sizeof(int));
 	if (!k->seq_block0)
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the kernel's block offsets",
+				(size_t)k->c->n_seqs * sizeof(int));
 	for (int s = 0; s < k->c->n_seqs; s++) {
 		k->seq_block0[s] = b0;
 		b0 += case_blocks_of(k->c, s);
@@ -126,13 +128,19 @@ void attn_free(struct attn_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void *alloc_n(size_t n, size_t size, size_t *total)
+/*
+ * calloc(n, size), counted into *total. NULL either because the outputs
+ * so far pass INPUTS_MAX_BYTES (*over set: a limit, FS_EBUDGET; later
+ * calls only count, so *total ends as the whole need) or
+ * because calloc failed (*over left 0: out of memory).
+ */
+static void *alloc_n(size_t n, size_t size, double *total, int *over)
 {
-	size_t b;
-
-	if (fs_size_mul(n, size, &b) || fs_size_add(*total, b, total) ||
-	    *total > INPUTS_MAX_BYTES)
+	*total += (double)n * (double)size;	/* a double cannot wrap */
+	if (*over || *total > (double)INPUTS_MAX_BYTES) {
+		*over = 1;
 		return NULL;
+	}
 	return calloc(n ? n : 1, size);
 }
 
@@ -270,17 +278,54 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 	return attn_run_opts(c, lm, NULL, in, r, err);
 }
 
+/* A thread's scratch, and the fast path's when fast; 0, or -1 out of
+ * memory with nothing held. */
+static int thread_alloc(const struct kern *k, int nrt, int nseg, int fast, int ng,
+			struct scratch *x, struct fscratch *f)
+{
+	if (attn_scratch_alloc(k, nrt, nseg, x))
+		return -1;
+	if (fast && attn_fast_alloc(k, ng, nrt, f)) {
+		attn_scratch_free(x);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Did any thread of the team fail thread_alloc? Every thread must take
+ * the same branch after it: a worksharing loop ends in a barrier that
+ * waits for the whole team, so a thread that skipped the loop alone
+ * would leave the others waiting for ever. Hence the barrier here, and
+ * the flag read only after it.
+ */
+static int team_nomem(int mine, int *flag)
+{
+	int any;
+
+	if (mine) {
+#pragma omp atomic write
+		*flag = 1;
+	}
+#pragma omp barrier
+#pragma omp atomic read
+	any = *flag;
+	return any;
+}
+
 /*
  * Units in any order on any thread: each writes only its own rows and
  * tiles, so the bytes do not depend on the thread count. Returns the
- * number of failures; *bad counts replica disagreements.
+ * number of failures; *nomem is set when a thread could not allocate
+ * its scratch (out of memory, not a failure of the emulation: no unit
+ * runs), *bad counts replica disagreements.
  */
 static int run_units(const struct kern *k, const struct unit *units,
 		     size_t nunits, int fast, const struct tile_ops *ops, int maxrt,
-		     long *badp)
+		     long *badp, int *nomemp)
 {
 	const struct fs_case *c = k->c;
-	int failed = 0;
+	int failed = 0, nomem = 0;
 	long bad = 0;
 
 #pragma omp parallel reduction(+ : bad, failed)
@@ -288,24 +333,23 @@ static int run_units(const struct kern *k, const struct unit *units,
 		struct scratch x;
 		struct fscratch f;
 		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
+		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast, ng, &x, &f);
 
-		if (attn_scratch_alloc(k, maxrt, case_segments_max(c), &x)) {
-			failed++;
-		} else if (fast && attn_fast_alloc(k, ng, maxrt, &f)) {
-			attn_scratch_free(&x);
-			failed++;
-		} else {
+		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++)
 				if (fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
+		}
+		if (!mine) {
 			attn_scratch_free(&x);
 			if (fast)
 				attn_fast_free(&f);
 		}
 	}
 	*badp = bad;
+	*nomemp = nomem;
 	return failed;
 }
 
@@ -326,10 +370,10 @@ struct segpiece {
  * attn_fast_unit for any thread count. The array holds one unit's states
  * (1.5 MiB at 131072 keys), not all units' (6 MiB): fresh memory costs
  * ~2.3 ms per MiB to fault in on this machine, more than the merge's
- * barriers. Returns the number of failures.
+ * barriers. Returns the number of failures; *nomem as run_units.
  */
 static int fast_split(const struct kern *k, const struct unit *units,
-		      size_t nunits, const struct tile_ops *ops, int maxrt)
+		      size_t nunits, const struct tile_ops *ops, int maxrt, int *nomemp)
 {
 	/* States of the G distinct rows only (attn_fast_segs' stride). */
 	size_t R = (size_t)k->G, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
@@ -337,14 +381,16 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	struct rstate *sts;
 	float *obuf;
 	struct row *rows;
-	int failed = 0;
+	int failed = 0, nomem = 0;
 
+	*nomemp = 0;
 	p0 = malloc((nunits + 1) * sizeof(*p0));
 	rows = malloc((size_t)maxrt * k->M * sizeof(*rows));
 	if (!p0 || !rows) {
 		free(p0);
 		free(rows);
-		return 1;
+		*nomemp = 1;
+		return 0;
 	}
 	for (size_t i = 0; i < nunits; i++)
 		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
@@ -353,7 +399,8 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	obuf = malloc(nst * k->D * sizeof(float));
 	if (!pc || !sts || !obuf) {
 		free(p0), free(rows), free(pc), free(sts), free(obuf);
-		return 1;
+		*nomemp = 1;
+		return 0;
 	}
 	for (size_t i = 0; i < nst; i++)
 		sts[i].o = &obuf[i * k->D];
@@ -377,13 +424,10 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	{
 		struct scratch x;
 		struct fscratch f;
+		int mine = thread_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS,
+					&x, &f);
 
-		if (attn_scratch_alloc(k, maxrt, 1, &x)) {
-			failed++;
-		} else if (attn_fast_alloc(k, (k->G + TILE_ROWS - 1) / TILE_ROWS, maxrt, &f)) {
-			attn_scratch_free(&x);
-			failed++;
-		} else {
+		if (!team_nomem(mine, &nomem)) {
 			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
 				for (size_t p = p0[i]; p < p0[i + 1]; p++)
@@ -396,11 +440,14 @@ static int fast_split(const struct kern *k, const struct unit *units,
 					attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
 				/* and here: merged before the next unit's states */
 			}
+		}
+		if (!mine) {
 			attn_scratch_free(&x);
 			attn_fast_free(&f);
 		}
 	}
 	free(p0), free(rows), free(pc), free(sts), free(obuf);
+	*nomemp = nomem;
 	return failed;
 }
 
@@ -411,9 +458,10 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	struct kern k;
 	struct unit *units = NULL;
 	struct row *rows;
-	size_t nunits = 0, total = 0, rows_n;
+	size_t nunits = 0, rows_n;
+	double total = 0;
 	long bad = 0;
-	int failed, maxrt = 1, fast;
+	int failed, nomem = 0, over = 0, maxrt = 1, fast;
 	enum attn_exec want = opts ? opts->exec : ATTN_EXEC_AUTO;
 	const struct tile_ops *ops = tile_ops_of(TILE_PORTABLE);
 	unsigned drop = opts ? opts->drop : 0;
@@ -441,7 +489,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	k.ksteps_run = (k.dims + k.K - 1) / k.K;
 	if (c_row_slots(&k)) {
 		c_row_slots_free(&k);
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the C rows' slot table",
+				(size_t)k.M * k.W * k.EC * sizeof(int));
 	}
 	rc = kernel_tables(&k, err);
 	if (rc) {
@@ -500,7 +549,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		free(units);
 		free(rows);
 		c_row_slots_free(&k);
-		return fs_fail(err, FS_EINTERNAL, "out of memory");
+		return fs_nomem(err, "the emulation's work units", 0);
 	}
 	for (size_t i = 0; i < nunits; i++) {
 		attn_unit_rows(&k, &units[i], rows);
@@ -520,20 +569,20 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		int want_scores = !(drop & ATTN_DROP_SCORES), want_acc = !(drop & ATTN_DROP_ACC);
 		int want_seg = r->nseg > 1 && !(drop & ATTN_DROP_SPLITK);
 
-		r->out = alloc_n(rows_all * k.D, sizeof(float), &total);
+		r->out = alloc_n(rows_all * k.D, sizeof(float), &total, &over);
 		if (want_scores)
-			r->scores = alloc_n(rows_all * k.MAXCTX, sizeof(float), &total);
-		r->row_max = alloc_n(rows_all, sizeof(float), &total);
-		r->row_sum = alloc_n(rows_all, sizeof(float), &total);
+			r->scores = alloc_n(rows_all * k.MAXCTX, sizeof(float), &total, &over);
+		r->row_max = alloc_n(rows_all, sizeof(float), &total, &over);
+		r->row_sum = alloc_n(rows_all, sizeof(float), &total, &over);
 		if (want_acc) {
-			r->acc = alloc_n(acc_n, sizeof(int32_t), &total);
+			r->acc = alloc_n(acc_n, sizeof(int32_t), &total, &over);
 			r->acc_tiles = alloc_n(r->n_tiles * ATTN_TILE_COLS, sizeof(int32_t),
-					       &total);
+					       &total, &over);
 		}
 		if (want_seg) {
-			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total);
-			r->seg_sum = alloc_n(rows_all * r->nseg, sizeof(float), &total);
-			r->seg_out = alloc_n(rows_all * r->nseg * k.D, sizeof(float), &total);
+			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total, &over);
+			r->seg_sum = alloc_n(rows_all * r->nseg, sizeof(float), &total, &over);
+			r->seg_out = alloc_n(rows_all * r->nseg * k.D, sizeof(float), &total, &over);
 		}
 		if (!r->out || (want_scores && !r->scores) || !r->row_max || !r->row_sum ||
 		    (want_acc && (!r->acc || !r->acc_tiles)) ||
@@ -541,9 +590,11 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			attn_free(r);
 			free(units);
 			c_row_slots_free(&k);
-			return fs_fail(err, FS_EINPUT,
-				       "the emulation's outputs need more than %zu GiB",
-				       INPUTS_MAX_BYTES >> 30);
+			if (!over)
+				return fs_nomem(err, "the emulation's outputs", (size_t)total);
+			return fs_budget(err, NULL, "the emulation's output", total,
+					 (double)INPUTS_MAX_BYTES,
+					 "INPUTS_MAX_BYTES caps a case's tensors; shrink the case, or list fewer tensors under golden:");
 		}
 		for (size_t i = 0; r->scores && i < rows_all * k.MAXCTX; i++)
 			r->scores[i] = -INFINITY;
@@ -564,16 +615,21 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	 * segments over the threads instead (fast_split). */
 	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
-		failed = fast_split(&k, units, nunits, ops, maxrt);
+		failed = fast_split(&k, units, nunits, ops, maxrt, &nomem);
 	else
-		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad);
+		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad, &nomem);
 	free(units);
 	c_row_slots_free(&k);
 	r->replica_mismatch = bad;
-	if (failed) {
+	if (nomem) {
+		attn_free(r);
+		return fs_nomem(err, "a thread's emulation scratch", 0);
+	}
+	if (failed) {	/* a register read the validated profile cannot place */
 		attn_free(r);
 		return fs_fail(err, FS_EINTERNAL,
-			       "emulation failed (out of memory or replica disagreement)");
+			       "emulation failed: %d work units could not read their registers",
+			       failed);
 	}
 	return FS_OK;
 }

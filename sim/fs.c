@@ -12,9 +12,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static void err_vset(struct fs_err *err, const char *file, int line, int col,
-		     const char *fmt, va_list ap)
+static void err_vset(struct fs_err *err, enum fs_rc rc, const char *file,
+		     int line, int col, const char *fmt, va_list ap)
 {
+	err->rc = rc;
 	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
 	err->line = line;
 	err->col = col;
@@ -28,7 +29,7 @@ enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)
 	if (!err)
 		return rc;
 	va_start(ap, fmt);
-	err_vset(err, NULL, 0, 0, fmt, ap);
+	err_vset(err, rc, NULL, 0, 0, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -41,9 +42,73 @@ enum fs_rc fs_fail_at(struct fs_err *err, enum fs_rc rc, const char *file,
 	if (!err)
 		return rc;
 	va_start(ap, fmt);
-	err_vset(err, file, line, col, fmt, ap);
+	err_vset(err, rc, file, line, col, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+int fs_rc_exit(int rc)
+{
+	switch (rc) {
+	case FS_OK:
+	case FS_MISMATCH:
+	case FS_EINPUT:
+		return rc;
+	case FS_EBUDGET:
+		return FS_EINPUT;
+	default:	/* FS_EINTERNAL, FS_ENOMEM, anything unknown */
+		return FS_EINTERNAL;
+	}
+}
+
+const char *fs_rc_name(int rc)
+{
+	switch (rc) {
+	case FS_OK:		return "ok";
+	case FS_MISMATCH:	return "mismatch";
+	case FS_EINPUT:		return "bad input";
+	case FS_ENOMEM:		return "out of memory";
+	case FS_EBUDGET:	return "over a limit";
+	default:		return "internal error";
+	}
+}
+
+const char *fs_bytes_str(double bytes, char *buf, size_t len)
+{
+	static const char *unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%.0f bytes", bytes);
+		return buf;
+	}
+	while (v >= 1024 && u < 3)
+		v /= 1024, u++;
+	snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+enum fs_rc fs_nomem(struct fs_err *err, const char *what, size_t bytes)
+{
+	if (bytes)
+		return fs_fail(err, FS_ENOMEM, "out of memory: %s, %zu bytes",
+			       what, bytes);
+	return fs_fail(err, FS_ENOMEM, "out of memory: %s", what);
+}
+
+enum fs_rc fs_budget(struct fs_err *err, const char *file, const char *what,
+		     double need, double limit, const char *how)
+{
+	char n[32], l[32];
+
+	/* Just over: "1.0 MiB, over the limit of 1.0 MiB" says nothing */
+	if (!strcmp(fs_bytes_str(need, n, sizeof(n)), fs_bytes_str(limit, l, sizeof(l)))) {
+		snprintf(n, sizeof(n), "%.0f bytes", need);
+		snprintf(l, sizeof(l), "%.0f bytes", limit);
+	}
+	return fs_fail_at(err, FS_EBUDGET, file, 0, 0,
+			  "%s needs %s, over the limit of %s (%s)", what, n, l, how);
 }
 
 void fs_err_prefix(struct fs_err *err, const char *prefix)

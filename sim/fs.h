@@ -13,20 +13,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Result codes double as the process exit status (docs/design.md 3.5). */
+/*
+ * Result codes (docs/design.md 3.5). The first four are their own exit
+ * status; the two kinds after them keep their cause apart in the code and
+ * in the text, and exit as fs_rc_exit() says: out of memory is no fault
+ * of the input (3), a limit is one the user can change (2).
+ */
 enum fs_rc {
 	FS_OK = 0,		/* all checks hold */
 	FS_MISMATCH = 1,	/* a verification mismatch / profile invalid */
 	FS_EINPUT = 2,		/* bad usage or bad input */
-	FS_EINTERNAL = 3,	/* internal error, including failed writes */
+	FS_EINTERNAL = 3,	/* internal error: a failed write, an impossible state */
+	FS_ENOMEM = 4,		/* an allocation failed: "out of memory: <what>, N bytes" */
+	FS_EBUDGET = 5,		/* over a size limit the case or an option sets */
 };
+
+/* The process exit status of rc: 0, 1, 2 (input, budget), 3 (internal,
+ * out of memory); anything else is 3. The one place that maps them. */
+int fs_rc_exit(int rc);
+
+/* "ok", "mismatch", "bad input", "internal error", "out of memory",
+ * "over a limit": what kind of result rc is, for reports. */
+const char *fs_rc_name(int rc);
 
 struct fs_err {
 	char file[256];	/* "" when the error has no file */
 	int line;	/* 1-based; 0 when unknown */
 	int col;	/* 1-based; 0 when unknown */
 	char msg[768];	/* lowercase, no full stop, says what failed first */
+	enum fs_rc rc;	/* the kind fs_fail* was given; FS_OK when unset */
 };
+
+/*
+ * The kind of the error in err, for a function that returns NULL or -1
+ * rather than an rc (a loader returning a pointer): err->rc when set,
+ * else dflt.
+ */
+static inline enum fs_rc fs_err_rc(const struct fs_err *err, enum fs_rc dflt)
+{
+	return err && err->rc ? err->rc : dflt;
+}
 
 /* Fill err (if non-NULL) with a message and no location; returns rc. */
 enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)
@@ -36,6 +62,26 @@ enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)
 enum fs_rc fs_fail_at(struct fs_err *err, enum fs_rc rc, const char *file,
 		      int line, int col, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/*
+ * An allocation of `bytes` for `what` failed: FS_ENOMEM with "out of
+ * memory: <what>, <bytes> bytes" (bytes 0: unknown, left out).
+ */
+enum fs_rc fs_nomem(struct fs_err *err, const char *what, size_t bytes);
+
+/*
+ * A size limit: FS_EBUDGET at file (NULL: none) with "<what> needs <need>,
+ * over the limit of <limit> (<how>)", each size in the unit that reads
+ * best (KiB to TiB, one decimal; in bytes when the two would read the
+ * same); `how` names the limit and how to raise
+ * it or shrink the case, e.g. "inputs are capped at 16 GiB; shrink the
+ * case". need and limit are doubles so a silly case cannot overflow.
+ */
+enum fs_rc fs_budget(struct fs_err *err, const char *file, const char *what,
+		     double need, double limit, const char *how);
+
+/* "41.2 GiB", "3.0 MiB", "355.3 KiB", "12 bytes" into buf; returns buf. */
+const char *fs_bytes_str(double bytes, char *buf, size_t len);
 
 /* Prefix err->msg with "prefix: " (e.g. a key path); keeps the location. */
 void fs_err_prefix(struct fs_err *err, const char *prefix);

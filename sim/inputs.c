@@ -591,15 +591,15 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	/* Size everything before allocating anything. */
 	if (count_bytes(c, in, &n, &bytes, &gib)) {
 		memset(in, 0, sizeof(*in));
-		return fs_fail(err, FS_EINPUT,
-			       "case tensor sizes overflow, far more than the %zu GiB limit",
+		return fs_fail(err, FS_EBUDGET,
+			       "the case needs more bytes than a size_t holds, over the limit of %zu GiB (INPUTS_MAX_BYTES caps a case's tensors; shrink the case)",
 			       INPUTS_MAX_BYTES >> 30);
 	}
 	if (bytes > INPUTS_MAX_BYTES) {
 		memset(in, 0, sizeof(*in));
-		return fs_fail(err, FS_EINPUT,
-			       "case needs %.1f GiB of tensors, more than the %zu GiB limit",
-			       gib, INPUTS_MAX_BYTES >> 30);
+		return fs_budget(err, NULL, "the case", gib * (double)(1u << 30),
+				 (double)INPUTS_MAX_BYTES,
+				 "INPUTS_MAX_BYTES caps a case's tensors; shrink the case");
 	}
 
 	in->q = alloc_n(n.q, sizeof(float), &bad);
@@ -629,8 +629,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	scratch = alloc_n(2 * (size_t)in->NB, sizeof(int), &bad);
 	mk = alloc_n(3, sizeof(*mk), &bad);
 	if (bad) {
-		rc = fs_fail(err, FS_EINTERNAL,
-			     "out of memory allocating %.1f GiB of inputs", gib);
+		rc = fs_nomem(err, "the case's tensors", bytes);
 		goto fail;
 	}
 

@@ -61,8 +61,8 @@ struct inputs_given {
 
 /*
  * Build every tensor for case c. Sizes are overflow-checked against
- * INPUTS_MAX_BYTES; failure is FS_EINPUT (too large, or a shape or block
- * table inputs cannot lay out) or FS_EINTERNAL (out of memory) with
+ * INPUTS_MAX_BYTES; failure is FS_EBUDGET (over it), FS_EINPUT (a shape
+ * or block table inputs cannot lay out) or FS_ENOMEM with
  * nothing left allocated and *in zeroed.
  */
 /* Head-dim elements per K chunk: k_cache is [NB][Hkv][D/16][BS][16], so

@@ -203,7 +203,7 @@ static enum fs_rc validate_operand(struct lanemap *lm, enum lm_operand op,
 	if (!count || !first) {
 		free(count);
 		free(first);
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	}
 	for (int s = 0; s < slots; s++) {
 		int r = o->row[s], c = o->col[s];
@@ -241,7 +241,7 @@ static enum fs_rc validate_operand(struct lanemap *lm, enum lm_operand op,
 	o->owner = malloc((size_t)entries * (size_t)o->replicas *
 			  sizeof(*o->owner));
 	if (!o->owner)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	{
 		int fill[LM_MAX_SLOTS];	/* replicas placed; entries <= slots */
 
@@ -264,7 +264,7 @@ enum fs_rc lanemap_validate(struct lanemap *lm, struct lm_report *rep)
 	for (int op = 0; op < LM_NOPERANDS; op++) {
 		enum fs_rc rc = validate_operand(lm, (enum lm_operand)op, rep);
 
-		if (rc == FS_EINTERNAL)
+		if (rc == FS_ENOMEM)
 			return rc;
 		if (rc != FS_OK)
 			worst = rc;

@@ -133,7 +133,8 @@ enum fs_rc lanemap_set_table(struct lanemap *lm, enum lm_operand op,
 /*
  * Check that every (lane, e) is in range and every entry is held exactly
  * `replicas` times; build the inverse tables. Returns FS_OK when valid,
- * FS_MISMATCH when not (rep says why), FS_EINTERNAL on out of memory.
+ * FS_MISMATCH when not (rep says why), FS_ENOMEM on out of memory
+ * (rep has no room for a message: the caller names it).
  */
 enum fs_rc lanemap_validate(struct lanemap *lm, struct lm_report *rep);
 

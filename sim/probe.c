@@ -62,35 +62,31 @@ static int32_t load8(enum lm_dtype t, uint8_t v)
 	return t == LM_U8 ? (int32_t)v : (int32_t)(int8_t)v;
 }
 
-static int integer_typed(const struct lanemap *lm, struct fs_err *err)
+static enum fs_rc integer_typed(const struct lanemap *lm, struct fs_err *err)
 {
 	if (is_int8(lm->op[LM_A].type) && is_int8(lm->op[LM_B].type) &&
 	    lm->op[LM_C].type == LM_I32)
-		return 0;
-	fs_fail(err, FS_EINPUT, "%s: the probe needs 8-bit A and B and i32 C",
-		lm->name);
-	return -1;
+		return FS_OK;
+	return fs_fail(err, FS_EINPUT, "%s: the probe needs 8-bit A and B and i32 C",
+		       lm->name);
 }
 
-int probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
-			struct fs_err *err)
+enum fs_rc probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
+			       struct fs_err *err)
 {
 	if (integer_typed(x, err) || integer_typed(y, err))
-		return -1;
-	if (x->wave != y->wave) {
-		fs_fail(err, FS_EINPUT, "%s has %d lanes, %s has %d", x->name,
-			x->wave, y->name, y->wave);
-		return -1;
-	}
+		return FS_EINPUT;
+	if (x->wave != y->wave)
+		return fs_fail(err, FS_EINPUT, "%s has %d lanes, %s has %d", x->name,
+			       x->wave, y->name, y->wave);
 	for (int op = 0; op < LM_NOPERANDS; op++) {
 		if (x->op[op].elems == y->op[op].elems)
 			continue;
-		fs_fail(err, FS_EINPUT, "%s holds %d %s elements per lane, %s %d",
-			x->name, x->op[op].elems, lm_operand_name((enum lm_operand)op),
-			y->name, y->op[op].elems);
-		return -1;
+		return fs_fail(err, FS_EINPUT, "%s holds %d %s elements per lane, %s %d",
+			       x->name, x->op[op].elems, lm_operand_name((enum lm_operand)op),
+			       y->name, y->op[op].elems);
 	}
-	return 0;
+	return FS_OK;
 }
 
 /* splitmix64: the random wave must be the same on every machine. */
@@ -321,7 +317,7 @@ static enum fs_rc collect_terms(struct solver *s, struct fs_err *err)
 			       "(every one-hot wave came back 0)");
 	s->t = malloc((size_t)s->nt * sizeof(*s->t));
 	if (!s->t)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	rc = read_terms(s, 1, err);
 	/* the fill advanced first[sc] to the start of sc + 1: shift back */
 	memmove(&s->first[1], &s->first[0], (size_t)s->sc * sizeof(int));
@@ -483,7 +479,7 @@ static enum fs_rc assign_labels(struct solver *s, int r, struct probe_result *re
 	int next = 0;
 
 	if (!votes)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	for (int x = 0; x < s->nodes; x++) {
 		int c = s->cls[r][x], l;
 
@@ -573,7 +569,7 @@ static enum fs_rc build_map(struct solver *s, struct probe_result *res,
 	if (!lm || !rep) {
 		lanemap_free(lm);
 		free(rep);
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	}
 	snprintf(lm->name, sizeof(lm->name), "%.50s-probed", s->anchor->name);
 	snprintf(lm->instr, sizeof(lm->instr), "%s", p->instr);
@@ -640,14 +636,14 @@ static enum fs_rc solver_init(struct solver *s)
 {
 	s->first = calloc((size_t)s->sc + 1, sizeof(int));
 	if (!s->first)
-		return FS_EINTERNAL;
+		return FS_ENOMEM;
 	for (int r = 0; r < 3; r++) {
 		s->rel[r].up = malloc((size_t)s->nodes * sizeof(int));
 		s->used[r] = calloc((size_t)s->nodes, 1);
 		s->cls[r] = malloc((size_t)s->nodes * sizeof(int));
 		s->label[r] = malloc((size_t)s->nodes * sizeof(int));
 		if (!s->rel[r].up || !s->used[r] || !s->cls[r] || !s->label[r])
-			return FS_EINTERNAL;
+			return FS_ENOMEM;
 		for (int x = 0; x < s->nodes; x++)
 			s->rel[r].up[x] = x;
 	}
@@ -698,8 +694,8 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
 			res->unread[LM_B] += !s.used[REL_COL][node_b(&s, x)];
 		}
 	}
-	if (rc == FS_EINTERNAL)
-		fs_fail(err, rc, "out of memory");
+	if (rc == FS_ENOMEM)
+		fs_nomem(err, "the probe solver's tables", 0);
 	solver_free(&s);
 	return rc;
 }

@@ -68,11 +68,11 @@ const char *probe_check_name(int i);
 
 /*
  * Can a plan made for x run on a device that follows y? Same wave, same
- * elements per lane for A, B and C, 8-bit A and B, i32 C. 0 when yes,
- * else -1 with err (FS_EINPUT) saying what differs.
+ * elements per lane for A, B and C, 8-bit A and B, i32 C. FS_OK when
+ * yes, else FS_EINPUT with err saying what differs.
  */
-int probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
-			struct fs_err *err);
+enum fs_rc probe_same_geometry(const struct lanemap *x, const struct lanemap *y,
+			       struct fs_err *err);
 
 /*
  * Fill the plan: a[W * lanes*EA], b[W * lanes*EB] (8-bit, two's complement
@@ -104,7 +104,7 @@ struct probe_result {
  * Read the device's answers c for the plan made from `plan` (a, b as
  * probe_plan wrote them) and name them with labels anchored to `anchor`
  * (same geometry). FS_OK with res->found set; FS_EINPUT with err saying
- * which wave and slot no lane map explains; FS_EINTERNAL on out of memory.
+ * which wave and slot no lane map explains; FS_ENOMEM on out of memory.
  * res->found is NULL after any failure.
  */
 enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,

@@ -821,11 +821,11 @@ static void file_errors(void **state)
 	memset(big, '#', CASE_MAX_FILE_BYTES + 1);
 	big[CASE_MAX_FILE_BYTES + 1] = '\0';
 	path = tu_write_temp(".yaml", big);
-	assert_int_equal(case_load_file(path, &c, &err), FS_EINPUT);
-	assert_non_null(strstr(err.msg, "file too large"));
+	assert_int_equal(case_load_file(path, &c, &err), FS_EBUDGET);
+	assert_non_null(strstr(err.msg, "the file needs 1048577 bytes, over the limit of 1048576 bytes ("));
 	assert_int_equal(case_load_text(big, CASE_MAX_FILE_BYTES + 1, "b.yaml", NULL,
-					&c, &err), FS_EINPUT);
-	assert_non_null(strstr(err.msg, "too large"));
+					&c, &err), FS_EBUDGET);
+	assert_non_null(strstr(err.msg, "the case file needs 1048577 bytes, over the limit of 1048576 bytes ("));
 	unlink(path);
 	free(path);
 	free(big);

@@ -906,11 +906,13 @@ static void memory_refused_before_allocating(void **state)
 	assert_true(clock_seconds() - t0 < 5.0);
 	assert_int_equal(r.status, 2);
 	assert_string_equal(r.out, "");
-	snprintf(want, sizeof(want), "fragsim: error: %s: needs 32.0 TiB, 32.0 TiB of it "
-		 "for the scores (sequences 4 x tokens 8192 x q_heads 256 x context "
-		 "1048576 x 4 bytes); this machine has ", p);
+	snprintf(want, sizeof(want), "fragsim: error: %s: the case needs 32.0 TiB, over "
+		 "the limit of ", p);
 	assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
-	assert_non_null(strstr(r.err, " available\n"));
+	assert_non_null(strstr(r.err, " (the memory this machine has available; 32.0 TiB "
+			       "of it for the scores: sequences 4 x tokens 8192 x q_heads "
+			       "256 x context 1048576 x 4 bytes; shrink the case, or free "
+			       "memory (MemAvailable, a cgroup's memory.max))\n"));
 	tu_free(&r);
 	unlink(p);
 	free(p);
@@ -935,13 +937,15 @@ static void memory_estimate_hand_worked(void **state)
 	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/qwen35-27b/decode-1.yaml", &r, &err),
 			 FS_OK);
 	r.mem_avail = 300 * 1024;
-	assert_int_equal(runcase_inputs(&r, &err), FS_EINPUT);
-	assert_string_equal(err.msg, "needs 356.9 KiB, 193.0 KiB of it for the reference's "
-			    "rows (32 rows x (4 x context 1 + 3 x head_dim 256) x 8 bytes); "
-			    "this machine has 300.0 KiB available");
+	assert_int_equal(runcase_inputs(&r, &err), FS_EBUDGET);
+	assert_string_equal(err.msg, "the case needs 356.9 KiB, over the limit of 300.0 KiB "
+			    "(the memory this machine has available; 193.0 KiB of it for "
+			    "the reference's rows: 32 rows x (4 x context 1 + 3 x head_dim "
+			    "256) x 8 bytes; shrink the case, or free memory (MemAvailable, "
+			    "a cgroup's memory.max))");
 	assert_int_equal(r.have_inputs, 0);
 	r.mem_avail = 365515;
-	assert_int_equal(runcase_inputs(&r, &err), FS_EINPUT);
+	assert_int_equal(runcase_inputs(&r, &err), FS_EBUDGET);
 	r.mem_avail = 365516;
 	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
 	runcase_free(&r);
@@ -982,9 +986,11 @@ static void inputs_cap_before_allocating(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	snprintf(want, sizeof(want), "fragsim: error: %s: needs 20.1 GiB of input tensors, "
-		 "more than the 16 GiB limit; 16.0 GiB of it for the logical K and V "
-		 "(sequences 1 x context 1048576 x kv_heads 8 x head_dim 256 x 4 bytes x 2)\n", p);
+	snprintf(want, sizeof(want), "fragsim: error: %s: the case needs 20.1 GiB, over "
+		 "the limit of 16.0 GiB (the input tensors' cap, INPUTS_MAX_BYTES in "
+		 "sim/inputs.h; 16.0 GiB of it for the logical K and V: sequences 1 x "
+		 "context 1048576 x kv_heads 8 x head_dim 256 x 4 bytes x 2; shrink "
+		 "the case)\n", p);
 	for (int i = 0; i < 2; i++) {
 		struct run_result r = tu_run("run %s%s", p, modes[i]);
 

@@ -807,9 +807,9 @@ static void too_large_is_refused_before_allocating(void **state)
 	/* 64 sequences of 1M keys: K and V alone are 2 * 256 GiB */
 	base_case(&c, 16, PLACE_CONTIGUOUS, CASE_MAX_SEQS, ctx, NULL);
 	memset(&in, 0x5a, sizeof(in));
-	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
-	assert_non_null(strstr(err.msg, "GiB of tensors, more than the 16 GiB limit"));
-	assert_non_null(strstr(err.msg, "case needs "));
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EBUDGET);
+	assert_non_null(strstr(err.msg, "the case needs "));
+	assert_non_null(strstr(err.msg, ", over the limit of 16.0 GiB (INPUTS_MAX_BYTES"));
 	assert_null(in.q);
 	assert_null(in.k);
 	assert_null(in.k_cache);
@@ -820,7 +820,7 @@ static void too_large_is_refused_before_allocating(void **state)
 
 		base_case(&c, 16, PLACE_CONTIGUOUS, 1, &one, NULL);
 		c.kv_heads = 8;	/* 1M * 8 * 256 * 4 B = 8 GiB each */
-		assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+		assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EBUDGET);
 		assert_null(in.k);
 	}
 }

@@ -409,7 +409,7 @@ static void geometry_must_match(void **state)
 
 	(void)state;
 	/* both 32 lanes of 16 A elements; B: 16 vs 8 elements per lane */
-	assert_int_equal(probe_same_geometry(p, q, &err), -1);
+	assert_int_equal(probe_same_geometry(p, q, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "16 B elements per lane"));
 	lanemap_free(p);
 	lanemap_free(q);

@@ -64,8 +64,8 @@ static void fifo_and_devices_are_refused(void **state)
 	assert_int_equal(len, 3);
 	assert_string_equal(buf, "abc");
 	free(buf);
-	assert_int_equal(readfile(p, 2, &buf, &len, &err), FS_EINPUT);
-	assert_non_null(strstr(err.msg, "file too large (3 bytes, at most 2)"));
+	assert_int_equal(readfile(p, 2, &buf, &len, &err), FS_EBUDGET);
+	assert_non_null(strstr(err.msg, "the file needs 3 bytes, over the limit of 2 bytes ("));
 	rm_rf(d);
 	free(d);
 }
