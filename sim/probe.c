@@ -19,6 +19,16 @@
  * slots (one row of C); 8192 products = 16*16*32; 16 row classes, 16
  * column classes, 32 k classes; the votes give every class the label
  * the profile gives it, and the found map equals gfx936.
+ *
+ * The short plan gets the same products another way (short_terms): the
+ * pair waves name, for slot 0 and each power-of-two A slot, the (B slot,
+ * C slot) each feeds; packed as bits (A slot | B slot << ab | C slot <<
+ * ab + bb) and taken relative to the first product of slot 0, they span
+ * a subspace, and the products are that subspace shifted back. gfx936:
+ * slot 0 feeds 16 C slots, each power-of-two slot 16 more, and the span
+ * has dimension 13, 2^13 = 8192 products. From there on solve is the
+ * same, after one more check (short_predict): the products predict every
+ * wave of the plan, one-hot and check waves alike, exactly.
  */
 #include "probe.h"
 
@@ -26,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gf2.h"
 #include "mmac.h"
 
 _Static_assert(PROBE_BASE * PROBE_BASE >= LM_MAX_SLOTS,
@@ -35,21 +46,30 @@ _Static_assert((long long)LM_MAX_DIM * 255 * 255 < 2147483647LL,
 
 enum { CHECK_ONES, CHECK_EXTREME, CHECK_RANDOM };
 
-static const char *const check_names[PROBE_CHECKS] = { "ones", "extreme", "random" };
+/* PROBE_HI and PROBE_BASE in messages */
+#define PROBE_TEXT_(x) #x
+#define PROBE_TEXT(x) PROBE_TEXT_(x)
+#define PROBE_HI_TEXT PROBE_TEXT(PROBE_HI)
+#define PROBE_BASE_TEXT PROBE_TEXT(PROBE_BASE)
+
+static const char *const check_names[PROBE_SHORT_CHECKS] = {
+	"ones", "extreme", "random", "random2", "random3", "random4",
+};
+_Static_assert(PROBE_SHORT_CHECKS == 6, "one name per short check wave");
 
 const char *probe_check_name(int i)
 {
-	return i >= 0 && i < PROBE_CHECKS ? check_names[i] : "?";
+	return i >= 0 && i < PROBE_SHORT_CHECKS ? check_names[i] : "?";
+}
+
+const char *probe_kind_name(enum probe_kind kind)
+{
+	return kind == PROBE_SHORT ? "short" : "exhaustive";
 }
 
 static int slots_of(const struct lanemap *lm, enum lm_operand op)
 {
 	return lm->wave * lm->op[op].elems;
-}
-
-int probe_waves(const struct lanemap *lm)
-{
-	return PROBE_DIGITS * slots_of(lm, LM_A) + PROBE_CHECKS;
 }
 
 static int is_int8(enum lm_dtype t)
@@ -103,8 +123,107 @@ static uint64_t next_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-enum fs_rc probe_plan(const struct lanemap *lm, uint8_t *a, uint8_t *b,
-		      struct fs_err *err)
+static const char *gf2_kind_text(enum gf2_kind k)
+{
+	switch (k) {
+	case GF2_LINEAR:
+		return "linear over GF(2)";
+	case GF2_AFFINE:
+		return "affine over GF(2), not linear";
+	case GF2_NONLINEAR:
+		return "not linear over GF(2)";
+	case GF2_NOT_POW2:
+		break;
+	}
+	return "not of power-of-two sizes, so not linear over GF(2)";
+}
+
+enum probe_kind probe_default_kind(const struct lanemap *lm, char *why, size_t len)
+{
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		struct gf2_map g;
+
+		gf2_of(lm, (enum lm_operand)op, &g);
+		if (g.kind == GF2_LINEAR)
+			continue;
+		if (why)
+			snprintf(why, len, "%s is %s", lm_operand_name((enum lm_operand)op),
+				 gf2_kind_text(g.kind));
+		return PROBE_EXHAUSTIVE;
+	}
+	if (why && len)
+		why[0] = '\0';
+	return PROBE_SHORT;
+}
+
+static int bit_count(unsigned x)
+{
+	int n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+/* Mixes have 3 or more bits set: an XOR of at least three basis slots. */
+#define MIX_BITS 3
+
+enum fs_rc probe_layout(const struct lanemap *lm, enum probe_kind kind,
+			struct probe_layout *pl, struct fs_err *err)
+{
+	int sa = slots_of(lm, LM_A), bits = gf2_log2(sa);
+	uint64_t seed = PROBE_SEED + 1;	/* not the random waves' stream */
+	char why[128];
+
+	memset(pl, 0, sizeof(*pl));
+	pl->kind = kind;
+	if (!lm->valid)
+		return fs_fail(err, FS_EINPUT, "%s: profile is not valid", lm->name);
+	if (integer_typed(lm, err))
+		return FS_EINPUT;
+	if (kind == PROBE_EXHAUSTIVE) {
+		pl->onehot = PROBE_DIGITS * sa;
+		pl->checks = PROBE_CHECKS;
+		pl->waves = pl->onehot + pl->checks;
+		return FS_OK;
+	}
+	if (probe_default_kind(lm, why, sizeof(why)) != PROBE_SHORT)
+		return fs_fail(err, FS_EINPUT,
+			       "%s: %s, and a short plan reads linear maps only "
+			       "(plan with --exhaustive)", lm->name, why);
+	/* linear: sa is a power of two, and a wave has 32 or more slots */
+	if (bits < MIX_BITS + 2)
+		return fs_fail(err, FS_EINPUT, "%s: %d A slots are too few for a short plan",
+			       lm->name, sa);
+	pl->slot[pl->probes++] = 0;
+	for (int i = 0; i < bits; i++)
+		pl->slot[pl->probes++] = 1 << i;
+	pl->basis = pl->probes;
+	while (pl->probes < pl->basis + PROBE_MIXES) {
+		int x = (int)(next_rand(&seed) % (uint64_t)sa), dup = 0;
+
+		for (int j = pl->basis; j < pl->probes; j++)
+			dup |= pl->slot[j] == x;
+		if (!dup && bit_count((unsigned)x) >= MIX_BITS)
+			pl->slot[pl->probes++] = x;
+	}
+	pl->onehot = PROBE_DIGITS * ((pl->probes + 1) / 2);
+	pl->checks = PROBE_SHORT_CHECKS;
+	pl->waves = pl->onehot + pl->checks;
+	return FS_OK;
+}
+
+/* B of a one-hot wave: slot sb holds digit d of sb, plus 1 (never 0). */
+static void fill_digits(uint8_t *wb, int sb_n, int d)
+{
+	int div = d ? PROBE_BASE : 1;
+
+	for (int sb = 0; sb < sb_n; sb++)
+		wb[sb] = (uint8_t)(sb / div % PROBE_BASE + 1);
+}
+
+enum fs_rc probe_plan(const struct lanemap *lm, const struct probe_layout *pl,
+		      uint8_t *a, uint8_t *b, struct fs_err *err)
 {
 	int sa_n = slots_of(lm, LM_A), sb_n = slots_of(lm, LM_B);
 	uint8_t mat[LM_MAX_SLOTS];
@@ -115,20 +234,23 @@ enum fs_rc probe_plan(const struct lanemap *lm, uint8_t *a, uint8_t *b,
 		return fs_fail(err, FS_EINPUT, "%s: profile is not valid", lm->name);
 	if (integer_typed(lm, err))
 		return FS_EINPUT;
-	for (int sa = 0; sa < sa_n; sa++) {
-		for (int d = 0; d < PROBE_DIGITS; d++) {
-			int w = PROBE_DIGITS * sa + d, div = d ? PROBE_BASE : 1;
+	for (int w = 0; w < pl->onehot; w++) {
+		int m = w / PROBE_DIGITS, d = w % PROBE_DIGITS;
 
-			wa = &a[(size_t)w * (size_t)sa_n];
-			wb = &b[(size_t)w * (size_t)sb_n];
-			memset(wa, 0, (size_t)sa_n);
-			wa[sa] = 1;
-			for (int sb = 0; sb < sb_n; sb++)
-				wb[sb] = (uint8_t)(sb / div % PROBE_BASE + 1);
+		wa = &a[(size_t)w * (size_t)sa_n];
+		wb = &b[(size_t)w * (size_t)sb_n];
+		memset(wa, 0, (size_t)sa_n);
+		if (pl->kind == PROBE_EXHAUSTIVE) {
+			wa[m] = 1;
+		} else {
+			wa[pl->slot[2 * m]] = 1;
+			if (2 * m + 1 < pl->probes)
+				wa[pl->slot[2 * m + 1]] = PROBE_HI;
 		}
+		fill_digits(wb, sb_n, d);
 	}
-	for (int i = 0; i < PROBE_CHECKS; i++) {
-		int w = PROBE_DIGITS * sa_n + i;
+	for (int i = 0; i < pl->checks; i++) {
+		int w = pl->onehot + i;
 		int u8a = lm->op[LM_A].type == LM_U8, u8b = lm->op[LM_B].type == LM_U8;
 
 		wa = &a[(size_t)w * (size_t)sa_n];
@@ -224,9 +346,11 @@ static void uf_join(struct uf *u, int x, int y)
 
 struct solver {
 	const struct lanemap *plan, *anchor;
+	const struct probe_layout *pl;
 	const uint8_t *a, *b;
 	const int32_t *c;
 	int sa, sb, sc, nodes;
+	int abits, bbits;	/* short: bits of an A and a B slot number */
 	struct term *t;		/* grouped by C slot (see by_c) */
 	int nt;
 	int *first;		/* [sc + 1]: terms of C slot s are t[first[s]..first[s+1]) */
@@ -454,6 +578,237 @@ static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
 	return FS_OK;
 }
 
+/* ---- the short plan: the products from linearity ---- */
+
+/* A product the pair waves show: probe j's A slot feeds C slot c with B slot b. */
+struct seen {
+	int probe, b, c;
+};
+
+/* A product as one bit vector: A slot | B slot << ab | C slot << ab + bb. */
+static uint64_t pack(const struct solver *s, int a, int b, int c)
+{
+	return (uint64_t)a | (uint64_t)b << s->abits |
+	       (uint64_t)c << (s->abits + s->bbits);
+}
+
+static struct term unpack(const struct solver *s, uint64_t v)
+{
+	return (struct term){
+		.a = (int)(v & ((1u << s->abits) - 1)),
+		.b = (int)(v >> s->abits & ((1u << s->bbits) - 1)),
+		.c = (int)(v >> (s->abits + s->bbits)),
+	};
+}
+
+/* What wave w of a short plan lights, for messages. */
+static void wave_name(const struct solver *s, int w, char *out, size_t len)
+{
+	const struct probe_layout *pl = s->pl;
+	int m = w / PROBE_DIGITS;
+	char x0[64], x1[64] = "";
+
+	if (w >= pl->onehot) {
+		snprintf(out, len, "check wave %d (%s)", w, probe_check_name(w - pl->onehot));
+		return;
+	}
+	slot_name(s, LM_A, pl->slot[2 * m], x0, sizeof(x0));
+	if (2 * m + 1 < pl->probes)
+		slot_name(s, LM_A, pl->slot[2 * m + 1], x1, sizeof(x1));
+	snprintf(out, len, "wave %d (%s = 1%s%s%s, B digit %d)", w, x0, x1[0] ? ", " : "",
+		 x1, x1[0] ? " = " PROBE_HI_TEXT : "", w % PROBE_DIGITS);
+}
+
+/*
+ * The pair waves: each C value is b1 + PROBE_HI * b2, b1 and b2 the B
+ * values (1..PROBE_BASE, 0 when not fed) the wave's two probes meet there.
+ * The digits of both waves of a pair name the B slot.
+ */
+static enum fs_rc short_read(const struct solver *s, struct seen *out, int *n,
+			     struct fs_err *err)
+{
+	const struct probe_layout *pl = s->pl;
+	char where[64], wave[160];
+
+	*n = 0;
+	for (int m = 0; 2 * m < pl->probes; m++) {
+		int two = 2 * m + 1 < pl->probes;
+		int32_t top = two ? PROBE_BASE + PROBE_HI * PROBE_BASE : PROBE_BASE;
+		const int32_t *c[PROBE_DIGITS];
+
+		for (int d = 0; d < PROBE_DIGITS; d++)
+			c[d] = &s->c[(size_t)(PROBE_DIGITS * m + d) * (size_t)s->sc];
+		for (int sc = 0; sc < s->sc; sc++) {
+			for (int d = 0; d < PROBE_DIGITS; d++) {
+				if (c[d][sc] >= 0 && c[d][sc] <= top)
+					continue;
+				slot_name(s, LM_C, sc, where, sizeof(where));
+				wave_name(s, PROBE_DIGITS * m + d, wave, sizeof(wave));
+				return fs_fail(err, FS_EINPUT,
+					       "no linear lane map explains the dump: %s, %s holds %d, "
+					       "not %s", wave, where, c[d][sc],
+					       two ? "b1 + " PROBE_HI_TEXT " * b2 with B values b1, b2 "
+						     "in 0.." PROBE_BASE_TEXT
+						   : "0 and not one B value 1.." PROBE_BASE_TEXT);
+			}
+			for (int h = 0; h <= two; h++) {
+				int dg[PROBE_DIGITS], lit = 0, sb = 0, unit = 1;
+
+				for (int d = 0; d < PROBE_DIGITS; d++) {
+					dg[d] = h ? c[d][sc] / PROBE_HI : c[d][sc] % PROBE_HI;
+					lit += dg[d] != 0;
+					sb += (dg[d] - 1) * unit;
+					unit *= PROBE_BASE;
+				}
+				if (!lit)
+					continue;
+				slot_name(s, LM_C, sc, where, sizeof(where));
+				slot_name(s, LM_A, pl->slot[2 * m + h], wave, sizeof(wave));
+				if (lit < PROBE_DIGITS)
+					return fs_fail(err, FS_EINPUT,
+						       "no linear lane map explains the dump: waves %d "
+						       "and %d, %s reads B digits %d and %d for %s: "
+						       "a product has both", PROBE_DIGITS * m,
+						       PROBE_DIGITS * m + 1, where, dg[0], dg[1], wave);
+				if (sb >= s->sb)
+					return fs_fail(err, FS_EINPUT,
+						       "no linear lane map explains the dump: waves %d "
+						       "and %d, %s names B slot %d of %d for %s",
+						       PROBE_DIGITS * m, PROBE_DIGITS * m + 1, where,
+						       sb, s->sb, wave);
+				out[(*n)++] = (struct seen){ 2 * m + h, sb, sc };
+			}
+		}
+	}
+	return FS_OK;
+}
+
+/*
+ * The span of the basis probes' products, relative to the first product
+ * of A slot 0. A matrix product sums at most LM_MAX_DIM products in each
+ * C slot: a span larger than that is refused before it is listed.
+ */
+static enum fs_rc short_span(struct solver *s, const struct seen *v, int n,
+			     struct gf2_span *span, uint64_t *origin,
+			     struct fs_err *err)
+{
+	int i0 = 0, max_dim = gf2_log2(s->sc) + 8;
+
+	_Static_assert(LM_MAX_DIM == 1 << 8, "max_dim: sc * LM_MAX_DIM products");
+	while (i0 < n && v[i0].probe != 0)
+		i0++;
+	if (i0 == n)
+		return fs_fail(err, FS_EINPUT,
+			       "no linear lane map explains the dump: A lane 0 e 0 feeds "
+			       "no C slot (waves 0 and 1), and the short plan measures "
+			       "every product from it");
+	*origin = pack(s, s->pl->slot[0], v[i0].b, v[i0].c);
+	gf2_span_init(span);
+	for (int i = 0; i < n; i++) {
+		if (v[i].probe >= s->pl->basis)
+			continue;
+		gf2_span_add(span, pack(s, s->pl->slot[v[i].probe], v[i].b, v[i].c) ^ *origin);
+		if (span->dim > max_dim)
+			return fs_fail(err, FS_EINPUT,
+				       "no linear lane map explains the dump: the products of "
+				       "A slot 0 and the power-of-two A slots span more than "
+				       "2^%d, more than %d C slots can sum", max_dim, s->sc);
+	}
+	return FS_OK;
+}
+
+/* The products: the span shifted back to the origin, grouped by C slot. */
+static enum fs_rc short_terms(struct solver *s, struct probe_result *res,
+			      struct fs_err *err)
+{
+	struct seen *v = malloc((size_t)s->pl->probes * (size_t)s->sc * sizeof(*v));
+	int per_c[LM_MAX_SLOTS] = { 0 }, n = 0;
+	struct gf2_span span;
+	uint64_t origin = 0;
+	char where[64];
+	enum fs_rc rc;
+
+	if (!v)
+		return FS_EINTERNAL;
+	rc = short_read(s, v, &n, err);
+	if (!rc)
+		rc = short_span(s, v, n, &span, &origin, err);
+	free(v);
+	if (rc)
+		return rc;
+	s->nt = 1 << span.dim;
+	s->t = malloc((size_t)s->nt * sizeof(*s->t));
+	if (!s->t)
+		return FS_EINTERNAL;
+	for (int i = 0; i < s->nt; i++) {
+		struct term t = unpack(s, origin ^ gf2_span_at(&span, (uint64_t)i));
+
+		if (++per_c[t.c] > LM_MAX_DIM) {
+			slot_name(s, LM_C, t.c, where, sizeof(where));
+			return fs_fail(err, FS_EINPUT,
+				       "no linear lane map explains the dump: the span of the "
+				       "products found has %s sum more than %d", where,
+				       LM_MAX_DIM);
+		}
+	}
+	for (int sc = 0, at = 0; sc <= s->sc; sc++) {
+		s->first[sc] = at;
+		at += sc < s->sc ? per_c[sc] : 0;
+	}
+	/* fill by C slot, with per_c as the cursor, in span order */
+	for (int sc = 0; sc < s->sc; sc++)
+		per_c[sc] = s->first[sc];
+	for (int i = 0; i < s->nt; i++) {
+		struct term t = unpack(s, origin ^ gf2_span_at(&span, (uint64_t)i));
+
+		s->t[per_c[t.c]++] = t;
+	}
+	res->span_dim = span.dim;
+	return FS_OK;
+}
+
+/* Every wave of the plan, predicted from the products, must be what came back. */
+static enum fs_rc short_predict(const struct solver *s, struct fs_err *err)
+{
+	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
+	char where[64], wave[160];
+
+	for (int w = 0; w < s->pl->waves; w++) {
+		const uint8_t *wa = &s->a[(size_t)w * (size_t)s->sa];
+		const uint8_t *wb = &s->b[(size_t)w * (size_t)s->sb];
+		const int32_t *wc = &s->c[(size_t)w * (size_t)s->sc];
+
+		for (int sc = 0; sc < s->sc; sc++) {
+			int64_t want = 0;
+
+			for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
+				want += (int64_t)load8(ta, wa[s->t[j].a]) *
+					load8(tb, wb[s->t[j].b]);
+			if (want == wc[sc])
+				continue;
+			slot_name(s, LM_C, sc, where, sizeof(where));
+			wave_name(s, w, wave, sizeof(wave));
+			return fs_fail(err, FS_EINPUT,
+				       "no linear lane map explains the dump: %s, %s holds %d, "
+				       "the span of the products found predicts %lld", wave,
+				       where, wc[sc], (long long)want);
+		}
+	}
+	return FS_OK;
+}
+
+/* A short plan cannot tell a device that is not linear from a bad dump. */
+static void suggest_exhaustive(struct fs_err *err)
+{
+	size_t n;
+
+	if (!err)
+		return;
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n,
+		 "; a short plan reads linear devices only: plan again with --exhaustive");
+}
+
 /* The anchor's label of node x in relation r. */
 static int anchor_label(const struct solver *s, int r, int x)
 {
@@ -654,11 +1009,14 @@ static enum fs_rc solver_init(struct solver *s)
 	return FS_OK;
 }
 
-enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
-		       const uint8_t *a, const uint8_t *b, const int32_t *c,
+enum fs_rc probe_solve(const struct lanemap *plan, const struct probe_layout *pl,
+		       const struct lanemap *anchor, const uint8_t *a,
+		       const uint8_t *b, const int32_t *c,
 		       struct probe_result *res, struct fs_err *err)
 {
-	struct solver s = { .plan = plan, .anchor = anchor, .a = a, .b = b, .c = c };
+	struct solver s = { .plan = plan, .anchor = anchor, .pl = pl, .a = a, .b = b,
+			    .c = c };
+	int is_short = pl->kind == PROBE_SHORT;
 	enum fs_rc rc;
 
 	memset(res, 0, sizeof(*res));
@@ -670,15 +1028,22 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
 	s.sa = slots_of(plan, LM_A);
 	s.sb = slots_of(plan, LM_B);
 	s.sc = slots_of(plan, LM_C);
+	s.abits = gf2_log2(s.sa);
+	s.bbits = gf2_log2(s.sb);
 	s.nodes = s.sa + s.sb + s.sc;
+	if (is_short && (s.abits < 0 || s.bbits < 0 || gf2_log2(s.sc) < 0))
+		return fs_fail(err, FS_EINPUT, "%s: a short plan needs power-of-two slot counts",
+			       plan->name);
 	rc = solver_init(&s);
 	if (!rc)
-		rc = collect_terms(&s, err);
+		rc = is_short ? short_terms(&s, res, err) : collect_terms(&s, err);
+	if (!rc && is_short)
+		rc = short_predict(&s, err);
 	if (!rc)
 		rc = build_classes(&s, err);
 	if (!rc)
 		rc = check_products(&s, err);
-	if (!rc)
+	if (!rc && !is_short)
 		rc = check_waves(&s, err);
 	for (int r = 0; r < 3 && !rc; r++)
 		rc = assign_labels(&s, r, res);
@@ -700,6 +1065,8 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
 	}
 	if (rc == FS_EINTERNAL)
 		fs_fail(err, rc, "out of memory");
+	else if (rc == FS_EINPUT && is_short)
+		suggest_exhaustive(err);
 	solver_free(&s);
 	return rc;
 }

@@ -32,6 +32,7 @@ static void revalidate(struct lanemap *lm)
 
 /* A plan for p and the answers of a device that follows dev. */
 struct run {
+	struct probe_layout pl;
 	int waves;
 	uint8_t *a, *b;
 	int32_t *c;
@@ -45,18 +46,26 @@ static void run_free(struct run *r)
 	free(r->c);
 }
 
-static struct run plan_and_answer(const struct lanemap *p, const struct lanemap *dev)
+static struct run plan_kind(const struct lanemap *p, const struct lanemap *dev,
+			    enum probe_kind kind)
 {
 	struct run r;
 
-	r.waves = probe_waves(p);
+	assert_int_equal(probe_layout(p, kind, &r.pl, NULL), FS_OK);
+	r.waves = r.pl.waves;
 	r.a = malloc((size_t)r.waves * (size_t)(p->wave * p->op[LM_A].elems));
 	r.b = malloc((size_t)r.waves * (size_t)(p->wave * p->op[LM_B].elems));
 	r.nc = (size_t)r.waves * (size_t)(p->wave * p->op[LM_C].elems);
 	r.c = malloc(r.nc * sizeof(int32_t));
-	assert_int_equal(probe_plan(p, r.a, r.b, NULL), FS_OK);
+	assert_int_equal(probe_plan(p, &r.pl, r.a, r.b, NULL), FS_OK);
 	assert_int_equal(probe_device(dev, r.waves, r.a, r.b, r.c, NULL), FS_OK);
 	return r;
+}
+
+/* The exhaustive plan: every A slot lit alone. */
+static struct run plan_and_answer(const struct lanemap *p, const struct lanemap *dev)
+{
+	return plan_kind(p, dev, PROBE_EXHAUSTIVE);
 }
 
 static void assert_same_tables(const struct lanemap *want, const struct lanemap *got)
@@ -91,7 +100,7 @@ static void every_valid_builtin_recovers_itself(void **state)
 		if (!lm)
 			continue;
 		r = plan_and_answer(lm, lm);
-		if (probe_solve(lm, lm, r.a, r.b, r.c, &res, &err) != FS_OK)
+		if (probe_solve(lm, &r.pl, lm, r.a, r.b, r.c, &res, &err) != FS_OK)
 			fail_msg("%s: %s", lm->name, err.msg);
 		assert_same_tables(lm, res.found);
 		assert_int_equal(res.terms, lm->m * lm->n * lm->k);
@@ -113,9 +122,11 @@ static void every_valid_builtin_recovers_itself(void **state)
 static void sm80_plan_size(void **state)
 {
 	struct lanemap *lm = tu_builtin_valid("sm80-mma-m16n8k32-s8");
+	struct probe_layout pl;
 
 	(void)state;
-	assert_int_equal(probe_waves(lm), 2 * 512 + 3);
+	assert_int_equal(probe_layout(lm, PROBE_EXHAUSTIVE, &pl, NULL), FS_OK);
+	assert_int_equal(pl.waves, 2 * 512 + 3);
 	lanemap_free(lm);
 }
 
@@ -170,7 +181,7 @@ static void replica_copies_reported(void **state)
 		struct run r = plan_and_answer(lm, lm);
 		struct probe_result res;
 
-		assert_int_equal(probe_solve(lm, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
+		assert_int_equal(probe_solve(lm, &r.pl, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
 		assert_int_equal(res.unread[LM_A], t[i].unread);
 		assert_int_equal(res.unread[LM_B], t[i].unread);
 		assert_int_equal(res.read[LM_A][15 * 16 + 15], 1);	/* lane 15 */
@@ -203,7 +214,7 @@ static void device_reading_upper_copy(void **state)
 		memset(&r.c[w * 256], 0, 256 * sizeof(int32_t));
 		assert_int_equal(mmac_exec(lm, ra, rb, &r.c[w * 256], NULL, NULL), FS_OK);
 	}
-	assert_int_equal(probe_solve(lm, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(probe_solve(lm, &r.pl, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
 	assert_int_equal(res.unread[LM_A], 256);
 	assert_int_equal(res.read[LM_A][0], 0);
 	assert_int_equal(res.read[LM_A][16 * 16], 1);
@@ -221,7 +232,7 @@ static struct lanemap *solve_other(const char *plan, const char *device,
 	struct probe_result res;
 	struct fs_err err;
 
-	if (probe_solve(p, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+	if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_OK)
 		fail_msg("%s on %s: %s", plan, device, err.msg);
 	assert_same_tables(dev, res.found);
 	assert_int_equal(lanediff_compare(p, res.found, d, NULL), FS_OK);
@@ -281,7 +292,7 @@ static void k_renaming_unobservable_c_swap_observable(void **state)
 		dev->op[LM_B].row[s] ^= 16;
 	revalidate(dev);
 	r = plan_and_answer(p, dev);
-	assert_int_equal(probe_solve(p, p, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, NULL), FS_OK);
 	assert_same_tables(p, res.found);
 	lanemap_free(res.found);
 	run_free(&r);
@@ -292,7 +303,7 @@ static void k_renaming_unobservable_c_swap_observable(void **state)
 		dev->op[LM_C].col[s] ^= 1;
 	revalidate(dev);
 	r = plan_and_answer(p, dev);
-	assert_int_equal(probe_solve(p, p, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, NULL), FS_OK);
 	assert_same_tables(dev, res.found);
 	assert_int_equal(lanediff_compare(p, res.found, &d, NULL), FS_OK);
 	assert_int_equal(d.op[LM_A].differ, 0);
@@ -311,7 +322,7 @@ static void expect_refused(const struct lanemap *p, const struct run *r,
 	struct probe_result res;
 	struct fs_err err = { 0 };
 
-	assert_int_equal(probe_solve(p, p, r->a, r->b, r->c, &res, &err), FS_EINPUT);
+	assert_int_equal(probe_solve(p, &r->pl, p, r->a, r->b, r->c, &res, &err), FS_EINPUT);
 	assert_null(res.found);
 	if (!strstr(err.msg, needle))
 		fail_msg("'%s' not in '%s'", needle, err.msg);
@@ -390,7 +401,7 @@ static void random_damage_never_crashes(void **state)
 			r.c[at] = how == 0 ? 0 : how == 1 ? r.c[at] + 1
 				: (int32_t)(tu_rand(&seed) % 201) - 100;
 		}
-		rc = probe_solve(p, p, r.a, r.b, r.c, &res, &err);
+		rc = probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err);
 		assert_true(rc == FS_OK || rc == FS_EINPUT);
 		refused += rc == FS_EINPUT;
 		lanemap_free(res.found);
@@ -445,13 +456,13 @@ static void cli_plan_simulate_solve(void **state)
 	struct run_result r;
 
 	(void)state;
-	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p", dir);
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p --exhaustive", dir);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "1027 waves"));
 	assert_non_null(strstr(r.out, "probe_c.npy int32 [1027, 32, 4]"));
 	tu_free(&r);
 	/* a second plan replaces the first (it holds manifest.json) */
-	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p", dir);
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p --exhaustive", dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
 	r = tu_run("probe simulate --plan %s/p --isa sm80-mma-m16n8k32-s8 --out %s/d", dir, dir);
@@ -557,7 +568,7 @@ static void cli_malformed_dumps(void **state)
 	struct run_result r;
 
 	(void)state;
-	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/m", dir);
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/m --exhaustive", dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
 
