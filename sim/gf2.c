@@ -340,17 +340,3 @@ int gf2_span_add(struct gf2_span *s, uint64_t x)
 	s->dim++;
 	return 1;
 }
-
-uint64_t gf2_span_at(const struct gf2_span *s, uint64_t i)
-{
-	uint64_t v = 0;
-
-	for (int b = 0; b < GF2_SPAN_BITS && i; b++) {
-		if (!s->pivot[b])
-			continue;
-		if (i & 1)
-			v ^= s->pivot[b];
-		i >>= 1;
-	}
-	return v;
-}

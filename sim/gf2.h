@@ -120,8 +120,10 @@ void gf2_relation_text(const struct gf2_relation *r, char *out, size_t len);
  *
  *   add 0b110, 0b011:  pivot[2] = 0b110, pivot[1] = 0b011, dim 2
  *   reduce 0b101:      ^ pivot[2] -> 0b011, ^ pivot[1] -> 0: in the span
- *   element i:         XOR of the pivots picked by the bits of i, in
- *                      pivot order: 0, 0b011, 0b110, 0b101
+ *   reduce 0b100:      ^ pivot[2] -> 0b010, ^ pivot[1] -> 0b001, and
+ *                      there is no pivot[0]: not in the span
+ *
+ * The 2^dim elements are the XORs of subsets of the nonzero pivots.
  */
 #define GF2_SPAN_BITS 64
 
@@ -138,8 +140,5 @@ uint64_t gf2_span_reduce(const struct gf2_span *s, uint64_t x);
 
 /* Add x: 1 when the span grew (dim + 1), 0 when x was in it already. */
 int gf2_span_add(struct gf2_span *s, uint64_t x);
-
-/* Element i (i < 2^dim) of the span: a bijection from 0..2^dim - 1. */
-uint64_t gf2_span_at(const struct gf2_span *s, uint64_t i);
 
 #endif

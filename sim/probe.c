@@ -717,14 +717,27 @@ static enum fs_rc short_span(struct solver *s, const struct seen *v, int n,
 	return FS_OK;
 }
 
+/*
+ * The n = 2^dim products, origin ^ (an element of the span), one each, in
+ * Gray-code order: element i differs from element i - 1 by the pivot of
+ * i's lowest set bit.
+ */
+static struct term nth_term(const struct solver *s, const uint64_t *piv, int i,
+			    uint64_t *v)
+{
+	if (i > 0)
+		*v ^= piv[__builtin_ctz((unsigned)i)];
+	return unpack(s, *v);
+}
+
 /* The products: the span shifted back to the origin, grouped by C slot. */
 static enum fs_rc short_terms(struct solver *s, struct probe_result *res,
 			      struct fs_err *err)
 {
 	struct seen *v = malloc((size_t)s->pl->probes * (size_t)s->sc * sizeof(*v));
-	int per_c[LM_MAX_SLOTS] = { 0 }, n = 0;
+	int per_c[LM_MAX_SLOTS] = { 0 }, n = 0, dim = 0;
+	uint64_t piv[GF2_SPAN_BITS], origin = 0, at;
 	struct gf2_span span;
-	uint64_t origin = 0;
 	char where[64];
 	enum fs_rc rc;
 
@@ -736,12 +749,16 @@ static enum fs_rc short_terms(struct solver *s, struct probe_result *res,
 	free(v);
 	if (rc)
 		return rc;
-	s->nt = 1 << span.dim;
+	for (int b = 0; b < GF2_SPAN_BITS; b++)
+		if (span.pivot[b])
+			piv[dim++] = span.pivot[b];
+	s->nt = 1 << dim;
 	s->t = malloc((size_t)s->nt * sizeof(*s->t));
 	if (!s->t)
 		return FS_EINTERNAL;
+	at = origin;
 	for (int i = 0; i < s->nt; i++) {
-		struct term t = unpack(s, origin ^ gf2_span_at(&span, (uint64_t)i));
+		struct term t = nth_term(s, piv, i, &at);
 
 		if (++per_c[t.c] > LM_MAX_DIM) {
 			slot_name(s, LM_C, t.c, where, sizeof(where));
@@ -751,19 +768,20 @@ static enum fs_rc short_terms(struct solver *s, struct probe_result *res,
 				       LM_MAX_DIM);
 		}
 	}
-	for (int sc = 0, at = 0; sc <= s->sc; sc++) {
-		s->first[sc] = at;
-		at += sc < s->sc ? per_c[sc] : 0;
+	for (int sc = 0, sum = 0; sc <= s->sc; sc++) {
+		s->first[sc] = sum;
+		sum += sc < s->sc ? per_c[sc] : 0;
 	}
-	/* fill by C slot, with per_c as the cursor, in span order */
+	/* fill by C slot, with per_c as the cursor */
 	for (int sc = 0; sc < s->sc; sc++)
 		per_c[sc] = s->first[sc];
+	at = origin;
 	for (int i = 0; i < s->nt; i++) {
-		struct term t = unpack(s, origin ^ gf2_span_at(&span, (uint64_t)i));
+		struct term t = nth_term(s, piv, i, &at);
 
 		s->t[per_c[t.c]++] = t;
 	}
-	res->span_dim = span.dim;
+	res->span_dim = dim;
 	return FS_OK;
 }
 

@@ -6,6 +6,11 @@
  * through the fragsim binary: plan, simulate, solve, --yaml round trip,
  * and the malformed dumps a user will bring.
  *
+ * The short plan the same way: it must find every builtin and name other
+ * devices as the exhaustive plan does, refuse a device that is not linear
+ * (tests/data/profiles/gfx936-c-rotated.yaml, which the exhaustive plan
+ * then finds), and refuse a dump with any one C value changed.
+ *
  * Expected maps are the profile files themselves (profile_builtin), and
  * the counts are worked by hand in the comments from their formulas.
  */
@@ -412,6 +417,287 @@ static void random_damage_never_crashes(void **state)
 	lanemap_free(p);
 }
 
+/* ---- the short plan ---- */
+
+#define ROTATED FRAGSIM_SRC "/tests/data/profiles/gfx936-c-rotated.yaml"
+
+static struct lanemap *load_rotated(void)
+{
+	struct fs_err err;
+	struct lanemap *lm = profile_load_file(ROTATED, &err);
+
+	if (!lm)
+		fail_msg("%s", err.msg);
+	revalidate(lm);
+	return lm;
+}
+
+/*
+ * Probes: slot 0, one per bit of the A slot number, 6 mixes; waves:
+ * 2 digits per pair of probes, 6 checks. A slots: 64 x 8 = 512 (9 bits)
+ * for gfx936, gfx936-quad and cdna3, 32 x 16 = 512 for sm80 and RDNA3
+ * wave32, 64 x 16 = 1024 (10 bits) for RDNA3 wave64:
+ * 16 probes -> 8 pairs -> 16 + 6 = 22; 17 probes -> 9 pairs -> 24.
+ */
+static void short_plan_wave_counts(void **state)
+{
+	static const struct { const char *name; int probes, waves; } t[] = {
+		{ "gfx936", 16, 22 },
+		{ "gfx936-quad", 16, 22 },
+		{ "cdna3-mfma-i32-16x16x32-i8", 16, 22 },
+		{ "sm80-mma-m16n8k32-s8", 16, 22 },
+		{ "rdna3-wmma-i32-16x16x16-iu8-w32", 16, 22 },
+		{ "rdna3-wmma-i32-16x16x16-iu8-w64", 17, 24 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
+		struct lanemap *lm = tu_builtin_valid(t[i].name);
+		struct probe_layout pl;
+		int bits = t[i].probes - 1 - PROBE_MIXES;
+
+		assert_int_equal(probe_default_kind(lm, NULL, 0), PROBE_SHORT);
+		assert_int_equal(probe_layout(lm, PROBE_SHORT, &pl, NULL), FS_OK);
+		assert_int_equal(pl.probes, t[i].probes);
+		assert_int_equal(pl.waves, t[i].waves);
+		assert_int_equal(pl.basis, 1 + bits);
+		assert_int_equal(pl.slot[0], 0);
+		for (int b = 0; b < bits; b++)
+			assert_int_equal(pl.slot[1 + b], 1 << b);
+		for (int j = pl.basis; j < pl.probes; j++) {
+			assert_true(pl.slot[j] < 1 << bits);
+			assert_true(__builtin_popcount((unsigned)pl.slot[j]) >= 3);
+			for (int q = pl.basis; q < j; q++)
+				assert_int_not_equal(pl.slot[q], pl.slot[j]);
+		}
+		lanemap_free(lm);
+	}
+}
+
+/*
+ * gfx936, wave 0 lights A slot 0 (lane 0 e 0, A[0][0]) with 1 and A slot
+ * 1 (lane 0 e 1, A[0][1]) with 101. C[0][1] is lane 16 e 0 (lane = m +
+ * 16 * (n % 4), e = n / 4) and sums A[0][0] B[0][1] + A[0][1] B[1][1];
+ * B[0][1] is lane 1 e 0 = B slot 8, B[1][1] lane 1 e 1 = B slot 9. Digit
+ * 0: 9 + 101 * 10 = 1019; digit 1: 1 + 101 * 1 = 102. C[1][1] (lane 17
+ * e 0): row 1 is not lit, 0.
+ */
+static void short_plan_hand_worked(void **state)
+{
+	struct lanemap *lm = tu_builtin_valid("gfx936");
+	struct run r = plan_kind(lm, lm, PROBE_SHORT);
+	const int sa = 512, sb = 512, sc = 256;
+
+	(void)state;
+	for (int x = 0; x < sa; x++)
+		assert_int_equal(r.a[x], x == 0 ? 1 : x == 1 ? 101 : 0);
+	assert_int_equal(r.b[8], 9);
+	assert_int_equal(r.b[sb + 8], 1);
+	assert_int_equal(r.c[16 * 4 + 0], 1019);
+	assert_int_equal(r.c[sc + 16 * 4 + 0], 102);
+	assert_int_equal(r.c[17 * 4 + 0], 0);
+	/* wave 2 lights slots 2 and 4 (lane 0 e 2 and e 4) */
+	assert_int_equal(r.a[2 * sa + 2], 1);
+	assert_int_equal(r.a[2 * sa + 4], 101);
+	/* the checks: ones gives K = 32, extreme 32 * (-128 * 127) */
+	for (int x = 0; x < sc; x++) {
+		assert_int_equal(r.c[16 * sc + x], 32);
+		assert_int_equal(r.c[17 * sc + x], -520192);
+	}
+	run_free(&r);
+	lanemap_free(lm);
+}
+
+/* The short plan finds what the exhaustive plan finds, for every builtin. */
+static void short_plan_recovers_every_builtin(void **state)
+{
+	int checked = 0;
+
+	(void)state;
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		struct lanemap *lm = tu_builtin_valid(profile_builtin_name(i));
+		struct probe_result rs, re;
+		struct fs_err err;
+		struct run s, e;
+
+		if (!lm)
+			continue;
+		s = plan_kind(lm, lm, PROBE_SHORT);
+		e = plan_and_answer(lm, lm);
+		if (probe_solve(lm, &s.pl, lm, s.a, s.b, s.c, &rs, &err) != FS_OK)
+			fail_msg("%s: %s", lm->name, err.msg);
+		assert_int_equal(probe_solve(lm, &e.pl, lm, e.a, e.b, e.c, &re, NULL), FS_OK);
+		assert_same_tables(lm, rs.found);
+		assert_int_equal(rs.terms, lm->m * lm->n * lm->k);
+		assert_int_equal(1 << rs.span_dim, rs.terms);
+		assert_int_equal(rs.unread[LM_A], re.unread[LM_A]);
+		assert_int_equal(rs.unread[LM_B], re.unread[LM_B]);
+		assert_memory_equal(rs.read, re.read, sizeof(rs.read));
+		for (int r = 0; r < 3; r++)
+			assert_int_equal(rs.labels_anchored[r], re.labels_anchored[r]);
+		lanemap_free(rs.found);
+		lanemap_free(re.found);
+		run_free(&s);
+		run_free(&e);
+		lanemap_free(lm);
+		checked++;
+	}
+	assert_int_equal(checked, profile_builtin_count() - 1);
+}
+
+/* A plan for one profile, answered by a device with another: the same pairs
+ * as another_device_is_named, through the short plan. */
+static void short_plan_names_another_device(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "gfx936", "gfx936-quad" },
+		{ "gfx936", "cdna3-mfma-i32-16x16x32-i8" },
+		{ "gfx936-quad", "gfx936" },
+		{ "cdna3-mfma-i32-16x16x32-i8", "gfx936-quad" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(pairs); i++) {
+		struct lanemap *p = tu_builtin_valid(pairs[i][0]);
+		struct lanemap *dev = tu_builtin_valid(pairs[i][1]);
+		struct run r = plan_kind(p, dev, PROBE_SHORT);
+		struct probe_result res;
+		struct lanediff d;
+		struct fs_err err;
+
+		if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+			fail_msg("%s on %s: %s", pairs[i][0], pairs[i][1], err.msg);
+		assert_same_tables(dev, res.found);
+		assert_int_equal(lanediff_compare(p, res.found, &d, NULL), FS_OK);
+		assert_int_equal(d.op[LM_A].differ, 0);
+		assert_int_equal(d.op[LM_C].differ, i == 0 ? 240 : d.op[LM_C].differ);
+		assert_true(d.op[LM_C].differ > 0);
+		lanemap_free(res.found);
+		run_free(&r);
+		lanemap_free(p);
+		lanemap_free(dev);
+	}
+}
+
+/*
+ * gfx936-c-rotated holds C[(lane + e) % 16][lane / 16 + 4e]: not linear
+ * (lane 1 e 1 holds row 2, the XOR of lane 1's and e 1's rows is 0). Its
+ * own plan is exhaustive; a short gfx936 plan on it is refused, pointing
+ * at --exhaustive; the exhaustive gfx936 plan finds it exactly.
+ */
+static void short_plan_refuses_a_nonlinear_device(void **state)
+{
+	struct lanemap *p = tu_builtin_valid("gfx936"), *dev = load_rotated();
+	struct probe_layout pl;
+	struct probe_result res;
+	struct fs_err err = { 0 };
+	char why[128];
+	struct run r;
+
+	(void)state;
+	assert_int_equal(probe_default_kind(dev, why, sizeof(why)), PROBE_EXHAUSTIVE);
+	assert_string_equal(why, "C is not linear over GF(2)");
+	assert_int_equal(probe_layout(dev, PROBE_SHORT, &pl, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "C is not linear over GF(2)"));
+
+	r = plan_kind(p, dev, PROBE_SHORT);
+	assert_int_equal(probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err), FS_EINPUT);
+	assert_null(res.found);
+	assert_non_null(strstr(err.msg, "no linear lane map explains the dump"));
+	assert_non_null(strstr(err.msg, "plan again with --exhaustive"));
+	run_free(&r);
+
+	r = plan_and_answer(p, dev);
+	if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+		fail_msg("exhaustive: %s", err.msg);
+	assert_same_tables(dev, res.found);
+	lanemap_free(res.found);
+	run_free(&r);
+	lanemap_free(p);
+	lanemap_free(dev);
+}
+
+/*
+ * Any one C value of a short plan's dump changed (+1, -1, or 0 where it
+ * was not 0), in every wave and every C slot: refused, never a map.
+ */
+static void short_plan_refuses_any_one_edit(void **state)
+{
+	static const char *const names[] = { "gfx936", "sm80-mma-m16n8k32-s8" };
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(names); i++) {
+		struct lanemap *p = tu_builtin_valid(names[i]);
+		struct run r = plan_kind(p, p, PROBE_SHORT);
+		int tried = 0;
+
+		for (size_t at = 0; at < r.nc; at++) {
+			int32_t good = r.c[at];
+			const int32_t edits[3] = { good + 1, good - 1, 0 };
+
+			for (int k = 0; k < 3; k++) {
+				struct probe_result res;
+				struct fs_err err;
+
+				if (edits[k] == good)
+					continue;
+				r.c[at] = edits[k];
+				if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_EINPUT)
+					fail_msg("%s: C value %zu = %d (was %d) not refused", names[i],
+						 at, edits[k], good);
+				assert_null(res.found);
+				assert_non_null(strstr(err.msg, "--exhaustive"));
+				tried++;
+			}
+			r.c[at] = good;
+		}
+		assert_true(tried >= 2 * (int)r.nc);
+		run_free(&r);
+		lanemap_free(p);
+	}
+}
+
+/* What each check of the short solve says, on answers made to fail it. */
+static void short_plan_messages(void **state)
+{
+	struct lanemap *p = tu_builtin_valid("sm80-mma-m16n8k32-s8");
+	struct run r = plan_kind(p, p, PROBE_SHORT);
+	int32_t *good = malloc(r.nc * sizeof(int32_t));
+	const int sc = 128;
+
+	(void)state;
+	memcpy(good, r.c, r.nc * sizeof(int32_t));
+	r.c[5] = 20000;		/* above 100 + 101 * 100 */
+	expect_refused(p, &r, "wave 0 (A lane 0 e 0 = 1, A lane 0 e 1 = 101, B digit 0), "
+		       "C lane 1 e 1 holds 20000, not b1 + 101 * b2");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* probe 0's product in C slot 0 without its digit-1 half */
+	assert_true(good[0] % 101 != 0 && good[sc] % 101 != 0);
+	r.c[sc] -= good[sc] % 101;
+	expect_refused(p, &r, "a product has both");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* digit 1 of 100: B slot 99 * 100 + ..., of 256 */
+	r.c[sc] = r.c[sc] - good[sc] % 101 + 100;
+	expect_refused(p, &r, "of 256 for A lane 0 e 0");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* slot 0 reads nothing: the plan has no origin */
+	for (int x = 0; x < sc; x++) {
+		r.c[x] -= r.c[x] % 101;
+		r.c[sc + x] -= r.c[sc + x] % 101;
+	}
+	expect_refused(p, &r, "A lane 0 e 0 feeds no C slot");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	r.c[(size_t)(r.waves - 1) * sc + 7] += 1;	/* the last random check */
+	expect_refused(p, &r, "check wave 21 (random4), C lane 1 e 3 holds");
+	free(good);
+	run_free(&r);
+	lanemap_free(p);
+}
+
 static void geometry_must_match(void **state)
 {
 	struct lanemap *p = tu_builtin_valid("rdna3-wmma-i32-16x16x16-iu8-w32");
@@ -639,6 +925,13 @@ int main(void)
 		cmocka_unit_test(answers_no_map_explains),
 		cmocka_unit_test(random_damage_never_crashes),
 		cmocka_unit_test(geometry_must_match),
+		cmocka_unit_test(short_plan_wave_counts),
+		cmocka_unit_test(short_plan_hand_worked),
+		cmocka_unit_test(short_plan_recovers_every_builtin),
+		cmocka_unit_test(short_plan_names_another_device),
+		cmocka_unit_test(short_plan_refuses_a_nonlinear_device),
+		cmocka_unit_test(short_plan_refuses_any_one_edit),
+		cmocka_unit_test(short_plan_messages),
 		cmocka_unit_test(cli_plan_simulate_solve),
 		cmocka_unit_test(cli_names_the_difference),
 		cmocka_unit_test(cli_yaml_round_trip),
