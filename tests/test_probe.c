@@ -894,6 +894,80 @@ static void cli_malformed_dumps(void **state)
 			    dir, dir), "8 B elements per lane");
 }
 
+/* The short plan through the binary: the default for a linear profile. */
+static void cli_short_plan(void **state)
+{
+	struct run_result r;
+	char cmd[1024];
+
+	(void)state;
+	r = tu_run("probe plan --isa gfx936 --out %s/s", dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "plan      gfx936, 22 waves, short: 16 one-hot A probes "
+				      "(slot 0, 9 power-of-two slots, 6 mixes)"));
+	assert_non_null(strstr(r.out, "probe_c.npy int32 [22, 64, 4]"));
+	tu_free(&r);
+	assert_int_equal(tu_sh("grep -q '\"plan\": \"short\"' %s/s/manifest.json", dir), 0);
+	r = tu_run("probe simulate --plan %s/s --isa gfx936-quad --out %s/sq", dir, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "answering a short plan for gfx936: 22 waves"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/s --dump %s/sq", dir, dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "probe     short plan for gfx936 (22 waves)"));
+	assert_non_null(strstr(r.out, "linear    yes: the products of A slot 0 and the 9 "
+				      "power-of-two A slots span 8192 (2^13)"));
+	assert_non_null(strstr(r.out, "C: 240 of 256 entries differ"));
+	tu_free(&r);
+
+	/* a device that is not linear: refused, and told what to run */
+	r = tu_run("probe simulate --plan %s/s --isa %s --out %s/sr", dir, ROTATED, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe solve --plan %s/s --dump %s/sr", dir, dir),
+		     "no linear lane map explains the dump");
+	r = tu_run("probe solve --plan %s/s --dump %s/sr", dir, dir);
+	assert_non_null(strstr(r.err, "plan again with --exhaustive"));
+	tu_free(&r);
+	/* ... whose own plan is exhaustive, and says why */
+	r = tu_run("probe plan --isa %s --out %s/r", ROTATED, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "1027 waves"));
+	assert_non_null(strstr(r.out, "why       exhaustive: C is not linear over GF(2)"));
+	tu_free(&r);
+
+	/* one byte of a real answer changed (C lane 11 e 0 of wave 0) */
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r %s/sq %s/st && printf '\\007' | dd of=%s/st/probe_c.npy bs=1 "
+		 "seek=%d conv=notrunc 2>/dev/null", dir, dir, dir, 128 + 4 * 44);
+	assert_int_equal(system(cmd), 0);
+	expect_exit2(tu_run("probe solve --plan %s/s --dump %s/st", dir, dir),
+		     "C lane 11 e 0");
+	expect_exit2(tu_run("probe solve --plan %s/s --dump %s/sq --exhaustive", dir, dir),
+		     "--exhaustive is for plan");
+}
+
+/* A plan whose manifest says the wrong kind is refused with the key (the
+ * plan and dump are cli_short_plan's). */
+static void cli_short_manifest(void **state)
+{
+	(void)state;
+	assert_int_equal(tu_sh("cp -r %s/s %s/k1 && sed -i 's/\"plan\": \"short\"/\"plan\": "
+			       "\"bogus\"/' %s/k1/manifest.json", dir, dir, dir), 0);
+	expect_exit2(tu_run("probe solve --plan %s/k1 --dump %s/sq", dir, dir),
+		     "manifest.json:10:11: plan: must be one of exhaustive, short, not 'bogus'");
+	/* without the plan key it reads as exhaustive, which has 1027 waves */
+	assert_int_equal(tu_sh("cp -r %s/s %s/k2 && sed -i '/\"plan\": /d' %s/k2/manifest.json",
+			       dir, dir, dir), 0);
+	expect_exit2(tu_run("probe solve --plan %s/k2 --dump %s/sq", dir, dir),
+		     "waves: must be between 1027 and 1027, not 22");
+	/* a short plan's manifest with a profile that is not linear */
+	assert_int_equal(tu_sh("cp -r %s/s %s/k3 && cp %s %s/k3/profile.yaml", dir, dir,
+			       ROTATED, dir), 0);
+	expect_exit2(tu_run("probe solve --plan %s/k3 --dump %s/sq", dir, dir),
+		     "plan: 'short', but profile.yaml is not linear over GF(2)");
+}
+
 static void cli_usage(void **state)
 {
 	struct run_result r;
@@ -936,6 +1010,8 @@ int main(void)
 		cmocka_unit_test(cli_names_the_difference),
 		cmocka_unit_test(cli_yaml_round_trip),
 		cmocka_unit_test(cli_malformed_dumps),
+		cmocka_unit_test(cli_short_plan),
+		cmocka_unit_test(cli_short_manifest),
 		cmocka_unit_test(cli_usage),
 	};
 
