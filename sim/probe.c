@@ -20,15 +20,15 @@
  * column classes, 32 k classes; the votes give every class the label
  * the profile gives it, and the found map equals gfx936.
  *
- * The short plan gets the same products another way (short_terms): the
+ * The short plan gets the same products another way (probe_short.c): the
  * pair waves name, for slot 0 and each power-of-two A slot, the (B slot,
  * C slot) each feeds; packed as bits (A slot | B slot << ab | C slot <<
  * ab + bb) and taken relative to the first product of slot 0, they span
  * a subspace, and the products are that subspace shifted back. gfx936:
  * slot 0 feeds 16 C slots, each power-of-two slot 16 more, and the span
  * has dimension 13, 2^13 = 8192 products. From there on solve is the
- * same, after one more check (short_predict): the products predict every
- * wave of the plan, one-hot and check waves alike, exactly.
+ * same, after one more check (probe_short_predict): the products predict
+ * every wave of the plan, one-hot and check waves alike, exactly.
  */
 #include "probe.h"
 
@@ -38,6 +38,7 @@
 
 #include "gf2.h"
 #include "mmac.h"
+#include "probe_int.h"
 
 _Static_assert(PROBE_BASE * PROBE_BASE >= LM_MAX_SLOTS,
 	       "two digits must number every B slot");
@@ -46,11 +47,6 @@ _Static_assert((long long)LM_MAX_DIM * 255 * 255 < 2147483647LL,
 
 enum { CHECK_ONES, CHECK_EXTREME, CHECK_RANDOM };
 
-/* PROBE_HI and PROBE_BASE in messages */
-#define PROBE_TEXT_(x) #x
-#define PROBE_TEXT(x) PROBE_TEXT_(x)
-#define PROBE_HI_TEXT PROBE_TEXT(PROBE_HI)
-#define PROBE_BASE_TEXT PROBE_TEXT(PROBE_BASE)
 
 static const char *const check_names[PROBE_SHORT_CHECKS] = {
 	"ones", "extreme", "random", "random2", "random3", "random4",
@@ -77,7 +73,7 @@ static int is_int8(enum lm_dtype t)
 	return t == LM_I8 || t == LM_U8;
 }
 
-static int32_t load8(enum lm_dtype t, uint8_t v)
+int32_t probe_load8(enum lm_dtype t, uint8_t v)
 {
 	return t == LM_U8 ? (int32_t)v : (int32_t)(int8_t)v;
 }
@@ -316,15 +312,7 @@ enum fs_rc probe_device(const struct lanemap *dev, int waves,
 
 /* ---- solve ---- */
 
-struct term {
-	int a, b, c;	/* slots */
-};
-
-struct uf {
-	int *up;	/* parent; a root points at itself */
-};
-
-static int uf_find(struct uf *u, int x)
+static int uf_find(struct probe_uf *u, int x)
 {
 	while (u->up[x] != x) {
 		u->up[x] = u->up[u->up[x]];
@@ -333,7 +321,7 @@ static int uf_find(struct uf *u, int x)
 	return x;
 }
 
-static void uf_join(struct uf *u, int x, int y)
+static void uf_join(struct probe_uf *u, int x, int y)
 {
 	x = uf_find(u, x);
 	y = uf_find(u, y);
@@ -344,27 +332,10 @@ static void uf_join(struct uf *u, int x, int y)
 		u->up[x] = y;
 }
 
-struct solver {
-	const struct lanemap *plan, *anchor;
-	const struct probe_layout *pl;
-	const uint8_t *a, *b;
-	const int32_t *c;
-	int sa, sb, sc, nodes;
-	int abits, bbits;	/* short: bits of an A and a B slot number */
-	struct term *t;		/* grouped by C slot (see by_c) */
-	int nt;
-	int *first;		/* [sc + 1]: terms of C slot s are t[first[s]..first[s+1]) */
-	struct uf rel[3];	/* rows, cols, k */
-	uint8_t *used[3];	/* node takes part in the relation */
-	int *cls[3];		/* node -> class index, -1 when not in one */
-	int ncls[3];
-	int *label[3];		/* class -> label */
-};
-
 enum { REL_ROW, REL_COL, REL_K };
 static const char *const rel_names[3] = { "rows", "columns", "k indices" };
 
-static void slot_name(const struct solver *s, enum lm_operand op, int slot,
+void probe_slot_name(const struct probe_solver *s, enum lm_operand op, int slot,
 		      char *out, size_t len)
 {
 	int el = s->plan->op[op].elems;
@@ -374,7 +345,7 @@ static void slot_name(const struct solver *s, enum lm_operand op, int slot,
 }
 
 /* The one-hot waves: how many products, then the products themselves. */
-static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
+static enum fs_rc read_terms(struct probe_solver *s, int store, struct fs_err *err)
 {
 	int per_c[LM_MAX_SLOTS] = { 0 };
 	char where[64];
@@ -393,7 +364,7 @@ static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
 			if (v0 < 1 || v0 > PROBE_BASE || v1 < 1 || v1 > PROBE_BASE) {
 				int bad = v0 < 1 || v0 > PROBE_BASE ? 0 : 1;
 
-				slot_name(s, LM_C, sc, where, sizeof(where));
+				probe_slot_name(s, LM_C, sc, where, sizeof(where));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: wave %d, %s holds %d, "
 					       "not 0 and not one B value 1..%d",
@@ -402,21 +373,21 @@ static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
 			}
 			sb = (v0 - 1) + PROBE_BASE * (v1 - 1);
 			if (sb >= s->sb) {
-				slot_name(s, LM_C, sc, where, sizeof(where));
+				probe_slot_name(s, LM_C, sc, where, sizeof(where));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: waves %d and %d, %s "
 					       "names B slot %d of %d", PROBE_DIGITS * sa,
 					       PROBE_DIGITS * sa + 1, where, sb, s->sb);
 			}
 			if (++per_c[sc] > LM_MAX_DIM) {
-				slot_name(s, LM_C, sc, where, sizeof(where));
+				probe_slot_name(s, LM_C, sc, where, sizeof(where));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: %s sums more than "
 					       "%d products", where, LM_MAX_DIM);
 			}
 			if (store) {
 				/* by C slot: first[] was advanced as a fill cursor */
-				s->t[s->first[sc]++] = (struct term){ sa, sb, sc };
+				s->t[s->first[sc]++] = (struct probe_term){ sa, sb, sc };
 			}
 			s->nt++;
 		}
@@ -433,7 +404,7 @@ static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
 	return FS_OK;
 }
 
-static enum fs_rc collect_terms(struct solver *s, struct fs_err *err)
+static enum fs_rc collect_terms(struct probe_solver *s, struct fs_err *err)
 {
 	enum fs_rc rc = read_terms(s, 0, err);
 
@@ -457,7 +428,7 @@ static enum fs_rc collect_terms(struct solver *s, struct fs_err *err)
  * Classes of one relation, numbered in node order: the root of a class is
  * its smallest node (uf_join), so it is met, and numbered, first.
  */
-static enum fs_rc number_classes(struct solver *s, int r, struct fs_err *err)
+static enum fs_rc number_classes(struct probe_solver *s, int r, struct fs_err *err)
 {
 	int n = 0;
 
@@ -479,28 +450,28 @@ static enum fs_rc number_classes(struct solver *s, int r, struct fs_err *err)
 }
 
 /* Node numbers of a B and a C slot (A slots are their own number). */
-static int node_b(const struct solver *s, int sb)
+static int node_b(const struct probe_solver *s, int sb)
 {
 	return s->sa + sb;
 }
 
-static int node_c(const struct solver *s, int sc)
+static int node_c(const struct probe_solver *s, int sc)
 {
 	return s->sa + s->sb + sc;
 }
 
-static void join(struct solver *s, int r, int x, int y)
+static void join(struct probe_solver *s, int r, int x, int y)
 {
 	s->used[r][x] = s->used[r][y] = 1;
 	uf_join(&s->rel[r], x, y);
 }
 
-static enum fs_rc build_classes(struct solver *s, struct fs_err *err)
+static enum fs_rc build_classes(struct probe_solver *s, struct fs_err *err)
 {
 	enum fs_rc rc = FS_OK;
 
 	for (int i = 0; i < s->nt; i++) {
-		const struct term *t = &s->t[i];
+		const struct probe_term *t = &s->t[i];
 
 		join(s, REL_ROW, t->a, node_c(s, t->c));
 		join(s, REL_COL, node_b(s, t->b), node_c(s, t->c));
@@ -512,7 +483,7 @@ static enum fs_rc build_classes(struct solver *s, struct fs_err *err)
 }
 
 /* A matrix product sums, in every C slot, one product per k. */
-static enum fs_rc check_products(struct solver *s, struct fs_err *err)
+static enum fs_rc check_products(struct probe_solver *s, struct fs_err *err)
 {
 	int seen[LM_MAX_DIM];	/* k class -> index of the term that used it */
 	int nk = s->ncls[REL_K];
@@ -521,7 +492,7 @@ static enum fs_rc check_products(struct solver *s, struct fs_err *err)
 	for (int sc = 0; sc < s->sc; sc++) {
 		int n = s->first[sc + 1] - s->first[sc];
 
-		slot_name(s, LM_C, sc, where, sizeof(where));
+		probe_slot_name(s, LM_C, sc, where, sizeof(where));
 		if (n == 0)
 			return fs_fail(err, FS_EINPUT,
 				       "no lane map explains the dump: %s is never written "
@@ -532,8 +503,8 @@ static enum fs_rc check_products(struct solver *s, struct fs_err *err)
 			int k = s->cls[REL_K][s->t[i].a];
 
 			if (seen[k] >= 0) {
-				slot_name(s, LM_A, s->t[seen[k]].a, w1, sizeof(w1));
-				slot_name(s, LM_A, s->t[i].a, w2, sizeof(w2));
+				probe_slot_name(s, LM_A, s->t[seen[k]].a, w1, sizeof(w1));
+				probe_slot_name(s, LM_A, s->t[i].a, w2, sizeof(w2));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: %s sums %s and %s, "
 					       "which share a k index", where, w1, w2);
@@ -549,7 +520,7 @@ static enum fs_rc check_products(struct solver *s, struct fs_err *err)
 }
 
 /* The check waves, predicted from the products found, must match exactly. */
-static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
+static enum fs_rc check_waves(struct probe_solver *s, struct fs_err *err)
 {
 	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
 	char where[64];
@@ -564,11 +535,11 @@ static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
 			int64_t want = 0;
 
 			for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
-				want += (int64_t)load8(ta, wa[s->t[j].a]) *
-					load8(tb, wb[s->t[j].b]);
+				want += (int64_t)probe_load8(ta, wa[s->t[j].a]) *
+					probe_load8(tb, wb[s->t[j].b]);
 			if (want == wc[sc])
 				continue;
-			slot_name(s, LM_C, sc, where, sizeof(where));
+			probe_slot_name(s, LM_C, sc, where, sizeof(where));
 			return fs_fail(err, FS_EINPUT,
 				       "no lane map explains the dump: check wave %d (%s), %s "
 				       "holds %d, the products found predict %lld", w,
@@ -578,257 +549,8 @@ static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
 	return FS_OK;
 }
 
-/* ---- the short plan: the products from linearity ---- */
-
-/* A product the pair waves show: probe j's A slot feeds C slot c with B slot b. */
-struct seen {
-	int probe, b, c;
-};
-
-/* A product as one bit vector: A slot | B slot << ab | C slot << ab + bb. */
-static uint64_t pack(const struct solver *s, int a, int b, int c)
-{
-	return (uint64_t)a | (uint64_t)b << s->abits |
-	       (uint64_t)c << (s->abits + s->bbits);
-}
-
-static struct term unpack(const struct solver *s, uint64_t v)
-{
-	return (struct term){
-		.a = (int)(v & ((1u << s->abits) - 1)),
-		.b = (int)(v >> s->abits & ((1u << s->bbits) - 1)),
-		.c = (int)(v >> (s->abits + s->bbits)),
-	};
-}
-
-/* What wave w of a short plan lights, for messages. */
-static void wave_name(const struct solver *s, int w, char *out, size_t len)
-{
-	const struct probe_layout *pl = s->pl;
-	int m = w / PROBE_DIGITS;
-	char x0[64], x1[64] = "";
-
-	if (w >= pl->onehot) {
-		snprintf(out, len, "check wave %d (%s)", w, probe_check_name(w - pl->onehot));
-		return;
-	}
-	slot_name(s, LM_A, pl->slot[2 * m], x0, sizeof(x0));
-	if (2 * m + 1 < pl->probes)
-		slot_name(s, LM_A, pl->slot[2 * m + 1], x1, sizeof(x1));
-	snprintf(out, len, "wave %d (%s = 1%s%s%s, B digit %d)", w, x0, x1[0] ? ", " : "",
-		 x1, x1[0] ? " = " PROBE_HI_TEXT : "", w % PROBE_DIGITS);
-}
-
-/*
- * The pair waves: each C value is b1 + PROBE_HI * b2, b1 and b2 the B
- * values (1..PROBE_BASE, 0 when not fed) the wave's two probes meet there.
- * The digits of both waves of a pair name the B slot.
- */
-static enum fs_rc short_read(const struct solver *s, struct seen *out, int *n,
-			     struct fs_err *err)
-{
-	const struct probe_layout *pl = s->pl;
-	char where[64], wave[160];
-
-	*n = 0;
-	for (int m = 0; 2 * m < pl->probes; m++) {
-		int two = 2 * m + 1 < pl->probes;
-		int32_t top = two ? PROBE_BASE + PROBE_HI * PROBE_BASE : PROBE_BASE;
-		const int32_t *c[PROBE_DIGITS];
-
-		for (int d = 0; d < PROBE_DIGITS; d++)
-			c[d] = &s->c[(size_t)(PROBE_DIGITS * m + d) * (size_t)s->sc];
-		for (int sc = 0; sc < s->sc; sc++) {
-			for (int d = 0; d < PROBE_DIGITS; d++) {
-				if (c[d][sc] >= 0 && c[d][sc] <= top)
-					continue;
-				slot_name(s, LM_C, sc, where, sizeof(where));
-				wave_name(s, PROBE_DIGITS * m + d, wave, sizeof(wave));
-				return fs_fail(err, FS_EINPUT,
-					       "no linear lane map explains the dump: %s, %s holds %d, "
-					       "not %s", wave, where, c[d][sc],
-					       two ? "b1 + " PROBE_HI_TEXT " * b2 with B values b1, b2 "
-						     "in 0.." PROBE_BASE_TEXT
-						   : "0 and not one B value 1.." PROBE_BASE_TEXT);
-			}
-			for (int h = 0; h <= two; h++) {
-				int dg[PROBE_DIGITS], lit = 0, sb = 0, unit = 1;
-
-				for (int d = 0; d < PROBE_DIGITS; d++) {
-					dg[d] = h ? c[d][sc] / PROBE_HI : c[d][sc] % PROBE_HI;
-					lit += dg[d] != 0;
-					sb += (dg[d] - 1) * unit;
-					unit *= PROBE_BASE;
-				}
-				if (!lit)
-					continue;
-				slot_name(s, LM_C, sc, where, sizeof(where));
-				slot_name(s, LM_A, pl->slot[2 * m + h], wave, sizeof(wave));
-				if (lit < PROBE_DIGITS)
-					return fs_fail(err, FS_EINPUT,
-						       "no linear lane map explains the dump: waves %d "
-						       "and %d, %s reads B digits %d and %d for %s: "
-						       "a product has both", PROBE_DIGITS * m,
-						       PROBE_DIGITS * m + 1, where, dg[0], dg[1], wave);
-				if (sb >= s->sb)
-					return fs_fail(err, FS_EINPUT,
-						       "no linear lane map explains the dump: waves %d "
-						       "and %d, %s names B slot %d of %d for %s",
-						       PROBE_DIGITS * m, PROBE_DIGITS * m + 1, where,
-						       sb, s->sb, wave);
-				out[(*n)++] = (struct seen){ 2 * m + h, sb, sc };
-			}
-		}
-	}
-	return FS_OK;
-}
-
-/*
- * The span of the basis probes' products, relative to the first product
- * of A slot 0. A matrix product sums at most LM_MAX_DIM products in each
- * C slot: a span larger than that is refused before it is listed.
- */
-static enum fs_rc short_span(struct solver *s, const struct seen *v, int n,
-			     struct gf2_span *span, uint64_t *origin,
-			     struct fs_err *err)
-{
-	int i0 = 0, max_dim = gf2_log2(s->sc) + 8;
-
-	_Static_assert(LM_MAX_DIM == 1 << 8, "max_dim: sc * LM_MAX_DIM products");
-	while (i0 < n && v[i0].probe != 0)
-		i0++;
-	if (i0 == n)
-		return fs_fail(err, FS_EINPUT,
-			       "no linear lane map explains the dump: A lane 0 e 0 feeds "
-			       "no C slot (waves 0 and 1), and the short plan measures "
-			       "every product from it");
-	*origin = pack(s, s->pl->slot[0], v[i0].b, v[i0].c);
-	gf2_span_init(span);
-	for (int i = 0; i < n; i++) {
-		if (v[i].probe >= s->pl->basis)
-			continue;
-		gf2_span_add(span, pack(s, s->pl->slot[v[i].probe], v[i].b, v[i].c) ^ *origin);
-		if (span->dim > max_dim)
-			return fs_fail(err, FS_EINPUT,
-				       "no linear lane map explains the dump: the products of "
-				       "A slot 0 and the power-of-two A slots span more than "
-				       "2^%d, more than %d C slots can sum", max_dim, s->sc);
-	}
-	return FS_OK;
-}
-
-/*
- * The n = 2^dim products, origin ^ (an element of the span), one each, in
- * Gray-code order: element i differs from element i - 1 by the pivot of
- * i's lowest set bit.
- */
-static struct term nth_term(const struct solver *s, const uint64_t *piv, int i,
-			    uint64_t *v)
-{
-	if (i > 0)
-		*v ^= piv[__builtin_ctz((unsigned)i)];
-	return unpack(s, *v);
-}
-
-/* The products: the span shifted back to the origin, grouped by C slot. */
-static enum fs_rc short_terms(struct solver *s, struct probe_result *res,
-			      struct fs_err *err)
-{
-	struct seen *v = malloc((size_t)s->pl->probes * (size_t)s->sc * sizeof(*v));
-	int per_c[LM_MAX_SLOTS] = { 0 }, n = 0, dim = 0;
-	uint64_t piv[GF2_SPAN_BITS], origin = 0, at;
-	struct gf2_span span;
-	char where[64];
-	enum fs_rc rc;
-
-	if (!v)
-		return FS_EINTERNAL;
-	rc = short_read(s, v, &n, err);
-	if (!rc)
-		rc = short_span(s, v, n, &span, &origin, err);
-	free(v);
-	if (rc)
-		return rc;
-	for (int b = 0; b < GF2_SPAN_BITS; b++)
-		if (span.pivot[b])
-			piv[dim++] = span.pivot[b];
-	s->nt = 1 << dim;
-	s->t = malloc((size_t)s->nt * sizeof(*s->t));
-	if (!s->t)
-		return FS_EINTERNAL;
-	at = origin;
-	for (int i = 0; i < s->nt; i++) {
-		struct term t = nth_term(s, piv, i, &at);
-
-		if (++per_c[t.c] > LM_MAX_DIM) {
-			slot_name(s, LM_C, t.c, where, sizeof(where));
-			return fs_fail(err, FS_EINPUT,
-				       "no linear lane map explains the dump: the span of the "
-				       "products found has %s sum more than %d", where,
-				       LM_MAX_DIM);
-		}
-	}
-	for (int sc = 0, sum = 0; sc <= s->sc; sc++) {
-		s->first[sc] = sum;
-		sum += sc < s->sc ? per_c[sc] : 0;
-	}
-	/* fill by C slot, with per_c as the cursor */
-	for (int sc = 0; sc < s->sc; sc++)
-		per_c[sc] = s->first[sc];
-	at = origin;
-	for (int i = 0; i < s->nt; i++) {
-		struct term t = nth_term(s, piv, i, &at);
-
-		s->t[per_c[t.c]++] = t;
-	}
-	res->span_dim = dim;
-	return FS_OK;
-}
-
-/* Every wave of the plan, predicted from the products, must be what came back. */
-static enum fs_rc short_predict(const struct solver *s, struct fs_err *err)
-{
-	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
-	char where[64], wave[160];
-
-	for (int w = 0; w < s->pl->waves; w++) {
-		const uint8_t *wa = &s->a[(size_t)w * (size_t)s->sa];
-		const uint8_t *wb = &s->b[(size_t)w * (size_t)s->sb];
-		const int32_t *wc = &s->c[(size_t)w * (size_t)s->sc];
-
-		for (int sc = 0; sc < s->sc; sc++) {
-			int64_t want = 0;
-
-			for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
-				want += (int64_t)load8(ta, wa[s->t[j].a]) *
-					load8(tb, wb[s->t[j].b]);
-			if (want == wc[sc])
-				continue;
-			slot_name(s, LM_C, sc, where, sizeof(where));
-			wave_name(s, w, wave, sizeof(wave));
-			return fs_fail(err, FS_EINPUT,
-				       "no linear lane map explains the dump: %s, %s holds %d, "
-				       "the span of the products found predicts %lld", wave,
-				       where, wc[sc], (long long)want);
-		}
-	}
-	return FS_OK;
-}
-
-/* A short plan cannot tell a device that is not linear from a bad dump. */
-static void suggest_exhaustive(struct fs_err *err)
-{
-	size_t n;
-
-	if (!err)
-		return;
-	n = strlen(err->msg);
-	snprintf(err->msg + n, sizeof(err->msg) - n,
-		 "; a short plan reads linear devices only: plan again with --exhaustive");
-}
-
 /* The anchor's label of node x in relation r. */
-static int anchor_label(const struct solver *s, int r, int x)
+static int anchor_label(const struct probe_solver *s, int r, int x)
 {
 	const struct lanemap *m = s->anchor;
 
@@ -848,7 +570,7 @@ static int anchor_label(const struct solver *s, int r, int x)
  * votes take the smallest free labels in class order. Labels stay below
  * the class count, so the found map's dimensions are the class counts.
  */
-static enum fs_rc assign_labels(struct solver *s, int r, struct probe_result *res)
+static enum fs_rc assign_labels(struct probe_solver *s, int r, struct probe_result *res)
 {
 	int n = s->ncls[r];
 	int *votes = calloc((size_t)n * (size_t)n, sizeof(int));
@@ -918,7 +640,7 @@ static enum fs_rc explain_invalid(const struct lanemap *lm, const struct lm_repo
 }
 
 /* Labels of A/B slot x: read slots from their classes, unread ones kept. */
-static void label_slot(const struct solver *s, enum lm_operand op, int slot,
+static void label_slot(const struct probe_solver *s, enum lm_operand op, int slot,
 		       int *row, int *col)
 {
 	const struct lanemap_operand *ao = &s->anchor->op[op];
@@ -935,7 +657,7 @@ static void label_slot(const struct solver *s, enum lm_operand op, int slot,
 	*col = s->label[rcol][cc];
 }
 
-static enum fs_rc build_map(struct solver *s, struct probe_result *res,
+static enum fs_rc build_map(struct probe_solver *s, struct probe_result *res,
 			    struct fs_err *err)
 {
 	const struct lanemap *p = s->plan;
@@ -997,7 +719,7 @@ static enum fs_rc build_map(struct solver *s, struct probe_result *res,
 	return FS_OK;
 }
 
-static void solver_free(struct solver *s)
+static void solver_free(struct probe_solver *s)
 {
 	free(s->t);
 	free(s->first);
@@ -1009,7 +731,7 @@ static void solver_free(struct solver *s)
 	}
 }
 
-static enum fs_rc solver_init(struct solver *s)
+static enum fs_rc solver_init(struct probe_solver *s)
 {
 	s->first = calloc((size_t)s->sc + 1, sizeof(int));
 	if (!s->first)
@@ -1032,7 +754,7 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct probe_layout *pl
 		       const uint8_t *b, const int32_t *c,
 		       struct probe_result *res, struct fs_err *err)
 {
-	struct solver s = { .plan = plan, .anchor = anchor, .pl = pl, .a = a, .b = b,
+	struct probe_solver s = { .plan = plan, .anchor = anchor, .pl = pl, .a = a, .b = b,
 			    .c = c };
 	int is_short = pl->kind == PROBE_SHORT;
 	enum fs_rc rc;
@@ -1054,9 +776,10 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct probe_layout *pl
 			       plan->name);
 	rc = solver_init(&s);
 	if (!rc)
-		rc = is_short ? short_terms(&s, res, err) : collect_terms(&s, err);
+		rc = is_short ? probe_short_terms(&s, &res->span_dim, err)
+			      : collect_terms(&s, err);
 	if (!rc && is_short)
-		rc = short_predict(&s, err);
+		rc = probe_short_predict(&s, err);
 	if (!rc)
 		rc = build_classes(&s, err);
 	if (!rc)
@@ -1084,7 +807,7 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct probe_layout *pl
 	if (rc == FS_EINTERNAL)
 		fs_fail(err, rc, "out of memory");
 	else if (rc == FS_EINPUT && is_short)
-		suggest_exhaustive(err);
+		probe_short_suggest(err);
 	solver_free(&s);
 	return rc;
 }
