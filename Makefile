@@ -2,13 +2,15 @@
 #
 #   make run      install missing dependencies, build, run the main job
 #   make test     build and run every cmocka test, the CLI tests and every
-#                 command shown in README.md and docs/*.md (tests/doctest.py)
+#                 command shown in README.md and docs/*.md (tests/doctest.py),
+#                 and build examples/hello.c against an install (tests/install.sh)
 #   make asan     the tests under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz     each libFuzzer target for FUZZ_SECONDS (clang, build-fuzz/);
 #                 FUZZ_TARGETS=npy to pick; docs/fuzzing.md
 #   make bench    time the Qwen3.5-27B workloads, optimised (build-bench/);
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
-#   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall)
+#   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall): fragsim,
+#                 libfragsim.a, fragsim.h, fragsim.pc, docs (docs/library.md)
 #   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
 #   make check-layers  sim/ ref/ lib/ cli/ include and print only what their
 #                 layer may (tools/check_layers.py); part of make test
@@ -154,6 +156,8 @@ test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
 	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(REGRESS_BIN)
 	@$(PYTHON) tests/doctest.py --fragsim $(BUILD)/fragsim README.md docs/*.md
+	@sh tests/python/run.sh $(BUILD)/fragsim
+	@CC='$(CC)' SAN='$(SAN)' sh tests/install.sh $(BUILD)
 	@$(MAKE) --no-print-directory check-layers check-build
 
 # The layering rules (sim/ pure, ref/ independent, the library free of
@@ -206,14 +210,34 @@ $(BUILD)/bench/peak: $(BUILD)/tools/bench/peak.o
 hip-check: $(BUILD)/fragsim
 	sh tools/device/hip/check.sh $(BUILD)
 
-install: $(BUILD)/fragsim
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fragsim
+# pkg-config's file for the installed library, for this PREFIX and VERSION
+# (FORCE: a PREFIX given on the command line must not meet a stale file).
+$(BUILD)/fragsim.pc: fragsim.pc.in FORCE
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		fragsim.pc.in > $@.tmp && mv $@.tmp $@
+FORCE:
+
+# The library's files (docs/library.md) are one block in each rule.
+DOC_DIR := $(DESTDIR)$(PREFIX)/share/doc/fragsim
+install: $(BUILD)/fragsim $(BUILD)/libfragsim.a $(BUILD)/fragsim.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DOC_DIR)
 	install -m 755 $(BUILD)/fragsim $(DESTDIR)$(PREFIX)/bin/fragsim
-	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/fragsim/README.md
+	install -m 644 README.md $(DOC_DIR)/README.md
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DOC_DIR)/docs $(DOC_DIR)/examples
+	install -m 644 $(BUILD)/libfragsim.a $(DESTDIR)$(PREFIX)/lib/libfragsim.a
+	install -m 644 include/fragsim.h $(DESTDIR)$(PREFIX)/include/fragsim.h
+	install -m 644 $(BUILD)/fragsim.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fragsim.pc
+	install -m 644 docs/*.md $(DOC_DIR)/docs
+	install -m 644 examples/hello.c $(DOC_DIR)/examples/hello.c
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fragsim
-	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fragsim
+	rm -f $(DESTDIR)$(PREFIX)/lib/libfragsim.a \
+		$(DESTDIR)$(PREFIX)/include/fragsim.h \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/fragsim.pc
+	rm -rf $(DOC_DIR)
 
 clean:
 	rm -rf build build-asan build-bench build-clang build-fuzz out

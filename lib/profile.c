@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/expr.h"
 #include "readfile.h"
 #include "yamldoc.h"
 
@@ -98,38 +97,21 @@ static int block_scalar(const yaml_node_t *n)
 	       n->data.scalar.style == YAML_FOLDED_SCALAR_STYLE;
 }
 
-/* Compile and evaluate one expression into dst[lane*elems + e]. */
+/* Compile and evaluate one expression into dst[lane*elems + e]
+ * (sim/lanemap.c's builder), the error located in the file. */
 static enum fs_rc eval_expr(struct loader *L, yaml_node_t *n, const char *path,
 			    int elems, int32_t *dst)
 {
 	const char *src = ydoc_scalar(L->d, n, path, L->err);
 	struct fs_err e = { 0 };
-	struct expr x;
-	int line = ydoc_line(n), col;
+	int col;
 
 	if (!src)
 		return FS_EINPUT;
-	if (expr_compile(src, &x, &e) == FS_OK) {
-		for (int lane = 0; lane < L->lm->wave; lane++) {
-			for (int el = 0; el < elems; el++) {
-				int64_t v;
-
-				if (expr_eval(&x, lane, el, &v, &e) != FS_OK)
-					goto fail;
-				if (v < INT32_MIN || v > INT32_MAX) {
-					fs_fail_at(&e, FS_EINPUT, NULL, 0, 1,
-						   "value %lld out of range at lane=%d e=%d",
-						   (long long)v, lane, el);
-					goto fail;
-				}
-				dst[lane * elems + el] = (int32_t)v;
-			}
-		}
+	if (lanemap_eval_expr(L->lm, elems, src, dst, &e) == FS_OK)
 		return FS_OK;
-	}
-fail:
 	col = block_scalar(n) ? ydoc_col(n) : expr_file_col(n, e.col);
-	return fs_fail_at(L->err, FS_EINPUT, L->d->origin, line, col,
+	return fs_fail_at(L->err, FS_EINPUT, L->d->origin, ydoc_line(n), col,
 			  "%s: at column %d of the expression: %s", path, e.col,
 			  e.msg);
 }

@@ -16,8 +16,11 @@
  */
 #include "lanemap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "expr.h"
 
 static const struct {
 	const char *name;
@@ -98,6 +101,82 @@ enum fs_rc lanemap_set_operand(struct lanemap *lm, enum lm_operand op,
 	free(o->owner);
 	o->owner = NULL;
 	lm->valid = 0;
+	return FS_OK;
+}
+
+enum fs_rc lanemap_eval_expr(const struct lanemap *lm, int elems,
+			     const char *src, int32_t *dst, struct fs_err *err)
+{
+	struct expr x;
+	enum fs_rc rc = expr_compile(src, &x, err);
+
+	for (int lane = 0; !rc && lane < lm->wave; lane++) {
+		for (int e = 0; !rc && e < elems; e++) {
+			int64_t v;
+
+			rc = expr_eval(&x, lane, e, &v, err);
+			/* A row or col past int32 would wrap in the table and
+			 * validate as some other, wrong, entry. */
+			if (!rc && (v < INT32_MIN || v > INT32_MAX))
+				rc = fs_fail_at(err, FS_EINPUT, NULL, 0, 1,
+						"value %lld out of range at lane=%d e=%d",
+						(long long)v, lane, e);
+			if (!rc)
+				dst[lane * elems + e] = (int32_t)v;
+		}
+	}
+	return rc;
+}
+
+/* The geometry lanemap_set_operand gave op, or FS_EINPUT without it. */
+static enum fs_rc need_geometry(const struct lanemap *lm, enum lm_operand op,
+				struct fs_err *err)
+{
+	if (lm->op[op].elems < 1 || (lm->wave != 32 && lm->wave != 64))
+		return fs_fail(err, FS_EINPUT, "operand %s has no geometry yet "
+			       "(set its type and elements first)", lm_operand_name(op));
+	return FS_OK;
+}
+
+enum fs_rc lanemap_set_exprs(struct lanemap *lm, enum lm_operand op,
+			     const char *row, const char *col,
+			     struct fs_err *err)
+{
+	struct lanemap_operand *o = &lm->op[op];
+	enum fs_rc rc = need_geometry(lm, op, err);
+	struct fs_err e = { 0 };
+	const char *which = "row";
+	char where[64];
+
+	if (rc)
+		return rc;
+	lm->valid = 0;
+	rc = lanemap_eval_expr(lm, o->elems, row, o->row, &e);
+	if (!rc)
+		which = "col", rc = lanemap_eval_expr(lm, o->elems, col, o->col, &e);
+	if (!rc)
+		return FS_OK;
+	if (err) {
+		*err = e;
+		snprintf(where, sizeof(where), "%s.%s: at column %d of the expression",
+			 lm_operand_name(op), which, e.col);
+		fs_err_prefix(err, where);
+	}
+	return rc;
+}
+
+enum fs_rc lanemap_set_table(struct lanemap *lm, enum lm_operand op,
+			     const int32_t *row, const int32_t *col,
+			     struct fs_err *err)
+{
+	struct lanemap_operand *o = &lm->op[op];
+	enum fs_rc rc = need_geometry(lm, op, err);
+
+	if (rc)
+		return rc;
+	lm->valid = 0;
+	memcpy(o->row, row, (size_t)lm->wave * o->elems * sizeof(*row));
+	memcpy(o->col, col, (size_t)lm->wave * o->elems * sizeof(*col));
 	return FS_OK;
 }
 

@@ -12,7 +12,9 @@
  *   C        M x N    m           n
  *
  * A profile is compiled once (lib/profile.c turns YAML into calls of
- * lanemap_set) and then validated; everything else reads the tables.
+ * lanemap_set_operand and lanemap_eval_expr; a program calls
+ * lanemap_set_exprs or lanemap_set_table) and then validated;
+ * everything else reads the tables.
  * An operand may be replicated (RDNA3 WMMA holds A and B twice in wave32):
  * then every entry must be held exactly `replicas` times.
  */
@@ -96,6 +98,37 @@ void lanemap_free(struct lanemap *lm);
 enum fs_rc lanemap_set_operand(struct lanemap *lm, enum lm_operand op,
 			       enum lm_dtype type, int elems, int replicas,
 			       struct fs_err *err);
+
+/*
+ * Build an operand's tables in code, the one way a map is compiled
+ * (lib/profile.c uses these for YAML; include/fragsim.h for programs).
+ * The operand's geometry must be set first (lanemap_set_operand).
+ *
+ * lanemap_eval_expr compiles src (sim/expr.h: integers over `lane` and
+ * `e`) and evaluates it at every lane < wave and e < elems into
+ * dst[lane*elems + e]. On error FS_EINPUT with err->col the 1-based
+ * column in src and a message such as "unknown name 'ee' (names are
+ * lane and e)" or "value 4294967296 out of range at lane=0 e=0" (column
+ * 1); dst is then partly written.
+ */
+enum fs_rc lanemap_eval_expr(const struct lanemap *lm, int elems,
+			     const char *src, int32_t *dst, struct fs_err *err);
+
+/*
+ * Operand op from its row and col expressions, e.g. gfx936 A:
+ * row "lane % 16", col "8 * (lane / 16) + e". Errors as
+ * lanemap_eval_expr, the message saying where; for C's col
+ * "lane / 16 + 4 * ee": "C.col: at column 17 of the expression: unknown
+ * name 'ee' (names are lane and e)".
+ */
+enum fs_rc lanemap_set_exprs(struct lanemap *lm, enum lm_operand op,
+			     const char *row, const char *col,
+			     struct fs_err *err);
+
+/* Operand op from tables row[lane*elems + e], col[...] (wave*elems each). */
+enum fs_rc lanemap_set_table(struct lanemap *lm, enum lm_operand op,
+			     const int32_t *row, const int32_t *col,
+			     struct fs_err *err);
 
 /*
  * Check that every (lane, e) is in range and every entry is held exactly

@@ -22,8 +22,9 @@ How the commands run:
 
 * Each document gets a fresh scratch directory, shared by its blocks in
   order, holding links to the repository's cases/, profiles/, tests/,
-  tools/, docs/, sim/, ref/, lib/ and cli/ (so `cases/edge/x.yaml` works and `--out
-  out` writes into the scratch directory). The directory of BIN comes
+  tools/, docs/, sim/, ref/, lib/, cli/, include/ and examples/ (so
+  `cases/edge/x.yaml` works and `--out out` writes into the scratch
+  directory). The directory of BIN comes
   first on PATH, so `fragsim` is the binary under test.
 * Each command runs in its own `sh -c` there (no `cd` carries over); `$?`
   is the exit status of the previous command. A command that exits with
@@ -52,7 +53,8 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LINKED = ("cases", "profiles", "tests", "tools", "docs", "sim", "ref", "lib", "cli")
+LINKED = ("cases", "profiles", "tests", "tools", "docs", "sim", "ref", "lib", "cli",
+          "include", "examples")
 TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)? ?m?s\b")
 TIMEOUT_S = 600
 

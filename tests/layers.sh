@@ -1,8 +1,9 @@
 #!/bin/sh
 # layers.sh - tools/check_layers.py's must-fail cases: each plants one
-# violation in a scratch copy of sim/, ref/, lib/ and cli/ and wants exit 1
-# and the line `file:line: rule: ...`; a clean copy must pass, and what
-# only looks like a violation (a comment, snprintf) must not be flagged.
+# violation in a scratch copy of sim/, ref/, lib/, cli/ and include/ and
+# wants exit 1 and the line `file:line: rule: ...`; a clean copy must
+# pass, and what only looks like a violation (a comment, snprintf) must
+# not be flagged.
 # Usage: layers.sh   (make check-layers runs it; exit 1 on a failed case)
 set -u
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ fails=0; n=0
 
 fresh() {
 	rm -rf "$tmp/t"
-	for d in sim ref lib cli; do
+	for d in sim ref lib cli include; do
 		mkdir -p "$tmp/t/$d" && cp $d/*.[ch] "$tmp/t/$d/" || return 1
 	done
 }
@@ -70,6 +71,9 @@ plant lib/npy.c '#include "cli.h"' library-includes-cli
 plant lib/dump.c '#include "../cli/cmds.h"' library-includes-cli
 plant sim/probe.c '#include "../cli/report.h"' sim-includes-outside
 plant lib/golden.c '#include "lmprint.h"' library-includes-cli
+plant include/fragsim.h '#include "../sim/fs.h"' public-header-includes-project
+plant include/fragsim.h '#define FRAGSIM_SAY(x) puts(x)' library-prints
+clean include/fragsim.h '#include <stdio.h>'
 plant sim/quant.c "$fn
 	fprintf(stderr, \"x\");
 }" pure-does-io 2

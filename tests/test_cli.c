@@ -133,13 +133,15 @@ static void lanemap_list(void **state)
 	(void)state;
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out,
-		"cdna3-mfma-i32-16x16x32-i8\ngfx936-article\ngfx936-quad\ngfx936\n"
+		"cdna3-mfma-i32-16x16x32-i8\ncdna3-mfma-i32-32x32x16-i8\n"
+		"cdna4-mfma-i32-16x16x64-i8\ngfx936-article\ngfx936-quad\ngfx936\n"
 		"rdna3-wmma-i32-16x16x16-iu8-w32\nrdna3-wmma-i32-16x16x16-iu8-w64\n"
+		"rdna4-wmma-i32-16x16x16-iu8-w32\nsm80-mma-m16n8k16-s8\n"
 		"sm80-mma-m16n8k32-s8\n");
 	tu_free(&r);
 	r = tu_run("lanemap list");
 	assert_int_equal(r.status, 0);
-	assert_int_equal(count_lines(r.out), 7);
+	assert_int_equal(count_lines(r.out), 11);
 	tu_free(&r);
 }
 

@@ -664,6 +664,15 @@ static void fast_goldens_equal_scalar(void **state)
 		"cases/edge/soft-cap.yaml",
 		"cases/edge/alibi-12-heads.yaml",
 		"cases/edge/prefill-alibi-soft-cap.yaml",
+		"cases/edge/cdna3-32x32-decode.yaml",
+		"cases/edge/cdna3-32x32-prefill.yaml",
+		"cases/edge/rdna4-w32-decode.yaml",
+		"cases/edge/rdna4-w32-prefill.yaml",
+		"cases/edge/sm80-k16-decode.yaml",
+		"cases/edge/sm80-k16-prefill.yaml",
+		"cases/edge/cdna4-k64-decode.yaml",
+		"cases/edge/cdna4-k64-prefill.yaml",
+		"cases/edge/cdna3-32x32-mqa.yaml",
 	};
 
 	(void)state;

@@ -62,6 +62,34 @@ static const struct {
 	  "row = (e0, e1, l0, l1, e2)  col = (l2, l3, l4)", NULL },
 	{ "sm80-mma-m16n8k32-s8", "C", "row = groupID + 8 for i >= 2, col = 2 * tig + (i & 1)",
 	  "row = (l2, l3, l4, e1)  col = (e0, l0, l1)", NULL },
+	/* PTX ISA, Matrix Fragments for mma.m16n8k16 with integer type */
+	{ "sm80-mma-m16n8k16-s8", "A", "row = groupID + 8 for a4..a7, col = 4 * tig + (i & 3)",
+	  "row = (l2, l3, l4, e2)  col = (e0, e1, l0, l1)", NULL },
+	{ "sm80-mma-m16n8k16-s8", "B", "row = 4 * tig + i, col = groupID",
+	  "row = (e0, e1, l0, l1)  col = (l2, l3, l4)", NULL },
+	{ "sm80-mma-m16n8k16-s8", "C", "row = groupID + 8 for i >= 2, col = 2 * tig + (i & 1)",
+	  "row = (l2, l3, l4, e1)  col = (e0, l0, l1)", NULL },
+	/* AMD Matrix Instruction Calculator, CDNA3 v_mfma_i32_32x32x16_i8 */
+	{ "cdna3-mfma-i32-32x32x16-i8", "A", "i = lane % 32, k = 8 * (lane / 32) + e",
+	  "row = (l0, l1, l2, l3, l4)  col = (e0, e1, e2, l5)", NULL },
+	{ "cdna3-mfma-i32-32x32x16-i8", "B", "k = 8 * (lane / 32) + e, j = lane % 32",
+	  "row = (e0, e1, e2, l5)  col = (l0, l1, l2, l3, l4)", NULL },
+	{ "cdna3-mfma-i32-32x32x16-i8", "C", "i = 8 * (GPR / 4) + 4 * (lane / 32) + GPR % 4, j = lane % 32",
+	  "row = (e0, e1, l5, e2, e3)  col = (l0, l1, l2, l3, l4)", NULL },
+	/* AMD Matrix Instruction Calculator, RDNA4 v_wmma_i32_16x16x16_iu8 wave32 */
+	{ "rdna4-wmma-i32-16x16x16-iu8-w32", "A", "i = lane % 16, k = 8 * (lane / 16) + e",
+	  "row = (l0, l1, l2, l3)  col = (e0, e1, e2, l4)", NULL },
+	{ "rdna4-wmma-i32-16x16x16-iu8-w32", "B", "k = 8 * (lane / 16) + e, j = lane % 16",
+	  "row = (e0, e1, e2, l4)  col = (l0, l1, l2, l3)", NULL },
+	{ "rdna4-wmma-i32-16x16x16-iu8-w32", "C", "i = 8 * (lane / 16) + GPR, j = lane % 16",
+	  "row = (e0, e1, e2, l4)  col = (l0, l1, l2, l3)", NULL },
+	/* IREE's MFMA_I32_16x16x64_I8 (gfx950): 16 consecutive k a lane */
+	{ "cdna4-mfma-i32-16x16x64-i8", "A", "i = lane % 16, k = 16 * (lane / 16) + e",
+	  "row = (l0, l1, l2, l3)  col = (e0, e1, e2, e3, l4, l5)", NULL },
+	{ "cdna4-mfma-i32-16x16x64-i8", "B", "k = 16 * (lane / 16) + e, j = lane % 16",
+	  "row = (e0, e1, e2, e3, l4, l5)  col = (l0, l1, l2, l3)", NULL },
+	{ "cdna4-mfma-i32-16x16x64-i8", "C", "i = 4 * (lane / 16) + e, j = lane % 16",
+	  "row = (e0, e1, l4, l5)  col = (l0, l1, l2, l3)", NULL },
 };
 
 static void builtin_bases_match_published_formulas(void **state)

@@ -286,6 +286,136 @@ static const struct fact sm80_c[] = {
 	{ 22, 1, 5, 5 },
 };
 
+/*
+ * CDNA3 v_mfma_i32_32x32x16_i8. AMD Matrix Instruction Calculator
+ * (--architecture cdna3 --instruction v_mfma_i32_32x32x16_i8 -d):
+ *   A i: (lane % 32)  A k: 8 * floor(lane / 32) + 4 * GPR_num + floor(GPR_bits / 8)
+ *   B j: (lane % 32)  B k: the same
+ *   C or D i: (8 * floor(GPR_num / 4) % 32) + 4 * floor(lane / 32) + (GPR_num % 4)
+ *   C or D j: (lane % 32)
+ */
+static const struct fact cdna3_32_a[] = {
+	{ 0, 0, 0, 0 },
+	{ 32, 0, 0, 8 },
+	{ 31, 7, 31, 7 },
+	{ 63, 7, 31, 15 },
+	{ 45, 5, 13, 13 },	/* lane % 32 = 13, k = 8 + 5 */
+	{ 7, 4, 7, 4 },
+};
+
+static const struct fact cdna3_32_b[] = {
+	{ 0, 0, 0, 0 },
+	{ 32, 3, 11, 0 },
+	{ 63, 7, 15, 31 },
+	{ 17, 6, 6, 17 },
+	{ 40, 1, 9, 8 },
+	{ 9, 2, 2, 9 },
+};
+
+static const struct fact cdna3_32_c[] = {
+	{ 0, 0, 0, 0 },
+	{ 0, 1, 1, 0 },
+	{ 0, 4, 8, 0 },		/* GPR 4: 8 * 1 */
+	{ 32, 0, 4, 0 },	/* lane 32: 4 * 1 */
+	{ 33, 5, 13, 1 },	/* 8 + 4 + 1 */
+	{ 63, 15, 31, 31 },	/* 24 + 4 + 3 */
+	{ 10, 14, 26, 10 },	/* 24 + 0 + 2 */
+};
+
+/*
+ * RDNA4 v_wmma_i32_16x16x16_iu8, wave32. AMD Matrix Instruction
+ * Calculator (--architecture rdna4 ... -d), wave32:
+ *   A i: (lane % 16)  A k: 8 * floor(lane / 16) + 4 * GPR_num + floor(GPR_bits / 8)
+ *   B j: (lane % 16)  B k: the same
+ *   C or D i: 8 * floor(lane / 16) + GPR_num  C or D j: (lane % 16)
+ */
+static const struct fact rdna4_a[] = {
+	{ 0, 0, 0, 0 },
+	{ 16, 0, 0, 8 },
+	{ 31, 7, 15, 15 },
+	{ 5, 3, 5, 3 },
+	{ 20, 6, 4, 14 },
+	{ 29, 4, 13, 12 },
+};
+
+static const struct fact rdna4_b[] = {
+	{ 0, 0, 0, 0 },
+	{ 16, 2, 10, 0 },
+	{ 31, 7, 15, 15 },
+	{ 9, 5, 5, 9 },
+	{ 27, 1, 9, 11 },
+	{ 2, 6, 6, 2 },
+};
+
+static const struct fact rdna4_c[] = {
+	{ 0, 0, 0, 0 },
+	{ 16, 0, 8, 0 },
+	{ 0, 7, 7, 0 },
+	{ 31, 7, 15, 15 },
+	{ 21, 3, 11, 5 },
+	{ 6, 5, 5, 6 },
+};
+
+/*
+ * sm_80 mma.m16n8k16 .s8. NVIDIA PTX ISA "Matrix Fragments for
+ * mma.m16n8k16 with integer type":
+ *   A: row = groupID for ai where i < 4, groupID + 8 for i >= 4;
+ *      col = (threadID_in_group * 4) + (i & 0x3).
+ *   B: row = (threadID_in_group * 4) + i; col = groupID.
+ *   C: as mma.m16n8k32 (sm80_c above).
+ */
+static const struct fact sm80_k16_a[] = {
+	{ 0, 0, 0, 0 },
+	{ 0, 4, 8, 0 },
+	{ 5, 3, 1, 7 },		/* groupID 1, tig 1 */
+	{ 31, 7, 15, 15 },	/* groupID 7 + 8, tig 3 */
+	{ 14, 5, 11, 9 },	/* groupID 3 + 8, tig 2: 8 + 1 */
+	{ 22, 2, 5, 10 },
+};
+
+static const struct fact sm80_k16_b[] = {
+	{ 0, 0, 0, 0 },
+	{ 5, 3, 7, 1 },
+	{ 31, 3, 15, 7 },
+	{ 14, 1, 9, 3 },
+	{ 22, 2, 10, 5 },
+	{ 3, 0, 12, 0 },		/* tig 3: row 12 */
+};
+
+/*
+ * CDNA4 v_mfma_i32_16x16x64_i8. IREE IREEGPUAttrs.cpp,
+ * MFMA_I32_16x16x64_I8: A thread {16,4} tstrides {1,16} element {1,16}
+ * (A[i][k] at lane i + 16*(k/16), element k % 16); B the transpose;
+ * C mfmaAcc16x16: thread {4,16} tstrides {16,1} element {4,1}
+ * (C[i][j] at lane j + 16*(i/4), element i % 4).
+ */
+static const struct fact cdna4_a[] = {
+	{ 0, 0, 0, 0 },
+	{ 16, 0, 0, 16 },
+	{ 63, 15, 15, 63 },
+	{ 37, 9, 5, 41 },	/* k = 16 * 2 + 9 */
+	{ 12, 4, 12, 4 },
+	{ 50, 0, 2, 48 },
+};
+
+static const struct fact cdna4_b[] = {
+	{ 0, 0, 0, 0 },
+	{ 48, 1, 49, 0 },
+	{ 25, 15, 31, 9 },
+	{ 63, 15, 63, 15 },
+	{ 33, 7, 39, 1 },
+	{ 7, 15, 15, 7 },
+};
+
+static const struct fact cdna4_c[] = {
+	{ 0, 0, 0, 0 },
+	{ 16, 1, 5, 0 },
+	{ 63, 3, 15, 15 },
+	{ 34, 2, 10, 2 },
+	{ 5, 3, 3, 5 },
+	{ 47, 0, 8, 15 },
+};
+
 static const struct profile_case cases[] = {
 	{
 		.name = "gfx936", .instr = "v_mmac_i32_16x16x32_i8",
@@ -354,6 +484,46 @@ static const struct profile_case cases[] = {
 			{ LM_I8, 16, 1, sm80_a, FS_ARRAY_LEN(sm80_a) },
 			{ LM_I8, 8, 1, sm80_b, FS_ARRAY_LEN(sm80_b) },
 			{ LM_I32, 4, 1, sm80_c, FS_ARRAY_LEN(sm80_c) },
+		},
+	},
+	{
+		.name = "cdna3-mfma-i32-32x32x16-i8",
+		.instr = "v_mfma_i32_32x32x16_i8",
+		.wave = 64, .m = 32, .n = 32, .k = 16, .valid = 1,
+		.op = {
+			{ LM_I8, 8, 1, cdna3_32_a, FS_ARRAY_LEN(cdna3_32_a) },
+			{ LM_I8, 8, 1, cdna3_32_b, FS_ARRAY_LEN(cdna3_32_b) },
+			{ LM_I32, 16, 1, cdna3_32_c, FS_ARRAY_LEN(cdna3_32_c) },
+		},
+	},
+	{
+		.name = "rdna4-wmma-i32-16x16x16-iu8-w32",
+		.instr = "v_wmma_i32_16x16x16_iu8",
+		.wave = 32, .m = 16, .n = 16, .k = 16, .valid = 1,
+		.op = {
+			{ LM_I8, 8, 1, rdna4_a, FS_ARRAY_LEN(rdna4_a) },
+			{ LM_I8, 8, 1, rdna4_b, FS_ARRAY_LEN(rdna4_b) },
+			{ LM_I32, 8, 1, rdna4_c, FS_ARRAY_LEN(rdna4_c) },
+		},
+	},
+	{
+		.name = "sm80-mma-m16n8k16-s8",
+		.instr = "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32",
+		.wave = 32, .m = 16, .n = 8, .k = 16, .valid = 1,
+		.op = {
+			{ LM_I8, 8, 1, sm80_k16_a, FS_ARRAY_LEN(sm80_k16_a) },
+			{ LM_I8, 4, 1, sm80_k16_b, FS_ARRAY_LEN(sm80_k16_b) },
+			{ LM_I32, 4, 1, sm80_c, FS_ARRAY_LEN(sm80_c) },
+		},
+	},
+	{
+		.name = "cdna4-mfma-i32-16x16x64-i8",
+		.instr = "v_mfma_i32_16x16x64_i8",
+		.wave = 64, .m = 16, .n = 16, .k = 64, .valid = 1,
+		.op = {
+			{ LM_I8, 16, 1, cdna4_a, FS_ARRAY_LEN(cdna4_a) },
+			{ LM_I8, 16, 1, cdna4_b, FS_ARRAY_LEN(cdna4_b) },
+			{ LM_I32, 4, 1, cdna4_c, FS_ARRAY_LEN(cdna4_c) },
 		},
 	},
 };

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""check_layers.py - the layering rules of sim/, ref/, lib/ and cli/, checked.
+"""check_layers.py - the layering rules of sim/, ref/, lib/, include/ and cli/,
+checked.
 
 Usage: tools/check_layers.py [-v] [ROOT]  (make check-layers; ROOT: .)
        -v also lists each line a known exception excuses
@@ -7,9 +8,10 @@ Usage: tools/check_layers.py [-v] [ROOT]  (make check-layers; ROOT: .)
 The layers (docs/design.md 5): sim/ is the pure emulation (no I/O, no
 printing); ref/ is the independent oracle, which may share sim/'s plain
 types but not its mapping or addressing code; lib/ is the rest of the
-library (what runs a case, reads and writes files); cli/ is the command
-line (main, the commands, what they print). Only the command line
-prints.
+library (what runs a case, reads and writes files); include/ is the
+public header, installed alone, so it includes only the C library; cli/
+is the command line (main, the commands, what they print). Only the
+command line prints.
 
 Each rule below is one row: a name, the files it applies to, and what
 those files must not do. A violation prints as
@@ -28,9 +30,10 @@ import os
 import re
 import sys
 
-# The command line, and the library part outside sim/ and ref/.
+# The command line, and the library part outside sim/ and ref/: lib/
+# and the public header (include/fragsim.h, what programs include).
 CLI = ["cli/*.[ch]"]
-LIB = ["lib/*.[ch]"]
+LIB = ["lib/*.[ch]", "include/*.h"]
 
 # A CLI header, as a library file would include it: by path, or by the
 # name of a header that only cli/ has.
@@ -65,6 +68,8 @@ RULES = [
      "include", CLI_HEADERS),
     ("pure-does-io", ["sim/*.[ch]", "ref/*.[ch]"], "code", ANY_OUT),
     ("library-prints", LIB, "code", TEXT_OUT),
+    # Installed alone: a quoted include would name a file not installed.
+    ("public-header-includes-project", ["include/*.h"], "include", r'.'),
 ]
 
 # Known exceptions: (rule, file pattern, where, why). `where` is a

@@ -14,6 +14,8 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
 	pkgs="$pkgs libyaml-dev libcmocka-dev"
 fi
+# numpy: the Python golden loader's tests (tests/python/) load goldens with it.
+/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || pkgs="$pkgs python3-numpy"
 [ -z "$pkgs" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "fragsim: installing$pkgs" >&2

@@ -3,13 +3,14 @@
 
     python3 tools/device/probe_run.py PLAN_DIR OUT_DIR
 
-PLAN_DIR is what `fragsim probe plan --isa sm80-mma-m16n8k32-s8 --out
-PLAN_DIR` wrote. This script checks the plan, builds probe_sm80.cu with
-nvcc (-arch=sm_90 -O2; set FRAGSIM_NVCC_ARCH=sm_80 for an A100), runs one
+PLAN_DIR is what `fragsim probe plan --isa ISA --out PLAN_DIR` wrote,
+ISA sm80-mma-m16n8k32-s8 or sm80-mma-m16n8k16-s8. This script checks the
+plan, builds probe_sm80.cu with nvcc (-arch=sm_90 -O2, -DFS_MMA_K=16 for
+the k16 shape; set FRAGSIM_NVCC_ARCH=sm_80 for an A100), runs one
 mma.sync per wave and writes OUT_DIR/probe_c.npy (int32 [W, 32, 4]) and
 OUT_DIR/manifest.json. Then:
 
-    fragsim probe solve --plan PLAN_DIR --dump OUT_DIR --isa sm80-mma-m16n8k32-s8
+    fragsim probe solve --plan PLAN_DIR --dump OUT_DIR --isa ISA
 
 Needs numpy and nvcc only. Exit status: 0 ok, 2 bad input, 3 build or run
 failed.
@@ -23,8 +24,10 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ISA = "sm80-mma-m16n8k32-s8"
-LANES, EA, EB, EC = 32, 16, 8, 4  # per lane: A, B, C elements (the profile's)
+# The plans this harness answers: profile -> (K, A, B, C elements a lane).
+SHAPES = {"sm80-mma-m16n8k32-s8": (32, 16, 8, 4),
+          "sm80-mma-m16n8k16-s8": (16, 8, 4, 4)}
+LANES = 32
 
 
 def fail(msg, status=2):
@@ -51,9 +54,11 @@ def main(argv):
             manifest = json.load(f)
     except (OSError, ValueError) as e:
         fail("%s: not a probe plan: %s" % (plan, e))
-    if manifest.get("fragsim_probe") != 1 or manifest.get("isa") != ISA:
+    isa = manifest.get("isa")
+    if manifest.get("fragsim_probe") != 1 or isa not in SHAPES:
         fail("%s: a plan for %r; this harness runs %s"
-             % (plan, manifest.get("isa"), ISA))
+             % (plan, isa, " and ".join(sorted(SHAPES))))
+    K, EA, EB, EC = SHAPES[isa]
     waves = int(manifest["waves"])
     a = load_operand(plan, "probe_a.npy", waves, EA)
     b = load_operand(plan, "probe_b.npy", waves, EB)
@@ -62,7 +67,7 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="fragsim-probe-") as tmp:
         exe = os.path.join(tmp, "probe_sm80")
         paths = [os.path.join(tmp, n) for n in ("a.bin", "b.bin", "c.bin")]
-        build = ["nvcc", "-arch=" + arch, "-O2", "-o", exe,
+        build = ["nvcc", "-arch=" + arch, "-O2", "-DFS_MMA_K=%d" % K, "-o", exe,
                  os.path.join(HERE, "probe_sm80.cu")]
         if subprocess.run(build).returncode != 0:
             fail("nvcc failed: " + " ".join(build), 3)
@@ -80,12 +85,12 @@ def main(argv):
     np.save(os.path.join(out, "probe_c.npy"), c.reshape(waves, LANES, EC))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump({"fragsim_probe_dump": 1, "device": run.stdout.strip(),
-                   "instruction": manifest.get("instruction"), "plan": ISA,
+                   "instruction": manifest.get("instruction"), "plan": isa,
                    "nvcc_arch": arch}, f, indent=2)
         f.write("\n")
     print("answered %d waves on %s: %s" % (waves, run.stdout.strip(),
                                            os.path.join(out, "probe_c.npy")))
-    print("next: fragsim probe solve --plan %s --dump %s --isa %s" % (plan, out, ISA))
+    print("next: fragsim probe solve --plan %s --dump %s --isa %s" % (plan, out, isa))
     return 0
 
 

@@ -1,11 +1,14 @@
 // probe_sm80.cu - answer a fragsim probe plan with NVIDIA's INT8 mma.sync
-// (mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, sm_80 and later).
+// (mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, sm_80 and later; built
+// with -DFS_MMA_K=16, mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32).
 //
 //   probe_sm80 WAVES a.bin b.bin c.bin
 //
-//   a.bin  int8  [WAVES][32][16]   probe_a.npy's data: lane L's A elements e = 0..15
-//   b.bin  int8  [WAVES][32][8]    probe_b.npy's data
+//   a.bin  int8  [WAVES][32][EA]   probe_a.npy's data: lane L's A elements
+//   b.bin  int8  [WAVES][32][EB]   probe_b.npy's data
 //   c.bin  int32 [WAVES][32][4]    written: lane L's C registers c0..c3
+//   EA, EB: 16 and 8 for K 32 (profile sm80-mma-m16n8k32-s8), 8 and 4 for
+//   K 16 (sm80-mma-m16n8k16-s8).
 //
 // One warp per wave: each lane loads its registers, the warp issues one
 // mma with C = 0, each lane stores D. Nothing else: the probe is only
@@ -24,7 +27,13 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-static const int LANES = 32, EA = 16, EB = 8, EC = 4;
+#ifndef FS_MMA_K
+#define FS_MMA_K 32
+#endif
+#if FS_MMA_K != 32 && FS_MMA_K != 16
+#error "FS_MMA_K must be 32 or 16"
+#endif
+static const int LANES = 32, EA = FS_MMA_K / 2, EB = FS_MMA_K / 4, EC = 4;
 
 #define CHECK(call)                                                          \
 	do {                                                                 \
@@ -44,6 +53,7 @@ __global__ void probe_kernel(const uint32_t *a, const uint32_t *b, int32_t *c)
 	int32_t d0, d1, d2, d3;
 	const int32_t z = 0;
 
+#if FS_MMA_K == 32
 	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
 		     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
 		     "{%10, %11, %12, %13};\n"
@@ -51,6 +61,14 @@ __global__ void probe_kernel(const uint32_t *a, const uint32_t *b, int32_t *c)
 		     : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]),
 		       "r"(rb[0]), "r"(rb[1]),
 		       "r"(z), "r"(z), "r"(z), "r"(z));
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 "
+		     "{%0, %1, %2, %3}, {%4, %5}, {%6}, "
+		     "{%7, %8, %9, %10};\n"
+		     : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3)
+		     : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]),
+		       "r"(z), "r"(z), "r"(z), "r"(z));
+#endif
 	c[slot * EC + 0] = d0;
 	c[slot * EC + 1] = d1;
 	c[slot * EC + 2] = d2;
@@ -100,7 +118,7 @@ int main(int argc, char **argv)
 	CHECK(cudaGetDevice(&dev));
 	CHECK(cudaGetDeviceProperties(&prop, dev));
 	if (prop.major < 8) {
-		fprintf(stderr, "probe_sm80: %s is sm_%d%d; mma m16n8k32 .s8 needs sm_80+\n",
+		fprintf(stderr, "probe_sm80: %s is sm_%d%d; mma .s8 needs sm_80+\n",
 			prop.name, prop.major, prop.minor);
 		return 2;
 	}

@@ -1,0 +1,320 @@
+/*
+ * test_fragsim_api.c - the public API (include/fragsim.h, lib/fragsim.c)
+ * used as a program would use it: this file includes nothing of fragsim
+ * but the public header.
+ *
+ * Expected lane maps are gfx936's published formulas written out here
+ * (docs/design.md 1.1, from Hygon's CK port: "lane = m + 16 * (n % 4),
+ * reg = n / 4"; A[m][k] at lane m + 16*(k/8), element k % 8):
+ *
+ *   A  lane l, e: row l % 16,          col 8*(l/16) + e   (8 x i8)
+ *   B  lane l, e: row 8*(l/16) + e,    col l % 16         (8 x i8)
+ *   C  lane l, e: row l % 16,          col l/16 + 4*e     (4 x i32)
+ *
+ * So C[1][9] is lane 17 (c0 = 1, row 1) element 2: column 1 + 4*2.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../include/fragsim.h"
+
+static void gfx936_entry(int op, int l, int e, int *row, int *col)
+{
+	if (op == FRAGSIM_A)
+		*row = l % 16, *col = 8 * (l / 16) + e;
+	else if (op == FRAGSIM_B)
+		*row = 8 * (l / 16) + e, *col = l % 16;
+	else
+		*row = l % 16, *col = l / 16 + 4 * e;
+}
+
+static const int gfx936_elems[3] = { 8, 8, 4 };
+
+/* Every entry of lm is the formula's; and nothing past the wave or e. */
+static void assert_gfx936(const struct fragsim_lanemap *lm)
+{
+	struct fragsim_lanemap_info in;
+	int row, col, want_row, want_col;
+
+	fragsim_lanemap_info(lm, &in);
+	assert_int_equal(in.wave, 64);
+	assert_int_equal(in.m, 16), assert_int_equal(in.n, 16), assert_int_equal(in.k, 32);
+	assert_true(in.valid);
+	for (int op = 0; op < 3; op++) {
+		assert_int_equal(in.elems[op], gfx936_elems[op]);
+		for (int l = 0; l < 64; l++)
+			for (int e = 0; e < gfx936_elems[op]; e++) {
+				assert_int_equal(fragsim_lanemap_entry(lm, op, l, e, &row, &col), 0);
+				gfx936_entry(op, l, e, &want_row, &want_col);
+				assert_int_equal(row, want_row);
+				assert_int_equal(col, want_col);
+			}
+		assert_int_equal(fragsim_lanemap_entry(lm, op, 64, 0, &row, &col), -1);
+		assert_int_equal(fragsim_lanemap_entry(lm, op, 0, gfx936_elems[op], &row, &col), -1);
+	}
+}
+
+static struct fragsim_lanemap *gfx936_from_exprs(void)
+{
+	struct fragsim_lanemap *lm;
+	struct fragsim_err err;
+
+	assert_int_equal(fragsim_lanemap_new("gfx936-exprs", 64, 16, 16, 32, &lm, &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_A, FRAGSIM_I8, 8, 1, "lane % 16",
+					       "8 * (lane / 16) + e", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_B, FRAGSIM_I8, 8, 1,
+					       "8 * (lane / 16) + e", "lane % 16", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_C, FRAGSIM_I32, 4, 1, "lane % 16",
+					       "lane / 16 + 4 * e", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_OK);
+	return lm;
+}
+
+static void version_is_the_files(void **state)
+{
+	(void)state;
+	/* FRAGSIM_VERSION: the build's -D, read from the file VERSION. */
+	assert_string_equal(FRAGSIM_VERSION_STRING, FRAGSIM_VERSION);
+	assert_string_equal(fragsim_version(), FRAGSIM_VERSION_STRING);
+	assert_int_equal(fragsim_version_number(), FRAGSIM_VERSION_NUMBER);
+}
+
+static void builtin_and_exprs_are_the_published_gfx936(void **state)
+{
+	struct fragsim_lanemap *b, *x;
+	struct fragsim_err err;
+	int found = 0;
+
+	(void)state;
+	for (int i = 0; i < fragsim_builtin_count(); i++)
+		found += !strcmp(fragsim_builtin_name(i), "gfx936");
+	assert_int_equal(found, 1);
+	assert_null(fragsim_builtin_name(-1));
+	assert_null(fragsim_builtin_name(fragsim_builtin_count()));
+	assert_int_equal(fragsim_lanemap_load("gfx936", &b, &err), FRAGSIM_OK);
+	x = gfx936_from_exprs();
+	assert_gfx936(b);
+	assert_gfx936(x);
+	fragsim_lanemap_free(b);
+	fragsim_lanemap_free(x);
+}
+
+static void table_built_map(void **state)
+{
+	static int32_t row[3][64 * 8], col[3][64 * 8];
+	static const enum fragsim_dtype type[3] = { FRAGSIM_I8, FRAGSIM_I8, FRAGSIM_I32 };
+	struct fragsim_lanemap *lm;
+	struct fragsim_err err;
+	int r, c;
+
+	(void)state;
+	for (int op = 0; op < 3; op++)
+		for (int l = 0; l < 64; l++)
+			for (int e = 0; e < gfx936_elems[op]; e++)
+				gfx936_entry(op, l, e, &row[op][l * gfx936_elems[op] + e],
+					     &col[op][l * gfx936_elems[op] + e]);
+	assert_int_equal(fragsim_lanemap_new("gfx936-table", 64, 16, 16, 32, &lm, &err), FRAGSIM_OK);
+	for (int op = 0; op < 3; op++)
+		assert_int_equal(fragsim_lanemap_table(lm, op, type[op], gfx936_elems[op], 1,
+						       row[op], col[op], &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_OK);
+	assert_gfx936(lm);
+	/* C[1][9]: lane 17, element 2 (the header's example). */
+	assert_int_equal(fragsim_lanemap_entry(lm, FRAGSIM_C, 17, 2, &r, &c), 0);
+	assert_int_equal(r, 1), assert_int_equal(c, 9);
+
+	/* Break it: lane 1 e 0 holds what lane 0 e 0 holds, C[0][0]; lane
+	 * 1's own entry, C[1][0], is then held by no lane. */
+	row[2][1 * 4] = row[2][0], col[2][1 * 4] = col[2][0];
+	assert_int_equal(fragsim_lanemap_table(lm, FRAGSIM_C, FRAGSIM_I32, 4, 1,
+					       row[2], col[2], &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_MISMATCH);
+	/* Entry (1, 0) lost its only owner, (0, 0) has two. */
+	assert_non_null(strstr(err.msg, "gfx936-table: not a valid lane map: 2 problems"));
+	/* A refused table leaves the operand not given, not half set. */
+	assert_int_equal(fragsim_lanemap_table(lm, FRAGSIM_B, FRAGSIM_I8, 8, 1, row[1], NULL,
+					       &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "B: give both row and col tables");
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "gfx936-table: operand B not given");
+	fragsim_lanemap_free(lm);
+}
+
+static void bad_maps_are_refused_with_a_message(void **state)
+{
+	struct fragsim_lanemap *lm;
+	struct fragsim_err err;
+
+	(void)state;
+	assert_int_equal(fragsim_lanemap_new("x", 48, 16, 16, 32, &lm, &err), FRAGSIM_EINPUT);
+	assert_null(lm);
+	assert_string_equal(err.msg, "wave must be 32 or 64, not 48");
+
+	assert_int_equal(fragsim_lanemap_new("bad", 64, 16, 16, 32, &lm, &err), FRAGSIM_OK);
+	/* 'ee' starts at column 17 of "lane / 16 + 4 * ee". */
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_C, FRAGSIM_I32, 4, 1, "lane % 16",
+					       "lane / 16 + 4 * ee", &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "C.col: at column 17 of the expression: "
+			    "unknown name 'ee' (names are lane and e)");
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_A, FRAGSIM_I8, 8, 1,
+					       "lane % (e - 3)", "e", &err), FRAGSIM_EINPUT);
+	assert_non_null(strstr(err.msg, "A.row: at column 6 of the expression: "));
+	assert_non_null(strstr(err.msg, "lane=0 e=3"));
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_B, FRAGSIM_I8, 0, 1, "e", "e", &err),
+			 FRAGSIM_EINPUT);
+	assert_non_null(strstr(err.msg, "elements must be between 1 and 64"));
+	/* The failed operands are not given, so the map is incomplete. */
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "bad: operand A not given");
+
+	/* The article's literal C columns, lane % 16 + 4*e, reach 27. */
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_A, FRAGSIM_I8, 8, 1, "lane % 16",
+					       "8 * (lane / 16) + e", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_B, FRAGSIM_I8, 8, 1,
+					       "8 * (lane / 16) + e", "lane % 16", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_C, FRAGSIM_I32, 4, 1, "lane % 16",
+					       "lane % 16 + 4 * e", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_MISMATCH);
+	assert_non_null(strstr(err.msg, "outside 0..15"));
+	fragsim_lanemap_free(lm);
+
+	assert_int_equal(fragsim_lanemap_load("gfx936-article", &lm, &err), FRAGSIM_MISMATCH);
+	assert_null(lm);
+	assert_int_equal(fragsim_lanemap_load("no-such-map", &lm, &err), FRAGSIM_EINPUT);
+	assert_non_null(strstr(err.msg, "unknown profile 'no-such-map'"));
+}
+
+/* One small decode case: 6 q heads on 1 kv head, two sequences. */
+static struct fragsim_case *small(void)
+{
+	struct fragsim_case_params p = { .name = "api", .q_heads = 6, .kv_heads = 1,
+					 .head_dim = 64, .n_seqs = 2, .seed = 7,
+					 .context = { 40, 17 } };
+	struct fragsim_case *c;
+	struct fragsim_err err;
+
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_OK);
+	assert_string_equal(fragsim_case_name(c), "api");
+	return c;
+}
+
+static void run_and_summary(void **state)
+{
+	struct fragsim_summary s[3];
+	struct fragsim_lanemap *x = gfx936_from_exprs();
+	struct fragsim_case *c;
+	struct fragsim_err err;
+
+	(void)state;
+	/* The scalar executor (the specification), the fast one, and the
+	 * fast one on the map built from expressions: one result. */
+	for (int i = 0; i < 3; i++) {
+		c = small();
+		assert_int_equal(fragsim_summary(c, &s[i]), FRAGSIM_EINPUT);
+		if (i == 2)
+			assert_int_equal(fragsim_case_set_lanemap(c, x, &err), FRAGSIM_OK);
+		assert_int_equal(fragsim_run(c, i ? FRAGSIM_EXEC_AUTO : FRAGSIM_EXEC_SCALAR,
+					     0, &err), FRAGSIM_OK);
+		assert_int_equal(fragsim_run(c, FRAGSIM_EXEC_AUTO, 0, &err), FRAGSIM_EINPUT);
+		assert_int_equal(fragsim_case_set_lanemap(c, x, &err), FRAGSIM_EINPUT);
+		assert_int_equal(fragsim_summary(c, &s[i]), FRAGSIM_OK);
+		fragsim_case_free(c);
+		assert_true(s[i].checked);
+		assert_int_equal(s[i].mismatches, 0);
+		assert_int_equal(s[i].failed_checks, 0);
+		assert_string_equal(s[i].first, "");
+		/* 57 keys x 6 q heads of scores at least were compared. */
+		assert_true(s[i].compared >= 57 * 6);
+		assert_true(s[i].out_cos_min > 0.99 && s[i].out_cos_min <= 1.0 + 1e-12);
+	}
+	assert_int_equal(s[0].compared, s[1].compared);
+	assert_memory_equal(&s[0].out_cos_min, &s[1].out_cos_min, sizeof(double));
+	assert_memory_equal(&s[1].kld_mean, &s[2].kld_mean, sizeof(double));
+	fragsim_lanemap_free(x);
+}
+
+static void cases_from_files_text_and_fields(void **state)
+{
+	static const char bad[] = "fragsim: 1\nname: t\nbogus: 1\nsequences:\n  - {context: 4}\n";
+	static const char good[] = "fragsim: 1\nname: t\nsequences:\n  - {context: 4}\n";
+	struct fragsim_case_params p = { .head_dim = 100, .n_seqs = 1, .context = { 8 } };
+	struct fragsim_case *c;
+	struct fragsim_err err;
+
+	(void)state;
+	assert_int_equal(fragsim_case_parse(bad, strlen(bad), "t.yaml", NULL, &c, &err),
+			 FRAGSIM_EINPUT);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, "t.yaml:3:1: "));
+	assert_non_null(strstr(err.msg, "'bogus'"));
+	assert_int_equal(fragsim_case_parse(good, strlen(good), "t.yaml", NULL, &c, &err),
+			 FRAGSIM_OK);
+	assert_string_equal(fragsim_case_name(c), "t");
+	fragsim_case_free(c);
+
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, "model.head_dim"));
+	p.head_dim = 0, p.n_seqs = 0;
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
+	p.n_seqs = 1, p.tokens[0] = 9;
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "sequence 0: tokens 9 must be between 0 and context 8");
+	p.name = "a\nb", p.tokens[0] = 0;
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
+
+	assert_int_equal(fragsim_case_load(FRAGSIM_SRC "/cases/edge/one-token.yaml", &c, &err),
+			 FRAGSIM_OK);
+	fragsim_case_free(c);
+	assert_int_equal(fragsim_case_load(FRAGSIM_SRC "/cases/edge/none.yaml", &c, &err),
+			 FRAGSIM_EINPUT);
+	assert_non_null(strstr(err.msg, "none.yaml"));
+}
+
+static void goldens(void **state)
+{
+	char dir[] = "/tmp/fragsim-api-XXXXXX", out[64], path[96];
+	struct fragsim_case *c = small();
+	struct fragsim_err err;
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/golden", dir);
+	assert_int_equal(fragsim_write_goldens(c, out, 0, &err), FRAGSIM_EINPUT);
+	assert_int_equal(fragsim_run(c, FRAGSIM_EXEC_AUTO, 0, &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_write_goldens(c, out, 0, &err), FRAGSIM_OK);
+	snprintf(path, sizeof(path), "%s/manifest.json", out);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/out.npy", out);
+	assert_int_equal(stat(path, &st), 0);
+	/* A file in the way is not fragsim's directory: not replaced. */
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fclose(fopen(path, "w"));
+	assert_int_equal(fragsim_write_goldens(c, path, 0, &err), FRAGSIM_EINPUT);
+	fragsim_case_free(c);
+	assert_int_equal(system(strcat(strcpy(path, "rm -rf "), dir)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(version_is_the_files),
+		cmocka_unit_test(builtin_and_exprs_are_the_published_gfx936),
+		cmocka_unit_test(table_built_map),
+		cmocka_unit_test(bad_maps_are_refused_with_a_message),
+		cmocka_unit_test(run_and_summary),
+		cmocka_unit_test(cases_from_files_text_and_fields),
+		cmocka_unit_test(goldens),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
