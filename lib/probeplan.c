@@ -418,10 +418,14 @@ static enum fs_rc check_manifest(const char *dir, const struct lanemap *lm,
 	return rc;
 }
 
-/* An .npy in dir that must have exactly this dtype and shape. */
+/*
+ * An .npy in dir that must have exactly this dtype and shape. When the
+ * shape is that but for alt_waves waves, the message ends with why
+ * (the other kind of plan has that many).
+ */
 static enum fs_rc read_exact(const char *dir, const char *name, enum npy_dtype dt,
-			     const size_t *shape, struct npy_array *arr,
-			     struct fs_err *err)
+			     const size_t *shape, size_t alt_waves, const char *why,
+			     struct npy_array *arr, struct fs_err *err)
 {
 	char path[OUTDIR_PATH_MAX];
 	enum fs_rc rc = join_path(path, sizeof(path), dir, name, err);
@@ -436,10 +440,15 @@ static enum fs_rc read_exact(const char *dir, const char *name, enum npy_dtype d
 		for (int i = 0; i < arr->ndim && at < sizeof(got) - 24; i++)
 			at += (size_t)snprintf(got + at, sizeof(got) - at, "%s%zu",
 					       i ? ", " : "", arr->shape[i]);
+		int other = why && arr->dtype == dt && arr->ndim == 3 &&
+			    arr->shape[0] == alt_waves && arr->shape[1] == shape[1] &&
+			    arr->shape[2] == shape[2];
+
 		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				"expected %s [%zu, %zu, %zu], found %s [%s]",
+				"expected %s [%zu, %zu, %zu], found %s [%s]%s%s",
 				npy_dtype_name(dt), shape[0], shape[1], shape[2],
-				npy_dtype_name(arr->dtype), got);
+				npy_dtype_name(arr->dtype), got, other ? ": " : "",
+				other ? why : "");
 		npy_free(arr);
 	}
 	return rc;
@@ -473,7 +482,7 @@ enum fs_rc probeplan_load(const char *dir, struct probeplan *p, struct fs_err *e
 
 		probeplan_shape(p->lm, p->layout.waves, (enum lm_operand)op, s);
 		rc = read_exact(dir, npy_names[op], probeplan_dtype(p->lm, (enum lm_operand)op),
-				s, &arr, err);
+				s, 0, NULL, &arr, err);
 		if (rc)
 			break;
 		if (memcmp(arr.data, op ? p->b : p->a, s[0] * s[1] * s[2]))
@@ -488,8 +497,19 @@ enum fs_rc probeplan_load(const char *dir, struct probeplan *p, struct fs_err *e
 enum fs_rc probeplan_read_dump(const char *dir, const struct probeplan *p,
 			       struct npy_array *c, struct fs_err *err)
 {
-	size_t s[3];
+	int is_short = p->layout.kind == PROBE_SHORT;
+	struct probe_layout other;
+	size_t s[3], alt = 0;
 
+	/* the dump of the other kind of plan for this profile is a likely
+	 * mix-up since plans became short by default: say so */
+	if (!probe_layout(p->lm, is_short ? PROBE_EXHAUSTIVE : PROBE_SHORT, &other, NULL))
+		alt = (size_t)other.waves;
 	probeplan_shape(p->lm, p->layout.waves, LM_C, s);
-	return read_exact(dir, npy_names[LM_C], NPY_I32, s, c, err);
+	return read_exact(dir, npy_names[LM_C], NPY_I32, s, alt,
+			  is_short ? "an exhaustive plan's wave count, and this plan is "
+				     "short (make it with --exhaustive)"
+				   : "a short plan's wave count, and this plan is "
+				     "exhaustive (make it without --exhaustive)",
+			  c, err);
 }

@@ -435,9 +435,10 @@ static struct lanemap *load_rotated(void)
 /*
  * Probes: slot 0, one per bit of the A slot number, 6 mixes; waves:
  * 2 digits per pair of probes, 6 checks. A slots: 64 x 8 = 512 (9 bits)
- * for gfx936, gfx936-quad and cdna3, 32 x 16 = 512 for sm80 and RDNA3
- * wave32, 64 x 16 = 1024 (10 bits) for RDNA3 wave64:
- * 16 probes -> 8 pairs -> 16 + 6 = 22; 17 probes -> 9 pairs -> 24.
+ * for gfx936, gfx936-quad and both CDNA3, 32 x 16 = 512 for sm80 k32 and
+ * RDNA3 wave32, 64 x 16 = 1024 (10 bits) for RDNA3 wave64 and CDNA4,
+ * 32 x 8 = 256 (8 bits) for RDNA4 and sm80 k16:
+ * 16 probes -> 8 pairs -> 16 + 6 = 22; 17 -> 9 pairs -> 24; 15 -> 8 -> 22.
  */
 static void short_plan_wave_counts(void **state)
 {
@@ -448,6 +449,10 @@ static void short_plan_wave_counts(void **state)
 		{ "sm80-mma-m16n8k32-s8", 16, 22 },
 		{ "rdna3-wmma-i32-16x16x16-iu8-w32", 16, 22 },
 		{ "rdna3-wmma-i32-16x16x16-iu8-w64", 17, 24 },
+		{ "cdna3-mfma-i32-32x32x16-i8", 16, 22 },
+		{ "cdna4-mfma-i32-16x16x64-i8", 17, 24 },
+		{ "rdna4-wmma-i32-16x16x16-iu8-w32", 15, 22 },
+		{ "sm80-mma-m16n8k16-s8", 15, 22 },
 	};
 
 	(void)state;
@@ -968,6 +973,43 @@ static void cli_short_manifest(void **state)
 		     "plan: 'short', but profile.yaml is not linear over GF(2)");
 }
 
+/*
+ * The H200's answers to the exhaustive sm80 plan (tests/data/device/):
+ * read against the short plan that `probe plan` now makes by default,
+ * the wave count says which plan they answer; against --exhaustive's,
+ * the device matches its profile.
+ */
+static void cli_device_answers_need_their_plan(void **state)
+{
+	const char *dump = "tests/data/device/probe-sm80-mma-m16n8k32-s8";
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/h", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe solve --plan %s/h --dump %s", dir, dump),
+		     "expected int32 [22, 32, 4], found int32 [1027, 32, 4]: an exhaustive "
+		     "plan's wave count, and this plan is short (make it with --exhaustive)");
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/h --exhaustive", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/h --dump %s", dir, dump);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "device matches sm80-mma-m16n8k32-s8\n"));
+	tu_free(&r);
+	/* and the other way round: a short plan's answers, an exhaustive plan */
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/h2", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/h2 --isa sm80-mma-m16n8k32-s8 --out %s/h2d", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe solve --plan %s/h --dump %s/h2d", dir, dir),
+		     "found int32 [22, 32, 4]: a short plan's wave count, and this plan is "
+		     "exhaustive (make it without --exhaustive)");
+}
+
 static void cli_usage(void **state)
 {
 	struct run_result r;
@@ -1012,6 +1054,7 @@ int main(void)
 		cmocka_unit_test(cli_malformed_dumps),
 		cmocka_unit_test(cli_short_plan),
 		cmocka_unit_test(cli_short_manifest),
+		cmocka_unit_test(cli_device_answers_need_their_plan),
 		cmocka_unit_test(cli_usage),
 	};
 
