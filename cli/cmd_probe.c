@@ -1,6 +1,7 @@
 /*
  * cmd_probe.c - `fragsim probe`: find a matrix instruction's lane map on a
- * device (the math is sim/probe.c; this file moves it through files).
+ * device. The math is sim/probe.c, the plan and dump files are
+ * lib/probeplan.c; this file reads the options and prints.
  *
  *   fragsim probe plan --isa gfx936 --out plan/           what to run
  *   (device: per wave, load probe_a/probe_b, one instruction, store C)
@@ -9,17 +10,9 @@
  *   fragsim probe simulate --plan plan/ --isa gfx936-quad --out dump/
  *                                                        a device in software
  *
- *   plan/                          dump/
- *     manifest.json  isa, waves,     probe_c.npy  int32 [W, LANES, EC]
- *                    files, digests  manifest.json  (simulate writes one)
- *     profile.yaml   the plan's profile as a table: solve needs nothing else
- *     probe_a.npy    int8 [W, LANES, EA]   (uint8 when the profile says u8)
- *     probe_b.npy    int8 [W, LANES, EB]
- *
- * Solve rebuilds the plan from profile.yaml and insists that probe_a/b
- * are those bytes: a dump can only be read against the plan it answers.
+ * A plan is short (22 waves for gfx936) when the profile's maps are all
+ * linear over GF(2), else, or with --exhaustive, exhaustive (1027).
  */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +22,12 @@
 #include "cli.h"
 #include "cmds.h"
 #include "options.h"
-#include "../lib/json.h"
 #include "../lib/npy.h"
-#include "../lib/outdir.h"
-#include "../lib/profile.h"
-#include "../lib/readfile.h"
-#include "../lib/yamldoc.h"
+#include "../lib/probeplan.h"
 
 struct probe_args {
 	const char *isa, *out, *plan, *dump;
-	int yaml;
+	int yaml, exhaustive;
 };
 
 #define OPT_ARGS struct probe_args
@@ -46,6 +35,10 @@ static const struct opt plan_opts[] = {
 	OPT_STRING("--isa", isa, "<name|file>",
 	  "the profile to probe", .flags = OPT_PROFILE),
 	OPT_STRING("--out", out, "<dir>", "where the plan appears, whole"),
+	OPT_FLAG("--exhaustive", exhaustive,
+	  "light every A slot alone (2 x slots + 3 waves), for a\n"
+	  "device that may not be linear [default: a short plan\n"
+	  "when the profile's maps are linear over GF(2)]"),
 	OPT_END(),
 };
 static const struct opt solve_opts[] = {
@@ -68,7 +61,7 @@ static const struct opt simulate_opts[] = {
 #undef OPT_ARGS
 
 static const char *const plan_synopsis[] = {
-	"probe plan --isa <name|file> --out <dir>", NULL
+	"probe plan --isa <name|file> --out <dir> [--exhaustive]", NULL
 };
 static const char *const solve_synopsis[] = {
 	"probe solve --plan <dir> --dump <dir> [--isa <name|file>] [--yaml]", NULL
@@ -94,365 +87,65 @@ static const struct opt_cmd *const subs[] = { &plan_cmd, &solve_cmd, &simulate_c
 const struct opt_cmd cmd_probe_spec = {
 	.name = "probe",
 	.exit = "0 the device matches, 1 it differs, 2 bad input or answers\n"
-		"that no lane map explains, 3 internal error",
+		"that no lane map explains (a short plan's: plan again with\n"
+		"--exhaustive), 3 internal error",
 	.subs = subs,
 };
 
 #define MANIFEST_MAX_BYTES (1u << 20)
 #define DIFF_SHOWN 8	/* differing slots listed per operand */
 
-/* A profile, validated; NULL with err and *rc on failure. */
-static struct lanemap *load_valid(const char *what, struct fs_err *err,
-				  enum fs_rc *rc)
-{
-	struct lanemap *lm = profile_resolve(what, err);
-	struct lm_report *rep;
-
-	*rc = fs_err_rc(err, err->msg[0] ? FS_EINPUT : FS_EINTERNAL);
-	if (!lm)
-		return NULL;
-	rep = malloc(sizeof(*rep));
-	*rc = rep ? lanemap_validate(lm, rep) : FS_ENOMEM;
-	free(rep);
-	if (*rc == FS_OK)
-		return lm;
-	if (*rc == FS_MISMATCH)
-		*rc = fs_fail(err, FS_EINPUT, "%s: profile is not valid ('fragsim lanemap check %s' says why)",
-			lm->name, what);
-	else
-		*rc = fs_nomem(err, "the profile's inverse tables", 0);
-	lanemap_free(lm);
-	return NULL;
-}
-
-/* ---- a profile as YAML the loader reads back ---- */
-
-static void yaml_quoted(FILE *f, const char *key, const char *s)
-{
-	fprintf(f, "%s: \"", key);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputs("\"\n", f);
-}
-
-/* Tables, not expressions: a found map need not have a formula. */
-static void profile_yaml(FILE *f, const struct lanemap *lm)
-{
-	static const char *const keys[] = { "a", "b", "c" };
-
-	fprintf(f, "fragsim_profile: 1\n");
-	yaml_quoted(f, "name", lm->name);
-	yaml_quoted(f, "instruction", lm->instr);
-	yaml_quoted(f, "description", lm->desc);
-	yaml_quoted(f, "source", lm->source);
-	fprintf(f, "wave: %d\nm: %d\nn: %d\nk: %d\n", lm->wave, lm->m, lm->n, lm->k);
-	for (int op = 0; op < LM_NOPERANDS; op++) {
-		const struct lanemap_operand *o = &lm->op[op];
-
-		fprintf(f, "%s:\n  type: %s\n  elements: %d\n", keys[op],
-			lm_dtype_name(o->type), o->elems);
-		if (o->replicas > 1)
-			fprintf(f, "  replicas: %d\n", o->replicas);
-		fprintf(f, "  table: |\n    lane,e,row,col\n");
-		for (int s = 0; s < lm->wave * o->elems; s++)
-			fprintf(f, "    %d,%d,%d,%d\n", s / o->elems, s % o->elems,
-				o->row[s], o->col[s]);
-	}
-}
+#define DIFF_SHOWN 8	/* differing slots listed per operand */
 
 /* ---- plan ---- */
 
-static enum npy_dtype npy_of(enum lm_dtype t)
+static void print_plan(const struct lanemap *lm, const struct probe_layout *pl,
+		       const char *why, const char *out)
 {
-	return t == LM_U8 ? NPY_U8 : NPY_I8;
+	size_t sa[3], sb[3], sc[3];
+
+	probeplan_shape(lm, pl->waves, LM_A, sa);
+	probeplan_shape(lm, pl->waves, LM_B, sb);
+	probeplan_shape(lm, pl->waves, LM_C, sc);
+	if (pl->kind == PROBE_SHORT)
+		printf("plan      %s, %d waves, short: %d one-hot A probes (slot 0, %d "
+		       "power-of-two slots, %d mixes) two a wave x %d digits, %d checks\n",
+		       lm->name, pl->waves, pl->probes, pl->basis - 1,
+		       pl->probes - pl->basis, PROBE_DIGITS, pl->checks);
+	else
+		printf("plan      %s, %d waves (%d one-hot A slots x %d digits, %d checks)\n",
+		       lm->name, pl->waves, lm->wave * lm->op[LM_A].elems, PROBE_DIGITS,
+		       pl->checks);
+	if (why)
+		printf("why       exhaustive: %s; a short plan reads linear maps only\n", why);
+	printf("inputs    probe_a.npy %s [%zu, %zu, %zu], probe_b.npy %s [%zu, %zu, %zu]\n",
+	       npy_dtype_name(probeplan_dtype(lm, LM_A)), sa[0], sa[1], sa[2],
+	       npy_dtype_name(probeplan_dtype(lm, LM_B)), sb[0], sb[1], sb[2]);
+	printf("device    writes probe_c.npy int32 [%zu, %zu, %zu]: per wave, one %s, C from 0\n",
+	       sc[0], sc[1], sc[2], lm->instr);
+	printf("written   to %s\n", out);
 }
 
-static void shape3(size_t *s, int waves, const struct lanemap *lm, enum lm_operand op)
-{
-	s[0] = (size_t)waves;
-	s[1] = (size_t)lm->wave;
-	s[2] = (size_t)lm->op[op].elems;
-}
-
-static void json_shape(struct json *j, const size_t *s)
-{
-	json_key(j, "shape");
-	json_begin_array_compact(j);
-	for (int d = 0; d < 3; d++)
-		json_uint(j, s[d]);
-	json_end_array(j);
-}
-
-static enum fs_rc write_manifest(const char *path, const struct lanemap *lm,
-				 int waves, char sha[2][65], struct fs_err *err)
-{
-	static const char *const names[] = { "probe_a.npy", "probe_b.npy", "probe_c.npy" };
-	struct json j;
-	enum fs_rc rc;
-
-	json_init_mem(&j, 1);
-	json_begin_object(&j);
-	json_key_string(&j, OUTDIR_MARK_KEY, OUTDIR_MARK_VALUE);
-	json_key_int(&j, "fragsim_probe", 1);
-	json_key_string(&j, "fragsim_version", FRAGSIM_VERSION);
-	json_key_string(&j, "isa", lm->name);
-	json_key_string(&j, "instruction", lm->instr);
-	json_key_int(&j, "wave", lm->wave);
-	json_key_int(&j, "waves", waves);
-	json_key_int(&j, "digit_base", PROBE_BASE);
-	json_key(&j, "check_waves");
-	json_begin_array_compact(&j);
-	for (int i = 0; i < PROBE_CHECKS; i++)
-		json_string(&j, probe_check_name(i));
-	json_end_array(&j);
-	json_key(&j, "files");
-	json_begin_array(&j);
-	for (int op = 0; op < LM_NOPERANDS; op++) {
-		size_t s[3];
-
-		shape3(s, waves, lm, (enum lm_operand)op);
-		json_begin_object(&j);
-		json_key_string(&j, "name", names[op]);
-		json_key_string(&j, "dtype", op == LM_C ? "int32" :
-				npy_dtype_name(npy_of(lm->op[op].type)));
-		json_shape(&j, s);
-		if (op == LM_C)
-			json_key_string(&j, "written_by", "the device");
-		else
-			json_key_string(&j, "sha256", sha[op]);
-		json_end_object(&j);
-	}
-	json_end_array(&j);
-	json_end_object(&j);
-	rc = json_save(&j, path, err);
-	json_free(&j);
-	return rc;
-}
-
-static enum fs_rc write_profile(const char *path, const struct lanemap *lm,
-				struct fs_err *err)
-{
-	struct outdir_file f;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	enum fs_rc rc;
-
-	if (!m)
-		return fs_nomem(err, "the probe plan", 0);
-	fprintf(m, "# The profile this probe plan was made from (fragsim probe plan).\n");
-	profile_yaml(m, lm);
-	if (fclose(m) != 0) {
-		free(text);
-		return fs_nomem(err, "the probe plan", 0);
-	}
-	rc = outdir_file_open(&f, path, err);
-	if (!rc)
-		rc = outdir_file_write(&f, text, len, err);
-	if (!rc)
-		rc = outdir_file_commit(&f, err);
-	free(text);
-	return rc;
-}
-
-static int do_plan(const char *isa, const char *out)
+static int do_plan(const char *isa, const char *out, int exhaustive)
 {
 	struct fs_err err = { 0 };
 	enum fs_rc rc;
-	struct lanemap *lm = load_valid(isa, &err, &rc);
-	uint8_t *a = NULL, *b = NULL;
-	char path[OUTDIR_PATH_MAX], sha[2][65];
-	struct outdir d;
-	size_t sa[3], sb[3], sc[3];
-	int waves;
+	struct lanemap *lm = probeplan_profile(isa, &rc, &err);
+	enum probe_kind kind = PROBE_EXHAUSTIVE;
+	struct probe_layout pl;
+	char why[128] = "";
 
 	if (!lm)
 		return cli_error(&err, rc);
-	waves = probe_waves(lm);
-	shape3(sa, waves, lm, LM_A);
-	shape3(sb, waves, lm, LM_B);
-	shape3(sc, waves, lm, LM_C);
-	a = malloc(sa[0] * sa[1] * sa[2]);
-	b = malloc(sb[0] * sb[1] * sb[2]);
-	rc = a && b ? probe_plan(lm, a, b, &err) : fs_nomem(&err, "the probe plan", 0);
+	if (!exhaustive)
+		kind = probe_default_kind(lm, why, sizeof(why));
+	rc = probe_layout(lm, kind, &pl, &err);
 	if (!rc)
-		rc = outdir_begin(&d, out, &err);
-	if (!rc) {
-		rc = outdir_path(&d, "probe_a.npy", path, sizeof(path), &err);
-		if (!rc)
-			rc = npy_write(path, npy_of(lm->op[LM_A].type), 3, sa, a, sha[0], &err);
-		if (!rc)
-			rc = outdir_path(&d, "probe_b.npy", path, sizeof(path), &err);
-		if (!rc)
-			rc = npy_write(path, npy_of(lm->op[LM_B].type), 3, sb, b, sha[1], &err);
-		if (!rc)
-			rc = outdir_path(&d, "profile.yaml", path, sizeof(path), &err);
-		if (!rc)
-			rc = write_profile(path, lm, &err);
-		if (!rc)
-			rc = outdir_path(&d, "manifest.json", path, sizeof(path), &err);
-		if (!rc)
-			rc = write_manifest(path, lm, waves, sha, &err);
-		rc = rc ? (outdir_abort(&d), rc) : outdir_commit(&d, &err);
-	}
-	if (!rc) {
-		printf("plan      %s, %d waves (%d one-hot A slots x %d digits, %d checks)\n",
-		       lm->name, waves, lm->wave * lm->op[LM_A].elems, PROBE_DIGITS,
-		       PROBE_CHECKS);
-		printf("inputs    probe_a.npy %s [%zu, %zu, %zu], probe_b.npy %s [%zu, %zu, %zu]\n",
-		       npy_dtype_name(npy_of(lm->op[LM_A].type)), sa[0], sa[1], sa[2],
-		       npy_dtype_name(npy_of(lm->op[LM_B].type)), sb[0], sb[1], sb[2]);
-		printf("device    writes probe_c.npy int32 [%zu, %zu, %zu]: per wave, one %s, C from 0\n",
-		       sc[0], sc[1], sc[2], lm->instr);
-		printf("written   to %s\n", out);
-	}
-	free(a);
-	free(b);
+		rc = probeplan_write(out, lm, &pl, &err);
+	if (!rc)
+		print_plan(lm, &pl, why[0] ? why : NULL, out);
 	lanemap_free(lm);
 	return rc ? cli_error(&err, rc) : FS_OK;
-}
-
-/* ---- reading a plan and a dump back ---- */
-
-struct plan {
-	struct lanemap *lm;	/* the plan's profile (profile.yaml), validated */
-	int waves;
-	uint8_t *a, *b;		/* the plan, rebuilt and checked against the files */
-};
-
-static void plan_free(struct plan *p)
-{
-	lanemap_free(p->lm);
-	free(p->a);
-	free(p->b);
-	memset(p, 0, sizeof(*p));
-}
-
-static enum fs_rc join_path(char *out, size_t len, const char *dir,
-			    const char *name, struct fs_err *err)
-{
-	if ((size_t)snprintf(out, len, "%s/%s", dir, name) >= len)
-		return fs_fail(err, FS_EINPUT, "%s: path too long", dir);
-	return FS_OK;
-}
-
-/* The manifest says which profile and how many waves; check both. In
- * memory (text, len, read from path), for the fuzzer too (cmds.h). */
-enum fs_rc probe_manifest_check(const char *text, size_t len, const char *path,
-				const char *isa_name, int waves,
-				struct fs_err *err)
-{
-	char isa[LM_NAME_MAX];
-	struct ydoc d;
-	yaml_node_t *top, *n;
-	int64_t v;
-	enum fs_rc rc = ydoc_load(&d, text, len, path, err);	/* JSON is YAML */
-
-	if (rc)
-		return rc;
-	top = ydoc_root(&d);
-	n = top && top->type == YAML_MAPPING_NODE ? ydoc_get(&d, top, "fragsim_probe") : NULL;
-	if (!n)
-		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				"not a probe plan manifest (no fragsim_probe key)");
-	if (!rc)
-		rc = ydoc_int(&d, n, "fragsim_probe", 1, 1, &v, err);
-	if (!rc && !(n = ydoc_get(&d, top, "waves")))
-		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0, "waves: missing");
-	if (!rc)
-		rc = ydoc_int(&d, n, "waves", waves, waves, &v, err);
-	if (!rc && !(n = ydoc_get(&d, top, "isa")))
-		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0, "isa: missing");
-	if (!rc)
-		rc = ydoc_str(&d, n, "isa", isa, sizeof(isa), err);
-	if (!rc && strcmp(isa, isa_name))
-		rc = ydoc_fail(err, &d, n, "isa", "'%s', but profile.yaml is '%s'",
-			       isa, isa_name);
-	ydoc_free(&d);
-	return rc;
-}
-
-static enum fs_rc check_manifest(const char *dir, const struct plan *p,
-				 struct fs_err *err)
-{
-	char path[OUTDIR_PATH_MAX];
-	char *text;
-	size_t len;
-	enum fs_rc rc = join_path(path, sizeof(path), dir, "manifest.json", err);
-
-	if (rc || (rc = readfile(path, MANIFEST_MAX_BYTES, &text, &len, err)))
-		return rc;
-	rc = probe_manifest_check(text, len, path, p->lm->name, p->waves, err);
-	free(text);
-	return rc;
-}
-
-/* An .npy in dir that must have exactly this dtype and shape. */
-static enum fs_rc read_exact(const char *dir, const char *name, enum npy_dtype dt,
-			     const size_t *shape, struct npy_array *arr,
-			     struct fs_err *err)
-{
-	char path[OUTDIR_PATH_MAX];
-	enum fs_rc rc = join_path(path, sizeof(path), dir, name, err);
-
-	if (rc || (rc = npy_read(path, arr, err)))
-		return rc;
-	if (arr->dtype != dt || arr->ndim != 3 || arr->shape[0] != shape[0] ||
-	    arr->shape[1] != shape[1] || arr->shape[2] != shape[2]) {
-		char got[96] = "";
-		size_t at = 0;
-
-		for (int i = 0; i < arr->ndim && at < sizeof(got) - 24; i++)
-			at += (size_t)snprintf(got + at, sizeof(got) - at, "%s%zu",
-					       i ? ", " : "", arr->shape[i]);
-		rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
-				"expected %s [%zu, %zu, %zu], found %s [%s]",
-				npy_dtype_name(dt), shape[0], shape[1], shape[2],
-				npy_dtype_name(arr->dtype), got);
-		npy_free(arr);
-	}
-	return rc;
-}
-
-static enum fs_rc plan_load(const char *dir, struct plan *p, struct fs_err *err)
-{
-	static const char *const names[2] = { "probe_a.npy", "probe_b.npy" };
-	char path[OUTDIR_PATH_MAX];
-	enum fs_rc rc = join_path(path, sizeof(path), dir, "profile.yaml", err);
-
-	memset(p, 0, sizeof(*p));
-	if (rc)
-		return rc;
-	p->lm = load_valid(path, err, &rc);
-	if (!p->lm)
-		return rc;
-	p->waves = probe_waves(p->lm);
-	rc = check_manifest(dir, p, err);
-	if (rc)
-		return rc;
-	p->a = malloc((size_t)p->waves * (size_t)(p->lm->wave * p->lm->op[LM_A].elems));
-	p->b = malloc((size_t)p->waves * (size_t)(p->lm->wave * p->lm->op[LM_B].elems));
-	if (!p->a || !p->b)
-		return fs_nomem(err, "the probe plan", 0);
-	rc = probe_plan(p->lm, p->a, p->b, err);
-	for (int op = 0; op < 2 && !rc; op++) {
-		struct npy_array arr;
-		size_t s[3];
-
-		shape3(s, p->waves, p->lm, (enum lm_operand)op);
-		rc = read_exact(dir, names[op], npy_of(p->lm->op[op].type), s, &arr, err);
-		if (rc)
-			break;
-		if (memcmp(arr.data, op ? p->b : p->a, s[0] * s[1] * s[2]))
-			rc = fs_fail(err, FS_EINPUT,
-				     "%s/%s: not the plan profile.yaml makes (edited, or from "
-				     "another plan?)", dir, names[op]);
-		npy_free(&arr);
-	}
-	return rc;
 }
 
 /* ---- simulate ---- */
@@ -460,54 +153,31 @@ static enum fs_rc plan_load(const char *dir, struct plan *p, struct fs_err *err)
 static int do_simulate(const char *plan_dir, const char *isa, const char *out)
 {
 	struct fs_err err = { 0 };
-	struct plan p;
+	struct probeplan p;
 	struct lanemap *dev = NULL;
 	int32_t *c = NULL;
-	char path[OUTDIR_PATH_MAX];
-	struct outdir d;
 	size_t s[3];
-	enum fs_rc rc = plan_load(plan_dir, &p, &err);
+	enum fs_rc rc = probeplan_load(plan_dir, &p, &err);
 
 	if (!rc)
-		dev = load_valid(isa, &err, &rc);
+		dev = probeplan_profile(isa, &rc, &err);
 	if (!rc && probe_same_geometry(p.lm, dev, &err))
 		rc = FS_EINPUT;
 	if (!rc) {
-		shape3(s, p.waves, p.lm, LM_C);
+		probeplan_shape(p.lm, p.layout.waves, LM_C, s);
 		c = malloc(s[0] * s[1] * s[2] * sizeof(*c));
-		rc = c ? probe_device(dev, p.waves, p.a, p.b, c, &err)
-		       : fs_nomem(&err, "the probe plan", 0);
+		rc = c ? probe_device(dev, p.layout.waves, p.a, p.b, c, &err)
+		       : fs_nomem(&err, "the simulated answers", s[0] * s[1] * s[2] * sizeof(*c));
 	}
 	if (!rc)
-		rc = outdir_begin(&d, out, &err);
-	if (!rc) {
-		struct json j;
-
-		rc = outdir_path(&d, "probe_c.npy", path, sizeof(path), &err);
-		if (!rc)
-			rc = npy_write(path, NPY_I32, 3, s, c, NULL, &err);
-		if (!rc)
-			rc = outdir_path(&d, "manifest.json", path, sizeof(path), &err);
-		if (!rc) {
-			json_init_mem(&j, 1);
-			json_begin_object(&j);
-			json_key_string(&j, OUTDIR_MARK_KEY, OUTDIR_MARK_VALUE);
-			json_key_int(&j, "fragsim_probe_dump", 1);
-			json_key_string(&j, "device", "fragsim probe simulate");
-			json_key_string(&j, "profile", dev->name);
-			json_key_string(&j, "plan", p.lm->name);
-			json_end_object(&j);
-			rc = json_save(&j, path, &err);
-			json_free(&j);
-		}
-		rc = rc ? (outdir_abort(&d), rc) : outdir_commit(&d, &err);
-	}
+		rc = probeplan_write_dump(out, &p, dev->name, c, &err);
 	if (!rc)
-		printf("simulated %s answering a plan for %s: %d waves, probe_c.npy written to %s\n",
-		       dev->name, p.lm->name, p.waves, out);
+		printf("simulated %s answering a %splan for %s: %d waves, probe_c.npy written to %s\n",
+		       dev->name, p.layout.kind == PROBE_SHORT ? "short " : "", p.lm->name,
+		       p.layout.waves, out);
 	free(c);
 	lanemap_free(dev);
-	plan_free(&p);
+	probeplan_free(&p);
 	return rc ? cli_error(&err, rc) : FS_OK;
 }
 
@@ -553,14 +223,24 @@ static void print_unread(FILE *f, const struct lanemap *lm, enum lm_operand op,
 	}
 }
 
-static void print_found(FILE *f, const char *pre, const struct plan *p,
+static void print_found(FILE *f, const char *pre, const struct probeplan *p,
 			const struct lanemap *anchor, const struct probe_result *r)
 {
 	const struct lanemap *lm = r->found;
+	const struct probe_layout *pl = &p->layout;
 
-	fprintf(f, "%sfound     %dx%dx%d (M x N x K): %d products; check waves %s, %s, %s hold\n",
-		pre, lm->m, lm->n, lm->k, r->terms, probe_check_name(0),
-		probe_check_name(1), probe_check_name(2));
+	if (pl->kind == PROBE_SHORT) {
+		fprintf(f, "%slinear    yes: the products of A slot 0 and the %d power-of-two "
+			   "A slots span %d (2^%d); the %d mixes and %d check waves hold what "
+			   "they predict\n", pre, pl->basis - 1, r->terms, r->span_dim,
+			pl->probes - pl->basis, pl->checks);
+		fprintf(f, "%sfound     %dx%dx%d (M x N x K): %d products\n", pre, lm->m,
+			lm->n, lm->k, r->terms);
+	} else {
+		fprintf(f, "%sfound     %dx%dx%d (M x N x K): %d products; check waves %s, %s, %s hold\n",
+			pre, lm->m, lm->n, lm->k, r->terms, probe_check_name(0),
+			probe_check_name(1), probe_check_name(2));
+	}
 	for (int op = 0; op < 2; op++) {
 		fprintf(f, "%sread      %s: %d of %d slots", pre,
 			lm_operand_name((enum lm_operand)op),
@@ -615,30 +295,31 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 		    int yaml)
 {
 	struct fs_err err = { 0 };
-	struct plan p;
+	struct probeplan p;
 	struct lanemap *anchor = NULL;
 	struct npy_array c = { 0 };
 	struct probe_result *res = calloc(1, sizeof(*res));
 	struct lanediff d;
-	size_t s[3];
-	enum fs_rc rc = res ? plan_load(plan_dir, &p, &err)
-			    : fs_nomem(&err, "the probe plan", 0);
+	char *text = NULL;
+	enum fs_rc rc = res ? probeplan_load(plan_dir, &p, &err)
+			    : fs_nomem(&err, "the probe result", sizeof(*res));
 
 	if (!rc && isa)
-		anchor = load_valid(isa, &err, &rc);
+		anchor = probeplan_profile(isa, &rc, &err);
 	if (!rc && anchor && probe_same_geometry(p.lm, anchor, &err))
 		rc = FS_EINPUT;
+	if (!rc)
+		rc = probeplan_read_dump(dump_dir, &p, &c, &err);
 	if (!rc) {
-		shape3(s, p.waves, p.lm, LM_C);
-		rc = read_exact(dump_dir, "probe_c.npy", NPY_I32, s, &c, &err);
-	}
-	if (!rc) {
-		rc = probe_solve(p.lm, anchor ? anchor : p.lm, p.a, p.b, c.data, res, &err);
+		rc = probe_solve(p.lm, &p.layout, anchor ? anchor : p.lm, p.a, p.b, c.data,
+				 res, &err);
 		if (rc && err.file[0] == '\0')
 			snprintf(err.file, sizeof(err.file), "%s/probe_c.npy", dump_dir);
 	}
 	if (!rc)
 		rc = lanediff_compare(anchor ? anchor : p.lm, res->found, &d, &err);
+	if (!rc && yaml && !(text = probeplan_profile_yaml(res->found)))
+		rc = fs_nomem(&err, "the found map as YAML", 0);
 	if (!rc) {
 		const struct lanemap *an = anchor ? anchor : p.lm;
 
@@ -647,10 +328,11 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 			print_found(stdout, "# ", &p, an, res);
 			printf("# %s\n", d.differ ? "differs from the profile named above"
 						  : "identical to the profile named above");
-			profile_yaml(stdout, res->found);
+			fputs(text, stdout);
 		} else {
-			printf("probe     plan for %s (%d waves), answers from %s, compared with %s\n",
-			       p.lm->name, p.waves, dump_dir, an->name);
+			printf("probe     %splan for %s (%d waves), answers from %s, compared with %s\n",
+			       p.layout.kind == PROBE_SHORT ? "short " : "", p.lm->name,
+			       p.layout.waves, dump_dir, an->name);
 			print_found(stdout, "", &p, an, res);
 			print_diff(an, res->found, &d);
 		}
@@ -661,9 +343,10 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 	if (res)
 		lanemap_free(res->found);
 	free(res);
+	free(text);
 	npy_free(&c);
 	lanemap_free(anchor);
-	plan_free(&p);
+	probeplan_free(&p);
 	return rc;
 }
 
@@ -689,8 +372,8 @@ int cmd_probe(int argc, char **argv)
 		return opt_error(sub, "unexpected argument '%s'", argv[1]);
 	if (sub == &plan_cmd) {
 		if (!a.isa || !a.out)
-			return opt_error(sub, "plan takes --isa and --out");
-		return do_plan(a.isa, a.out);
+			return opt_error(sub, "plan takes --isa and --out, and may take --exhaustive");
+		return do_plan(a.isa, a.out, a.exhaustive);
 	}
 	if (sub == &simulate_cmd) {
 		if (!a.plan || !a.isa || !a.out)

@@ -30,11 +30,4 @@ int cmd_mutate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
-/* probe's check of a plan's manifest.json (text, len, read from path)
- * against the plan's profile name and wave count; in memory for
- * tests/fuzz/fuzz_plan.c. FS_OK, or FS_EINPUT with err filled. */
-enum fs_rc probe_manifest_check(const char *text, size_t len, const char *path,
-				const char *isa_name, int waves,
-				struct fs_err *err);
-
 #endif

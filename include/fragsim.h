@@ -48,13 +48,22 @@ const char *fragsim_version(void);
 /* The same as FRAGSIM_VERSION_NUMBER computes it (0.1.0 is 100). */
 unsigned fragsim_version_number(void);
 
-/* Result codes; they double as fragsim's exit status. */
+/*
+ * Result codes. The first four are also fragsim's exit status; out of
+ * memory and a size limit keep their own kind (and text), and exit 3 and
+ * 2 (fragsim_exit_status).
+ */
 enum fragsim_rc {
 	FRAGSIM_OK = 0,		/* done; every check holds */
 	FRAGSIM_MISMATCH = 1,	/* a verification mismatch; a lane map invalid */
 	FRAGSIM_EINPUT = 2,	/* bad input: the message says which and where */
-	FRAGSIM_EINTERNAL = 3,	/* out of memory, a failed write */
+	FRAGSIM_EINTERNAL = 3,	/* a failed write, an impossible state */
+	FRAGSIM_ENOMEM = 4,	/* an allocation failed: "out of memory: <what>" */
+	FRAGSIM_EBUDGET = 5,	/* over a size limit the case can change */
 };
+
+/* The exit status fragsim would give rc: 0, 1, 2 (input, limit) or 3. */
+int fragsim_exit_status(enum fragsim_rc rc);
 
 /* One error, lowercase, no full stop, what failed first. */
 #define FRAGSIM_ERR_MAX 1024

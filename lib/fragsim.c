@@ -38,7 +38,14 @@ struct fragsim_case {
 
 /* The public enums mirror the internal ones value for value. */
 _Static_assert((int)FRAGSIM_EINTERNAL == (int)FS_EINTERNAL &&
-	       (int)FRAGSIM_MISMATCH == (int)FS_MISMATCH, "fragsim_rc");
+	       (int)FRAGSIM_MISMATCH == (int)FS_MISMATCH &&
+	       (int)FRAGSIM_ENOMEM == (int)FS_ENOMEM &&
+	       (int)FRAGSIM_EBUDGET == (int)FS_EBUDGET, "fragsim_rc");
+
+int fragsim_exit_status(enum fragsim_rc rc)
+{
+	return fs_rc_exit((int)rc);
+}
 _Static_assert((int)FRAGSIM_C == (int)LM_C && (int)FRAGSIM_F32 == (int)LM_F32 &&
 	       (int)FRAGSIM_BF16 == (int)LM_BF16, "operand, dtype");
 _Static_assert((int)FRAGSIM_EXEC_AVX512 == (int)ATTN_EXEC_AVX512 &&
@@ -118,7 +125,7 @@ enum fragsim_rc fragsim_lanemap_load(const char *name_or_path,
 		return give(err, &e, FS_EINPUT);
 	*out = wrap(lm);
 	if (!*out)
-		return fail(err, FS_EINTERNAL, "out of memory");
+		return fail(err, FS_ENOMEM, "out of memory: the lane map");
 	rc = fragsim_lanemap_validate(*out, err);
 	if (rc) {
 		fragsim_lanemap_free(*out);
@@ -145,7 +152,7 @@ enum fragsim_rc fragsim_lanemap_new(const char *name, int wave, int m, int n,
 			    LM_NAME_MAX - 1);
 	lm = lanemap_new();
 	if (!lm || !(*out = wrap(lm)))
-		return fail(err, FS_EINTERNAL, "out of memory");
+		return fail(err, FS_ENOMEM, "out of memory: the lane map");
 	snprintf(lm->name, sizeof(lm->name), "%s", name);
 	lm->wave = wave, lm->m = m, lm->n = n, lm->k = k;
 	return FRAGSIM_OK;
@@ -243,14 +250,14 @@ enum fragsim_rc fragsim_lanemap_validate(struct fragsim_lanemap *lm,
 				    lm->lm->name, lm_operand_name((enum lm_operand)op));
 	rep = malloc(sizeof(*rep));
 	if (!rep)
-		return fail(err, FS_EINTERNAL, "out of memory");
+		return fail(err, FS_ENOMEM, "out of memory: the validation report");
 	rc = lanemap_validate(lm->lm, rep);
 	if (rc == FS_MISMATCH) {
 		describe(lm->lm, &rep->p[0], first, sizeof(first));
 		fail(err, rc, "%s: not a valid lane map: %d problem%s, the first: %s",
 		     lm->lm->name, rep->total, rep->total == 1 ? "" : "s", first);
 	} else if (rc) {
-		fail(err, rc, "out of memory");
+		fail(err, rc, "out of memory: the lane map's inverse tables");
 	}
 	free(rep);
 	return (enum fragsim_rc)rc;
@@ -309,14 +316,14 @@ static enum fragsim_rc finish_case(struct fragsim_case *fc,
 
 	r->lm = rep ? profile_resolve(r->c.isa, &e) : NULL;
 	if (!rep)
-		rc = fs_fail(&e, FS_EINTERNAL, "out of memory");
+		rc = fs_nomem(&e, "the validation report", 0);
 	else if (!r->lm)
 		fs_err_prefix(&e, "isa"), rc = FS_EINPUT;
 	else if ((rc = lanemap_validate(r->lm, rep)) == FS_MISMATCH)
 		rc = fs_fail_at(&e, FS_EINPUT, r->c.file, 0, 0,
 				"isa: profile %s is not valid", r->lm->name);
 	else if (rc)
-		fs_fail(&e, rc, "out of memory");
+		fs_nomem(&e, "the profile's inverse tables", 0);
 	free(rep);
 	if (rc) {
 		fragsim_case_free(fc);
@@ -337,7 +344,7 @@ enum fragsim_rc fragsim_case_load(const char *path, struct fragsim_case **out,
 
 	*out = NULL;
 	if (!fc)
-		return fail(err, FS_EINTERNAL, "out of memory");
+		return fail(err, FS_ENOMEM, "out of memory: the case");
 	rc = case_load_file(path, &fc->r.c, &e);
 	if (rc) {
 		free(fc);
@@ -357,7 +364,7 @@ enum fragsim_rc fragsim_case_parse(const char *text, size_t len,
 
 	*out = NULL;
 	if (!fc)
-		return fail(err, FS_EINTERNAL, "out of memory");
+		return fail(err, FS_ENOMEM, "out of memory: the case");
 	rc = case_load_text(text, len, origin ? origin : "<text>", dir, &fc->r.c, &e);
 	if (rc) {
 		free(fc);

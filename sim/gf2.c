@@ -310,3 +310,33 @@ void gf2_relation_text(const struct gf2_relation *r, char *out, size_t len)
 		bits_text(out + n, len - n, r->entry, r->entry_offset, r->row_bits,
 			  r->out_bits - r->row_bits, r->out_bits, out_name, r);
 }
+
+/* ---- spans ---- */
+
+void gf2_span_init(struct gf2_span *s)
+{
+	*s = (struct gf2_span){ 0 };
+}
+
+uint64_t gf2_span_reduce(const struct gf2_span *s, uint64_t x)
+{
+	for (int b = GF2_SPAN_BITS - 1; b >= 0 && x; b--)
+		if (x >> b & 1)
+			x ^= s->pivot[b];
+	return x;
+}
+
+int gf2_span_add(struct gf2_span *s, uint64_t x)
+{
+	int b = GF2_SPAN_BITS - 1;
+
+	x = gf2_span_reduce(s, x);
+	if (!x)
+		return 0;
+	/* reduced: x's top bit has no pivot yet */
+	while (!(x >> b & 1))
+		b--;
+	s->pivot[b] = x;
+	s->dim++;
+	return 1;
+}

@@ -112,4 +112,33 @@ void gf2_relate(const struct gf2_map *x, const struct gf2_map *y, struct gf2_rel
  */
 void gf2_relation_text(const struct gf2_relation *r, char *out, size_t len);
 
+/*
+ * A subspace of GF(2)^64, kept as one vector per leading (highest) bit,
+ * for sets of bit vectors that must be closed under XOR (the products a
+ * linear device computes, sim/probe.c). A vector is in the span when
+ * reducing it by the pivots from the top bit down leaves 0.
+ *
+ *   add 0b110, 0b011:  pivot[2] = 0b110, pivot[1] = 0b011, dim 2
+ *   reduce 0b101:      ^ pivot[2] -> 0b011, ^ pivot[1] -> 0: in the span
+ *   reduce 0b100:      ^ pivot[2] -> 0b010, ^ pivot[1] -> 0b001, and
+ *                      there is no pivot[0]: not in the span
+ *
+ * The 2^dim elements are the XORs of subsets of the nonzero pivots.
+ */
+#define GF2_SPAN_BITS 64
+
+struct gf2_span {
+	int dim;			/* pivots held, 0..64 */
+	uint64_t pivot[GF2_SPAN_BITS];	/* [b]: leading bit b, or 0 when none */
+};
+
+/* The empty span, {0}. */
+void gf2_span_init(struct gf2_span *s);
+
+/* x less the pivots its bits lead to: 0 iff x is in the span. */
+uint64_t gf2_span_reduce(const struct gf2_span *s, uint64_t x);
+
+/* Add x: 1 when the span grew (dim + 1), 0 when x was in it already. */
+int gf2_span_add(struct gf2_span *s, uint64_t x);
+
 #endif

@@ -19,6 +19,16 @@
  * slots (one row of C); 8192 products = 16*16*32; 16 row classes, 16
  * column classes, 32 k classes; the votes give every class the label
  * the profile gives it, and the found map equals gfx936.
+ *
+ * The short plan gets the same products another way (probe_short.c): the
+ * pair waves name, for slot 0 and each power-of-two A slot, the (B slot,
+ * C slot) each feeds; packed as bits (A slot | B slot << ab | C slot <<
+ * ab + bb) and taken relative to the first product of slot 0, they span
+ * a subspace, and the products are that subspace shifted back. gfx936:
+ * slot 0 feeds 16 C slots, each power-of-two slot 16 more, and the span
+ * has dimension 13, 2^13 = 8192 products. From there on solve is the
+ * same, after one more check (probe_short_predict): the products predict
+ * every wave of the plan, one-hot and check waves alike, exactly.
  */
 #include "probe.h"
 
@@ -26,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gf2.h"
 #include "mmac.h"
+#include "probe_int.h"
 
 _Static_assert(PROBE_BASE * PROBE_BASE >= LM_MAX_SLOTS,
 	       "two digits must number every B slot");
@@ -35,11 +47,20 @@ _Static_assert((long long)LM_MAX_DIM * 255 * 255 < 2147483647LL,
 
 enum { CHECK_ONES, CHECK_EXTREME, CHECK_RANDOM };
 
-static const char *const check_names[PROBE_CHECKS] = { "ones", "extreme", "random" };
+
+static const char *const check_names[PROBE_SHORT_CHECKS] = {
+	"ones", "extreme", "random", "random2", "random3", "random4",
+};
+_Static_assert(PROBE_SHORT_CHECKS == 6, "one name per short check wave");
 
 const char *probe_check_name(int i)
 {
-	return i >= 0 && i < PROBE_CHECKS ? check_names[i] : "?";
+	return i >= 0 && i < PROBE_SHORT_CHECKS ? check_names[i] : "?";
+}
+
+const char *probe_kind_name(enum probe_kind kind)
+{
+	return kind == PROBE_SHORT ? "short" : "exhaustive";
 }
 
 static int slots_of(const struct lanemap *lm, enum lm_operand op)
@@ -47,17 +68,12 @@ static int slots_of(const struct lanemap *lm, enum lm_operand op)
 	return lm->wave * lm->op[op].elems;
 }
 
-int probe_waves(const struct lanemap *lm)
-{
-	return PROBE_DIGITS * slots_of(lm, LM_A) + PROBE_CHECKS;
-}
-
 static int is_int8(enum lm_dtype t)
 {
 	return t == LM_I8 || t == LM_U8;
 }
 
-static int32_t load8(enum lm_dtype t, uint8_t v)
+int32_t probe_load8(enum lm_dtype t, uint8_t v)
 {
 	return t == LM_U8 ? (int32_t)v : (int32_t)(int8_t)v;
 }
@@ -99,8 +115,107 @@ static uint64_t next_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-enum fs_rc probe_plan(const struct lanemap *lm, uint8_t *a, uint8_t *b,
-		      struct fs_err *err)
+static const char *gf2_kind_text(enum gf2_kind k)
+{
+	switch (k) {
+	case GF2_LINEAR:
+		return "linear over GF(2)";
+	case GF2_AFFINE:
+		return "affine over GF(2), not linear";
+	case GF2_NONLINEAR:
+		return "not linear over GF(2)";
+	case GF2_NOT_POW2:
+		break;
+	}
+	return "not of power-of-two sizes, so not linear over GF(2)";
+}
+
+enum probe_kind probe_default_kind(const struct lanemap *lm, char *why, size_t len)
+{
+	for (int op = 0; op < LM_NOPERANDS; op++) {
+		struct gf2_map g;
+
+		gf2_of(lm, (enum lm_operand)op, &g);
+		if (g.kind == GF2_LINEAR)
+			continue;
+		if (why)
+			snprintf(why, len, "%s is %s", lm_operand_name((enum lm_operand)op),
+				 gf2_kind_text(g.kind));
+		return PROBE_EXHAUSTIVE;
+	}
+	if (why && len)
+		why[0] = '\0';
+	return PROBE_SHORT;
+}
+
+static int bit_count(unsigned x)
+{
+	int n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+/* Mixes have 3 or more bits set: an XOR of at least three basis slots. */
+#define MIX_BITS 3
+
+enum fs_rc probe_layout(const struct lanemap *lm, enum probe_kind kind,
+			struct probe_layout *pl, struct fs_err *err)
+{
+	int sa = slots_of(lm, LM_A), bits = gf2_log2(sa);
+	uint64_t seed = PROBE_SEED + 1;	/* not the random waves' stream */
+	char why[128];
+
+	memset(pl, 0, sizeof(*pl));
+	pl->kind = kind;
+	if (!lm->valid)
+		return fs_fail(err, FS_EINPUT, "%s: profile is not valid", lm->name);
+	if (integer_typed(lm, err))
+		return FS_EINPUT;
+	if (kind == PROBE_EXHAUSTIVE) {
+		pl->onehot = PROBE_DIGITS * sa;
+		pl->checks = PROBE_CHECKS;
+		pl->waves = pl->onehot + pl->checks;
+		return FS_OK;
+	}
+	if (probe_default_kind(lm, why, sizeof(why)) != PROBE_SHORT)
+		return fs_fail(err, FS_EINPUT,
+			       "%s: %s, and a short plan reads linear maps only "
+			       "(plan with --exhaustive)", lm->name, why);
+	/* linear: sa is a power of two, and a wave has 32 or more slots */
+	if (bits < MIX_BITS + 2)
+		return fs_fail(err, FS_EINPUT, "%s: %d A slots are too few for a short plan",
+			       lm->name, sa);
+	pl->slot[pl->probes++] = 0;
+	for (int i = 0; i < bits; i++)
+		pl->slot[pl->probes++] = 1 << i;
+	pl->basis = pl->probes;
+	while (pl->probes < pl->basis + PROBE_MIXES) {
+		int x = (int)(next_rand(&seed) % (uint64_t)sa), dup = 0;
+
+		for (int j = pl->basis; j < pl->probes; j++)
+			dup |= pl->slot[j] == x;
+		if (!dup && bit_count((unsigned)x) >= MIX_BITS)
+			pl->slot[pl->probes++] = x;
+	}
+	pl->onehot = PROBE_DIGITS * ((pl->probes + 1) / 2);
+	pl->checks = PROBE_SHORT_CHECKS;
+	pl->waves = pl->onehot + pl->checks;
+	return FS_OK;
+}
+
+/* B of a one-hot wave: slot sb holds digit d of sb, plus 1 (never 0). */
+static void fill_digits(uint8_t *wb, int sb_n, int d)
+{
+	int div = d ? PROBE_BASE : 1;
+
+	for (int sb = 0; sb < sb_n; sb++)
+		wb[sb] = (uint8_t)(sb / div % PROBE_BASE + 1);
+}
+
+enum fs_rc probe_plan(const struct lanemap *lm, const struct probe_layout *pl,
+		      uint8_t *a, uint8_t *b, struct fs_err *err)
 {
 	int sa_n = slots_of(lm, LM_A), sb_n = slots_of(lm, LM_B);
 	uint8_t mat[LM_MAX_SLOTS];
@@ -111,20 +226,23 @@ enum fs_rc probe_plan(const struct lanemap *lm, uint8_t *a, uint8_t *b,
 		return fs_fail(err, FS_EINPUT, "%s: profile is not valid", lm->name);
 	if (integer_typed(lm, err))
 		return FS_EINPUT;
-	for (int sa = 0; sa < sa_n; sa++) {
-		for (int d = 0; d < PROBE_DIGITS; d++) {
-			int w = PROBE_DIGITS * sa + d, div = d ? PROBE_BASE : 1;
+	for (int w = 0; w < pl->onehot; w++) {
+		int m = w / PROBE_DIGITS, d = w % PROBE_DIGITS;
 
-			wa = &a[(size_t)w * (size_t)sa_n];
-			wb = &b[(size_t)w * (size_t)sb_n];
-			memset(wa, 0, (size_t)sa_n);
-			wa[sa] = 1;
-			for (int sb = 0; sb < sb_n; sb++)
-				wb[sb] = (uint8_t)(sb / div % PROBE_BASE + 1);
+		wa = &a[(size_t)w * (size_t)sa_n];
+		wb = &b[(size_t)w * (size_t)sb_n];
+		memset(wa, 0, (size_t)sa_n);
+		if (pl->kind == PROBE_EXHAUSTIVE) {
+			wa[m] = 1;
+		} else {
+			wa[pl->slot[2 * m]] = 1;
+			if (2 * m + 1 < pl->probes)
+				wa[pl->slot[2 * m + 1]] = PROBE_HI;
 		}
+		fill_digits(wb, sb_n, d);
 	}
-	for (int i = 0; i < PROBE_CHECKS; i++) {
-		int w = PROBE_DIGITS * sa_n + i;
+	for (int i = 0; i < pl->checks; i++) {
+		int w = pl->onehot + i;
 		int u8a = lm->op[LM_A].type == LM_U8, u8b = lm->op[LM_B].type == LM_U8;
 
 		wa = &a[(size_t)w * (size_t)sa_n];
@@ -190,15 +308,7 @@ enum fs_rc probe_device(const struct lanemap *dev, int waves,
 
 /* ---- solve ---- */
 
-struct term {
-	int a, b, c;	/* slots */
-};
-
-struct uf {
-	int *up;	/* parent; a root points at itself */
-};
-
-static int uf_find(struct uf *u, int x)
+static int uf_find(struct probe_uf *u, int x)
 {
 	while (u->up[x] != x) {
 		u->up[x] = u->up[u->up[x]];
@@ -207,7 +317,7 @@ static int uf_find(struct uf *u, int x)
 	return x;
 }
 
-static void uf_join(struct uf *u, int x, int y)
+static void uf_join(struct probe_uf *u, int x, int y)
 {
 	x = uf_find(u, x);
 	y = uf_find(u, y);
@@ -218,25 +328,10 @@ static void uf_join(struct uf *u, int x, int y)
 		u->up[x] = y;
 }
 
-struct solver {
-	const struct lanemap *plan, *anchor;
-	const uint8_t *a, *b;
-	const int32_t *c;
-	int sa, sb, sc, nodes;
-	struct term *t;		/* grouped by C slot (see by_c) */
-	int nt;
-	int *first;		/* [sc + 1]: terms of C slot s are t[first[s]..first[s+1]) */
-	struct uf rel[3];	/* rows, cols, k */
-	uint8_t *used[3];	/* node takes part in the relation */
-	int *cls[3];		/* node -> class index, -1 when not in one */
-	int ncls[3];
-	int *label[3];		/* class -> label */
-};
-
 enum { REL_ROW, REL_COL, REL_K };
 static const char *const rel_names[3] = { "rows", "columns", "k indices" };
 
-static void slot_name(const struct solver *s, enum lm_operand op, int slot,
+void probe_slot_name(const struct probe_solver *s, enum lm_operand op, int slot,
 		      char *out, size_t len)
 {
 	int el = s->plan->op[op].elems;
@@ -246,7 +341,7 @@ static void slot_name(const struct solver *s, enum lm_operand op, int slot,
 }
 
 /* The one-hot waves: how many products, then the products themselves. */
-static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
+static enum fs_rc read_terms(struct probe_solver *s, int store, struct fs_err *err)
 {
 	int per_c[LM_MAX_SLOTS] = { 0 };
 	char where[64];
@@ -265,7 +360,7 @@ static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
 			if (v0 < 1 || v0 > PROBE_BASE || v1 < 1 || v1 > PROBE_BASE) {
 				int bad = v0 < 1 || v0 > PROBE_BASE ? 0 : 1;
 
-				slot_name(s, LM_C, sc, where, sizeof(where));
+				probe_slot_name(s, LM_C, sc, where, sizeof(where));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: wave %d, %s holds %d, "
 					       "not 0 and not one B value 1..%d",
@@ -274,21 +369,21 @@ static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
 			}
 			sb = (v0 - 1) + PROBE_BASE * (v1 - 1);
 			if (sb >= s->sb) {
-				slot_name(s, LM_C, sc, where, sizeof(where));
+				probe_slot_name(s, LM_C, sc, where, sizeof(where));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: waves %d and %d, %s "
 					       "names B slot %d of %d", PROBE_DIGITS * sa,
 					       PROBE_DIGITS * sa + 1, where, sb, s->sb);
 			}
 			if (++per_c[sc] > LM_MAX_DIM) {
-				slot_name(s, LM_C, sc, where, sizeof(where));
+				probe_slot_name(s, LM_C, sc, where, sizeof(where));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: %s sums more than "
 					       "%d products", where, LM_MAX_DIM);
 			}
 			if (store) {
 				/* by C slot: first[] was advanced as a fill cursor */
-				s->t[s->first[sc]++] = (struct term){ sa, sb, sc };
+				s->t[s->first[sc]++] = (struct probe_term){ sa, sb, sc };
 			}
 			s->nt++;
 		}
@@ -305,7 +400,7 @@ static enum fs_rc read_terms(struct solver *s, int store, struct fs_err *err)
 	return FS_OK;
 }
 
-static enum fs_rc collect_terms(struct solver *s, struct fs_err *err)
+static enum fs_rc collect_terms(struct probe_solver *s, struct fs_err *err)
 {
 	enum fs_rc rc = read_terms(s, 0, err);
 
@@ -329,7 +424,7 @@ static enum fs_rc collect_terms(struct solver *s, struct fs_err *err)
  * Classes of one relation, numbered in node order: the root of a class is
  * its smallest node (uf_join), so it is met, and numbered, first.
  */
-static enum fs_rc number_classes(struct solver *s, int r, struct fs_err *err)
+static enum fs_rc number_classes(struct probe_solver *s, int r, struct fs_err *err)
 {
 	int n = 0;
 
@@ -351,28 +446,28 @@ static enum fs_rc number_classes(struct solver *s, int r, struct fs_err *err)
 }
 
 /* Node numbers of a B and a C slot (A slots are their own number). */
-static int node_b(const struct solver *s, int sb)
+static int node_b(const struct probe_solver *s, int sb)
 {
 	return s->sa + sb;
 }
 
-static int node_c(const struct solver *s, int sc)
+static int node_c(const struct probe_solver *s, int sc)
 {
 	return s->sa + s->sb + sc;
 }
 
-static void join(struct solver *s, int r, int x, int y)
+static void join(struct probe_solver *s, int r, int x, int y)
 {
 	s->used[r][x] = s->used[r][y] = 1;
 	uf_join(&s->rel[r], x, y);
 }
 
-static enum fs_rc build_classes(struct solver *s, struct fs_err *err)
+static enum fs_rc build_classes(struct probe_solver *s, struct fs_err *err)
 {
 	enum fs_rc rc = FS_OK;
 
 	for (int i = 0; i < s->nt; i++) {
-		const struct term *t = &s->t[i];
+		const struct probe_term *t = &s->t[i];
 
 		join(s, REL_ROW, t->a, node_c(s, t->c));
 		join(s, REL_COL, node_b(s, t->b), node_c(s, t->c));
@@ -384,7 +479,7 @@ static enum fs_rc build_classes(struct solver *s, struct fs_err *err)
 }
 
 /* A matrix product sums, in every C slot, one product per k. */
-static enum fs_rc check_products(struct solver *s, struct fs_err *err)
+static enum fs_rc check_products(struct probe_solver *s, struct fs_err *err)
 {
 	int seen[LM_MAX_DIM];	/* k class -> index of the term that used it */
 	int nk = s->ncls[REL_K];
@@ -393,7 +488,7 @@ static enum fs_rc check_products(struct solver *s, struct fs_err *err)
 	for (int sc = 0; sc < s->sc; sc++) {
 		int n = s->first[sc + 1] - s->first[sc];
 
-		slot_name(s, LM_C, sc, where, sizeof(where));
+		probe_slot_name(s, LM_C, sc, where, sizeof(where));
 		if (n == 0)
 			return fs_fail(err, FS_EINPUT,
 				       "no lane map explains the dump: %s is never written "
@@ -404,8 +499,8 @@ static enum fs_rc check_products(struct solver *s, struct fs_err *err)
 			int k = s->cls[REL_K][s->t[i].a];
 
 			if (seen[k] >= 0) {
-				slot_name(s, LM_A, s->t[seen[k]].a, w1, sizeof(w1));
-				slot_name(s, LM_A, s->t[i].a, w2, sizeof(w2));
+				probe_slot_name(s, LM_A, s->t[seen[k]].a, w1, sizeof(w1));
+				probe_slot_name(s, LM_A, s->t[i].a, w2, sizeof(w2));
 				return fs_fail(err, FS_EINPUT,
 					       "no lane map explains the dump: %s sums %s and %s, "
 					       "which share a k index", where, w1, w2);
@@ -421,7 +516,7 @@ static enum fs_rc check_products(struct solver *s, struct fs_err *err)
 }
 
 /* The check waves, predicted from the products found, must match exactly. */
-static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
+static enum fs_rc check_waves(struct probe_solver *s, struct fs_err *err)
 {
 	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
 	char where[64];
@@ -436,11 +531,11 @@ static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
 			int64_t want = 0;
 
 			for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
-				want += (int64_t)load8(ta, wa[s->t[j].a]) *
-					load8(tb, wb[s->t[j].b]);
+				want += (int64_t)probe_load8(ta, wa[s->t[j].a]) *
+					probe_load8(tb, wb[s->t[j].b]);
 			if (want == wc[sc])
 				continue;
-			slot_name(s, LM_C, sc, where, sizeof(where));
+			probe_slot_name(s, LM_C, sc, where, sizeof(where));
 			return fs_fail(err, FS_EINPUT,
 				       "no lane map explains the dump: check wave %d (%s), %s "
 				       "holds %d, the products found predict %lld", w,
@@ -451,7 +546,7 @@ static enum fs_rc check_waves(struct solver *s, struct fs_err *err)
 }
 
 /* The anchor's label of node x in relation r. */
-static int anchor_label(const struct solver *s, int r, int x)
+static int anchor_label(const struct probe_solver *s, int r, int x)
 {
 	const struct lanemap *m = s->anchor;
 
@@ -471,7 +566,7 @@ static int anchor_label(const struct solver *s, int r, int x)
  * votes take the smallest free labels in class order. Labels stay below
  * the class count, so the found map's dimensions are the class counts.
  */
-static enum fs_rc assign_labels(struct solver *s, int r, struct probe_result *res)
+static enum fs_rc assign_labels(struct probe_solver *s, int r, struct probe_result *res)
 {
 	int n = s->ncls[r];
 	int *votes = calloc((size_t)n * (size_t)n, sizeof(int));
@@ -541,7 +636,7 @@ static enum fs_rc explain_invalid(const struct lanemap *lm, const struct lm_repo
 }
 
 /* Labels of A/B slot x: read slots from their classes, unread ones kept. */
-static void label_slot(const struct solver *s, enum lm_operand op, int slot,
+static void label_slot(const struct probe_solver *s, enum lm_operand op, int slot,
 		       int *row, int *col)
 {
 	const struct lanemap_operand *ao = &s->anchor->op[op];
@@ -558,7 +653,7 @@ static void label_slot(const struct solver *s, enum lm_operand op, int slot,
 	*col = s->label[rcol][cc];
 }
 
-static enum fs_rc build_map(struct solver *s, struct probe_result *res,
+static enum fs_rc build_map(struct probe_solver *s, struct probe_result *res,
 			    struct fs_err *err)
 {
 	const struct lanemap *p = s->plan;
@@ -620,7 +715,7 @@ static enum fs_rc build_map(struct solver *s, struct probe_result *res,
 	return FS_OK;
 }
 
-static void solver_free(struct solver *s)
+static void solver_free(struct probe_solver *s)
 {
 	free(s->t);
 	free(s->first);
@@ -632,7 +727,7 @@ static void solver_free(struct solver *s)
 	}
 }
 
-static enum fs_rc solver_init(struct solver *s)
+static enum fs_rc solver_init(struct probe_solver *s)
 {
 	s->first = calloc((size_t)s->sc + 1, sizeof(int));
 	if (!s->first)
@@ -650,11 +745,14 @@ static enum fs_rc solver_init(struct solver *s)
 	return FS_OK;
 }
 
-enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
-		       const uint8_t *a, const uint8_t *b, const int32_t *c,
+enum fs_rc probe_solve(const struct lanemap *plan, const struct probe_layout *pl,
+		       const struct lanemap *anchor, const uint8_t *a,
+		       const uint8_t *b, const int32_t *c,
 		       struct probe_result *res, struct fs_err *err)
 {
-	struct solver s = { .plan = plan, .anchor = anchor, .a = a, .b = b, .c = c };
+	struct probe_solver s = { .plan = plan, .anchor = anchor, .pl = pl, .a = a, .b = b,
+			    .c = c };
+	int is_short = pl->kind == PROBE_SHORT;
 	enum fs_rc rc;
 
 	memset(res, 0, sizeof(*res));
@@ -666,15 +764,23 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
 	s.sa = slots_of(plan, LM_A);
 	s.sb = slots_of(plan, LM_B);
 	s.sc = slots_of(plan, LM_C);
+	s.abits = gf2_log2(s.sa);
+	s.bbits = gf2_log2(s.sb);
 	s.nodes = s.sa + s.sb + s.sc;
+	if (is_short && (s.abits < 0 || s.bbits < 0 || gf2_log2(s.sc) < 0))
+		return fs_fail(err, FS_EINPUT, "%s: a short plan needs power-of-two slot counts",
+			       plan->name);
 	rc = solver_init(&s);
 	if (!rc)
-		rc = collect_terms(&s, err);
+		rc = is_short ? probe_short_terms(&s, &res->span_dim, err)
+			      : collect_terms(&s, err);
+	if (!rc && is_short)
+		rc = probe_short_predict(&s, err);
 	if (!rc)
 		rc = build_classes(&s, err);
 	if (!rc)
 		rc = check_products(&s, err);
-	if (!rc)
+	if (!rc && !is_short)
 		rc = check_waves(&s, err);
 	for (int r = 0; r < 3 && !rc; r++)
 		rc = assign_labels(&s, r, res);
@@ -696,6 +802,8 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct lanemap *anchor,
 	}
 	if (rc == FS_ENOMEM)
 		fs_nomem(err, "the probe solver's tables", 0);
+	else if (rc == FS_EINPUT && is_short)
+		probe_short_suggest(err);
 	solver_free(&s);
 	return rc;
 }

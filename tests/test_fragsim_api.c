@@ -87,6 +87,19 @@ static void version_is_the_files(void **state)
 	assert_int_equal(fragsim_version_number(), FRAGSIM_VERSION_NUMBER);
 }
 
+/* Each kind exits as docs/design.md 3.5 says: a limit is the user's to
+ * change (2), out of memory is not (3). */
+static void exit_status_of_each_kind(void **state)
+{
+	(void)state;
+	assert_int_equal(fragsim_exit_status(FRAGSIM_OK), 0);
+	assert_int_equal(fragsim_exit_status(FRAGSIM_MISMATCH), 1);
+	assert_int_equal(fragsim_exit_status(FRAGSIM_EINPUT), 2);
+	assert_int_equal(fragsim_exit_status(FRAGSIM_EBUDGET), 2);
+	assert_int_equal(fragsim_exit_status(FRAGSIM_EINTERNAL), 3);
+	assert_int_equal(fragsim_exit_status(FRAGSIM_ENOMEM), 3);
+}
+
 static void builtin_and_exprs_are_the_published_gfx936(void **state)
 {
 	struct fragsim_lanemap *b, *x;
@@ -308,6 +321,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(version_is_the_files),
+		cmocka_unit_test(exit_status_of_each_kind),
 		cmocka_unit_test(builtin_and_exprs_are_the_published_gfx936),
 		cmocka_unit_test(table_built_map),
 		cmocka_unit_test(bad_maps_are_refused_with_a_message),

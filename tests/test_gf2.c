@@ -1,6 +1,7 @@
 /*
  * test_gf2.c - lane maps as linear maps over GF(2) (sim/gf2.c) through
- * `fragsim lanemap --format basis|basis-json`.
+ * `fragsim lanemap --format basis|basis-json`, and the spans the probe
+ * solves with, by hand.
  *
  * Expected bases are worked out by hand from each instruction's published
  * formula (quoted per row), not from fragsim's tables: write the formula
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "../sim/gf2.h"
 #include "testutil.h"
 
 static const struct {
@@ -427,6 +429,34 @@ static void basis_is_for_whole_operands(void **state)
 	tu_free(&r);
 }
 
+/*
+ * Spans (sim/gf2.h), the header's example by hand: 0b110 and 0b011 span
+ * {0, 0b011, 0b101, 0b110}; 0b101 is in it, 0b100 is not (it reduces to
+ * 0b001). Adding a member changes nothing; bit 63 is a bit like any other.
+ */
+static void span_by_hand(void **state)
+{
+	struct gf2_span s;
+
+	(void)state;
+	gf2_span_init(&s);
+	assert_int_equal(s.dim, 0);
+	assert_int_equal(gf2_span_reduce(&s, 0), 0);
+	assert_int_equal(gf2_span_add(&s, 0), 0);
+	assert_int_equal(gf2_span_add(&s, 6), 1);
+	assert_int_equal(gf2_span_add(&s, 3), 1);
+	assert_int_equal(s.dim, 2);
+	assert_int_equal(s.pivot[2], 6);
+	assert_int_equal(s.pivot[1], 3);
+	assert_int_equal(gf2_span_reduce(&s, 5), 0);
+	assert_int_equal(gf2_span_reduce(&s, 4), 1);
+	assert_int_equal(gf2_span_add(&s, 5), 0);
+	assert_int_equal(s.dim, 2);
+	assert_int_equal(gf2_span_add(&s, 1ull << 63 | 5), 1);
+	assert_int_equal(gf2_span_reduce(&s, 1ull << 63), 0);
+	assert_int_equal(s.dim, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +469,7 @@ int main(void)
 		cmocka_unit_test(every_builtin_pair_relates_bit_by_bit),
 		cmocka_unit_test(planted_relations_are_named),
 		cmocka_unit_test(basis_is_for_whole_operands),
+		cmocka_unit_test(span_by_hand),
 	};
 
 	return cmocka_run_group_tests_name("gf2", tests, NULL, NULL);

@@ -6,6 +6,11 @@
  * through the fragsim binary: plan, simulate, solve, --yaml round trip,
  * and the malformed dumps a user will bring.
  *
+ * The short plan the same way: it must find every builtin and name other
+ * devices as the exhaustive plan does, refuse a device that is not linear
+ * (tests/data/profiles/gfx936-c-rotated.yaml, which the exhaustive plan
+ * then finds), and refuse a dump with any one C value changed.
+ *
  * Expected maps are the profile files themselves (profile_builtin), and
  * the counts are worked by hand in the comments from their formulas.
  */
@@ -32,6 +37,7 @@ static void revalidate(struct lanemap *lm)
 
 /* A plan for p and the answers of a device that follows dev. */
 struct run {
+	struct probe_layout pl;
 	int waves;
 	uint8_t *a, *b;
 	int32_t *c;
@@ -45,18 +51,26 @@ static void run_free(struct run *r)
 	free(r->c);
 }
 
-static struct run plan_and_answer(const struct lanemap *p, const struct lanemap *dev)
+static struct run plan_kind(const struct lanemap *p, const struct lanemap *dev,
+			    enum probe_kind kind)
 {
 	struct run r;
 
-	r.waves = probe_waves(p);
+	assert_int_equal(probe_layout(p, kind, &r.pl, NULL), FS_OK);
+	r.waves = r.pl.waves;
 	r.a = malloc((size_t)r.waves * (size_t)(p->wave * p->op[LM_A].elems));
 	r.b = malloc((size_t)r.waves * (size_t)(p->wave * p->op[LM_B].elems));
 	r.nc = (size_t)r.waves * (size_t)(p->wave * p->op[LM_C].elems);
 	r.c = malloc(r.nc * sizeof(int32_t));
-	assert_int_equal(probe_plan(p, r.a, r.b, NULL), FS_OK);
+	assert_int_equal(probe_plan(p, &r.pl, r.a, r.b, NULL), FS_OK);
 	assert_int_equal(probe_device(dev, r.waves, r.a, r.b, r.c, NULL), FS_OK);
 	return r;
+}
+
+/* The exhaustive plan: every A slot lit alone. */
+static struct run plan_and_answer(const struct lanemap *p, const struct lanemap *dev)
+{
+	return plan_kind(p, dev, PROBE_EXHAUSTIVE);
 }
 
 static void assert_same_tables(const struct lanemap *want, const struct lanemap *got)
@@ -91,7 +105,7 @@ static void every_valid_builtin_recovers_itself(void **state)
 		if (!lm)
 			continue;
 		r = plan_and_answer(lm, lm);
-		if (probe_solve(lm, lm, r.a, r.b, r.c, &res, &err) != FS_OK)
+		if (probe_solve(lm, &r.pl, lm, r.a, r.b, r.c, &res, &err) != FS_OK)
 			fail_msg("%s: %s", lm->name, err.msg);
 		assert_same_tables(lm, res.found);
 		assert_int_equal(res.terms, lm->m * lm->n * lm->k);
@@ -113,9 +127,11 @@ static void every_valid_builtin_recovers_itself(void **state)
 static void sm80_plan_size(void **state)
 {
 	struct lanemap *lm = tu_builtin_valid("sm80-mma-m16n8k32-s8");
+	struct probe_layout pl;
 
 	(void)state;
-	assert_int_equal(probe_waves(lm), 2 * 512 + 3);
+	assert_int_equal(probe_layout(lm, PROBE_EXHAUSTIVE, &pl, NULL), FS_OK);
+	assert_int_equal(pl.waves, 2 * 512 + 3);
 	lanemap_free(lm);
 }
 
@@ -170,7 +186,7 @@ static void replica_copies_reported(void **state)
 		struct run r = plan_and_answer(lm, lm);
 		struct probe_result res;
 
-		assert_int_equal(probe_solve(lm, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
+		assert_int_equal(probe_solve(lm, &r.pl, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
 		assert_int_equal(res.unread[LM_A], t[i].unread);
 		assert_int_equal(res.unread[LM_B], t[i].unread);
 		assert_int_equal(res.read[LM_A][15 * 16 + 15], 1);	/* lane 15 */
@@ -203,7 +219,7 @@ static void device_reading_upper_copy(void **state)
 		memset(&r.c[w * 256], 0, 256 * sizeof(int32_t));
 		assert_int_equal(mmac_exec(lm, ra, rb, &r.c[w * 256], NULL, NULL), FS_OK);
 	}
-	assert_int_equal(probe_solve(lm, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(probe_solve(lm, &r.pl, lm, r.a, r.b, r.c, &res, NULL), FS_OK);
 	assert_int_equal(res.unread[LM_A], 256);
 	assert_int_equal(res.read[LM_A][0], 0);
 	assert_int_equal(res.read[LM_A][16 * 16], 1);
@@ -221,7 +237,7 @@ static struct lanemap *solve_other(const char *plan, const char *device,
 	struct probe_result res;
 	struct fs_err err;
 
-	if (probe_solve(p, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+	if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_OK)
 		fail_msg("%s on %s: %s", plan, device, err.msg);
 	assert_same_tables(dev, res.found);
 	assert_int_equal(lanediff_compare(p, res.found, d, NULL), FS_OK);
@@ -281,7 +297,7 @@ static void k_renaming_unobservable_c_swap_observable(void **state)
 		dev->op[LM_B].row[s] ^= 16;
 	revalidate(dev);
 	r = plan_and_answer(p, dev);
-	assert_int_equal(probe_solve(p, p, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, NULL), FS_OK);
 	assert_same_tables(p, res.found);
 	lanemap_free(res.found);
 	run_free(&r);
@@ -292,7 +308,7 @@ static void k_renaming_unobservable_c_swap_observable(void **state)
 		dev->op[LM_C].col[s] ^= 1;
 	revalidate(dev);
 	r = plan_and_answer(p, dev);
-	assert_int_equal(probe_solve(p, p, r.a, r.b, r.c, &res, NULL), FS_OK);
+	assert_int_equal(probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, NULL), FS_OK);
 	assert_same_tables(dev, res.found);
 	assert_int_equal(lanediff_compare(p, res.found, &d, NULL), FS_OK);
 	assert_int_equal(d.op[LM_A].differ, 0);
@@ -311,7 +327,7 @@ static void expect_refused(const struct lanemap *p, const struct run *r,
 	struct probe_result res;
 	struct fs_err err = { 0 };
 
-	assert_int_equal(probe_solve(p, p, r->a, r->b, r->c, &res, &err), FS_EINPUT);
+	assert_int_equal(probe_solve(p, &r->pl, p, r->a, r->b, r->c, &res, &err), FS_EINPUT);
 	assert_null(res.found);
 	if (!strstr(err.msg, needle))
 		fail_msg("'%s' not in '%s'", needle, err.msg);
@@ -390,12 +406,298 @@ static void random_damage_never_crashes(void **state)
 			r.c[at] = how == 0 ? 0 : how == 1 ? r.c[at] + 1
 				: (int32_t)(tu_rand(&seed) % 201) - 100;
 		}
-		rc = probe_solve(p, p, r.a, r.b, r.c, &res, &err);
+		rc = probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err);
 		assert_true(rc == FS_OK || rc == FS_EINPUT);
 		refused += rc == FS_EINPUT;
 		lanemap_free(res.found);
 	}
 	assert_true(refused > 150);
+	free(good);
+	run_free(&r);
+	lanemap_free(p);
+}
+
+/* ---- the short plan ---- */
+
+#define ROTATED FRAGSIM_SRC "/tests/data/profiles/gfx936-c-rotated.yaml"
+
+static struct lanemap *load_rotated(void)
+{
+	struct fs_err err;
+	struct lanemap *lm = profile_load_file(ROTATED, &err);
+
+	if (!lm)
+		fail_msg("%s", err.msg);
+	revalidate(lm);
+	return lm;
+}
+
+/*
+ * Probes: slot 0, one per bit of the A slot number, 6 mixes; waves:
+ * 2 digits per pair of probes, 6 checks. A slots: 64 x 8 = 512 (9 bits)
+ * for gfx936, gfx936-quad and both CDNA3, 32 x 16 = 512 for sm80 k32 and
+ * RDNA3 wave32, 64 x 16 = 1024 (10 bits) for RDNA3 wave64 and CDNA4,
+ * 32 x 8 = 256 (8 bits) for RDNA4 and sm80 k16:
+ * 16 probes -> 8 pairs -> 16 + 6 = 22; 17 -> 9 pairs -> 24; 15 -> 8 -> 22.
+ */
+static void short_plan_wave_counts(void **state)
+{
+	static const struct { const char *name; int probes, waves; } t[] = {
+		{ "gfx936", 16, 22 },
+		{ "gfx936-quad", 16, 22 },
+		{ "cdna3-mfma-i32-16x16x32-i8", 16, 22 },
+		{ "sm80-mma-m16n8k32-s8", 16, 22 },
+		{ "rdna3-wmma-i32-16x16x16-iu8-w32", 16, 22 },
+		{ "rdna3-wmma-i32-16x16x16-iu8-w64", 17, 24 },
+		{ "cdna3-mfma-i32-32x32x16-i8", 16, 22 },
+		{ "cdna4-mfma-i32-16x16x64-i8", 17, 24 },
+		{ "rdna4-wmma-i32-16x16x16-iu8-w32", 15, 22 },
+		{ "sm80-mma-m16n8k16-s8", 15, 22 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
+		struct lanemap *lm = tu_builtin_valid(t[i].name);
+		struct probe_layout pl;
+		int bits = t[i].probes - 1 - PROBE_MIXES;
+
+		assert_int_equal(probe_default_kind(lm, NULL, 0), PROBE_SHORT);
+		assert_int_equal(probe_layout(lm, PROBE_SHORT, &pl, NULL), FS_OK);
+		assert_int_equal(pl.probes, t[i].probes);
+		assert_int_equal(pl.waves, t[i].waves);
+		assert_int_equal(pl.basis, 1 + bits);
+		assert_int_equal(pl.slot[0], 0);
+		for (int b = 0; b < bits; b++)
+			assert_int_equal(pl.slot[1 + b], 1 << b);
+		for (int j = pl.basis; j < pl.probes; j++) {
+			assert_true(pl.slot[j] < 1 << bits);
+			assert_true(__builtin_popcount((unsigned)pl.slot[j]) >= 3);
+			for (int q = pl.basis; q < j; q++)
+				assert_int_not_equal(pl.slot[q], pl.slot[j]);
+		}
+		lanemap_free(lm);
+	}
+}
+
+/*
+ * gfx936, wave 0 lights A slot 0 (lane 0 e 0, A[0][0]) with 1 and A slot
+ * 1 (lane 0 e 1, A[0][1]) with 101. C[0][1] is lane 16 e 0 (lane = m +
+ * 16 * (n % 4), e = n / 4) and sums A[0][0] B[0][1] + A[0][1] B[1][1];
+ * B[0][1] is lane 1 e 0 = B slot 8, B[1][1] lane 1 e 1 = B slot 9. Digit
+ * 0: 9 + 101 * 10 = 1019; digit 1: 1 + 101 * 1 = 102. C[1][1] (lane 17
+ * e 0): row 1 is not lit, 0.
+ */
+static void short_plan_hand_worked(void **state)
+{
+	struct lanemap *lm = tu_builtin_valid("gfx936");
+	struct run r = plan_kind(lm, lm, PROBE_SHORT);
+	const int sa = 512, sb = 512, sc = 256;
+
+	(void)state;
+	for (int x = 0; x < sa; x++)
+		assert_int_equal(r.a[x], x == 0 ? 1 : x == 1 ? 101 : 0);
+	assert_int_equal(r.b[8], 9);
+	assert_int_equal(r.b[sb + 8], 1);
+	assert_int_equal(r.c[16 * 4 + 0], 1019);
+	assert_int_equal(r.c[sc + 16 * 4 + 0], 102);
+	assert_int_equal(r.c[17 * 4 + 0], 0);
+	/* wave 2 lights slots 2 and 4 (lane 0 e 2 and e 4) */
+	assert_int_equal(r.a[2 * sa + 2], 1);
+	assert_int_equal(r.a[2 * sa + 4], 101);
+	/* the checks: ones gives K = 32, extreme 32 * (-128 * 127) */
+	for (int x = 0; x < sc; x++) {
+		assert_int_equal(r.c[16 * sc + x], 32);
+		assert_int_equal(r.c[17 * sc + x], -520192);
+	}
+	run_free(&r);
+	lanemap_free(lm);
+}
+
+/* The short plan finds what the exhaustive plan finds, for every builtin. */
+static void short_plan_recovers_every_builtin(void **state)
+{
+	int checked = 0;
+
+	(void)state;
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		struct lanemap *lm = tu_builtin_valid(profile_builtin_name(i));
+		struct probe_result rs, re;
+		struct fs_err err;
+		struct run s, e;
+
+		if (!lm)
+			continue;
+		s = plan_kind(lm, lm, PROBE_SHORT);
+		e = plan_and_answer(lm, lm);
+		if (probe_solve(lm, &s.pl, lm, s.a, s.b, s.c, &rs, &err) != FS_OK)
+			fail_msg("%s: %s", lm->name, err.msg);
+		assert_int_equal(probe_solve(lm, &e.pl, lm, e.a, e.b, e.c, &re, NULL), FS_OK);
+		assert_same_tables(lm, rs.found);
+		assert_int_equal(rs.terms, lm->m * lm->n * lm->k);
+		assert_int_equal(1 << rs.span_dim, rs.terms);
+		assert_int_equal(rs.unread[LM_A], re.unread[LM_A]);
+		assert_int_equal(rs.unread[LM_B], re.unread[LM_B]);
+		assert_memory_equal(rs.read, re.read, sizeof(rs.read));
+		for (int r = 0; r < 3; r++)
+			assert_int_equal(rs.labels_anchored[r], re.labels_anchored[r]);
+		lanemap_free(rs.found);
+		lanemap_free(re.found);
+		run_free(&s);
+		run_free(&e);
+		lanemap_free(lm);
+		checked++;
+	}
+	assert_int_equal(checked, profile_builtin_count() - 1);
+}
+
+/* A plan for one profile, answered by a device with another: the same pairs
+ * as another_device_is_named, through the short plan. */
+static void short_plan_names_another_device(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "gfx936", "gfx936-quad" },
+		{ "gfx936", "cdna3-mfma-i32-16x16x32-i8" },
+		{ "gfx936-quad", "gfx936" },
+		{ "cdna3-mfma-i32-16x16x32-i8", "gfx936-quad" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(pairs); i++) {
+		struct lanemap *p = tu_builtin_valid(pairs[i][0]);
+		struct lanemap *dev = tu_builtin_valid(pairs[i][1]);
+		struct run r = plan_kind(p, dev, PROBE_SHORT);
+		struct probe_result res;
+		struct lanediff d;
+		struct fs_err err;
+
+		if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+			fail_msg("%s on %s: %s", pairs[i][0], pairs[i][1], err.msg);
+		assert_same_tables(dev, res.found);
+		assert_int_equal(lanediff_compare(p, res.found, &d, NULL), FS_OK);
+		assert_int_equal(d.op[LM_A].differ, 0);
+		assert_int_equal(d.op[LM_C].differ, i == 0 ? 240 : d.op[LM_C].differ);
+		assert_true(d.op[LM_C].differ > 0);
+		lanemap_free(res.found);
+		run_free(&r);
+		lanemap_free(p);
+		lanemap_free(dev);
+	}
+}
+
+/*
+ * gfx936-c-rotated holds C[(lane + e) % 16][lane / 16 + 4e]: not linear
+ * (lane 1 e 1 holds row 2, the XOR of lane 1's and e 1's rows is 0). Its
+ * own plan is exhaustive; a short gfx936 plan on it is refused, pointing
+ * at --exhaustive; the exhaustive gfx936 plan finds it exactly.
+ */
+static void short_plan_refuses_a_nonlinear_device(void **state)
+{
+	struct lanemap *p = tu_builtin_valid("gfx936"), *dev = load_rotated();
+	struct probe_layout pl;
+	struct probe_result res;
+	struct fs_err err = { 0 };
+	char why[128];
+	struct run r;
+
+	(void)state;
+	assert_int_equal(probe_default_kind(dev, why, sizeof(why)), PROBE_EXHAUSTIVE);
+	assert_string_equal(why, "C is not linear over GF(2)");
+	assert_int_equal(probe_layout(dev, PROBE_SHORT, &pl, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "C is not linear over GF(2)"));
+
+	r = plan_kind(p, dev, PROBE_SHORT);
+	assert_int_equal(probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err), FS_EINPUT);
+	assert_null(res.found);
+	assert_non_null(strstr(err.msg, "no linear lane map explains the dump"));
+	assert_non_null(strstr(err.msg, "plan again with --exhaustive"));
+	run_free(&r);
+
+	r = plan_and_answer(p, dev);
+	if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_OK)
+		fail_msg("exhaustive: %s", err.msg);
+	assert_same_tables(dev, res.found);
+	lanemap_free(res.found);
+	run_free(&r);
+	lanemap_free(p);
+	lanemap_free(dev);
+}
+
+/*
+ * Any one C value of a short plan's dump changed (+1, -1, or 0 where it
+ * was not 0), in every wave and every C slot: refused, never a map.
+ */
+static void short_plan_refuses_any_one_edit(void **state)
+{
+	static const char *const names[] = { "gfx936", "sm80-mma-m16n8k32-s8" };
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(names); i++) {
+		struct lanemap *p = tu_builtin_valid(names[i]);
+		struct run r = plan_kind(p, p, PROBE_SHORT);
+		int tried = 0;
+
+		for (size_t at = 0; at < r.nc; at++) {
+			int32_t good = r.c[at];
+			const int32_t edits[3] = { good + 1, good - 1, 0 };
+
+			for (int k = 0; k < 3; k++) {
+				struct probe_result res;
+				struct fs_err err;
+
+				if (edits[k] == good)
+					continue;
+				r.c[at] = edits[k];
+				if (probe_solve(p, &r.pl, p, r.a, r.b, r.c, &res, &err) != FS_EINPUT)
+					fail_msg("%s: C value %zu = %d (was %d) not refused", names[i],
+						 at, edits[k], good);
+				assert_null(res.found);
+				assert_non_null(strstr(err.msg, "--exhaustive"));
+				tried++;
+			}
+			r.c[at] = good;
+		}
+		assert_true(tried >= 2 * (int)r.nc);
+		run_free(&r);
+		lanemap_free(p);
+	}
+}
+
+/* What each check of the short solve says, on answers made to fail it. */
+static void short_plan_messages(void **state)
+{
+	struct lanemap *p = tu_builtin_valid("sm80-mma-m16n8k32-s8");
+	struct run r = plan_kind(p, p, PROBE_SHORT);
+	int32_t *good = malloc(r.nc * sizeof(int32_t));
+	const int sc = 128;
+
+	(void)state;
+	memcpy(good, r.c, r.nc * sizeof(int32_t));
+	r.c[5] = 20000;		/* above 100 + 101 * 100 */
+	expect_refused(p, &r, "wave 0 (A lane 0 e 0 = 1, A lane 0 e 1 = 101, B digit 0), "
+		       "C lane 1 e 1 holds 20000, not b1 + 101 * b2");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* probe 0's product in C slot 0 without its digit-1 half */
+	assert_true(good[0] % 101 != 0 && good[sc] % 101 != 0);
+	r.c[sc] -= good[sc] % 101;
+	expect_refused(p, &r, "a product has both");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* digit 1 of 100: B slot 99 * 100 + ..., of 256 */
+	r.c[sc] = r.c[sc] - good[sc] % 101 + 100;
+	expect_refused(p, &r, "of 256 for A lane 0 e 0");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	/* slot 0 reads nothing: the plan has no origin */
+	for (int x = 0; x < sc; x++) {
+		r.c[x] -= r.c[x] % 101;
+		r.c[sc + x] -= r.c[sc + x] % 101;
+	}
+	expect_refused(p, &r, "A lane 0 e 0 feeds no C slot");
+	memcpy(r.c, good, r.nc * sizeof(int32_t));
+
+	r.c[(size_t)(r.waves - 1) * sc + 7] += 1;	/* the last random check */
+	expect_refused(p, &r, "check wave 21 (random4), C lane 1 e 3 holds");
 	free(good);
 	run_free(&r);
 	lanemap_free(p);
@@ -445,13 +747,13 @@ static void cli_plan_simulate_solve(void **state)
 	struct run_result r;
 
 	(void)state;
-	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p", dir);
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p --exhaustive", dir);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "1027 waves"));
 	assert_non_null(strstr(r.out, "probe_c.npy int32 [1027, 32, 4]"));
 	tu_free(&r);
 	/* a second plan replaces the first (it holds manifest.json) */
-	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p", dir);
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/p --exhaustive", dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
 	r = tu_run("probe simulate --plan %s/p --isa sm80-mma-m16n8k32-s8 --out %s/d", dir, dir);
@@ -557,7 +859,7 @@ static void cli_malformed_dumps(void **state)
 	struct run_result r;
 
 	(void)state;
-	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/m", dir);
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/m --exhaustive", dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
 
@@ -597,6 +899,117 @@ static void cli_malformed_dumps(void **state)
 			    dir, dir), "8 B elements per lane");
 }
 
+/* The short plan through the binary: the default for a linear profile. */
+static void cli_short_plan(void **state)
+{
+	struct run_result r;
+	char cmd[1024];
+
+	(void)state;
+	r = tu_run("probe plan --isa gfx936 --out %s/s", dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "plan      gfx936, 22 waves, short: 16 one-hot A probes "
+				      "(slot 0, 9 power-of-two slots, 6 mixes)"));
+	assert_non_null(strstr(r.out, "probe_c.npy int32 [22, 64, 4]"));
+	tu_free(&r);
+	assert_int_equal(tu_sh("grep -q '\"plan\": \"short\"' %s/s/manifest.json", dir), 0);
+	r = tu_run("probe simulate --plan %s/s --isa gfx936-quad --out %s/sq", dir, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "answering a short plan for gfx936: 22 waves"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/s --dump %s/sq", dir, dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "probe     short plan for gfx936 (22 waves)"));
+	assert_non_null(strstr(r.out, "linear    yes: the products of A slot 0 and the 9 "
+				      "power-of-two A slots span 8192 (2^13)"));
+	assert_non_null(strstr(r.out, "C: 240 of 256 entries differ"));
+	tu_free(&r);
+
+	/* a device that is not linear: refused, and told what to run */
+	r = tu_run("probe simulate --plan %s/s --isa %s --out %s/sr", dir, ROTATED, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe solve --plan %s/s --dump %s/sr", dir, dir),
+		     "no linear lane map explains the dump");
+	r = tu_run("probe solve --plan %s/s --dump %s/sr", dir, dir);
+	assert_non_null(strstr(r.err, "plan again with --exhaustive"));
+	tu_free(&r);
+	/* ... whose own plan is exhaustive, and says why */
+	r = tu_run("probe plan --isa %s --out %s/r", ROTATED, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "1027 waves"));
+	assert_non_null(strstr(r.out, "why       exhaustive: C is not linear over GF(2)"));
+	tu_free(&r);
+
+	/* one byte of a real answer changed (C lane 11 e 0 of wave 0) */
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r %s/sq %s/st && printf '\\007' | dd of=%s/st/probe_c.npy bs=1 "
+		 "seek=%d conv=notrunc 2>/dev/null", dir, dir, dir, 128 + 4 * 44);
+	assert_int_equal(system(cmd), 0);
+	expect_exit2(tu_run("probe solve --plan %s/s --dump %s/st", dir, dir),
+		     "C lane 11 e 0");
+	expect_exit2(tu_run("probe solve --plan %s/s --dump %s/sq --exhaustive", dir, dir),
+		     "unknown option '--exhaustive'");	/* solve reads the kind from the plan */
+}
+
+/* A plan whose manifest says the wrong kind is refused with the key (the
+ * plan and dump are cli_short_plan's). */
+static void cli_short_manifest(void **state)
+{
+	(void)state;
+	assert_int_equal(tu_sh("cp -r %s/s %s/k1 && sed -i 's/\"plan\": \"short\"/\"plan\": "
+			       "\"bogus\"/' %s/k1/manifest.json", dir, dir, dir), 0);
+	expect_exit2(tu_run("probe solve --plan %s/k1 --dump %s/sq", dir, dir),
+		     "manifest.json:10:11: plan: must be one of exhaustive, short, not 'bogus'");
+	/* without the plan key it reads as exhaustive, which has 1027 waves */
+	assert_int_equal(tu_sh("cp -r %s/s %s/k2 && sed -i '/\"plan\": /d' %s/k2/manifest.json",
+			       dir, dir, dir), 0);
+	expect_exit2(tu_run("probe solve --plan %s/k2 --dump %s/sq", dir, dir),
+		     "waves: must be between 1027 and 1027, not 22");
+	/* a short plan's manifest with a profile that is not linear */
+	assert_int_equal(tu_sh("cp -r %s/s %s/k3 && cp %s %s/k3/profile.yaml", dir, dir,
+			       ROTATED, dir), 0);
+	expect_exit2(tu_run("probe solve --plan %s/k3 --dump %s/sq", dir, dir),
+		     "plan: 'short', but profile.yaml is not linear over GF(2)");
+}
+
+/*
+ * The H200's answers to the exhaustive sm80 plan (tests/data/device/):
+ * read against the short plan that `probe plan` now makes by default,
+ * the wave count says which plan they answer; against --exhaustive's,
+ * the device matches its profile.
+ */
+static void cli_device_answers_need_their_plan(void **state)
+{
+	const char *dump = "tests/data/device/probe-sm80-mma-m16n8k32-s8";
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/h", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe solve --plan %s/h --dump %s", dir, dump),
+		     "expected int32 [22, 32, 4], found int32 [1027, 32, 4]: an exhaustive "
+		     "plan's wave count, and this plan is short (make it with --exhaustive)");
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/h --exhaustive", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/h --dump %s", dir, dump);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "device matches sm80-mma-m16n8k32-s8\n"));
+	tu_free(&r);
+	/* and the other way round: a short plan's answers, an exhaustive plan */
+	r = tu_run("probe plan --isa sm80-mma-m16n8k32-s8 --out %s/h2", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/h2 --isa sm80-mma-m16n8k32-s8 --out %s/h2d", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe solve --plan %s/h --dump %s/h2d", dir, dir),
+		     "found int32 [22, 32, 4]: a short plan's wave count, and this plan is "
+		     "exhaustive (make it without --exhaustive)");
+}
+
 static void cli_usage(void **state)
 {
 	struct run_result r;
@@ -628,10 +1041,20 @@ int main(void)
 		cmocka_unit_test(answers_no_map_explains),
 		cmocka_unit_test(random_damage_never_crashes),
 		cmocka_unit_test(geometry_must_match),
+		cmocka_unit_test(short_plan_wave_counts),
+		cmocka_unit_test(short_plan_hand_worked),
+		cmocka_unit_test(short_plan_recovers_every_builtin),
+		cmocka_unit_test(short_plan_names_another_device),
+		cmocka_unit_test(short_plan_refuses_a_nonlinear_device),
+		cmocka_unit_test(short_plan_refuses_any_one_edit),
+		cmocka_unit_test(short_plan_messages),
 		cmocka_unit_test(cli_plan_simulate_solve),
 		cmocka_unit_test(cli_names_the_difference),
 		cmocka_unit_test(cli_yaml_round_trip),
 		cmocka_unit_test(cli_malformed_dumps),
+		cmocka_unit_test(cli_short_plan),
+		cmocka_unit_test(cli_short_manifest),
+		cmocka_unit_test(cli_device_answers_need_their_plan),
 		cmocka_unit_test(cli_usage),
 	};
 
