@@ -5,6 +5,7 @@
  *   fragsim lanemap --isa gfx936 --matrix C         the C grid and lanes
  *   fragsim lanemap --isa gfx936 --entry 'C[3][10]' lane 35, register 2
  *   fragsim lanemap diff gfx936 gfx936-quad         C: lanes interleaved
+ *   fragsim lanemap loads --isa gfx936              B's bytes in the cache
  *
  * Exit status: 0 valid / identical, 1 invalid / different, 2 bad input.
  */
@@ -98,7 +99,8 @@ static const struct opt_cmd diff_cmd = {
 	.name = "diff", .synopsis = diff_synopsis, .opts = diff_opts,
 	.parent = &cmd_lanemap_spec, .flags = OPT_PROFILE,
 };
-static const struct opt_cmd *const subs[] = { &list_cmd, &check_cmd, &diff_cmd, NULL };
+static const struct opt_cmd *const subs[] = { &list_cmd, &check_cmd, &diff_cmd,
+						&lanemap_loads_cmd, NULL };
 
 const struct opt_cmd cmd_lanemap_spec = {
 	.name = "lanemap",
@@ -415,5 +417,7 @@ int cmd_lanemap(int argc, char **argv)
 		return do_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return do_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "loads"))
+		return do_loads(argc - 1, argv + 1);
 	return do_show(argc, argv);
 }

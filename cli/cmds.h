@@ -30,4 +30,9 @@ int cmd_mutate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
+/* `lanemap loads` (cmd_loads.c): a subcommand of lanemap in a file of
+ * its own. */
+extern const struct opt_cmd lanemap_loads_cmd;
+int do_loads(int argc, char **argv);
+
 #endif

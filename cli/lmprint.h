@@ -43,12 +43,4 @@ void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa);
  */
 void lmprint_basis(FILE *f, const struct lanemap *lm, unsigned mask, enum lm_format fmt);
 
-/*
- * Where each lane's fragment comes from in memory (sim/lmloads.h): a
- * table of runs and loads and a verdict line (LMF_TEXT), or JSON. q: the
- * fragment is A (rows), else B (keys). loadsprint.c.
- */
-struct lml_frag;
-void lmprint_loads(FILE *f, const struct lml_frag *fr, int q, enum lm_format fmt);
-
 #endif

@@ -92,7 +92,7 @@ expect "check" fragsim ch
 expect "--exec" fragsim run x.yaml --ex
 expect "--emulate-only --exec" fragsim run --e
 expect "scalar" fragsim run x.yaml --exec sc
-expect "list" fragsim lanemap l
+expect "list loads" fragsim lanemap l
 expect "--names" fragsim lanemap list --n
 expect "gfx936 gfx936-article gfx936-quad" fragsim lanemap --isa g
 expect "gfx936 gfx936-article gfx936-quad" fragsim probe plan --isa g
