@@ -349,6 +349,8 @@ static void unlisted_tensors_kept_within_budget(void **state)
 
 int main(void)
 {
+	/* fixed /tmp paths: one run of this test at a time on this machine */
+	tu_lock("run");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shipped_suite_passes),
 		cmocka_unit_test(shards_partition_the_suite),

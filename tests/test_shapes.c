@@ -347,6 +347,8 @@ static void mqa_dump_is_diffed(void **state)
 
 int main(void)
 {
+	/* fixed /tmp paths: one run of this test at a time on this machine */
+	tu_lock("shapes");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(replicated_c_is_read_once),
 		cmocka_unit_test(u8_operand_is_refused),
