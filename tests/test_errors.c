@@ -39,7 +39,9 @@
 
 #include "../cli/cmds.h"
 #include "../lib/diffcase.h"
+#include "../lib/casefile.h"
 #include "../lib/dump.h"
+#include "../lib/profile.h"
 #include "../lib/runcase.h"
 #include "testutil.h"
 
@@ -146,6 +148,66 @@ static void assert_nomem(long n, enum fs_rc rc, const struct fs_err *err)
 	    fs_rc_exit(rc) != 3)
 		fail_msg("allocation %ld failed: rc %d, '%s' (want FS_ENOMEM, "
 			 "'out of memory: ...')", n, (int)rc, err->msg);
+}
+
+/*
+ * Loads alone, every allocation failed in turn: a case with a block table
+ * (each sequence's block list is allocated, deep in the parse) and a
+ * builtin profile. FS_ENOMEM or FS_OK, never another kind (the parse's
+ * parents pass failures up as FS_EINPUT; the kind must survive them).
+ */
+static void loads_survive_every_failed_allocation(void **state)
+{
+	static const char *const cases[] = {
+		FRAGSIM_SRC "/cases/qwen35-27b/prefill-multi-seq-table.yaml",
+		RUN_CASE,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++) {
+		struct fs_case c;
+		struct fs_err err = { 0 };
+		long total, n;
+
+		arm(0);
+		assert_int_equal(case_load_file(cases[i], &c, &err), FS_OK);
+		total = disarm();
+		case_free(&c);
+		for (n = 1; n <= total; n++) {
+			enum fs_rc rc;
+
+			memset(&err, 0, sizeof(err));
+			arm(n);
+			rc = case_load_file(cases[i], &c, &err);
+			disarm();
+			if (rc == FS_OK)
+				case_free(&c);
+			else
+				assert_nomem(n, rc, &err);
+		}
+	}
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		const char *name = profile_builtin_name(i);
+		struct fs_err err = { 0 };
+		struct lanemap *lm;
+		long total, n;
+
+		arm(0);
+		lm = profile_builtin(name, &err);
+		total = disarm();
+		assert_non_null(lm);
+		lanemap_free(lm);
+		for (n = 1; n <= total; n++) {
+			memset(&err, 0, sizeof(err));
+			arm(n);
+			lm = profile_builtin(name, &err);
+			disarm();
+			if (lm)
+				lanemap_free(lm);
+			else
+				assert_nomem(n, fs_err_rc(&err, FS_EINPUT), &err);
+		}
+	}
 }
 
 /* Load and run a case; *out gets a copy of the emulated out. */
@@ -457,6 +519,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exit_codes_by_kind),
 		cmocka_unit_test(kind_texts),
+		cmocka_unit_test(loads_survive_every_failed_allocation),
 		cmocka_unit_test(run_survives_every_failed_allocation),
 		cmocka_unit_test(split_run_survives_every_failed_allocation),
 		cmocka_unit_test(cmd_run_out_of_memory_exits_3),
