@@ -344,6 +344,48 @@ static void cmd_run_out_of_memory_exits_3(void **state)
 	free(out0), free(err0);
 }
 
+/*
+ * run --out: the goldens, the manifest and the publishing, every
+ * allocation from the last 10 of the run on (the earlier ones are the
+ * run's, failed one by one above; each try here writes files). Exit 3
+ * with the text and no output directory, or exit 0 with it whole.
+ */
+static void cmd_run_out_dir_out_of_memory_exits_3(void **state)
+{
+	char dir[256], out_dir[300];
+	char *argv[] = { "run", RUN_CASE, "--out", out_dir, NULL };
+	char *plain[] = { "run", RUN_CASE, NULL };
+	char *out, *err;
+	long before, total, n;
+	struct stat st;
+
+	(void)state;
+	omp_set_num_threads(2);
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "err-out"));
+	snprintf(out_dir, sizeof(out_dir), "%s/g", dir);
+	assert_int_equal(cmd_in_process(cmd_run, 2, plain, 0, &out, &err), 0);
+	free(out), free(err);
+	before = __atomic_load_n(&alloc_count, __ATOMIC_SEQ_CST);
+	assert_int_equal(cmd_in_process(cmd_run, 4, argv, 0, &out, &err), 0);
+	free(out), free(err);
+	total = __atomic_load_n(&alloc_count, __ATOMIC_SEQ_CST);
+	assert_true(total > before);
+	for (n = before - 10; n <= total + 1; n++) {
+		int rc;
+
+		tu_rmtree(out_dir);
+		rc = cmd_in_process(cmd_run, 4, argv, n, &out, &err);
+		if (rc == 0)
+			assert_int_equal(stat(out_dir, &st), 0);
+		else if (rc != 3 || !strstr(err, "out of memory: "))
+			fail_msg("allocation %ld failed: exit %d, stderr '%s'", n, rc, err);
+		else if (stat(out_dir, &st) == 0)
+			fail_msg("allocation %ld failed: exit 3 left %s", n, out_dir);
+		free(out), free(err);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 /* check: a case that ran out of memory is exit 3 (it was 2, "could not
  * be run" like a bad case file), with the text on its line. */
 static void cmd_check_out_of_memory_exits_3(void **state)
@@ -523,6 +565,7 @@ int main(void)
 		cmocka_unit_test(run_survives_every_failed_allocation),
 		cmocka_unit_test(split_run_survives_every_failed_allocation),
 		cmocka_unit_test(cmd_run_out_of_memory_exits_3),
+		cmocka_unit_test(cmd_run_out_dir_out_of_memory_exits_3),
 		cmocka_unit_test(cmd_check_out_of_memory_exits_3),
 		cmocka_unit_test(diff_never_drops_a_hypothesis),
 		cmocka_unit_test(cmd_diff_out_of_memory_exits_3),
