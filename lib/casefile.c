@@ -904,6 +904,10 @@ enum fs_rc case_load_text(const char *text, size_t len, const char *origin,
 	}
 	snprintf(c->file, sizeof(c->file), "%s", origin);
 	rc = parse_map(&L, ydoc_root(&d), "", "", c);
+	/* Parents pass a failure up as FS_EINPUT; the kind is the one its
+	 * origin recorded in err (out of memory is not bad input). */
+	if (rc)
+		rc = fs_err_rc(err, rc);
 	ydoc_free(&d);
 	if (rc) {
 		case_free(c);

@@ -171,8 +171,8 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 	const struct fs_case *c = &r->c;
 	char digest[65], *yaml = case_yaml(c);
 
-	if (!yaml)
-		return FS_EINTERNAL;
+	if (!yaml)	/* open_memstream's buffer: the manifest's err says so */
+		return fs_nomem(&j->err, "the case's YAML for manifest.json", 0);
 	golden_profile_digest(r->lm, digest);
 	json_begin_object(j);
 	/* the mark that lets a later --out replace this directory */

@@ -61,18 +61,6 @@ int fs_rc_exit(int rc)
 	}
 }
 
-const char *fs_rc_name(int rc)
-{
-	switch (rc) {
-	case FS_OK:		return "ok";
-	case FS_MISMATCH:	return "mismatch";
-	case FS_EINPUT:		return "bad input";
-	case FS_ENOMEM:		return "out of memory";
-	case FS_EBUDGET:	return "over a limit";
-	default:		return "internal error";
-	}
-}
-
 const char *fs_bytes_str(double bytes, char *buf, size_t len)
 {
 	static const char *unit[] = { "KiB", "MiB", "GiB", "TiB" };

@@ -32,10 +32,6 @@ enum fs_rc {
  * out of memory); anything else is 3. The one place that maps them. */
 int fs_rc_exit(int rc);
 
-/* "ok", "mismatch", "bad input", "internal error", "out of memory",
- * "over a limit": what kind of result rc is, for reports. */
-const char *fs_rc_name(int rc);
-
 struct fs_err {
 	char file[256];	/* "" when the error has no file */
 	int line;	/* 1-based; 0 when unknown */

@@ -39,7 +39,9 @@
 
 #include "../cli/cmds.h"
 #include "../lib/diffcase.h"
+#include "../lib/casefile.h"
 #include "../lib/dump.h"
+#include "../lib/profile.h"
 #include "../lib/runcase.h"
 #include "testutil.h"
 
@@ -146,6 +148,66 @@ static void assert_nomem(long n, enum fs_rc rc, const struct fs_err *err)
 	    fs_rc_exit(rc) != 3)
 		fail_msg("allocation %ld failed: rc %d, '%s' (want FS_ENOMEM, "
 			 "'out of memory: ...')", n, (int)rc, err->msg);
+}
+
+/*
+ * Loads alone, every allocation failed in turn: a case with a block table
+ * (each sequence's block list is allocated, deep in the parse) and a
+ * builtin profile. FS_ENOMEM or FS_OK, never another kind (the parse's
+ * parents pass failures up as FS_EINPUT; the kind must survive them).
+ */
+static void loads_survive_every_failed_allocation(void **state)
+{
+	static const char *const cases[] = {
+		FRAGSIM_SRC "/cases/qwen35-27b/prefill-multi-seq-table.yaml",
+		RUN_CASE,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++) {
+		struct fs_case c;
+		struct fs_err err = { 0 };
+		long total, n;
+
+		arm(0);
+		assert_int_equal(case_load_file(cases[i], &c, &err), FS_OK);
+		total = disarm();
+		case_free(&c);
+		for (n = 1; n <= total; n++) {
+			enum fs_rc rc;
+
+			memset(&err, 0, sizeof(err));
+			arm(n);
+			rc = case_load_file(cases[i], &c, &err);
+			disarm();
+			if (rc == FS_OK)
+				case_free(&c);
+			else
+				assert_nomem(n, rc, &err);
+		}
+	}
+	for (int i = 0; i < profile_builtin_count(); i++) {
+		const char *name = profile_builtin_name(i);
+		struct fs_err err = { 0 };
+		struct lanemap *lm;
+		long total, n;
+
+		arm(0);
+		lm = profile_builtin(name, &err);
+		total = disarm();
+		assert_non_null(lm);
+		lanemap_free(lm);
+		for (n = 1; n <= total; n++) {
+			memset(&err, 0, sizeof(err));
+			arm(n);
+			lm = profile_builtin(name, &err);
+			disarm();
+			if (lm)
+				lanemap_free(lm);
+			else
+				assert_nomem(n, fs_err_rc(&err, FS_EINPUT), &err);
+		}
+	}
 }
 
 /* Load and run a case; *out gets a copy of the emulated out. */
@@ -280,6 +342,48 @@ static void cmd_run_out_of_memory_exits_3(void **state)
 		free(out), free(err);
 	}
 	free(out0), free(err0);
+}
+
+/*
+ * run --out: the goldens, the manifest and the publishing, every
+ * allocation from the last 10 of the run on (the earlier ones are the
+ * run's, failed one by one above; each try here writes files). Exit 3
+ * with the text and no output directory, or exit 0 with it whole.
+ */
+static void cmd_run_out_dir_out_of_memory_exits_3(void **state)
+{
+	char dir[256], out_dir[300];
+	char *argv[] = { "run", RUN_CASE, "--out", out_dir, NULL };
+	char *plain[] = { "run", RUN_CASE, NULL };
+	char *out, *err;
+	long before, total, n;
+	struct stat st;
+
+	(void)state;
+	omp_set_num_threads(2);
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "err-out"));
+	snprintf(out_dir, sizeof(out_dir), "%s/g", dir);
+	assert_int_equal(cmd_in_process(cmd_run, 2, plain, 0, &out, &err), 0);
+	free(out), free(err);
+	before = __atomic_load_n(&alloc_count, __ATOMIC_SEQ_CST);
+	assert_int_equal(cmd_in_process(cmd_run, 4, argv, 0, &out, &err), 0);
+	free(out), free(err);
+	total = __atomic_load_n(&alloc_count, __ATOMIC_SEQ_CST);
+	assert_true(total > before);
+	for (n = before - 10; n <= total + 1; n++) {
+		int rc;
+
+		tu_rmtree(out_dir);
+		rc = cmd_in_process(cmd_run, 4, argv, n, &out, &err);
+		if (rc == 0)
+			assert_int_equal(stat(out_dir, &st), 0);
+		else if (rc != 3 || !strstr(err, "out of memory: "))
+			fail_msg("allocation %ld failed: exit %d, stderr '%s'", n, rc, err);
+		else if (stat(out_dir, &st) == 0)
+			fail_msg("allocation %ld failed: exit 3 left %s", n, out_dir);
+		free(out), free(err);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
 /* check: a case that ran out of memory is exit 3 (it was 2, "could not
@@ -457,9 +561,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exit_codes_by_kind),
 		cmocka_unit_test(kind_texts),
+		cmocka_unit_test(loads_survive_every_failed_allocation),
 		cmocka_unit_test(run_survives_every_failed_allocation),
 		cmocka_unit_test(split_run_survives_every_failed_allocation),
 		cmocka_unit_test(cmd_run_out_of_memory_exits_3),
+		cmocka_unit_test(cmd_run_out_dir_out_of_memory_exits_3),
 		cmocka_unit_test(cmd_check_out_of_memory_exits_3),
 		cmocka_unit_test(diff_never_drops_a_hypothesis),
 		cmocka_unit_test(cmd_diff_out_of_memory_exits_3),
