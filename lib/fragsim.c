@@ -472,7 +472,7 @@ enum fragsim_rc fragsim_case_set_lanemap(struct fragsim_case *c,
 		return fail(err, FS_EINPUT, "the case has run: set its lane map before");
 	copy.lm = lanemap_new();
 	if (!copy.lm)
-		return fail(err, FS_EINTERNAL, "out of memory");
+		return fail(err, FS_ENOMEM, "out of memory: the lane map");
 	*copy.lm = *lm->lm;
 	for (int op = 0; op < LM_NOPERANDS; op++)
 		copy.lm->op[op].owner = NULL;	/* validate builds the copy's own */

@@ -174,7 +174,7 @@ enum fs_rc junit_write(struct outdir_file *f, const struct junit_case *c, size_t
 	if (b.oom) {
 		free(b.p);
 		outdir_file_abort(f);
-		return fs_fail(err, FS_EINTERNAL, "%s: out of memory", f->path);
+		return fs_nomem(err, "the JUnit XML", b.n);
 	}
 	rc = outdir_file_write(f, b.p, b.n, err);
 	if (!rc)
