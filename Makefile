@@ -262,7 +262,9 @@ uninstall:
 	rm -rf $(DOC_DIR)
 	rm -f $(DESTDIR)$(MANDIR)/fragsim.1 $(DESTDIR)$(COMPDIR)/fragsim
 
+# Build directories only: out/ is the main job's result, the user's, and
+# `make run` replaces it whole when it has a new one (docs/output-dir.md).
 clean:
-	rm -rf build build-asan build-bench build-clang build-fuzz out
+	rm -rf build build-asan build-bench build-clang build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
