@@ -18,6 +18,7 @@
 #include "cmds.h"
 #include "../lib/json.h"
 #include "lmprint.h"
+#include "lmsvg.h"
 #include "../lib/profile.h"
 
 static const char usage[] =
@@ -28,13 +29,15 @@ static const char usage[] =
 	"       fragsim lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]\n"
 	"       fragsim lanemap list [--names]\n"
 	"       fragsim lanemap check <name|file>... [--format text|json]\n"
-	"       fragsim lanemap diff <x> <y> [--format text|json]\n"
+	"       fragsim lanemap --isa <name|file> --format svg [--matrix A|B|C] > map.svg\n"
+	"       fragsim lanemap diff <x> <y> [--format text|json|svg|html]\n"
 	"\n"
 	"  --isa <name|file>   a builtin profile ('lanemap list') or a profile YAML\n"
 	"  --matrix A|B|C      only this operand                [default: all three]\n"
 	"  --format <fmt>      text, md, csv or json             [default: text];\n"
 	"                      c: the A, B and C maps as a C/C++/HIP/CUDA header;\n"
-	"                      basis, basis-json: each map as linear over GF(2)\n"
+	"                      basis, basis-json: each map as linear over GF(2);\n"
+	"                      svg: the grids as a picture, coloured by lane\n"
 	"  --lane <L>          everything lane L holds in A, B and C\n"
 	"  --entry 'X[r][c]'   which lanes and registers hold entry X[r][c]\n"
 	"  --names             list: names only, one per line\n"
@@ -87,23 +90,34 @@ static int do_list(int argc, char **argv)
 
 /*
  * The arguments of check and diff: positionals into pos[] (at most max;
- * *n counts all of them) and --format text|json. 0, or an exit status.
+ * *n counts all of them) and --format text|json, or for diff (pic not
+ * NULL) svg|html too: *pic is then 's' or 'h', else 0. 0, or an exit
+ * status.
  */
 static int scan_args(int argc, char **argv, const char *cmd, enum lm_format *fmt,
-		     const char **pos, int max, int *n)
+		     const char **pos, int max, int *n, char *pic)
 {
 	const char *v;
 
 	*fmt = LMF_TEXT;
 	*n = 0;
+	if (pic)
+		*pic = 0;
 	for (int i = 1; i < argc;) {
 		int r = cli_opt(argc, argv, &i, "--format", &v);
 
 		if (r < 0)
 			return cli_usage_error(usage, "--format needs a value");
+		if (r > 0 && pic && (!strcmp(v, "svg") || !strcmp(v, "html"))) {
+			*pic = v[0];
+			continue;
+		}
 		if (r > 0) {
+			if (pic)
+				*pic = 0;
 			if (lmprint_format(v, fmt) || (*fmt != LMF_TEXT && *fmt != LMF_JSON))
-				return cli_usage_error(usage, "%s: --format must be text or json", cmd);
+				return cli_usage_error(usage, pic ? "%s: --format must be text, json, svg or html"
+							      : "%s: --format must be text or json", cmd);
 			continue;
 		}
 		if (*n < max)
@@ -122,7 +136,7 @@ static int do_check(int argc, char **argv)
 
 	if (!files)
 		return FS_EINTERNAL;
-	bad = scan_args(argc, argv, "check", &fmt, files, argc, &nfiles);
+	bad = scan_args(argc, argv, "check", &fmt, files, argc, &nfiles, NULL);
 	if (bad || !nfiles) {
 		free(files);
 		return bad ? bad : cli_usage_error(usage, "check: give at least one profile");
@@ -151,12 +165,22 @@ static void diff_text(const struct lanemap *x, const struct lanemap *y,
 {
 	for (int op = 0; op < LM_NOPERANDS; op++) {
 		const struct lanediff_op *o = &d->op[op];
+		int slots[LMSVG_SAMPLES], n;
+		char line[400];
 
 		printf("%s: %d of %d entries differ: %s\n",
 		       lm_operand_name((enum lm_operand)op), o->differ, o->entries,
 		       o->verdict);
 		if (o->differ && o->kind != LD_INCOMPARABLE)
 			printf("   bits: %s\n", o->bits);
+		/* A few (lane, element) slots that moved, as probe solve lists them. */
+		n = lmsvg_diff_slots(x, y, (enum lm_operand)op, slots, LMSVG_SAMPLES);
+		for (int i = 0; i < n && i < LMSVG_SAMPLES; i++) {
+			lmsvg_slot_line(x, y, (enum lm_operand)op, slots[i], line, sizeof(line));
+			printf("  %s\n", line);
+		}
+		if (n > LMSVG_SAMPLES)
+			printf("  ... %d more\n", n - LMSVG_SAMPLES);
 	}
 	if (d->differ)
 		printf("%s and %s differ in %d entries\n", x->name, y->name, d->differ);
@@ -198,7 +222,8 @@ static int do_diff(int argc, char **argv)
 	struct lm_report rep;
 	struct lanediff d;
 	struct fs_err err = { 0 };
-	int n, rc = scan_args(argc, argv, "diff", &fmt, names, 2, &n);
+	char pic;
+	int n, rc = scan_args(argc, argv, "diff", &fmt, names, 2, &n, &pic);
 
 	if (rc)
 		return rc;
@@ -217,7 +242,9 @@ static int do_diff(int argc, char **argv)
 			cli_error(&err, rc);
 	}
 	if (rc == FS_OK) {
-		if (fmt == LMF_JSON)
+		if (pic)
+			lmsvg_diff(stdout, lm[0], lm[1], &d, pic == 'h');
+		else if (fmt == LMF_JSON)
 			diff_json(lm[0], lm[1], &d);
 		else
 			diff_text(lm[0], lm[1], &d);
@@ -295,7 +322,7 @@ static int do_show(int argc, char **argv)
 	struct lm_report rep;
 	struct lanemap *lm;
 	unsigned mask = 7;
-	int rc;
+	int rc, svg = 0;
 
 	for (int i = 1; i < argc;) {
 		int r;
@@ -317,9 +344,13 @@ static int do_show(int argc, char **argv)
 	}
 	if (!isa)
 		return cli_usage_error(usage, "--isa is required");
-	if (format && lmprint_format(format, &fmt))
-		return cli_usage_error(usage, "--format must be text, md, csv, json, c, basis or basis-json, not '%s'",
+	if (format && !strcmp(format, "svg"))
+		svg = 1;
+	else if (format && lmprint_format(format, &fmt))
+		return cli_usage_error(usage, "--format must be text, md, csv, json, c, basis, basis-json or svg, not '%s'",
 				       format);
+	if (svg && (lane_s || entry))
+		return cli_usage_error(usage, "--format svg draws whole operands: no --lane or --entry");
 	if (fmt == LMF_C && (lane_s || entry || matrix))
 		return cli_usage_error(usage, "--format c prints the whole map: no --matrix, --lane or --entry");
 	if ((fmt == LMF_BASIS || fmt == LMF_BASIS_JSON) && (lane_s || entry))
@@ -336,7 +367,14 @@ static int do_show(int argc, char **argv)
 	lm = load(isa, &rep, &rc);
 	if (!lm)
 		return rc;
-	if (fmt == LMF_C) {
+	if (svg) {
+		/* Only a valid map has an owner for every cell to draw. */
+		if (rc == FS_OK)
+			lmsvg_map(stdout, lm, mask);
+		else
+			fprintf(stderr, "fragsim: error: %s: invalid profile, no picture drawn\n",
+				isa);
+	} else if (fmt == LMF_C) {
 		/* A header for kernels: an invalid map has no inverse to give. */
 		if (rc == FS_OK)
 			lmprint_c_header(stdout, lm, isa);
