@@ -10,7 +10,7 @@
 #include "../sim/lanediff.h"
 #include "../sim/lanemap.h"
 
-#define LMSVG_SAMPLES 8	/* differing (lane, element) slots listed per operand */
+#define LMSVG_SAMPLES 4	/* differing (lane, element) slots listed per operand */
 
 /* The operands in mask (bit 1 << op) as one standalone SVG. lm valid. */
 void lmsvg_map(FILE *f, const struct lanemap *lm, unsigned mask);
