@@ -26,10 +26,11 @@
 #include "../lib/outdir.h"
 #include "report.h"
 #include "../lib/runcase.h"
+#include "htmlrep.h"
 
 static const char usage[] =
 	"usage: fragsim check <path>... [--junit <file>] [--shard <k>/<n>] [--json]\n"
-	"                     [--exec auto|scalar|portable|avx2|avx512]\n"
+	"                     [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]\n"
 	"\n"
 	"  <path>            a case file, or a directory searched for *.yaml\n"
 	"  --junit <file>    also write JUnit XML for CI systems\n"
@@ -37,6 +38,7 @@ static const char usage[] =
 	"  --json            print one JSON document instead of lines: every case\n"
 	"                    (errors included), then the counts; docs/check-output.md\n"
 	"  --exec <e>        the executor (see fragsim run -h)    [default: auto]\n"
+	"  --report <file>   also write an HTML report: a table linking each case\n"
 	"\n"
 	"exit status: 0 all cases pass, 1 a case failed, 2 a case could not be run\n"
 	"(or bad usage: a path with no case, a bad --shard or --junit file)\n";
@@ -51,6 +53,7 @@ struct outcome {
 	enum status status;
 	char reason[1200];	/* report_reason, or the error; "" for a plain pass */
 	char *details;		/* JUnit body: report_details or the error (malloc) */
+	char *html;		/* --report: the case's section (malloc), or NULL */
 	double seconds;
 };
 
@@ -180,6 +183,31 @@ static enum fs_rc write_junit(struct outdir_file *out, const struct outcome *o,
 	return FS_OK;
 }
 
+/* --report: the outcomes as htmlrep's table, each linking its section. */
+static int write_report(const char *path, const struct outcome *o, size_t n,
+			size_t npass, size_t nfail, size_t nerr)
+{
+	struct htmlrep_row *rows = calloc(n + 1, sizeof(*rows));
+	struct htmlrep_table t = { "fragsim check", NULL, { "case", "file", "status", "reason" },
+				   n, rows };
+	struct fs_err err = { 0 };
+	char summary[128];
+	enum fs_rc rc;
+
+	if (!rows)
+		return cli_error(&err, fs_fail(&err, FS_EINTERNAL, "out of memory"));
+	snprintf(summary, sizeof(summary), "%zu passed, %zu failed, %zu could not be run",
+		 npass, nfail, nerr);
+	t.summary = summary;
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct htmlrep_row){ { o[i].name[0] ? o[i].name : o[i].path, o[i].path,
+						  status_name[o[i].status], o[i].reason },
+						o[i].path, o[i].html, o[i].status != ST_PASS };
+	rc = htmlrep_save(path, htmlrep_table, &t, &err);
+	free(rows);
+	return rc ? cli_error(&err, rc) : 0;
+}
+
 /* "K/N" with 1 <= K <= N, each through cli_int (no "1/2junk", no
  * overflow); 0 ok. */
 static int parse_shard(const char *s, long *k, long *n)
@@ -216,7 +244,7 @@ static char *capture(void (*fn)(FILE *, const struct runcase *),
 
 /* Load, run and judge one case into o (and its JSON entry into j). */
 static void run_one(const char *path, enum attn_exec ex, struct json *j,
-		    struct outcome *o)
+		    struct outcome *o, int html)
 {
 	struct fs_err err = { 0 };
 	struct runcase r;
@@ -239,6 +267,8 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 		report_reason(&r, o->reason, sizeof(o->reason));
 		if (o->status == ST_FAIL)
 			o->details = capture(report_details, &r);
+		if (html)
+			o->html = capture(htmlrep_case, &r);
 	}
 	if (j) {
 		json_begin_object(j);
@@ -271,7 +301,7 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 
 /* Scan argv: options into the out-parameters, paths into ps. */
 static int parse_args(int argc, char **argv, const char **junit, const char **shard,
-		      const char **exec, int *json, struct caselist *ps)
+		      const char **exec, const char **report, int *json, struct caselist *ps)
 {
 	int npaths = 0;
 
@@ -288,6 +318,8 @@ static int parse_args(int argc, char **argv, const char **junit, const char **sh
 				*shard = v;
 			else if (!got && (got = cli_opt(argc, argv, &i, "--exec", &v)) > 0)
 				*exec = v;
+			else if (!got && (got = cli_opt(argc, argv, &i, "--report", &v)) > 0)
+				*report = v;
 			else if (!got && cli_flag(argv, i, "--json"))
 				*json = 1, i++, got = 1;
 			if (got < 0)
@@ -320,7 +352,7 @@ static int parse_args(int argc, char **argv, const char **junit, const char **sh
 
 int cmd_check(int argc, char **argv)
 {
-	const char *junit = NULL, *shard = NULL, *exec = "auto";
+	const char *junit = NULL, *shard = NULL, *exec = "auto", *report = NULL;
 	enum attn_exec ex;
 	struct caselist ps = { 0 };
 	struct outdir_file jf = { 0 };
@@ -336,13 +368,20 @@ int cmd_check(int argc, char **argv)
 		fputs(usage, stdout);
 		return FS_OK;
 	}
-	rc = parse_args(argc, argv, &junit, &shard, &exec, &json, &ps);
+	rc = parse_args(argc, argv, &junit, &shard, &exec, &report, &json, &ps);
 	if (!rc && attn_exec_parse(exec, &ex))
 		rc = cli_usage_error(usage, "--exec must be auto, scalar, portable, avx2 or avx512, not '%s'",
 				     exec);
 	if (!rc && shard && parse_shard(shard, &k, &nshard))
 		rc = cli_usage_error(usage, "--shard must be K/N with 1 <= K <= N, not '%s'",
 				     shard);
+	if (!rc && report) {
+		struct fs_err err = { 0 };
+		enum fs_rc e = htmlrep_check(report, &err);
+
+		if (e)
+			rc = cli_error(&err, e);
+	}
 	if (!rc && junit) {
 		struct fs_err err = { 0 };
 
@@ -382,7 +421,7 @@ int cmd_check(int argc, char **argv)
 	for (size_t i = (size_t)(k - 1); i < ps.n; i += (size_t)nshard) {
 		struct outcome *o = &res[nrun++];
 
-		run_one(ps.p[i], ex, json ? &j : NULL, o);
+		run_one(ps.p[i], ex, json ? &j : NULL, o, report != NULL);
 		o->status == ST_ERROR ? nerr++ : o->status == ST_FAIL ? nfail++ : npass++;
 	}
 	if (json) {
@@ -402,8 +441,10 @@ int cmd_check(int argc, char **argv)
 	}
 	if (junit && write_junit(&jf, res, nrun, started, clock_seconds() - t0))
 		rc = FS_EINTERNAL;
+	if (report && write_report(report, res, nrun, npass, nfail, nerr))
+		rc = FS_EINTERNAL;
 	for (size_t i = 0; i < nrun; i++)
-		free(res[i].details);
+		free(res[i].details), free(res[i].html);
 	caselist_free(&ps);
 	free(res);
 	if (rc)

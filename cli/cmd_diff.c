@@ -27,11 +27,13 @@
 #include "../lib/dump.h"
 #include "../lib/json.h"
 #include "../lib/runcase.h"
+#include "htmlrep.h"
 
 #define SHOW_HYPOTHESES 5
 
 static const char usage[] =
 	"usage: fragsim diff <case.yaml> --dump <dir> [--tol <abs>] [--max <n>] [--json]\n"
+	"                    [--report <file.html>]\n"
 	"\n"
 	"  --dump <dir>    a directory of .npy files named as goldens are (acc.npy +\n"
 	"                  acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy,\n"
@@ -40,6 +42,7 @@ static const char usage[] =
 	"                  infinities must still match exactly  [default: 0, bit for bit]\n"
 	"  --max <n>       mismatches listed per tensor          [default: 8]\n"
 	"  --json          the report as JSON\n"
+	"  --report <file> also write an HTML report: heat maps of the mismatches\n"
 	"\n"
 	"The expectation is the case as written, kernel: section included. On a\n"
 	"mismatch every bug class and every builtin lane map of the same shape is\n"
@@ -255,7 +258,7 @@ static int print_json(const struct runcase *r, const char *dir, const struct dum
 
 int cmd_diff(int argc, char **argv)
 {
-	const char *path = NULL, *dir = NULL, *v;
+	const char *path = NULL, *dir = NULL, *report = NULL, *v;
 	struct diff_opts o = { 0.0, 8 };
 	struct fs_err err = { 0 };
 	struct diff_diagnosis *dg = NULL;
@@ -284,6 +287,8 @@ int cmd_diff(int argc, char **argv)
 			if (cli_int_arg(usage, "--max", v, 0, DIFF_MAX_SHOW, &n))
 				return FS_EINPUT;
 			o.max_show = (int)n;
+		} else if (!got && (got = cli_opt(argc, argv, &i, "--report", &v)) > 0) {
+			report = v;
 		} else if (!got && cli_flag(argv, i, "--json")) {
 			json = 1, i++, got = 1;
 		}
@@ -300,6 +305,8 @@ int cmd_diff(int argc, char **argv)
 	if (!dir)
 		return cli_usage_error(usage, "diff: give the dump directory with --dump");
 
+	if (report && (rc = htmlrep_check(report, &err)))
+		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);	/* r is freeable even on failure */
 	if (!rc)
 		rc = runcase_inputs(&r, &err);
@@ -322,6 +329,9 @@ int cmd_diff(int argc, char **argv)
 			rc = print_json(&r, dir, &d, &o, &rep, dg, verdict);
 		else
 			print_text(&r, dir, &d, &o, &rep, dg, verdict);
+		if (!rc && report && (rc = htmlrep_diff_save(report, &r, dir, &d, &o, &rep, dg,
+							      verdict, &err)))
+			cli_error(&err, rc);
 		if (!rc && rep.mismatches)
 			rc = FS_MISMATCH;
 	} else {

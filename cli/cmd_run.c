@@ -12,13 +12,14 @@
 #include "../lib/golden.h"
 #include "../lib/json.h"
 #include "../lib/outdir.h"
+#include "htmlrep.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
 static const char usage[] =
 	"usage: fragsim run <case.yaml> [--out <dir>] [--format npy|safetensors]\n"
 	"                   [--threads <n>] [--json] [--emulate-only]\n"
-	"                   [--exec auto|scalar|portable|avx2|avx512]\n"
+	"                   [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]\n"
 	"\n"
 	"  --out <dir>        write golden tensors and manifest.json there (only\n"
 	"                     when every check holds; the directory appears whole)\n"
@@ -33,13 +34,14 @@ static const char usage[] =
 	"  --exec <e>         the executor: scalar is the per-lane specification;\n"
 	"                     portable, avx2, avx512 the fast path (same bytes);\n"
 	"                     auto the fastest this CPU runs       [default: auto]\n"
+	"  --report <file>    also write an HTML report: the case, figures, plots\n"
 	"\n"
 	"exit status: 0 all checks hold, 1 mismatch, 2 bad input, 3 internal error\n";
 
 int cmd_run(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *format = "npy", *threads = NULL, *v;
-	const char *exec = "auto";
+	const char *exec = "auto", *report = NULL;
 	enum attn_exec ex;
 	enum golden_format fmt = GOLDEN_NPY;
 	struct fs_err err = { 0 };
@@ -62,6 +64,8 @@ int cmd_run(int argc, char **argv)
 			threads = v;
 		else if (!got && (got = cli_opt(argc, argv, &i, "--exec", &v)) > 0)
 			exec = v;
+		else if (!got && (got = cli_opt(argc, argv, &i, "--report", &v)) > 0)
+			report = v;
 		else if (!got && cli_flag(argv, i, "--json"))
 			json = 1, i++, got = 1;
 		else if (!got && cli_flag(argv, i, "--emulate-only"))
@@ -93,7 +97,7 @@ int cmd_run(int argc, char **argv)
 	}
 	/* A directory we could not write, or must not replace, is refused
 	 * now, not after the run (docs/output-dir.md). */
-	if (out && (rc = outdir_check(out, &err)))
+	if ((out && (rc = outdir_check(out, &err))) || (report && (rc = htmlrep_check(report, &err))))
 		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
@@ -115,6 +119,10 @@ int cmd_run(int argc, char **argv)
 		json_finish(&j);
 	} else {
 		report_summary(stdout, &r);
+	}
+	if (report && (rc = htmlrep_save(report, htmlrep_run, &r, &err))) {
+		runcase_free(&r);
+		return cli_error(&err, rc);
 	}
 	rc = runcase_status(&r);
 	if (out && rc == FS_OK && !r.c.expect_mismatch) {
