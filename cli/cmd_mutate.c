@@ -24,14 +24,16 @@
 #include "cli.h"
 #include "cmds.h"
 #include "../lib/json.h"
+#include "htmlrep.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
 static const char usage[] =
-	"usage: fragsim mutate <path>... [--json]\n"
+	"usage: fragsim mutate <path>... [--json] [--report <file.html>]\n"
 	"\n"
-	"  <path>   a case file, or a directory searched for *.yaml\n"
-	"  --json   the verdict per bug class as JSON\n"
+	"  <path>            a case file, or a directory searched for *.yaml\n"
+	"  --json            the verdict per bug class as JSON\n"
+	"  --report <file>   also write an HTML report: a table linking each case\n"
 	"\n"
 	"For each bug class the kernel: section can plant, run the cases with it\n"
 	"until one fails its check. exit status: 0 every class caught (or not\n"
@@ -272,11 +274,46 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 	json_end_object(j);
 }
 
+/* --report: one row per class, linking the case that caught it. */
+static enum fs_rc write_report(const char *path, const struct outcome *out,
+			       const char *summary, struct fs_err *err)
+{
+	struct htmlrep_row rows[BUG_COUNT];
+	char name[BUG_COUNT][64], *what[BUG_COUNT] = { 0 };
+	struct htmlrep_table t = { "fragsim mutate", summary,
+				   { "bug class", "caught by", "verdict", "where" }, BUG_COUNT, rows };
+	enum fs_rc rc;
+
+	for (int b = 0; b < BUG_COUNT; b++) {
+		const struct outcome *o = &out[b];
+		size_t len;
+		FILE *f = open_memstream(&what[b], &len);
+
+		snprintf(name[b], sizeof(name[b]), "%s=%s", kernel_bug((enum kern_bug)b)->key,
+			 kernel_bug((enum kern_bug)b)->bad);
+		if (f && o->v == V_CAUGHT)
+			print_where(f, o);
+		else if (f && o->v == V_NA)
+			fputs(o->na_reason, f);
+		if (f)
+			fclose(f);
+		rows[b] = (struct htmlrep_row){ { name[b], o->v == V_CAUGHT ? o->casefile : NULL,
+						  o->v == V_CAUGHT ? "caught" : o->v == V_NA ? "n/a" : "SURVIVED",
+						  what[b] }, o->v == V_CAUGHT ? o->casefile : NULL, NULL,
+						o->v == V_SURVIVED };
+	}
+	rc = htmlrep_save(path, htmlrep_table, &t, err);
+	for (int b = 0; b < BUG_COUNT; b++)
+		free(what[b]);
+	return rc;
+}
+
 int cmd_mutate(int argc, char **argv)
 {
 	struct caselist ps = { 0 };
 	struct outcome out[BUG_COUNT];
 	int applies[BUG_COUNT] = { 0 }, json = 0, nargs = 0, survived = 0, na = 0;
+	const char *report = NULL;
 	struct job *jobs = NULL;
 	struct fs_err err = { 0 };
 	enum fs_rc rc = FS_OK;
@@ -286,7 +323,13 @@ int cmd_mutate(int argc, char **argv)
 		return FS_OK;
 	}
 	for (int i = 1; i < argc; i++) {
-		if (cli_flag(argv, i, "--json"))
+		int at = i, got = cli_opt(argc, argv, &at, "--report", &report);
+
+		if (got < 0)
+			return cli_usage_error(usage, "--report needs a value");
+		if (got > 0)
+			i = at - 1;
+		else if (cli_flag(argv, i, "--json"))
 			json = 1;
 		else if (argv[i][0] == '-')
 			return cli_usage_error(usage, "unknown option '%s'", argv[i]);
@@ -295,8 +338,10 @@ int cmd_mutate(int argc, char **argv)
 	}
 	if (!nargs)
 		return cli_usage_error(usage, "mutate: give at least one path");
+	if (report && (rc = htmlrep_check(report, &err)))
+		return cli_error(&err, rc);
 	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-')
+		if (argv[i][0] == '-' || !strcmp(argv[i - 1], "--report"))
 			continue;
 		if (caselist_add(&ps, argv[i]) < 0) {
 			caselist_free(&ps);
@@ -387,6 +432,14 @@ int cmd_mutate(int argc, char **argv)
 		}
 		printf("%d of %d applicable bug classes survive %zu case(s), %d not applicable\n",
 		       survived, BUG_COUNT - na, ps.n, na);
+	}
+	if (!rc && report) {
+		char summary[160];
+
+		snprintf(summary, sizeof(summary), "%d of %d applicable bug classes survive %zu case(s), %d not applicable",
+			 survived, BUG_COUNT - na, ps.n, na);
+		if ((rc = write_report(report, out, summary, &err)))
+			cli_error(&err, rc);
 	}
 	free(jobs);
 	caselist_free(&ps);

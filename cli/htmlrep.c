@@ -325,6 +325,24 @@ enum fs_rc htmlrep_diff_save(const char *path, const struct runcase *r,
 	return rc;
 }
 
+/* <a href="file:///abs/path">: a link that works wherever the report
+ * is moved on this machine (a path as given is relative to where the
+ * command ran). Characters a URL cannot hold raw are %-encoded. */
+static void link_file(FILE *f, const char *path)
+{
+	char *abs = realpath(path, NULL);
+
+	fputs("<a href=\"file://", f);
+	for (const unsigned char *p = (const unsigned char *)(abs ? abs : path); *p; p++) {
+		if (*p <= ' ' || *p >= 0x7f || strchr("\"#%&'<>?", *p))
+			fprintf(f, "%%%02X", *p);
+		else
+			fputc(*p, f);
+	}
+	fputs("\">", f);
+	free(abs);
+}
+
 void htmlrep_table(FILE *f, const void *arg)
 {
 	const struct htmlrep_table *t = arg;
@@ -350,9 +368,7 @@ void htmlrep_table(FILE *f, const void *arg)
 			if (href && *href == '#') {
 				fprintf(f, "<a href=\"#row-%zu\">", i);
 			} else if (href) {
-				fputs("<a href=\"", f);
-				svg_escape(f, href);
-				fputs("\">", f);
+				link_file(f, href);
 			}
 			svg_escape(f, row->cell[c] ? row->cell[c] : "");
 			if (href)

@@ -83,14 +83,35 @@ def pages():
                              "--format", "svg", "--matrix", "a"], 0,
          {"matrices": {"A": 256}, "render": False}),
         ("diff.svg", ["lanemap", "diff", "gfx936", "gfx936-quad", "--format", "svg"], 1,
-         {"matrices": {"C": 512}, "differ": 480,
+         {"matrices": {"C": 512}, "differ": 480, "render": False,
           "text": ["lanes interleaved by 4", "bits: lane bits permuted",
                    "C lane 1 e 0: gfx936 C[1][0], gfx936-quad C[0][1]"]}),
         ("diff.html", ["lanemap", "diff", "gfx936", "gfx936-quad", "--format", "html"], 1,
          {"matrices": {"C": 512}, "differ": 480, "tags": {"figcaption": 1, "li": 5},
           "text": ["lanes interleaved by 4", "bits: lane bits permuted",
                    "C lane 1 e 0: gfx936 C[1][0], gfx936-quad C[0][1]"]}),
+        # --report pages ({out} is the page's path). The default case asks
+        # for 4 key buckets (its check: buckets: 4), so each plot has 4 bars.
+        ("run.html", ["run", "cases/qwen35-27b/decode-4097-shuffled.yaml", "--report", "{out}"], 0,
+         {"bars": {"score_max_abs": 4, "rms_dp": 4}, "tags": {"table": 2, "details": 1},
+          "text": ["OK", "Exact checks", "Quantization", "error by key position",
+                   "q_heads: 24"]}),
+        ("check.html", ["check"] + CHECKED + ["--report", "{out}"], 0,
+         {"rows": len(CHECKED), "sections": len(CHECKED), "files": len(CHECKED),
+          "text": [f"{len(CHECKED)} passed, 0 failed"]}),
+        # tests/data/dumps/c-columns: the c_columns=contiguous bug planted
+        # (its plant.yaml); gfx936 C is 64 lanes x 4 registers.
+        ("diff-report.html", ["diff", "tests/data/dumps/c-columns/case.yaml", "--dump",
+                              "tests/data/dumps/c-columns", "--report", "{out}"], 1,
+         {"heat": {"lane_reg": 64 * 4}, "tags": {"figcaption": 1},
+          "text": ["diagnosis: matches kernel assumption c_columns=contiguous exactly"]}),
+        ("mutate.html", ["mutate", "cases/edge", "--report", "{out}"], 0,
+         {"rows": 12, "render": False, "text": ["0 of 12 applicable bug classes survive"]}),
     ]
+
+
+# Small and quick cases for check's page; every one passes.
+CHECKED = ["cases/edge/one-token.yaml", "cases/edge/saturate.yaml", "cases/edge/sm80-decode.yaml"]
 
 
 # --- a DOM, from an SVG file or Chromium's --dump-dom, as a list of elements
@@ -153,6 +174,41 @@ def check_dom(dom, want, where):
         got = sum(1 for e in dom.elems if e[0] == tag)
         if got < n:
             bad.append(f"{where}: at least {n} <{tag}> wanted, {got} found")
+    plots = {}
+    current = None
+    for e in dom.elems:
+        if e[0] == "g" and "plot" in e[1].get("class", "").split():
+            current = e[1].get("data-plot")
+            plots.setdefault(current, 0)
+        elif e[0] == "rect" and e[1].get("class") in ("bar", "heat") and current:
+            plots[current] += 1
+    for kind in ("bars", "heat"):
+        for name, n in want.get(kind, {}).items():
+            if plots.get(name) != n:
+                bad.append(f"{where}: plot {name}: {n} {kind} wanted, {plots.get(name, 0)} found")
+    if "rows" in want:
+        tables = [i for i, e in enumerate(dom.elems) if e[0] == "table" and e[1].get("class") == "cases"]
+        rows = 0
+        for e in dom.elems[tables[0] + 1 if tables else len(dom.elems):]:
+            if e[0] in ("table", "div", "section"):
+                break
+            rows += e[0] == "tr"
+        rows -= 1  # the header
+        if len(tables) != 1 or rows != want["rows"]:
+            bad.append(f"{where}: {want['rows']} table rows wanted, {rows} found")
+    if "sections" in want:
+        links = {e[1]["href"][1:] for e in dom.elems if e[0] == "a" and e[1].get("href", "").startswith("#")}
+        ids = {e[1]["id"] for e in dom.elems if "id" in e[1]}
+        n = len(dom.with_class("case", "section"))
+        if n != want["sections"] or len(links) != n or not links <= ids:
+            bad.append(f"{where}: {want['sections']} case sections each linked wanted, "
+                       f"{n} sections, {len(links)} links, {len(links - ids)} dangling")
+    if "files" in want:
+        files = {e[1]["href"] for e in dom.elems if e[0] == "a" and e[1].get("href", "").startswith("file://")}
+        gone = [f for f in files if not os.path.exists(f[len("file://"):])]
+        if len(files) != want["files"] or gone:
+            bad.append(f"{where}: {want['files']} linked case files wanted, {len(files)} found, "
+                       f"missing: {gone}")
     alltext = " ".join(e[2] for e in dom.elems if e[0] in ("svg", "html", "body"))
     if not alltext:
         alltext = " ".join(e[2] for e in dom.elems)
@@ -220,6 +276,27 @@ def check_current(path):
         if f1.read() != f2.read():
             return [f"{PICTURE} is not what fragsim draws now: run make pictures"]
     return []
+
+
+def check_c_columns(path):
+    """The c_columns=contiguous bug on gfx936: slot (lane, e) holds C
+    column lane/16 + 4e, and the kernel reads it as column 4*(lane/16) + e;
+    the two agree exactly when e == lane/16. So the heat map's (lane,
+    register) cells with register == lane/16 must be 0, and others not all."""
+    bad, off = [], 0
+    for e in Dom(open(path, encoding="utf-8").read()).elems:
+        if e[0] == "rect" and e[1].get("class") == "heat":
+            m = re.match(r"lane (\d+), register (\d+): (\d+)$", e[2].strip())
+            if not m:
+                continue
+            lane, reg, n = map(int, m.groups())
+            if reg == lane // 16 and n:
+                bad.append(f"{os.path.basename(path)}: lane {lane} register {reg}: {n} "
+                           "mismatches where the bug reads the right column")
+            off += n if reg != lane // 16 else 0
+    if not off:
+        bad.append(f"{os.path.basename(path)}: no mismatch off the diagonal register == lane/16")
+    return bad[:4]
 
 
 def check_replicated(path):
@@ -337,8 +414,14 @@ def main():
             ("odd.svg", ["lanemap", "--isa", odd, "--format", "svg", "--matrix", "C"], 0,
              {"matrices": {"C": 256}, "render": False, "text": [ODD]})]:
         path = os.path.join(out, name)
-        with open(path, "w") as f:
-            p = subprocess.run([a.fragsim] + args, stdout=f, stderr=subprocess.PIPE, text=True)
+        if "{out}" in args:
+            args = [path if x == "{out}" else x for x in args]
+            p = subprocess.run([a.fragsim] + args, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, cwd=REPO)
+        else:
+            with open(path, "w") as f:
+                p = subprocess.run([a.fragsim] + args, stdout=f, stderr=subprocess.PIPE,
+                                   text=True, cwd=REPO)
         if p.returncode != status:
             bad.append(f"{name}: fragsim {' '.join(args)} exited {p.returncode}, "
                        f"want {status}: {p.stderr.strip()}")
@@ -352,7 +435,8 @@ def main():
                      (check_owners, ("gfx936-c.svg", gfx936, "C")),
                      (check_replicated, ("rdna3-w32-a.svg",)),
                      (check_diff_owners, ("diff.svg",)),
-                     (check_current, ("gfx936-c.svg",))):
+                     (check_current, ("gfx936-c.svg",)),
+                     (check_c_columns, ("diff-report.html",))):
         try:
             bad += fn(os.path.join(out, args[0]), *args[1:])
         except (OSError, ET.ParseError, AttributeError) as e:
