@@ -96,7 +96,7 @@ expect "list" fragsim lanemap l
 expect "--names" fragsim lanemap list --n
 expect "gfx936 gfx936-article gfx936-quad" fragsim lanemap --isa g
 expect "gfx936 gfx936-article gfx936-quad" fragsim probe plan --isa g
-expect "sm80-mma-m16n8k32-s8" fragsim lanemap diff gfx936 s
+expect "sm80-mma-m16n8k16-s8 sm80-mma-m16n8k32-s8" fragsim lanemap diff gfx936 s
 expect "json text" fragsim lanemap check --format ""
 expect "plan" fragsim probe pl
 expect "mutate" fragsim help mu

@@ -334,7 +334,7 @@ static void option_errors_name_the_option(void **state)
 		{ "check cases/edge/one-token.yaml --exec=x", "--exec must be auto, scalar," },
 		{ "lanemap --isa gfx936 --matrix D", "--matrix must be A, B or C, not 'D'" },
 		{ "lanemap check gfx936 --bogus", "unknown option '--bogus'" },
-		{ "lanemap diff gfx936 gfx936 --format md", "--format must be text or json, not 'md'" },
+		{ "lanemap diff gfx936 gfx936 --format md", "--format must be text, json, svg or html, not 'md'" },
 		{ "probe plan --isa gfx936 --out p --plan q", "unknown option '--plan'" },
 		{ "mutate cases/edge --jsn", "unknown option '--jsn'" },
 		{ "route -- --bogus.yaml", "--bogus.yaml" },
