@@ -16,6 +16,7 @@
 #                 layer may (tools/check_layers.py); part of make test
 #   make check-build   this Makefile's dependency tracking (tests/build.sh);
 #                 part of make test
+#   make pictures  redraw docs/img/gfx936-c.svg, README's picture
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -75,7 +76,7 @@ REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
 	$(BUILD)/tools/bench/peak.o
 
 .PHONY: all run test asan fuzz bench install uninstall clean deps
-.PHONY: hip-check check-layers check-build
+.PHONY: hip-check check-layers check-build pictures
 all: $(BUILD)/fragsim $(BUILD)/fragsim.1 $(BUILD)/fragsim.bash
 
 deps:
@@ -172,6 +173,7 @@ test: deps
 	@$(PYTHON) tests/doctest.py --fragsim $(BUILD)/fragsim README.md docs/*.md
 	@sh tests/python/run.sh $(BUILD)/fragsim
 	@CC='$(CC)' SAN='$(SAN)' sh tests/install.sh $(BUILD)
+	@$(PYTHON) tests/browser.py --fragsim $(BUILD)/fragsim
 	@$(MAKE) --no-print-directory check-layers check-build
 
 # The layering rules (sim/ pure, ref/ independent, the library free of
@@ -190,6 +192,13 @@ check-build: $(BUILD)/fragsim $(TEST_BIN) $(REGRESS_BIN)
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan OPT=-O1 \
 		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
+
+# The picture README shows, drawn by fragsim; tests/browser.py (make test)
+# fails when it is not what fragsim draws now.
+pictures: $(BUILD)/fragsim
+	@mkdir -p docs/img
+	$(BUILD)/fragsim lanemap --isa gfx936 --format svg --matrix C > docs/img/gfx936-c.svg.tmp
+	mv docs/img/gfx936-c.svg.tmp docs/img/gfx936-c.svg
 
 # Not part of test: FUZZ_SECONDS per target, one target at a time, with
 # clang's libFuzzer, ASan and UBSan. New corpus inputs and crashes land in

@@ -28,9 +28,10 @@
 #include "../lib/outdir.h"
 #include "report.h"
 #include "../lib/runcase.h"
+#include "htmlrep.h"
 
 struct check_args {
-	const char *junit, *shard, *exec;
+	const char *junit, *shard, *exec, *report;
 	int json;
 };
 
@@ -45,13 +46,15 @@ static const struct opt check_opts[] = {
 	  "(errors included), then the counts; docs/check-output.md"),
 	OPT_CHOICE("--exec", exec, "<e>", cli_exec_names,
 	  "the executor (see fragsim run -h)", .def = "auto"),
+	OPT_STRING("--report", report, "<file.html>",
+	  "also write an HTML report: a table linking each case"),
 	OPT_END(),
 };
 #undef OPT_ARGS
 
 static const char *const check_synopsis[] = {
 	"check <path>... [--junit <file>] [--shard <k>/<n>] [--json]",
-	" [--exec auto|scalar|portable|avx2|avx512]",
+	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
 	NULL,
 };
 
@@ -73,8 +76,34 @@ struct outcome {
 	enum fs_rc error;	/* JUNIT_ERROR: its kind (input, limit, memory) */
 	char reason[1200];	/* report_reason, or the error; "" for a plain pass */
 	char *details;		/* JUnit body: report_details or the error (malloc) */
+	char *html;		/* --report: the case's section (malloc), or NULL */
 	double seconds;
 };
+
+/* --report: the outcomes as htmlrep's table, each linking its section. */
+static int write_report(const char *path, const struct outcome *o, size_t n,
+			size_t npass, size_t nfail, size_t nerr)
+{
+	struct htmlrep_row *rows = calloc(n + 1, sizeof(*rows));
+	struct htmlrep_table t = { "fragsim check", NULL, { "case", "file", "status", "reason" },
+				   n, rows };
+	struct fs_err err = { 0 };
+	char summary[128];
+	enum fs_rc rc;
+
+	if (!rows)
+		return cli_error(&err, fs_fail(&err, FS_EINTERNAL, "out of memory"));
+	snprintf(summary, sizeof(summary), "%zu passed, %zu failed, %zu could not be run",
+		 npass, nfail, nerr);
+	t.summary = summary;
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct htmlrep_row){ { o[i].name[0] ? o[i].name : o[i].path, o[i].path,
+						  status_name[o[i].status], o[i].reason },
+						o[i].path, o[i].html, o[i].status != JUNIT_PASS };
+	rc = htmlrep_save(path, htmlrep_table, &t, &err);
+	free(rows);
+	return rc ? cli_error(&err, rc) : 0;
+}
 
 /* The text a memory stream collected from fn(f, r), or NULL. */
 static char *capture(void (*fn)(FILE *, const struct runcase *),
@@ -96,7 +125,7 @@ static char *capture(void (*fn)(FILE *, const struct runcase *),
 
 /* Load, run and judge one case into o (and its JSON entry into j). */
 static void run_one(const char *path, enum attn_exec ex, struct json *j,
-		    struct outcome *o)
+		    struct outcome *o, int html)
 {
 	struct fs_err err = { 0 };
 	struct runcase r;
@@ -120,6 +149,8 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 		report_reason(&r, o->reason, sizeof(o->reason));
 		if (o->status == JUNIT_FAIL)
 			o->details = capture(report_details, &r);
+		if (html)
+			o->html = capture(htmlrep_case, &r);
 	}
 	if (j) {
 		json_begin_object(j);
@@ -218,6 +249,13 @@ int cmd_check(int argc, char **argv)
 		return opt_error(&cmd_check_spec, "--shard must be K/N with 1 <= K <= N, not '%s'",
 				 a.shard);
 	rc = list_cases(argv, n, k, nshard, &ps);
+	if (!rc && a.report) {
+		struct fs_err err = { 0 };
+		enum fs_rc e = htmlrep_check(a.report, &err);
+
+		if (e)
+			rc = cli_error(&err, e);
+	}
 	if (!rc && a.junit) {
 		struct fs_err err = { 0 };
 
@@ -257,7 +295,7 @@ int cmd_check(int argc, char **argv)
 	for (size_t i = 0; i < ps.n; i++) {
 		struct outcome *o = &res[nrun++];
 
-		run_one(ps.p[i], ex, a.json ? &j : NULL, o);
+		run_one(ps.p[i], ex, a.json ? &j : NULL, o, a.report != NULL);
 		o->status == JUNIT_ERROR ? nerr++ : o->status == JUNIT_FAIL ? nfail++ : npass++;
 	}
 	if (a.json) {
@@ -277,13 +315,19 @@ int cmd_check(int argc, char **argv)
 	}
 	if (a.junit && write_junit(&jf, res, nrun, started, clock_seconds() - t0))
 		rc = FS_EINTERNAL;
+	if (a.report) {
+		int r = write_report(a.report, res, nrun, npass, nfail, nerr);
+
+		if (r)
+			rc = r;
+	}
 	/* The errors' exit is the worst of their kinds: a case that ran out
 	 * of memory (3) is not a bad case file (2). */
 	for (size_t i = 0; i < nrun; i++)
 		if (res[i].status == JUNIT_ERROR && fs_rc_exit(res[i].error) > fs_rc_exit(err_rc))
 			err_rc = res[i].error;
 	for (size_t i = 0; i < nrun; i++)
-		free(res[i].details);
+		free(res[i].details), free(res[i].html);
 	caselist_free(&ps);
 	free(res);
 	if (rc)

@@ -29,11 +29,12 @@
 #include "../lib/dump.h"
 #include "../lib/json.h"
 #include "../lib/runcase.h"
+#include "htmlrep.h"
 
 #define SHOW_HYPOTHESES 5
 
 struct diff_args {
-	const char *dump;
+	const char *dump, *report;
 	double tol;
 	long max;
 	int json;
@@ -52,12 +53,15 @@ static const struct opt diff_opts_table[] = {
 	OPT_INT("--max", max, "<n>", 0, DIFF_MAX_SHOW,
 	  "mismatches listed per tensor", .def = "8"),
 	OPT_FLAG("--json", json, "the report as JSON"),
+	OPT_STRING("--report", report, "<file.html>",
+	  "also write an HTML report: heat maps of the mismatches"),
 	OPT_END(),
 };
 #undef OPT_ARGS
 
 static const char *const diff_synopsis[] = {
 	"diff <case.yaml> --dump <dir> [--tol <abs>] [--max <n>] [--json]",
+	" [--report <file.html>]",
 	NULL,
 };
 
@@ -315,6 +319,8 @@ int cmd_diff(int argc, char **argv)
 	o.tol = a.tol;
 	o.max_show = (int)a.max;
 
+	if (a.report && (rc = htmlrep_check(a.report, &err)))
+		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);	/* r is freeable even on failure */
 	if (!rc)
 		rc = runcase_inputs(&r, &err);
@@ -337,6 +343,9 @@ int cmd_diff(int argc, char **argv)
 			rc = print_json(&r, dir, &d, &o, &rep, dg, verdict);
 		else
 			print_text(&r, dir, &d, &o, &rep, dg, verdict);
+		if (!rc && a.report && (rc = htmlrep_diff_save(a.report, &r, dir, &d, &o, &rep, dg,
+							      verdict, &err)))
+			cli_error(&err, rc);
 		if (!rc && rep.mismatches)
 			rc = FS_MISMATCH;
 	} else {

@@ -21,6 +21,7 @@
 #include "options.h"
 #include "../lib/json.h"
 #include "lmprint.h"
+#include "lmsvg.h"
 #include "../lib/profile.h"
 
 /* Every form's options (each form's table names the ones it takes). */
@@ -31,10 +32,12 @@ struct lanemap_args {
 
 #define OPT_ARGS struct lanemap_args
 static const char *const matrices[] = { "A", "B", "C", NULL };
+/* lmprint_format's names, then the pictures lmsvg draws. */
 static const char *const show_formats[] = {
-	"text", "md", "csv", "json", "c", "basis", "basis-json", NULL
+	"text", "md", "csv", "json", "c", "basis", "basis-json", "svg", NULL
 };
 static const char *const report_formats[] = { "text", "json", NULL };
+static const char *const diff_formats[] = { "text", "json", "svg", "html", NULL };
 
 static const struct opt show_opts[] = {
 	OPT_STRING("--isa", isa, "<name|file>",
@@ -44,7 +47,8 @@ static const struct opt show_opts[] = {
 	OPT_CHOICE("--format", format, "<fmt>", show_formats,
 	  "text, md, csv or json;\n"
 	  "c: the A, B and C maps as a C/C++/HIP/CUDA header;\n"
-	  "basis, basis-json: each map as linear over GF(2)", .def = "text"),
+	  "basis, basis-json: each map as linear over GF(2);\n"
+	  "svg: the grids as a picture, coloured by lane", .def = "text"),
 	OPT_STRING("--lane", lane, "<L>", "everything lane L holds in A, B and C"),
 	OPT_STRING("--entry", entry, "'X[r][c]'",
 	  "which lanes and registers hold entry X[r][c]"),
@@ -65,8 +69,9 @@ static const struct opt check_opts[] = {
 
 static const struct opt diff_opts[] = {
 	OPT_ARG("<x> <y>", "two profiles: builtin names or YAML files"),
-	OPT_CHOICE("--format", format, NULL, report_formats,
-	  "the difference as text or JSON", .def = "text"),
+	OPT_CHOICE("--format", format, NULL, diff_formats,
+	  "the difference as text or JSON;\n"
+	  "svg: both maps drawn side by side; html: the same in a page", .def = "text"),
 	OPT_END(),
 };
 #undef OPT_ARGS
@@ -75,6 +80,7 @@ static const char *const show_synopsis[] = {
 	"lanemap --isa <name|file> [--matrix A|B|C] [--format <fmt>]",
 	"lanemap --isa <name|file> --format c > lanemap.h",
 	"lanemap --isa <name|file> --format basis|basis-json [--matrix A|B|C]",
+	"lanemap --isa <name|file> --format svg [--matrix A|B|C] > map.svg",
 	"lanemap --isa <name|file> --lane <L> [--format <fmt>]",
 	"lanemap --isa <name|file> --entry 'C[row][col]' [--format <fmt>]",
 	NULL,
@@ -84,7 +90,7 @@ static const char *const check_synopsis[] = {
 	"lanemap check <name|file>... [--format text|json]", NULL
 };
 static const char *const diff_synopsis[] = {
-	"lanemap diff <x> <y> [--format text|json]", NULL
+	"lanemap diff <x> <y> [--format text|json|svg|html]", NULL
 };
 
 static const struct opt_cmd list_cmd = {
@@ -190,12 +196,22 @@ static void diff_text(const struct lanemap *x, const struct lanemap *y,
 {
 	for (int op = 0; op < LM_NOPERANDS; op++) {
 		const struct lanediff_op *o = &d->op[op];
+		int slots[LMSVG_SAMPLES], n;
+		char line[400];
 
 		printf("%s: %d of %d entries differ: %s\n",
 		       lm_operand_name((enum lm_operand)op), o->differ, o->entries,
 		       o->verdict);
 		if (o->differ && o->kind != LD_INCOMPARABLE)
 			printf("   bits: %s\n", o->bits);
+		/* A few (lane, element) slots that moved, as probe solve lists them. */
+		n = lmsvg_diff_slots(x, y, (enum lm_operand)op, slots, LMSVG_SAMPLES);
+		for (int i = 0; i < n && i < LMSVG_SAMPLES; i++) {
+			lmsvg_slot_line(x, y, (enum lm_operand)op, slots[i], line, sizeof(line));
+			printf("  %s\n", line);
+		}
+		if (n > LMSVG_SAMPLES)
+			printf("  ... %d more\n", n - LMSVG_SAMPLES);
 	}
 	if (d->differ)
 		printf("%s and %s differ in %d entries\n", x->name, y->name, d->differ);
@@ -238,14 +254,17 @@ static int do_diff(int argc, char **argv)
 	struct lm_report rep;
 	struct lanediff d;
 	struct fs_err err = { 0 };
+	char pic = 0;	/* 's' or 'h': the pictures as SVG or in a page */
 	int n, rc;
 
 	if ((n = opt_parse(&diff_cmd, &a, argc, argv, &rc)) < 0)
 		return rc;
 	if (n != 2)
 		return opt_error(&diff_cmd, "diff: takes two profiles");
-	if (lmprint_format(a.format, &fmt))
-		return FS_EINTERNAL;	/* report_formats are lmprint_format's */
+	if (!strcmp(a.format, "svg") || !strcmp(a.format, "html"))
+		pic = a.format[0], fmt = LMF_TEXT;
+	else if (lmprint_format(a.format, &fmt))
+		return FS_EINTERNAL;	/* diff_formats are lmprint_format's, svg and html */
 	for (int i = 0; i < 2 && rc == FS_OK; i++) {
 		lm[i] = load(names[i], &rep, &rc);
 		if (lm[i] && rc == FS_MISMATCH) {
@@ -259,7 +278,9 @@ static int do_diff(int argc, char **argv)
 			cli_error(&err, rc);
 	}
 	if (rc == FS_OK) {
-		if (fmt == LMF_JSON)
+		if (pic)
+			lmsvg_diff(stdout, lm[0], lm[1], &d, pic == 'h');
+		else if (fmt == LMF_JSON)
 			diff_json(lm[0], lm[1], &d);
 		else
 			diff_text(lm[0], lm[1], &d);
@@ -337,7 +358,7 @@ static int do_show(int argc, char **argv)
 	struct lm_report rep;
 	struct lanemap *lm;
 	unsigned mask = 7;
-	int n, rc;
+	int n, rc, svg = 0;
 
 	if ((n = opt_parse(&cmd_lanemap_spec, &a, argc, argv, &rc)) < 0)
 		return rc;
@@ -346,8 +367,13 @@ static int do_show(int argc, char **argv)
 	isa = a.isa, lane_s = a.lane, entry = a.entry, format = a.format;
 	if (!isa)
 		return opt_error(&cmd_lanemap_spec, "--isa is required");
-	if (format && lmprint_format(format, &fmt))
-		return FS_EINTERNAL;	/* show_formats are lmprint_format's */
+	if (format && !strcmp(format, "svg"))
+		svg = 1;
+	else if (format && lmprint_format(format, &fmt))
+		return FS_EINTERNAL;	/* show_formats are lmprint_format's and svg */
+	if (svg && (lane_s || entry))
+		return opt_error(&cmd_lanemap_spec,
+				 "--format svg draws whole operands: no --lane or --entry");
 	if (fmt == LMF_C && (lane_s || entry || a.matrix))
 		return opt_error(&cmd_lanemap_spec,
 				 "--format c prints the whole map: no --matrix, --lane or --entry");
@@ -362,7 +388,14 @@ static int do_show(int argc, char **argv)
 	lm = load(isa, &rep, &rc);
 	if (!lm)
 		return rc;
-	if (fmt == LMF_C) {
+	if (svg) {
+		/* Only a valid map has an owner for every cell to draw. */
+		if (rc == FS_OK)
+			lmsvg_map(stdout, lm, mask);
+		else
+			fprintf(stderr, "fragsim: error: %s: invalid profile, no picture drawn\n",
+				isa);
+	} else if (fmt == LMF_C) {
 		/* A header for kernels: an invalid map has no inverse to give. */
 		if (rc == FS_OK)
 			lmprint_c_header(stdout, lm, isa);

@@ -26,10 +26,12 @@
 #include "cmds.h"
 #include "options.h"
 #include "../lib/json.h"
+#include "htmlrep.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
 struct mutate_args {
+	const char *report;
 	int json;
 };
 
@@ -38,11 +40,13 @@ static const struct opt mutate_opts[] = {
 	OPT_ARG("<path>", "a case file, or a directory searched for *.yaml"),
 	OPT_FLAG("--json", json,
 	  "the verdict per bug class as JSON"),
+	OPT_STRING("--report", report, "<file.html>",
+	  "also write an HTML report: a table linking each case"),
 	OPT_END(),
 };
 #undef OPT_ARGS
 
-static const char *const mutate_synopsis[] = { "mutate <path>... [--json]", NULL };
+static const char *const mutate_synopsis[] = { "mutate <path>... [--json] [--report <file.html>]", NULL };
 
 const struct opt_cmd cmd_mutate_spec = {
 	.name = "mutate",
@@ -289,6 +293,40 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 	json_end_object(j);
 }
 
+/* --report: one row per class, linking the case that caught it. */
+static enum fs_rc write_report(const char *path, const struct outcome *out,
+			       const char *summary, struct fs_err *err)
+{
+	struct htmlrep_row rows[BUG_COUNT];
+	char name[BUG_COUNT][64], *what[BUG_COUNT] = { 0 };
+	struct htmlrep_table t = { "fragsim mutate", summary,
+				   { "bug class", "caught by", "verdict", "where" }, BUG_COUNT, rows };
+	enum fs_rc rc;
+
+	for (int b = 0; b < BUG_COUNT; b++) {
+		const struct outcome *o = &out[b];
+		size_t len;
+		FILE *f = open_memstream(&what[b], &len);
+
+		snprintf(name[b], sizeof(name[b]), "%s=%s", kernel_bug((enum kern_bug)b)->key,
+			 kernel_bug((enum kern_bug)b)->bad);
+		if (f && o->v == V_CAUGHT)
+			print_where(f, o);
+		else if (f && o->v == V_NA)
+			fputs(o->na_reason, f);
+		if (f)
+			fclose(f);
+		rows[b] = (struct htmlrep_row){ { name[b], o->v == V_CAUGHT ? o->casefile : NULL,
+						  o->v == V_CAUGHT ? "caught" : o->v == V_NA ? "n/a" : "SURVIVED",
+						  what[b] }, o->v == V_CAUGHT ? o->casefile : NULL, NULL,
+						o->v == V_SURVIVED };
+	}
+	rc = htmlrep_save(path, htmlrep_table, &t, err);
+	for (int b = 0; b < BUG_COUNT; b++)
+		free(what[b]);
+	return rc;
+}
+
 int cmd_mutate(int argc, char **argv)
 {
 	struct caselist ps = { 0 };
@@ -303,6 +341,8 @@ int cmd_mutate(int argc, char **argv)
 		return bad;
 	if (!nargs)
 		return opt_error(&cmd_mutate_spec, "mutate: give at least one path");
+	if (a.report && (rc = htmlrep_check(a.report, &err)))
+		return cli_error(&err, rc);
 	for (int i = 0; i < nargs; i++) {
 		int got = caselist_add(&ps, argv[i]);
 
@@ -400,6 +440,14 @@ int cmd_mutate(int argc, char **argv)
 		}
 		printf("%d of %d applicable bug classes survive %zu case(s), %d not applicable\n",
 		       survived, BUG_COUNT - na, ps.n, na);
+	}
+	if (!rc && a.report) {
+		char summary[160];
+
+		snprintf(summary, sizeof(summary), "%d of %d applicable bug classes survive %zu case(s), %d not applicable",
+			 survived, BUG_COUNT - na, ps.n, na);
+		if ((rc = write_report(a.report, out, summary, &err)))
+			cli_error(&err, rc);
 	}
 	free(jobs);
 	caselist_free(&ps);

@@ -14,11 +14,12 @@
 #include "../lib/golden.h"
 #include "../lib/json.h"
 #include "../lib/outdir.h"
+#include "htmlrep.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
 struct run_args {
-	const char *out, *format, *exec;
+	const char *out, *format, *exec, *report;
 	long threads;	/* 0: all cores */
 	int json, emulate_only;
 };
@@ -44,6 +45,8 @@ static const struct opt run_opts[] = {
 	  "the executor: scalar is the per-lane specification;\n"
 	  "portable, avx2, avx512 the fast path (same bytes);\n"
 	  "auto the fastest this CPU runs", .def = "auto"),
+	OPT_STRING("--report", report, "<file.html>",
+	  "also write an HTML report: the case, figures, plots"),
 	OPT_END(),
 };
 #undef OPT_ARGS
@@ -51,7 +54,7 @@ static const struct opt run_opts[] = {
 static const char *const run_synopsis[] = {
 	"run <case.yaml> [--out <dir>] [--format npy|safetensors]",
 	" [--threads <n>] [--json] [--emulate-only]",
-	" [--exec auto|scalar|portable|avx2|avx512]",
+	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
 	NULL,
 };
 
@@ -88,7 +91,8 @@ int cmd_run(int argc, char **argv)
 		omp_set_num_threads((int)a.threads);
 	/* A directory we could not write, or must not replace, is refused
 	 * now, not after the run (docs/output-dir.md). */
-	if (a.out && (rc = outdir_check(a.out, &err)))
+	if ((a.out && (rc = outdir_check(a.out, &err))) ||
+	    (a.report && (rc = htmlrep_check(a.report, &err))))
 		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
@@ -110,6 +114,10 @@ int cmd_run(int argc, char **argv)
 		json_finish(&j);
 	} else {
 		report_summary(stdout, &r);
+	}
+	if (a.report && (rc = htmlrep_save(a.report, htmlrep_run, &r, &err))) {
+		runcase_free(&r);
+		return cli_error(&err, rc);
 	}
 	rc = runcase_status(&r);
 	if (a.out && rc == FS_OK && !r.c.expect_mismatch) {

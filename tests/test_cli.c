@@ -182,6 +182,15 @@ static void diff_gfx936_quad(void **state)
 		"C: 240 of 256 entries differ: lanes interleaved by 4: Y lane i is X lane 16*(i % 4) + i / 4\n"
 		"   bits: lane bits permuted: lane' = (l2, l3, l4, l5, l0, l1)  e' = (e0, e1); "
 		"entries: row' = (r2, r3, c0, c1)  col' = (r0, r1, c2, c3)\n"
+		/* Sample slots, by hand: lane 0 holds C[0][4e] in both maps;
+		 * lane 1 is row 1, col 0 + 4e in gfx936 (row = lane % 16,
+		 * col = lane / 16 + 4e), row 0, col 1 + 4e in quad (row =
+		 * lane / 4, col = lane % 4 + 4e). 240 slots move in all. */
+		"  C lane 1 e 0: gfx936 C[1][0], gfx936-quad C[0][1]\n"
+		"  C lane 1 e 1: gfx936 C[1][4], gfx936-quad C[0][5]\n"
+		"  C lane 1 e 2: gfx936 C[1][8], gfx936-quad C[0][9]\n"
+		"  C lane 1 e 3: gfx936 C[1][12], gfx936-quad C[0][13]\n"
+		"  ... 236 more\n"
 		"gfx936 and gfx936-quad differ in 240 entries\n");
 	tu_free(&r);
 	r = tu_run("lanemap diff gfx936 profiles/gfx936.yaml");
@@ -325,7 +334,7 @@ static void option_errors_name_the_option(void **state)
 		{ "check cases/edge/one-token.yaml --exec=x", "--exec must be auto, scalar," },
 		{ "lanemap --isa gfx936 --matrix D", "--matrix must be A, B or C, not 'D'" },
 		{ "lanemap check gfx936 --bogus", "unknown option '--bogus'" },
-		{ "lanemap diff gfx936 gfx936 --format md", "--format must be text or json, not 'md'" },
+		{ "lanemap diff gfx936 gfx936 --format md", "--format must be text, json, svg or html, not 'md'" },
 		{ "probe plan --isa gfx936 --out p --plan q", "unknown option '--plan'" },
 		{ "mutate cases/edge --jsn", "unknown option '--jsn'" },
 		{ "route -- --bogus.yaml", "--bogus.yaml" },

@@ -1,0 +1,200 @@
+/*
+ * test_pictures.c - `lanemap --format svg` and `lanemap diff --format
+ * svg|html` from the command line: what they refuse (exit 2, nothing on
+ * stdout), an invalid profile (exit 1, no picture), and the lane palette;
+ * `--report FILE.html` of run, check, diff and mutate: a path that cannot
+ * be written is refused before the work, and a failed run leaves the
+ * previous file whole. The pictures and pages themselves (XML, owners
+ * against the published layouts, rendering in Chromium) are
+ * tests/browser.py's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "../cli/svg.h"
+
+static void svg_refuses_lane_and_entry(void **state)
+{
+	static const char *const bad[] = {
+		"lanemap --isa gfx936 --format svg --lane 3",
+		"lanemap --isa gfx936 --format svg --entry 'C[0][0]'",
+		"lanemap diff gfx936 gfx936-quad --format xml",
+		"lanemap check gfx936 --format svg",
+		"lanemap check gfx936 --format html",
+		"lanemap --isa gfx936 --format html",
+	};
+	static const char *const says[] = {
+		"--format svg draws whole operands: no --lane or --entry",
+		"--format svg draws whole operands: no --lane or --entry",
+		"--format must be text, json, svg or html, not 'xml'",
+		"--format must be text or json, not 'svg'",
+		"--format must be text or json, not 'html'",
+		"--format must be text, md, csv, json, c, basis, basis-json or svg, not 'html'",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i]);
+
+		if (r.status != 2 || r.out[0] || !strstr(r.err, says[i]))
+			fail_msg("%s: exit %d, stdout '%.40s', stderr %s", bad[i], r.status,
+				 r.out, r.err);
+		tu_free(&r);
+	}
+}
+
+static void invalid_profile_draws_nothing(void **state)
+{
+	struct run_result r = tu_run("lanemap --isa gfx936-article --format svg");
+
+	(void)state;
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(r.err, "gfx936-article: invalid profile, no picture drawn"));
+	tu_free(&r);
+	/* diff refuses an invalid map whatever the format (exit 2). */
+	r = tu_run("lanemap diff gfx936 gfx936-article --format svg");
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	tu_free(&r);
+}
+
+static void identical_maps_draw_no_grid(void **state)
+{
+	struct run_result r = tu_run("lanemap diff gfx936 profiles/gfx936.yaml --format html");
+
+	(void)state;
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "gfx936 and gfx936 are identical"));
+	assert_null(strstr(r.out, "class=\"cell"));
+	tu_free(&r);
+}
+
+/* 16 hues x 4 lightness steps: 64 lanes, 64 colours; lane 1 and lane 17
+ * share a hue, 17 is darker (hand: hue = bit-reversed low 4 bits). */
+static void palette_keeps_64_lanes_apart(void **state)
+{
+	char fill[64][8], ink[8];
+
+	(void)state;
+	for (int l = 0; l < 64; l++) {
+		svg_lane_colour(l, fill[l], ink);
+		assert_int_equal(strlen(fill[l]), 7);
+		for (int k = 0; k < l; k++)
+			if (!strcmp(fill[l], fill[k]))
+				fail_msg("lanes %d and %d are both %s", k, l, fill[l]);
+	}
+	/* The darkest step takes white text. */
+	svg_lane_colour(63, fill[0], ink);
+	assert_string_equal(ink, "#ffffff");
+}
+
+static const char *const report_cmds[] = {
+	"run cases/edge/one-token.yaml",
+	"check cases/edge/one-token.yaml",
+	"diff tests/data/dumps/clean/case.yaml --dump tests/data/dumps/clean",
+	"mutate cases/edge/one-token.yaml",
+};
+
+/* A report nobody could write is refused first: exit 2, the path named,
+ * nothing run (no summary on stdout). */
+static void report_path_refused_first(void **state)
+{
+	char dir[64];
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "report"));
+	for (size_t i = 0; i < sizeof(report_cmds) / sizeof(report_cmds[0]); i++) {
+		const char *bad[] = { "/no/such/dir/r.html", dir };
+		struct run_result r;
+
+		for (size_t k = 0; k < 2; k++) {
+			r = tu_run("%s --report %s", report_cmds[i], bad[k]);
+			if (r.status != 2 || r.out[0] || !strstr(r.err, bad[k]))
+				fail_msg("%s --report %s: exit %d, stdout '%.60s', stderr %s",
+					 report_cmds[i], bad[k], r.status, r.out, r.err);
+			tu_free(&r);
+		}
+		r = tu_run("%s --report", report_cmds[i]);
+		if (r.status != 2 || !strstr(r.err, "--report needs a value"))
+			fail_msg("%s --report: exit %d, stderr %s", report_cmds[i], r.status, r.err);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/* Only r.html in dir: no temporary file left behind. */
+static int only_report(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int others = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			  strcmp(e->d_name, "r.html");
+	closedir(d);
+	return !others;
+}
+
+/* Each command replaces the report whole; a run that fails (a case that
+ * does not load) leaves the previous one as it was. */
+static void report_written_whole_or_not_at_all(void **state)
+{
+	char dir[64], path[128];
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "report"));
+	snprintf(path, sizeof(path), "%s/r.html", dir);
+	for (size_t i = 0; i < sizeof(report_cmds) / sizeof(report_cmds[0]); i++) {
+		struct run_result r;
+		char *text;
+
+		assert_int_equal(tu_put(path, "OLD"), 0);
+		r = tu_run("%s --report %s", report_cmds[i], path);
+		text = tu_slurp(path);
+		/* mutate on one case: some classes survive it (exit 1). */
+		if (r.status > 1 || !text || strncmp(text, "<!DOCTYPE html>\n", 16) ||
+		    !strstr(text, "</html>\n") || strstr(text, "<script") || !only_report(dir))
+			fail_msg("%s --report: exit %d, file '%.40s', stderr %s", report_cmds[i],
+				 r.status, text ? text : "(none)", r.err);
+		free(text);
+		tu_free(&r);
+	}
+	/* A case that does not load: exit 2, the old report untouched. */
+	assert_int_equal(tu_put(path, "OLD"), 0);
+	for (size_t i = 0; i < 2; i++) {
+		struct run_result r = tu_run("%s tests/data/no-such-case.yaml --report %s",
+					     i ? "check" : "run", path);
+		char *text = tu_slurp(path);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(text, "OLD");
+		assert_true(only_report(dir));
+		free(text);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(svg_refuses_lane_and_entry),
+		cmocka_unit_test(invalid_profile_draws_nothing),
+		cmocka_unit_test(identical_maps_draw_no_grid),
+		cmocka_unit_test(palette_keeps_64_lanes_apart),
+		cmocka_unit_test(report_path_refused_first),
+		cmocka_unit_test(report_written_whole_or_not_at_all),
+	};
+
+	return cmocka_run_group_tests_name("pictures", tests, NULL, NULL);
+}
