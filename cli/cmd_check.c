@@ -92,7 +92,7 @@ static int write_report(const char *path, const struct outcome *o, size_t n,
 	enum fs_rc rc;
 
 	if (!rows)
-		return cli_error(&err, fs_fail(&err, FS_EINTERNAL, "out of memory"));
+		return cli_error(&err, fs_nomem(&err, "the report's rows", (n + 1) * sizeof(*rows)));
 	snprintf(summary, sizeof(summary), "%zu passed, %zu failed, %zu could not be run",
 		 npass, nfail, nerr);
 	t.summary = summary;
