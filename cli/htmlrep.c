@@ -43,11 +43,11 @@ enum fs_rc htmlrep_save(const char *path, void (*fn)(FILE *, const void *),
 	enum fs_rc rc;
 
 	if (!f)
-		return fs_fail(err, FS_EINTERNAL, "%s: out of memory", path);
+		return fs_nomem(err, "the HTML report", 0);
 	fn(f, arg);
 	if (fclose(f)) {
 		free(buf);
-		return fs_fail(err, FS_EINTERNAL, "%s: out of memory", path);
+		return fs_nomem(err, "the HTML report", len);
 	}
 	rc = outdir_file_open(&out, path, err);
 	if (!rc)
