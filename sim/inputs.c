@@ -661,6 +661,23 @@ void inputs_free(struct fs_inputs *in)
 	memset(in, 0, sizeof(*in));
 }
 
+const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
+			   int which, int s, int j, int h, int d0, int n, float *buf)
+{
+	const float *kept = which ? in->v : in->k;
+	float row[CASE_MAX_HEAD_DIM];
+	struct maker m;
+
+	assert(d0 >= 0 && n >= 0 && d0 + n <= in->D);
+	if (kept)
+		return kept + (((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+			       (size_t)in->Hkv + (size_t)h) * (size_t)in->D + (size_t)d0;
+	maker_init(&m, c, which ? &c->v : &c->k, which ? GEN_V : GEN_K, NULL);
+	make_row(&m, s, j, h, in->MAXCTX, in->Hkv, row);
+	memcpy(buf, row + d0, (size_t)n * sizeof(*buf));
+	return buf;
+}
+
 float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 		     int block, int slot, int h, int d)
 {

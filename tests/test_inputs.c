@@ -764,6 +764,46 @@ static void caches_only_builds_the_same_caches(void **state)
 	free(kv);
 }
 
+/*
+ * inputs_kv_row: with only the caches built, a logical K or V row (or a
+ * slice of one) made again is the kept row's bits, for every
+ * distribution, outliers and zero / constant rows (the reference reads
+ * K and V this way in a full check, 0.2.0).
+ */
+static void kv_rows_made_again_equal_kept(void **state)
+{
+	static const int ctx[] = { 37, 9 };
+	struct inputs_given only = { NULL, NULL, NULL, 1 };
+	struct fs_case c;
+	struct fs_inputs kept, caches;
+	float buf[D_MAX];
+
+	(void)state;
+	base_case(&c, 16, PLACE_SHUFFLED, 2, ctx, NULL);
+	c.k.n_outliers = 1;
+	c.k.outliers[0] = 200;
+	c.k.outlier_scale = 10.0;
+	c.k.zero_rows = 0.2;
+	c.v.dist = DIST_UNIFORM;
+	c.v.constant_rows = 0.3;
+	build_ok(&c, NULL, &kept);
+	build_ok(&c, &only, &caches);
+	assert_null(caches.k);
+	assert_null(caches.v);
+	for (int s = 0; s < 2; s++)
+		for (int j = 0; j < ctx[s]; j++)
+			for (int h = 0; h < 4; h++) {
+				assert_memory_equal(inputs_kv_row(&c, &caches, 0, s, j, h, 0, 256, buf),
+						    k_row(&kept, s, j, h), 256 * sizeof(float));
+				assert_memory_equal(inputs_kv_row(&c, &caches, 1, s, j, h, 128, 128, buf),
+						    v_row(&kept, s, j, h) + 128, 128 * sizeof(float));
+				assert_ptr_equal(inputs_kv_row(&c, &kept, 1, s, j, h, 16, 32, buf),
+						 v_row(&kept, s, j, h) + 16);
+			}
+	inputs_free(&kept);
+	inputs_free(&caches);
+}
+
 static void given_arrays_are_used_and_rounded(void **state)
 {
 	static const int ctx[] = { 18, 4 };
@@ -952,6 +992,7 @@ int main(void)
 		cmocka_unit_test(hand_worked_address),
 		cmocka_unit_test(generated_values_match_gen),
 		cmocka_unit_test(sequences_do_not_depend_on_each_other),
+		cmocka_unit_test(kv_rows_made_again_equal_kept),
 		cmocka_unit_test(zero_and_constant_rows),
 		cmocka_unit_test(per_block32_scales_are_f16),
 		cmocka_unit_test(per_tensor_one_scale),
