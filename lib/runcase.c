@@ -53,6 +53,17 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 	return FS_OK;
 }
 
+/*
+ * Whether the logical f32 K and V are kept: only for a check whose K or
+ * V was given. An emulation reads only the caches, and the reference
+ * makes generated rows again (inputs_kv_row): the f32 copies would be 4x
+ * the int8 caches, most of a long context's memory.
+ */
+static int runcase_keeps_kv(const struct runcase *r)
+{
+	return !r->emulate_only && (r->c.k.npy[0] || r->c.v.npy[0]);
+}
+
 /* A given logical tensor as f32 of the expected shape; NULL on error. */
 static float *load_given(const char *path, const size_t *shape, const char *what,
 			 struct fs_err *err)
@@ -108,7 +119,7 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 			 (size_t)c->q_heads, (size_t)c->head_dim };
 	size_t ks[4] = { (size_t)c->n_seqs, (size_t)case_context_max(c),
 			 (size_t)c->kv_heads, (size_t)c->head_dim };
-	struct inputs_given g = { NULL, NULL, NULL, r->emulate_only };
+	struct inputs_given g = { NULL, NULL, NULL, !runcase_keeps_kv(r) };
 	float *given[3] = { NULL, NULL, NULL };
 	enum fs_rc rc = FS_OK;
 	double t0;
@@ -300,7 +311,7 @@ static double memory_need(const struct runcase *r, struct need *top,
 	need_add(&kv, &one, "the logical K and V", 2.0 * S * X * Hkv * D * 4,
 		 "sequences %d x context %d x kv_heads %d x head_dim %d x 4 bytes x 2",
 		 S, X, Hkv, D);
-	if (!r->emulate_only)	/* an emulation alone needs only the caches */
+	if (runcase_keeps_kv(r))	/* else only the caches (ref regenerates) */
 		a[na++] = kv;
 	need_add(a, &na, "the K and V caches", (double)c->num_blocks * c->block_size * Hkv * D * (1 + vb),
 		 "cache.num_blocks %d x block_size %d x kv_heads %d x head_dim %d x %d bytes",
@@ -319,7 +330,7 @@ static double memory_need(const struct runcase *r, struct need *top,
 	}
 	n_inputs = na;
 	/* The cap counts the logical K and V, allocated or not. */
-	*cap = r->emulate_only ? kv.bytes : 0;
+	*cap = runcase_keeps_kv(r) ? 0 : kv.bytes;
 	*cap_top = kv;
 	for (int i = 0; i < n_inputs; i++) {
 		*cap += a[i].bytes;

@@ -261,14 +261,16 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 {
 	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
 	int8_t kq[DOT_KEYS][REF_MAX_D];
+	float kbuf[REF_MAX_D];
 	double kt[REF_MAX_D * DOT_KEYS];
 	size_t ts[DOT_KEYS];
 
 	for (int jb = j0; jb < j1; jb += DOT_KEYS) {
 		int nk = j1 - jb < DOT_KEYS ? j1 - jb : DOT_KEYS;
 
-		/* The next keys' float rows are a page apart: fetch them now. */
-		for (int j = jb + DOT_KEYS; j < jb + 2 * DOT_KEYS && j < j1; j++)
+		/* The next keys' float rows are a page apart: fetch them now
+		 * (when kept; else inputs_kv_row makes them again). */
+		for (int j = jb + DOT_KEYS; in->k && j < jb + 2 * DOT_KEYS && j < j1; j++)
 			for (int d = 0; d < D; d += 16)
 				__builtin_prefetch(in->k + (((size_t)s * in->MAXCTX + j) *
 							    in->Hkv + g) * D + d);
@@ -284,8 +286,7 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 			ref_page(in, s, jb + i, &blk, &slot);
 			ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
 			ref_k_row(in, s, g, jb + i, kq[i]);
-			kf = in->k + (((size_t)s * in->MAXCTX + jb + i) *
-				      in->Hkv + g) * D;
+			kf = inputs_kv_row(c, in, 0, s, jb + i, g, 0, D, kbuf);
 			for (int d = 0; d < D; d++)
 				kt[(size_t)d * DOT_KEYS + i] = kf[d];
 		}
@@ -404,6 +405,7 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
 	size_t fstride = (size_t)in->Hkv * D;
 	double v[REF_PV_KEYS * REF_PV_DIMS];
+	float vfb[REF_PV_KEYS * REF_PV_DIMS];
 
 	assert(w % 16 == 0 && w <= REF_PV_DIMS);
 	for (int i = 0; i < grp->rows; i++)
@@ -412,16 +414,25 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 				grp->row[i].out_f[d] = 0;
 	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
 		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
-		const float *vf = in->v + (((size_t)s * in->MAXCTX + jb) *
-					   in->Hkv + g) * D + d0;
+		const float *vf = vfb;
+		size_t vstride = (size_t)w;
+
+		/* The float V rows: kept, or made again (inputs_kv_row). */
+		if (in->v) {
+			vf = in->v + (((size_t)s * in->MAXCTX + jb) * in->Hkv + g) * D + d0;
+			vstride = fstride;
+		} else {
+			for (int u = 0; u < nk; u++)
+				inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb + (size_t)u * w);
+		}
 
 		for (int u = 0; u < nk; u++) {
 			int blk, slot;
 			double *vu = v + (size_t)u * w;
 			size_t at;	/* V[j][g][d] is at + d * BS */
 
-			for (int d = 0; d < w; d += 16)
-				__builtin_prefetch(vf + u * fstride + d);
+			for (int d = 0; in->v && d < w; d += 16)
+				__builtin_prefetch(vf + u * vstride + d);
 			ref_page(in, s, jb + u, &blk, &slot);
 			at = (((size_t)blk * in->Hkv + g) * D + d0) * BS + slot;
 			if (c->v_dtype == VDT_INT8) {
@@ -446,14 +457,14 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 				if (w - e < DOT_SLICE) {	/* head_dim 80, 112: 16 left */
 					pv_plain(b - a, w - e, r->prob + a, r->prob_f + a,
 						 v + (size_t)(a - jb) * w + e, (size_t)w,
-						 vf + (size_t)(a - jb) * fstride + e, fstride,
+						 vf + (size_t)(a - jb) * vstride + e, vstride,
 						 r->out + d0 + e, r->out_absd + d0 + e,
 						 r->out_f + d0 + e);
 					break;
 				}
 				dot_pv(b - a, r->prob + a, r->prob_f + a,
 				       v + (size_t)(a - jb) * w + e, (size_t)w,
-				       vf + (size_t)(a - jb) * fstride + e, fstride,
+				       vf + (size_t)(a - jb) * vstride + e, vstride,
 				       r->out + d0 + e, r->out_absd + d0 + e,
 				       r->out_f + d0 + e);
 			}

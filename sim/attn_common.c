@@ -198,7 +198,7 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 		/* Partial outputs are kept normalized, as split-K kernels
 		 * store them: o / l, weighted by l * e^(m - M). */
 		for (int d = 0; d < k->D; d++)
-			out[d] += (x->o[d] / x->l) * wgt;
+			out[d] = fmaf(x->o[d] / x->l, wgt, out[d]);	/* fused */
 		if (r->seg_max) {
 			size_t si = ri * r->nseg + i;
 

@@ -435,7 +435,7 @@ static uint16_t fast_softmax_slots(const struct kern *k, const struct unit *u,
 			part += p;
 		}
 		sum += part;
-		gl[i] = gl[i] * alpha[i] + sum;
+		gl[i] = fmaf(gl[i], alpha[i], sum);	/* the spec's fused update */
 		for (int n = 0; n < N; n++)
 			if (f->ws[i * N + n] != -INFINITY)
 				f->vis[n] |= (uint16_t)(1u << i);

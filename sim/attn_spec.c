@@ -206,7 +206,9 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			part += p[n];
 		}
 		sum += part;
-		x->l = x->l * alpha + sum;
+		/* Fused, as HIP and CUDA contract a * b + c (docs/design.md 1.4,
+		 * the online softmax): l * alpha + sum, o + p * v per key below. */
+		x->l = fmaf(x->l, alpha, sum);
 		x->m = mnew;
 		for (int d = 0; d < k->D; d++)
 			x->o[d] *= alpha;
@@ -221,10 +223,11 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			v = attn_v_col(k, u, kb + n);
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
-					x->o[d] += pn * ((float)v.i8[(size_t)d * v.stride] * v.scale);
+					x->o[d] = fmaf(pn, (float)v.i8[(size_t)d * v.stride] * v.scale,
+						       x->o[d]);
 			else
 				for (int d = 0; d < k->D; d++)
-					x->o[d] += pn * v.f[(size_t)d * v.stride];
+					x->o[d] = fmaf(pn, v.f[(size_t)d * v.stride], x->o[d]);
 		}
 	}
 }

@@ -22,6 +22,7 @@
 
 enum cpu_feature {
 	CPU_AVX2,
+	CPU_FMA,
 	CPU_AVX512F,
 	CPU_AVX512BW,
 	CPU_AVX512VL,
@@ -43,6 +44,8 @@ static inline int cpu_has(enum cpu_feature f)
 	switch (f) {
 	case CPU_AVX2:
 		return __builtin_cpu_supports("avx2") != 0;
+	case CPU_FMA:
+		return __builtin_cpu_supports("fma") != 0;
 	case CPU_AVX512F:
 		return __builtin_cpu_supports("avx512f") != 0;
 	case CPU_AVX512BW:

@@ -53,6 +53,8 @@
  */
 #include "gen.h"
 
+#include "cpu.h"
+
 #define GEN_SEED_ADD 0x243f6a8885a308d3ull	/* pi, hex digits */
 #define GEN_STREAM_MUL 0xd1b54a32d192ed03ull	/* odd */
 #define GEN_STREAM_ADD 0x13198a2e03707344ull	/* pi, more digits */
@@ -107,4 +109,147 @@ double gen_normal_key(uint64_t key, uint64_t index)
 		sum += ((double)b + 0.5) * 0x1.0p-16;
 	}
 	return (sum - 2.0) * GEN_SQRT3;
+}
+
+/* ---- rows of the logical tensors ---------------------------------------
+ *
+ * The element draws are 32-bit, so they vectorise (vpmulld) where the
+ * 64-bit mix above would not: the row key r (three more splitmix steps
+ * over sequence, token and head, once per row) is split into a = low and
+ * b = high 32 bits, and word j of the row is
+ *
+ *   w(j) = h32(h32(a + j * 0x9e3779b9) ^ b)      (mod 2^32)
+ *
+ * with h32 the "lowbias32" finalizer (xor-shift 16, multiply 0x7feb352d,
+ * xor-shift 15, multiply 0x846ca68b, xor-shift 16), a bijection. The
+ * second, keyed round is there for the reason gen_u64_key has one: two
+ * rows whose a differ by a multiple of the step would otherwise be the
+ * same words shifted. Element d draws from w(2d) and w(2d + 1):
+ *
+ *   normal   n = the four 16-bit halves of w(2d), w(2d+1) summed - 131070
+ *            g = (float)n * (float)(sqrt(3) * 2^-16)   Irwin-Hall n = 4,
+ *            the same shape as gen_normal: (sum of (b_i + 0.5) / 65536
+ *            - 2) * sqrt(3) = (sum b_i - 131070) * 2^-16 * sqrt(3)
+ *   uniform  g = (float)(w(2d) >> 8) * 2^-23 - 1     exact, in [-1, 1)
+ *   sign     g = top bit of w(2d) ? 1 : -1
+ *
+ * then x = bf16(((mean + scale * g) * mult[d]) in float32, one rounding
+ * per operation, none fused (-ffp-contract=off), so every build and
+ * numpy give the same bits.
+ */
+#define GEN_W_STEP 0x9e3779b9u
+#define GEN_CHOICE 0x8000000000000000ull	/* the choice word's index */
+#define GEN_NORMAL_K ((float)(GEN_SQRT3 * 0x1.0p-16))
+
+uint64_t gen_row_key(uint64_t seed, uint64_t stream, uint64_t seq,
+		     uint64_t token, uint64_t head)
+{
+	uint64_t k = gen_key(seed, stream);
+
+	return gen_u64_key(gen_u64_key(gen_u64_key(k, seq), token), head);
+}
+
+uint64_t gen_row_choice(uint64_t row_key)
+{
+	return gen_u64_key(row_key, GEN_CHOICE);
+}
+
+static inline __attribute__((always_inline)) uint32_t h32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	return x ^ (x >> 16);
+}
+
+static inline __attribute__((always_inline)) uint32_t
+word(uint32_t a, uint32_t b, uint32_t j)
+{
+	return h32(h32(a + j * GEN_W_STEP) ^ b);
+}
+
+static inline __attribute__((always_inline)) float
+draw_of(uint32_t a, uint32_t b, uint32_t d, enum gen_dist dist)
+{
+	uint32_t w0 = word(a, b, 2 * d), w1;
+	int32_t n;
+
+	if (dist == GEN_DIST_UNIFORM)
+		return (float)(w0 >> 8) * 0x1.0p-23f - 1.0f;
+	if (dist == GEN_DIST_SIGN)
+		return (w0 >> 31) ? 1.0f : -1.0f;
+	w1 = word(a, b, 2 * d + 1);
+	n = (int32_t)((w0 & 0xffffu) + (w0 >> 16) + (w1 & 0xffffu) + (w1 >> 16)) -
+	    131070;
+	return (float)n * GEN_NORMAL_K;
+}
+
+/* Round to BF16, nearest even, as quant_bf16_round (no NaN here: the
+ * inputs are finite). */
+static inline __attribute__((always_inline)) float bf16_of(float x)
+{
+	union { float f; uint32_t u; } v = { .f = x };
+
+	v.u += 0x7fffu + ((v.u >> 16) & 1u);
+	v.u &= 0xffff0000u;
+	return v.f;
+}
+
+float gen_row_draw0(uint64_t row_key, enum gen_dist dist)
+{
+	return draw_of((uint32_t)row_key, (uint32_t)(row_key >> 32), 0, dist);
+}
+
+/* The loop, written once; dist is a constant in each instance, so the
+ * branches fold and the body is straight vector code. */
+static inline __attribute__((always_inline)) void
+row_body(uint64_t row_key, enum gen_dist dist, float mean, float scale,
+	 const float *mult, int n, float *x)
+{
+	uint32_t a = (uint32_t)row_key, b = (uint32_t)(row_key >> 32);
+
+#pragma omp simd
+	for (int d = 0; d < n; d++)
+		x[d] = bf16_of((mean + scale * draw_of(a, b, (uint32_t)d, dist)) *
+			       mult[d]);
+}
+
+#define GEN_ROW_VARIANT(name, attr)					\
+	attr static void name(uint64_t k, enum gen_dist dist, float mean, \
+			      float scale, const float *mult, int n, float *x) \
+	{								\
+		switch (dist) {						\
+		case GEN_DIST_UNIFORM:					\
+			row_body(k, GEN_DIST_UNIFORM, mean, scale, mult, n, x); \
+			break;						\
+		case GEN_DIST_SIGN:					\
+			row_body(k, GEN_DIST_SIGN, mean, scale, mult, n, x); \
+			break;						\
+		case GEN_DIST_NORMAL:					\
+		default:						\
+			row_body(k, GEN_DIST_NORMAL, mean, scale, mult, n, x); \
+			break;						\
+		}							\
+	}
+
+GEN_ROW_VARIANT(row_plain, )
+#ifdef CPU_X86
+GEN_ROW_VARIANT(row_avx2, __attribute__((target("avx2"))))
+GEN_ROW_VARIANT(row_avx512, __attribute__((target("avx512f"))))
+#endif
+
+void gen_row(uint64_t row_key, enum gen_dist dist, float mean, float scale,
+	     const float *mult, int n, float *x)
+{
+	/* Integer and IEEE float32 operations only: every variant gives
+	 * the same bits, the vector ones just more per instruction. */
+#ifdef CPU_X86
+	if (cpu_has(CPU_AVX512F))
+		row_avx512(row_key, dist, mean, scale, mult, n, x);
+	else if (cpu_has(CPU_AVX2))
+		row_avx2(row_key, dist, mean, scale, mult, n, x);
+	else
+#endif
+		row_plain(row_key, dist, mean, scale, mult, n, x);
 }

@@ -28,4 +28,26 @@ double gen_uniform(uint64_t seed, uint64_t stream, uint64_t index);
 /* Mean 0, standard deviation 1, bell-shaped (see gen.c for the shape). */
 double gen_normal(uint64_t seed, uint64_t stream, uint64_t index);
 
+/*
+ * Rows of the logical tensors (docs/generator.md is the exact
+ * definition, tools/python/fragsim_gen.py its numpy twin). One row is
+ * (tensor stream, sequence, token, head); its key is a pure function of
+ * those and the seed, so a sequence's data does not depend on any other
+ * sequence or on the padded shapes.
+ */
+enum gen_dist { GEN_DIST_NORMAL, GEN_DIST_UNIFORM, GEN_DIST_SIGN };
+
+uint64_t gen_row_key(uint64_t seed, uint64_t stream, uint64_t seq,
+		     uint64_t token, uint64_t head);
+/* 64 bits for the row's zero / constant choices. */
+uint64_t gen_row_choice(uint64_t row_key);
+/*
+ * x[d] = bf16((mean + scale * g_d) * mult[d]) for d < n, every operation
+ * in float32 (round to nearest even), g_d the row's draw d of dist.
+ */
+void gen_row(uint64_t row_key, enum gen_dist dist, float mean, float scale,
+	     const float *mult, int n, float *x);
+/* The draw g_0 alone (a constant row's value). */
+float gen_row_draw0(uint64_t row_key, enum gen_dist dist);
+
 #endif

@@ -61,8 +61,6 @@
 
 #define F16_NAN 0x7e00u
 
-enum { TENSOR_Q, TENSOR_K, TENSOR_V };
-
 static float f32_nan(void)
 {
 	uint32_t u = 0x7fc00000u;	/* one fixed NaN: same bytes everywhere */
@@ -291,91 +289,73 @@ static enum fs_rc place_blocks(const struct fs_case *c, struct fs_inputs *in,
 
 /* ---- logical data ------------------------------------------------------ */
 
-/* One draw of the case's distribution, before mean and scale. */
-static double draw(enum case_dist dist, uint64_t seed, uint64_t stream,
-		   uint64_t index)
-{
-	switch (dist) {
-	case DIST_UNIFORM:
-		return 2.0 * gen_uniform(seed, stream, index) - 1.0;
-	case DIST_SIGN:
-		return (gen_u64(seed, stream, index) >> 63) ? 1.0 : -1.0;
-	case DIST_NORMAL:
-	default:
-		return gen_normal(seed, stream, index);
-	}
-}
-
 /* How one logical tensor is made: its spec, stream and per-channel
  * multipliers, or the given values. */
 struct maker {
 	const struct fs_case *c;
 	const struct case_tensor *spec;
-	uint64_t stream, key;		/* key = gen_key(seed, stream) */
-	int tensor;
+	uint64_t stream;
+	enum gen_dist dist;
 	const float *given;		/* [S][R][H][D] or NULL */
-	double mult[CASE_MAX_HEAD_DIM];
+	float mult[CASE_MAX_HEAD_DIM];
 };
 
 static void maker_init(struct maker *m, const struct fs_case *c,
-		       const struct case_tensor *spec, uint64_t stream, int tensor,
+		       const struct case_tensor *spec, uint64_t stream,
 		       const float *given)
 {
-	m->c = c, m->spec = spec, m->stream = stream, m->tensor = tensor;
+	m->c = c, m->spec = spec, m->stream = stream;
 	m->given = given;
-	m->key = gen_key(c->seed, stream);
+	m->dist = spec->dist == DIST_UNIFORM ? GEN_DIST_UNIFORM :
+		  spec->dist == DIST_SIGN ? GEN_DIST_SIGN : GEN_DIST_NORMAL;
 	for (int d = 0; d < c->head_dim; d++)
-		m->mult[d] = 1.0;
+		m->mult[d] = 1.0f;
 	for (int i = 0; i < spec->n_outliers && i < CASE_MAX_OUTLIERS; i++)
 		if (spec->outliers[i] >= 0 && spec->outliers[i] < c->head_dim)
-			m->mult[spec->outliers[i]] = spec->outlier_scale;
+			m->mult[spec->outliers[i]] = (float)spec->outlier_scale;
 }
 
 /*
- * Logical row `row` (= (s * R + r) * H + h) into x[D]: given values or
- * the generator's, BF16-rounded. Every element is a pure function of its
- * index (gen.h), so a row can be made on any thread, at any time, as
- * often as needed: the same bits.
+ * Logical row (s, r, h) of a tensor with R rows per sequence and H heads
+ * into x[D]: given values or the generator's (docs/generator.md),
+ * BF16-rounded. A generated row is a pure function of (seed, tensor, s,
+ * r, h), so it can be made on any thread, at any time, as often as
+ * needed: the same bits.
  */
-static void make_row(const struct maker *m, uint64_t row, float *x)
+static void make_row(const struct maker *m, int s, int r, int h, int R, int H,
+		     float *x)
 {
 	const struct case_tensor *spec = m->spec;
 	const struct fs_case *c = m->c;
 	int D = c->head_dim;
-	uint64_t rix = (row * 3 + (uint64_t)m->tensor) * 4;
-	size_t base = (size_t)row * (size_t)D;
-	double cval;
+	uint64_t key, choice;
 
 	if (m->given) {
+		size_t base = (((size_t)s * (size_t)R + (size_t)r) * (size_t)H +
+			       (size_t)h) * (size_t)D;
+
 		for (int d = 0; d < D; d++)
 			x[d] = quant_bf16_round(m->given[base + d]);
 		return;
 	}
-	if (spec->zero_rows > 0 &&
-	    gen_uniform(c->seed, GEN_ROWS, rix) < spec->zero_rows) {
-		for (int d = 0; d < D; d++)
-			x[d] = 0.0f;
-		return;
-	}
-	if (spec->constant_rows > 0 &&
-	    gen_uniform(c->seed, GEN_ROWS, rix + 1) < spec->constant_rows) {
-		cval = spec->mean + spec->scale *
-		       draw(spec->dist, c->seed, GEN_ROWS, rix + 2);
-		for (int d = 0; d < D; d++)
-			x[d] = quant_bf16_round((float)cval);
-		return;
-	}
-	for (int d = 0; d < D; d++) {
-		/* The normal draws, most of all the data, with the stream's
-		 * key worked out once: the same numbers. */
-		double g = spec->dist == DIST_NORMAL ?
-			   gen_normal_key(m->key, (uint64_t)(base + (size_t)d)) :
-			   draw(spec->dist, c->seed, m->stream,
-				(uint64_t)(base + (size_t)d));
-		double v = spec->mean + spec->scale * g;
+	key = gen_row_key(c->seed, m->stream, (uint64_t)s, (uint64_t)r, (uint64_t)h);
+	if (spec->zero_rows > 0 || spec->constant_rows > 0) {
+		choice = gen_row_choice(key);
+		if ((double)(choice >> 32) * 0x1.0p-32 < spec->zero_rows) {
+			memset(x, 0, (size_t)D * sizeof(*x));
+			return;
+		}
+		if ((double)(choice & 0xffffffffu) * 0x1.0p-32 < spec->constant_rows) {
+			/* No outliers: a constant row stays constant. */
+			float cv = quant_bf16_round((float)spec->mean + (float)spec->scale *
+						    gen_row_draw0(key, m->dist));
 
-		x[d] = quant_bf16_round((float)(v * m->mult[d]));
+			for (int d = 0; d < D; d++)
+				x[d] = cv;
+			return;
+		}
 	}
+	gen_row(key, m->dist, (float)spec->mean, (float)spec->scale, m->mult, D, x);
 }
 
 /*
@@ -390,10 +370,10 @@ static void make_logical(const struct maker *m, float *x, int R, int H,
 	for (int s = 0; s < m->c->n_seqs; s++)
 #pragma omp parallel for schedule(static)
 		for (int rh = 0; rh < valid[s] * H; rh++) {
-			uint64_t row = ((uint64_t)s * (uint64_t)R + (uint64_t)(rh / H)) *
-				       (uint64_t)H + (uint64_t)(rh % H);
+			size_t row = ((size_t)s * (size_t)R + (size_t)(rh / H)) *
+				     (size_t)H + (size_t)(rh % H);
 
-			make_row(m, row, x + (size_t)row * (size_t)D);
+			make_row(m, s, rh / H, rh % H, R, H, x + row * (size_t)D);
 		}
 }
 
@@ -498,7 +478,7 @@ static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
 				float a;
 
 				if (!in->k)
-					make_row(mk, row, buf);
+					make_row(mk, s, j, h, in->MAXCTX, in->Hkv, buf);
 				/* absmax / 1 is exactly the absmax */
 				a = quant_scale(x, in->D, 1);
 				if (a > amax)
@@ -553,8 +533,8 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 				const float *vr = in->v ? in->v + row * (size_t)D : vb;
 
 				if (!in->k) {	/* caches only: rows made here */
-					make_row(&mk[0], row, kb);
-					make_row(&mk[1], row, vb);
+					make_row(&mk[0], s, j, h, in->MAXCTX, Hkv, kb);
+					make_row(&mk[1], s, j, h, in->MAXCTX, Hkv, vb);
 				}
 				put_k_row(c, in, kr, blk, slot, h, tensor_scale);
 				put_v_row(c, in, vr, blk, slot, h, tmp);
@@ -642,9 +622,9 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		valid[s] = c->seqs[s].tokens;
 		valid[in->S + s] = c->seqs[s].context;
 	}
-	maker_init(&mk[0], c, &c->k, GEN_K, TENSOR_K, g ? g->k : NULL);
-	maker_init(&mk[1], c, &c->v, GEN_V, TENSOR_V, g ? g->v : NULL);
-	maker_init(&mk[2], c, &c->q, GEN_Q, TENSOR_Q, g ? g->q : NULL);
+	maker_init(&mk[0], c, &c->k, GEN_K, g ? g->k : NULL);
+	maker_init(&mk[1], c, &c->v, GEN_V, g ? g->v : NULL);
+	maker_init(&mk[2], c, &c->q, GEN_Q, g ? g->q : NULL);
 	make_logical(&mk[2], in->q, in->T, in->Hq, valid);
 	if (in->k) {
 		make_logical(&mk[0], in->k, in->MAXCTX, in->Hkv, valid + in->S);
@@ -678,6 +658,23 @@ void inputs_free(struct fs_inputs *in)
 	free(in->context_lens);
 	free(in->q_pos);
 	memset(in, 0, sizeof(*in));
+}
+
+const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
+			   int which, int s, int j, int h, int d0, int n, float *buf)
+{
+	const float *kept = which ? in->v : in->k;
+	float row[CASE_MAX_HEAD_DIM];
+	struct maker m;
+
+	assert(d0 >= 0 && n >= 0 && d0 + n <= in->D);
+	if (kept)
+		return kept + (((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+			       (size_t)in->Hkv + (size_t)h) * (size_t)in->D + (size_t)d0;
+	maker_init(&m, c, which ? &c->v : &c->k, which ? GEN_V : GEN_K, NULL);
+	make_row(&m, s, j, h, in->MAXCTX, in->Hkv, row);
+	memcpy(buf, row + d0, (size_t)n * sizeof(*buf));
+	return buf;
 }
 
 float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,

@@ -75,6 +75,17 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 void inputs_free(struct fs_inputs *in);
 
 /*
+ * Elements d0 .. d0 + n - 1 of the logical K (which 0) or V (which 1)
+ * row of sequence s, key j < its context, kv head h: a pointer into the
+ * kept in->k / in->v, or, when only the caches were built, the row made
+ * again into buf[n] (the same bits: generation is a pure function of the
+ * row, docs/generator.md). A given K or V is always kept. For the
+ * reference, which then needs no f32 copy of K and V (4x the caches).
+ */
+const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
+			   int which, int s, int j, int h, int d0, int n, float *buf);
+
+/*
  * Dequantized K scale of (block, slot, kv head) for head-dim element d.
  * A block or slot outside the pool (a buggy kernel's walk) reads as a
  * poisoned slot: NaN, or the one scale of a per_tensor case.

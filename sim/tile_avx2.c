@@ -6,6 +6,9 @@
  * __attribute__((target)), so the file builds with the project's flags;
  * off x86 it holds no code and tile_avx2_ops returns NULL.
  *
+ * PV's o + p * v is one fused multiply-add, as in the specification
+ * (fmaf), so the set is AVX2 with FMA (tile_fast.c asks the CPU for both).
+ *
  * exp: fs_expf's own steps on 4 lanes: float to double, the same
  * multiplies, subtractions, the Horner loop on 1/k! (mul then add, no
  * FMA), the 2^n scaling and one rounding to float. Each is one correctly
@@ -19,7 +22,7 @@
 
 #include "fexp.h"
 
-#define AVX2 "avx2"
+#define AVX2 "avx2,fma"
 
 __attribute__((target(AVX2))) static void
 qk_avx2(const int8_t *q, const int32_t *qsum, int R, const int8_t *k,

@@ -32,7 +32,7 @@
 
 #include "fexp.h"
 
-#define AVX512 "avx512f,avx512bw,avx512vl,avx512vnni"
+#define AVX512 "avx512f,avx512bw,avx512vl,avx512vnni,fma"
 
 _Static_assert(TILE_ROWS == 16 && TILE_KEYS == 16,
 	       "one zmm register holds a tile's keys or a row group's rows");
@@ -223,7 +223,7 @@ softmax16_avx512(int R, uint16_t valid, const struct tile_order *ord,
 	_mm512_storeu_ps(sums, _mm512_add_ps(sum, part));
 	for (int r = 0; r < R; r++)
 		if (upd >> r & 1)
-			l[r] = l[r] * alpha[r] + sums[r];
+			l[r] = fmaf(l[r], alpha[r], sums[r]);
 	{
 		__m512i bits = _mm512_loadu_si512(rv);
 
@@ -382,8 +382,7 @@ pv_i8_rows6(float *o, int D, int r0, int rb, int c0, const int8_t *vt,
 
 #pragma GCC unroll 4
 			for (int j = 0; j < 4; j++)
-				acc[i][j] = _mm512_mask_add_ps(acc[i][j], m, acc[i][j],
-							       _mm512_mul_ps(pn, vf[j]));
+				acc[i][j] = _mm512_mask3_fmadd_ps(pn, vf[j], acc[i][j], m);
 		}
 	}
 #pragma GCC unroll 6
@@ -450,8 +449,8 @@ pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
 			pn = _mm512_set1_ps(p[r * N + n]);			\
 			_Pragma("GCC unroll 8")					\
 			for (int j = 0; j < NJ; j++)				\
-				acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(	\
-					pn, _mm512_loadu_ps(&v[16 * j])));	\
+				acc[j] = _mm512_fmadd_ps(pn,			\
+					_mm512_loadu_ps(&v[16 * j]), acc[j]);	\
 		}								\
 		_Pragma("GCC unroll 8")						\
 		for (int j = 0; j < NJ; j++)					\

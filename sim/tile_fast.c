@@ -38,7 +38,8 @@ const struct tile_ops *tile_ops_of(enum tile_isa isa)
 		       cpu_has(CPU_AVX512VL) && cpu_has(CPU_AVX512VNNI) ?
 		       tile_avx512_ops() : NULL;
 	if (isa == TILE_AVX2)
-		return cpu_has(CPU_AVX2) ? tile_avx2_ops() : NULL;
+		/* FMA too: PV and the l update are fused (the spec's fmaf). */
+		return cpu_has(CPU_AVX2) && cpu_has(CPU_FMA) ? tile_avx2_ops() : NULL;
 	return isa == TILE_PORTABLE ? tile_generic_ops() : NULL;
 }
 

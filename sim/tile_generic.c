@@ -88,7 +88,7 @@ uint16_t tile_generic_softmax16(int R, uint16_t valid,
 			part += p[r * TILE_KEYS + ord->col[j]];
 		}
 		sum += part;
-		l[r] = l[r] * alpha[r] + sum;
+		l[r] = fmaf(l[r], alpha[r], sum);	/* fused, as the spec */
 		m[r] = mnew;
 	}
 	return upd;

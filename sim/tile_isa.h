@@ -68,6 +68,7 @@ tile_pv_body(float *o, int R, int D, const float *vn, int N, const float *p,
 
 		if (!(upd >> r & 1))
 			continue;
+#pragma omp simd
 		for (int d = 0; d < D; d++)
 			orow[d] = orow[d] * alpha[r];
 		for (int n = 0; n < N; n++) {
@@ -76,8 +77,10 @@ tile_pv_body(float *o, int R, int D, const float *vn, int N, const float *p,
 
 			if (!(vis[n] >> r & 1))
 				continue;
+			/* orow and v never overlap: lanes are independent */
+#pragma omp simd
 			for (int d = 0; d < D; d++)
-				orow[d] = orow[d] + pn * v[d];
+				orow[d] = fmaf(pn, v[d], orow[d]);	/* fused, as the spec */
 		}
 	}
 }

@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "../sim/attn_int.h"
+#include "../sim/fexp.h"
 #include "../sim/logit.h"
 #include "../lib/runcase.h"
 #include "testutil.h"
@@ -182,6 +183,65 @@ static void merge_keeps_nan(void **state)
 	attn_merge_row(&k, &u, &w, segs, 2);
 	assert_true(out[0] == 0 && out[1] == 0 && rsum == 0 && rmax == -INFINITY);
 	assert_false(signbit(out[0]) || signbit(out[1]));
+}
+
+/*
+ * PV and the l update are fused multiply-adds, as HIP and CUDA contract
+ * a * b + c (0.2.0). One tile of 16 keys, one segment, so by the spec's
+ * definition (docs/design.md 1.4), written out here from the sim's
+ * scores and the V cache, per row and dim:
+ *   p_j = fs_expf(s_j - max), v_j = (float)V8 * v_scale (one rounding)
+ *   o   = fmaf(p_15, v_15, ... fmaf(p_0, v_0, 0))      keys in order
+ *   out = fmaf(o / l, l, 0) / l                        the merge, l = row_sum
+ * Every executor must give these bytes; and some element must differ from
+ * the unfused o + p * v, or the case would not tell the two apart.
+ */
+static void pv_is_fused(void **state)
+{
+	static const enum attn_exec exec[] = { ATTN_EXEC_SCALAR, ATTN_EXEC_AUTO };
+	char *path = tu_write_temp(".yaml", "fragsim: 1\nname: fused\nsequences:\n"
+				   "  - {context: 16}\ndata: {seed: 5}\n");
+	long differ = 0;
+
+	(void)state;
+	for (int e = 0; e < 2; e++) {
+		struct runcase a;
+		struct fs_err err;
+
+		assert_int_equal(runcase_load(path, &a, &err), FS_OK);
+		a.exec = exec[e];
+		assert_int_equal(runcase_exec(&a, &err), FS_OK);
+		for (int ri = 0; ri < 24; ri++) {
+			const float *sc = &a.sim.scores[(size_t)ri * a.sim.MAXCTX];
+			int g = ri / 6, blk = a.in.block_table[0];
+			float mx = -INFINITY, l = a.sim.row_sum[ri];
+
+			for (int j = 0; j < 16; j++)
+				mx = sc[j] > mx ? sc[j] : mx;
+			for (int d = 0; d < 256; d++) {
+				float o = 0.0f, u = 0.0f, want, unfused;
+
+				for (int j = 0; j < 16; j++) {
+					float pj = fs_expf(sc[j] - mx);
+					float v = (float)a.in.v_cache_i8[((size_t)(blk * 4 + g) * 256 + d) * 16 + j] *
+						  a.in.v_scale[(blk * 16 + j) * 4 + g];
+
+					o = fmaf(pj, v, o);
+					u = u + pj * v;
+				}
+				want = fmaf(o / l, l, 0.0f) / l;
+				unfused = fmaf(u / l, l, 0.0f) / l;
+				differ += tu_f32_bits(want) != tu_f32_bits(unfused);
+				if (tu_f32_bits(a.sim.out[ri * 256 + d]) != tu_f32_bits(want))
+					fail_msg("%s: row %d dim %d: out %.9g, fused spec %.9g", a.sim.exec,
+						 ri, d, a.sim.out[ri * 256 + d], want);
+			}
+		}
+		runcase_free(&a);
+	}
+	assert_true(differ > 100);
+	unlink(path);
+	free(path);
 }
 
 /*
@@ -380,6 +440,7 @@ int main(void)
 		cmocka_unit_test(transpose_follows_published_layout),
 		cmocka_unit_test(splitk_merge_equals_one_pass),
 		cmocka_unit_test(merge_keeps_nan),
+		cmocka_unit_test(pv_is_fused),
 		cmocka_unit_test(paged_k_offset_by_hand),
 		cmocka_unit_test(poison_read_gives_nan_rows),
 		cmocka_unit_test(tanh_is_libm_tanh_rounded),

@@ -196,11 +196,11 @@ static void malformed_dumps_are_input_errors(void **state)
 
 		snprintf(path, sizeof(path), "%s/acc_tiles.npy", d);
 		assert_int_equal(npy_read(path, &a, &err), FS_OK);
-		((int32_t *)a.data)[4 * 2 + 3] = 48;
+		((int32_t *)a.data)[a.shape[1] * 2 + 3] = 48;	/* row 2, token_base */
 		assert_int_equal(npy_write(path, NPY_I32, 2, a.shape, a.data, NULL, &err), FS_OK);
 		npy_free(&a);
 	}
-	snprintf(want, sizeof(want), "%s/acc_tiles.npy: row 2 (seq 0, head 0, row_base 0, token_base 48) is not a tile the case executes", d);
+	snprintf(want, sizeof(want), "%s/acc_tiles.npy: row 2 (seq 0, head 0, row_base 0, token_base 48, row_tile 0) is not a tile the case executes", d);
 	expect_input_error(d, want);
 	drop(d);
 

@@ -222,7 +222,8 @@ static void qk_and_pv_match_plain_loops(void **state)
 			for (int n = 0; n < NK; n++)
 				if (vis[n] >> r & 1)
 					for (int d = 0; d < D; d++)
-						ow[r * D + d] += p[r * NK + n] * vn[n * D + d];
+						ow[r * D + d] = fmaf(p[r * NK + n], vn[n * D + d],
+								     ow[r * D + d]);	/* fused (0.2.0) */
 		}
 		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
 			if (!tile_ops_of((enum tile_isa)isa))
@@ -247,8 +248,9 @@ static void pv_i8_plain(float *o, int R, int D, const int8_t *v, int ld,
 		for (int n = 0; n < 16; n++)
 			if (vis[n] >> r & 1)
 				for (int d = 0; d < D; d++)
-					o[r * D + d] = o[r * D + d] + p[r * 16 + n] *
-						((float)v[d * ld + n] * scale[n]);
+					o[r * D + d] = fmaf(p[r * 16 + n],
+							    (float)v[d * ld + n] * scale[n],
+							    o[r * D + d]);	/* fused */
 	}
 }
 
@@ -356,7 +358,7 @@ static uint16_t softmax16_plain(int R, uint16_t valid, const struct tile_order *
 			}
 			part = part + p[r * 16 + n];
 		}
-		l[r] = l[r] * alpha[r] + (sum + part);
+		l[r] = fmaf(l[r], alpha[r], sum + part);	/* fused */
 		m[r] = mnew;
 	}
 	return upd;

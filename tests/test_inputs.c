@@ -299,7 +299,41 @@ static void hand_worked_address(void **state)
 	inputs_free(&in);
 }
 
-/* Logical values are gen's draws, element by element, BF16-rounded. */
+/*
+ * docs/generator.md's element draws, restated here from the document
+ * in plain scalar C (gen.c computes them in vector lanes): word j of a
+ * row, and draw d of each distribution.
+ */
+static uint32_t doc_h32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	return x ^ (x >> 16);
+}
+
+static uint32_t doc_word(uint64_t key, uint32_t j)
+{
+	return doc_h32(doc_h32((uint32_t)key + j * 0x9e3779b9u) ^ (uint32_t)(key >> 32));
+}
+
+static float doc_draw(uint64_t key, int d, enum case_dist dist)
+{
+	uint32_t w0 = doc_word(key, 2u * (uint32_t)d), w1;
+	long sum;
+
+	if (dist == DIST_UNIFORM)
+		return (float)(w0 >> 8) / 8388608.0f - 1.0f;
+	if (dist == DIST_SIGN)
+		return (w0 & 0x80000000u) ? 1.0f : -1.0f;
+	w1 = doc_word(key, 2u * (uint32_t)d + 1u);
+	sum = (long)(w0 & 0xffff) + (long)(w0 >> 16) + (long)(w1 & 0xffff) + (long)(w1 >> 16);
+	return (float)(sum - 131070) * (float)(1.7320508075688772 / 65536.0);
+}
+
+/* Logical values are the generator's draws, element by element, with
+ * mean, scale and outliers applied in float32, BF16-rounded. */
 static void generated_values_match_gen(void **state)
 {
 	static const int ctx[] = { 33, 7 };
@@ -322,26 +356,23 @@ static void generated_values_match_gen(void **state)
 	build_ok(&c, NULL, &in);
 	for (int s = 0; s < 2; s++)
 		for (int t = 0; t < in.MAXCTX; t++)
-			for (int h = 0; h < 4; h++)
-				for (int d = 0; d < 256; d += 37) {
+			for (int h = 0; h < 4; h++) {
+				uint64_t kk = gen_row_key(1234, GEN_K, (uint64_t)s, (uint64_t)t, (uint64_t)h);
+				uint64_t kv = gen_row_key(1234, GEN_V, (uint64_t)s, (uint64_t)t, (uint64_t)h);
+
+				for (int d = 0; d < 256; d++) {
 					size_t i = (((size_t)s * in.MAXCTX + t) * 4 + h) * 256 + d;
-					double g = gen_normal(1234, GEN_K, i);
-					double u = gen_uniform(1234, GEN_V, i);
+					float g = doc_draw(kk, d, DIST_NORMAL);
 					float want_k, want_v;
 
 					if (d == 3 || d == 77)
-						g *= 10.0;
-					want_k = t < ctx[s] ? quant_bf16_round((float)g) : 0.0f;
-					want_v = t < ctx[s] ? quant_bf16_round((float)(0.5 + 2.0 * (2 * u - 1))) : 0.0f;
+						g *= 10.0f;
+					want_k = t < ctx[s] ? quant_bf16_round(g) : 0.0f;
+					want_v = t < ctx[s] ? quant_bf16_round(0.5f + 2.0f * doc_draw(kv, d, DIST_UNIFORM)) : 0.0f;
 					assert_true(in.k[i] == want_k);
 					assert_true(in.v[i] == want_v);
 				}
-	/* outlier channel 77, exercised: d = 74 + 3 is not on the grid */
-	{
-		size_t i = ((size_t)0 * in.MAXCTX + 5) * 4 * 256 + 77;
-
-		assert_true(in.k[i] == quant_bf16_round((float)(gen_normal(1234, GEN_K, i) * 10.0)));
-	}
+			}
 	/* Q: sign distribution, padding tokens past T_s, q_pos */
 	for (int s = 0; s < 2; s++)
 		for (int t = 0; t < in.T; t++) {
@@ -349,6 +380,7 @@ static void generated_values_match_gen(void **state)
 			for (int h = 0; h < 24; h++) {
 				size_t row = ((size_t)s * in.T + t) * 24 + h;
 				const float *x = in.q + row * 256;
+				uint64_t kq = gen_row_key(1234, GEN_Q, (uint64_t)s, (uint64_t)t, (uint64_t)h);
 
 				if (t >= tok[s]) {
 					assert_true(in.q_scale[row] == 0.0f);
@@ -356,17 +388,49 @@ static void generated_values_match_gen(void **state)
 						assert_true(x[d] == 0.0f && in.q_int8[row * 256 + d] == 0);
 					continue;
 				}
-				for (int d = 0; d < 256; d++) {
-					int pos = (int)(gen_u64(1234, GEN_Q, row * 256 + d) >> 63);
-
-					assert_true(x[d] == (pos ? 0.75f : -0.75f));
-				}
+				for (int d = 0; d < 256; d++)
+					assert_true(x[d] == 0.75f * doc_draw(kq, d, DIST_SIGN));
 				assert_true(in.q_scale[row] == 0.75f / 127.0f);
 				quant_apply(x, 256, in.q_scale[row], 127, ROUND_HALF_AWAY, q);
 				assert_memory_equal(in.q_int8 + row * 256, q, 256);
 			}
 		}
 	inputs_free(&in);
+}
+
+/*
+ * A sequence's data is a function of its own (sequence, token, head)
+ * only: lengthening the other sequence (which changes MAXCTX and T, the
+ * padded shapes) or adding a third leaves sequence 0's Q, K and V alone.
+ * With 0.1.0's flat index over [S][MAXCTX] this failed.
+ */
+static void sequences_do_not_depend_on_each_other(void **state)
+{
+	static const int ctx_a[] = { 33, 7 }, tok_a[] = { 3, 2 };
+	static const int ctx_b[] = { 33, 300, 5 }, tok_b[] = { 3, 9, 1 };
+	struct fs_case a, b;
+	struct fs_inputs ia, ib;
+
+	(void)state;
+	base_case(&a, 16, PLACE_CONTIGUOUS, 2, ctx_a, tok_a);
+	base_case(&b, 16, PLACE_CONTIGUOUS, 3, ctx_b, tok_b);
+	build_ok(&a, NULL, &ia);
+	build_ok(&b, NULL, &ib);
+	assert_int_not_equal(ia.MAXCTX, ib.MAXCTX);
+	assert_int_not_equal(ia.T, ib.T);
+	for (int j = 0; j < 33; j++)
+		for (int h = 0; h < 4; h++) {
+			assert_memory_equal(k_row(&ia, 0, j, h), k_row(&ib, 0, j, h), 256 * sizeof(float));
+			assert_memory_equal(v_row(&ia, 0, j, h), v_row(&ib, 0, j, h), 256 * sizeof(float));
+		}
+	for (int t = 0; t < 3; t++)
+		assert_memory_equal(ia.q + (size_t)t * 24 * 256, ib.q + (size_t)t * 24 * 256,
+				    24 * 256 * sizeof(float));
+	/* and sequence 1's first 7 keys are the same in both */
+	for (int j = 0; j < 7; j++)
+		assert_memory_equal(k_row(&ia, 1, j, 2), k_row(&ib, 1, j, 2), 256 * sizeof(float));
+	inputs_free(&ia);
+	inputs_free(&ib);
 }
 
 static void zero_and_constant_rows(void **state)
@@ -700,6 +764,46 @@ static void caches_only_builds_the_same_caches(void **state)
 	free(kv);
 }
 
+/*
+ * inputs_kv_row: with only the caches built, a logical K or V row (or a
+ * slice of one) made again is the kept row's bits, for every
+ * distribution, outliers and zero / constant rows (the reference reads
+ * K and V this way in a full check, 0.2.0).
+ */
+static void kv_rows_made_again_equal_kept(void **state)
+{
+	static const int ctx[] = { 37, 9 };
+	struct inputs_given only = { NULL, NULL, NULL, 1 };
+	struct fs_case c;
+	struct fs_inputs kept, caches;
+	float buf[D_MAX];
+
+	(void)state;
+	base_case(&c, 16, PLACE_SHUFFLED, 2, ctx, NULL);
+	c.k.n_outliers = 1;
+	c.k.outliers[0] = 200;
+	c.k.outlier_scale = 10.0;
+	c.k.zero_rows = 0.2;
+	c.v.dist = DIST_UNIFORM;
+	c.v.constant_rows = 0.3;
+	build_ok(&c, NULL, &kept);
+	build_ok(&c, &only, &caches);
+	assert_null(caches.k);
+	assert_null(caches.v);
+	for (int s = 0; s < 2; s++)
+		for (int j = 0; j < ctx[s]; j++)
+			for (int h = 0; h < 4; h++) {
+				assert_memory_equal(inputs_kv_row(&c, &caches, 0, s, j, h, 0, 256, buf),
+						    k_row(&kept, s, j, h), 256 * sizeof(float));
+				assert_memory_equal(inputs_kv_row(&c, &caches, 1, s, j, h, 128, 128, buf),
+						    v_row(&kept, s, j, h) + 128, 128 * sizeof(float));
+				assert_ptr_equal(inputs_kv_row(&c, &kept, 1, s, j, h, 16, 32, buf),
+						 v_row(&kept, s, j, h) + 16);
+			}
+	inputs_free(&kept);
+	inputs_free(&caches);
+}
+
 static void given_arrays_are_used_and_rounded(void **state)
 {
 	static const int ctx[] = { 18, 4 };
@@ -750,7 +854,8 @@ static void given_arrays_are_used_and_rounded(void **state)
 							 want[d]);
 			}
 	/* V was not given: generated */
-	assert_true(in.v[7] == quant_bf16_round((float)gen_normal(1234, GEN_V, 7)));
+	assert_true(in.v[7] == quant_bf16_round(doc_draw(gen_row_key(1234, GEN_V, 0, 0, 0), 7,
+							     DIST_NORMAL)));
 	inputs_free(&in);
 	free(q);
 	free(k);
@@ -886,6 +991,8 @@ int main(void)
 		cmocka_unit_test(paging_every_placement_and_block_size),
 		cmocka_unit_test(hand_worked_address),
 		cmocka_unit_test(generated_values_match_gen),
+		cmocka_unit_test(sequences_do_not_depend_on_each_other),
+		cmocka_unit_test(kv_rows_made_again_equal_kept),
 		cmocka_unit_test(zero_and_constant_rows),
 		cmocka_unit_test(per_block32_scales_are_f16),
 		cmocka_unit_test(per_tensor_one_scale),
