@@ -36,12 +36,12 @@ extern "C" {
 /* The version of this header, kept equal to the source tree's file
  * VERSION (tests/test_fragsim_api.c fails when they differ). */
 #define FRAGSIM_VERSION_MAJOR 0
-#define FRAGSIM_VERSION_MINOR 1
+#define FRAGSIM_VERSION_MINOR 2
 #define FRAGSIM_VERSION_PATCH 0
 #define FRAGSIM_VERSION_NUMBER \
 	(FRAGSIM_VERSION_MAJOR * 10000 + FRAGSIM_VERSION_MINOR * 100 + \
 	 FRAGSIM_VERSION_PATCH)
-#define FRAGSIM_VERSION_STRING "0.1.0"
+#define FRAGSIM_VERSION_STRING "0.2.0"
 
 /* The version of the library linked in, "0.1.0": compare with the header's. */
 const char *fragsim_version(void);
