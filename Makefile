@@ -137,7 +137,7 @@ $(BUILD)/tests/test_errors: LDLIBS_ALL += \
 # The tests that compile headers fragsim gives to kernels (the generated
 # lane maps, tools/device/fragsim_dump.h) with the C and C++ compilers.
 CXX ?= c++
-$(BUILD)/tests/test_lanemap_c.o $(BUILD)/tests/test_dump_h.o: \
+$(BUILD)/tests/test_lmprint.o $(BUILD)/tests/test_fragsim_dump.o: \
 	CFLAGS_ALL += -DFRAGSIM_CC='"$(CC)"' -DFRAGSIM_CXX='"$(CXX)"'
 
 # Static pattern rules: these patterns would match the .d files too.

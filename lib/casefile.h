@@ -68,7 +68,7 @@ void case_print(FILE *f, const struct fs_case *c);
  * out), from the schema table in caseschema.c: "model.head_dim", "data.q.scale"
  * (the data.* rows once per tensor), "kernel.c_columns" (kernel: bug keys
  * from sim/kernel.c, each once). Fills out[0..cap) and returns the count,
- * or -1 when cap is too small. tests/test_keys.c walks them.
+ * or -1 when cap is too small. tests/test_caseschema.c walks them.
  */
 #define CASE_KEY_PATH_MAX 64
 int case_schema_keys(char (*out)[CASE_KEY_PATH_MAX], int cap);

@@ -13,7 +13,7 @@
  * 26 double roundings of Horner add ~2e-16 relative, far below a float
  * ulp (6e-8), so the one final rounding to float decides the result.
  *
- * Measured (tests/test_fast.c, exp_is_correctly_rounded): against the
+ * Measured (tests/test_attn_fast.c, exp_is_correctly_rounded): against the
  * correctly rounded expf - the reference is expl() in x87 long double
  * (64-bit significand) rounded once to float, and an input counts as
  * undecided when that long double lies within 2^-58 relative of a float

@@ -14,7 +14,7 @@
  *
  * Example: on a CPU with AVX-512 VNNI, tile_ops_best()->name is
  * "avx512-vnni", tile_ops_of(TILE_AVX2) is the AVX2 table, and all three
- * give the same bits (tests/test_fast.c holds them to it).
+ * give the same bits (tests/test_attn_fast.c holds them to it).
  */
 #include "tile_fast.h"
 

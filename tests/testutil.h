@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The compilers the header tests (test_dump_h, test_lanemap_c) build
+/* The compilers the header tests (test_fragsim_dump, test_lmprint) build
  * kernel-side code with; the Makefile passes make's CC and CXX. */
 #ifndef FRAGSIM_CC
 #define FRAGSIM_CC "cc"
@@ -194,7 +194,7 @@ static inline int tu_rmtree(const char *path)
  * Take turns with other runs of the same test on this machine: an
  * exclusive lock on /tmp/fragsim-NAME.lock, held until the process exits.
  * For the few tests whose paths are fixed literals (test_shapes,
- * test_run): two `make test` in two checkouts at once would otherwise
+ * test_runcase): two `make test` in two checkouts at once would otherwise
  * remove each other's files. Returns 0, or -1 if the lock file cannot
  * be opened (the test then runs unlocked, as before).
  */

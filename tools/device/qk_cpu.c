@@ -3,7 +3,7 @@
  * logic (qk_tile.h), the same golden reader (fragsim_golden.h) and the
  * same dump writer (fragsim_dump.h), with the matrix instruction done by
  * plain loops over the generated lane map. It is what `make test` runs
- * (tests/test_dump_h.c) to show that a dump written through
+ * (tests/test_fragsim_dump.c) to show that a dump written through
  * fragsim_dump.h is read by `fragsim diff`, matching or naming the bug,
  * and an example of dumping from a kernel test of your own.
  *

@@ -1,6 +1,6 @@
 /*
  * probe_cpu.c - the CPU twin of tools/device/hip/probe_mmac.hip for
- * tests/test_dump_h.c: read a probe plan with fragsim_golden.h, compute
+ * tests/test_fragsim_dump.c: read a probe plan with fragsim_golden.h, compute
  * each wave's C = A x B through the lane map compiled in (the "device"),
  * write probe_c.npy through fragsim_dump.h. Built with the generated
  * header of the map the simulated device has:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make.sh - regenerate the example device dumps that tests/test_diff.c
+# make.sh - regenerate the example device dumps that tests/test_diffcase.c
 # diagnoses. Each <name>/ holds
 #   case.yaml     what the device is supposed to compute (the expectation
 #                 of `fragsim diff`)

@@ -1,5 +1,5 @@
 /*
- * test_run.c - the main job end to end: the shipped suite through
+ * test_runcase.c - the main job end to end: the shipped suite through
  * `fragsim check`, goldens that numpy can load and whose digests match,
  * byte-identical goldens for 1 and 3 threads, the route, show, JUnit and
  * sharding, and the input errors a user will make.

@@ -1,5 +1,5 @@
 /*
- * test_lanemap_c.c - `fragsim lanemap --format c`: the generated header,
+ * test_lmprint.c - `fragsim lanemap --format c`: the generated header,
  * compiled by the C compiler (C99, -pedantic) and by the C++ compiler,
  * must give every entry of every builtin profile exactly as
  * `lanemap --format csv` does (the CSV path is the one test_cli checks

@@ -1,5 +1,5 @@
 /*
- * test_diff.c - `fragsim diff`: the example dumps under tests/data/dumps
+ * test_diffcase.c - `fragsim diff`: the example dumps under tests/data/dumps
  * (each made by tests/data/dumps/make.sh from a case and a planted bug)
  * must get the diagnosis their expected.txt names, written by hand from
  * the plant; a clean dump passes; a dump of a kernel run on another

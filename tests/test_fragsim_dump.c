@@ -1,5 +1,5 @@
 /*
- * test_dump_h.c - tools/device/fragsim_dump.h, used as a kernel test
+ * test_fragsim_dump.c - tools/device/fragsim_dump.h, used as a kernel test
  * would use it: the CPU harness tools/device/qk_cpu.c (built once as C99
  * and once as C++) reads a golden written by `fragsim run`, runs the QK^T
  * tiles of the case and dumps acc, acc_tiles and scores through the

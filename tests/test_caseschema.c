@@ -1,5 +1,5 @@
 /*
- * test_keys.c - no case key is accepted and then ignored.
+ * test_caseschema.c - no case key is accepted and then ignored.
  *
  * The keys come from the schema table that drives the loader
  * (case_schema_keys(), which includes the kernel: keys of kernel_bug()),

@@ -1,5 +1,5 @@
 /*
- * test_fast.c - the fast executor (sim/attn_fast.c and its vector
+ * test_attn_fast.c - the fast executor (sim/attn_fast.c and its vector
  * kernels, sim/tile_*.c) against the scalar per-lane executor, which is
  * the spec:
  *   - the exp entry of every table this CPU runs (tile_ops_of) is fs_expf
