@@ -25,15 +25,20 @@ int cli_error(const struct fs_err *err, enum fs_rc rc)
 	return rc;
 }
 
+void cli_verror(const char *fmt, va_list ap)
+{
+	fputs("fragsim: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int cli_usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("fragsim: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (usage)
 		fputs(usage, stderr);
 	return FS_EINPUT;

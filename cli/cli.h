@@ -8,6 +8,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "../sim/fs.h"
@@ -28,6 +29,8 @@ extern const char *const cli_exec_names[];
 /* Print "fragsim: error: <err>" to stderr; returns err's rc. */
 int cli_error(const struct fs_err *err, enum fs_rc rc);
 /* Print "fragsim: error: <msg>" to stderr; returns FS_EINPUT. */
+/* "fragsim: error: <fmt...>\n" on stderr: the one error line. */
+void cli_verror(const char *fmt, va_list ap);
 int cli_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -156,11 +156,9 @@ int opt_error(const struct opt_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("fragsim: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	opt_help(stderr, cmd);
 	return FS_EINPUT;
 }

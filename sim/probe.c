@@ -515,32 +515,46 @@ static enum fs_rc check_products(struct probe_solver *s, struct fs_err *err)
 	return FS_OK;
 }
 
+int probe_wave_mismatch(const struct probe_solver *s, int w, int32_t *got,
+			int64_t *want)
+{
+	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
+	const uint8_t *wa = &s->a[(size_t)w * (size_t)s->sa];
+	const uint8_t *wb = &s->b[(size_t)w * (size_t)s->sb];
+	const int32_t *wc = &s->c[(size_t)w * (size_t)s->sc];
+
+	for (int sc = 0; sc < s->sc; sc++) {
+		int64_t sum = 0;
+
+		for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
+			sum += (int64_t)probe_load8(ta, wa[s->t[j].a]) *
+				probe_load8(tb, wb[s->t[j].b]);
+		if (sum != wc[sc]) {
+			*got = wc[sc];
+			*want = sum;
+			return sc;
+		}
+	}
+	return -1;
+}
+
 /* The check waves, predicted from the products found, must match exactly. */
 static enum fs_rc check_waves(struct probe_solver *s, struct fs_err *err)
 {
-	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
 	char where[64];
 
 	for (int i = 0; i < PROBE_CHECKS; i++) {
-		int w = PROBE_DIGITS * s->sa + i;
-		const uint8_t *wa = &s->a[(size_t)w * (size_t)s->sa];
-		const uint8_t *wb = &s->b[(size_t)w * (size_t)s->sb];
-		const int32_t *wc = &s->c[(size_t)w * (size_t)s->sc];
+		int w = PROBE_DIGITS * s->sa + i, sc;
+		int32_t got;
+		int64_t want;
 
-		for (int sc = 0; sc < s->sc; sc++) {
-			int64_t want = 0;
-
-			for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
-				want += (int64_t)probe_load8(ta, wa[s->t[j].a]) *
-					probe_load8(tb, wb[s->t[j].b]);
-			if (want == wc[sc])
-				continue;
-			probe_slot_name(s, LM_C, sc, where, sizeof(where));
-			return fs_fail(err, FS_EINPUT,
-				       "no lane map explains the dump: check wave %d (%s), %s "
-				       "holds %d, the products found predict %lld", w,
-				       probe_check_name(i), where, wc[sc], (long long)want);
-		}
+		if ((sc = probe_wave_mismatch(s, w, &got, &want)) < 0)
+			continue;
+		probe_slot_name(s, LM_C, sc, where, sizeof(where));
+		return fs_fail(err, FS_EINPUT,
+			       "no lane map explains the dump: check wave %d (%s), %s "
+			       "holds %d, the products found predict %lld", w,
+			       probe_check_name(i), where, got, (long long)want);
 	}
 	return FS_OK;
 }

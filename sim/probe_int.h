@@ -44,6 +44,13 @@ struct probe_solver {
 int32_t probe_load8(enum lm_dtype t, uint8_t v);
 
 /* "A lane 1 e 1" for slot 9 of an 8-element A. */
+/*
+ * The first C slot of wave w whose answer is not what the products found
+ * (s->t, s->first) predict: its index, with *got and *want; -1 when every
+ * slot of the wave holds. Both plans' checks use it.
+ */
+int probe_wave_mismatch(const struct probe_solver *s, int w, int32_t *got,
+			int64_t *want);
 void probe_slot_name(const struct probe_solver *s, enum lm_operand op, int slot,
 		     char *out, size_t len);
 

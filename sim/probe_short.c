@@ -243,29 +243,21 @@ enum fs_rc probe_short_terms(struct probe_solver *s, int *span_dim, struct fs_er
 /* Every wave of the plan, predicted from the products, must be what came back. */
 enum fs_rc probe_short_predict(const struct probe_solver *s, struct fs_err *err)
 {
-	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
 	char where[64], wave[160];
 
 	for (int w = 0; w < s->pl->waves; w++) {
-		const uint8_t *wa = &s->a[(size_t)w * (size_t)s->sa];
-		const uint8_t *wb = &s->b[(size_t)w * (size_t)s->sb];
-		const int32_t *wc = &s->c[(size_t)w * (size_t)s->sc];
+		int32_t got;
+		int64_t want;
+		int sc = probe_wave_mismatch(s, w, &got, &want);
 
-		for (int sc = 0; sc < s->sc; sc++) {
-			int64_t want = 0;
-
-			for (int j = s->first[sc]; j < s->first[sc + 1]; j++)
-				want += (int64_t)probe_load8(ta, wa[s->t[j].a]) *
-					probe_load8(tb, wb[s->t[j].b]);
-			if (want == wc[sc])
-				continue;
-			probe_slot_name(s, LM_C, sc, where, sizeof(where));
-			wave_name(s, w, wave, sizeof(wave));
-			return fs_fail(err, FS_EINPUT,
-				       "no linear lane map explains the dump: %s, %s holds %d, "
-				       "the span of the products found predicts %lld", wave,
-				       where, wc[sc], (long long)want);
-		}
+		if (sc < 0)
+			continue;
+		probe_slot_name(s, LM_C, sc, where, sizeof(where));
+		wave_name(s, w, wave, sizeof(wave));
+		return fs_fail(err, FS_EINPUT,
+			       "no linear lane map explains the dump: %s, %s holds %d, "
+			       "the span of the products found predicts %lld", wave,
+			       where, got, (long long)want);
 	}
 	return FS_OK;
 }

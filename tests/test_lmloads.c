@@ -19,12 +19,30 @@
 #include "../sim/lmloads.h"
 #include "tuprofile.h"
 
-static struct lml_frag *frag(void)
-{
-	struct lml_frag *f = malloc(sizeof(*f));
+/* Each test gets the gfx936 map and room for one fragment. */
+struct fix {
+	struct lanemap *lm;
+	struct lml_frag *f;
+};
 
-	assert_non_null(f);
-	return f;
+static int setup(void **state)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+
+	if (!x || !(x->f = malloc(sizeof(*x->f))) || !(x->lm = tu_builtin_valid("gfx936")))
+		return -1;
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *x = *state;
+
+	lanemap_free(x->lm);
+	free(x->f);
+	free(x);
+	return 0;
 }
 
 static void layout(const char *s, int hkv, int bs, int d, struct lml_layout *l)
@@ -38,12 +56,12 @@ static void layout(const char *s, int hkv, int bs, int d, struct lml_layout *l)
  * worked offsets, for every K-step of a 256-dim head. */
 static void gfx936_b_on_the_shipped_cache(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct lml_layout l;
 	struct fs_err err;
 
-	(void)state;
 	layout("paged16", 4, 16, 256, &l);
 	assert_string_equal(l.text, "[NB, Hkv, D/16, BS, 16]");
 	for (int s = 0; s < 8; s++) {
@@ -66,20 +84,18 @@ static void gfx936_b_on_the_shipped_cache(void **state)
 	assert_int_equal(lml_k_frag(lm, &l, 1, 0, f, &err), FS_OK);
 	assert_int_equal(f->lane[0].run[0].off, 4096);
 	assert_int_equal(f->lane[33].run[0].off, 4096 + (1 * 16 + 1) * 16);
-	free(f);
-	lanemap_free(lm);
 }
 
 /* Dims outermost, tokens innermost: a lane's 8 dims are 8 bytes BS apart,
  * eight 1-byte loads; groups of 4 dims: two aligned 4-byte loads. */
 static void layouts_that_break_vector_loads(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct lml_layout l;
 	struct fs_err err;
 
-	(void)state;
 	layout("[NB, Hkv, D, BS]", 4, 16, 256, &l);
 	assert_int_equal(lml_k_frag(lm, &l, 0, 0, f, &err), FS_OK);
 	assert_int_equal(f->lane[17].nrun, 8);
@@ -106,57 +122,51 @@ static void layouts_that_break_vector_loads(void **state)
 	assert_int_equal(f->lane[1].nrun, 1);
 	assert_int_equal(f->lane[1].run[0].off, 36);
 	assert_int_equal(f->lane[1].run[0].loads, 2);
-	free(f);
-	lanemap_free(lm);
 }
 
 /* vLLM's [NB, BS, Hkv, D]: a token's dims are contiguous too. */
 static void nhd_is_one_load_per_lane(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct lml_layout l;
 	struct fs_err err;
 
-	(void)state;
 	layout("nhd", 4, 16, 256, &l);
 	assert_int_equal(lml_k_frag(lm, &l, 2, 1, f, &err), FS_OK);
 	assert_int_equal(f->lanes_one_load, 64);
 	/* lane 50: key 2, dims 32 + 24 = 56..63 of head 2 */
 	assert_int_equal(f->lane[50].run[0].off, (2L * 4 + 2) * 256 + 56);
-	free(f);
-	lanemap_free(lm);
 }
 
 /* Block size 4: the tile's 16 keys lie in four blocks; key 5 is token 1
  * of block 1. */
 static void keys_cross_blocks(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct lml_layout l;
 	struct fs_err err;
 
-	(void)state;
 	layout("paged16", 4, 4, 256, &l);
 	assert_int_equal(lml_k_frag(lm, &l, 0, 0, f, &err), FS_OK);
 	assert_int_equal(f->lane[5].run[0].block, 1);
 	assert_int_equal(f->lane[5].run[0].off, 1 * 16);
 	assert_int_equal(f->lane[21].run[0].off, 1 * 16 + 8);
-	free(f);
-	lanemap_free(lm);
 }
 
 /* head_dim 80: K-step 2 covers dims 64..95, so lanes 32..63 (dims 80..)
  * hold only zero padding and load nothing. */
 static void padding_loads_nothing(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct lml_layout l;
 	struct fs_err err;
 
-	(void)state;
 	layout("paged16", 4, 16, 80, &l);
 	assert_int_equal(lml_k_frag(lm, &l, 0, 2, f, &err), FS_OK);
 	assert_int_equal(f->lane[0].nrun, 1);
@@ -165,19 +175,17 @@ static void padding_loads_nothing(void **state)
 	assert_int_equal(f->loads, 32);
 	assert_int_equal(lml_k_frag(lm, &l, 0, 3, f, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "K-steps 0 to 2"));
-	free(f);
-	lanemap_free(lm);
 }
 
 /* Q [T, Hq, D], decode, Qwen3.5's 24/4 heads: rows are the 6 heads of
  * kv head 1's group, q heads 6..11; rows 6..15 of A hold nothing. */
 static void q_decode_and_prefill(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct fs_err err;
 
-	(void)state;
 	assert_int_equal(lml_q_frag(lm, 24, 256, 6, 0, 1, 0, f, &err), FS_OK);
 	assert_int_equal(f->lane[0].run[0].off, 6 * 256);
 	assert_int_equal(f->lane[21].run[0].off, 11 * 256 + 8);	/* m 5, k 8 */
@@ -188,8 +196,6 @@ static void q_decode_and_prefill(void **state)
 	assert_int_equal(lml_q_frag(lm, 24, 256, 6, 1, 3, 1, f, &err), FS_OK);
 	assert_int_equal(f->lane[18].run[0].off, 2L * 24 * 256 + 3 * 256 + 32 + 8);
 	assert_int_equal(f->lanes_one_load, 64);
-	free(f);
-	lanemap_free(lm);
 }
 
 static void bad_layouts_are_named(void **state)
@@ -221,32 +227,30 @@ static void bad_layouts_are_named(void **state)
  * cache. */
 static void out_of_range_is_refused(void **state)
 {
-	struct lanemap *lm = tu_builtin_valid("gfx936");
-	struct lml_frag *f = frag();
+	struct fix *x = *state;
+	struct lanemap *lm = x->lm;
+	struct lml_frag *f = x->f;
 	struct lml_layout l;
 	struct fs_err err;
 
-	(void)state;
 	layout("paged16", 4, 16, 256, &l);
 	assert_int_equal(lml_k_frag(lm, &l, 4, 0, f, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "heads 0 to 3"));
 	assert_int_equal(lml_k_frag(lm, &l, 0, -1, f, &err), FS_EINPUT);
 	assert_int_equal(lml_q_frag(lm, 24, 256, 6, 0, 4, 0, f, &err), FS_EINPUT);
-	free(f);
-	lanemap_free(lm);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(gfx936_b_on_the_shipped_cache),
-		cmocka_unit_test(layouts_that_break_vector_loads),
-		cmocka_unit_test(nhd_is_one_load_per_lane),
-		cmocka_unit_test(keys_cross_blocks),
-		cmocka_unit_test(padding_loads_nothing),
-		cmocka_unit_test(q_decode_and_prefill),
+		cmocka_unit_test_setup_teardown(gfx936_b_on_the_shipped_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(layouts_that_break_vector_loads, setup, teardown),
+		cmocka_unit_test_setup_teardown(nhd_is_one_load_per_lane, setup, teardown),
+		cmocka_unit_test_setup_teardown(keys_cross_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(padding_loads_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(q_decode_and_prefill, setup, teardown),
 		cmocka_unit_test(bad_layouts_are_named),
-		cmocka_unit_test(out_of_range_is_refused),
+		cmocka_unit_test_setup_teardown(out_of_range_is_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
