@@ -86,7 +86,7 @@ static void gfx936_b_on_the_shipped_cache(void **state)
 	assert_int_equal(f->lane[33].run[0].off, 4096 + (1 * 16 + 1) * 16);
 }
 
-/* Dims outermost, tokens innermost: a lane's 8 dims are 8 bytes BS apart,
+/* Dims outermost, tokens innermost: a lane's 8 dims are BS bytes apart,
  * eight 1-byte loads; groups of 4 dims: two aligned 4-byte loads. */
 static void layouts_that_break_vector_loads(void **state)
 {
