@@ -165,6 +165,49 @@ static char *case_yaml(const struct fs_case *c)
 	return buf;
 }
 
+/*
+ * The "vllm" object: what a vLLM-style paged-attention test passes, in
+ * vLLM's names. vLLM flattens the query tokens of all sequences into
+ * [num_tokens, Hq, D]; query_start_loc[s]..query_start_loc[s+1] are
+ * sequence s's rows. Our real tokens are those with q_pos >= 0 (the
+ * padding is -1), taken in (s, t) order, so the counts come from q_pos
+ * alone and do not depend on threads or executor.
+ */
+static void manifest_vllm(const struct runcase *r, const struct tlist *l,
+			  struct json *j)
+{
+	const struct fs_inputs *in = &r->in;
+	int64_t total = 0;
+
+	json_key(j, "vllm");
+	json_begin_object(j);
+	json_key_string(j, "seq_lens", "context_lens");
+	json_key_string(j, "block_tables", "block_table");
+	json_key(j, "query_start_loc");
+	json_begin_array_compact(j);
+	json_int(j, 0);
+	for (int s = 0; s < in->S; s++) {
+		for (int t = 0; t < in->T; t++)
+			total += in->q_pos[(size_t)s * (size_t)in->T + (size_t)t] >= 0;
+		json_int(j, total);
+	}
+	json_end_array(j);
+	json_key_int(j, "num_tokens", total);
+	for (int i = 0; i < 2; i++) {
+		const char *from = i ? "out" : "q";
+
+		if (i && !(l->groups & GOLD_OUT))
+			continue;
+		json_key(j, i ? "output" : "query");
+		json_begin_object(j);
+		json_key_string(j, "from", from);
+		json_key_string(j, "layout", "[S,T,Hq,D] -> [num_tokens,Hq,D]: "
+				"the tokens with q_pos >= 0, in (s, t) order");
+		json_end_object(j);
+	}
+	json_end_object(j);
+}
+
 static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 			   enum golden_format fmt, struct json *j)
 {
@@ -226,6 +269,9 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 		json_end_object(j);
 	}
 	json_end_array(j);
+	/* q_pos, q and the tables are the inputs group's */
+	if (l->groups & GOLD_INPUTS)
+		manifest_vllm(r, l, j);
 	json_key_string(j, "case_yaml", yaml);
 	json_end_object(j);
 	free(yaml);

@@ -126,6 +126,29 @@ def test_gather_and_mask_by_hand(tmp):
     assert fg.mask(g, 0).tolist() == [[True, True, False], [True, True, True]]
 
 
+def test_vllm_names(tmp):
+    """prefill-multi-seq-table: sequences with chunks of 40 and 17 tokens,
+    T = 40, so sequence 1 has 23 padded tokens (q_pos -1). By hand:
+    query_start_loc [0, 40, 57], num_tokens 57; sequence 0's history is
+    100 over blocks [6, 1, 3] of 64 slots, so its token 0 (position 100)
+    is slot 1*64 + 36 = 100 and its token 28 (position 128) slot
+    3*64 + 0 = 192; sequence 1 (history 20, block 0) starts at slot 20."""
+    g = fg.load(run_case("cases/qwen35-27b/prefill-multi-seq-table.yaml", tmp))
+    v = g.manifest["vllm"]
+    assert v["query_start_loc"] == [0, 40, 57] and v["num_tokens"] == 57
+    assert v["seq_lens"] == "context_lens" and v["block_tables"] == "block_table"
+    n = fg.vllm(g)
+    assert n["query_start_loc"].tolist() == [0, 40, 57]
+    assert n["seq_lens"].tolist() == [140, 37]
+    assert n["query"].shape == (57, 24, 256) and n["output"].shape == (57, 24, 256)
+    # the flattening, against q itself: rows 0..39 are sequence 0's
+    # tokens, rows 40..56 sequence 1's first 17
+    assert (n["query"][:40] == g["q"][0]).all()
+    assert (n["query"][40:] == g["q"][1, :17]).all()
+    assert (n["output"][40:] == g["out"][1, :17]).all()
+    assert n["slot_mapping"][[0, 28, 40, 56]].tolist() == [100, 192, 20, 36]
+
+
 def torch_paged_attention(torch, q, k_cache, v_cache, k_scale, v_scale,
                           block_tables, seq_lens, q_pos, scale):
     """A small paged attention in PyTorch, as a kernel test would hold it:
