@@ -16,6 +16,11 @@
  * whose __metadata__ holds the manifest (key "manifest"); manifest.json
  * is written as well. A file's sha256 is that of the .npy file, or of the
  * tensor's data bytes inside golden.safetensors.
+ *
+ * GOLDEN_SAFETENSORS_BF16 (`run --bf16`) stores q and out as BF16, the
+ * dtype a vLLM-style kernel takes and gives: q is BF16-representable, so
+ * exact; out is rounded to nearest even. The manifest says "bfloat16"
+ * and the sha256 is of the BF16 bytes. Every other tensor is unchanged.
  */
 #include "golden.h"
 
@@ -38,6 +43,7 @@ struct tensor {
 	int ndim;
 	size_t shape[5];
 	const void *data;
+	uint16_t *bits;		/* BF16 copy of data (owned), or NULL */
 	char sha[65];
 };
 
@@ -58,6 +64,7 @@ static void add(struct tlist *l, const char *name, enum npy_dtype dt,
 	t->dtype = dt;
 	t->ndim = ndim;
 	t->data = data;
+	t->bits = NULL;
 	memcpy(t->shape, dims, sizeof(dims));
 }
 
@@ -140,13 +147,38 @@ void golden_profile_digest(const struct lanemap *lm, char hex[65])
 	sha256_final_hex(&h, hex);
 }
 
-static size_t nbytes(const struct tensor *t)
+static size_t count(const struct tensor *t)
 {
-	size_t n = npy_dtype_size(t->dtype);
+	size_t n = 1;
 
 	for (int i = 0; i < t->ndim; i++)
 		n *= t->shape[i];
 	return n;
+}
+
+static size_t nbytes(const struct tensor *t)
+{
+	return count(t) * (t->bits ? 2 : npy_dtype_size(t->dtype));
+}
+
+/* q and out as BF16 (--bf16): the copies the file and the digests use. */
+static enum fs_rc to_bf16(struct tlist *l, struct fs_err *err)
+{
+	for (int i = 0; i < l->n; i++) {
+		struct tensor *t = &l->t[i];
+		const float *f = t->data;
+		size_t n = count(t);
+
+		if (strcmp(t->name, "q") && strcmp(t->name, "out"))
+			continue;
+		t->bits = malloc((n ? n : 1) * sizeof(*t->bits));
+		if (!t->bits)
+			return fs_nomem(err, "the BF16 copy of a golden tensor",
+					n * sizeof(*t->bits));
+		for (size_t k = 0; k < n; k++)
+			t->bits[k] = safetensors_bf16_from_f32(f[k]);
+	}
+	return FS_OK;
 }
 
 static char *case_yaml(const struct fs_case *c)
@@ -259,7 +291,7 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 			 fmt == GOLDEN_NPY ? ".npy" : "");
 		json_begin_object(j);
 		json_key_string(j, "name", name);
-		json_key_string(j, "dtype", npy_dtype_name(t->dtype));
+		json_key_string(j, "dtype", t->bits ? "bfloat16" : npy_dtype_name(t->dtype));
 		json_key(j, "shape");
 		json_begin_array_compact(j);
 		for (int d = 0; d < t->ndim; d++)
@@ -288,16 +320,22 @@ enum fs_rc golden_write(const struct runcase *r, const char *dir,
 	enum fs_rc rc;
 
 	collect(r, &l);
-	rc = outdir_begin(&d, dir, err);
-	if (rc)
+	rc = fmt == GOLDEN_SAFETENSORS_BF16 ? to_bf16(&l, err) : FS_OK;
+	if (!rc)
+		rc = outdir_begin(&d, dir, err);
+	if (rc) {
+		for (int i = 0; i < l.n; i++)
+			free(l.t[i].bits);
 		return rc;
+	}
 	json_init_mem(&j, 1);
 	for (int i = 0; i < l.n && !rc; i++) {
 		struct tensor *t = &l.t[i];
 		char name[64];
 
-		if (fmt == GOLDEN_SAFETENSORS) {
-			sha256_hex(t->data, nbytes(t), t->sha);
+		if (fmt != GOLDEN_NPY) {
+			sha256_hex(t->bits ? (const void *)t->bits : t->data, nbytes(t),
+				   t->sha);
 			continue;
 		}
 		snprintf(name, sizeof(name), "%s.npy", t->name);
@@ -310,12 +348,15 @@ enum fs_rc golden_write(const struct runcase *r, const char *dir,
 		if (rc)
 			*err = j.err;
 	}
-	if (!rc && fmt == GOLDEN_SAFETENSORS) {
+	if (!rc && fmt != GOLDEN_NPY) {
 		struct safetensors st;
 
 		safetensors_init(&st);
 		for (int i = 0; i < l.n && !rc; i++)
-			rc = safetensors_add(&st, l.t[i].name, l.t[i].dtype, l.t[i].ndim,
+			rc = l.t[i].bits ?
+			     safetensors_add_bf16(&st, l.t[i].name, l.t[i].ndim,
+						  l.t[i].shape, l.t[i].bits, err) :
+			     safetensors_add(&st, l.t[i].name, l.t[i].dtype, l.t[i].ndim,
 					     l.t[i].shape, l.t[i].data, err);
 		if (!rc)
 			rc = safetensors_add_meta(&st, "manifest", json_text(&j, NULL), err);
@@ -330,6 +371,8 @@ enum fs_rc golden_write(const struct runcase *r, const char *dir,
 	if (!rc)
 		rc = json_save(&j, path, err);
 	json_free(&j);
+	for (int i = 0; i < l.n; i++)
+		free(l.t[i].bits);
 	if (!rc)
 		rc = outdir_commit(&d, err);
 	if (rc)
