@@ -620,6 +620,52 @@ static void test_round_trip_through_diff(void **state)
 			       "%s/rt/err.txt", t->dir), 0);
 }
 
+/*
+ * run --bf16: q and out are BF16 in the file, every other tensor keeps
+ * its dtype; q (BF16-representable) reads back equal to the f32 golden.
+ * diff --dump reads the file (BF16 is accepted): acc matches bit for
+ * bit, out differs by its BF16 rounding, so the verdict is 1, not 2.
+ * --bf16 with .npy output is refused (exit 2), naming the fix.
+ */
+static void test_bf16_golden(void **state)
+{
+	struct tu_scratch *t = *state;
+	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
+	char path[200];
+	struct safetensors_file fb, ff;
+	struct npy_array qb, qf;
+	struct fs_err err;
+
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/b --format safetensors "
+			       "--bf16 >/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/f --format safetensors "
+			       ">/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	snprintf(path, sizeof(path), "%s/b/golden.safetensors", t->dir);
+	assert_int_equal(safetensors_read(path, &fb, &err), FS_OK);
+	snprintf(path, sizeof(path), "%s/f/golden.safetensors", t->dir);
+	assert_int_equal(safetensors_read(path, &ff, &err), FS_OK);
+	assert_int_equal(safetensors_find(&fb, "q")->bf16, 1);
+	assert_int_equal(safetensors_find(&fb, "out")->bf16, 1);
+	assert_int_equal(safetensors_find(&fb, "acc")->bf16, 0);
+	assert_int_equal(safetensors_find(&fb, "acc")->dtype, NPY_I32);
+	assert_int_equal(safetensors_find(&ff, "q")->bf16, 0);
+	assert_int_equal(safetensors_get(&fb, "q", &qb, &err), FS_OK);
+	assert_int_equal(safetensors_get(&ff, "q", &qf, &err), FS_OK);
+	assert_int_equal(qb.count, qf.count);
+	assert_memory_equal(qb.data, qf.data, qf.count * sizeof(float));
+	npy_free(&qb);
+	npy_free(&qf);
+	safetensors_file_free(&fb);
+	safetensors_file_free(&ff);
+	assert_int_equal(tu_sh("'%s' diff '%s' --dump %s/b >%s/d.txt",
+			       FRAGSIM_BIN, c, t->dir, t->dir), 1);
+	assert_int_equal(tu_sh("grep -q '^acc .* 0 mismatches' %s/d.txt", t->dir), 0);
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/n --bf16 >/dev/null "
+			       "2>%s/e.txt", FRAGSIM_BIN, c, t->dir, t->dir), 2);
+	assert_int_equal(tu_sh("grep -q 'bf16 needs --format safetensors' "
+			       "%s/e.txt", t->dir), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -640,6 +686,7 @@ int main(void)
 		T(test_read_deep_header),
 		T(test_read_fifo),
 		T(test_round_trip_through_diff),
+		T(test_bf16_golden),
 	};
 
 	return cmocka_run_group_tests_name("safetensors", tests, NULL, NULL);
