@@ -4,6 +4,7 @@
     g = fg.load("out")                 # manifest + every tensor, digests checked
     k = fg.gather_k(g, seq=0)          # int8 [context, Hkv, D], logical key order
     ref = fg.reference_out(g)          # float64 [S, T, Hq, D] from the goldens alone
+    v = fg.vllm(g)                     # seq_lens, query_start_loc, query [num_tokens, Hq, D], ...
 
 A golden directory is what `fragsim run CASE --out DIR` writes
 (docs/formats.md, "The golden directory"): one .npy per tensor, or
@@ -33,7 +34,7 @@ import sys
 import numpy as np
 
 __all__ = ["Golden", "GoldenError", "load", "gather_k", "gather_v",
-           "mask", "reference_out", "vllm", "to_torch"]
+           "mask", "reference_out", "vllm", "bf16_to_f32", "to_torch"]
 
 
 class GoldenError(Exception):
