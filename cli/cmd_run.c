@@ -21,7 +21,7 @@
 struct run_args {
 	const char *out, *format, *exec, *report;
 	long threads;	/* 0: all cores */
-	int json, emulate_only;
+	int json, emulate_only, bf16;
 };
 
 #define OPT_ARGS struct run_args
@@ -34,6 +34,9 @@ static const struct opt run_opts[] = {
 	  "when every check holds; the directory appears whole)"),
 	OPT_CHOICE("--format", format, "<fmt>", formats,
 	  "npy: one .npy per tensor; safetensors: one file", .def = "npy"),
+	OPT_FLAG("--bf16", bf16,
+	  "with --format safetensors: q and out stored as BF16\n"
+	  "(out rounded to nearest even), as a vLLM kernel takes them"),
 	OPT_INT("--threads", threads, "<n>", 1, 1024,
 	  "OpenMP threads; results do not depend on it", .def = "all cores"),
 	OPT_FLAG("--json", json, "the summary as JSON"),
@@ -52,7 +55,7 @@ static const struct opt run_opts[] = {
 #undef OPT_ARGS
 
 static const char *const run_synopsis[] = {
-	"run <case.yaml> [--out <dir>] [--format npy|safetensors]",
+	"run <case.yaml> [--out <dir>] [--format npy|safetensors] [--bf16]",
 	" [--threads <n>] [--json] [--emulate-only]",
 	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
 	NULL,
@@ -84,7 +87,10 @@ int cmd_run(int argc, char **argv)
 		return opt_error(&cmd_run_spec, "run: give a case file");
 	path = argv[0];
 	if (!strcmp(a.format, "safetensors"))
-		fmt = GOLDEN_SAFETENSORS;
+		fmt = a.bf16 ? GOLDEN_SAFETENSORS_BF16 : GOLDEN_SAFETENSORS;
+	else if (a.bf16)	/* numpy has no bfloat16: .npy could not say it */
+		return opt_error(&cmd_run_spec, "--bf16 needs --format safetensors "
+				 "(.npy has no bfloat16 dtype)");
 	if (attn_exec_parse(a.exec, &ex))
 		return FS_EINTERNAL;	/* cli_exec_names are attn_exec_parse's */
 	if (a.threads)

@@ -16,6 +16,11 @@
  * whose __metadata__ holds the manifest (key "manifest"); manifest.json
  * is written as well. A file's sha256 is that of the .npy file, or of the
  * tensor's data bytes inside golden.safetensors.
+ *
+ * GOLDEN_SAFETENSORS_BF16 (`run --bf16`) stores q and out as BF16, the
+ * dtype a vLLM-style kernel takes and gives: q is BF16-representable, so
+ * exact; out is rounded to nearest even. The manifest says "bfloat16"
+ * and the sha256 is of the BF16 bytes. Every other tensor is unchanged.
  */
 #include "golden.h"
 
@@ -38,6 +43,7 @@ struct tensor {
 	int ndim;
 	size_t shape[5];
 	const void *data;
+	uint16_t *bits;		/* BF16 copy of data (owned), or NULL */
 	char sha[65];
 };
 
@@ -58,6 +64,7 @@ static void add(struct tlist *l, const char *name, enum npy_dtype dt,
 	t->dtype = dt;
 	t->ndim = ndim;
 	t->data = data;
+	t->bits = NULL;
 	memcpy(t->shape, dims, sizeof(dims));
 }
 
@@ -140,13 +147,38 @@ void golden_profile_digest(const struct lanemap *lm, char hex[65])
 	sha256_final_hex(&h, hex);
 }
 
-static size_t nbytes(const struct tensor *t)
+static size_t count(const struct tensor *t)
 {
-	size_t n = npy_dtype_size(t->dtype);
+	size_t n = 1;
 
 	for (int i = 0; i < t->ndim; i++)
 		n *= t->shape[i];
 	return n;
+}
+
+static size_t nbytes(const struct tensor *t)
+{
+	return count(t) * (t->bits ? 2 : npy_dtype_size(t->dtype));
+}
+
+/* q and out as BF16 (--bf16): the copies the file and the digests use. */
+static enum fs_rc to_bf16(struct tlist *l, struct fs_err *err)
+{
+	for (int i = 0; i < l->n; i++) {
+		struct tensor *t = &l->t[i];
+		const float *f = t->data;
+		size_t n = count(t);
+
+		if (strcmp(t->name, "q") && strcmp(t->name, "out"))
+			continue;
+		t->bits = malloc((n ? n : 1) * sizeof(*t->bits));
+		if (!t->bits)
+			return fs_nomem(err, "the BF16 copy of a golden tensor",
+					n * sizeof(*t->bits));
+		for (size_t k = 0; k < n; k++)
+			t->bits[k] = safetensors_bf16_from_f32(f[k]);
+	}
+	return FS_OK;
 }
 
 static char *case_yaml(const struct fs_case *c)
@@ -163,6 +195,49 @@ static char *case_yaml(const struct fs_case *c)
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * The "vllm" object: what a vLLM-style paged-attention test passes, in
+ * vLLM's names. vLLM flattens the query tokens of all sequences into
+ * [num_tokens, Hq, D]; query_start_loc[s]..query_start_loc[s+1] are
+ * sequence s's rows. Our real tokens are those with q_pos >= 0 (the
+ * padding is -1), taken in (s, t) order, so the counts come from q_pos
+ * alone and do not depend on threads or executor.
+ */
+static void manifest_vllm(const struct runcase *r, const struct tlist *l,
+			  struct json *j)
+{
+	const struct fs_inputs *in = &r->in;
+	int64_t total = 0;
+
+	json_key(j, "vllm");
+	json_begin_object(j);
+	json_key_string(j, "seq_lens", "context_lens");
+	json_key_string(j, "block_tables", "block_table");
+	json_key(j, "query_start_loc");
+	json_begin_array_compact(j);
+	json_int(j, 0);
+	for (int s = 0; s < in->S; s++) {
+		for (int t = 0; t < in->T; t++)
+			total += in->q_pos[(size_t)s * (size_t)in->T + (size_t)t] >= 0;
+		json_int(j, total);
+	}
+	json_end_array(j);
+	json_key_int(j, "num_tokens", total);
+	for (int i = 0; i < 2; i++) {
+		const char *from = i ? "out" : "q";
+
+		if (i && !(l->groups & GOLD_OUT))
+			continue;
+		json_key(j, i ? "output" : "query");
+		json_begin_object(j);
+		json_key_string(j, "from", from);
+		json_key_string(j, "layout", "[S,T,Hq,D] -> [num_tokens,Hq,D]: "
+				"the tokens with q_pos >= 0, in (s, t) order");
+		json_end_object(j);
+	}
+	json_end_object(j);
 }
 
 static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
@@ -216,7 +291,7 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 			 fmt == GOLDEN_NPY ? ".npy" : "");
 		json_begin_object(j);
 		json_key_string(j, "name", name);
-		json_key_string(j, "dtype", npy_dtype_name(t->dtype));
+		json_key_string(j, "dtype", t->bits ? "bfloat16" : npy_dtype_name(t->dtype));
 		json_key(j, "shape");
 		json_begin_array_compact(j);
 		for (int d = 0; d < t->ndim; d++)
@@ -226,6 +301,9 @@ static enum fs_rc manifest(const struct runcase *r, const struct tlist *l,
 		json_end_object(j);
 	}
 	json_end_array(j);
+	/* q_pos, q and the tables are the inputs group's */
+	if (l->groups & GOLD_INPUTS)
+		manifest_vllm(r, l, j);
 	json_key_string(j, "case_yaml", yaml);
 	json_end_object(j);
 	free(yaml);
@@ -242,16 +320,22 @@ enum fs_rc golden_write(const struct runcase *r, const char *dir,
 	enum fs_rc rc;
 
 	collect(r, &l);
-	rc = outdir_begin(&d, dir, err);
-	if (rc)
+	rc = fmt == GOLDEN_SAFETENSORS_BF16 ? to_bf16(&l, err) : FS_OK;
+	if (!rc)
+		rc = outdir_begin(&d, dir, err);
+	if (rc) {
+		for (int i = 0; i < l.n; i++)
+			free(l.t[i].bits);
 		return rc;
+	}
 	json_init_mem(&j, 1);
 	for (int i = 0; i < l.n && !rc; i++) {
 		struct tensor *t = &l.t[i];
 		char name[64];
 
-		if (fmt == GOLDEN_SAFETENSORS) {
-			sha256_hex(t->data, nbytes(t), t->sha);
+		if (fmt != GOLDEN_NPY) {
+			sha256_hex(t->bits ? (const void *)t->bits : t->data, nbytes(t),
+				   t->sha);
 			continue;
 		}
 		snprintf(name, sizeof(name), "%s.npy", t->name);
@@ -264,12 +348,15 @@ enum fs_rc golden_write(const struct runcase *r, const char *dir,
 		if (rc)
 			*err = j.err;
 	}
-	if (!rc && fmt == GOLDEN_SAFETENSORS) {
+	if (!rc && fmt != GOLDEN_NPY) {
 		struct safetensors st;
 
 		safetensors_init(&st);
 		for (int i = 0; i < l.n && !rc; i++)
-			rc = safetensors_add(&st, l.t[i].name, l.t[i].dtype, l.t[i].ndim,
+			rc = l.t[i].bits ?
+			     safetensors_add_bf16(&st, l.t[i].name, l.t[i].ndim,
+						  l.t[i].shape, l.t[i].bits, err) :
+			     safetensors_add(&st, l.t[i].name, l.t[i].dtype, l.t[i].ndim,
 					     l.t[i].shape, l.t[i].data, err);
 		if (!rc)
 			rc = safetensors_add_meta(&st, "manifest", json_text(&j, NULL), err);
@@ -284,6 +371,8 @@ enum fs_rc golden_write(const struct runcase *r, const char *dir,
 	if (!rc)
 		rc = json_save(&j, path, err);
 	json_free(&j);
+	for (int i = 0; i < l.n; i++)
+		free(l.t[i].bits);
 	if (!rc)
 		rc = outdir_commit(&d, err);
 	if (rc)

@@ -8,7 +8,8 @@
 
 #include "runcase.h"
 
-enum golden_format { GOLDEN_NPY, GOLDEN_SAFETENSORS };
+/* GOLDEN_SAFETENSORS_BF16: safetensors with q and out stored as BF16. */
+enum golden_format { GOLDEN_NPY, GOLDEN_SAFETENSORS, GOLDEN_SAFETENSORS_BF16 };
 
 enum fs_rc golden_write(const struct runcase *r, const char *dir,
 			enum golden_format fmt, struct fs_err *err);

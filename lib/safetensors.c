@@ -54,6 +54,38 @@ const char *safetensors_dtype_name(enum npy_dtype dtype)
 	return (unsigned)dtype < NPY_DTYPE_COUNT ? st_dtypes[dtype] : NULL;
 }
 
+/*
+ * BF16 is the top 16 bits of a float32 (bfloat16, as torch and the
+ * safetensors spec define it). Rounding to nearest, ties to even: add
+ * 0x7fff plus the kept part's lowest bit, then drop the low half; a NaN
+ * stays a (quiet) NaN instead of rounding into infinity.
+ */
+uint16_t safetensors_bf16_from_f32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x0040u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+float safetensors_bf16_to_f32(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* Bytes per element as stored: BF16 is 2 whatever dtype says. */
+static size_t elem_size(enum npy_dtype dtype, int bf16)
+{
+	return bf16 ? 2 : npy_dtype_size(dtype);
+}
+
 void safetensors_init(struct safetensors *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -77,9 +109,10 @@ static int grow(void **arr, size_t n, size_t *cap, size_t sz)
 	return 0;
 }
 
-enum fs_rc safetensors_add(struct safetensors *st, const char *name,
-			   enum npy_dtype dtype, int ndim, const size_t *shape,
-			   const void *data, struct fs_err *err)
+static enum fs_rc add_tensor(struct safetensors *st, const char *name,
+			     enum npy_dtype dtype, int bf16, int ndim,
+			     const size_t *shape, const void *data,
+			     struct fs_err *err)
 {
 	struct safetensors_tensor *t;
 	size_t count, nbytes, total;
@@ -98,7 +131,7 @@ enum fs_rc safetensors_add(struct safetensors *st, const char *name,
 			return fs_fail(err, FS_EINTERNAL, "safetensors: "
 				       "duplicate tensor '%s'", name);
 	if (fs_size_prod(shape, ndim, SIZE_MAX, &count) ||
-	    fs_size_mul(count, npy_dtype_size(dtype), &nbytes) ||
+	    fs_size_mul(count, elem_size(dtype, bf16), &nbytes) ||
 	    fs_size_add(st->data_bytes, nbytes, &total))
 		return fs_fail(err, FS_EINTERNAL, "safetensors: '%s' is too "
 			       "large", name);
@@ -114,6 +147,7 @@ enum fs_rc safetensors_add(struct safetensors *st, const char *name,
 	if (!t->name)
 		return fs_fail(err, FS_ENOMEM, "out of memory: a safetensors file");
 	t->dtype = dtype;
+	t->bf16 = bf16;
 	t->ndim = ndim;
 	if (ndim)
 		memcpy(t->shape, shape, sizeof(*shape) * (size_t)ndim);
@@ -123,6 +157,20 @@ enum fs_rc safetensors_add(struct safetensors *st, const char *name,
 	st->data_bytes = total;
 	st->ntensors++;
 	return FS_OK;
+}
+
+enum fs_rc safetensors_add(struct safetensors *st, const char *name,
+			   enum npy_dtype dtype, int ndim, const size_t *shape,
+			   const void *data, struct fs_err *err)
+{
+	return add_tensor(st, name, dtype, 0, ndim, shape, data, err);
+}
+
+enum fs_rc safetensors_add_bf16(struct safetensors *st, const char *name,
+				int ndim, const size_t *shape,
+				const uint16_t *bits, struct fs_err *err)
+{
+	return add_tensor(st, name, NPY_F32, 1, ndim, shape, bits, err);
 }
 
 enum fs_rc safetensors_add_meta(struct safetensors *st, const char *key,
@@ -172,7 +220,7 @@ enum fs_rc safetensors_header(const struct safetensors *st, char **text,
 
 		json_key(&j, t->name);
 		json_begin_object(&j);
-		json_key_string(&j, "dtype", st_dtypes[t->dtype]);
+		json_key_string(&j, "dtype", t->bf16 ? "BF16" : st_dtypes[t->dtype]);
 		json_key(&j, "shape");
 		json_begin_array(&j);
 		for (int d = 0; d < t->ndim; d++)
@@ -290,8 +338,14 @@ static enum fs_rc st_fail(struct fs_err *err, const char *file,
 	return fs_fail_at(err, FS_EINPUT, file, 0, 0, "%s", msg);
 }
 
-static int dtype_by_name(const char *s, enum npy_dtype *out)
+/* A BF16 entry reads as F32 (exactly: see safetensors_bf16_to_f32). */
+static int dtype_by_name(const char *s, enum npy_dtype *out, int *bf16)
 {
+	*bf16 = !strcmp(s, "BF16");
+	if (*bf16) {
+		*out = NPY_F32;
+		return 0;
+	}
 	for (int t = 0; t < NPY_DTYPE_COUNT; t++)
 		if (!strcmp(s, st_dtypes[t])) {
 			*out = (enum npy_dtype)t;
@@ -327,10 +381,10 @@ static enum fs_rc entry_parse(const char *file, const char *name,
 		return st_fail(err, file, "byte %zu: tensor '%s': missing '%s'",
 			       v->at, name, !dt ? "dtype" : !sh ? "shape" :
 			       "data_offsets");
-	if (dt->type != JSON_STRING || dtype_by_name(dt->text, &e->dtype))
+	if (dt->type != JSON_STRING || dtype_by_name(dt->text, &e->dtype, &e->bf16))
 		return st_fail(err, file, "byte %zu: tensor '%s': unsupported "
 			       "dtype %s%s%s (fragsim reads I8 U8 I16 I32 I64 "
-			       "F16 F32 F64)", dt->at, name,
+			       "F16 BF16 F32 F64)", dt->at, name,
 			       dt->type == JSON_STRING ? "'" : "",
 			       dt->type == JSON_STRING ? dt->text : "(not a string)",
 			       dt->type == JSON_STRING ? "'" : "");
@@ -355,14 +409,14 @@ static enum fs_rc entry_parse(const char *file, const char *name,
 	e->begin = (size_t)b;
 	e->end = (size_t)x;
 	if (fs_size_prod(e->shape, e->ndim, NPY_MAX_DATA_BYTES /
-			 npy_dtype_size(e->dtype), &e->count))
+			 elem_size(e->dtype, e->bf16), &e->count))
 		return st_fail(err, file, "byte %zu: tensor '%s': shape is over "
 			       "2^34 bytes", sh->at, name);
-	nbytes = e->count * npy_dtype_size(e->dtype);
+	nbytes = e->count * elem_size(e->dtype, e->bf16);
 	if (nbytes != e->end - e->begin)
 		return st_fail(err, file, "byte %zu: tensor '%s': %s shape "
 			       "needs %zu bytes, data_offsets span %zu", off->at,
-			       name, st_dtypes[e->dtype], nbytes,
+			       name, e->bf16 ? "BF16" : st_dtypes[e->dtype], nbytes,
 			       e->end - e->begin);
 	return FS_OK;
 }
@@ -591,12 +645,22 @@ enum fs_rc safetensors_get(const struct safetensors_file *f, const char *name,
 		return st_fail(err, f->origin, "no tensor '%s' (it has: %s)", name,
 			       f->n ? list : "none");
 	}
-	nbytes = e->end - e->begin;
+	nbytes = e->count * npy_dtype_size(e->dtype);
 	out->data = malloc(nbytes ? nbytes : 1);
 	if (!out->data)
 		return fs_fail_at(err, FS_ENOMEM, f->origin, 0, 0,
 				  "out of memory: a tensor's data, %zu bytes", nbytes);
-	memcpy(out->data, f->data + e->begin, nbytes);
+	if (e->bf16) {
+		float *o = out->data;
+		const unsigned char *p = f->data + e->begin;
+
+		/* little endian in the file, whatever the host */
+		for (size_t i = 0; i < e->count; i++)
+			o[i] = safetensors_bf16_to_f32((uint16_t)(p[2 * i] |
+								  p[2 * i + 1] << 8));
+	} else {
+		memcpy(out->data, f->data + e->begin, nbytes);
+	}
 	out->dtype = e->dtype;
 	out->ndim = e->ndim;
 	memcpy(out->shape, e->shape, sizeof(out->shape));

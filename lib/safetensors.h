@@ -19,6 +19,7 @@
 #define SAFETENSORS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../sim/fs.h"
 #include "npy.h"
@@ -28,7 +29,8 @@
 
 struct safetensors_tensor {
 	char *name;			/* owned copy */
-	enum npy_dtype dtype;
+	enum npy_dtype dtype;		/* NPY_F32 when bf16 */
+	int bf16;			/* stored as "BF16", 2 bytes each */
 	int ndim;			/* 0..NPY_MAX_DIMS */
 	size_t shape[NPY_MAX_DIMS];
 	const void *data;		/* borrowed, nbytes long */
@@ -54,6 +56,17 @@ void safetensors_init(struct safetensors *st);
 enum fs_rc safetensors_add(struct safetensors *st, const char *name,
 			   enum npy_dtype dtype, int ndim, const size_t *shape,
 			   const void *data, struct fs_err *err);
+
+/* Append a "BF16" tensor: bits are BF16 values (safetensors_bf16_from_f32),
+ * host order; written little endian like every tensor. */
+enum fs_rc safetensors_add_bf16(struct safetensors *st, const char *name,
+				int ndim, const size_t *shape,
+				const uint16_t *bits, struct fs_err *err);
+
+/* float32 -> BF16, round to nearest even (NaN stays NaN); and back,
+ * exactly. */
+uint16_t safetensors_bf16_from_f32(float f);
+float safetensors_bf16_to_f32(uint16_t b);
 
 /* Append a "__metadata__" pair; keys are unique. */
 enum fs_rc safetensors_add_meta(struct safetensors *st, const char *key,
@@ -90,7 +103,8 @@ void safetensors_free(struct safetensors *st);
  */
 struct safetensors_entry {
 	char *name;
-	enum npy_dtype dtype;
+	enum npy_dtype dtype;		/* BF16 reads as NPY_F32 */
+	int bf16;			/* stored as "BF16": 2 bytes each */
 	int ndim;
 	size_t shape[NPY_MAX_DIMS];
 	size_t count;			/* elements */
@@ -117,7 +131,8 @@ enum fs_rc safetensors_read(const char *path, struct safetensors_file *f,
 /* The entry named name, or NULL. */
 const struct safetensors_entry *safetensors_find(const struct safetensors_file *f,
 						 const char *name);
-/* A copy of tensor name as an npy_array; missing: FS_EINPUT listing names. */
+/* A copy of tensor name as an npy_array (BF16 widened to F32, exactly);
+ * missing: FS_EINPUT listing names. */
 enum fs_rc safetensors_get(const struct safetensors_file *f, const char *name,
 			   struct npy_array *out, struct fs_err *err);
 void safetensors_file_free(struct safetensors_file *f);

@@ -63,7 +63,7 @@ commands=$("$fragsim" --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p'
 [ -n "$commands" ] || fail "fragsim --help lists no command"
 for c in $commands; do
 	help=$("$fragsim" "$c" --help) || fail "$c --help: exit $?"
-	opts=$(echo "$help" | grep -o -- '--[a-z][a-z-]*' | grep -vx -- --help | sort -u)
+	opts=$(echo "$help" | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -- --help | sort -u)
 	# the command's section: from its heading to the next heading
 	section=$(sed -n "/^   fragsim $c\$/,/^   fragsim [a-z]*\$\|^EXIT STATUS/p" "$tmp/man.txt")
 	[ -n "$section" ] || fail "man page: no section 'fragsim $c'"

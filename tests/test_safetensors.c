@@ -152,6 +152,72 @@ static void test_worked_example(void **state)
 	free(b);
 }
 
+/*
+ * float32 -> BF16 by hand (the float's top 16 bits, rounded to nearest
+ * even): 1 + 2^-8 is 0x3f808000, exactly halfway between 0x3f80 and
+ * 0x3f81, and goes to the even 0x3f80; 1 + 3*2^-8 (0x3f818000) to the
+ * even 0x3f82; one ulp over the tie (0x3f808001) up to 0x3f81; the
+ * largest float rounds to infinity; a NaN stays a NaN.
+ */
+static void test_bf16_rounding(void **state)
+{
+	static const struct { uint32_t f; uint16_t b; } cases[] = {
+		{ 0x3f800000u, 0x3f80 }, { 0x3f808000u, 0x3f80 },
+		{ 0x3f818000u, 0x3f82 }, { 0x3f808001u, 0x3f81 },
+		{ 0x3f80ffffu, 0x3f81 }, { 0x80000000u, 0x8000 },
+		{ 0xc0200000u, 0xc020 }, { 0x7f7fffffu, 0x7f80 },
+		{ 0x7f800000u, 0x7f80 }, { 0x00000001u, 0x0000 },
+	};
+	uint32_t nan = 0x7f800001u;
+	float f;
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++) {
+		memcpy(&f, &cases[i].f, sizeof(f));
+		assert_int_equal(safetensors_bf16_from_f32(f), cases[i].b);
+	}
+	memcpy(&f, &nan, sizeof(f));
+	assert_true((safetensors_bf16_from_f32(f) & 0x7fff) > 0x7f80);
+	assert_true(safetensors_bf16_to_f32(0x3f81) == 1.0f + 1.0f / 128);
+	assert_true(safetensors_bf16_to_f32(0xc020) == -2.5f);
+}
+
+/* A BF16 tensor byte for byte: [1.0, -2.5] is 0x3f80 0xc020, stored
+ * little endian; the 55-byte header pads to 56. Read back as F32. */
+static void test_bf16_write_read(void **state)
+{
+	static const unsigned char want[] =
+		"\x38\0\0\0\0\0\0\0"
+		"{\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}} "
+		"\x80\x3f\x20\xc0";
+	struct tu_scratch *t = *state;
+	const uint16_t bits[2] = { safetensors_bf16_from_f32(1.0f),
+				   safetensors_bf16_from_f32(-2.5f) };
+	struct safetensors st;
+	struct safetensors_file f;
+	struct npy_array a;
+	struct fs_err err;
+	size_t two = 2, len;
+	unsigned char *b;
+
+	safetensors_init(&st);
+	assert_int_equal(safetensors_add_bf16(&st, "b", 1, &two, bits, NULL), FS_OK);
+	assert_int_equal(safetensors_write(&st, t->path, NULL), FS_OK);
+	safetensors_free(&st);
+	b = slurp(t->path, &len);
+	assert_int_equal(len, sizeof(want) - 1);
+	assert_memory_equal(b, want, len);
+	assert_int_equal(safetensors_decode(b, len, "w", &f, &err), FS_OK);
+	assert_int_equal(f.t[0].bf16, 1);
+	assert_int_equal(safetensors_get(&f, "b", &a, &err), FS_OK);
+	assert_int_equal(a.dtype, NPY_F32);
+	assert_int_equal(a.count, 2);
+	assert_true(((float *)a.data)[0] == 1.0f && ((float *)a.data)[1] == -2.5f);
+	npy_free(&a);
+	safetensors_file_free(&f);
+	free(b);
+}
+
 /* No tensors, no metadata: "{}" and six spaces, a valid empty file. */
 static void test_empty(void **state)
 {
@@ -402,8 +468,10 @@ static void test_read_refuses(void **state)
 		{ "[1]", 0, "the header must be a JSON object" },
 		{ "{" E("a", "I8", "[3]", 0, 3) "," E("a", "I8", "[3]", 3, 6) "}", 6,
 		  "key 'a' given twice" },
-		{ "{" E("a", "BF16", "[1]", 0, 2) "}", 2,
-		  "tensor 'a': unsupported dtype 'BF16'" },
+		{ "{" E("a", "F8_E4M3", "[1]", 0, 1) "}", 1,
+		  "tensor 'a': unsupported dtype 'F8_E4M3'" },
+		{ "{" E("a", "BF16", "[3]", 0, 3) "}", 3,
+		  "tensor 'a': BF16 shape needs 6 bytes, data_offsets span 3" },
 		{ "{" E("a", "I32", "[2]", 0, 4) "}", 4,
 		  "tensor 'a': I32 shape needs 8 bytes, data_offsets span 4" },
 		{ "{" E("a", "I8", "[4]", 0, 4) "," E("b", "I8", "[4]", 2, 6) "}", 6,
@@ -552,6 +620,52 @@ static void test_round_trip_through_diff(void **state)
 			       "%s/rt/err.txt", t->dir), 0);
 }
 
+/*
+ * run --bf16: q and out are BF16 in the file, every other tensor keeps
+ * its dtype; q (BF16-representable) reads back equal to the f32 golden.
+ * diff --dump reads the file (BF16 is accepted): acc matches bit for
+ * bit, out differs by its BF16 rounding, so the verdict is 1, not 2.
+ * --bf16 with .npy output is refused (exit 2), naming the fix.
+ */
+static void test_bf16_golden(void **state)
+{
+	struct tu_scratch *t = *state;
+	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
+	char path[200];
+	struct safetensors_file fb, ff;
+	struct npy_array qb, qf;
+	struct fs_err err;
+
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/b --format safetensors "
+			       "--bf16 >/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/f --format safetensors "
+			       ">/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	snprintf(path, sizeof(path), "%s/b/golden.safetensors", t->dir);
+	assert_int_equal(safetensors_read(path, &fb, &err), FS_OK);
+	snprintf(path, sizeof(path), "%s/f/golden.safetensors", t->dir);
+	assert_int_equal(safetensors_read(path, &ff, &err), FS_OK);
+	assert_int_equal(safetensors_find(&fb, "q")->bf16, 1);
+	assert_int_equal(safetensors_find(&fb, "out")->bf16, 1);
+	assert_int_equal(safetensors_find(&fb, "acc")->bf16, 0);
+	assert_int_equal(safetensors_find(&fb, "acc")->dtype, NPY_I32);
+	assert_int_equal(safetensors_find(&ff, "q")->bf16, 0);
+	assert_int_equal(safetensors_get(&fb, "q", &qb, &err), FS_OK);
+	assert_int_equal(safetensors_get(&ff, "q", &qf, &err), FS_OK);
+	assert_int_equal(qb.count, qf.count);
+	assert_memory_equal(qb.data, qf.data, qf.count * sizeof(float));
+	npy_free(&qb);
+	npy_free(&qf);
+	safetensors_file_free(&fb);
+	safetensors_file_free(&ff);
+	assert_int_equal(tu_sh("'%s' diff '%s' --dump %s/b >%s/d.txt",
+			       FRAGSIM_BIN, c, t->dir, t->dir), 1);
+	assert_int_equal(tu_sh("grep -q '^acc .* 0 mismatches' %s/d.txt", t->dir), 0);
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/n --bf16 >/dev/null "
+			       "2>%s/e.txt", FRAGSIM_BIN, c, t->dir, t->dir), 2);
+	assert_int_equal(tu_sh("grep -q 'bf16 needs --format safetensors' "
+			       "%s/e.txt", t->dir), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -559,6 +673,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_write_and_take_apart),
 		T(test_worked_example),
+		T(test_bf16_rounding),
+		T(test_bf16_write_read),
 		T(test_empty),
 		T(test_builder_errors),
 		T(test_many_tensors),
@@ -570,6 +686,7 @@ int main(void)
 		T(test_read_deep_header),
 		T(test_read_fifo),
 		T(test_round_trip_through_diff),
+		T(test_bf16_golden),
 	};
 
 	return cmocka_run_group_tests_name("safetensors", tests, NULL, NULL);

@@ -126,6 +126,58 @@ def test_gather_and_mask_by_hand(tmp):
     assert fg.mask(g, 0).tolist() == [[True, True, False], [True, True, True]]
 
 
+def test_vllm_names(tmp):
+    """prefill-multi-seq-table: sequences with chunks of 40 and 17 tokens,
+    T = 40, so sequence 1 has 23 padded tokens (q_pos -1). By hand:
+    query_start_loc [0, 40, 57], num_tokens 57; sequence 0's history is
+    100 over blocks [6, 1, 3] of 64 slots, so its token 0 (position 100)
+    is slot 1*64 + 36 = 100 and its token 28 (position 128) slot
+    3*64 + 0 = 192; sequence 1 (history 20, block 0) starts at slot 20."""
+    g = fg.load(run_case("cases/qwen35-27b/prefill-multi-seq-table.yaml", tmp))
+    v = g.manifest["vllm"]
+    assert v["query_start_loc"] == [0, 40, 57] and v["num_tokens"] == 57
+    assert v["seq_lens"] == "context_lens" and v["block_tables"] == "block_table"
+    n = fg.vllm(g)
+    assert n["query_start_loc"].tolist() == [0, 40, 57]
+    assert n["seq_lens"].tolist() == [140, 37]
+    assert n["query"].shape == (57, 24, 256) and n["output"].shape == (57, 24, 256)
+    # the flattening, against q itself: rows 0..39 are sequence 0's
+    # tokens, rows 40..56 sequence 1's first 17
+    assert (n["query"][:40] == g["q"][0]).all()
+    assert (n["query"][40:] == g["q"][1, :17]).all()
+    assert (n["output"][40:] == g["out"][1, :17]).all()
+    assert n["slot_mapping"][[0, 28, 40, 56]].tolist() == [100, 192, 20, 36]
+
+
+def test_bf16_safetensors(tmp):
+    """--bf16: q and out stored as BF16. q is BF16-representable, so it
+    reads back exactly; out is the f32 out of the same case run without
+    --bf16, rounded to a BF16 (low 16 bits zero) within half a BF16 ulp:
+    |err| <= 2^-8 |out| for normal values (8 significant bits)."""
+    case = "cases/qwen35-27b/prefill-multi-seq-table.yaml"
+    os.mkdir(os.path.join(tmp, "f32"))
+    f = fg.load(run_case(case, os.path.join(tmp, "f32")))
+    b = fg.load(run_case(case, tmp, "--format", "safetensors", "--bf16"))
+    dt = {e["name"]: e["dtype"] for e in b.manifest["files"]}
+    assert dt["q"] == "bfloat16" and dt["out"] == "bfloat16"
+    assert dt["q_int8"] == "int8" and dt["acc"] == "int32"
+    assert b["q"].dtype == np.float32 and (b["q"] == f["q"]).all()
+    assert (b["acc"] == f["acc"]).all()
+    bits = b["out"].view(np.uint32)
+    assert (bits & 0xffff == 0).all()
+    err = np.abs(b["out"].astype(np.float64) - f["out"])
+    assert (err <= np.abs(f["out"]) * 2.0 ** -8).all() and err.max() > 0
+    v = fg.vllm(b)
+    assert v["output"].dtype == np.float32 and (v["query"] == fg.vllm(f)["query"]).all()
+    # the header says BF16: two bytes an element
+    with open(os.path.join(b.path, "golden.safetensors"), "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        hdr = json.loads(fh.read(n))
+    assert hdr["out"]["dtype"] == "BF16"
+    begin, end = hdr["out"]["data_offsets"]
+    assert end - begin == 2 * b["out"].size
+
+
 def torch_paged_attention(torch, q, k_cache, v_cache, k_scale, v_scale,
                           block_tables, seq_lens, q_pos, scale):
     """A small paged attention in PyTorch, as a kernel test would hold it:
@@ -165,6 +217,48 @@ def test_torch_paged_attention(tmp):
                                 T["v_scale"], T["block_table"], T["context_lens"],
                                 T["q_pos"], float(g.manifest["softmax_scale"]))
     close(out.numpy(), g["out"], 1e-3)
+
+
+def torch_varlen_attention(torch, v, k, ks, vv, vs, scale):
+    """The vLLM calling convention: query [num_tokens, Hq, D] with
+    query_start_loc; sequence s's n query tokens are the last n of its
+    seq_lens[s] keys (causal). k, vv: per sequence, [ctx, Hkv, D] float."""
+    query = torch.from_numpy(v["query"]).double()
+    out = torch.zeros_like(query)
+    qsl = v["query_start_loc"]
+    for s in range(len(v["seq_lens"])):
+        a, b, ctx = int(qsl[s]), int(qsl[s + 1]), int(v["seq_lens"][s])
+        kf = torch.from_numpy(k[s].astype(np.float64) * ks[s][..., None])
+        vf = torch.from_numpy(vv[s].astype(np.float64) * vs[s][..., None])
+        pos = ctx - (b - a) + torch.arange(b - a)
+        vis = torch.arange(ctx)[None, :] <= pos[:, None]
+        group = query.shape[1] // kf.shape[1]
+        for h in range(query.shape[1]):
+            sc = query[a:b, h, :] @ kf[:, h // group, :].T * scale
+            p = torch.softmax(sc.masked_fill(~vis, float("-inf")), dim=-1)
+            out[a:b, h, :] = p @ vf[:, h // group, :]
+    return out
+
+
+def test_torch_vllm_names(tmp):
+    """The same attention, held as a vLLM kernel test holds it: the
+    flattened query with query_start_loc and seq_lens, compared with the
+    flattened output (rows of padded tokens never appear)."""
+    try:
+        import torch
+    except ImportError:
+        skip("torch not installed: the PyTorch vLLM-names example is skipped")
+    g = fg.load(run_case("cases/qwen35-27b/prefill-multi-seq-table.yaml", tmp))
+    v = fg.vllm(g)
+    v["query"] = (g["q_int8"].astype(np.float64) * g["q_scale"][..., None])[g["q_pos"] >= 0]
+    ks, vs, kk, vv = [], [], [], []
+    for s in range(len(v["seq_lens"])):
+        k, a = fg.gather_k(g, s)
+        x, b = fg.gather_v(g, s)
+        kk.append(k), ks.append(a), vv.append(x), vs.append(b)
+    out = torch_varlen_attention(torch, v, kk, ks, vv, vs,
+                                 float(g.manifest["softmax_scale"]))
+    close(out.numpy(), v["output"], 1e-3)
 
 
 def main():

@@ -4,6 +4,7 @@
     g = fg.load("out")                 # manifest + every tensor, digests checked
     k = fg.gather_k(g, seq=0)          # int8 [context, Hkv, D], logical key order
     ref = fg.reference_out(g)          # float64 [S, T, Hq, D] from the goldens alone
+    v = fg.vllm(g)                     # seq_lens, query_start_loc, query [num_tokens, Hq, D], ...
 
 A golden directory is what `fragsim run CASE --out DIR` writes
 (docs/formats.md, "The golden directory"): one .npy per tensor, or
@@ -33,7 +34,7 @@ import sys
 import numpy as np
 
 __all__ = ["Golden", "GoldenError", "load", "gather_k", "gather_v",
-           "mask", "reference_out", "to_torch"]
+           "mask", "reference_out", "vllm", "bf16_to_f32", "to_torch"]
 
 
 class GoldenError(Exception):
@@ -64,9 +65,16 @@ def _sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
+def bf16_to_f32(u16):
+    """BF16 bits (uint16) as float32: numpy has no bfloat16, and a BF16 is
+    the top half of the float32 with the same value, so this is exact."""
+    return (np.asarray(u16, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
 def _check(path, entry, arr):
-    if list(arr.shape) != list(entry["shape"]) or \
-            np.dtype(entry["dtype"]) != arr.dtype:
+    # a BF16 tensor is decoded to float32 (exactly) when loaded
+    want = np.float32 if entry["dtype"] == "bfloat16" else np.dtype(entry["dtype"])
+    if list(arr.shape) != list(entry["shape"]) or want != arr.dtype:
         raise GoldenError("%s: %s %s, the manifest says %s %s"
                           % (path, arr.dtype, list(arr.shape),
                              entry["dtype"], entry["shape"]))
@@ -109,8 +117,11 @@ def _load_safetensors(path, manifest):
         if _sha256(raw) != entry["sha256"]:
             raise GoldenError("%s: tensor '%s': sha256 differs from the manifest"
                               % (fpath, name))
-        arr = np.frombuffer(raw, dtype=np.dtype(_ST_DTYPES[h["dtype"]]).newbyteorder("<"))
-        arr = arr.reshape(h["shape"]).astype(_ST_DTYPES[h["dtype"]])
+        if h["dtype"] == "BF16":
+            arr = bf16_to_f32(np.frombuffer(raw, dtype="<u2").reshape(h["shape"]))
+        else:
+            arr = np.frombuffer(raw, dtype=np.dtype(_ST_DTYPES[h["dtype"]]).newbyteorder("<"))
+            arr = arr.reshape(h["shape"]).astype(_ST_DTYPES[h["dtype"]])
         _check("%s:%s" % (fpath, name), entry, arr)
         tensors[name] = arr
     return tensors
@@ -223,6 +234,33 @@ def reference_out(g):
             l = p.sum(axis=1, keepdims=True)
             out[s, :, h, :] = np.where(l > 0, (p @ vh) / np.where(l > 0, l, 1), 0.0)
     return out
+
+
+def vllm(g):
+    """The goldens in vLLM's names (the manifest's "vllm" object,
+    docs/formats.md): seq_lens int32 [S], block_tables int32 [S, MAXB],
+    query_start_loc int32 [S+1], query and output float32
+    [num_tokens, Hq, D] (the tokens with q_pos >= 0, in sequence order;
+    output only when out was written), and slot_mapping int64
+    [num_tokens]: the cache slot block * block_size + offset of each
+    query token's own key (vLLM's reshape_and_cache input)."""
+    _need(g, "q", "q_pos", "context_lens", "block_table", "k_cache")
+    v = g.manifest.get("vllm")
+    if v is None:
+        raise GoldenError("%s: the manifest has no vllm object (fragsim < 0.2.0?)"
+                          % g.path)
+    real = g["q_pos"] >= 0                          # [S, T]
+    res = {"seq_lens": g[v["seq_lens"]], "block_tables": g[v["block_tables"]],
+           "query_start_loc": np.asarray(v["query_start_loc"], np.int32)}
+    for key in ("query", "output"):
+        if key in v:
+            res[key] = np.ascontiguousarray(g[v[key]["from"]][real], np.float32)
+    bs = g["k_cache"].shape[3]
+    s_idx, t_idx = np.nonzero(real)
+    pos = g["q_pos"][s_idx, t_idx].astype(np.int64)
+    res["slot_mapping"] = (g["block_table"][s_idx, pos // bs].astype(np.int64) * bs
+                           + pos % bs)
+    return res
 
 
 def to_torch(arr, device="cpu"):
