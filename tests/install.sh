@@ -34,9 +34,16 @@ if ! make -s install BUILD="$b" DESTDIR="$dest" PREFIX=/usr >"$tmp/log" 2>&1; th
 fi
 for f in bin/fragsim lib/libfragsim.a include/fragsim.h \
 	lib/pkgconfig/fragsim.pc share/doc/fragsim/README.md \
-	share/doc/fragsim/docs/library.md share/doc/fragsim/examples/hello.c; do
+	share/doc/fragsim/docs/library.md share/doc/fragsim/examples/hello.c \
+	share/man/man1/fragsim.1 share/bash-completion/completions/fragsim; do
 	[ -f "$dest/usr/$f" ] || fail "make install did not install /usr/$f"
 done
+# The installed man page and completion are the binary's own (fragsim help).
+"$b/fragsim" help --man | cmp -s - "$dest/usr/share/man/man1/fragsim.1" ||
+	fail "the installed man page is not fragsim help --man's"
+"$b/fragsim" help --completion bash |
+	cmp -s - "$dest/usr/share/bash-completion/completions/fragsim" ||
+	fail "the installed completion is not fragsim help --completion bash's"
 
 # pkg-config finds the copy under DESTDIR as a sysroot: the .pc says
 # prefix=/usr, as it will once packaged.
