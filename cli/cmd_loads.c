@@ -6,11 +6,11 @@
  *   fragsim lanemap loads --isa gfx936 --cache '[NB, Hkv, D, BS]'
  *   fragsim lanemap loads --isa gfx936 --q --mode prefill   A from Q
  *
- *   lane  elems  key  dims    block  bytes       loads
- *      0  0..7     0  0..7        0  +0..+7      1 (8 B)
+ *   lane  elems   key  dims      block  bytes            loads
+ *      0  0..7       0 0..7          0  +0..+7           1 (8 B)
  *   ...
- *   64 lanes, 64 loads: every lane one aligned 8-byte load; this layout
- *   is shaped for this instruction
+ *   64 lanes load, 64 loads, the widest 8 B: every lane one aligned load
+ *   (a vector load); this layout is shaped for this instruction
  *
  * or as JSON (one object per lane and run) for tools.
  */
