@@ -218,7 +218,8 @@ BENCH_BUILD ?= build-bench
 BENCH_OPT   ?= -O3
 BENCH_ARGS  ?=
 PYTHON      ?= python3
-bench: deps
+bench:
+	@sh tools/deps.sh bench
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OPT='$(BENCH_OPT)' \
 		$(BENCH_BUILD)/fragsim $(BENCH_BUILD)/bench/peak
 	$(PYTHON) tools/bench/bench.py --fragsim $(BENCH_BUILD)/fragsim \

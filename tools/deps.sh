@@ -2,6 +2,8 @@
 # deps.sh - make sure the build dependencies are present (make run/test).
 # As root on Debian it installs what is missing; otherwise it says, in one
 # line, what to install, and fails.
+#   deps.sh          what make run and make test need
+#   deps.sh bench    that, and what make bench's numpy baseline needs
 set -u
 pkgs=""
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
@@ -16,6 +18,13 @@ else
 fi
 # numpy: the Python golden loader's tests (tests/python/) load goldens with it.
 /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || pkgs="$pkgs python3-numpy"
+# make bench: numpy on Debian links the reference BLAS (libblas3) unless an
+# optimised one is installed, and a baseline 10-20x too slow makes every
+# "x numpy" figure meaningless. OpenBLAS registers itself as libblas.so.3.
+if [ "${1:-}" = bench ] && command -v dpkg-query >/dev/null 2>&1 &&
+   ! dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q 'ok installed'; then
+	pkgs="$pkgs libopenblas0-pthread"
+fi
 [ -z "$pkgs" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "fragsim: installing$pkgs" >&2

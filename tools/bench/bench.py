@@ -288,6 +288,11 @@ def numpy_env(threads):
     return env
 
 
+# BLAS libraries whose sgemm is a tuned kernel (threadpoolctl's internal_api
+# names, and numpy_ref.py's when it asks OpenBLAS itself).
+FAST_BLAS = ("openblas", "mkl", "blis")
+
+
 def numpy_row(a, py, w, threads):
     argv = [py, os.path.join(HERE, "numpy_ref.py"), "--mode", w["mode"],
             "--threads", str(threads), "--runs", str(a.runs), "--coretype", "keep",
@@ -310,6 +315,14 @@ def numpy_row(a, py, w, threads):
         return {"status": "bad JSON from numpy_ref.py"}
     res["status"] = "ok"
     res["rss"] = r["rss"]
+    lib = res["blas"].get("library") or ""
+    if lib not in FAST_BLAS:
+        # Debian's numpy falls back to the reference BLAS (libblas3), 10-20x
+        # slower than OpenBLAS: a ratio against it would flatter fragsim.
+        res["status"] = ("not a baseline: numpy calls %s (%s), not an optimised BLAS; "
+                         "install libopenblas0-pthread" % (
+                             lib or "an unknown BLAS",
+                             ", ".join(res["blas"].get("loaded") or []) or "path unknown"))
     log("%s numpy %dt: median %.3f s (%s, %s)" % (w["name"], threads, res["median_s"],
         res["blas"].get("library"), res["blas"].get("corename")))
     return res
@@ -624,6 +637,9 @@ def main():
             if r.get("status") == "ok":
                 print("numpy %s %dt: median %.3f s, min %.3f, max %.3f (%d runs)" % (
                     name, t, r["median_s"], r["min_s"], r["max_s"], r["runs"]), file=out)
+            elif r.get("median_s") is not None:
+                print("numpy %s %dt: median %.3f s, %s" % (name, t, r["median_s"], r["status"]),
+                      file=out)
             else:
                 print("numpy %s %dt: %s" % (name, t, r["status"]), file=out)
     else:
