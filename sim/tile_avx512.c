@@ -434,45 +434,85 @@ pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
 	}
 }
 
-/* PV of one row over d0 .. d0 + 16 * NJ - 1, in NJ registers. */
-#define PV_AVX512_BLOCK(NJ)							\
-	do {									\
-		__m512 acc[NJ];							\
-		_Pragma("GCC unroll 8")						\
-		for (int j = 0; j < NJ; j++)					\
-			acc[j] = _mm512_mul_ps(_mm512_loadu_ps(&orow[d0 + 16 * j]), al); \
-		for (int n = 0; n < N; n++) {					\
-			const float *v = &vn[(size_t)n * D + d0];		\
-			__m512 pn;						\
-			if (!(vis[n] >> r & 1))					\
-				continue;					\
-			pn = _mm512_set1_ps(p[r * N + n]);			\
-			_Pragma("GCC unroll 8")					\
-			for (int j = 0; j < NJ; j++)				\
-				acc[j] = _mm512_fmadd_ps(pn,			\
-					_mm512_loadu_ps(&v[16 * j]), acc[j]);	\
-		}								\
-		_Pragma("GCC unroll 8")						\
-		for (int j = 0; j < NJ; j++)					\
-			_mm512_storeu_ps(&orow[d0 + 16 * j], acc[j]);		\
-	} while (0)
+/*
+ * PV of up to 6 rows (r0 ..) over 16 * nj d from d0 (nj <= 4) of the
+ * staged V vn ([N][D] floats): each (key, 16 d) is loaded once and used
+ * by the 6 rows, so 6 * nj accumulators are in flight (one row at a time
+ * kept 8 FMA chains waiting on each other and on a load per FMA). Per
+ * (row, d) the operations and their order are tile_pv_body's: o * alpha,
+ * then fma(p, v, o) per key the row sees, in key order; km[n * 16 + i]
+ * is all ones when row r0 + i is updated and sees key n (a masked FMA
+ * leaves the lane as it was, as the scalar path's skip does). Rows past
+ * rb repeat the last one under zero masks and are not stored.
+ */
+__attribute__((target(AVX512), always_inline)) static inline void
+pv_rows6(float *o, int D, int r0, int rb, int d0, int nj, const float *vn,
+	 int N, const float *p, const __mmask16 *km, uint16_t upd,
+	 const float *alpha)
+{
+	__m512 acc[6][4];
 
-/* PV, one row at a time, 128 d in 8 registers per pass (16 for a tail). */
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++) {
+		int r = r0 + (i < rb ? i : rb - 1);
+		__m512 al = _mm512_set1_ps(alpha[r]);
+		__mmask16 um = (__mmask16)-(int)(upd >> (r0 + i) & (i < rb));
+
+#pragma GCC unroll 4
+		for (int j = 0; j < nj; j++) {
+			acc[i][j] = _mm512_loadu_ps(&o[(size_t)r * D + d0 + 16 * j]);
+			acc[i][j] = _mm512_mask_mul_ps(acc[i][j], um, acc[i][j], al);
+		}
+	}
+	for (int n = 0; n < N; n++) {
+		__m512 v[4];
+
+#pragma GCC unroll 4
+		for (int j = 0; j < nj; j++)
+			v[j] = _mm512_loadu_ps(&vn[(size_t)n * D + d0 + 16 * j]);
+#pragma GCC unroll 6
+		for (int i = 0; i < 6; i++) {
+			__m512 pn = _mm512_set1_ps(p[(r0 + (i < rb ? i : rb - 1)) * N + n]);
+			__mmask16 m = km[n * 16 + i];
+
+#pragma GCC unroll 4
+			for (int j = 0; j < nj; j++)
+				acc[i][j] = _mm512_mask3_fmadd_ps(pn, v[j], acc[i][j], m);
+		}
+	}
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++)
+		if (i < rb && (upd >> (r0 + i) & 1))
+#pragma GCC unroll 4
+			for (int j = 0; j < nj; j++)
+				_mm512_storeu_ps(&o[(size_t)(r0 + i) * D + d0 + 16 * j],
+						 acc[i][j]);
+}
+
+/* Keys of one pv call the masks are kept for: N of the widest
+ * instruction (CDNA3's 32x32); wider tiles take the generic kernel. */
+#define PV_MAX_KEYS 32
+
+/* PV, rows in sixes over 64 d at a time (16 for a tail). */
 __attribute__((target(AVX512))) static void
 pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 	  const uint16_t *vis, uint16_t upd, const float *alpha)
 {
-	for (int r = 0; r < R; r++) {
-		float *orow = &o[(size_t)r * D];
-		__m512 al = _mm512_set1_ps(alpha[r]);
-		int d0 = 0;
+	__mmask16 km[PV_MAX_KEYS * 16];
 
-		if (!(upd >> r & 1))
-			continue;
-		for (; d0 + 128 <= D; d0 += 128)
-			PV_AVX512_BLOCK(8);
+	for (int r0 = 0; r0 < R; r0 += 6) {
+		int rb = R - r0 < 6 ? R - r0 : 6, d0 = 0;
+
+		if (!(upd >> r0 & ((1u << rb) - 1)))
+			continue;	/* none of the six is updated */
+		for (int n = 0; n < N; n++)
+			for (int i = 0; i < 6; i++)
+				km[n * 16 + i] = (__mmask16)-(int)(
+					(vis[n] & upd) >> (r0 + i) & (i < rb));
+		for (; d0 + 64 <= D; d0 += 64)
+			pv_rows6(o, D, r0, rb, d0, 4, vn, N, p, km, upd, alpha);
 		for (; d0 < D; d0 += 16)
-			PV_AVX512_BLOCK(1);
+			pv_rows6(o, D, r0, rb, d0, 1, vn, N, p, km, upd, alpha);
 	}
 }
 
@@ -501,7 +541,7 @@ static void pv_avx512_any(float *o, int R, int D, const float *vn, int N,
 			  const float *p, const uint16_t *vis, uint16_t upd,
 			  const float *alpha)
 {
-	if (D % 16 == 0)
+	if (D % 16 == 0 && N <= PV_MAX_KEYS)
 		pv_avx512(o, R, D, vn, N, p, vis, upd, alpha);
 	else
 		tile_generic_pv(o, R, D, vn, N, p, vis, upd, alpha);

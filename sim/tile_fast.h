@@ -78,7 +78,7 @@ struct tile_ops {
 	 * PV of one tile for R <= TILE_ROWS rows:
 	 *   rows r with bit r of upd:  o[r][d] = o[r][d] * alpha[r]
 	 *   then for each key n < N in order, if bit r of vis[n]:
-	 *                              o[r][d] = o[r][d] + p[r][n] * vn[n][d]
+	 *                              o[r][d] = fma(p[r][n], vn[n][d], o[r][d])
 	 * which is attn_spec.c's softmax_pv for each (row, d), in its order.
 	 */
 	void (*pv)(float *o, int R, int D, const float *vn, int N, const float *p,

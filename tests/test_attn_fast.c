@@ -487,21 +487,22 @@ static void softmax16_matches_scalar(void **state)
 /*
  * The table chosen on this machine (tile_ops_best) against the generic
  * one, bit for bit, entry by entry, on shapes that take each build's
- * vector code and its fallbacks: 16 keys and 8 (qk, vconv), head dims
- * 256 and 80 (80 is no multiple of 64: pv_i8's AVX-512 code falls back),
- * 1, 5 and 16 rows, block strides 16 and 32. And the choice is the best
+ * vector code and its fallbacks: 16 keys, 8 and 32 (CDNA3's 32x32 tile),
+ * head dims 256 and 80 (80 is no multiple of 64: pv_i8's AVX-512 code
+ * falls back, pv's takes a 16-wide tail), 1, 5 and 16 rows (pv takes
+ * rows in sixes), block strides 16, 32 and 48. And the choice is the best
  * table this CPU runs.
  */
 static void best_table_equals_generic(void **state)
 {
-	static const int Ds[] = { 256, 80 }, Rs[] = { 1, 5, 16 }, Ns[] = { 16, 8 };
-	static int8_t q[16 * 256], k[256 * 16], v[256 * 32];
-	static float vn[16 * 256], vg[16 * 256], o[16 * 256], og[16 * 256];
+	static const int Ds[] = { 256, 80 }, Rs[] = { 1, 5, 16 }, Ns[] = { 16, 8, 32 };
+	static int8_t q[16 * 256], k[256 * 32], v[256 * 48];
+	static float vn[32 * 256], vg[32 * 256], o[16 * 256], og[16 * 256];
 	static float start[16 * 256], scratch[16 * 256], scratch2[16 * 256];
 	const struct tile_ops *best = tile_ops_best(), *gen = tile_ops_of(TILE_PORTABLE);
-	int32_t qsum[16], dot[16 * 16], dg[16 * 16];
-	float p[16 * 16], alpha[16], scale[16], x[64], xg[64];
-	uint16_t vis[16];
+	int32_t qsum[16], dot[16 * 32], dg[16 * 32];
+	float p[16 * 32], alpha[16], scale[32], x[64], xg[64];
+	uint16_t vis[32];
 
 	(void)state;
 	assert_non_null(best);
@@ -515,17 +516,20 @@ static void best_table_equals_generic(void **state)
 		start[i] = (float)((int)(rnd32() % 2001) - 1000) / 64.0f;
 	}
 	for (int i = 0; i < 256 * 32; i++)
+		k[i] = (int8_t)(rnd32() & 0xff);
+	for (int i = 0; i < 256 * 48; i++)
 		v[i] = (int8_t)(rnd32() & 0xff);
-	for (int i = 0; i < 16 * 16; i++)
+	for (int i = 0; i < 16 * 32; i++)
 		p[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
-	for (int i = 0; i < 16; i++) {
+	for (int i = 0; i < 16; i++)
 		alpha[i] = (float)(rnd32() >> 8) / (float)(1 << 24);
+	for (int i = 0; i < 32; i++) {
 		scale[i] = (float)(rnd32() % 1000 + 1) / 4096.0f;
 		vis[i] = (uint16_t)rnd32();
 	}
 	for (int di = 0; di < 2; di++)
 		for (int ri = 0; ri < 3; ri++)
-			for (int ni = 0; ni < 2; ni++) {
+			for (int ni = 0; ni < 3; ni++) {
 				int D = Ds[di], R = Rs[ri], N = Ns[ni], ld = 16 * (ni + 1);
 				uint16_t upd = (uint16_t)(rnd32() | 1u);
 
