@@ -212,30 +212,31 @@ float gen_row_draw0(uint64_t row_key, enum gen_dist dist)
  * branches fold and the body is straight vector code. */
 static inline __attribute__((always_inline)) void
 row_body(uint64_t row_key, enum gen_dist dist, float mean, float scale,
-	 const float *mult, int n, float *x)
+	 const float *mult, int d0, int n, float *x)
 {
 	uint32_t a = (uint32_t)row_key, b = (uint32_t)(row_key >> 32);
 
 #pragma omp simd
-	for (int d = 0; d < n; d++)
-		x[d] = bf16_of((mean + scale * draw_of(a, b, (uint32_t)d, dist)) *
-			       mult[d]);
+	for (int i = 0; i < n; i++)
+		x[i] = bf16_of((mean + scale * draw_of(a, b, (uint32_t)(d0 + i), dist)) *
+			       mult[d0 + i]);
 }
 
 #define GEN_ROW_VARIANT(name, attr)					\
 	attr static void name(uint64_t k, enum gen_dist dist, float mean, \
-			      float scale, const float *mult, int n, float *x) \
+			      float scale, const float *mult, int d0, int n, \
+			      float *x)					\
 	{								\
 		switch (dist) {						\
 		case GEN_DIST_UNIFORM:					\
-			row_body(k, GEN_DIST_UNIFORM, mean, scale, mult, n, x); \
+			row_body(k, GEN_DIST_UNIFORM, mean, scale, mult, d0, n, x); \
 			break;						\
 		case GEN_DIST_SIGN:					\
-			row_body(k, GEN_DIST_SIGN, mean, scale, mult, n, x); \
+			row_body(k, GEN_DIST_SIGN, mean, scale, mult, d0, n, x); \
 			break;						\
 		case GEN_DIST_NORMAL:					\
 		default:						\
-			row_body(k, GEN_DIST_NORMAL, mean, scale, mult, n, x); \
+			row_body(k, GEN_DIST_NORMAL, mean, scale, mult, d0, n, x); \
 			break;						\
 		}							\
 	}
@@ -246,17 +247,23 @@ GEN_ROW_VARIANT(row_avx2, __attribute__((target("avx2"))))
 GEN_ROW_VARIANT(row_avx512, __attribute__((target("avx512f"))))
 #endif
 
-void gen_row(uint64_t row_key, enum gen_dist dist, float mean, float scale,
-	     const float *mult, int n, float *x)
+void gen_row_part(uint64_t row_key, enum gen_dist dist, float mean,
+		  float scale, const float *mult, int d0, int n, float *x)
 {
 	/* Integer and IEEE float32 operations only: every variant gives
 	 * the same bits, the vector ones just more per instruction. */
 #ifdef CPU_X86
 	if (cpu_has(CPU_AVX512F))
-		row_avx512(row_key, dist, mean, scale, mult, n, x);
+		row_avx512(row_key, dist, mean, scale, mult, d0, n, x);
 	else if (cpu_has(CPU_AVX2))
-		row_avx2(row_key, dist, mean, scale, mult, n, x);
+		row_avx2(row_key, dist, mean, scale, mult, d0, n, x);
 	else
 #endif
-		row_plain(row_key, dist, mean, scale, mult, n, x);
+		row_plain(row_key, dist, mean, scale, mult, d0, n, x);
+}
+
+void gen_row(uint64_t row_key, enum gen_dist dist, float mean, float scale,
+	     const float *mult, int n, float *x)
+{
+	gen_row_part(row_key, dist, mean, scale, mult, 0, n, x);
 }

@@ -47,6 +47,10 @@ uint64_t gen_row_choice(uint64_t row_key);
  */
 void gen_row(uint64_t row_key, enum gen_dist dist, float mean, float scale,
 	     const float *mult, int n, float *x);
+/* Dims d0 .. d0 + n - 1 of that row alone: x[i] is the row's x[d0 + i]
+ * (mult still indexed by dim), for a reader that needs a slice. */
+void gen_row_part(uint64_t row_key, enum gen_dist dist, float mean,
+		  float scale, const float *mult, int d0, int n, float *x);
 /* The draw g_0 alone (a constant row's value). */
 float gen_row_draw0(uint64_t row_key, enum gen_dist dist);
 

@@ -322,8 +322,8 @@ static void maker_init(struct maker *m, const struct fs_case *c,
  * r, h), so it can be made on any thread, at any time, as often as
  * needed: the same bits.
  */
-static void make_row(const struct maker *m, int s, int r, int h, int R, int H,
-		     float *x)
+static void make_row_part(const struct maker *m, int s, int r, int h, int R,
+			  int H, int d0, int n, float *x)
 {
 	const struct case_tensor *spec = m->spec;
 	const struct fs_case *c = m->c;
@@ -332,17 +332,17 @@ static void make_row(const struct maker *m, int s, int r, int h, int R, int H,
 
 	if (m->given) {
 		size_t base = (((size_t)s * (size_t)R + (size_t)r) * (size_t)H +
-			       (size_t)h) * (size_t)D;
+			       (size_t)h) * (size_t)D + (size_t)d0;
 
-		for (int d = 0; d < D; d++)
-			x[d] = quant_bf16_round(m->given[base + d]);
+		for (int i = 0; i < n; i++)
+			x[i] = quant_bf16_round(m->given[base + i]);
 		return;
 	}
 	key = gen_row_key(c->seed, m->stream, (uint64_t)s, (uint64_t)r, (uint64_t)h);
 	if (spec->zero_rows > 0 || spec->constant_rows > 0) {
 		choice = gen_row_choice(key);
 		if ((double)(choice >> 32) * 0x1.0p-32 < spec->zero_rows) {
-			memset(x, 0, (size_t)D * sizeof(*x));
+			memset(x, 0, (size_t)n * sizeof(*x));
 			return;
 		}
 		if ((double)(choice & 0xffffffffu) * 0x1.0p-32 < spec->constant_rows) {
@@ -350,12 +350,19 @@ static void make_row(const struct maker *m, int s, int r, int h, int R, int H,
 			float cv = quant_bf16_round((float)spec->mean + (float)spec->scale *
 						    gen_row_draw0(key, m->dist));
 
-			for (int d = 0; d < D; d++)
-				x[d] = cv;
+			for (int i = 0; i < n; i++)
+				x[i] = cv;
 			return;
 		}
 	}
-	gen_row(key, m->dist, (float)spec->mean, (float)spec->scale, m->mult, D, x);
+	gen_row_part(key, m->dist, (float)spec->mean, (float)spec->scale, m->mult,
+		     d0, n, x);
+}
+
+static void make_row(const struct maker *m, int s, int r, int h, int R, int H,
+		     float *x)
+{
+	make_row_part(m, s, r, h, R, H, 0, m->c->head_dim, x);
 }
 
 /*
@@ -664,16 +671,15 @@ const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
 			   int which, int s, int j, int h, int d0, int n, float *buf)
 {
 	const float *kept = which ? in->v : in->k;
-	float row[CASE_MAX_HEAD_DIM];
 	struct maker m;
 
 	assert(d0 >= 0 && n >= 0 && d0 + n <= in->D);
 	if (kept)
 		return kept + (((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
 			       (size_t)in->Hkv + (size_t)h) * (size_t)in->D + (size_t)d0;
+	/* Only the dims asked for: the reference's PV takes a row in slices. */
 	maker_init(&m, c, which ? &c->v : &c->k, which ? GEN_V : GEN_K, NULL);
-	make_row(&m, s, j, h, in->MAXCTX, in->Hkv, row);
-	memcpy(buf, row + d0, (size_t)n * sizeof(*buf));
+	make_row_part(&m, s, j, h, in->MAXCTX, in->Hkv, d0, n, buf);
 	return buf;
 }
 

@@ -799,6 +799,11 @@ static void kv_rows_made_again_equal_kept(void **state)
 						    v_row(&kept, s, j, h) + 128, 128 * sizeof(float));
 				assert_ptr_equal(inputs_kv_row(&c, &kept, 1, s, j, h, 16, 32, buf),
 						 v_row(&kept, s, j, h) + 16);
+				/* slices made alone: the outlier dim 200 inside one */
+				assert_memory_equal(inputs_kv_row(&c, &caches, 0, s, j, h, 192, 32, buf),
+						    k_row(&kept, s, j, h) + 192, 32 * sizeof(float));
+				assert_memory_equal(inputs_kv_row(&c, &caches, 1, s, j, h, 16, 48, buf),
+						    v_row(&kept, s, j, h) + 16, 48 * sizeof(float));
 			}
 	inputs_free(&kept);
 	inputs_free(&caches);
