@@ -431,8 +431,13 @@ static void put_k_row(const struct fs_case *c, struct fs_inputs *in,
 			    in->k_cache + k_chunk(in, blk, slot, h, ch));
 }
 
+/* Keys whose int8 V is stored together (put_v_run). */
+#define FILL_RUN 16
+
+/* Quantize one logical V row: its scale into the cache, its int8 values
+ * into q[D] for put_v_run (int8 V); f32 V goes straight in. */
 static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
-		      const float *row, int blk, int slot, int h, int8_t *tmp)
+		      const float *row, int blk, int slot, int h, int8_t *q)
 {
 	int D = in->D;
 	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
@@ -441,12 +446,29 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 		float sc = quant_scale(row, D, c->clip);
 
 		in->v_scale[slot_index(in, blk, slot, h)] = sc;
-		quant_apply(row, D, sc, c->clip, c->rounding, tmp);
-		for (int d = 0; d < D; d++)
-			in->v_cache_i8[(base + (size_t)d) * (size_t)in->BS + (size_t)slot] = tmp[d];
+		quant_apply(row, D, sc, c->clip, c->rounding, q);
 	} else {
 		for (int d = 0; d < D; d++)
 			in->v_cache_f[(base + (size_t)d) * (size_t)in->BS + (size_t)slot] = row[d];
+	}
+}
+
+/* The int8 V of n keys in slots slot0 .. of block blk, q[i] from
+ * put_v_row: v_cache_i8[blk][h][d][slot], n consecutive bytes per d. */
+static void put_v_run(const struct fs_case *c, struct fs_inputs *in, int blk,
+		      int slot0, int n, int h, int8_t q[][CASE_MAX_HEAD_DIM])
+{
+	int D = in->D;
+	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
+
+	if (c->v_dtype != VDT_INT8)
+		return;
+	for (int d = 0; d < D; d++) {
+		int8_t *dst = in->v_cache_i8 + (base + (size_t)d) * (size_t)in->BS +
+			      (size_t)slot0;
+
+		for (int i = 0; i < n; i++)
+			dst[i] = q[i][d];
 	}
 }
 
@@ -526,27 +548,44 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 		tensor_scale = k_absmax(in, c, &mk[0]) / (float)c->clip;
 		in->k_scale[0] = tensor_scale;
 	}
-	for (int s = 0; s < S; s++)
+	/* K and V rows by runs of up to FILL_RUN keys of one block, so that
+	 * int8 V, stored [d][slot], is written FILL_RUN bytes at a time
+	 * instead of one byte every block_size bytes. */
+	for (int s = 0; s < S; s++) {
+		int ctx = c->seqs[s].context, BS = in->BS;
+		int runs_per_blk = (BS + FILL_RUN - 1) / FILL_RUN;
+		int nrun = (ctx + BS - 1) / BS * runs_per_blk;
+
 #pragma omp parallel for schedule(static)
-		for (int j = 0; j < c->seqs[s].context; j++) {
-			int blk = in->block_table[(size_t)s * in->MAXB + (size_t)(j / in->BS)];
-			int slot = j % in->BS;
-			int8_t tmp[CASE_MAX_HEAD_DIM];
+		for (int run = 0; run < nrun; run++) {
+			int lb = run / runs_per_blk, slot0 = run % runs_per_blk * FILL_RUN;
+			int j0 = lb * BS + slot0;
+			int n = ctx - j0 < FILL_RUN ? ctx - j0 : FILL_RUN;
+			int blk = in->block_table[(size_t)s * in->MAXB + (size_t)lb];
+			int8_t vq[FILL_RUN][CASE_MAX_HEAD_DIM];
 			float kb[CASE_MAX_HEAD_DIM], vb[CASE_MAX_HEAD_DIM];
 
+			if (slot0 + n > BS)
+				n = BS - slot0;
 			for (int h = 0; h < Hkv; h++) {
-				size_t row = ((size_t)s * in->MAXCTX + (size_t)j) * Hkv + (size_t)h;
-				const float *kr = in->k ? in->k + row * (size_t)D : kb;
-				const float *vr = in->v ? in->v + row * (size_t)D : vb;
+				for (int i = 0; i < n; i++) {
+					int j = j0 + i;
+					size_t row = ((size_t)s * in->MAXCTX + (size_t)j) * Hkv +
+						     (size_t)h;
+					const float *kr = in->k ? in->k + row * (size_t)D : kb;
+					const float *vr = in->v ? in->v + row * (size_t)D : vb;
 
-				if (!in->k) {	/* caches only: rows made here */
-					make_row(&mk[0], s, j, h, in->MAXCTX, Hkv, kb);
-					make_row(&mk[1], s, j, h, in->MAXCTX, Hkv, vb);
+					if (!in->k) {	/* caches only: rows made here */
+						make_row(&mk[0], s, j, h, in->MAXCTX, Hkv, kb);
+						make_row(&mk[1], s, j, h, in->MAXCTX, Hkv, vb);
+					}
+					put_k_row(c, in, kr, blk, slot0 + i, h, tensor_scale);
+					put_v_row(c, in, vr, blk, slot0 + i, h, vq[i]);
 				}
-				put_k_row(c, in, kr, blk, slot, h, tensor_scale);
-				put_v_row(c, in, vr, blk, slot, h, tmp);
+				put_v_run(c, in, blk, slot0, n, h, vq);
 			}
 		}
+	}
 }
 
 /* ---- the API ----------------------------------------------------------- */

@@ -313,7 +313,7 @@ static void scale_and_apply(void **state)
  * quant_apply (branch-free) is quant_round of x / scale, clamped to
  * [-clip, clip] with NaN to 0, for random bit patterns (NaN, inf,
  * subnormals included), values near every tie, both roundings and
- * several clips.
+ * several clips, on lengths with vector tails.
  */
 static void apply_matches_round_and_clamp(void **state)
 {
@@ -338,8 +338,15 @@ static void apply_matches_round_and_clamp(void **state)
 			else
 				x[i] = ((float)(int32_t)u / 2147483648.0f) * 200.0f;
 		}
-		quant_apply(x, 4096, scale, clip, r, q);
-		for (int i = 0; i < 4096; i++) {
+		/* lengths off a vector multiple too: a tail's bytes past n
+		 * are not written */
+		int n = 4096 - rep % 17;
+
+		memset(q, 0x55, sizeof(q));
+		quant_apply(x, n, scale, clip, r, q);
+		for (int i = n; i < 4096; i++)
+			assert_int_equal(q[i], 0x55);
+		for (int i = 0; i < n; i++) {
 			float v = quant_round(x[i] / scale, r);
 
 			v = v != v ? 0.0f : v > (float)clip ? (float)clip :
