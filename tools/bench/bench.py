@@ -303,8 +303,9 @@ def numpy_row(a, py, w, threads):
         argv += ["--history", str(w["history"]), "--chunk", str(w["tokens"])]
     if a.numpy_gather:
         argv.append("--gather")
+    argv.append("--whole")
     # every run plus the warm-up, each within the per-run timeout
-    r = run_child(argv, a.timeout * (a.runs + 1), numpy_env(threads))
+    r = run_child(argv, a.timeout * (2 * a.runs + 1), numpy_env(threads))
     if r["status"] != "ok" or r["rc"] != 0:
         last = (r["err"].strip().splitlines() or [""])[-1]
         return {"status": "%s %s" % (r["status"] if r["status"] != "ok" else
@@ -565,6 +566,14 @@ def targets(rows, scale, numpy_res, pk, out):
         print_later.append("  (info)    whole input stage of %s %dt: %.2f ns/value/thread "
                            "(generation, quantization, paging, first-touch page faults)"
                            % (r["workload"], r["threads"], ns))
+    for r in rows:
+        n = numpy_res.get((r["workload"], r["threads"]))
+        ws = n.get("whole_median_s") if n and n.get("status") == "ok" else None
+        if ws and r.get("wall_med"):
+            print_later.append("  (info)    %s %s %dt, whole process vs numpy's whole script "
+                               "(inputs, int8 quantization, attention): %.3f s vs %.3f s, "
+                               "%.2fx" % (r["workload"], r["mode"], r["threads"],
+                                          r["wall_med"], ws, ws / r["wall_med"]))
     if 1 in thr and 2 in thr:
         for wl in ("decode-131072", "prefill-2048-8192"):
             for mode in ("emul", "full"):
@@ -635,8 +644,9 @@ def main():
                 next(iter(numpy_res.values())).get("layout")), file=out)
         for (name, t), r in numpy_res.items():
             if r.get("status") == "ok":
-                print("numpy %s %dt: median %.3f s, min %.3f, max %.3f (%d runs)" % (
-                    name, t, r["median_s"], r["min_s"], r["max_s"], r["runs"]), file=out)
+                print("numpy %s %dt: median %.3f s, min %.3f, max %.3f (%d runs); whole script %s s" % (
+                    name, t, r["median_s"], r["min_s"], r["max_s"], r["runs"],
+                    fmt(r.get("whole_median_s"), ".3f", "?")), file=out)
             elif r.get("median_s") is not None:
                 print("numpy %s %dt: median %.3f s, %s" % (name, t, r["median_s"], r["status"]),
                       file=out)

@@ -27,7 +27,9 @@ keep). The BLAS library, its kernel
 ("corename") and thread count are reported from the loaded library itself.
 
 Output: one JSON object on stdout with median/min/max seconds of --runs
-timed runs after one warm-up run.
+timed runs after one warm-up run; with --whole also whole_median_s, the
+median of --runs whole scripts (inputs made, quantized to int8 per row and
+dequantized, then the attention), numpy's side of fragsim's process wall.
 """
 import argparse
 import ctypes
@@ -69,6 +71,10 @@ def parse_args():
                    help="OPENBLAS_CORETYPE: auto (SkylakeX on an AVX-512 CPU, even over"
                         " a site default), keep (the environment's), or a name")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--whole", action="store_true",
+                   help="also time the whole script a user would write: make K and V"
+                        " (normal f32), quantize them to int8 per (token, head) with"
+                        " absmax scales, dequantize, then the attention")
     a = p.parse_args()
     if a.mode == "decode" and not a.context:
         p.error("decode needs --context")
@@ -201,6 +207,27 @@ def prefill_run(np, a, q, k, v):
     return out
 
 
+def quantize_rows(np, x):
+    """Symmetric int8 per row (the last axis), absmax / 127, and back to
+    f32: what a script checking an int8 cache in float would do."""
+    scale = np.abs(x).max(axis=-1, keepdims=True) / np.float32(127)
+    scale[scale == 0] = 1
+    q = np.clip(np.rint(x / scale), -127, 127).astype(np.int8)
+    return q.astype(np.float32) * scale
+
+
+def whole_run(np, a, rng):
+    """Inputs made, quantized and dequantized, then the attention: the
+    numpy counterpart of `fragsim run --emulate-only` from process start."""
+    if a.mode == "decode":
+        q, k, v, table = decode_setup(np, a, rng)
+        k, v = quantize_rows(np, k), quantize_rows(np, v)
+        return decode_run(np, a, q, k, v, table)
+    q, k, v = prefill_setup(np, a, rng)
+    k, v = quantize_rows(np, k), quantize_rows(np, v)
+    return prefill_run(np, a, q, k, v)
+
+
 def main():
     a = parse_args()
     os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
@@ -230,6 +257,12 @@ def main():
         run()
         times.append(time.perf_counter() - t0)
     times.sort()
+    whole = []
+    for _ in range(a.runs if a.whole else 0):
+        t0 = time.perf_counter()
+        whole_run(np, a, rng)
+        whole.append(time.perf_counter() - t0)
+    whole.sort()
     res = {
         "mode": a.mode,
         "layout": ("paged f32, gathered through the block table inside the timing"
@@ -238,6 +271,7 @@ def main():
         "median_s": times[len(times) // 2],
         "min_s": times[0],
         "max_s": times[-1],
+        "whole_median_s": whole[len(whole) // 2] if whole else None,
         "env": {k: os.environ.get(k) for k in
                 ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")},
         "blas": blas_info(np),
