@@ -264,6 +264,8 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 			    const struct ref_group *grp, int j0, int j1)
 {
 	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
+	/* Without soft cap and ALiBi ref_logit is the identity: skip it. */
+	int logit = c->soft_cap > 0 || c->alibi;
 	int8_t kq[DOT_KEYS][REF_MAX_D];
 	float kbuf[REF_MAX_D];
 	double kt[REF_MAX_D * DOT_KEYS];
@@ -324,11 +326,14 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 						rr->score[j] = rr->score_f[j] = -INFINITY;
 						continue;
 					}
-					rr->score[j] = ref_logit(c, ref_score_row(c, in, q, kq[i],
-										  ts[i], sq),
-								 slope, j - qpos);
-					rr->score_f[j] = ref_logit(c, fo[u][i] * c->softmax_scale,
-								   slope, j - qpos);
+					rr->score[j] = ref_score_row(c, in, q, kq[i], ts[i], sq);
+					rr->score_f[j] = fo[u][i] * c->softmax_scale;
+					if (logit) {
+						rr->score[j] = ref_logit(c, rr->score[j], slope,
+									 j - qpos);
+						rr->score_f[j] = ref_logit(c, rr->score_f[j],
+									   slope, j - qpos);
+					}
 				}
 			}
 		}
