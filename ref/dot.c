@@ -1,22 +1,24 @@
 /*
- * dot.c - the reference's inner loops (see dot.h), written so that the
- * compiler can use wide vectors without changing a result.
+ * dot.c - the reference's inner loops (see dot.h), on wide vectors
+ * without changing a result.
  *
  * Integer dot products: int8 x int8 products fit in int16, pairs of them
  * in int32 (vpmaddwd), and an int32 sum has one answer in any order. The
  * AVX-512BW and AVX2 versions are picked at run time (cpu_has); the plain
  * loop is the definition and the fallback.
  *
- * Double sums: GCC vector extensions (dot_v8d, 8 doubles) where each lane
- * is its own sum - a different key in dot_f64_keys, a different head-dim
- * element in dot_pv - so each sum sees the same operands in the same
- * order as the scalar loop, with one rounding per product and per add
- * (-ffp-contract=off forbids fusing them). Each body is one always-inline
- * function, compiled three times by thin wrappers that carry their
- * instruction set in __attribute__((target)) - AVX-512, AVX2, baseline -
- * and one dispatch picks a wrapper with cpu_has. (Not target_clones:
- * clang names its resolvers differently from gcc and the build did not
- * link.) All three compute the same IEEE operations.
+ * Double sums: each vector lane is its own sum - a different key in
+ * dot_f64_keys, a different head-dim element in dot_pv - so each sum sees
+ * the same operands in the same order as the scalar loop, and each term
+ * is one fused multiply-add (fma(a, b, acc), one rounding). Half the
+ * operations of a multiply then an add, one rounding instead of two, and
+ * the same bits on every CPU: fma is correctly rounded, in C99's fma()
+ * as in vfmadd. The fusing is written out, never left to the compiler
+ * (the project builds with -ffp-contract=off, which GCC's vector
+ * extensions obey): the AVX-512 build with _mm512_fmadd_pd, the AVX2
+ * build with _mm256_fmadd_pd (it needs the FMA extension too), the plain
+ * build with fma(). One dispatch picks a build with cpu_has; the tests
+ * hold all three to the plain loops, bit for bit.
  *
  * Which CPU: sim/cpu.h, the one place fragsim asks. It is a header of
  * basics (like sim/fs.h), not sim/'s mapping code, so the reference stays
@@ -24,22 +26,18 @@
  * intrinsics and target attributes are compiled on x86 alone.
  *
  * Example: with D = 2, q[0] = {1, 2}, kt = {{3, 0, ..}, {5, 0, ..}} (key 0
- * has k = {3, 5}), out[0][0] = (0 + 1*3) + 2*5 = 13, out[0][1..7] = 0.
+ * has k = {3, 5}), out[0][0] = fma(2, 5, fma(1, 3, 0)) = 13, out[0][1..7]
+ * = 0.
  */
 #include "dot.h"
+
+#include <math.h>
 
 #include "../sim/cpu.h"
 
 #ifdef CPU_X86
 #include <immintrin.h>
 #endif
-
-/* 8 doubles; dot_mem is the same at any 8-byte aligned address, dot_memf
- * 8 floats at any 4-byte aligned one. */
-typedef double dot_v8d __attribute__((vector_size(64)));
-typedef double dot_mem __attribute__((vector_size(64), aligned(8), may_alias));
-typedef int64_t dot_v8l __attribute__((vector_size(64)));
-typedef float dot_memf __attribute__((vector_size(32), aligned(4), may_alias));
 
 static int32_t dot_i8_plain(const int8_t *a, const int8_t *b, int n)
 {
@@ -98,95 +96,193 @@ int32_t dot_i8(const int8_t *a, const int8_t *b, int n)
 	return dot_i8_plain(a, b, n);
 }
 
-static inline __attribute__((always_inline)) void
-f64_keys(const float *const q[4], const double *kt, int D,
-	 double out[4][DOT_KEYS])
+/*
+ * The plain builds: the definition, and what runs on a CPU without
+ * AVX2 and FMA (or off x86). fma() is C99's, correctly rounded wherever
+ * it runs (glibc uses the instruction when the CPU has it).
+ */
+static void f64_keys_plain(const float *const q[4], const double *kt, int D,
+			   double out[4][DOT_KEYS])
 {
-	dot_v8d a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+	for (int r = 0; r < 4; r++)
+		for (int i = 0; i < DOT_KEYS; i++) {
+			double acc = 0;
+
+			for (int d = 0; d < D; d++)
+				acc = fma((double)q[r][d],
+					  kt[(size_t)d * DOT_KEYS + i], acc);
+			out[r][i] = acc;
+		}
+}
+
+static void pv_plain(int nk, const double *p, const double *pf,
+		     const double *v, const double *vabs, const double *vfd,
+		     size_t stride, double *o, double *oa, double *of)
+{
+	for (int j = 0; j < nk; j++)
+		for (int d = 0; d < DOT_SLICE; d++) {
+			size_t x = (size_t)j * stride + d;
+
+			o[d] = fma(p[j], v[x], o[d]);
+			oa[d] = fma(p[j], vabs[x], oa[d]);
+			of[d] = fma(pf[j], vfd[x], of[d]);
+		}
+}
+
+#ifdef CPU_X86
+/*
+ * AVX-512: a zmm holds the 8 keys of dot_f64_keys, or 8 head-dim
+ * elements of dot_pv (the slice is 4 of them; 12 sums in registers).
+ */
+__attribute__((target("avx512f")))
+static void f64_keys_avx512(const float *const q[4], const double *kt, int D,
+			    double out[4][DOT_KEYS])
+{
+	__m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd(),
+		a2 = _mm512_setzero_pd(), a3 = _mm512_setzero_pd();
 	const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
 
 	for (int d = 0; d < D; d++) {
-		dot_v8d k = *(const dot_mem *)(kt + (size_t)d * DOT_KEYS);
+		__m512d k = _mm512_loadu_pd(kt + (size_t)d * DOT_KEYS);
 
-		a0 += (double)q0[d] * k;
-		a1 += (double)q1[d] * k;
-		a2 += (double)q2[d] * k;
-		a3 += (double)q3[d] * k;
+		a0 = _mm512_fmadd_pd(_mm512_set1_pd(q0[d]), k, a0);
+		a1 = _mm512_fmadd_pd(_mm512_set1_pd(q1[d]), k, a1);
+		a2 = _mm512_fmadd_pd(_mm512_set1_pd(q2[d]), k, a2);
+		a3 = _mm512_fmadd_pd(_mm512_set1_pd(q3[d]), k, a3);
 	}
-	*(dot_mem *)(out[0]) = a0;
-	*(dot_mem *)(out[1]) = a1;
-	*(dot_mem *)(out[2]) = a2;
-	*(dot_mem *)(out[3]) = a3;
+	_mm512_storeu_pd(out[0], a0);
+	_mm512_storeu_pd(out[1], a1);
+	_mm512_storeu_pd(out[2], a2);
+	_mm512_storeu_pd(out[3], a3);
 }
 
-static inline __attribute__((always_inline)) void
-pv(int nk, const double *p, const double *pf, const double *v,
-   size_t vstride, const float *vf, size_t fstride, double *o, double *oa,
-   double *of)
+__attribute__((target("avx512f")))
+static void pv_avx512(int nk, const double *p, const double *pf,
+		      const double *v, const double *vabs, const double *vfd,
+		      size_t stride, double *o, double *oa, double *of)
 {
-	dot_v8d o0 = *(const dot_mem *)(o), o1 = *(const dot_mem *)(o + 8),
-		o2 = *(const dot_mem *)(o + 16), o3 = *(const dot_mem *)(o + 24);
-	dot_v8d a0 = *(const dot_mem *)(oa), a1 = *(const dot_mem *)(oa + 8),
-		a2 = *(const dot_mem *)(oa + 16), a3 = *(const dot_mem *)(oa + 24);
-	dot_v8d f0 = *(const dot_mem *)(of), f1 = *(const dot_mem *)(of + 8),
-		f2 = *(const dot_mem *)(of + 16), f3 = *(const dot_mem *)(of + 24);
-	/* |v| as fabs makes it: the sign bit cleared */
-	const dot_v8l nosign = (dot_v8l){ 0 } + INT64_MAX;
+	__m512d o0 = _mm512_loadu_pd(o), o1 = _mm512_loadu_pd(o + 8),
+		o2 = _mm512_loadu_pd(o + 16), o3 = _mm512_loadu_pd(o + 24);
+	__m512d a0 = _mm512_loadu_pd(oa), a1 = _mm512_loadu_pd(oa + 8),
+		a2 = _mm512_loadu_pd(oa + 16), a3 = _mm512_loadu_pd(oa + 24);
+	__m512d f0 = _mm512_loadu_pd(of), f1 = _mm512_loadu_pd(of + 8),
+		f2 = _mm512_loadu_pd(of + 16), f3 = _mm512_loadu_pd(of + 24);
 
 	for (int j = 0; j < nk; j++) {
-		const double *vj = v + (size_t)j * vstride;
-		const float *fj = vf + (size_t)j * fstride;
-		dot_v8d v0 = *(const dot_mem *)(vj), v1 = *(const dot_mem *)(vj + 8),
-			v2 = *(const dot_mem *)(vj + 16),
-			v3 = *(const dot_mem *)(vj + 24);
-		double pj = p[j], fpj = pf[j];
+		size_t x = (size_t)j * stride;
+		__m512d pj = _mm512_set1_pd(p[j]), fj = _mm512_set1_pd(pf[j]);
 
-		o0 += pj * v0;
-		o1 += pj * v1;
-		o2 += pj * v2;
-		o3 += pj * v3;
-		a0 += pj * (dot_v8d)((dot_v8l)v0 & nosign);
-		a1 += pj * (dot_v8d)((dot_v8l)v1 & nosign);
-		a2 += pj * (dot_v8d)((dot_v8l)v2 & nosign);
-		a3 += pj * (dot_v8d)((dot_v8l)v3 & nosign);
-		f0 += fpj * __builtin_convertvector(*(const dot_memf *)(fj), dot_v8d);
-		f1 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 8), dot_v8d);
-		f2 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 16), dot_v8d);
-		f3 += fpj * __builtin_convertvector(*(const dot_memf *)(fj + 24), dot_v8d);
+		o0 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(v + x), o0);
+		o1 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(v + x + 8), o1);
+		o2 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(v + x + 16), o2);
+		o3 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(v + x + 24), o3);
+		a0 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(vabs + x), a0);
+		a1 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(vabs + x + 8), a1);
+		a2 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(vabs + x + 16), a2);
+		a3 = _mm512_fmadd_pd(pj, _mm512_loadu_pd(vabs + x + 24), a3);
+		f0 = _mm512_fmadd_pd(fj, _mm512_loadu_pd(vfd + x), f0);
+		f1 = _mm512_fmadd_pd(fj, _mm512_loadu_pd(vfd + x + 8), f1);
+		f2 = _mm512_fmadd_pd(fj, _mm512_loadu_pd(vfd + x + 16), f2);
+		f3 = _mm512_fmadd_pd(fj, _mm512_loadu_pd(vfd + x + 24), f3);
 	}
-	*(dot_mem *)(o) = o0;
-	*(dot_mem *)(o + 8) = o1;
-	*(dot_mem *)(o + 16) = o2;
-	*(dot_mem *)(o + 24) = o3;
-	*(dot_mem *)(oa) = a0;
-	*(dot_mem *)(oa + 8) = a1;
-	*(dot_mem *)(oa + 16) = a2;
-	*(dot_mem *)(oa + 24) = a3;
-	*(dot_mem *)(of) = f0;
-	*(dot_mem *)(of + 8) = f1;
-	*(dot_mem *)(of + 16) = f2;
-	*(dot_mem *)(of + 24) = f3;
+	_mm512_storeu_pd(o, o0);
+	_mm512_storeu_pd(o + 8, o1);
+	_mm512_storeu_pd(o + 16, o2);
+	_mm512_storeu_pd(o + 24, o3);
+	_mm512_storeu_pd(oa, a0);
+	_mm512_storeu_pd(oa + 8, a1);
+	_mm512_storeu_pd(oa + 16, a2);
+	_mm512_storeu_pd(oa + 24, a3);
+	_mm512_storeu_pd(of, f0);
+	_mm512_storeu_pd(of + 8, f1);
+	_mm512_storeu_pd(of + 16, f2);
+	_mm512_storeu_pd(of + 24, f3);
 }
 
-/* The three builds of each body. */
-#define DOT_BUILDS(isa, tgt)                                                 \
-	tgt static void f64_keys_##isa(const float *const q[4],              \
-				       const double *kt, int D,              \
-				       double out[4][DOT_KEYS])              \
-	{                                                                    \
-		f64_keys(q, kt, D, out);                                     \
-	}                                                                    \
-	tgt static void pv_##isa(int nk, const double *p, const double *pf,  \
-				 const double *v, size_t vstride,            \
-				 const float *vf, size_t fstride, double *o, \
-				 double *oa, double *of)                     \
-	{                                                                    \
-		pv(nk, p, pf, v, vstride, vf, fstride, o, oa, of);           \
+/*
+ * AVX2 + FMA: a ymm holds 4 doubles, so the 8 keys are two of them per
+ * row, and the PV slice is done as two halves of 16 elements (12 sums
+ * in the 16 registers), each over all the keys.
+ */
+__attribute__((target("avx2,fma")))
+static void f64_keys_avx2(const float *const q[4], const double *kt, int D,
+			  double out[4][DOT_KEYS])
+{
+	__m256d a0 = _mm256_setzero_pd(), b0 = _mm256_setzero_pd(),
+		a1 = _mm256_setzero_pd(), b1 = _mm256_setzero_pd(),
+		a2 = _mm256_setzero_pd(), b2 = _mm256_setzero_pd(),
+		a3 = _mm256_setzero_pd(), b3 = _mm256_setzero_pd();
+	const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+
+	for (int d = 0; d < D; d++) {
+		__m256d k = _mm256_loadu_pd(kt + (size_t)d * DOT_KEYS),
+			l = _mm256_loadu_pd(kt + (size_t)d * DOT_KEYS + 4);
+		__m256d x0 = _mm256_set1_pd(q0[d]), x1 = _mm256_set1_pd(q1[d]),
+			x2 = _mm256_set1_pd(q2[d]), x3 = _mm256_set1_pd(q3[d]);
+
+		a0 = _mm256_fmadd_pd(x0, k, a0);
+		b0 = _mm256_fmadd_pd(x0, l, b0);
+		a1 = _mm256_fmadd_pd(x1, k, a1);
+		b1 = _mm256_fmadd_pd(x1, l, b1);
+		a2 = _mm256_fmadd_pd(x2, k, a2);
+		b2 = _mm256_fmadd_pd(x2, l, b2);
+		a3 = _mm256_fmadd_pd(x3, k, a3);
+		b3 = _mm256_fmadd_pd(x3, l, b3);
 	}
-DOT_BUILDS(plain, )
-#ifdef CPU_X86
-DOT_BUILDS(avx2, __attribute__((target("avx2"))))
-DOT_BUILDS(avx512, __attribute__((target("avx512f"))))
+	_mm256_storeu_pd(out[0], a0);
+	_mm256_storeu_pd(out[0] + 4, b0);
+	_mm256_storeu_pd(out[1], a1);
+	_mm256_storeu_pd(out[1] + 4, b1);
+	_mm256_storeu_pd(out[2], a2);
+	_mm256_storeu_pd(out[2] + 4, b2);
+	_mm256_storeu_pd(out[3], a3);
+	_mm256_storeu_pd(out[3] + 4, b3);
+}
+
+__attribute__((target("avx2,fma")))
+static void pv_avx2(int nk, const double *p, const double *pf,
+		    const double *v, const double *vabs, const double *vfd,
+		    size_t stride, double *o, double *oa, double *of)
+{
+	for (int h = 0; h < DOT_SLICE; h += 16) {
+		__m256d o0 = _mm256_loadu_pd(o + h), o1 = _mm256_loadu_pd(o + h + 4),
+			o2 = _mm256_loadu_pd(o + h + 8), o3 = _mm256_loadu_pd(o + h + 12);
+		__m256d a0 = _mm256_loadu_pd(oa + h), a1 = _mm256_loadu_pd(oa + h + 4),
+			a2 = _mm256_loadu_pd(oa + h + 8), a3 = _mm256_loadu_pd(oa + h + 12);
+		__m256d f0 = _mm256_loadu_pd(of + h), f1 = _mm256_loadu_pd(of + h + 4),
+			f2 = _mm256_loadu_pd(of + h + 8), f3 = _mm256_loadu_pd(of + h + 12);
+
+		for (int j = 0; j < nk; j++) {
+			size_t x = (size_t)j * stride + h;
+			__m256d pj = _mm256_set1_pd(p[j]), fj = _mm256_set1_pd(pf[j]);
+
+			o0 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(v + x), o0);
+			o1 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(v + x + 4), o1);
+			o2 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(v + x + 8), o2);
+			o3 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(v + x + 12), o3);
+			a0 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(vabs + x), a0);
+			a1 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(vabs + x + 4), a1);
+			a2 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(vabs + x + 8), a2);
+			a3 = _mm256_fmadd_pd(pj, _mm256_loadu_pd(vabs + x + 12), a3);
+			f0 = _mm256_fmadd_pd(fj, _mm256_loadu_pd(vfd + x), f0);
+			f1 = _mm256_fmadd_pd(fj, _mm256_loadu_pd(vfd + x + 4), f1);
+			f2 = _mm256_fmadd_pd(fj, _mm256_loadu_pd(vfd + x + 8), f2);
+			f3 = _mm256_fmadd_pd(fj, _mm256_loadu_pd(vfd + x + 12), f3);
+		}
+		_mm256_storeu_pd(o + h, o0);
+		_mm256_storeu_pd(o + h + 4, o1);
+		_mm256_storeu_pd(o + h + 8, o2);
+		_mm256_storeu_pd(o + h + 12, o3);
+		_mm256_storeu_pd(oa + h, a0);
+		_mm256_storeu_pd(oa + h + 4, a1);
+		_mm256_storeu_pd(oa + h + 8, a2);
+		_mm256_storeu_pd(oa + h + 12, a3);
+		_mm256_storeu_pd(of + h, f0);
+		_mm256_storeu_pd(of + h + 4, f1);
+		_mm256_storeu_pd(of + h + 8, f2);
+		_mm256_storeu_pd(of + h + 12, f3);
+	}
+}
 #else
 /* No x86 builds: dot_isa_supported says so and the plain one runs. */
 #define f64_keys_avx2 f64_keys_plain
@@ -199,8 +295,8 @@ int dot_isa_supported(enum dot_isa isa)
 {
 	if (isa == DOT_AVX512)
 		return cpu_has(CPU_AVX512F);
-	if (isa == DOT_AVX2)
-		return cpu_has(CPU_AVX2);
+	if (isa == DOT_AVX2)	/* vfmadd is FMA's, not AVX2's */
+		return cpu_has(CPU_AVX2) && cpu_has(CPU_FMA);
 	return isa == DOT_PLAIN;
 }
 
@@ -225,15 +321,15 @@ void dot_f64_keys_isa(enum dot_isa isa, const float *const q[4],
 }
 
 void dot_pv_isa(enum dot_isa isa, int nk, const double *p, const double *pf,
-		const double *v, size_t vstride, const float *vf,
-		size_t fstride, double *o, double *oa, double *of)
+		const double *v, const double *vabs, const double *vfd,
+		size_t stride, double *o, double *oa, double *of)
 {
 	if (isa == DOT_AVX512)
-		pv_avx512(nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+		pv_avx512(nk, p, pf, v, vabs, vfd, stride, o, oa, of);
 	else if (isa == DOT_AVX2)
-		pv_avx2(nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+		pv_avx2(nk, p, pf, v, vabs, vfd, stride, o, oa, of);
 	else
-		pv_plain(nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+		pv_plain(nk, p, pf, v, vabs, vfd, stride, o, oa, of);
 }
 
 void dot_f64_keys(const float *const q[4], const double *kt, int D,
@@ -243,8 +339,8 @@ void dot_f64_keys(const float *const q[4], const double *kt, int D,
 }
 
 void dot_pv(int nk, const double *p, const double *pf, const double *v,
-	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    const double *vabs, const double *vfd, size_t stride, double *o,
 	    double *oa, double *of)
 {
-	dot_pv_isa(best(), nk, p, pf, v, vstride, vf, fstride, o, oa, of);
+	dot_pv_isa(best(), nk, p, pf, v, vabs, vfd, stride, o, oa, of);
 }

@@ -4,8 +4,11 @@
  * Each function computes exactly what the plain loop in its comment
  * computes: integer sums are exact in any order, and every double sum
  * keeps its own order (the vector lanes are different sums, never parts
- * of one). So ref.c can be read as the plain loops, and dot.c checked
- * against them (tests/test_ref.c does).
+ * of one). A double sum is fused: each term is fma(a, b, acc), one
+ * rounding, which C99's fma() and the vfmadd instructions both give
+ * correctly rounded, so the answer is the same on every CPU. So ref.c
+ * can be read as the plain loops, and dot.c checked against them
+ * (tests/test_dot.c does).
  */
 #ifndef DOT_H
 #define DOT_H
@@ -22,7 +25,8 @@ int32_t dot_i8(const int8_t *a, const int8_t *b, int n);
 
 /*
  * Four query rows (q[0..3], each [D] f32) against DOT_KEYS keys at once:
- *   out[r][i] = sum_{d = 0, 1, .., D-1} (double)q[r][d] * kt[d][i]
+ *   acc = 0;  for d = 0, 1, .., D-1:  acc = fma((double)q[r][d], kt[d][i], acc)
+ *   out[r][i] = acc
  * with kt [D][DOT_KEYS] doubles (the keys transposed), summed in d order.
  * A missing row may repeat a real one.
  */
@@ -31,25 +35,29 @@ void dot_f64_keys(const float *const q[4], const double *kt, int D,
 
 /*
  * PV over one DOT_SLICE-wide slice of the head dim, keys in order:
- *   for j < nk, d < DOT_SLICE:  o[d]  += p[j]  * v[j * vstride + d]
- *                               oa[d] += p[j]  * |v[j * vstride + d]|
- *                               of[d] += pf[j] * (double)vf[j * fstride + d]
- * o, oa, of are one slice each, kept in registers over the keys.
+ *   for j < nk, d < DOT_SLICE, with x = j * stride + d:
+ *       o[d]  = fma(p[j],  v[x],    o[d])
+ *       oa[d] = fma(p[j],  vabs[x], oa[d])
+ *       of[d] = fma(pf[j], vfd[x],  of[d])
+ * The caller makes vabs = |v| and vfd = (double) of the float V once per
+ * key, for every row that sees it. o, oa, of are one slice each, kept in
+ * registers over the keys.
  */
 void dot_pv(int nk, const double *p, const double *pf, const double *v,
-	    size_t vstride, const float *vf, size_t fstride, double *o,
+	    const double *vabs, const double *vfd, size_t stride, double *o,
 	    double *oa, double *of);
 
 /*
  * The builds of dot_f64_keys and dot_pv, for tests that hold each to the
  * plain loops: the functions above run the best one this CPU supports.
+ * DOT_AVX2 is AVX2 with FMA (vfmadd is the FMA extension's).
  */
 enum dot_isa { DOT_PLAIN, DOT_AVX2, DOT_AVX512 };
 int dot_isa_supported(enum dot_isa isa);
 void dot_f64_keys_isa(enum dot_isa isa, const float *const q[4],
 		      const double *kt, int D, double out[4][DOT_KEYS]);
 void dot_pv_isa(enum dot_isa isa, int nk, const double *p, const double *pf,
-		const double *v, size_t vstride, const float *vf,
-		size_t fstride, double *o, double *oa, double *of);
+		const double *v, const double *vabs, const double *vfd,
+		size_t stride, double *o, double *oa, double *of);
 
 #endif

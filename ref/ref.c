@@ -1,6 +1,9 @@
 /*
  * ref.c - the oracle (see ref.h): one attention row at a time, plain
- * loops, exact int32 dot products, everything else in double.
+ * loops, exact int32 dot products, everything else in double; the double
+ * dot products and PV sums are fused, one rounding per term
+ * (fma(a, b, acc), in a fixed order), which is correctly rounded and so
+ * the same on every CPU.
  *
  * It reads the paged caches through its own few lines, written from the
  * layout in docs/design.md 3.2 and nothing else:
@@ -31,7 +34,7 @@
  * score is 7 * 0.125 / sqrt(32).
  *
  * The float path does the same from the logical BF16-rounded q, k, v
- * (dot products in double): it is the baseline that measures what INT8
+ * (dot products in double, fused): it is the baseline that measures what INT8
  * costs, not a check of the kernel.
  *
  * f16 scales are decoded here, not by sim/quant.c, so a decoder bug there
@@ -43,10 +46,11 @@
  *   scores   key blocks: gather each key's K once (the int8 row from its
  *            page, the float row transposed into doubles) and dot it with
  *            every row that sees it (ref/dot.c, exact int32 / the same
- *            double sums as the plain loops);
+ *            fused double sums as the plain fma() loops, d in order);
  *   softmax  rows: max, exp and the sum in key order;
- *   PV       head-dim pieces: gather each key's V piece once, then every
- *            row adds p * v in key order.
+ *   PV       head-dim pieces: make each key's V piece once (v, |v| and
+ *            the float V in double), then every row adds fma(p, v, o) in
+ *            key order.
  * No pass sums across the pieces it splits, so every number is the one
  * the plain loops give, with any number of threads.
  */
@@ -61,7 +65,7 @@
 
 #define REF_MAX_D 1024	/* largest head_dim a case may have */
 #define REF_SCORE_KEYS 256	/* keys per piece of the scores pass */
-#define REF_PV_KEYS 64		/* keys gathered at a time in the PV pass */
+#define REF_PV_KEYS 32		/* keys gathered at a time in the PV pass */
 #define REF_PV_DIMS 128		/* head-dim elements per piece of the PV pass */
 
 /* Every f16 is exactly a double: sign * m * 2^(e - 25), subnormals m * 2^-24. */
@@ -260,6 +264,8 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 			    const struct ref_group *grp, int j0, int j1)
 {
 	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
+	/* Without soft cap and ALiBi ref_logit is the identity: skip it. */
+	int logit = c->soft_cap > 0 || c->alibi;
 	int8_t kq[DOT_KEYS][REF_MAX_D];
 	float kbuf[REF_MAX_D];
 	double kt[REF_MAX_D * DOT_KEYS];
@@ -320,11 +326,14 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 						rr->score[j] = rr->score_f[j] = -INFINITY;
 						continue;
 					}
-					rr->score[j] = ref_logit(c, ref_score_row(c, in, q, kq[i],
-										  ts[i], sq),
-								 slope, j - qpos);
-					rr->score_f[j] = ref_logit(c, fo[u][i] * c->softmax_scale,
-								   slope, j - qpos);
+					rr->score[j] = ref_score_row(c, in, q, kq[i], ts[i], sq);
+					rr->score_f[j] = fo[u][i] * c->softmax_scale;
+					if (logit) {
+						rr->score[j] = ref_logit(c, rr->score[j], slope,
+									 j - qpos);
+						rr->score_f[j] = ref_logit(c, rr->score_f[j],
+									   slope, j - qpos);
+					}
 				}
 			}
 		}
@@ -380,32 +389,40 @@ static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in
 
 /* dot_pv's loop for a slice of n < DOT_SLICE elements, written out. */
 static void pv_plain(int nk, int n, const double *p, const double *pf,
-		     const double *v, size_t vstride, const float *vf,
-		     size_t fstride, double *o, double *oa, double *of)
+		     const double *v, const double *vabs, const double *vfd,
+		     size_t stride, double *o, double *oa, double *of)
 {
 	for (int j = 0; j < nk; j++)
 		for (int d = 0; d < n; d++) {
-			o[d] += p[j] * v[(size_t)j * vstride + d];
-			oa[d] += p[j] * fabs(v[(size_t)j * vstride + d]);
-			of[d] += pf[j] * (double)vf[(size_t)j * fstride + d];
+			size_t x = (size_t)j * stride + d;
+
+			o[d] = fma(p[j], v[x], o[d]);
+			oa[d] = fma(p[j], vabs[x], oa[d]);
+			of[d] = fma(pf[j], vfd[x], of[d]);
 		}
 }
 
 /*
  * PV pass, head-dim elements [d0, d1) (a multiple of 16; DOT_SLICE at a
  * time, the last 16 by pv_plain when DOT_SLICE does not divide it): out,
- * out_absd and out_f of every row, each key's V gathered once. V
- * dequantized: the int8 times its double scale is exact in double. The
- * float V rows are read in place (prefetched as the keys are gathered:
- * they are a page apart).
+ * out_absd and out_f of every row. REF_PV_KEYS keys at a time, each
+ * key's V made once for every row that sees it: dequantized (the int8
+ * times its double scale is exact in double), its |v|, and the float V
+ * in double. They are laid out by slice, then key: vb[e][u] holds key
+ * u's v, |v| and float V of slice e, DOT_SLICE each, so that one slice
+ * of the keys (REF_PV_KEYS x 3 x DOT_SLICE doubles, 24 KiB) is one
+ * contiguous run that stays in L1 while every row goes over it; hence
+ * slices outside, rows inside. vb is 96 KiB of stack, which an OpenMP
+ * thread's default stack holds.
  */
+#define REF_PV_SLICES (REF_PV_DIMS / DOT_SLICE)
+#define REF_PV_AHEAD 2	/* rows ahead whose sums are fetched */
 static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 			const struct ref_group *grp, int d0, int d1)
 {
 	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
-	size_t fstride = (size_t)in->Hkv * D;
-	double v[REF_PV_KEYS * REF_PV_DIMS];
-	float vfb[REF_PV_KEYS * REF_PV_DIMS];
+	double vb[REF_PV_SLICES][REF_PV_KEYS][3][DOT_SLICE];
+	float vfb[REF_PV_DIMS];
 
 	assert(w % 16 == 0 && w <= REF_PV_DIMS);
 	for (int i = 0; i < grp->rows; i++)
@@ -414,59 +431,72 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 				grp->row[i].out_f[d] = 0;
 	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
 		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
-		const float *vf = vfb;
-		size_t vstride = (size_t)w;
-
-		/* The float V rows: kept, or made again (inputs_kv_row). */
-		if (in->v) {
-			vf = in->v + (((size_t)s * in->MAXCTX + jb) * in->Hkv + g) * D + d0;
-			vstride = fstride;
-		} else {
-			for (int u = 0; u < nk; u++)
-				inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb + (size_t)u * w);
-		}
 
 		for (int u = 0; u < nk; u++) {
 			int blk, slot;
-			double *vu = v + (size_t)u * w;
+			const float *vf;
+			double vs = 0;	/* int8 V's scale */
 			size_t at;	/* V[j][g][d] is at + d * BS */
 
-			for (int d = 0; in->v && d < w; d += 16)
-				__builtin_prefetch(vf + u * vstride + d);
+			/* The next key's float row is a page away: fetch it
+			 * now (when kept; else inputs_kv_row makes it). */
+			for (int d = 0; in->v && u + 1 < nk && d < w; d += 16)
+				__builtin_prefetch(in->v + (((size_t)s * in->MAXCTX +
+							     jb + u + 1) * in->Hkv + g) *
+								   D + d0 + d);
 			ref_page(in, s, jb + u, &blk, &slot);
 			at = (((size_t)blk * in->Hkv + g) * D + d0) * BS + slot;
-			if (c->v_dtype == VDT_INT8) {
-				double vs = in->v_scale[((size_t)blk * BS + slot) *
-							in->Hkv + g];
+			vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
+			if (c->v_dtype == VDT_INT8)
+				vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];
+			for (int e = 0; e < w; e++) {
+				double *x = vb[e / DOT_SLICE][u][0] + e % DOT_SLICE;
 
-				for (int e = 0; e < w; e++)
-					vu[e] = in->v_cache_i8[at + (size_t)e * BS] * vs;
-			} else {
-				for (int e = 0; e < w; e++)
-					vu[e] = in->v_cache_f[at + (size_t)e * BS];
+				x[0] = c->v_dtype == VDT_INT8
+				       ? in->v_cache_i8[at + (size_t)e * BS] * vs
+				       : in->v_cache_f[at + (size_t)e * BS];
+				x[DOT_SLICE] = fabs(x[0]);
+				x[2 * DOT_SLICE] = vf[e];
 			}
 		}
-		for (int i = 0; i < grp->rows; i++) {
-			struct ref_row *r = &grp->row[i];
-			int lo, hi, a, b;
+		for (int e = 0; e < w; e += DOT_SLICE) {
+			for (int i = 0; i < grp->rows; i++) {
+				struct ref_row *r = &grp->row[i];
+				int lo, hi, a, b;
+				const double *x;
 
-			ref_range(c, in, s, grp->t[i], &lo, &hi);
-			a = lo > jb ? lo : jb;
-			b = hi < jb + nk ? hi : jb + nk;
-			for (int e = 0; a < b && e < w; e += DOT_SLICE) {
-				if (w - e < DOT_SLICE) {	/* head_dim 80, 112: 16 left */
-					pv_plain(b - a, w - e, r->prob + a, r->prob_f + a,
-						 v + (size_t)(a - jb) * w + e, (size_t)w,
-						 vf + (size_t)(a - jb) * vstride + e, vstride,
-						 r->out + d0 + e, r->out_absd + d0 + e,
-						 r->out_f + d0 + e);
-					break;
+				/* Each row's sums and p are elsewhere (3 x 256 and
+				 * 2 x 256 bytes a call): fetch those of a later row
+				 * while this one runs. */
+				if (i + REF_PV_AHEAD < grp->rows) {
+					struct ref_row *n = &grp->row[i + REF_PV_AHEAD];
+
+					for (int k = 0; k < DOT_SLICE; k += 8) {
+						__builtin_prefetch(n->out + d0 + e + k, 1);
+						__builtin_prefetch(n->out_absd + d0 + e + k, 1);
+						__builtin_prefetch(n->out_f + d0 + e + k, 1);
+					}
+					for (int k = 0; k < nk; k += 8) {
+						__builtin_prefetch(n->prob + jb + k);
+						__builtin_prefetch(n->prob_f + jb + k);
+					}
 				}
-				dot_pv(b - a, r->prob + a, r->prob_f + a,
-				       v + (size_t)(a - jb) * w + e, (size_t)w,
-				       vf + (size_t)(a - jb) * vstride + e, vstride,
-				       r->out + d0 + e, r->out_absd + d0 + e,
-				       r->out_f + d0 + e);
+				ref_range(c, in, s, grp->t[i], &lo, &hi);
+				a = lo > jb ? lo : jb;
+				b = hi < jb + nk ? hi : jb + nk;
+				if (a >= b)
+					continue;
+				x = vb[e / DOT_SLICE][a - jb][0];
+				if (w - e < DOT_SLICE)	/* head_dim 80, 112: 16 left */
+					pv_plain(b - a, w - e, r->prob + a, r->prob_f + a,
+						 x, x + DOT_SLICE, x + 2 * DOT_SLICE,
+						 3 * DOT_SLICE, r->out + d0 + e,
+						 r->out_absd + d0 + e, r->out_f + d0 + e);
+				else
+					dot_pv(b - a, r->prob + a, r->prob_f + a, x,
+					       x + DOT_SLICE, x + 2 * DOT_SLICE,
+					       3 * DOT_SLICE, r->out + d0 + e,
+					       r->out_absd + d0 + e, r->out_f + d0 + e);
 			}
 		}
 	}

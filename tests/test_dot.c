@@ -1,11 +1,14 @@
 /*
  * test_dot.c - ref/dot.c against the plain loops it stands for, bit for
  * bit: int8 dot products at the int8 extremes (-128 included, which the
- * quantizer never makes), and the double sums of dot_f64_keys and dot_pv
- * on values whose sums round at every step (mixed magnitudes and signs).
- * A lane that summed in another order, or a fused multiply-add, shows
- * here as a differing bit. The double sums are checked in each build this
- * CPU runs (plain, AVX2, AVX-512), and through the dispatching entry.
+ * quantizer never makes), and the fused double sums (fma(a, b, acc)) of
+ * dot_f64_keys and dot_pv on values whose sums round at every step (mixed
+ * magnitudes and signs). A lane that summed in another order, or a
+ * multiply and add rounded apart, shows here as a differing bit; and
+ * test_dot_fused picks operands where the two answers differ, so a build
+ * that does not fuse cannot pass. The double sums are checked in each
+ * build this CPU runs (plain, AVX2 + FMA, AVX-512), and through the
+ * dispatching entry.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,7 +93,8 @@ static void test_dot_f64_keys(void **state)
 				double want = 0;
 
 				for (int d = 0; d < D; d++)
-					want += (double)q[r][d] * kt[d * DOT_KEYS + i];
+					want = fma((double)q[r][d],
+						   kt[d * DOT_KEYS + i], want);
 				assert_memory_equal(&out[r][i], &want, sizeof(double));
 			}
 		}
@@ -100,8 +104,8 @@ static void test_dot_f64_keys(void **state)
 static void test_dot_pv(void **state)
 {
 	enum { NK = 37, STRIDE = 40 };
-	double p[NK], pf[NK], v[NK * STRIDE];
-	float vf[NK * STRIDE];
+	double p[NK], pf[NK], v[NK * STRIDE], vabs[NK * STRIDE];
+	double vfd[NK * STRIDE];
 	double o[DOT_SLICE], oa[DOT_SLICE], of[DOT_SLICE];
 	uint64_t x = 99;
 
@@ -112,9 +116,11 @@ static void test_dot_pv(void **state)
 	}
 	for (int i = 0; i < NK * STRIDE; i++) {
 		v[i] = wide(&x);
-		vf[i] = (float)wide(&x);
+		vfd[i] = (float)wide(&x);	/* as the float V, in double */
 	}
 	v[3] = -0.0;	/* |-0| is +0 */
+	for (int i = 0; i < NK * STRIDE; i++)
+		vabs[i] = fabs(v[i]);
 	/* isa == 3: the dispatching entry */
 	for (int isa = DOT_PLAIN; isa <= 3; isa++) {
 		double wo[DOT_SLICE], wa[DOT_SLICE], wf[DOT_SLICE];
@@ -132,19 +138,85 @@ static void test_dot_pv(void **state)
 		memcpy(wf, of, sizeof(of));
 		for (int j = 0; j < NK; j++) {
 			for (int d = 0; d < DOT_SLICE; d++) {
-				wo[d] += p[j] * v[j * STRIDE + d];
-				wa[d] += p[j] * fabs(v[j * STRIDE + d]);
-				wf[d] += pf[j] * (double)vf[j * STRIDE + d];
+				wo[d] = fma(p[j], v[j * STRIDE + d], wo[d]);
+				wa[d] = fma(p[j], vabs[j * STRIDE + d], wa[d]);
+				wf[d] = fma(pf[j], vfd[j * STRIDE + d], wf[d]);
 			}
 		}
 		if (isa == 3)
-			dot_pv(NK, p, pf, v, STRIDE, vf, STRIDE, o, oa, of);
+			dot_pv(NK, p, pf, v, vabs, vfd, STRIDE, o, oa, of);
 		else
-			dot_pv_isa((enum dot_isa)isa, NK, p, pf, v, STRIDE, vf,
+			dot_pv_isa((enum dot_isa)isa, NK, p, pf, v, vabs, vfd,
 				   STRIDE, o, oa, of);
 		assert_memory_equal(o, wo, sizeof(o));
 		assert_memory_equal(oa, wa, sizeof(oa));
 		assert_memory_equal(of, wf, sizeof(of));
+	}
+}
+
+/*
+ * The fusing is real: a = 1 + 2^-30, b = 1 - 2^-30, c = -1. a * b is
+ * 1 - 2^-60, which rounds to 1, so a * b + c is 0; fma(a, b, c) rounds
+ * once, at the end: -2^-60. dot_f64_keys takes q in float, so there
+ * q = 1 + 2^-23 (a float) and k = 1 + 2^-52: q * k = 1 + 2^-23 + 2^-52
+ * + 2^-75, whose 2^-75 a separate rounding drops; after -1 (the first
+ * term, q = 1 times k = -1) the fused sum keeps it. Every lane and row
+ * is checked, in every build this CPU runs and through the dispatch.
+ */
+static void test_dot_fused(void **state)
+{
+	volatile double a = 1 + 0x1p-30, b = 1 - 0x1p-30, c = -1;
+	volatile double qk = (double)(float)(1 + 0x1p-23), k1 = 1 + 0x1p-52;
+	const double pv_want = -0x1p-60;
+	const double keys_want = 0x1p-23 + 0x1p-52 + 0x1p-75;
+	enum { D = 2 };
+	float q[4][D];
+	const float *qp[4] = { q[0], q[1], q[2], q[3] };
+	double kt[D * DOT_KEYS], out[4][DOT_KEYS];
+	double p[1] = { a }, v[DOT_SLICE], vabs[DOT_SLICE], vfd[DOT_SLICE];
+	double o[DOT_SLICE], oa[DOT_SLICE], of[DOT_SLICE];
+
+	(void)state;
+	/* The premise: the two answers differ, and fma is the exact one. */
+	assert_true(a * b + c == 0);
+	assert_true(fma(a, b, c) == pv_want);
+	assert_true(qk * k1 + c == 0x1p-23 + 0x1p-52);
+	assert_true(fma(qk, k1, c) == keys_want);
+	for (int r = 0; r < 4; r++) {
+		q[r][0] = 1;
+		q[r][1] = (float)qk;
+	}
+	for (int i = 0; i < DOT_KEYS; i++) {
+		kt[i] = -1;
+		kt[DOT_KEYS + i] = k1;
+	}
+	for (int d = 0; d < DOT_SLICE; d++) {
+		v[d] = vfd[d] = b;
+		vabs[d] = b;
+	}
+	/* isa == 3: the dispatching entry */
+	for (int isa = DOT_PLAIN; isa <= 3; isa++) {
+		if (isa < 3 && !dot_isa_supported((enum dot_isa)isa))
+			continue;
+		memset(out, 0, sizeof(out));
+		for (int d = 0; d < DOT_SLICE; d++)
+			o[d] = oa[d] = of[d] = c;
+		if (isa == 3) {
+			dot_f64_keys(qp, kt, D, out);
+			dot_pv(1, p, p, v, vabs, vfd, DOT_SLICE, o, oa, of);
+		} else {
+			dot_f64_keys_isa((enum dot_isa)isa, qp, kt, D, out);
+			dot_pv_isa((enum dot_isa)isa, 1, p, p, v, vabs, vfd,
+				   DOT_SLICE, o, oa, of);
+		}
+		for (int r = 0; r < 4; r++)
+			for (int i = 0; i < DOT_KEYS; i++)
+				assert_true(out[r][i] == keys_want);
+		for (int d = 0; d < DOT_SLICE; d++) {
+			assert_true(o[d] == pv_want);
+			assert_true(oa[d] == pv_want);
+			assert_true(of[d] == pv_want);
+		}
 	}
 }
 
@@ -154,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_dot_i8),
 		cmocka_unit_test(test_dot_f64_keys),
 		cmocka_unit_test(test_dot_pv),
+		cmocka_unit_test(test_dot_fused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

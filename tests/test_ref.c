@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -471,6 +472,73 @@ static void row_alloc_and_free(void **state)
 	ref_row_free(&r);	/* twice is harmless */
 }
 
+/*
+ * The PV pass against the plain loop it stands for, bit for bit: out[d] =
+ * fma(p[j], v[j][d], out[d]) over the keys in order, out_absd the same
+ * with |v|, out_f with pf and the float V. Head dim 80 (two 32-wide
+ * slices and a 16-wide tail), 70 keys in shuffled pages (three blocks of
+ * keys in the pass), random V of both signs, so a sum that rounded apart,
+ * changed order or lost a key would show.
+ */
+static void pv_pass_is_the_plain_fma_loop(void **state)
+{
+	static const struct spec sp = {
+		.mode = MODE_DECODE, .S = 1, .Hq = 2, .Hkv = 1, .D = 80,
+		.BS = 16, .NB = 6, .context = { 70 }, .tokens = { 1 },
+		.table = { { 4, 1, 5, 0, 2 } },
+		.ks = KSCALE_PER_TOKEN_HEAD, .vd = VDT_INT8,
+	};
+	struct world w;
+	struct ref_row r;
+	uint64_t x = 2024;
+
+	(void)state;
+	world_init(&w, &sp);
+	for (int qh = 0; qh < 2; qh++)
+		for (int d = 0; d < 80; d++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			put_q(&w, 0, 0, qh, d, (int)(x >> 60) - 8);
+			w.in.q[row_of(&w, 0, 0, qh) * 80 + d] =
+				(float)((int)(x >> 52 & 0xff) - 128) / 64;
+		}
+	for (int j = 0; j < 70; j++) {
+		for (int d = 0; d < 80; d++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			put_k(&w, 0, j, 0, d, (int)(x >> 60) - 8);
+			put_v(&w, 0, j, 0, d, (int)(x >> 40 & 0xff) - 128);
+			w.in.k[l_at(&w, 0, j, 0) + d] =
+				(float)((int)(x >> 24 & 0xff) - 128) / 64;
+			w.in.v[l_at(&w, 0, j, 0) + d] =
+				(float)((int)(x >> 8 & 0xffff) - 32768) / 3e4f;
+		}
+		w.in.v_scale[s_at(&w, 0, j, 0)] = 1.0f / (float)(j + 3);
+		w.in.k_scale[s_at(&w, 0, j, 0)] = 0.125f;
+	}
+	assert_int_equal(ref_row_alloc(&r, 70, 80), 0);
+	for (int qh = 0; qh < 2; qh++) {
+		ref_row_compute(&w.c, &w.in, 0, 0, qh, &r);
+		assert_int_equal(r.visible, 70);
+		for (int d = 0; d < 80; d++) {
+			double o = 0, oa = 0, of = 0;
+
+			for (int j = 0; j < 70; j++) {
+				double v = w.in.v_cache_i8[v_at(&w, 0, j, 0, d)] *
+					   (double)w.in.v_scale[s_at(&w, 0, j, 0)];
+
+				o = fma(r.prob[j], v, o);
+				oa = fma(r.prob[j], fabs(v), oa);
+				of = fma(r.prob_f[j],
+					 (double)w.in.v[l_at(&w, 0, j, 0) + d], of);
+			}
+			assert_memory_equal(&r.out[d], &o, sizeof(double));
+			assert_memory_equal(&r.out_absd[d], &oa, sizeof(double));
+			assert_memory_equal(&r.out_f[d], &of, sizeof(double));
+		}
+	}
+	ref_row_free(&r);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +557,7 @@ int main(void)
 		cmocka_unit_test(alibi_slopes_published),
 		cmocka_unit_test(nan_reaching_a_row_stays_nan),
 		cmocka_unit_test(row_alloc_and_free),
+		cmocka_unit_test(pv_pass_is_the_plain_fma_loop),
 	};
 
 	return cmocka_run_group_tests_name("ref", tests, NULL, NULL);
