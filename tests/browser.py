@@ -78,12 +78,12 @@ def pages():
         ("gfx936.svg", ["lanemap", "--isa", "gfx936", "--format", "svg"], 0,
          {"matrices": {"A": 512, "B": 512, "C": 256}, "text": ["v_mmac_i32_16x16x32_i8"]}),
         ("gfx936-c.svg", ["lanemap", "--isa", "gfx936", "--format", "svg", "--matrix", "C"], 0,
-         {"matrices": {"C": 256}, "render": False}),
+         {"matrices": {"C": 256}}),
         ("rdna3-w32-a.svg", ["lanemap", "--isa", "rdna3-wmma-i32-16x16x16-iu8-w32",
                              "--format", "svg", "--matrix", "a"], 0,
-         {"matrices": {"A": 256}, "render": False}),
+         {"matrices": {"A": 256}}),
         ("diff.svg", ["lanemap", "diff", "gfx936", "gfx936-quad", "--format", "svg"], 1,
-         {"matrices": {"C": 512}, "differ": 480, "render": False,
+         {"matrices": {"C": 512}, "differ": 480,
           "text": ["lanes interleaved by 4", "bits: lane bits permuted",
                    "C lane 1 e 0: gfx936 C[1][0], gfx936-quad C[0][1]"]}),
         ("diff.html", ["lanemap", "diff", "gfx936", "gfx936-quad", "--format", "html"], 1,
@@ -106,7 +106,7 @@ def pages():
          {"heat": {"lane_reg": 64 * 4}, "tags": {"figcaption": 1},
           "text": ["diagnosis: matches kernel assumption c_columns=contiguous exactly"]}),
         ("mutate.html", ["mutate", "cases/edge", "--report", "{out}"], 0,
-         {"rows": 12, "render": False, "text": ["0 of 12 applicable bug classes survive"]}),
+         {"rows": 12, "text": ["0 of 12 applicable bug classes survive"]}),
     ]
 
 
