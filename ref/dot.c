@@ -115,18 +115,25 @@ static void f64_keys_plain(const float *const q[4], const double *kt, int D,
 		}
 }
 
-static void pv_plain(int nk, const double *p, const double *pf,
-		     const double *v, const double *vabs, const double *vfd,
-		     size_t stride, double *o, double *oa, double *of)
+void dot_pv_n(int nk, int n, const double *p, const double *pf,
+	      const double *v, const double *vabs, const double *vfd,
+	      size_t stride, double *o, double *oa, double *of)
 {
 	for (int j = 0; j < nk; j++)
-		for (int d = 0; d < DOT_SLICE; d++) {
+		for (int d = 0; d < n; d++) {
 			size_t x = (size_t)j * stride + d;
 
 			o[d] = fma(p[j], v[x], o[d]);
 			oa[d] = fma(p[j], vabs[x], oa[d]);
 			of[d] = fma(pf[j], vfd[x], of[d]);
 		}
+}
+
+static void pv_plain(int nk, const double *p, const double *pf,
+		     const double *v, const double *vabs, const double *vfd,
+		     size_t stride, double *o, double *oa, double *of)
+{
+	dot_pv_n(nk, DOT_SLICE, p, pf, v, vabs, vfd, stride, o, oa, of);
 }
 
 #ifdef CPU_X86

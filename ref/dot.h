@@ -47,6 +47,12 @@ void dot_pv(int nk, const double *p, const double *pf, const double *v,
 	    const double *vabs, const double *vfd, size_t stride, double *o,
 	    double *oa, double *of);
 
+/* dot_pv's plain loop over the first n <= DOT_SLICE elements of a slice:
+ * the tail a head dim that DOT_SLICE does not divide leaves (80, 112). */
+void dot_pv_n(int nk, int n, const double *p, const double *pf,
+	      const double *v, const double *vabs, const double *vfd,
+	      size_t stride, double *o, double *oa, double *of);
+
 /*
  * The builds of dot_f64_keys and dot_pv, for tests that hold each to the
  * plain loops: the functions above run the best one this CPU supports.

@@ -387,24 +387,9 @@ static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in
 	ref_softmax(r->score_f, r->prob_f, n, lo, hi, &r->max_f, &r->sum_f);
 }
 
-/* dot_pv's loop for a slice of n < DOT_SLICE elements, written out. */
-static void pv_plain(int nk, int n, const double *p, const double *pf,
-		     const double *v, const double *vabs, const double *vfd,
-		     size_t stride, double *o, double *oa, double *of)
-{
-	for (int j = 0; j < nk; j++)
-		for (int d = 0; d < n; d++) {
-			size_t x = (size_t)j * stride + d;
-
-			o[d] = fma(p[j], v[x], o[d]);
-			oa[d] = fma(p[j], vabs[x], oa[d]);
-			of[d] = fma(pf[j], vfd[x], of[d]);
-		}
-}
-
 /*
  * PV pass, head-dim elements [d0, d1) (a multiple of 16; DOT_SLICE at a
- * time, the last 16 by pv_plain when DOT_SLICE does not divide it): out,
+ * time, the last 16 by dot_pv_n when DOT_SLICE does not divide it): out,
  * out_absd and out_f of every row. REF_PV_KEYS keys at a time, each
  * key's V made once for every row that sees it: dequantized (the int8
  * times its double scale is exact in double), its |v|, and the float V
@@ -488,7 +473,7 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 					continue;
 				x = vb[e / DOT_SLICE][a - jb][0];
 				if (w - e < DOT_SLICE)	/* head_dim 80, 112: 16 left */
-					pv_plain(b - a, w - e, r->prob + a, r->prob_f + a,
+					dot_pv_n(b - a, w - e, r->prob + a, r->prob_f + a,
 						 x, x + DOT_SLICE, x + 2 * DOT_SLICE,
 						 3 * DOT_SLICE, r->out + d0 + e,
 						 r->out_absd + d0 + e, r->out_f + d0 + e);
