@@ -516,33 +516,38 @@ def targets(rows, scale, numpy_res, pk, out):
                 None if w is None or n is None else w <= n,
                 "%s s vs numpy %s s (inputs %s s)" % (fmt(w, ".3f", "?"), fmt(n, ".3f", "?"),
                                                     fmt(r.get("inputs_s"), ".3f", "?")),
-                "process start and page faults of the 256 MiB caches (kernel zeroing)"
-                " and input generation + quantization; fewer passes over the caches")
+                "the input stage (268 M values generated, quantized, paged) costs about "
+                "numpy's attention time by itself (docs/performance.md, targets that "
+                "cannot be met)")
             x = r.get("x_numpy")
             add("decode 131072 emul kernel >= 8x numpy (%dt)" % t,
                 None if x is None else x >= 8, "%sx" % fmt(x, ".2f", "?"),
-                "the kernel is memory bound: fewer bytes per key, or more threads")
+                "the kernel is 4x the streaming bound: prefetch the shuffled pages ahead "
+                "of the block walk, read K and V of a tile once")
         r = find("decode-131072", "full", t)
         if r:
             w = r.get("wall_med")
             add("decode 131072 full wall <= 3x numpy (%dt)" % t,
                 None if w is None or n is None else w <= 3 * n,
                 "%sx numpy" % fmt(w / n if w and n else None, ".2f", "?"),
-                "a faster reference (its double PV pass and K/V regeneration dominate)")
+                "the input stage and the double-precision reference (K and V made again, "
+                "three PV sums) each exceed it; a decision on what a full check computes")
         r, n = find("prefill-2048-8192", "emul", t), npy("prefill-2048-8192", t)
         if r:
             x = r.get("x_numpy")
             add("prefill 2048/8192 emul kernel >= 3x numpy (%dt)" % t,
                 None if x is None else x >= 3, "%sx" % fmt(x, ".2f", "?"),
-                "more of the VNNI peak in QK^T and a vectorised softmax/PV")
+                "PV's f32 FMAs in key order and QK^T at this core's peaks bound the ratio "
+                "(docs/performance.md works it out)")
         r = find("prefill-2048-8192", "full", t)
         if r:
             w = r.get("wall_med")
             add("prefill 2048/8192 full wall <= 3x numpy (%dt)" % t,
                 None if w is None or n is None else w <= 3 * n,
                 "%sx numpy" % fmt(w / n if w and n else None, ".2f", "?"),
-                "a blocked, vectorised reference: its double dot products and PV over "
-                "2048 x 24 rows x 10240 keys dominate")
+                "the double-precision reference (three PV sums and the float q.k) at the "
+                "double FMA peak nearly fills 3x numpy alone; a decision on what a full "
+                "check computes (docs/performance.md)")
     for r in rows:
         if r["mode"] != "full":
             continue
