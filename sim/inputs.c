@@ -217,10 +217,29 @@ static void *alloc_n(size_t count, size_t elem, int *bad)
 	return p;
 }
 
+/* Pieces the poison fills are shared out in: the first touch of a fresh
+ * page (the kernel zeroing it) then happens on every thread, not on one;
+ * the caches' fill was the serial part of a long decode's input stage. */
+#define FILL_PIECE ((size_t)1 << 20)
+
 static void fill_f32(float *p, size_t n, float x)
 {
-	for (size_t i = 0; i < n; i++)
-		p[i] = x;
+	size_t np = (n + FILL_PIECE - 1) / FILL_PIECE;
+
+#pragma omp parallel for schedule(static)
+	for (size_t k = 0; k < np; k++)
+		for (size_t i = k * FILL_PIECE; i < n && i < (k + 1) * FILL_PIECE; i++)
+			p[i] = x;
+}
+
+static void fill_bytes(void *p, unsigned char x, size_t n)
+{
+	size_t np = (n + FILL_PIECE - 1) / FILL_PIECE;
+
+#pragma omp parallel for schedule(static)
+	for (size_t k = 0; k < np; k++)
+		memset((unsigned char *)p + k * FILL_PIECE, x,
+		       n - k * FILL_PIECE < FILL_PIECE ? n - k * FILL_PIECE : FILL_PIECE);
 }
 
 /* ---- block placement --------------------------------------------------- */
@@ -475,14 +494,14 @@ static void put_v_run(const struct fs_case *c, struct fs_inputs *in, int blk,
 static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 			  const struct counts *n)
 {
-	memset(in->k_cache, (unsigned char)INPUTS_POISON, n->cache);
+	fill_bytes(in->k_cache, (unsigned char)INPUTS_POISON, n->cache);
 	if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
 		fill_f32(in->k_scale, n->slots, f32_nan());
 	if (c->k_scale == KSCALE_PER_BLOCK32)
 		for (size_t i = 0; i < n->k16; i++)
 			in->k_scale16[i] = F16_NAN;
 	if (c->v_dtype == VDT_INT8) {
-		memset(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
+		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
 		fill_f32(in->v_scale, n->slots, f32_nan());
 	} else {
 		fill_f32(in->v_cache_f, n->cache, f32_nan());
