@@ -303,6 +303,7 @@ __attribute__((target("avx512f"))) static void
 apply_avx512(const float *x, int n, float scale, int clip, int even, int8_t *q)
 {
 	const __m512 sc = _mm512_set1_ps(scale), half = _mm512_set1_ps(0.5f);
+	const __m512 nhalf = _mm512_set1_ps(-0.5f);
 	const __m512 lim = _mm512_set1_ps((float)(clip + 1));
 	const __m512 nlim = _mm512_set1_ps(-(float)(clip + 1));
 	const __m512i one = _mm512_set1_epi32(1), cl = _mm512_set1_epi32(clip);
@@ -313,7 +314,7 @@ apply_avx512(const float *x, int n, float scale, int clip, int even, int8_t *q)
 					  : (__mmask16)((1u << (n - i)) - 1);
 		__m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sc);
 		__m512 t, frac;
-		__m512i k, odd;
+		__m512i k;
 		__mmask16 up, down;
 
 		v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
@@ -323,19 +324,15 @@ apply_avx512(const float *x, int n, float scale, int clip, int even, int8_t *q)
 		t = _mm512_cvtepi32_ps(k);
 		frac = _mm512_sub_ps(v, t);
 		if (even) {
-			odd = _mm512_and_si512(k, one);
-			__mmask16 o = _mm512_test_epi32_mask(odd, odd);
+			__mmask16 odd = _mm512_test_epi32_mask(k, one);
 
 			up = _mm512_cmp_ps_mask(frac, half, _CMP_GT_OQ) |
-			     (_mm512_cmp_ps_mask(frac, half, _CMP_EQ_OQ) & o);
-			down = _mm512_cmp_ps_mask(frac, _mm512_sub_ps(_mm512_setzero_ps(), half),
-						  _CMP_LT_OQ) |
-			       (_mm512_cmp_ps_mask(frac, _mm512_sub_ps(_mm512_setzero_ps(), half),
-						   _CMP_EQ_OQ) & o);
+			     (_mm512_cmp_ps_mask(frac, half, _CMP_EQ_OQ) & odd);
+			down = _mm512_cmp_ps_mask(frac, nhalf, _CMP_LT_OQ) |
+			       (_mm512_cmp_ps_mask(frac, nhalf, _CMP_EQ_OQ) & odd);
 		} else {
 			up = _mm512_cmp_ps_mask(frac, half, _CMP_GE_OQ);
-			down = _mm512_cmp_ps_mask(frac, _mm512_sub_ps(_mm512_setzero_ps(), half),
-						  _CMP_LE_OQ);
+			down = _mm512_cmp_ps_mask(frac, nhalf, _CMP_LE_OQ);
 		}
 		k = _mm512_mask_add_epi32(k, up, k, one);
 		k = _mm512_mask_sub_epi32(k, down, k, one);

@@ -341,6 +341,16 @@ vt16(const int8_t *v, int ld, __m512i *out)
 	out[3] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[1], t[3], 0xdd));
 }
 
+/* The masks of rows r0 .. r0 + 5 (rb of them real) for keys 0 .. N-1:
+ * km[n * 16 + i] all ones when row r0 + i is updated and sees key n. */
+static inline void rows6_masks(__mmask16 *km, const uint16_t *vis, int N,
+			       uint16_t upd, int r0, int rb)
+{
+	for (int n = 0; n < N; n++)
+		for (int i = 0; i < 6; i++)
+			km[n * 16 + i] = (__mmask16)-(int)((vis[n] & upd) >> (r0 + i) & (i < rb));
+}
+
 /*
  * PV of up to 6 rows (r0 ..) over 64 d (chunks c0 .. c0 + 3) of the
  * transposed V vt ([D/16][16 keys][16] i8): each (key, 16 d) converted
@@ -422,10 +432,7 @@ pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
 		int rb = R - r0 < 6 ? R - r0 : 6, f6 = full && rb == 6;
 
 		if (!f6)
-			for (int n = 0; n < 16; n++)
-				for (int i = 0; i < 6; i++)
-					km[n * 16 + i] = (__mmask16)-(int)(
-						(vis[n] & upd) >> (r0 + i) & (i < rb));
+			rows6_masks(km, vis, 16, upd, r0, rb);
 		for (int c0 = 0; c0 < D / 16; c0 += 4)
 			if (f6)
 				pv_i8_rows6(o, D, r0, 6, c0, vt, scale, p, km, upd, alpha, 1);
@@ -505,10 +512,7 @@ pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 
 		if (!(upd >> r0 & ((1u << rb) - 1)))
 			continue;	/* none of the six is updated */
-		for (int n = 0; n < N; n++)
-			for (int i = 0; i < 6; i++)
-				km[n * 16 + i] = (__mmask16)-(int)(
-					(vis[n] & upd) >> (r0 + i) & (i < rb));
+		rows6_masks(km, vis, N, upd, r0, rb);
 		for (; d0 + 64 <= D; d0 += 64)
 			pv_rows6(o, D, r0, rb, d0, 4, vn, N, p, km, upd, alpha);
 		for (; d0 < D; d0 += 16)
