@@ -930,6 +930,8 @@ static int block_alloc(struct cmp_block *b, long cap, int maxctx, int d)
 	b->cap = cap;
 	b->rr = calloc((size_t)cap, sizeof(*b->rr));
 	b->buf = malloc((size_t)cap * per * sizeof(double));
+	if (b->buf)	/* tens of MiB, first touched by the scores pass */
+		fs_advise_huge(b->buf, (size_t)cap * per * sizeof(double));
 	b->slot = malloc((size_t)cap * sizeof(int));
 	b->t = malloc((size_t)cap * sizeof(int));
 	b->qh = malloc((size_t)cap * sizeof(int));

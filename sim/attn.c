@@ -136,12 +136,20 @@ void attn_free(struct attn_result *r)
  */
 static void *alloc_n(size_t n, size_t size, double *total, int *over)
 {
+	void *p;
+
 	*total += (double)n * (double)size;	/* a double cannot wrap */
 	if (*over || *total > (double)INPUTS_MAX_BYTES) {
 		*over = 1;
 		return NULL;
 	}
-	return calloc(n ? n : 1, size);
+	/* Huge pages: the scores and accumulators of a long decode are
+	 * first touched a 4 KiB fault at a time otherwise, which costs more
+	 * than writing them (n * size cannot wrap: the total is capped). */
+	p = calloc(n ? n : 1, size);
+	if (p)
+		fs_advise_huge(p, n * size);
+	return p;
 }
 
 static enum fs_rc check_profile(const struct fs_case *c,
