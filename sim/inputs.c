@@ -59,6 +59,10 @@
 #include "gen.h"
 #include "quant.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define F16_NAN 0x7e00u
 
 static float f32_nan(void)
@@ -472,19 +476,55 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 	}
 }
 
+#ifdef __SSE2__
+/*
+ * 16 x 16 bytes: dst[c * ds + r] = src[r * ss + c]. SSE2 is part of
+ * x86-64, so no CPU check. The same step four times: row i interleaved
+ * with row i + 8 (unpack of bytes, low and high halves) puts element
+ * (r, c) into register 2 (r & 7) + c3, at byte 2 (c & 7) + r3. Written
+ * as the 8 bits r3 r2 r1 r0 c3 c2 c1 c0 (register, byte), that is a
+ * rotation left by one; four of them give c, r: the transpose. Moves
+ * only, so the bytes are those of the plain loop.
+ */
+static void transpose16(const int8_t *src, size_t ss, int8_t *dst, size_t ds)
+{
+	__m128i a[16], b[16];
+
+	for (int r = 0; r < 16; r++)
+		a[r] = _mm_loadu_si128((const __m128i *)(src + r * ss));
+	for (int step = 0; step < 4; step++) {
+		for (int i = 0; i < 8; i++) {
+			b[2 * i] = _mm_unpacklo_epi8(a[i], a[i + 8]);
+			b[2 * i + 1] = _mm_unpackhi_epi8(a[i], a[i + 8]);
+		}
+		memcpy(a, b, sizeof(a));
+	}
+	for (int c = 0; c < 16; c++)
+		_mm_storeu_si128((__m128i *)(dst + c * ds), a[c]);
+}
+#endif
+
 /* The int8 V of n keys in slots slot0 .. of block blk, q[i] from
- * put_v_row: v_cache_i8[blk][h][d][slot], n consecutive bytes per d. */
+ * put_v_row: v_cache_i8[blk][h][d][slot], n consecutive bytes per d.
+ * A whole run is a transpose of 16 x 16 byte blocks: byte by byte it
+ * was a fifth of a long decode's input stage. */
 static void put_v_run(const struct fs_case *c, struct fs_inputs *in, int blk,
 		      int slot0, int n, int h, int8_t q[][CASE_MAX_HEAD_DIM])
 {
-	int D = in->D;
+	int D = in->D, d = 0;
 	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
+	int8_t *dst0 = in->v_cache_i8 + base * (size_t)in->BS + (size_t)slot0;
 
 	if (c->v_dtype != VDT_INT8)
 		return;
-	for (int d = 0; d < D; d++) {
-		int8_t *dst = in->v_cache_i8 + (base + (size_t)d) * (size_t)in->BS +
-			      (size_t)slot0;
+#ifdef __SSE2__
+	if (n == 16)
+		for (; d + 16 <= D; d += 16)
+			transpose16(&q[0][d], CASE_MAX_HEAD_DIM,
+				    dst0 + (size_t)d * (size_t)in->BS, (size_t)in->BS);
+#endif
+	for (; d < D; d++) {
+		int8_t *dst = dst0 + (size_t)d * (size_t)in->BS;
 
 		for (int i = 0; i < n; i++)
 			dst[i] = q[i][d];
