@@ -105,43 +105,49 @@ static void decode_distinct_rows(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * The tests that write goldens write them under a scratch directory of
+ * their own (t->dir), which the teardown removes: two make test runs on
+ * one machine share no path, and none removes another's files. --out
+ * names a subdirectory not made yet, as a user's would be.
+ */
+static int scratch_setup(void **state)
+{
+	return tu_scratch_setup(state, "runcase", "out");
+}
+
 static void goldens_identical_for_any_thread_count(void **state)
 {
 	const char *c = "cases/qwen35-27b/decode-multi-seq.yaml";
+	struct tu_scratch *t = *state;
 	struct run_result a, b;
-	char cmd[512];
 
-	(void)state;
-	system("rm -rf /tmp/fragsim-g1 /tmp/fragsim-g3");
-	a = tu_run("run %s --threads 1 --out /tmp/fragsim-g1", c);
-	b = tu_run("run %s --threads 3 --out /tmp/fragsim-g3", c);
+	a = tu_run("run %s --threads 1 --out %s/g1", c, t->dir);
+	b = tu_run("run %s --threads 3 --out %s/g3", c, t->dir);
 	assert_int_equal(a.status, 0);
 	assert_int_equal(b.status, 0);
-	snprintf(cmd, sizeof(cmd), "diff -r /tmp/fragsim-g1 /tmp/fragsim-g3 >/dev/null");
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("diff -r %s/g1 %s/g3 >/dev/null", t->dir, t->dir), 0);
 	tu_free(&a);
 	tu_free(&b);
-	system("rm -rf /tmp/fragsim-g1 /tmp/fragsim-g3");
 }
 
 static void goldens_load_with_numpy(void **state)
 {
+	struct tu_scratch *t = *state;
 	struct run_result r;
 
-	(void)state;
 	if (!have_numpy())
 		skip();		/* prints that the test was skipped */
-	system("rm -rf /tmp/fragsim-gn");
-	r = tu_run("run cases/qwen35-27b/decode-17.yaml --out /tmp/fragsim-gn");
+	r = tu_run("run cases/qwen35-27b/decode-17.yaml --out %s", t->path);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
 	/* Every file in the manifest loads, has its dtype and shape, and its
 	 * sha256; acc_tiles' last tile starts at key 16; the tail key 17..31
 	 * of the scores is -inf. */
-	assert_int_equal(system(
+	assert_int_equal(tu_sh(
 		"/usr/bin/python3 - <<'PY'\n"
 		"import json, hashlib, numpy as np, math\n"
-		"d = '/tmp/fragsim-gn/'\n"
+		"d = '%s/'\n"
 		"m = json.load(open(d + 'manifest.json'))\n"
 		"assert m['mode'] == 'decode' and m['profile']['name'] == 'gfx936'\n"
 		"assert abs(m['softmax_scale'] - 1/16) < 1e-12\n"
@@ -156,23 +162,24 @@ static void goldens_load_with_numpy(void **state)
 		"q = np.load(d + 'q_int8.npy'); assert q.dtype == np.int8 and np.abs(q).max() == 127\n"
 		"bt = np.load(d + 'block_table.npy'); kc = np.load(d + 'k_cache.npy')\n"
 		"assert (kc[bt[0][1], :, :, 1:, :] == -128).all()  # slots past key 16: poison\n"
-		"PY\n"), 0);
-	system("rm -rf /tmp/fragsim-gn");
+		"PY\n", t->path), 0);
 }
 
 static void safetensors_golden(void **state)
 {
+	struct tu_scratch *t = *state;
 	struct run_result r;
+	char p[160];
 
-	(void)state;
-	system("rm -rf /tmp/fragsim-gs");
-	r = tu_run("run cases/qwen35-27b/decode-1.yaml --format safetensors --out /tmp/fragsim-gs");
+	r = tu_run("run cases/qwen35-27b/decode-1.yaml --format safetensors --out %s", t->path);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
-	assert_int_equal(access("/tmp/fragsim-gs/golden.safetensors", R_OK), 0);
-	assert_int_equal(access("/tmp/fragsim-gs/manifest.json", R_OK), 0);
-	assert_int_not_equal(access("/tmp/fragsim-gs/q.npy", R_OK), 0);
-	system("rm -rf /tmp/fragsim-gs");
+	snprintf(p, sizeof(p), "%s/golden.safetensors", t->path);
+	assert_int_equal(access(p, R_OK), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
+	assert_int_equal(access(p, R_OK), 0);
+	snprintf(p, sizeof(p), "%s/q.npy", t->path);
+	assert_int_not_equal(access(p, R_OK), 0);
 }
 
 static char *temp_case(const char *body)
@@ -186,15 +193,15 @@ static char *temp_case(const char *body)
 static void failing_checks_write_no_goldens(void **state)
 {
 	char *p = temp_case("sequences:\n  - {context: 40}\ncheck: {out_cosine_min: 1.0}\n");
+	struct tu_scratch *t = *state;
 	struct run_result r;
 
-	(void)state;
-	system("rm -rf /tmp/fragsim-gf");
-	r = tu_run("run %s --out /tmp/fragsim-gf", p);
+	/* t->path does not exist yet: a failing run must not make it */
+	r = tu_run("run %s --out %s", p, t->path);
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.out, "FAIL out cosine"));
 	assert_non_null(strstr(r.err, "goldens not written"));
-	assert_int_not_equal(access("/tmp/fragsim-gf", F_OK), 0);
+	assert_int_not_equal(access(t->path, F_OK), 0);
 	tu_free(&r);
 	unlink(p);
 	free(p);
@@ -268,31 +275,36 @@ static void bad_case_is_exit_2_with_location(void **state)
  * input error that names the file. */
 static void given_npy_inputs(void **state)
 {
+	struct tu_scratch *t = *state;
 	struct run_result r;
-	char *p;
+	char body[512], want[256], *p;
 
-	(void)state;
-	system("rm -rf /tmp/fragsim-gq1 /tmp/fragsim-gq2");
-	r = tu_run("run cases/qwen35-27b/decode-17.yaml --out /tmp/fragsim-gq1");
+	r = tu_run("run cases/qwen35-27b/decode-17.yaml --out %s/gq1", t->dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
-	p = temp_case("cache: {block_size: 16, placement: shuffled}\nsequences:\n  - {context: 17}\n"
-		      "data: {seed: 17, q: {npy: /tmp/fragsim-gq1/q.npy}}\ngolden: [inputs]\n");
-	r = tu_run("run %s --out /tmp/fragsim-gq2", p);
+	snprintf(body, sizeof(body),
+		 "cache: {block_size: 16, placement: shuffled}\nsequences:\n  - {context: 17}\n"
+		 "data: {seed: 17, q: {npy: %s/gq1/q.npy}}\ngolden: [inputs]\n", t->dir);
+	p = temp_case(body);
+	r = tu_run("run %s --out %s/gq2", p, t->dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
-	assert_int_equal(system("cmp -s /tmp/fragsim-gq1/q_int8.npy /tmp/fragsim-gq2/q_int8.npy"), 0);
-	assert_int_equal(system("cmp -s /tmp/fragsim-gq1/q_scale.npy /tmp/fragsim-gq2/q_scale.npy"), 0);
+	assert_int_equal(tu_sh("cmp -s %s/gq1/q_int8.npy %s/gq2/q_int8.npy", t->dir, t->dir), 0);
+	assert_int_equal(tu_sh("cmp -s %s/gq1/q_scale.npy %s/gq2/q_scale.npy", t->dir, t->dir), 0);
 	unlink(p);
 	free(p);
-	p = temp_case("sequences:\n  - {context: 17}\ndata: {q: {npy: /tmp/fragsim-gq1/scores.npy}}\n");
+	snprintf(body, sizeof(body),
+		 "sequences:\n  - {context: 17}\ndata: {q: {npy: %s/gq1/scores.npy}}\n", t->dir);
+	p = temp_case(body);
 	r = tu_run("run %s", p);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "/tmp/fragsim-gq1/scores.npy: data.q.npy must have shape [1, 1, 24, 256]"));
+	/* the message names the file as the case gave it */
+	snprintf(want, sizeof(want),
+		 "%s/gq1/scores.npy: data.q.npy must have shape [1, 1, 24, 256]", t->dir);
+	assert_non_null(strstr(r.err, want));
 	tu_free(&r);
 	unlink(p);
 	free(p);
-	system("rm -rf /tmp/fragsim-gq1 /tmp/fragsim-gq2");
 }
 
 /*
@@ -347,23 +359,23 @@ static void unlisted_tensors_kept_within_budget(void **state)
 	free(path);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, scratch_setup, tu_scratch_teardown)
+
 int main(void)
 {
-	/* fixed /tmp paths: one run of this test at a time on this machine */
-	tu_lock("run");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shipped_suite_passes),
 		cmocka_unit_test(shards_partition_the_suite),
 		cmocka_unit_test(per_tensor_k_scale_shows_larger_error),
 		cmocka_unit_test(decode_distinct_rows),
-		cmocka_unit_test(goldens_identical_for_any_thread_count),
-		cmocka_unit_test(goldens_load_with_numpy),
-		cmocka_unit_test(safetensors_golden),
-		cmocka_unit_test(failing_checks_write_no_goldens),
+		T(goldens_identical_for_any_thread_count),
+		T(goldens_load_with_numpy),
+		T(safetensors_golden),
+		T(failing_checks_write_no_goldens),
 		cmocka_unit_test(route_and_strict),
 		cmocka_unit_test(show_fills_defaults),
 		cmocka_unit_test(bad_case_is_exit_2_with_location),
-		cmocka_unit_test(given_npy_inputs),
+		T(given_npy_inputs),
 		cmocka_unit_test(unlisted_tensors_kept_within_budget),
 	};
 

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -188,26 +187,6 @@ static inline int tu_rmtree(const char *path)
 	}
 	closedir(d);
 	return rmdir(path) != 0 ? -1 : rc;
-}
-
-/*
- * Take turns with other runs of the same test on this machine: an
- * exclusive lock on /tmp/fragsim-NAME.lock, held until the process exits.
- * For the few tests whose paths are fixed literals (test_shapes,
- * test_runcase): two `make test` in two checkouts at once would otherwise
- * remove each other's files. Returns 0, or -1 if the lock file cannot
- * be opened (the test then runs unlocked, as before).
- */
-static inline int tu_lock(const char *name)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/tmp/fragsim-%s.lock", name);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -1;
-	return flock(fd, LOCK_EX);	/* fd stays open: the lock lives with us */
 }
 
 /*
