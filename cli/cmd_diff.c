@@ -14,7 +14,9 @@
  *   diagnosis: matches kernel assumption c_columns=contiguous exactly (...)
  *
  * The verdict compares with the case as written (its kernel: section
- * included); the diagnosis runs only when that does not match.
+ * included); the diagnosis runs only when that does not match. A tensor
+ * a .safetensors dump holds as BF16 says so at the end of its line:
+ * "(compared at BF16: the simulation's rounded to nearest even)".
  */
 #include <math.h>
 #include <stddef.h>
@@ -169,6 +171,9 @@ static void print_text(const struct runcase *r, const char *dir, const struct du
 		       st->compared, st->mismatches);
 		if (st->mismatches)
 			printf(", max abs %.3g, max rel %.3g", st->max_abs, st->max_rel);
+		/* "bit for bit" above then means against the rounded value */
+		if (st->bf16)
+			printf(" (compared at BF16: the simulation's rounded to nearest even)");
 		putchar('\n');
 		for (int i = 0; i < st->n_shown; i++)
 			print_loc(stdout, r, (enum dump_tensor)t, &st->shown[i]);
@@ -252,6 +257,8 @@ static int print_json(const struct runcase *r, const char *dir, const struct dum
 		json_key_string(&j, "name", dump_name((enum dump_tensor)t));
 		if (t == DUMP_ACC)
 			json_key_uint(&j, "tiles", d->n_tiles);
+		if (st->bf16)	/* compared with the simulation rounded to BF16 */
+			json_key_bool(&j, "bf16", 1);
 		json_key_int(&j, "compared", st->compared);
 		json_key_int(&j, "mismatches", st->mismatches);
 		json_key_double(&j, "max_abs", st->max_abs);

@@ -275,9 +275,9 @@ static void diff_page(FILE *f, const void *arg)
 
 		if (!st->present)
 			continue;
-		fprintf(f, "<tr%s><td>%s</td><td class=\"n\">%ld</td><td class=\"n\">%ld</td>",
+		fprintf(f, "<tr%s><td>%s%s</td><td class=\"n\">%ld</td><td class=\"n\">%ld</td>",
 			st->mismatches ? " class=\"bad\"" : "", dump_name((enum dump_tensor)t),
-			st->compared, st->mismatches);
+			st->bf16 ? " (at BF16)" : "", st->compared, st->mismatches);
 		num_cell(f, st->mismatches ? st->max_abs : 0);
 		num_cell(f, st->mismatches ? st->max_rel : 0);
 		fputs("</tr>\n", f);

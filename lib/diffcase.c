@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "safetensors.h"
 #include "../sim/kernel.h"
 
 struct ctx {
@@ -223,11 +224,19 @@ static void cmp_acc(const struct ctx *x, struct diff_stat *st)
 	}
 }
 
+/* f as a bf16 kernel stores it: the rounding `run --bf16` writes. */
+static float as_bf16(float f)
+{
+	return safetensors_bf16_to_f32(safetensors_bf16_from_f32(f));
+}
+
 /*
  * The tensors indexed [S][T][Hq][inner]: scores (inner = keys), out and
  * q_int8 (head dim), q_scale (1), splitk_max/sum (segments), splitk_out
  * (segments x head dim). Rows of tokens a sequence does not have are
- * skipped.
+ * skipped. A tensor the dump stored as BF16 is compared with the
+ * simulation's value rounded as `run --bf16` rounds it: a correct bf16
+ * kernel matches bit for bit, and one BF16 ulp off is still a mismatch.
  */
 static void cmp_rows(const struct ctx *x, enum dump_tensor t, struct diff_stat *st)
 {
@@ -236,7 +245,7 @@ static void cmp_rows(const struct ctx *x, enum dump_tensor t, struct diff_stat *
 	const struct npy_array *dv = &x->d->t[t];
 	size_t inner = 1, S = (size_t)a->S, T = (size_t)a->T, H = (size_t)a->Hq;
 	const void *want;
-	int is_float = t != DUMP_Q_INT8;
+	int is_float = t != DUMP_Q_INT8, bf16 = x->d->bf16[t];
 
 	for (int i = 3; i < dv->ndim; i++)
 		inner *= dv->shape[i];
@@ -266,8 +275,10 @@ static void cmp_rows(const struct ctx *x, enum dump_tensor t, struct diff_stat *
 						g = ((const int8_t *)dv->data)[base + e];
 						w = ((const int8_t *)want)[base + e];
 					} else {
+						float f = ((const float *)want)[base + e];
+
 						g = ((const float *)dv->data)[base + e];
-						w = ((const float *)want)[base + e];
+						w = bf16 ? as_bf16(f) : f;
 					}
 					if (!element(x, st, g, w, is_float))
 						continue;
@@ -324,6 +335,7 @@ enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *s
 		if (t == DUMP_ACC_TILES || !dump_has(d, (enum dump_tensor)t))
 			continue;
 		st->present = 1;
+		st->bf16 = d->bf16[t];
 		if (o->max_show > 0 &&
 		    !(st->shown = calloc((size_t)o->max_show, sizeof(*st->shown)))) {
 			rc = fs_nomem(err, "the mismatches shown",

@@ -18,6 +18,8 @@
  * Comparison rules: integers exactly; floats bit for bit (==) unless a
  * tolerance is given; NaN equals NaN only where the simulation has NaN,
  * and an infinity equals only the same infinity, whatever the tolerance.
+ * A float tensor the dump holds as BF16 (d->bf16) is compared with the
+ * simulation's value rounded to BF16 (nearest even), by the same rules.
  * Elements that do not exist are not compared: rows of query tokens past
  * a sequence's tokens, and accumulator slots whose key is at or past the
  * context (they hold whatever the kernel loaded).
@@ -53,6 +55,7 @@ struct diff_loc {
 
 struct diff_stat {
 	int present;		/* the dump holds this tensor */
+	int bf16;		/* as BF16: compared with the simulation rounded */
 	long compared, mismatches;
 	double max_abs, max_rel;	/* over mismatches; inf for NaN/inf */
 	int n_shown;

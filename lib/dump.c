@@ -6,7 +6,10 @@
  * wrong dtype or shape would give a pattern that means nothing, so it is
  * refused with its name instead. Integers must come as integers: an acc
  * written as float32 could hold NaN or a rounded value, and no exact
- * comparison survives that.
+ * comparison survives that. BF16 (safetensors only) is the one
+ * exception to "the golden's dtype", for the float results a bf16 kernel
+ * writes in bf16: out, scores, splitk_*. The dump remembers it, and diff
+ * compares with the simulation's value rounded the same way.
  *
  * Example: a decode case with 17 keys and 4 kv heads executes 8 tiles; a
  * dump of the first kv head's two tiles is
@@ -30,16 +33,17 @@
 static const struct {
 	const char *name;
 	enum npy_dtype dtype;
+	int bf16_ok;		/* may be stored as BF16 instead */
 } tensors[DUMP_COUNT] = {
-	[DUMP_ACC] = { "acc", NPY_I32 },
-	[DUMP_ACC_TILES] = { "acc_tiles", NPY_I32 },
-	[DUMP_SCORES] = { "scores", NPY_F32 },
-	[DUMP_OUT] = { "out", NPY_F32 },
-	[DUMP_Q_INT8] = { "q_int8", NPY_I8 },
-	[DUMP_Q_SCALE] = { "q_scale", NPY_F32 },
-	[DUMP_SPLITK_MAX] = { "splitk_max", NPY_F32 },
-	[DUMP_SPLITK_SUM] = { "splitk_sum", NPY_F32 },
-	[DUMP_SPLITK_OUT] = { "splitk_out", NPY_F32 },
+	[DUMP_ACC] = { "acc", NPY_I32, 0 },
+	[DUMP_ACC_TILES] = { "acc_tiles", NPY_I32, 0 },
+	[DUMP_SCORES] = { "scores", NPY_F32, 1 },
+	[DUMP_OUT] = { "out", NPY_F32, 1 },
+	[DUMP_Q_INT8] = { "q_int8", NPY_I8, 0 },
+	[DUMP_Q_SCALE] = { "q_scale", NPY_F32, 0 },
+	[DUMP_SPLITK_MAX] = { "splitk_max", NPY_F32, 1 },
+	[DUMP_SPLITK_SUM] = { "splitk_sum", NPY_F32, 1 },
+	[DUMP_SPLITK_OUT] = { "splitk_out", NPY_F32, 1 },
 };
 
 const char *dump_name(enum dump_tensor t)
@@ -137,10 +141,11 @@ static enum fs_rc check_one(struct dump *d, enum dump_tensor t,
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
 				  "the case has no split-K segments, so no %s",
 				  tensors[t].name);
-	if (a->dtype != tensors[t].dtype)
+	/* A BF16 entry reads as float32: name what the file says. */
+	if (a->dtype != tensors[t].dtype || (d->bf16[t] && !tensors[t].bf16_ok))
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "%s must be %s, not %s",
 				  tensors[t].name, npy_dtype_name(tensors[t].dtype),
-				  npy_dtype_name(a->dtype));
+				  d->bf16[t] ? "BF16" : npy_dtype_name(a->dtype));
 	if (free0)
 		shape[0] = a->ndim > 0 ? a->shape[0] : 0;
 	ok = a->ndim == n;
@@ -326,8 +331,11 @@ static enum fs_rc load_safetensors(struct dump *d, const struct attn_result *wan
 	enum fs_rc rc = safetensors_read(d->st, &f, err);
 
 	for (int t = 0; t < DUMP_COUNT && !rc; t++) {
-		if (!safetensors_find(&f, tensors[t].name))
+		const struct safetensors_entry *e = safetensors_find(&f, tensors[t].name);
+
+		if (!e)
 			continue;	/* absent: not compared */
+		d->bf16[t] = e->bf16;
 		rc = safetensors_get(&f, tensors[t].name, &d->t[t], err);
 		if (!rc)
 			rc = check_one(d, (enum dump_tensor)t, want, err);

@@ -11,7 +11,12 @@
  *
  * Or the same tensors, by the same names, in one .safetensors file: DIR
  * may be that file, or a directory holding one *.safetensors and no dump
- * .npy files (what `run --format safetensors` writes).
+ * .npy files (what `run --format safetensors` writes). There scores, out
+ * and splitk_* may also be BF16, what a bf16 kernel writes: read as f32
+ * exactly, with bf16[t] set, so that diff rounds the simulation's value
+ * to BF16 before comparing. Integers (acc, acc_tiles, q_int8) may not,
+ * nor q_scale: it scales acc into scores, so it must be the f32 value
+ * the kernel multiplied by.
  *
  * Any other file (manifest.json, the input tensors) is not read. The acc
  * dump may hold any subset of the simulation's tiles, in any order: each
@@ -51,6 +56,7 @@ struct dump {
 	char dir[1024];
 	char st[1024];			/* the .safetensors read, or "" for .npy files */
 	struct npy_array t[DUMP_COUNT];	/* t[i].data NULL: not in the dump */
+	int bf16[DUMP_COUNT];		/* t[i] was stored as BF16 (widened) */
 	size_t n_tiles;			/* rows of acc_tiles (0 without acc) */
 	int32_t *tiles;			/* [n_tiles][ATTN_TILE_COLS]: acc_tiles,
 					 * row_tile filled in for 4 columns */

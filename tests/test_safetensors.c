@@ -5,7 +5,8 @@
  * errors; and, when /usr/bin/python3 has numpy, an independent reader
  * (json + np.frombuffer) that rebuilds every tensor. The reader: what
  * was written reads back, every malformed header is refused by name,
- * and goldens written as safetensors diff as a match.
+ * and goldens written as safetensors diff as a match (a BF16 out at
+ * BF16, an f32 one bit for bit; one ulp off is a mismatch either way).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -623,9 +624,9 @@ static void test_round_trip_through_diff(void **state)
 /*
  * run --bf16: q and out are BF16 in the file, every other tensor keeps
  * its dtype; q (BF16-representable) reads back equal to the f32 golden.
- * diff --dump reads the file (BF16 is accepted): acc matches bit for
- * bit, out differs by its BF16 rounding, so the verdict is 1, not 2.
- * --bf16 with .npy output is refused (exit 2), naming the fix.
+ * diff --dump reads the file: acc matches bit for bit, and out too, at
+ * BF16 (test_bf16_out_diff). --bf16 with .npy output is refused (exit
+ * 2), naming the fix.
  */
 static void test_bf16_golden(void **state)
 {
@@ -658,12 +659,186 @@ static void test_bf16_golden(void **state)
 	safetensors_file_free(&fb);
 	safetensors_file_free(&ff);
 	assert_int_equal(tu_sh("'%s' diff '%s' --dump %s/b >%s/d.txt",
-			       FRAGSIM_BIN, c, t->dir, t->dir), 1);
+			       FRAGSIM_BIN, c, t->dir, t->dir), 0);
 	assert_int_equal(tu_sh("grep -q '^acc .* 0 mismatches' %s/d.txt", t->dir), 0);
 	assert_int_equal(tu_sh("'%s' run '%s' --out %s/n --bf16 >/dev/null "
 			       "2>%s/e.txt", FRAGSIM_BIN, c, t->dir, t->dir), 2);
 	assert_int_equal(tu_sh("grep -q 'bf16 needs --format safetensors' "
 			       "%s/e.txt", t->dir), 0);
+}
+
+/*
+ * Add one to the bits of element k of tensor name in the file at path
+ * (width 2 for BF16, 4 for F32; little endian): the next value away
+ * from zero, one ulp. Returns the bits it had.
+ */
+static uint32_t bump_ulp(const char *path, const char *name, size_t k, int width)
+{
+	struct safetensors_file f;
+	const struct safetensors_entry *e;
+	struct fs_err err;
+	unsigned char b[4];
+	uint32_t old = 0, v;
+	long at;
+	FILE *fp;
+
+	assert_int_equal(safetensors_read(path, &f, &err), FS_OK);
+	e = safetensors_find(&f, name);
+	assert_non_null(e);
+	assert_int_equal(e->bf16, width == 2);
+	assert_true((k + 1) * (size_t)width <= e->end - e->begin);
+	at = (long)((size_t)(f.data - f.buf) + e->begin + k * (size_t)width);
+	safetensors_file_free(&f);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	assert_int_equal(fread(b, 1, (size_t)width, fp), (size_t)width);
+	for (int i = width - 1; i >= 0; i--)
+		old = old << 8 | b[i];
+	v = old + 1;
+	for (int i = 0; i < width; i++)
+		b[i] = (unsigned char)(v >> 8 * i);
+	assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+	assert_int_equal(fwrite(b, 1, (size_t)width, fp), (size_t)width);
+	assert_int_equal(fclose(fp), 0);
+	return old;
+}
+
+static int count_of(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* out[0,0,3,7]: one sequence, one decode token, 24 q heads of D = 256
+ * (the case's defaults), so element 3 * 256 + 7 of the flat tensor. */
+#define OUT_ELEM (3 * 256 + 7)
+#define OUT_LABEL "out[0,0,3,7] got %.9g want %.9g | seq 0, token 0, q head 3, kv head 0, dim 7\n"
+
+/*
+ * A bf16 kernel's out. run --bf16 stores out as such a kernel does,
+ * rounded to nearest even; diff compares it with the simulation's out
+ * rounded the same way, so the file diffs clean (before, every rounded
+ * element was a mismatch), and out's line says it was compared at BF16
+ * (and only out's: acc is int32). One BF16 ulp up on out[0,0,3,7] is
+ * then the one mismatch, labelled q head 3, kv head 0 (G = 24 / 4 = 6),
+ * dim 7, got and want the two BF16 values.
+ */
+static void test_bf16_out_diff(void **state)
+{
+	struct tu_scratch *t = *state;
+	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
+	const char *o;
+	char path[200], want[300];
+	struct run_result r;
+	uint32_t old;
+
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/b --format safetensors "
+			       "--bf16 >/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	snprintf(path, sizeof(path), "%s/b/golden.safetensors", t->dir);
+	r = tu_run("diff %s --dump %s", c, path);
+	if (r.status != 0)
+		fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+	assert_non_null(strstr(r.out, "\nout       6144 compared, 0 mismatches "
+			       "(compared at BF16: the simulation's rounded to nearest even)\n"));
+	assert_int_equal(count_of(r.out, "BF16"), 1);
+	assert_non_null(strstr(r.out, "\nverdict   match: "));
+	tu_free(&r);
+
+	r = tu_run("diff %s --dump %s --json", c, path);
+	assert_int_equal(r.status, 0);
+	o = strstr(r.out, "\"name\": \"out\"");
+	assert_non_null(o);
+	assert_non_null(strstr(o, "\"bf16\": true"));
+	assert_true(strstr(o, "\"bf16\": true") < strstr(o, "\"compared\""));
+	assert_int_equal(count_of(r.out, "\"bf16\""), 1);
+	tu_free(&r);
+
+	old = bump_ulp(path, "out", OUT_ELEM, 2);
+	r = tu_run("diff %s --dump %s", c, path);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "\nout       6144 compared, 1 mismatches, max abs "));
+	assert_non_null(strstr(r.out, " (compared at BF16: the simulation's rounded to nearest even)\n"));
+	snprintf(want, sizeof(want), "          " OUT_LABEL,
+		 tu_f32_from_bits((old + 1) << 16), tu_f32_from_bits(old << 16));
+	if (!strstr(r.out, want))
+		fail_msg("no '%s' in\n%s", want, r.out);
+	assert_non_null(strstr(r.out, "\nverdict   mismatch: 1 of "));
+	tu_free(&r);
+}
+
+/*
+ * An f32 out is compared bit for bit, as before: one f32 ulp up on
+ * out[0,0,3,7] is a mismatch, and nothing mentions BF16. Unless the low
+ * 16 bits are 0x7fff or 0x8000 (a rounding tie on one side), both values
+ * round to the same BF16, so a diff that rounded f32 outs would miss it.
+ */
+static void test_f32_out_stays_exact(void **state)
+{
+	struct tu_scratch *t = *state;
+	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
+	char path[200], want[300];
+	struct run_result r;
+	uint32_t old;
+
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/f --format safetensors "
+			       ">/dev/null", FRAGSIM_BIN, c, t->dir), 0);
+	snprintf(path, sizeof(path), "%s/f/golden.safetensors", t->dir);
+	old = bump_ulp(path, "out", OUT_ELEM, 4);
+	assert_true((old & 0xffff) != 0x7fff && (old & 0xffff) != 0x8000);
+	r = tu_run("diff %s --dump %s", c, path);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "\nout       6144 compared, 1 mismatches, max abs "));
+	snprintf(want, sizeof(want), "          " OUT_LABEL,
+		 tu_f32_from_bits(old + 1), tu_f32_from_bits(old));
+	if (!strstr(r.out, want))
+		fail_msg("no '%s' in\n%s", want, r.out);
+	assert_null(strstr(r.out, "BF16"));
+	tu_free(&r);
+}
+
+/*
+ * Only float results may come as BF16. An acc or q_int8 in BF16 could
+ * hold rounded integers (as one in float32 could hold NaN), and
+ * q_scale scales acc into scores, so the kernel's own f32 value is what
+ * must be compared: each is refused, exit 2, naming the tensor and
+ * what the file says. Before, a BF16 entry read as float32 and the
+ * message said "not float32".
+ */
+static void test_bf16_refused_where_exact(void **state)
+{
+	static const struct {
+		const char *name, *want;
+	} cases[] = {
+		{ "acc", "acc must be int32, not BF16" },
+		{ "q_int8", "q_int8 must be int8, not BF16" },
+		{ "q_scale", "q_scale must be float32, not BF16" },
+	};
+	struct tu_scratch *t = *state;
+	const char *c = FRAGSIM_SRC "/cases/edge/constant-rows.yaml";
+	const uint16_t one = 0x3f80;	/* 1.0 */
+	const size_t n1 = 1;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct safetensors st;
+		struct run_result r;
+		char want[300];
+
+		safetensors_init(&st);
+		assert_int_equal(safetensors_add_bf16(&st, cases[i].name, 1, &n1, &one,
+						      NULL), FS_OK);
+		assert_int_equal(safetensors_write(&st, t->path, NULL), FS_OK);
+		safetensors_free(&st);
+		r = tu_run("diff %s --dump %s", c, t->path);
+		snprintf(want, sizeof(want), "%s:%s: %s", t->path, cases[i].name,
+			 cases[i].want);
+		if (r.status != 2 || !strstr(r.err, want))
+			fail_msg("exit %d, stderr '%s', want '%s'", r.status, r.err, want);
+		tu_free(&r);
+	}
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
@@ -687,6 +862,9 @@ int main(void)
 		T(test_read_fifo),
 		T(test_round_trip_through_diff),
 		T(test_bf16_golden),
+		T(test_bf16_out_diff),
+		T(test_f32_out_stays_exact),
+		T(test_bf16_refused_where_exact),
 	};
 
 	return cmocka_run_group_tests_name("safetensors", tests, NULL, NULL);
