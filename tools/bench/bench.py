@@ -522,8 +522,10 @@ def targets(rows, scale, numpy_res, pk, out):
             x = r.get("x_numpy")
             add("decode 131072 emul kernel >= 8x numpy (%dt)" % t,
                 None if x is None else x >= 8, "%sx" % fmt(x, ".2f", "?"),
-                "the kernel is 4x the streaming bound: prefetch the shuffled pages ahead "
-                "of the block walk, read K and V of a tile once")
+                "the kernel is %s its DRAM streaming bound (x mem bound) and stalls on "
+                "the shuffled pages; prefetching further ahead did not move it, reading "
+                "a tile's K and V once, fused, might (docs/performance.md)"
+                % ("?x" if r.get("x_mem") is None else "%.1fx" % r["x_mem"]))
         r = find("decode-131072", "full", t)
         if r:
             w = r.get("wall_med")
