@@ -95,6 +95,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmath.h"
 #include "dot.h"
 #include "ref.h"
 
@@ -300,7 +301,7 @@ static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 	for (int j = 0; j < n; j++) {
 		if (!cmp_visible(x->c, qpos, j))
 			continue;
-		e[j] = exp(sc[j] - sr->ms);
+		e[j] = dm_exp(sc[j] - sr->ms);
 		sr->zs += e[j];
 	}
 }
@@ -339,10 +340,10 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 		} else {
 			for (int j = 0; j < n; j++)
 				if (cmp_visible(x->c, qpos, j))
-					zf += exp(rr->score_f[j] - mf);
+					zf += dm_exp(rr->score_f[j] - mf);
 		}
-		lzs = log(zs);
-		lzf = log(zf);
+		lzs = dm_log(zs);
+		lzf = dm_log(zf);
 		for (int j = 0; j < n; j++) {
 			double sf = rr->score_f[j], ds, lps, lpf, pf, dp;
 			int b;
@@ -358,7 +359,7 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			pf = rr->prob_f[j];
 			if (pf > 0)
 				kl += pf * (lpf - lps);
-			dp = exp(lps) - pf;
+			dp = dm_exp(lps) - pf;
 			p->dp2 += dp * dp;
 			if (x->nb > 0) {
 				b = (int)((long long)j * x->nb / x->MAXCTX);
@@ -455,7 +456,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 
 			if (!cmp_visible(c, qpos, j))
 				continue;
-			ps = (same ? e[j] : exp((double)sc[j] - rm)) / rs;
+			ps = (same ? e[j] : dm_exp((double)sc[j] - rm)) / rs;
 			tol = rr->prob[j] * (E + walk) + CMP_P_ABS;
 			if (stat_note(st, ps, rr->prob[j], tol)) {
 				loc_row(&st->first, s, t, qh);
@@ -493,7 +494,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 			}
 			for (int j = lo; j < hi && m != -INFINITY; j++)
 				if (cmp_visible(c, qpos, j))
-					sum += exp((double)sc[j] - m);
+					sum += dm_exp((double)sc[j] - m);
 			st = &p->st[CMP_SEG_MAX];
 			if (stat_note(st, r->seg_max[at], m, 0)) {
 				loc_row(&st->first, s, t, qh);

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmath.h"
 #include "dot.h"
 
 #define REF_MAX_D 1024	/* largest head_dim a case may have */
@@ -226,22 +227,20 @@ static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
 
 /*
  * The ALiBi authors' get_slopes, in double: the n = 2^floor(log2 H)
- * slopes start^1 .. start^n, start = 2^(-2^-(log2 n - 3)), then those of
- * 2n heads at odd powers 1, 3, 5, ... until H.
+ * slopes start^1 .. start^n, start = 2^(-2^-(log2 n - 3)) = 2^(-8/n),
+ * then those of 2n heads at odd powers 1, 3, 5, ... until H. So slope h
+ * is 2^(-8 (h + 1) / n), or 2^(-4 (2 (h - n) + 1) / n) past n: one exp2
+ * of an exact exponent (n is a power of two), the same bits everywhere.
  */
 double ref_alibi_slope(int h, int H)
 {
 	int n = 1;
-	double start;
 
 	while (2 * n <= H)
 		n *= 2;		/* 2^floor(log2 H), exactly */
-	if (h < n) {
-		start = pow(2.0, -pow(2.0, -(log2((double)n) - 3)));
-		return pow(start, h + 1);
-	}
-	start = pow(2.0, -pow(2.0, -(log2(2.0 * n) - 3)));
-	return pow(start, 2 * (h - n) + 1);
+	if (h < n)
+		return dm_exp2(-8.0 * (h + 1) / n);
+	return dm_exp2(-4.0 * (2 * (h - n) + 1) / n);
 }
 
 /* Soft cap, then ALiBi (slope of the row's q head, key j - q_pos = dist). */
@@ -249,7 +248,7 @@ static double ref_logit(const struct fs_case *c, double s, double slope,
 			int dist)
 {
 	if (c->soft_cap > 0)
-		s = c->soft_cap * tanh(s / c->soft_cap);
+		s = c->soft_cap * dm_tanh(s / c->soft_cap);
 	if (c->alibi)
 		s += slope * dist;
 	return s;
@@ -354,7 +353,7 @@ static void ref_softmax(const double *score, double *prob, int n, int lo,
 	for (int j = 0; j < n; j++)
 		prob[j] = 0;
 	for (int j = lo; j < hi; j++) {
-		prob[j] = score[j] == -INFINITY ? 0 : exp(score[j] - m);
+		prob[j] = score[j] == -INFINITY ? 0 : dm_exp(score[j] - m);
 		z += prob[j];
 	}
 	/* z is 0 only when no key is visible; a NaN in z stays NaN. */
