@@ -112,8 +112,8 @@ double dm_expm1(double x)
 
 	if (isnan(x))
 		return x + x;
-	if (x > EXP_MAX)
-		return INFINITY;
+	if (x > 40)		/* e^x above 2^57: the 1 is below half an ulp */
+		return dm_exp(x);
 	if (x < -40)		/* e^x below 2^-57: -1 rounded */
 		return -1.0;
 	if (fabs(x) <= 0.34657359027997264)	/* ln2 / 2: no reduction */

@@ -148,6 +148,8 @@ static void test_expm1_and_tanh(void **state)
 	check("dm_tanh", &wt, ULP_MAX);
 	assert_true(dm_expm1(0) == 0);
 	assert_true(dm_expm1(-50) == -1);
+	assert_true(ulps(dm_expm1(709.7), expm1l((long double)709.7)) <= ULP_MAX);	/* 2^1024 would overflow */
+	assert_true(dm_expm1(710) == INFINITY);
 	assert_true(dm_tanh(0.0) == 0 && !signbit(dm_tanh(0.0)));
 	assert_true(dm_tanh(-0.0) == 0 && signbit(dm_tanh(-0.0)));
 	assert_true(dm_tanh(1e-300) == 1e-300);
