@@ -8,9 +8,9 @@
  * between machines for the same case: run with the FMA builds masked
  * (GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F), 52 lines of the
  * shipped suite's --json reports changed. These functions use only
- * IEEE operations that round once (+ - * /, and ldexp and frexp,
- * which are exact), in a written order (-ffp-contract=off), so every
- * x86-64 or AArch64 build gives the same bits. Accuracy, measured by
+ * IEEE operations that round once (+ - * /, ldexp, frexp), in a
+ * written order (-ffp-contract=off), so every x86-64 or AArch64 build
+ * gives the same bits. Accuracy, measured by
  * tests/test_dmath.c against long double over each whole range: worst
  * 0.95 ulp (exp), 1.09 (exp2), 1.96 (expm1), 1.19 (log), 2.49 (tanh);
  * the test holds them to 3. A reference needs its bits fixed far more
