@@ -713,6 +713,16 @@ static int count_of(const char *text, const char *what)
 	return n;
 }
 
+/* `run case --format safetensors FLAGS` into t->dir/g; its golden
+ * file's path in path[n]. */
+static void golden_of(const struct tu_scratch *t, const char *c,
+		      const char *flags, char *path, size_t n)
+{
+	assert_int_equal(tu_sh("'%s' run '%s' --out %s/g --format safetensors %s "
+			       ">/dev/null", FRAGSIM_BIN, c, t->dir, flags), 0);
+	snprintf(path, n, "%s/g/golden.safetensors", t->dir);
+}
+
 /* out[0,0,3,7]: one sequence, one decode token, 24 q heads of D = 256
  * (the case's defaults), so element 3 * 256 + 7 of the flat tensor. */
 #define OUT_ELEM (3 * 256 + 7)
@@ -736,9 +746,7 @@ static void test_bf16_out_diff(void **state)
 	struct run_result r;
 	uint32_t old;
 
-	assert_int_equal(tu_sh("'%s' run '%s' --out %s/b --format safetensors "
-			       "--bf16 >/dev/null", FRAGSIM_BIN, c, t->dir), 0);
-	snprintf(path, sizeof(path), "%s/b/golden.safetensors", t->dir);
+	golden_of(t, c, "--bf16", path, sizeof(path));
 	r = tu_run("diff %s --dump %s", c, path);
 	if (r.status != 0)
 		fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
@@ -784,9 +792,7 @@ static void test_f32_out_stays_exact(void **state)
 	struct run_result r;
 	uint32_t old;
 
-	assert_int_equal(tu_sh("'%s' run '%s' --out %s/f --format safetensors "
-			       ">/dev/null", FRAGSIM_BIN, c, t->dir), 0);
-	snprintf(path, sizeof(path), "%s/f/golden.safetensors", t->dir);
+	golden_of(t, c, "", path, sizeof(path));
 	old = bump_ulp(path, "out", OUT_ELEM, 4);
 	assert_true((old & 0xffff) != 0x7fff && (old & 0xffff) != 0x8000);
 	r = tu_run("diff %s --dump %s", c, path);
