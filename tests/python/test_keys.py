@@ -298,6 +298,25 @@ def test_sliding_window_golden_rebuilt(tmp):
         assert diff < 1e-5 * np.abs(g["out"]).max(), diff
 
 
+def test_vllm_takes_the_features(tmp):
+    """vllm(g) hands a kernel test the features as vLLM's attention layer
+    takes them. By hand: W 4096 is flash-attention's window (4095, 0);
+    12 ALiBi heads have slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5,
+    2^-3.5 (the ALiBi paper's get_slopes: 8 heads' slopes, then the odd
+    ones of 16); soft-cap.yaml caps at 5 and has no window."""
+    v = fg.vllm(window_golden(tmp, "mistral-window"))
+    assert v["sliding_window"] == 4096 and v["window_size"] == (4095, 0)
+    assert v["alibi_slopes"] is None and v["logits_soft_cap"] == 0
+    assert abs(v["scale"] - 128 ** -0.5) < 1e-16
+    v = fg.vllm(fg.load(run_case("cases/edge/alibi-12-heads.yaml", tmp)))
+    want = [2.0 ** -e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]
+    assert v["alibi_slopes"].dtype == np.float32
+    assert (v["alibi_slopes"] == np.array(want, np.float32)).all()
+    v = fg.vllm(fg.load(run_case("cases/edge/soft-cap.yaml", tmp)))
+    assert v["logits_soft_cap"] == 5.0 and v["sliding_window"] is None
+    assert v["window_size"] == (-1, -1) and v["alibi_slopes"] is None
+
+
 def test_window_definition_is_stated(tmp):
     """The rule the tests above hold the emulation to is the one the
     schema (`fragsim show --schema`) and docs/design.md state."""

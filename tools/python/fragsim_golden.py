@@ -551,8 +551,15 @@ def vllm(g):
     [num_tokens, Hq, D] (the tokens with q_pos >= 0, in sequence order;
     output only when out was written), and slot_mapping int64
     [num_tokens]: the cache slot block * block_size + offset of each
-    query token's own key (vLLM's reshape_and_cache input)."""
+    query token's own key (vLLM's reshape_and_cache input). And the
+    case's attention features as vLLM's attention layer takes them, so a
+    kernel test cannot drop one: scale (softmax_scale), sliding_window
+    (W, or None), window_size (flash-attention's (W - 1, 0), or (-1, -1)),
+    alibi_slopes (float32 [Hq], or None) and logits_soft_cap (0: none).
+    Refused for a case key the helpers do not know."""
     _need(g, "q", "q_pos", "context_lens", "block_table", "k_cache")
+    c = case(g)
+    check_case(c)
     v = g.manifest.get("vllm")
     if v is None:
         raise GoldenError("%s: the manifest has no vllm object (fragsim < 0.2.0?)"
@@ -568,6 +575,13 @@ def vllm(g):
     pos = g["q_pos"][s_idx, t_idx].astype(np.int64)
     res["slot_mapping"] = (g["block_table"][s_idx, pos // bs].astype(np.int64) * bs
                            + pos % bs)
+    w, hq = int(c["model"]["sliding_window"]), g["q"].shape[2]
+    res["scale"] = float(g.manifest["softmax_scale"])
+    res["sliding_window"] = w if w > 0 else None
+    res["window_size"] = (w - 1, 0) if w > 0 else (-1, -1)
+    res["alibi_slopes"] = (np.array([alibi_slope(h, hq) for h in range(hq)], np.float32)
+                           if c["model"]["alibi"] else None)
+    res["logits_soft_cap"] = float(c["model"]["soft_cap"])
     return res
 
 
