@@ -19,7 +19,8 @@ and check that it did so against a golden directory (`fragsim run CASE
 which compares q.npy exactly, and K and V through the int8 caches (the
 logical K and V are not golden files): the regenerated rows quantized
 per (token, head) with fragsim's absmax quantizer must give k_cache,
-k_scale, v_cache and v_scale exactly. Exit 0 equal, 1 different, 2 bad
+k_scale, v_cache and v_scale exactly (a bf16 or f32 V cache holds the
+rows as they are, BF16-exact, with no v_scale). Exit 0 equal, 1 different, 2 bad
 usage or a case this checker does not cover: CASE_KEYS declares every
 case key as applied, irrelevant to the inputs, or refused (K scales
 other than per_token_head, a tensor read from .npy), and a key it does
