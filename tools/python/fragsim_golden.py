@@ -15,8 +15,8 @@ files do not match their manifest, so a device test never compares
 against a stale or truncated golden.
 
 Needs numpy; torch is optional (`to_torch`). Nothing here calls fragsim:
-the helpers rebuild what a device test needs from the tensors alone, in
-the layouts of docs/formats.md:
+the helpers rebuild what a device test needs from the tensors and the
+case in the manifest alone, in the layouts of docs/formats.md:
 
     k_cache  int8 [NB, Hkv, D/16, BS, 16]    k_scale  f32 [NB, BS, Hkv]
              (per_block32: f16 [NB, BS, Hkv, D/32]; per_tensor: f32 [1])
@@ -30,7 +30,7 @@ the layouts of docs/formats.md:
 No case key is ignored: CASE_KEYS declares each key of the case schema
 (`fragsim show --schema`) as applied by these helpers, irrelevant to
 them, or refused, and the helpers that read the case (mask,
-reference_out) check the golden's case (the manifest's case_yaml, as
+reference_out, vllm) check the golden's case (the manifest's case_yaml, as
 `fragsim show` prints it) against it first: a key that is unknown here
 (a newer fragsim's), or a refused value, raises Refused naming the key.
 tests/python/test_keys.py walks docs/case-keys.md's rows against it.
@@ -315,8 +315,8 @@ def _flow_map(text, where):
 
 def read_case(text, where="case_yaml"):
     """The case text `fragsim show` prints, as nested dicts and lists."""
-    root, stack = {}, [(-1, None)]
-    stack[0] = (-1, root)
+    root = {}
+    stack = [(-1, root)]            # (indent, the mapping or list it opened)
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -593,7 +593,10 @@ def to_torch(arr, device="cpu"):
 
 def main(argv):
     """python3 fragsim_golden.py DIR: check DIR, print its tensors and how
-    far out.npy is from the float64 attention rebuilt from the inputs."""
+    far out.npy is from the float64 attention rebuilt from the inputs.
+    Exit 0: digests match and out is that attention (within 1e-3 of
+    max |out|, 2^-8 more for a BF16 out); 1: a digest or out differs;
+    2: bad usage, or a case the rebuild refuses (the key named)."""
     if len(argv) != 2:
         print("usage: fragsim_golden.py DIR", file=sys.stderr)
         return 2
