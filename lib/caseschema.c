@@ -150,7 +150,9 @@ static const struct case_key schema[] = {
 	  .type_doc = "`auto` or number", .range_doc = "> 0",
 	  .doc = "score scale; `auto` = 1/sqrt(head_dim)" },
 	INT_("model.sliding_window", FC(sliding_window), 0, CASE_MAX_CONTEXT, "0",
-	     "window in keys, 0 = none (route check)"),
+	     "sliding window W in keys: a query at position p sees keys "
+	     "p-W+1 .. p (itself and the W-1 before it); 0 = none; the INT8 "
+	     "path refuses any window"),
 	{ "model.alibi", KEY_BOOL, FC(alibi), .def = "false",
 	  .doc = "ALiBi: each score gets `slope(q head) * (key - query position)`, "
 		 "after the soft cap; the INT8 path refuses it" },

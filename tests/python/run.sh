@@ -1,8 +1,8 @@
 #!/bin/sh
-# run.sh FRAGSIM - the Python tests (tests/python/) under the Python that
-# has numpy: pytest when it is installed, else test_golden.py's own
-# runner (same tests, same skips). numpy is required (deps.sh installs
-# python3-numpy); torch is optional (its test says skipped).
+# run.sh FRAGSIM - the Python tests (tests/python/test_*.py) under the
+# Python that has numpy: pytest when it is installed, else each file's
+# own runner (same tests, same skips). numpy is required (deps.sh
+# installs python3-numpy); torch is optional (its test says skipped).
 set -u
 fs=$1
 py=${NUMPY_PYTHON:-/usr/bin/python3}
@@ -11,7 +11,12 @@ if ! "$py" -c 'import numpy' 2>/dev/null; then
 	exit 1
 fi
 export FRAGSIM="$fs"
+dir=$(dirname "$0")
 if "$py" -c 'import pytest' 2>/dev/null; then
-	exec "$py" -m pytest -q -rs -p no:cacheprovider "$(dirname "$0")"
+	exec "$py" -m pytest -q -rs -p no:cacheprovider "$dir"
 fi
-exec "$py" "$(dirname "$0")/test_golden.py"
+rc=0
+for t in "$dir"/test_*.py; do
+	"$py" "$t" || rc=1
+done
+exit $rc

@@ -85,13 +85,27 @@ def test_tampered_golden_is_refused(tmp):
         raise AssertionError("a changed byte was not noticed")
 
 
-def tiny_golden(tmp):
+def shown(tmp, text):
+    """`fragsim show` of the case text: what a manifest's case_yaml holds."""
+    path = os.path.join(tmp, "shown-in.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return subprocess.run([FRAGSIM, "show", path], check=True,
+                          stdout=subprocess.PIPE).stdout.decode()
+
+
+def tiny_golden(tmp, window=0):
     """A hand-built golden: 1 sequence of 3 keys, BS 2, blocks [1, 0]
     (key 0 and 1 in block 1, key 2 in block 0 slot 0), Hkv 1, D 16.
     Key t's dims are all t + 1 (K) or 10 * (t + 1) (V), scales 1; block 0
-    slot 1 is poison (-128)."""
-    d = os.path.join(tmp, "tiny")
+    slot 1 is poison (-128). Its case (for the mask): that shape, with
+    the sliding window given."""
+    d = os.path.join(tmp, "tiny-%d" % window)
     os.makedirs(d)
+    case = shown(tmp, "fragsim: 1\nname: tiny\nmodel: {q_heads: 1, kv_heads: 1, "
+                 "head_dim: 16, sliding_window: %d}\ncache: {block_size: 2, "
+                 "placement: table}\nsequences:\n  - {context: 3, tokens: 2, "
+                 "blocks: [1, 0]}\n" % window)
     k = np.full((2, 1, 1, 2, 16), -128, np.int8)
     v = np.full((2, 1, 16, 2), -128, np.int8)
     for t, (blk, slot) in enumerate([(1, 0), (1, 1), (0, 0)]):
@@ -111,7 +125,8 @@ def tiny_golden(tmp):
         files.append({"name": name + ".npy", "dtype": str(arr.dtype),
                       "shape": list(arr.shape), "sha256": digest})
     with open(os.path.join(d, "manifest.json"), "w") as f:
-        json.dump({"tool": "fragsim", "format": "npy", "files": files}, f)
+        json.dump({"tool": "fragsim", "format": "npy", "files": files,
+                   "case_yaml": case}, f)
     return d
 
 
@@ -124,6 +139,19 @@ def test_gather_and_mask_by_hand(tmp):
     assert v.shape == (3, 1, 16) and (v[:, 0, 5] == [10, 20, 30]).all()
     # q_pos [1, 2]: the first token sees keys 0 and 1, the second all three
     assert fg.mask(g, 0).tolist() == [[True, True, False], [True, True, True]]
+
+
+def test_window_mask_by_hand(tmp):
+    """A query at position p sees keys p-W+1 .. p. q_pos [1, 2]: with W 2
+    the first token sees keys 0 and 1, the second keys 1 and 2; with W 1
+    each sees only its own key; W 3 covers the whole context, as no
+    window. (Before the fix, mask ignored the window: all three were
+    the W 0 mask.)"""
+    want = {1: [[False, True, False], [False, False, True]],
+            2: [[True, True, False], [False, True, True]],
+            3: [[True, True, False], [True, True, True]]}
+    for w, m in want.items():
+        assert fg.mask(fg.load(tiny_golden(tmp, w)), 0).tolist() == m, w
 
 
 def test_vllm_names(tmp):
@@ -261,8 +289,12 @@ def test_torch_vllm_names(tmp):
     close(out.numpy(), v["output"], 1e-3)
 
 
-def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
+def main(names=None):
+    """Run every test_ function of names (a module's globals(); this
+    module's by default) in a scratch directory each: the runner when
+    pytest is not installed."""
+    names = globals() if names is None else names
+    tests = [(n, f) for n, f in sorted(names.items()) if n.startswith("test_")]
     failed = 0
     for name, fn in tests:
         tmp = tempfile.mkdtemp(prefix="fragsim-py-")

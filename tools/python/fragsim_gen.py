@@ -19,8 +19,13 @@ and check that it did so against a golden directory (`fragsim run CASE
 which compares q.npy exactly, and K and V through the int8 caches (the
 logical K and V are not golden files): the regenerated rows quantized
 per (token, head) with fragsim's absmax quantizer must give k_cache,
-k_scale, v_cache and v_scale exactly. Exit 0 equal, 1 different, 2 bad
-usage or a case this checker does not cover.
+k_scale, v_cache and v_scale exactly (a bf16 or f32 V cache holds the
+rows as they are, BF16-exact, with no v_scale). Exit 0 equal, 1 different, 2 bad
+usage or a case this checker does not cover: CASE_KEYS declares every
+case key as applied, irrelevant to the inputs, or refused (K scales
+other than per_token_head, a tensor read from .npy), and a key it does
+not know is refused by name too (tests/python/test_keys.py walks
+docs/case-keys.md against it).
 
 Only integer operations and IEEE float32 operations are used, each
 rounded once, as in the C (which builds with -ffp-contract=off).
@@ -28,6 +33,8 @@ rounded once, as in the C (which builds with -ffp-contract=off).
 import sys
 
 import numpy as np
+
+from fragsim_golden import APPLIED, IRRELEVANT, REFUSED, Refused, check_case
 
 M64 = (1 << 64) - 1
 STREAM = {"q": 1, "k": 2, "v": 3}
@@ -126,6 +133,53 @@ def row(seed, spec, tensor, s, r, h, D):
 
 # ---- a case ---------------------------------------------------------------
 
+# What check() does with each case key (fragsim_golden.py's CASE_KEYS has
+# the form): the inputs depend on the data, quant, shape and sequence
+# keys, which it applies; the rest change no input tensor.
+_NOT_INPUT = "changes no input tensor"
+CASE_KEYS = {k: (IRRELEVANT, _NOT_INPUT, None) for k in (
+    "fragsim", "name", "description", "isa", "route", "expect",
+    "model.softmax_scale", "model.sliding_window", "model.alibi", "model.soft_cap",
+    "cache.shuffle_cache", "split_k.segment",
+    "kernel.c_columns", "kernel.operand_order", "kernel.head_dim_loaded",
+    "kernel.scale_recovery", "kernel.k_scale_index", "kernel.gqa_map",
+    "kernel.tail_mask", "kernel.page_walk", "kernel.transpose", "kernel.q_position",
+    "kernel.split_merge", "kernel.decode_rows",
+    "check.out_cosine_min", "check.out_max_abs_max", "check.score_max_abs_max",
+    "check.score_nmse_max", "check.kld_mean_max", "check.kld_median_max",
+    "check.kld_p99_max", "check.top1_min", "check.rms_dp_max", "check.buckets")}
+CASE_KEYS.update({
+    "golden": (IRRELEVANT, "which files exist; check needs the inputs group", None),
+    "cache.num_blocks": (IRRELEVANT, "read from the golden's block_table", None),
+    "cache.spare_blocks": (IRRELEVANT, "read from the golden's block_table", None),
+    "cache.placement": (IRRELEVANT, "read from the golden's block_table", None),
+    "sequences.blocks": (IRRELEVANT, "read from the golden's block_table", None),
+    "mode": (APPLIED, "seq_rows: decode context/tokens, prefill history/chunk", None),
+    "model.q_heads": (APPLIED, "logical q's heads", None),
+    "model.kv_heads": (APPLIED, "logical k and v's heads", None),
+    "model.head_dim": (APPLIED, "every row's length", None),
+    "cache.block_size": (APPLIED, "where key j lives", None),
+    "cache.k_scale": (REFUSED, "the check quantizes K per (token, head) only",
+                      {"per_token_head"}),
+    "cache.v_dtype": (APPLIED, "int8: quantized per (token, head); bf16, f32: "
+                      "the rows as stored", None),
+    "sequences.context": (APPLIED, "keys generated", None),
+    "sequences.tokens": (APPLIED, "query tokens generated", None),
+    "sequences.history": (APPLIED, "keys generated", None),
+    "sequences.chunk": (APPLIED, "query tokens generated", None),
+    "quant.rounding": (APPLIED, "quantize", None),
+    "quant.clip": (APPLIED, "quantize", None),
+    "data.seed": (APPLIED, "row_key", None),
+    "data.*.dist": (APPLIED, "draws", None),
+    "data.*.scale": (APPLIED, "row", None),
+    "data.*.mean": (APPLIED, "row", None),
+    "data.*.zero_rows": (APPLIED, "row", None),
+    "data.*.constant_rows": (APPLIED, "row", None),
+    "data.*.outlier_channels": (APPLIED, "row", None),
+    "data.*.outlier_scale": (APPLIED, "row", None),
+    "data.*.npy": (REFUSED, "a tensor read from a file is not generated", {""}),
+})
+
 def load_case(path):
     """The case as `fragsim show` prints it (every default filled in)."""
     import yaml
@@ -183,9 +237,9 @@ def quantize(x, clip, even):
 
 def check(case, golden):
     """Compare regenerated inputs with golden dir; list of failures."""
+    check_case(case, CASE_KEYS, "fragsim_gen.py")
     cache = case["cache"]
-    if cache["k_scale"] != "per_token_head" or cache["v_dtype"] != "int8":
-        raise ValueError("the check covers k_scale per_token_head, v_dtype int8")
+    vint8 = cache["v_dtype"] == "int8"
     bad = []
     q = logical(case, "q")
     gq = np.load(f"{golden}/q.npy")
@@ -194,7 +248,8 @@ def check(case, golden):
     clip, even = case["quant"]["clip"], case["quant"]["rounding"] == "half_to_even"
     table = np.load(f"{golden}/block_table.npy")
     kc, ks = np.load(f"{golden}/k_cache.npy"), np.load(f"{golden}/k_scale.npy")
-    vc, vs = np.load(f"{golden}/v_cache.npy"), np.load(f"{golden}/v_scale.npy")
+    vc = np.load(f"{golden}/v_cache.npy")
+    vs = np.load(f"{golden}/v_scale.npy") if vint8 else None
     BS, D = cache["block_size"], case["model"]["head_dim"]
     k, v = logical(case, "k"), logical(case, "v")
     for s, (_, ctx) in enumerate(seq_rows(case)):
@@ -202,12 +257,18 @@ def check(case, golden):
             blk, slot = table[s, j // BS], j % BS
             for h in range(case["model"]["kv_heads"]):
                 kq, ksc = quantize(k[s, j, h], clip, even)
-                vq, vsc = quantize(v[s, j, h], clip, even)
                 if not (np.array_equal(kc[blk, h, :, slot, :].reshape(D), kq) and
                         ks[blk, slot, h].view(np.uint32) == np.float32(ksc).view(np.uint32)):
                     bad.append(f"k[{s}][{j}][{h}]")
-                if not (np.array_equal(vc[blk, h, :, slot], vq) and
-                        vs[blk, slot, h].view(np.uint32) == np.float32(vsc).view(np.uint32)):
+                if vint8:
+                    vq, vsc = quantize(v[s, j, h], clip, even)
+                    same = (np.array_equal(vc[blk, h, :, slot], vq) and
+                            vs[blk, slot, h].view(np.uint32) == np.float32(vsc).view(np.uint32))
+                else:   # bf16 and f32 caches hold the (BF16-exact) rows as f32
+                    same = (vc.dtype == np.float32 and
+                            vc[blk, h, :, slot].view(np.uint32).tobytes() ==
+                            v[s, j, h].view(np.uint32).tobytes())
+                if not same:
                     bad.append(f"v[{s}][{j}][{h}]")
     return bad, q.size + k.size + v.size
 
@@ -218,7 +279,7 @@ def main(argv):
         return 2
     try:
         bad, n = check(load_case(argv[2]), argv[3])
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, Refused) as e:
         print(f"fragsim_gen.py: error: {e}", file=sys.stderr)
         return 2
     if bad:
