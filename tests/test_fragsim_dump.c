@@ -493,6 +493,36 @@ static void harnesses_walk_every_case_key(void **state)
 	assert_true(ran > 0 && refused > 0);
 }
 
+/* K scales per 32 dims (f16 in the golden, one accumulator per K-step):
+ * the CPU harness and the CUDA harness's CPU twin run them and match. */
+static void per_block32_runs_and_matches(void **state)
+{
+	static const struct {
+		const char *bin, *src, *cs;
+	} runs[] = {
+		{ "qk_b32", "qk_cpu", "cases/edge/k-scale-per_block32.yaml" },
+		{ "sm80_b32", "attn_sm80", "cases/device/sm80-decode-block32.yaml" },
+	};
+	struct fixture *f = *state;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_b32"), 0);
+	if (f->have_cxx)
+		assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "sm80_b32"), 0);
+	for (size_t i = 0; i < (f->have_cxx ? 2u : 1u); i++) {
+		struct run_result r;
+
+		assert_int_equal(tu_sh("cd '%s' && '%s' run %s --emulate-only --out %s/g-%s >/dev/null && "
+				    "%s/%s %s/g-%s %s/d-%s >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN,
+				    runs[i].cs, f->dir, runs[i].bin, f->dir, runs[i].bin, f->dir,
+				    runs[i].bin, f->dir, runs[i].bin), 0);
+		r = tu_run("diff %s --dump %s/d-%s", runs[i].cs, f->dir, runs[i].bin);
+		if (r.status || !strstr(r.out, "verdict   match"))
+			fail_msg("%s: exit %d\n%s%s", runs[i].bin, r.status, r.out, r.err);
+		tu_free(&r);
+	}
+}
+
 /* A key the harnesses do not know (a later fragsim's) refuses the golden:
  * the walk above cannot see a key the table of docs/case-keys.md lacks. */
 static void unknown_case_key_is_refused(void **state)
@@ -614,6 +644,7 @@ int main(void)
 		cmocka_unit_test(probe_answer_through_the_header),
 		cmocka_unit_test(harnesses_walk_every_case_key),
 		cmocka_unit_test(unknown_case_key_is_refused),
+		cmocka_unit_test(per_block32_runs_and_matches),
 		cmocka_unit_test(harness_alibi_slopes_are_fragsims),
 		cmocka_unit_test(unwritten_entries_are_named),
 		cmocka_unit_test(dump_parents_are_made),

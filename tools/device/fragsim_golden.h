@@ -82,7 +82,8 @@ struct fsg_golden {
 	float *q_scale;			/* [S][T][Hq] */
 	int8_t *k_cache;		/* [NB][Hkv][D/16][BS][16] */
 	float *k_scale;			/* [NB][BS][Hkv], [1] per_tensor,
-					   [NB][BS][Hkv][D/32] per_block32 */
+					   [NB][BS][Hkv][D/32] per_block32 (f16
+					   in the golden, widened here) */
 	int32_t *block_table;		/* [S][MAXB] */
 	int32_t *context_lens;		/* [S] */
 	int32_t *q_pos;			/* [S][T], -1 past a sequence's tokens */
@@ -98,7 +99,7 @@ static inline int fsg_npy(const char *path, const char *descr, int ndim,
 {
 	unsigned char pre[10];
 	char head[1024], *p;
-	size_t hlen, esize = descr[2] == '1' ? 1 : 4;
+	size_t hlen, esize = descr[2] == '1' ? 1 : descr[2] == '2' ? 2 : 4;
 	FILE *f = fopen(path, "rb");
 
 	memset(a, 0, sizeof(*a));
@@ -150,6 +151,29 @@ static inline int fsg_npy(const char *path, const char *descr, int ndim,
 	}
 	fclose(f);
 	return 0;
+}
+
+/* IEEE binary16 bits as a float (exact: every half is a float). */
+static inline float fsg_half(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 0x1f, m = h & 0x3ff, bits;
+	float f;
+
+	if (e == 0x1f) {
+		bits = sign | 0x7f800000u | m << 13;		/* inf, NaN */
+	} else if (e) {
+		bits = sign | (e + 112) << 23 | m << 13;	/* normal */
+	} else if (m) {
+		int shift = 0;					/* subnormal */
+
+		while (!(m & 0x400))
+			m <<= 1, shift++;
+		bits = sign | (uint32_t)(113 - shift) << 23 | (m & 0x3ff) << 13;
+	} else {
+		bits = sign;
+	}
+	memcpy(&f, &bits, sizeof(f));
+	return f;
 }
 
 /* The text after "key": in manifest text m (first occurrence), or NULL. */
@@ -479,10 +503,32 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 			   g->kscale == FSG_KS_BLOCK32 ? 4 : 3;
 
 		snprintf(path, sizeof(path), "%s/%s.npy", dir, f[i].name);
-		if (fsg_npy(path, f[i].descr, ndim, &g->a[i], err, errlen)) {
+		/* per_block32's scales are f16, as the kernel stores them */
+		if (fsg_npy(path, i == 3 && g->kscale == FSG_KS_BLOCK32 ? "<f2" : f[i].descr,
+			    ndim, &g->a[i], err, errlen)) {
 			fsg_free(g);
 			return -1;
 		}
+	}
+	if (g->kscale == FSG_KS_BLOCK32) {
+		/* widened to f32 once, on the host: the harnesses read floats */
+		struct fsg_array *a = &g->a[3];
+		float *w = (float *)malloc(a->count * sizeof(float) + 1);
+
+		if (!w) {
+			snprintf(err, errlen, "out of memory");
+			fsg_free(g);
+			return -1;
+		}
+		for (size_t j = 0; j < a->count; j++) {
+			uint16_t h;
+
+			memcpy(&h, (const char *)a->data + 2 * j, 2);
+			w[j] = fsg_half(h);
+		}
+		free(a->data);
+		a->data = w;
+		memcpy(a->descr, "<f4", 4);
 	}
 	g->q_int8 = (int8_t *)g->a[0].data;
 	g->q_scale = (float *)g->a[1].data;
