@@ -38,6 +38,7 @@
 #ifndef FRAGSIM_GOLDEN_H
 #define FRAGSIM_GOLDEN_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,6 +92,7 @@ struct fsg_golden {
 	int32_t *tokens;		/* [S] query tokens (derived from q_pos) */
 	int32_t *seq_block0;		/* [S] first logical block of each
 					   sequence counted over all sequences */
+	float *alibi_slope;		/* [Hq] (fsg_alibi_slope), or NULL */
 	struct fsg_array a[8];		/* owners of the data above */
 };
 
@@ -403,12 +405,31 @@ static inline int fsg_case(struct fsg_golden *g, const char *text, const char *p
 	return 0;
 }
 
+/*
+ * The ALiBi slope of q head h of H, rounded once to float: with n the
+ * largest power of two <= H, head h < n has 2^(-8(h+1)/n) and head n + i
+ * has 2^(-4(2i+1)/n), as in the ALiBi paper's reference code. Written
+ * here from that formula, not from fragsim's code;
+ * tests/test_fragsim_dump.c checks it gives fragsim's bits.
+ */
+static inline float fsg_alibi_slope(int h, int H)
+{
+	int n = 1;
+
+	while (n * 2 <= H)
+		n *= 2;
+	if (h < n)
+		return (float)exp2(-8.0 * (h + 1) / n);
+	return (float)exp2(-4.0 * (2 * (h - n) + 1) / n);
+}
+
 static inline void fsg_free(struct fsg_golden *g)
 {
 	for (int i = 0; i < 8; i++)
 		free(g->a[i].data);
 	free(g->tokens);
 	free(g->seq_block0);
+	free(g->alibi_slope);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -567,11 +588,14 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	g->G = g->Hq / g->Hkv;
 	g->tokens = (int32_t *)calloc((size_t)g->S + 1, sizeof(int32_t));
 	g->seq_block0 = (int32_t *)calloc((size_t)g->S + 1, sizeof(int32_t));
-	if (!g->tokens || !g->seq_block0) {
+	g->alibi_slope = (float *)calloc((size_t)g->Hq + 1, sizeof(float));
+	if (!g->tokens || !g->seq_block0 || !g->alibi_slope) {
 		snprintf(err, errlen, "out of memory");
 		fsg_free(g);
 		return -1;
 	}
+	for (int h = 0; h < g->Hq && g->alibi; h++)
+		g->alibi_slope[h] = fsg_alibi_slope(h, g->Hq);
 	for (int s = 0; s < g->S; s++) {
 		for (int t = 0; t < g->T; t++)
 			g->tokens[s] += g->q_pos[s * g->T + t] >= 0;

@@ -126,11 +126,7 @@ int main(int argc, char **argv)
 		fsg_free(&g);
 		return 2;
 	}
-	if (fsq_case_of(&c, &g, M, K, bugs)) {
-		fprintf(stderr, "qk_cpu: %d q heads, more than %d\n", g.Hq, FSQ_MAX_HEADS);
-		fsg_free(&g);
-		return 2;
-	}
+	fsq_case_of(&c, &g, M, K, bugs);
 	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
 		fprintf(stderr, "qk_cpu: out of memory\n");
 		fsg_free(&g);

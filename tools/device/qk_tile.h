@@ -74,8 +74,6 @@
 /* acc_tiles' columns: seq, head, row_base, token_base, row_tile. */
 #define FSQ_TILE_COLS 5
 
-#define FSQ_MAX_HEADS 256	/* fragsim's q_heads bound */
-
 struct fsq_case {
 	int prefill, S, T, Hq, Hkv, D, G, NB, BS, MAXB, MAXCTX;
 	int ksteps;		/* ceil(D / K): K-steps a tile issues */
@@ -84,8 +82,7 @@ struct fsq_case {
 	int kscale;		/* enum fsg_kscale */
 	int window;		/* model: sliding_window, 0 = none */
 	float soft_cap;		/* (float) model: soft_cap, 0 = none */
-	int alibi;
-	float slope[FSQ_MAX_HEADS];	/* ALiBi slope of each q head */
+	int alibi;		/* model: alibi; the slopes are fsq_bufs' */
 	int rows;		/* M, the instruction's rows (not named M: the
 				   harnesses #define M as the lane map's) */
 	float softmax_scale;	/* (float) of the manifest's double */
@@ -105,33 +102,12 @@ static inline int fsq_bug_of(const char *name)
 	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
 }
 
-/*
- * The ALiBi slope of q head h of H (host code), rounded once to float:
- * with n the largest power of two <= H, head h < n has 2^(-8(h+1)/n) and
- * head n + i has 2^(-4(2i+1)/n), as in the ALiBi paper's reference code.
- * Written here from that formula, not from fragsim's code;
- * tests/test_fragsim_dump.c checks it against fragsim's bits.
- */
-static inline float fsq_alibi_slope(int h, int H)
-{
-	int n = 1;
-
-	while (n * 2 <= H)
-		n *= 2;
-	if (h < n)
-		return (float)exp2(-8.0 * (h + 1) / n);
-	return (float)exp2(-4.0 * (2 * (h - n) + 1) / n);
-}
-
 /* The case as the kernel sees it, from its golden (host code): rows and
- * k are the instruction's M and K, bugs the planted FSQ_BUG_*. 0, or -1
- * when the golden has more q heads than FSQ_MAX_HEADS. */
-static inline int fsq_case_of(struct fsq_case *c, const struct fsg_golden *g, int rows,
-			      int k, int bugs)
+ * k are the instruction's M and K, bugs the planted FSQ_BUG_*. */
+static inline void fsq_case_of(struct fsq_case *c, const struct fsg_golden *g, int rows,
+			       int k, int bugs)
 {
 	memset(c, 0, sizeof(*c));
-	if (g->Hq > FSQ_MAX_HEADS)
-		return -1;
 	c->prefill = g->prefill, c->S = g->S, c->T = g->T, c->Hq = g->Hq;
 	c->Hkv = g->Hkv, c->D = g->D, c->G = g->G, c->NB = g->NB, c->BS = g->BS;
 	c->MAXB = g->MAXB, c->MAXCTX = g->MAXCTX;
@@ -143,9 +119,6 @@ static inline int fsq_case_of(struct fsq_case *c, const struct fsg_golden *g, in
 	c->window = g->window;
 	c->soft_cap = (float)g->soft_cap;
 	c->alibi = g->alibi;
-	for (int h = 0; h < g->Hq && c->alibi; h++)
-		c->slope[h] = fsq_alibi_slope(h, g->Hq);
-	return 0;
 }
 
 /* The golden's tensors (device or host pointers) and the outputs. */
@@ -160,6 +133,8 @@ struct fsq_bufs {
 	const int32_t *tokens;		/* [S] */
 	const int32_t *seq_block0;	/* [S] */
 	const int32_t *tiles;		/* [n][FSQ_TILE_COLS] */
+	const float *alibi_slope;	/* [Hq] when alibi (a buffer, not a
+					   kernel argument: indexed by row) */
 	int32_t *acc;			/* [n][ksteps_acc][wave][EC] */
 	float *scores;			/* [S][T][Hq][MAXCTX] */
 };
@@ -294,7 +269,7 @@ FSQ_HD float fsq_score(const struct fsq_case *c, const struct fsq_bufs *b,
 	if (c->soft_cap > 0.0f)
 		s = c->soft_cap * (float)tanh((double)(s / c->soft_cap));
 	if (c->alibi)
-		s = s + c->slope[r->qh] * (float)(key - qp);
+		s = s + b->alibi_slope[r->qh] * (float)(key - qp);
 	return s;
 }
 
@@ -313,6 +288,7 @@ static inline void fsq_host_bufs(struct fsq_bufs *b, const struct fsg_golden *g,
 	b->k_scale = g->k_scale, b->block_table = g->block_table;
 	b->context_lens = g->context_lens, b->q_pos = g->q_pos, b->tokens = g->tokens;
 	b->seq_block0 = g->seq_block0, b->tiles = g->acc_tiles, b->scores = scores;
+	b->alibi_slope = g->alibi_slope;
 }
 
 /* Host buffers for a harness's outputs, poisoned (fragsim_dump.h) so

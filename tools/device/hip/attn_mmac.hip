@@ -155,10 +155,8 @@ int main(int argc, char **argv)
 			g.profile, LMU(NAME));
 		return 2;
 	}
-	if (fsq_case_of(&c, &g, M, K, FSQ_BUGS)) {
-		fprintf(stderr, "attn_mmac: %d q heads, more than %d\n", g.Hq, FSQ_MAX_HEADS);
-		return 2;
-	}
+	fsq_case_of(&c, &g, M, K, FSQ_BUGS);
+	memset(&b, 0, sizeof(b));
 	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
 		fprintf(stderr, "attn_mmac: out of memory\n");
 		return 3;
@@ -173,6 +171,7 @@ int main(int argc, char **argv)
 	b.tiles = to_device(g.acc_tiles, g.a[7].count);
 	b.tokens = to_device(g.tokens, (size_t)g.S);
 	b.seq_block0 = to_device(g.seq_block0, (size_t)g.S);
+	b.alibi_slope = to_device(g.alibi_slope, (size_t)g.Hq);
 	b.scores = to_device(scores, nscores);
 	b.acc = to_device(acc, nacc);
 	if (g.n_tiles && c.ksteps == 8)
