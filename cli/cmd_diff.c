@@ -98,7 +98,10 @@ static void print_loc(FILE *f, const struct runcase *r, enum dump_tensor t,
 	for (int i = 0; i < l->ndim; i++)
 		fprintf(f, "%s%zu", i ? "," : "", l->idx[i]);
 	fputs("] got ", f);
-	print_value(f, l->got, is_int);
+	if (l->unwritten)
+		fputs("unwritten", f);	/* the harness's poison: never stored */
+	else
+		print_value(f, l->got, is_int);
 	fputs(" want ", f);
 	if (l->no_tile)
 		fputs("(no such tile)", f);
@@ -169,6 +172,8 @@ static void print_text(const struct runcase *r, const char *dir, const struct du
 		differ += st->mismatches > 0;
 		printf("%-9s %ld compared, %ld mismatches", dump_name((enum dump_tensor)t),
 		       st->compared, st->mismatches);
+		if (st->unwritten)
+			printf(" (%ld never written: the dump's poison)", st->unwritten);
 		if (st->mismatches)
 			printf(", max abs %.3g, max rel %.3g", st->max_abs, st->max_rel);
 		/* "bit for bit" above then means against the rounded value */
@@ -220,6 +225,8 @@ static void json_loc(struct json *j, enum dump_tensor t, const struct diff_loc *
 	json_end_array(j);
 	json_key_double(j, "got", l->got);	/* NaN and inf become null */
 	json_key_double(j, "want", l->want);
+	if (l->unwritten)
+		json_key_bool(j, "unwritten", 1);
 	for (size_t i = 0; i < FS_ARRAY_LEN(v); i++)
 		if (v[i] >= 0)
 			json_key_int(j, names[i], v[i]);
@@ -261,6 +268,7 @@ static int print_json(const struct runcase *r, const char *dir, const struct dum
 			json_key_bool(&j, "bf16", 1);
 		json_key_int(&j, "compared", st->compared);
 		json_key_int(&j, "mismatches", st->mismatches);
+		json_key_int(&j, "unwritten", st->unwritten);
 		json_key_double(&j, "max_abs", st->max_abs);
 		json_key_double(&j, "max_rel", st->max_rel);
 		json_key(&j, "first");

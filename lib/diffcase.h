@@ -51,12 +51,26 @@ struct diff_loc {
 	int row, col;		/* the operand's matrix entry */
 	double got, want;	/* dump, simulation; want NaN with no tile */
 	int no_tile;		/* the hypothesis did not execute this tile */
+	int unwritten;		/* got is the poison of an entry the kernel
+				   never wrote (DIFF_POISON_*) */
 };
+
+/*
+ * What a harness pre-fills its outputs with (tools/device/fragsim_dump.h,
+ * FSD_POISON_*), so an entry the kernel never writes is seen as such:
+ * an int32 past any INT8 tile's |acc| (1024 x 127 x 128 < 2^24), and a
+ * quiet NaN whose payload no arithmetic produces. A poisoned score where
+ * the simulation has -inf (a masked key, a tile a kernel may skip) is no
+ * mismatch; anywhere else it is one, reported as unwritten.
+ */
+#define DIFF_POISON_I32 0x5a5a5a5a
+#define DIFF_POISON_F32_BITS 0x7fe5a5a5u
 
 struct diff_stat {
 	int present;		/* the dump holds this tensor */
 	int bf16;		/* as BF16: compared with the simulation rounded */
 	long compared, mismatches;
+	long unwritten;		/* of the mismatches: poison (never written) */
 	double max_abs, max_rel;	/* over mismatches; inf for NaN/inf */
 	int n_shown;
 	struct diff_loc *shown;	/* the first max_show mismatches, dump order */

@@ -316,6 +316,17 @@ static void real_device_dumps(void **state)
 		  "diagnosis: matches kernel assumption page_walk=none exactly (8768/8768 elements)", 1 },
 		{ "sm80-prefill-chunk", "sm80-prefill-chunk.head_dim_half",
 		  "diagnosis: matches kernel assumption head_dim_loaded=half exactly (133848/133848 elements)", 1 },
+		/* the fifth run: head_dim 80 with a window, 96 with a soft cap
+		 * and ALiBi, K scales per 32 dims; outputs poisoned first */
+		{ "sm80-decode-hd80-window", "sm80-decode-hd80-window", "diagnosis: none needed", 0 },
+		{ "sm80-decode-hd80-window", "sm80-decode-hd80-window.page_walk",
+		  "diagnosis: matches kernel assumption page_walk=none exactly (6860/6860 elements)", 1 },
+		{ "sm80-prefill-hd96-cap-alibi", "sm80-prefill-hd96-cap-alibi", "diagnosis: none needed", 0 },
+		{ "sm80-prefill-hd96-cap-alibi", "sm80-prefill-hd96-cap-alibi.head_dim_half",
+		  "diagnosis: matches kernel assumption head_dim_loaded=half exactly (75660/75660 elements)", 1 },
+		{ "sm80-decode-block32", "sm80-decode-block32", "diagnosis: none needed", 0 },
+		{ "sm80-decode-block32", "sm80-decode-block32.page_walk",
+		  "diagnosis: matches kernel assumption page_walk=none exactly (13024/13024 elements)", 1 },
 	};
 
 	(void)state;

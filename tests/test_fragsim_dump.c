@@ -28,6 +28,13 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "casekeys.h"
+#include "../sim/logit.h"
+#include "../tools/device/fragsim_golden.h"
+
+#include <math.h>
+
+#define FSQ_WALK_MAX_HEADS 256
 
 struct fixture {
 	char dir[64];		/* scratch: gen/, golden-*, dumps, binaries */
@@ -367,6 +374,236 @@ static void header_contract(void **state)
 	}
 }
 
+/*
+ * One harness on one changed case of docs/case-keys.md: it must either
+ * run and match (`fragsim diff` exit 0) or refuse the golden (exit 2)
+ * naming the key. Returns 1 when it ran, 0 when it refused, -1 when
+ * fragsim itself refuses the case on this harness's isa (operand_order
+ * kq on a 16x8 tile): no golden, nothing for a harness to honour.
+ */
+static int harness_on_key(const struct fixture *f, const char *bin, const char *dir,
+			  const char *key, const char *cpath)
+{
+	struct run_result r;
+	int rc;
+
+	r = tu_run("run %s --emulate-only --out %s/g", cpath, dir);
+	if (r.status == 2 && strstr(r.err, strrchr(key, '.') ? strrchr(key, '.') + 1 : key)) {
+		tu_free(&r);
+		return -1;
+	}
+	if (r.status)
+		fail_msg("%s: fragsim run: exit %d: %s", key, r.status, r.err);
+	tu_free(&r);
+	rc = tu_sh("%s/%s %s/g %s/d >/dev/null 2>%s/err", f->dir, bin, dir, dir, dir);
+	if (rc == 2) {
+		char p[400], *err;
+
+		snprintf(p, sizeof(p), "%s/err", dir);
+		err = tu_slurp(p);
+		/* data.*.x: the refusal names data.q.x, data.k.x or data.v.x */
+		if (!strstr(err, strncmp(key, "data.", 5) ? key : "data."))
+			fail_msg("%s: %s refused the golden without naming the key: %s", key, bin, err);
+		free(err);
+		return 0;
+	}
+	if (rc)
+		fail_msg("%s: %s: exit %d", key, bin, rc);
+	r = tu_run("diff %s --dump %s/d", cpath, dir);
+	if (r.status || !strstr(r.out, "verdict   match"))
+		fail_msg("%s: %s ran but its dump does not match: exit %d\n%s%s", key, bin,
+			 r.status, r.out, r.err);
+	tu_free(&r);
+	return 1;
+}
+
+/*
+ * No case feature is accepted and then ignored by a device harness: every
+ * key docs/case-keys.md changes the goldens with, applied to its base
+ * case, goes through the CPU harness (qk_cpu.c, gfx936) and the CUDA
+ * harness's CPU twin (attn_sm80.cu, sm80), which share fragsim_golden.h's
+ * key table and qk_tile.h's score recovery. Each runs and matches or
+ * refuses by name; the features the harnesses claim (soft cap, ALiBi,
+ * the window, the K scale granularities, head dims, decode rows) must
+ * run.
+ */
+static void harnesses_walk_every_case_key(void **state)
+{
+	static const char *const must_run[] = {
+		"model.soft_cap", "model.alibi", "model.sliding_window", "model.head_dim",
+		"cache.k_scale", "kernel.decode_rows", "cache.placement", "mode",
+	};
+	static const struct {
+		const char *bin, *isa;
+	} hs[] = { { "qk_walk", "gfx936" }, { "sm80_walk", "sm80-mma-m16n8k32-s8" } };
+	struct fixture *f = *state;
+	static struct doc d;
+	char dir[300], cpath[400];
+	int ran = 0, refused = 0;
+
+	doc_load(&d);
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_walk"), 0);
+	if (f->have_cxx)
+		assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "sm80_walk"), 0);
+	snprintf(dir, sizeof(dir), "%s/walk", f->dir);
+	snprintf(cpath, sizeof(cpath), "%s/case.yaml", dir);
+	assert_int_equal(tu_sh("mkdir -p %s", dir), 0);
+	{
+		/* data.*.npy=*.npy reads these (the shapes of the base case) */
+		int dims[3][4] = { { 1, 2, 4, 64 }, { 1, 40, 2, 64 }, { 1, 40, 2, 64 } };
+
+		for (int i = 0; i < 3; i++) {
+			char p[400];
+
+			snprintf(p, sizeof(p), "%s/%c.npy", dir, "qkv"[i]);
+			write_npy(p, dims[i], 4, 5 + 2 * i);
+		}
+	}
+	for (size_t h = 0; h < (f->have_cxx ? 2u : 1u); h++)
+		for (int i = 0; i < d.n; i++) {
+			const struct row *row = &d.rows[i];
+			const char *stars = strstr(row->key, "data.*") ? "qkv" : "-";
+
+			if (!row->yes)
+				continue;
+			for (const char *st = stars; *st; st++) {
+				struct caseset cs = { .n = 0 };
+				char isa[120], key[80];
+				int r;
+
+				snprintf(isa, sizeof(isa), "isa=%s", hs[h].isa);
+				apply(&cs, d.base, 0);
+				apply(&cs, isa, 0);
+				apply(&cs, row->setup, *st == '-' ? 0 : *st);
+				apply(&cs, row->change, *st == '-' ? 0 : *st);
+				write_case(&cs, cpath);
+				snprintf(key, sizeof(key), "%s", row->key);
+				if (*st != '-')
+					key[5] = *st;
+				r = harness_on_key(f, hs[h].bin, dir, key, cpath);
+				ran += r == 1, refused += r == 0;
+				for (size_t m = 0; m < sizeof(must_run) / sizeof(must_run[0]); m++)
+					if (!r && !strcmp(key, must_run[m]))
+						fail_msg("%s: %s refuses %s, which it claims to apply",
+							 key, hs[h].bin, row->change);
+			}
+		}
+	print_message("harnesses: %d changed cases ran and matched, %d refused by name\n", ran,
+		      refused);
+	assert_true(ran > 0 && refused > 0);
+}
+
+/* K scales per 32 dims (f16 in the golden, one accumulator per K-step):
+ * the CPU harness and the CUDA harness's CPU twin run them and match. */
+static void per_block32_runs_and_matches(void **state)
+{
+	static const struct {
+		const char *bin, *src, *cs;
+	} runs[] = {
+		{ "qk_b32", "qk_cpu", "cases/edge/k-scale-per_block32.yaml" },
+		{ "sm80_b32", "attn_sm80", "cases/device/sm80-decode-block32.yaml" },
+	};
+	struct fixture *f = *state;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_b32"), 0);
+	if (f->have_cxx)
+		assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "sm80_b32"), 0);
+	for (size_t i = 0; i < (f->have_cxx ? 2u : 1u); i++) {
+		struct run_result r;
+
+		assert_int_equal(tu_sh("cd '%s' && '%s' run %s --emulate-only --out %s/g-%s >/dev/null && "
+				    "%s/%s %s/g-%s %s/d-%s >/dev/null", FRAGSIM_SRC, FRAGSIM_BIN,
+				    runs[i].cs, f->dir, runs[i].bin, f->dir, runs[i].bin, f->dir,
+				    runs[i].bin, f->dir, runs[i].bin), 0);
+		r = tu_run("diff %s --dump %s/d-%s", runs[i].cs, f->dir, runs[i].bin);
+		if (r.status || !strstr(r.out, "verdict   match"))
+			fail_msg("%s: exit %d\n%s%s", runs[i].bin, r.status, r.out, r.err);
+		tu_free(&r);
+	}
+}
+
+/* A key the harnesses do not know (a later fragsim's) refuses the golden:
+ * the walk above cannot see a key the table of docs/case-keys.md lacks. */
+static void unknown_case_key_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	char err[400], *text;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_unknown"), 0);
+	assert_int_equal(tu_sh("cp -r %s/golden-decode %s/golden-unknown && "
+			    "sed -i 's/\\\\ncache:\\\\n/\\\\ncache:\\\\n  page_stride: 2\\\\n/' "
+			    "%s/golden-unknown/manifest.json", f->dir, f->dir, f->dir), 0);
+	assert_int_equal(tu_sh("%s/qk_unknown %s/golden-unknown %s/d-unknown 2>%s/unknown.err",
+			    f->dir, f->dir, f->dir, f->dir), 2);
+	snprintf(err, sizeof(err), "%s/unknown.err", f->dir);
+	text = tu_slurp(err);
+	if (!strstr(text, "case key cache.page_stride is unknown to the harnesses"))
+		fail_msg("%s", text);
+	free(text);
+}
+
+/* The harnesses' ALiBi slopes (fragsim_golden.h, from the paper's
+ * formula) are fragsim's bits, for every head count fragsim takes. */
+static void harness_alibi_slopes_are_fragsims(void **state)
+{
+	(void)state;
+	for (int H = 1; H <= FSQ_WALK_MAX_HEADS; H++)
+		for (int h = 0; h < H; h++) {
+			float want = logit_alibi_slope(h, H), got = fsg_alibi_slope(h, H);
+
+			if (memcmp(&got, &want, sizeof(got)))
+				fail_msg("H %d h %d: %a, fragsim %a", H, h, (double)got, (double)want);
+		}
+}
+
+/*
+ * A kernel that never writes part of its output: the harness pre-fills
+ * with the dump's poison, so diff reports those entries as unwritten, not
+ * as wrong values or as masked keys. Here one tile's accumulators are
+ * put back to poison after the run.
+ */
+static void unwritten_entries_are_named(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_poison"), 0);
+	assert_int_equal(tu_sh("%s/qk_poison %s/golden-decode %s/d-poison >/dev/null", f->dir,
+			    f->dir, f->dir), 0);
+	/* acc.npy: the first tile's 256 int32 after the 128-byte header */
+	assert_int_equal(tu_sh("python3 -c \"import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); "
+			    "b[128:128+1024]=bytes([0x5a])*1024; open(p,'wb').write(b)\" %s/d-poison/acc.npy",
+			    f->dir), 0);
+	r = tu_run("diff tests/data/dump_h/decode.yaml --dump %s/d-poison", f->dir);
+	if (r.status != 1 || !strstr(r.out, "never written: the dump's poison") ||
+	    !strstr(r.out, "got unwritten want"))
+		fail_msg("exit %d:\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+}
+
+/* A dump whose parent directories do not exist yet: made, as --out does. */
+static void dump_parents_are_made(void **state)
+{
+	struct fixture *f = *state;
+	struct run_result r;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_parents"), 0);
+	assert_int_equal(tu_sh("%s/qk_parents %s/golden-decode %s/no/such/dir/dump >/dev/null",
+			    f->dir, f->dir, f->dir), 0);
+	r = tu_run("diff tests/data/dump_h/decode.yaml --dump %s/no/such/dir/dump", f->dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	/* A parent that is a file: named. */
+	assert_int_equal(tu_sh("touch %s/afile && %s/qk_parents %s/golden-decode %s/afile/dump "
+			    "2>%s/parents.err; test $? = 3 && grep -q 'afile: not a directory' %s/parents.err",
+			    f->dir, f->dir, f->dir, f->dir, f->dir, f->dir), 0);
+}
+
 static void probe_answer_through_the_header(void **state)
 {
 	struct fixture *f = *state;
@@ -401,6 +638,12 @@ int main(void)
 		cmocka_unit_test(four_column_golden_is_refused_by_name),
 		cmocka_unit_test(header_contract),
 		cmocka_unit_test(probe_answer_through_the_header),
+		cmocka_unit_test(harnesses_walk_every_case_key),
+		cmocka_unit_test(unknown_case_key_is_refused),
+		cmocka_unit_test(per_block32_runs_and_matches),
+		cmocka_unit_test(harness_alibi_slopes_are_fragsims),
+		cmocka_unit_test(unwritten_entries_are_named),
+		cmocka_unit_test(dump_parents_are_made),
 	};
 
 	return cmocka_run_group_tests_name("dump_h", tests, setup, teardown);

@@ -105,7 +105,10 @@ def main():
             return header
         name, upper = header
         exe = os.path.join(tmp, "attn_sm80")
-        cmd = [os.environ.get("NVCC", "nvcc"), "-O2", "-arch=" + arch, "-I" + tmp, "-I" + HERE,
+        # -fmad=false: the score recovery is fragsim's separate f32
+        # roundings (qk_tile.h), never one fused multiply-add.
+        cmd = [os.environ.get("NVCC", "nvcc"), "-O2", "-fmad=false", "-arch=" + arch,
+               "-I" + tmp, "-I" + HERE,
                '-DFSQ_LANEMAP="%s"' % name, "-DFSQ_LM=" + upper.lower(),
                "-DFSQ_LMU=" + upper, "-o", exe, os.path.join(HERE, "attn_sm80.cu")]
         try:

@@ -10,7 +10,7 @@
 //   fragsim run CASE --emulate-only --out golden     (golden: [inputs, acc])
 //   fragsim lanemap --isa sm80-mma-m16n8k32-s8 --format c >
 //       gen/fragsim_lanemap_sm80_mma_m16n8k32_s8.h
-//   nvcc -O2 -arch=sm_90 -Igen -Itools/device -o attn_sm80 tools/device/attn_sm80.cu
+//   nvcc -O2 -fmad=false -arch=sm_90 -Igen -Itools/device -o attn_sm80 tools/device/attn_sm80.cu
 //   ./attn_sm80 golden dump [page_walk|head_dim_half]
 //   fragsim diff CASE --dump dump
 //
@@ -90,9 +90,10 @@ FSQ_HD void sm80_frags(const struct fsq_case *c, const struct fsq_bufs *b, int t
 }
 
 // Scale recovery of a lane's accumulators into the workspace, at their
-// (row, column) in the C layout.
+// (row, column) in the C layout: d is the lane's [EC] in the tile's acc,
+// K-step ks's at d[ks * W * EC] when the tile keeps one per K-step.
 FSQ_HD void sm80_ws_put(const struct fsq_case *c, const struct fsq_bufs *b, int tile,
-			int lane, const int32_t d[EC], float ws[M][N])
+			int lane, const int32_t *d, float ws[M][N])
 {
 	int kb = b->tiles[tile * FSQ_TILE_COLS + 3];
 
@@ -101,7 +102,21 @@ FSQ_HD void sm80_ws_put(const struct fsq_case *c, const struct fsq_bufs *b, int 
 		int n = LM(c_col)(lane, e);
 		struct fsq_row r = fsq_row_of(c, b, tile, m);
 
-		ws[m][n] = fsq_score(c, b, &r, kb + n, d[e]);
+		ws[m][n] = fsq_score(c, b, &r, kb + n, &d[e], W * EC);
+	}
+}
+
+// Keep K-step ks's accumulators d of a lane (per_block32: each K-step's
+// own, restarted at 0) or, after the last K-step, the tile's sum.
+FSQ_HD void sm80_acc_keep(const struct fsq_case *c, int32_t *tile_acc, int lane, int ks,
+			  int32_t d[EC])
+{
+	if (c->ksteps_acc > 1) {
+		for (int e = 0; e < EC; e++)
+			tile_acc[((long)ks * W + lane) * EC + e] = d[e], d[e] = 0;
+	} else if (ks == c->ksteps - 1) {
+		for (int e = 0; e < EC; e++)
+			tile_acc[(long)lane * EC + e] = d[e];
 	}
 }
 
@@ -123,8 +138,9 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 	__shared__ float ws[M][N];
 	int tile = blockIdx.x, lane = threadIdx.x;
 	int32_t d[EC] = { 0, 0, 0, 0 };
+	int32_t *tile_acc = &b.acc[(long)tile * c.ksteps_acc * W * EC];
 
-	for (int ks = 0; ks < c.D / K; ks++) {
+	for (int ks = 0; ks < c.ksteps; ks++) {
 		uint32_t a[EA / 4], bk[EB / 4];
 
 		sm80_frags(&c, &b, tile, lane, ks, a, bk);
@@ -134,14 +150,13 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 			: "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
 			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
 			  "r"(bk[0]), "r"(bk[1]));
+		sm80_acc_keep(&c, tile_acc, lane, ks, d);
 	}
-	for (int e = 0; e < EC; e++)
-		b.acc[((long)tile * W + lane) * EC + e] = d[e];
 	// The transpose through shared memory into logical key order.
 	for (int i = lane; i < M * N; i += W)
 		ws[i / N][i % N] = -INFINITY;
 	__syncthreads();
-	sm80_ws_put(&c, &b, tile, lane, d, ws);
+	sm80_ws_put(&c, &b, tile, lane, &tile_acc[lane * EC], ws);
 	__syncthreads();
 	for (int i = lane; i < M * N; i += W)
 		sm80_ws_store(&c, &b, tile, i, ws);
@@ -161,10 +176,11 @@ template <typename T> static T *to_device(const T *h, size_t n)
 	return (T *)d;
 }
 
-// Run every tile on the GPU; b holds host pointers, acc [n][W][EC] and
-// b->scores are filled. Returns the GPU's name for the log.
+// Run every tile on the GPU; b holds host pointers, acc [n][ksteps_acc]
+// [W][EC] and b->scores (both poisoned) are filled. Returns the GPU's
+// name for the log.
 static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
-			    struct fsq_bufs *hb, int32_t *acc)
+			    struct fsq_bufs *hb, int32_t *acc, size_t nacc)
 {
 	static cudaDeviceProp prop;
 	size_t nscores = (size_t)c->S * c->T * c->Hq * c->MAXCTX;
@@ -180,14 +196,14 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 	b.tiles = to_device(g->acc_tiles, g->a[7].count);
 	b.tokens = to_device(g->tokens, (size_t)g->S);
 	b.seq_block0 = to_device(g->seq_block0, (size_t)g->S);
+	b.alibi_slope = to_device(g->alibi_slope, (size_t)g->Hq);
 	b.scores = to_device(hb->scores, nscores);
-	CUDA_OK(cudaMalloc(&b.acc, (g->n_tiles ? g->n_tiles : 1) * W * EC * sizeof(int32_t)));
+	b.acc = to_device(acc, nacc);
 	if (g->n_tiles)
 		qk_tiles<<<(unsigned)g->n_tiles, W>>>(*c, b);
 	CUDA_OK(cudaGetLastError());
 	CUDA_OK(cudaDeviceSynchronize());
-	CUDA_OK(cudaMemcpy(acc, b.acc, g->n_tiles * W * EC * sizeof(int32_t),
-			   cudaMemcpyDeviceToHost));
+	CUDA_OK(cudaMemcpy(acc, b.acc, nacc * sizeof(int32_t), cudaMemcpyDeviceToHost));
 	CUDA_OK(cudaMemcpy(hb->scores, b.scores, nscores * sizeof(float),
 			   cudaMemcpyDeviceToHost));
 	CUDA_OK(cudaGetDeviceProperties(&prop, 0));
@@ -242,17 +258,18 @@ static int ptx_c_col(int lane, int i)
 }
 
 static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
-			    struct fsq_bufs *b, int32_t *acc)
+			    struct fsq_bufs *b, int32_t *acc, size_t nacc)
 {
 	static uint32_t a[W][EA / 4], bk[W][EB / 4];
-	static int32_t am[M][K], bm[K][N];
+	static int32_t am[M][K], bm[K][N], d[W * EC];
 	static float ws[M][N];
 
+	(void)nacc;
 	for (int tile = 0; tile < (int)g->n_tiles; tile++) {
-		int32_t *d = &acc[(size_t)tile * W * EC];
+		int32_t *tile_acc = &acc[(size_t)tile * c->ksteps_acc * W * EC];
 
-		memset(d, 0, sizeof(int32_t) * W * EC);
-		for (int ks = 0; ks < c->D / K; ks++) {
+		memset(d, 0, sizeof(d));
+		for (int ks = 0; ks < c->ksteps; ks++) {
 			for (int l = 0; l < W; l++) {
 				sm80_frags(c, b, tile, l, ks, a[l], bk[l]);
 				for (int i = 0; i < EA; i++)
@@ -262,16 +279,18 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 					bm[ptx_b_row(l, i)][ptx_b_col(l)] =
 						(int8_t)(uint8_t)(bk[l][i / 4] >> (8 * (i % 4)));
 			}
-			for (int l = 0; l < W; l++)
+			for (int l = 0; l < W; l++) {
 				for (int e = 0; e < EC; e++)
 					for (int k = 0; k < K; k++)
 						d[l * EC + e] += am[ptx_c_row(l, e)][k] *
 								 bm[k][ptx_c_col(l, e)];
+				sm80_acc_keep(c, tile_acc, l, ks, &d[l * EC]);
+			}
 		}
 		for (int i = 0; i < M * N; i++)
 			ws[i / N][i % N] = -INFINITY;
 		for (int l = 0; l < W; l++)
-			sm80_ws_put(c, b, tile, l, &d[l * EC], ws);
+			sm80_ws_put(c, b, tile, l, &tile_acc[l * EC], ws);
 		for (int i = 0; i < M * N; i++)
 			sm80_ws_store(c, b, tile, i, ws);
 	}
@@ -280,14 +299,15 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 #endif
 
 // The case as the kernel sees it, from the golden; 0, or 2 (bad input).
+// Any head_dim runs (a multiple of 16: the last K-step zero-padded).
 static int sm80_case(const struct fsg_golden *g, int bugs, struct fsq_case *c)
 {
-	if (strcmp(g->profile, LMU(NAME)) || g->D % K) {
-		fprintf(stderr, "attn_sm80: the golden is %s with head_dim %d; this harness runs %s, head_dim a multiple of %d\n",
-			g->profile, g->D, LMU(NAME), K);
+	if (strcmp(g->profile, LMU(NAME))) {
+		fprintf(stderr, "attn_sm80: the golden's isa is %s; this harness runs %s\n",
+			g->profile, LMU(NAME));
 		return 2;
 	}
-	fsq_case_of(c, g, M, bugs);
+	fsq_case_of(c, g, M, K, bugs);
 	return 0;
 }
 
@@ -298,8 +318,9 @@ int main(int argc, char **argv)
 	struct fsq_bufs b;
 	char err[1400];
 	const char *where;
-	size_t nscores;
+	size_t nscores, nacc;
 	int32_t *acc;
+	float *scores;
 	int bugs, rc;
 
 	// c_columns: no wrong belief to plant on this map (see the top).
@@ -314,19 +335,13 @@ int main(int argc, char **argv)
 		fsg_free(&g);
 		return 2;
 	}
-	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
-	fsq_host_bufs(&b, &g, (float *)malloc((nscores ? nscores : 1) * sizeof(float)));
-	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
-	if (!b.scores || !acc) {
+	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
 		fprintf(stderr, "attn_sm80: out of memory\n");
-		free(b.scores);
-		free(acc);
 		fsg_free(&g);
 		return 3;
 	}
-	for (size_t i = 0; i < nscores; i++)
-		b.scores[i] = -INFINITY;
-	where = sm80_run(&c, &g, &b, acc);
+	fsq_host_bufs(&b, &g, scores);
+	where = sm80_run(&c, &g, &b, acc, nacc);
 	rc = fsq_dump("attn_sm80", &c, &g, acc, W, EC, b.scores, argv[2]);
 	if (!rc)
 		printf("attn_sm80: %zu tiles of %s on %s, bug %s, written to %s\n", g.n_tiles,

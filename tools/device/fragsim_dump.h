@@ -22,7 +22,16 @@
  * fsd_tensor, and manifest.json, all in DIR.tmp.PID, then renames that
  * directory to DIR: a failed or killed test leaves no half dump behind.
  * A previous dump at DIR (it holds manifest.json) is replaced; any other
- * non-empty DIR is refused.
+ * non-empty DIR is refused. DIR's missing parent directories are created,
+ * as `fragsim run --out` creates them.
+ *
+ * Poison: fill every output buffer with fsd_poison_i32 / fsd_poison_f32
+ * before the kernel runs, so an entry the kernel never writes reaches the
+ * dump as FSD_POISON_I32 (0x5a5a5a5a, past any |acc| an INT8 tile can
+ * reach: 1024 dims x 127 x 128 < 2^24) or the NaN FSD_POISON_F32
+ * (0x7fe5a5a5, a quiet NaN with a payload no arithmetic produces), and `fragsim diff`
+ * reports it as unwritten instead of as a wrong value - or, worse, as
+ * the -inf of a masked key that a -inf pre-fill would fake.
  *
  * Every function returns 0, or -1 with w->error saying what failed (and
  * later calls on that writer fail too). Only fsd_abort and fsd_commit
@@ -52,6 +61,24 @@
 #define FSD_TILE_COORDS 5
 
 enum fsd_dtype { FSD_I8, FSD_I32, FSD_F32 };
+
+/* The unwritten-entry patterns (docs/dump-format.md, "Poison"). */
+#define FSD_POISON_I32 0x5a5a5a5a
+#define FSD_POISON_F32_BITS 0x7fe5a5a5u
+
+static inline void fsd_poison_i32(int32_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = FSD_POISON_I32;
+}
+
+static inline void fsd_poison_f32(float *p, size_t n)
+{
+	uint32_t bits = FSD_POISON_F32_BITS;
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(&p[i], &bits, sizeof(bits));
+}
 
 /*
  * The tile a kernel computed, in the kernel's own terms. This struct and
@@ -201,6 +228,35 @@ static inline int fsd_npy(struct fsd_writer *w, const char *name,
 	return 0;
 }
 
+/*
+ * Create the missing parents of path (not path itself), like mkdir -p of
+ * its dirname: 0, or -1 with w->error naming the directory that could
+ * not be made.
+ */
+static inline int fsd_parents(struct fsd_writer *w, const char *path)
+{
+	char p[1024];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		if (stat(p, &st) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST) {
+			int e = errno;
+
+			return fsd_fail(w, "fragsim_dump: cannot create the dump's parent directory %s: %s",
+					p, strerror(e));
+		}
+		if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+			return fsd_fail(w, "fragsim_dump: %s: not a directory (a parent of the dump %s)",
+					p, path);
+		*q = '/';
+	}
+	return 0;
+}
+
 /* Start a dump that will appear at dir when committed. */
 static inline int fsd_begin(struct fsd_writer *w, const char *dir)
 {
@@ -208,6 +264,8 @@ static inline int fsd_begin(struct fsd_writer *w, const char *dir)
 	if (strlen(dir) >= sizeof(w->dir) - 32)
 		return fsd_fail(w, "fragsim_dump: %s: path too long", dir);
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	if (fsd_parents(w, dir))
+		return -1;
 	snprintf(w->tmp, sizeof(w->tmp), "%s.tmp.%ld", dir, (long)getpid());
 	if (mkdir(w->tmp, 0777) != 0) {
 		int e = errno;

@@ -18,12 +18,27 @@
  * The .npy reader takes what fragsim writes (NumPy 1.0, little-endian,
  * C order) and checks each file's dtype and rank; shapes that must agree
  * between files (Q and the cache's D, the tile list's FSG_TILE_COLS
- * columns) are checked too. Everything else about the case is fragsim's
- * business.
+ * columns) are checked too.
+ *
+ * No case key is accepted and then ignored. The manifest carries the
+ * case as fragsim read it, every key written out (its "case_yaml"), and
+ * fsg_load walks every line of it against fsg_keys[] below: a key the
+ * harnesses apply (soft cap, ALiBi, the sliding window, the K scale
+ * granularities, the decode row layout), a key that cannot change what
+ * they compute (how the inputs were made: the golden holds them), or a
+ * key that must have the value the harnesses implement (the kernel:
+ * bug keys: a harness runs the correct kernel and plants its own bugs).
+ * Any other key or value - one a later fragsim added - refuses the
+ * golden and names the key:
+ *
+ *   golden/manifest.json: case key cache.shuffle_cache is true: the
+ *   harnesses load K in the plain paged layout; refusing the golden
+ *   rather than ignoring the key
  */
 #ifndef FRAGSIM_GOLDEN_H
 #define FRAGSIM_GOLDEN_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +57,21 @@ struct fsg_array {
 	void *data;
 };
 
+/* K scale granularity (cache: k_scale), by the k_scale.npy it makes. */
+enum fsg_kscale {
+	FSG_KS_TOKEN_HEAD,		/* [NB][BS][Hkv] */
+	FSG_KS_TENSOR,			/* [1] */
+	FSG_KS_BLOCK32,			/* [NB][BS][Hkv][D/32]: one per 32 dims */
+};
+
 struct fsg_golden {
 	int prefill;			/* mode: prefill (1) or decode (0) */
+	/* From the manifest's case_yaml (the score modifiers in the order
+	 * fragsim applies them: soft cap, then ALiBi, then the masks). */
+	double soft_cap;		/* model: soft_cap; 0 = none */
+	int alibi;			/* model: alibi */
+	int window;			/* model: sliding_window; 0 = none */
+	enum fsg_kscale kscale;		/* cache: k_scale */
 	int packed_rows;		/* decode: the manifest's decode_rows is
 					   "packed" (1) or "replicated" (0) */
 	double softmax_scale;
@@ -54,7 +82,9 @@ struct fsg_golden {
 	int8_t *q_int8;			/* [S][T][Hq][D] */
 	float *q_scale;			/* [S][T][Hq] */
 	int8_t *k_cache;		/* [NB][Hkv][D/16][BS][16] */
-	float *k_scale;			/* [NB][BS][Hkv] */
+	float *k_scale;			/* [NB][BS][Hkv], [1] per_tensor,
+					   [NB][BS][Hkv][D/32] per_block32 (f16
+					   in the golden, widened here) */
 	int32_t *block_table;		/* [S][MAXB] */
 	int32_t *context_lens;		/* [S] */
 	int32_t *q_pos;			/* [S][T], -1 past a sequence's tokens */
@@ -62,6 +92,7 @@ struct fsg_golden {
 	int32_t *tokens;		/* [S] query tokens (derived from q_pos) */
 	int32_t *seq_block0;		/* [S] first logical block of each
 					   sequence counted over all sequences */
+	float *alibi_slope;		/* [Hq] (fsg_alibi_slope), or NULL */
 	struct fsg_array a[8];		/* owners of the data above */
 };
 
@@ -70,7 +101,7 @@ static inline int fsg_npy(const char *path, const char *descr, int ndim,
 {
 	unsigned char pre[10];
 	char head[1024], *p;
-	size_t hlen, esize = descr[2] == '1' ? 1 : 4;
+	size_t hlen, esize = descr[2] == '1' ? 1 : descr[2] == '2' ? 2 : 4;
 	FILE *f = fopen(path, "rb");
 
 	memset(a, 0, sizeof(*a));
@@ -124,6 +155,29 @@ static inline int fsg_npy(const char *path, const char *descr, int ndim,
 	return 0;
 }
 
+/* IEEE binary16 bits as a float (exact: every half is a float). */
+static inline float fsg_half(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 0x1f, m = h & 0x3ff, bits;
+	float f;
+
+	if (e == 0x1f) {
+		bits = sign | 0x7f800000u | m << 13;		/* inf, NaN */
+	} else if (e) {
+		bits = sign | (e + 112) << 23 | m << 13;	/* normal */
+	} else if (m) {
+		int shift = 0;					/* subnormal */
+
+		while (!(m & 0x400))
+			m <<= 1, shift++;
+		bits = sign | (uint32_t)(113 - shift) << 23 | (m & 0x3ff) << 13;
+	} else {
+		bits = sign;
+	}
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
 /* The text after "key": in manifest text m (first occurrence), or NULL. */
 static inline const char *fsg_json_at(const char *m, const char *key)
 {
@@ -140,12 +194,242 @@ static inline const char *fsg_json_at(const char *m, const char *key)
 	return p;
 }
 
+/*
+ * The case keys (fsg_keys[]): one row per key of the normalized case
+ * text, by its path (section.key; data.q.dist; a trailing '*' matches a
+ * prefix). What the harnesses do with it:
+ *   FSG_APPLIED  read and honoured (from the tensors, the manifest, or
+ *                the value itself: see fsg_case)
+ *   FSG_INPUTS   cannot change acc or scores: it shapes inputs the golden
+ *                already holds, or what fragsim checks and writes
+ *   FSG_ONLY     honoured only at the values in `only` (space separated);
+ *                any other value refuses the golden, with `why`
+ */
+enum fsg_use { FSG_APPLIED, FSG_INPUTS, FSG_ONLY };
+
+struct fsg_key {
+	const char *path;
+	enum fsg_use use;
+	const char *only;
+	const char *why;
+};
+
+static const struct fsg_key fsg_keys[] = {
+	{ "fragsim", FSG_INPUTS, NULL, NULL },
+	{ "name", FSG_INPUTS, NULL, NULL },
+	{ "description", FSG_INPUTS, NULL, NULL },
+	{ "isa", FSG_APPLIED, NULL, NULL },		/* the profile name, checked */
+	{ "mode", FSG_APPLIED, NULL, NULL },
+	{ "route", FSG_INPUTS, NULL, NULL },
+	{ "expect", FSG_INPUTS, NULL, NULL },
+	{ "golden", FSG_INPUTS, NULL, NULL },
+	{ "model.q_heads", FSG_APPLIED, NULL, NULL },	/* the tensors' shapes */
+	{ "model.kv_heads", FSG_APPLIED, NULL, NULL },
+	{ "model.head_dim", FSG_APPLIED, NULL, NULL },
+	{ "model.softmax_scale", FSG_APPLIED, NULL, NULL },	/* the manifest's */
+	{ "model.sliding_window", FSG_APPLIED, NULL, NULL },
+	{ "model.alibi", FSG_APPLIED, NULL, NULL },
+	{ "model.soft_cap", FSG_APPLIED, NULL, NULL },
+	{ "cache.block_size", FSG_APPLIED, NULL, NULL },
+	{ "cache.num_blocks", FSG_APPLIED, NULL, NULL },
+	{ "cache.spare_blocks", FSG_APPLIED, NULL, NULL },
+	{ "cache.placement", FSG_APPLIED, NULL, NULL },	/* the block table */
+	{ "cache.k_scale", FSG_ONLY, "per_token_head per_tensor per_block32",
+	  "the harnesses read K scales per (token, kv head), per tensor or per 32 dims" },
+	{ "cache.v_dtype", FSG_INPUTS, NULL, NULL },	/* V: not in QK^T */
+	{ "cache.shuffle_cache", FSG_ONLY, "false",
+	  "the harnesses load K in the plain paged layout" },
+	{ "sequences", FSG_APPLIED, NULL, NULL },	/* context_lens, q_pos, the table */
+	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
+	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */
+	{ "kernel.decode_rows", FSG_APPLIED, NULL, NULL },
+	{ "kernel.c_columns", FSG_ONLY, "profile", NULL },
+	{ "kernel.operand_order", FSG_ONLY, "qk", NULL },
+	{ "kernel.head_dim_loaded", FSG_ONLY, "all", NULL },
+	{ "kernel.scale_recovery", FSG_ONLY, "before_softmax", NULL },
+	{ "kernel.k_scale_index", FSG_ONLY, "per_token", NULL },
+	{ "kernel.gqa_map", FSG_ONLY, "divide", NULL },
+	{ "kernel.tail_mask", FSG_ONLY, "column", NULL },
+	{ "kernel.page_walk", FSG_ONLY, "block_table", NULL },
+	{ "kernel.transpose", FSG_ONLY, "profile", NULL },
+	{ "kernel.q_position", FSG_ONLY, "absolute", NULL },
+	{ "kernel.split_merge", FSG_ONLY, "rescale", NULL },
+	{ "data.*", FSG_INPUTS, NULL, NULL },
+	{ "check.*", FSG_INPUTS, NULL, NULL },
+};
+
+#define FSG_KERNEL_WHY "the harnesses run the correct kernel (plant a bug with the harness's argument)"
+
+/* The row of path, or NULL. */
+static inline const struct fsg_key *fsg_key_of(const char *path)
+{
+	for (size_t i = 0; i < sizeof(fsg_keys) / sizeof(fsg_keys[0]); i++) {
+		const char *k = fsg_keys[i].path;
+		size_t n = strlen(k);
+
+		if (k[n - 1] == '*' ? !strncmp(path, k, n - 1) : !strcmp(path, k))
+			return &fsg_keys[i];
+	}
+	return NULL;
+}
+
+/* Is word v one of the space-separated words of list? */
+static inline int fsg_one_of(const char *v, const char *list)
+{
+	size_t n = strlen(v);
+
+	for (const char *p = list; *p; ) {
+		const char *e = strchr(p, ' ');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, v, n))
+			return 1;
+		p += len + (e != NULL);
+	}
+	return 0;
+}
+
+/*
+ * The manifest's "case_yaml" string, unescaped, into a malloc'ed buffer;
+ * NULL when absent or malformed.
+ */
+static inline char *fsg_case_text(const char *m)
+{
+	const char *p = fsg_json_at(m, "case_yaml");
+	char *t, *o;
+
+	if (!p || *p != '"')
+		return NULL;
+	t = o = (char *)malloc(strlen(p) + 1);
+	if (!t)
+		return NULL;
+	for (p++; *p && *p != '"'; p++) {
+		if (*p != '\\') {
+			*o++ = *p;
+			continue;
+		}
+		switch (*++p) {
+		case 'n': *o++ = '\n'; break;
+		case 't': *o++ = '\t'; break;
+		case 'r': *o++ = '\r'; break;
+		case 'u': *o++ = '?', p += 4; break;	/* not in keys we read */
+		case '\0': free(t); return NULL;
+		default: *o++ = *p; break;
+		}
+	}
+	if (*p != '"') {
+		free(t);
+		return NULL;
+	}
+	*o = '\0';
+	return t;
+}
+
+/*
+ * Walk the case text (YAML as fragsim writes it: two spaces an indent
+ * level, one `key: value` a line, `# ...` comments) key by key against
+ * fsg_keys[], and take the values the harnesses apply into g. 0, or -1
+ * with err naming the key.
+ */
+static inline int fsg_case(struct fsg_golden *g, const char *text, const char *path,
+			   char *err, size_t errlen)
+{
+	char sect[3][48] = { "", "", "" };
+	const char *line = text;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n'), *p = line;
+		char key[48], val[128], full[160];
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		int ind = 0, n = 0;
+		const struct fsg_key *k;
+
+		while (p < line + len && *p == ' ')
+			p++, ind++;
+		if (p == line + len || *p == '#' || *p == '-') {
+			line = nl ? nl + 1 : NULL;	/* blank, comment, list item */
+			continue;
+		}
+		while (p + n < line + len && p[n] != ':')
+			n++;
+		if (ind % 2 || ind / 2 > 2 || n == 0 || (size_t)n >= sizeof(key) ||
+		    p + n == line + len) {
+			snprintf(err, errlen, "%.600s: case_yaml: cannot read line '%.*s'", path,
+				 (int)(len < 60 ? len : 60), line);
+			return -1;
+		}
+		memcpy(key, p, (size_t)n), key[n] = '\0';
+		p += n + 1;
+		while (p < line + len && *p == ' ')
+			p++;
+		n = 0;
+		while (p + n < line + len && p[n] != '#' && (size_t)n < sizeof(val) - 1)
+			n++;
+		while (n > 0 && p[n - 1] == ' ')
+			n--;
+		memcpy(val, p, (size_t)n), val[n] = '\0';
+		snprintf(sect[ind / 2], sizeof(sect[0]), "%s", key);
+		if (ind == 0)
+			snprintf(full, sizeof(full), "%s", key);
+		else if (ind == 2)
+			snprintf(full, sizeof(full), "%s.%s", sect[0], key);
+		else
+			snprintf(full, sizeof(full), "%s.%s.%s", sect[0], sect[1], key);
+		line = nl ? nl + 1 : NULL;
+		if (!val[0] && ind < 4)
+			continue;	/* a section header: its keys follow */
+		k = fsg_key_of(full);
+		if (!k) {
+			snprintf(err, errlen,
+				 "%.600s: case key %.160s is unknown to the harnesses (a newer fragsim?): refusing the golden rather than ignoring the key",
+				 path, full);
+			return -1;
+		}
+		if (k->use == FSG_ONLY && !fsg_one_of(val, k->only)) {
+			snprintf(err, errlen,
+				 "%.600s: case key %.160s is %.100s: %s; refusing the golden rather than ignoring the key",
+				 path, full, val, k->why ? k->why : FSG_KERNEL_WHY);
+			return -1;
+		}
+		if (!strcmp(full, "model.soft_cap"))
+			g->soft_cap = strtod(val, NULL);
+		else if (!strcmp(full, "model.alibi"))
+			g->alibi = !strcmp(val, "true");
+		else if (!strcmp(full, "model.sliding_window"))
+			g->window = atoi(val);
+		else if (!strcmp(full, "cache.k_scale"))
+			g->kscale = !strcmp(val, "per_tensor") ? FSG_KS_TENSOR :
+				    !strcmp(val, "per_block32") ? FSG_KS_BLOCK32 :
+				    FSG_KS_TOKEN_HEAD;
+	}
+	return 0;
+}
+
+/*
+ * The ALiBi slope of q head h of H, rounded once to float: with n the
+ * largest power of two <= H, head h < n has 2^(-8(h+1)/n) and head n + i
+ * has 2^(-4(2i+1)/n), as in the ALiBi paper's reference code. Written
+ * here from that formula, not from fragsim's code;
+ * tests/test_fragsim_dump.c checks it gives fragsim's bits.
+ */
+static inline float fsg_alibi_slope(int h, int H)
+{
+	int n = 1;
+
+	while (n * 2 <= H)
+		n *= 2;
+	if (h < n)
+		return (float)exp2(-8.0 * (h + 1) / n);
+	return (float)exp2(-4.0 * (2 * (h - n) + 1) / n);
+}
+
 static inline void fsg_free(struct fsg_golden *g)
 {
 	for (int i = 0; i < 8; i++)
 		free(g->a[i].data);
 	free(g->tokens);
 	free(g->seq_block0);
+	free(g->alibi_slope);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -200,8 +484,22 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 		snprintf(err, errlen, "%s: no softmax_scale or profile name", path);
 		return -1;
 	}
-	free(m);
-	return 0;
+	{
+		char *text = fsg_case_text(m);
+		int rc;
+
+		if (!text) {
+			free(m);
+			snprintf(err, errlen,
+				 "%s: no case_yaml: the harnesses check every case key; write the golden again with this fragsim",
+				 path);
+			return -1;
+		}
+		rc = fsg_case(g, text, path, err, errlen);
+		free(text);
+		free(m);
+		return rc;
+	}
 }
 
 /* Load a golden directory; 0, or -1 with err set and g empty. */
@@ -221,11 +519,37 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	if (fsg_manifest(g, dir, err, errlen))
 		return -1;
 	for (int i = 0; i < 8; i++) {
+		/* k_scale's rank follows its granularity (enum fsg_kscale) */
+		int ndim = i != 3 ? f[i].ndim : g->kscale == FSG_KS_TENSOR ? 1 :
+			   g->kscale == FSG_KS_BLOCK32 ? 4 : 3;
+
 		snprintf(path, sizeof(path), "%s/%s.npy", dir, f[i].name);
-		if (fsg_npy(path, f[i].descr, f[i].ndim, &g->a[i], err, errlen)) {
+		/* per_block32's scales are f16, as the kernel stores them */
+		if (fsg_npy(path, i == 3 && g->kscale == FSG_KS_BLOCK32 ? "<f2" : f[i].descr,
+			    ndim, &g->a[i], err, errlen)) {
 			fsg_free(g);
 			return -1;
 		}
+	}
+	if (g->kscale == FSG_KS_BLOCK32) {
+		/* widened to f32 once, on the host: the harnesses read floats */
+		struct fsg_array *a = &g->a[3];
+		float *w = (float *)malloc(a->count * sizeof(float) + 1);
+
+		if (!w) {
+			snprintf(err, errlen, "out of memory");
+			fsg_free(g);
+			return -1;
+		}
+		for (size_t j = 0; j < a->count; j++) {
+			uint16_t h;
+
+			memcpy(&h, (const char *)a->data + 2 * j, 2);
+			w[j] = fsg_half(h);
+		}
+		free(a->data);
+		a->data = w;
+		memcpy(a->descr, "<f4", 4);
 	}
 	g->q_int8 = (int8_t *)g->a[0].data;
 	g->q_scale = (float *)g->a[1].data;
@@ -250,6 +574,11 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 		return -1;
 	}
 	if (!g->Hkv || g->Hq % g->Hkv || g->a[2].shape[2] * 16 != (size_t)g->D ||
+	    (g->kscale == FSG_KS_TENSOR && g->a[3].count != 1) ||
+	    (g->kscale != FSG_KS_TENSOR && (g->a[3].shape[0] != (size_t)g->NB ||
+					    g->a[3].shape[1] != (size_t)g->BS ||
+					    g->a[3].shape[2] != (size_t)g->Hkv)) ||
+	    (g->kscale == FSG_KS_BLOCK32 && g->a[3].shape[3] * 32 != (size_t)g->D) ||
 	    g->a[4].shape[0] != (size_t)g->S ||
 	    g->a[5].shape[0] != (size_t)g->S) {
 		snprintf(err, errlen, "%s: the golden's shapes disagree", dir);
@@ -259,11 +588,14 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	g->G = g->Hq / g->Hkv;
 	g->tokens = (int32_t *)calloc((size_t)g->S + 1, sizeof(int32_t));
 	g->seq_block0 = (int32_t *)calloc((size_t)g->S + 1, sizeof(int32_t));
-	if (!g->tokens || !g->seq_block0) {
+	g->alibi_slope = (float *)calloc((size_t)g->Hq + 1, sizeof(float));
+	if (!g->tokens || !g->seq_block0 || !g->alibi_slope) {
 		snprintf(err, errlen, "out of memory");
 		fsg_free(g);
 		return -1;
 	}
+	for (int h = 0; h < g->Hq && g->alibi; h++)
+		g->alibi_slope[h] = fsg_alibi_slope(h, g->Hq);
 	for (int s = 0; s < g->S; s++) {
 		for (int t = 0; t < g->T; t++)
 			g->tokens[s] += g->q_pos[s * g->T + t] >= 0;

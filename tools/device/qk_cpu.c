@@ -50,8 +50,11 @@ static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
 	static int32_t am[M][K], bm[K][N];
 	static float ws[M][N];
 
-	memset(acc, 0, sizeof(int32_t) * W * EC);
-	for (int ks = 0; ks < c->D / K; ks++) {
+	memset(acc, 0, sizeof(int32_t) * W * EC * c->ksteps_acc);
+	for (int ks = 0; ks < c->ksteps; ks++) {
+		/* per_block32 keeps each K-step's accumulator apart */
+		int32_t *d = &acc[(c->ksteps_acc > 1 ? ks : 0) * W * EC];
+
 		for (int l = 0; l < W; l++) {
 			int64_t qa = fsq_load_a(c, b, tile, l, ks, fl);
 			int64_t kv = fsq_load_b(c, b, tile, l, ks, fl);
@@ -73,7 +76,7 @@ static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
 				int m = LM(c_row)(l, e), n = LM(c_col)(l, e);
 
 				for (int k = 0; k < K; k++)
-					acc[l * EC + e] += am[m][k] * bm[k][n];
+					d[l * EC + e] += am[m][k] * bm[k][n];
 			}
 	}
 	/* Scale recovery, then the transpose through the workspace, as
@@ -86,7 +89,7 @@ static void run_tile(const struct fsq_case *c, const struct fsq_bufs *b,
 			int n = fsq_belief_col(c, l, e, EC, LM(c_col)(l, e));
 			struct fsq_row r = fsq_row_of(c, b, tile, m);
 
-			ws[m][n] = fsq_score(c, b, &r, kb + n, acc[l * EC + e]);
+			ws[m][n] = fsq_score(c, b, &r, kb + n, &acc[l * EC + e], W * EC);
 		}
 	for (int i = 0; i < M * N; i++) {
 		int m = i / N, n = i % N;
@@ -102,8 +105,9 @@ int main(int argc, char **argv)
 	struct fsg_golden g;
 	struct fsq_case c;
 	struct fsq_bufs b;
-	size_t nscores;
+	size_t nscores, nacc;
 	int32_t *acc;
+	float *scores;
 	char err[1400];
 	struct fsq_frag_flags fl = fsq_frag_flags_of();
 	int bugs = argc == 4 ? fsq_bug_of(argv[3]) : 0, rc;
@@ -117,29 +121,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(g.profile, LMU(NAME))) {
-		fprintf(stderr, "qk_cpu: the golden follows %s, this build %s\n", g.profile,
+		fprintf(stderr, "qk_cpu: the golden's isa is %s; this build runs %s\n", g.profile,
 			LMU(NAME));
 		fsg_free(&g);
 		return 2;
 	}
-	fsq_case_of(&c, &g, M, bugs);
-	nscores = (size_t)g.S * (size_t)g.T * (size_t)g.Hq * (size_t)g.MAXCTX;
-	fsq_host_bufs(&b, &g, (float *)malloc((nscores ? nscores : 1) * sizeof(float)));
-	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
-	if (!b.scores || !acc) {
+	fsq_case_of(&c, &g, M, K, bugs);
+	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
 		fprintf(stderr, "qk_cpu: out of memory\n");
-		free(b.scores);
-		free(acc);
 		fsg_free(&g);
 		return 3;
 	}
-	for (size_t i = 0; i < nscores; i++)
-		b.scores[i] = -INFINITY;
+	fsq_host_bufs(&b, &g, scores);
 #ifdef FSQ_GATHER
 	fl.a_adjacent = fl.b_adjacent = 0;	/* the byte-by-byte loads */
 #endif
 	for (size_t i = 0; i < g.n_tiles; i++)
-		run_tile(&c, &b, fl, (int)i, &acc[i * W * EC]);
+		run_tile(&c, &b, fl, (int)i, &acc[i * W * EC * c.ksteps_acc]);
 	rc = fsq_dump("qk_cpu", &c, &g, acc, W, EC, b.scores, argv[2]);
 	if (!rc)
 		printf("qk_cpu: %zu tiles of %s, scores [%d, %d, %d, %d], written to %s\n",

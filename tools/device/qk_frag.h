@@ -62,7 +62,8 @@ FSQ_HD int64_t fsq_load_a(const struct fsq_case *c, const struct fsq_bufs *b,
 	if (fl.a_adjacent) {
 		struct fsq_row r = fsq_row_of(c, b, tile, LM(a_row)(lane, 0));
 
-		if (r.valid)
+		/* 8 dims past head_dim: the last K-step's zero padding */
+		if (r.valid && ks * K + LM(a_col)(lane, 0) < c->D)
 			v = fsq_load8(&b->q_int8[(((long)r.s * c->T + r.t) * c->Hq + r.qh) *
 						 c->D + ks * K + LM(a_col)(lane, 0)]);
 		return v;
@@ -85,7 +86,7 @@ FSQ_HD int64_t fsq_load_b(const struct fsq_case *c, const struct fsq_bufs *b,
 	if (fl.b_adjacent) {
 		int key = kb + LM(b_col)(lane, 0), dim = ks * K + LM(b_row)(lane, 0);
 
-		if (!fsq_key_loadable(c, b, s, key) ||
+		if (!fsq_key_loadable(c, b, s, key) || dim >= c->D ||
 		    ((c->bugs & FSQ_BUG_HEAD_DIM_HALF) && dim >= c->D / 2))
 			return 0;
 		return fsq_load8(b->k_cache +

@@ -17,10 +17,21 @@
  *            is < G; the rows past G are padding, zero A rows (acc 0)
  *   prefill  row m = query token row_base + m of q head `head`
  * Key token_base + n goes through the block table into the paged cache
- * [NB][Hkv][D/16][BS][16]; a key past the sequence's blocks loads 0.
- * Scores: s = float(acc) * sQ * sK * softmax_scale for the key that the
- * kernel believes the accumulator is, -inf when that key is not visible
- * (at or past the context, or after the query's position).
+ * [NB][Hkv][D/16][BS][16]; a key past the sequence's blocks, or in a block
+ * the table does not map (-1), loads 0, and so do the dims of the last
+ * K-step past head_dim (zero padding: any head_dim fragsim takes, a
+ * multiple of 16, runs). Scores, for the key the kernel believes the
+ * accumulator is, in fragsim's order and f32 rounding:
+ *   s = float(acc) * sQ * sK * softmax_scale        (per_block32: the sum
+ *       over K-steps of float(acc_ks) * sK(ks), then * sQ * softmax_scale)
+ *   s = cap * tanh(s / cap)                          model: soft_cap
+ *   s = s + slope(q head) * (key - query position)   model: alibi
+ *   -inf when the key is not visible: at or past the context, after the
+ *   query's position, or W or more keys behind it (model: sliding_window
+ *   W: a query at position p sees keys p-W+1 .. p).
+ * Device builds must not contract a * b + c into one fused rounding
+ * (nvcc -fmad=false, hipcc -ffp-contract=off): the sums above are
+ * fragsim's separate roundings.
  *
  * Planted bugs (the bits of fsq_case.bugs) imitate broken kernels, each a
  * bug class fragsim diff names:
@@ -65,6 +76,13 @@
 
 struct fsq_case {
 	int prefill, S, T, Hq, Hkv, D, G, NB, BS, MAXB, MAXCTX;
+	int ksteps;		/* ceil(D / K): K-steps a tile issues */
+	int ksteps_acc;		/* accumulators a tile keeps: ksteps for
+				   per_block32 (one per K-step), else 1 */
+	int kscale;		/* enum fsg_kscale */
+	int window;		/* model: sliding_window, 0 = none */
+	float soft_cap;		/* (float) model: soft_cap, 0 = none */
+	int alibi;		/* model: alibi; the slopes are fsq_bufs' */
 	int rows;		/* M, the instruction's rows (not named M: the
 				   harnesses #define M as the lane map's) */
 	float softmax_scale;	/* (float) of the manifest's double */
@@ -84,10 +102,10 @@ static inline int fsq_bug_of(const char *name)
 	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
 }
 
-/* The case as the kernel sees it, from its golden (host code): rows is
- * the instruction's M, bugs the planted FSQ_BUG_*. */
+/* The case as the kernel sees it, from its golden (host code): rows and
+ * k are the instruction's M and K, bugs the planted FSQ_BUG_*. */
 static inline void fsq_case_of(struct fsq_case *c, const struct fsg_golden *g, int rows,
-			       int bugs)
+			       int k, int bugs)
 {
 	memset(c, 0, sizeof(*c));
 	c->prefill = g->prefill, c->S = g->S, c->T = g->T, c->Hq = g->Hq;
@@ -95,6 +113,12 @@ static inline void fsq_case_of(struct fsq_case *c, const struct fsg_golden *g, i
 	c->MAXB = g->MAXB, c->MAXCTX = g->MAXCTX;
 	c->softmax_scale = (float)g->softmax_scale, c->bugs = bugs, c->rows = rows;
 	c->packed_rows = !g->prefill && g->packed_rows;
+	c->ksteps = (g->D + k - 1) / k;
+	c->kscale = (int)g->kscale;
+	c->ksteps_acc = g->kscale == FSG_KS_BLOCK32 ? c->ksteps : 1;
+	c->window = g->window;
+	c->soft_cap = (float)g->soft_cap;
+	c->alibi = g->alibi;
 }
 
 /* The golden's tensors (device or host pointers) and the outputs. */
@@ -109,7 +133,9 @@ struct fsq_bufs {
 	const int32_t *tokens;		/* [S] */
 	const int32_t *seq_block0;	/* [S] */
 	const int32_t *tiles;		/* [n][FSQ_TILE_COLS] */
-	int32_t *acc;			/* [n][wave][EC] */
+	const float *alibi_slope;	/* [Hq] when alibi (a buffer, not a
+					   kernel argument: indexed by row) */
+	int32_t *acc;			/* [n][ksteps_acc][wave][EC] */
 	float *scores;			/* [S][T][Hq][MAXCTX] */
 };
 
@@ -154,11 +180,17 @@ FSQ_HD int fsq_block(const struct fsq_case *c, const struct fsq_bufs *b, int s,
 	return b->block_table[s * c->MAXB + tok / c->BS];
 }
 
-/* Is key tok within the sequence's blocks (so a load may touch it)? */
+/* Is key tok within the sequence's blocks, in a block of the pool (so a
+ * load may touch it)? A table entry of -1 is a block the cache freed. */
 FSQ_HD int fsq_key_loadable(const struct fsq_case *c, const struct fsq_bufs *b,
 			    int s, int tok)
 {
-	return tok / c->BS < (b->context_lens[s] + c->BS - 1) / c->BS;
+	int blk;
+
+	if (tok / c->BS >= (b->context_lens[s] + c->BS - 1) / c->BS)
+		return 0;
+	blk = fsq_block(c, b, s, tok);
+	return blk >= 0 && blk < c->NB;
 }
 
 /* Byte offset of K[tok][dim] of kv head g in the paged cache. */
@@ -172,15 +204,15 @@ FSQ_HD long fsq_k_offset(const struct fsq_case *c, int blk, int g, int tok,
 FSQ_HD int8_t fsq_q(const struct fsq_case *c, const struct fsq_bufs *b,
 		    const struct fsq_row *r, int dim)
 {
-	if (!r->valid)
-		return 0;
+	if (!r->valid || dim >= c->D)
+		return 0;	/* past head_dim: the last K-step's zero padding */
 	return b->q_int8[(((long)r->s * c->T + r->t) * c->Hq + r->qh) * c->D + dim];
 }
 
 FSQ_HD int8_t fsq_k(const struct fsq_case *c, const struct fsq_bufs *b, int s,
 		    int g, int tok, int dim)
 {
-	if (!fsq_key_loadable(c, b, s, tok))
+	if (!fsq_key_loadable(c, b, s, tok) || dim >= c->D)
 		return 0;
 	if ((c->bugs & FSQ_BUG_HEAD_DIM_HALF) && dim >= c->D / 2)
 		return 0;
@@ -196,19 +228,49 @@ FSQ_HD int fsq_belief_col(const struct fsq_case *c, int lane, int e, int ec,
 	return true_col;
 }
 
-/* The recovered score of acc for key `key` of row r, or -inf if masked. */
-FSQ_HD float fsq_score(const struct fsq_case *c, const struct fsq_bufs *b,
-		       const struct fsq_row *r, int key, int32_t acc)
+/* The K scale of key `key` of sequence s, kv head g, for K-step ks. */
+FSQ_HD float fsq_k_scale(const struct fsq_case *c, const struct fsq_bufs *b, int s,
+			 int g, int key, int ks)
 {
-	int slot = key % c->BS;
-	float sk, sq;
+	long at = ((long)fsq_block(c, b, s, key) * c->BS + key % c->BS) * c->Hkv + g;
 
-	if (!r->valid || key >= b->context_lens[r->s] ||
-	    key > b->q_pos[r->s * c->T + r->t])
+	if (c->kscale == 1)		/* FSG_KS_TENSOR */
+		return b->k_scale[0];
+	if (c->kscale == 2)		/* FSG_KS_BLOCK32 */
+		return b->k_scale[at * (c->D / 32) + ks];
+	return b->k_scale[at];
+}
+
+/*
+ * The recovered score of the accumulator(s) at acc for key `key` of row
+ * r, or -inf if masked: acc[0] is the tile's accumulator, or with
+ * per_block32 K-step ks's is acc[ks * kstride].
+ */
+FSQ_HD float fsq_score(const struct fsq_case *c, const struct fsq_bufs *b,
+		       const struct fsq_row *r, int key, const int32_t *acc, long kstride)
+{
+	int qp = r->valid ? b->q_pos[r->s * c->T + r->t] : 0;
+	float s, sq;
+
+	if (!r->valid || key >= b->context_lens[r->s] || key > qp ||
+	    (c->window > 0 && key <= qp - c->window) || !fsq_key_loadable(c, b, r->s, key))
 		return -INFINITY;
-	sk = b->k_scale[((long)fsq_block(c, b, r->s, key) * c->BS + slot) * c->Hkv + r->g];
 	sq = b->q_scale[((long)r->s * c->T + r->t) * c->Hq + r->qh];
-	return (float)acc * sq * sk * c->softmax_scale;
+	if (c->ksteps_acc > 1) {
+		float a = 0.0f;
+
+		for (int ks = 0; ks < c->ksteps_acc; ks++)
+			a += (float)acc[ks * kstride] * fsq_k_scale(c, b, r->s, r->g, key, ks);
+		s = a * sq * c->softmax_scale;
+	} else {
+		s = (float)acc[0] * sq * fsq_k_scale(c, b, r->s, r->g, key, 0) *
+		    c->softmax_scale;
+	}
+	if (c->soft_cap > 0.0f)
+		s = c->soft_cap * (float)tanh((double)(s / c->soft_cap));
+	if (c->alibi)
+		s = s + b->alibi_slope[r->qh] * (float)(key - qp);
+	return s;
 }
 
 /* Where score (row r, key) goes in scores.npy. */
@@ -226,11 +288,35 @@ static inline void fsq_host_bufs(struct fsq_bufs *b, const struct fsg_golden *g,
 	b->k_scale = g->k_scale, b->block_table = g->block_table;
 	b->context_lens = g->context_lens, b->q_pos = g->q_pos, b->tokens = g->tokens;
 	b->seq_block0 = g->seq_block0, b->tiles = g->acc_tiles, b->scores = scores;
+	b->alibi_slope = g->alibi_slope;
+}
+
+/* Host buffers for a harness's outputs, poisoned (fragsim_dump.h) so
+ * that what the kernel never writes reaches the dump as unwritten: acc
+ * [n_tiles][ksteps_acc][wave][ec] and scores [S][T][Hq][MAXCTX]. 0, or
+ * -1 out of memory (both freed). */
+static inline int fsq_outputs(const struct fsq_case *c, const struct fsg_golden *g,
+			      int wave, int ec, int32_t **acc, float **scores,
+			      size_t *nacc, size_t *nscores)
+{
+	*nscores = (size_t)g->S * g->T * g->Hq * g->MAXCTX;
+	*nacc = g->n_tiles * (size_t)c->ksteps_acc * wave * ec;
+	*scores = (float *)malloc((*nscores ? *nscores : 1) * sizeof(float));
+	*acc = (int32_t *)malloc((*nacc ? *nacc : 1) * sizeof(int32_t));
+	if (!*scores || !*acc) {
+		free(*scores);
+		free(*acc);
+		*scores = NULL, *acc = NULL;
+		return -1;
+	}
+	fsd_poison_f32(*scores, *nscores);
+	fsd_poison_i32(*acc, *nacc);
+	return 0;
 }
 
 /*
  * Write a harness's results to dir through fragsim_dump.h (host code):
- * acc [n_tiles][wave][ec] in register order for the golden's tiles, the
+ * acc [n_tiles][ksteps_acc][wave][ec] in register order for the golden's tiles, the
  * tiles' coordinates, scores [S][T][Hq][MAXCTX] and the row mapping the
  * kernel used. 0, or 3 with the reason on stderr after "prog: ".
  */
@@ -249,7 +335,8 @@ static inline int fsq_dump(const char *prog, const struct fsq_case *c,
 
 		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
 		t.row_tile = xy[4];
-		if (fsd_acc_tile(&w, &t, wave, ec, 1, &acc[i * (size_t)wave * ec]))
+		if (fsd_acc_tile(&w, &t, wave, ec, c->ksteps_acc,
+				 &acc[i * (size_t)c->ksteps_acc * wave * ec]))
 			rc = 3;
 	}
 	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))

@@ -13,7 +13,9 @@
 //   K fragment   8 bytes straight from the paged cache [NB][Hkv][D/16]
 //                [BS][16] through the block table (one 8-byte load: the
 //                8 dims a lane holds sit in one 16-dim chunk of one key)
-//   one instruction per K-step, D/32 of them, unrolled; int32 accumulators
+//   one instruction per K-step, ceil(D/32) of them, the last zero-padded
+//                past head_dim; int32 accumulators (per_block32: one set per
+//                K-step, each restarted at 0, as the golden keeps them)
 //   scale recovery acc * sQ * sK * softmax_scale per element, the key
 //                taken from the C map (qk_tile.h, shared with qk_cpu.c)
 //   the 4x4 transpose: each lane writes its 4 scores into a 16x16 LDS
@@ -23,8 +25,11 @@
 // Build switches (build.sh): FSQ_TARGET_GFX936 / FSQ_TARGET_CDNA3 pick the
 // instruction and lane map (mmac.h); -DFSQ_BUGS=FSQ_BUG_C_COLUMNS plants
 // the contiguous-columns bug (also FSQ_BUG_PAGE_WALK,
-// FSQ_BUG_HEAD_DIM_HALF). Exit status: 0 written, 2 bad input, 3 the GPU
-// or the write failed.
+// FSQ_BUG_HEAD_DIM_HALF). head_dim comes from the golden at run time: the
+// kernel qk_tiles<8> (D = 256, the INT8 path's head_dim, no per_block32)
+// has its 8 K-steps unrolled, qk_tiles<0> takes any head_dim in a loop
+// (make hip-check counts the instructions of each). Exit status: 0
+// written, 2 bad input, 3 the GPU or the write failed.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +42,6 @@
 
 #ifndef FSQ_BUGS
 #define FSQ_BUGS 0
-#endif
-#ifndef FSQ_D
-#define FSQ_D 256	/* the INT8 path's head_dim: the K-steps unroll */
 #endif
 
 #define W LMU(WAVE)
@@ -55,21 +57,47 @@
 static_assert(W == 64 && M == 16 && N == 16 && K == 32 && EA == 8 && EB == 8 && EC == 4,
 	      "attn_mmac: a 16x16x32 INT8 instruction, wave64");
 
+// One K-step's instruction, and where its accumulators go: per_block32
+// keeps each K-step's own (restarted at 0), otherwise the tile's sum is
+// stored after the last.
+__device__ static inline fsq_v4i qk_kstep(const struct fsq_case *c, const struct fsq_bufs *b,
+					  int tile, int lane, int ks, struct fsq_frag_flags fl,
+					  fsq_v4i acc, int32_t *tile_acc)
+{
+	acc = fsq_mmac((long)fsq_load_a(c, b, tile, lane, ks, fl),
+		       (long)fsq_load_b(c, b, tile, lane, ks, fl), acc);
+	if (c->ksteps_acc > 1) {
+		for (int e = 0; e < EC; e++)
+			tile_acc[((long)ks * W + lane) * EC + e] = acc[e], acc[e] = 0;
+	} else if (ks == c->ksteps - 1) {
+		for (int e = 0; e < EC; e++)
+			tile_acc[(long)lane * EC + e] = acc[e];
+	}
+	return acc;
+}
+
+// KS > 0: exactly KS K-steps, unrolled (the host launches it only when
+// c.ksteps == KS); KS == 0: c.ksteps of them in a loop.
+template <int KS>
 __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs b,
 					      struct fsq_frag_flags fl)
 {
 	__shared__ float ws[M][N];
 	int tile = blockIdx.x, lane = threadIdx.x;
 	int kb = b.tiles[tile * FSQ_TILE_COLS + 3];
+	int32_t *tile_acc = &b.acc[(long)tile * c.ksteps_acc * W * EC];
 	fsq_v4i acc = { 0, 0, 0, 0 };
 
 	c.bugs = FSQ_BUGS;	// compile-time: the plant folds away
+	if (KS > 0) {
 #pragma unroll
-	for (int ks = 0; ks < FSQ_D / K; ks++)
-		acc = fsq_mmac((long)fsq_load_a(&c, &b, tile, lane, ks, fl),
-			       (long)fsq_load_b(&c, &b, tile, lane, ks, fl), acc);
-	for (int e = 0; e < EC; e++)
-		b.acc[((long)tile * W + lane) * EC + e] = acc[e];
+		for (int ks = 0; ks < KS; ks++)
+			acc = qk_kstep(&c, &b, tile, lane, ks, fl, acc, tile_acc);
+	} else {
+#pragma unroll 1
+		for (int ks = 0; ks < c.ksteps; ks++)
+			acc = qk_kstep(&c, &b, tile, lane, ks, fl, acc, tile_acc);
+	}
 	// Scale recovery in registers, then the transpose through LDS.
 	for (int i = lane; i < M * N; i += W)
 		ws[i / N][i % N] = -INFINITY;
@@ -79,7 +107,7 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 		int n = fsq_belief_col(&c, lane, e, EC, LM(c_col)(lane, e));
 		struct fsq_row r = fsq_row_of(&c, &b, tile, m);
 
-		ws[m][n] = fsq_score(&c, &b, &r, kb + n, acc[e]);
+		ws[m][n] = fsq_score(&c, &b, &r, kb + n, &tile_acc[lane * EC + e], W * EC);
 	}
 	__syncthreads();
 	for (int i = lane; i < M * N; i += W) {
@@ -111,7 +139,7 @@ int main(int argc, char **argv)
 	struct fsq_case c;
 	struct fsq_bufs b;
 	char err[1400];
-	size_t nscores;
+	size_t nscores, nacc;
 	float *scores;
 	int32_t *acc;
 	int rc;
@@ -122,19 +150,17 @@ int main(int argc, char **argv)
 	}
 	if (fsg_load(&g, argv[1], err, sizeof(err)))
 		return fprintf(stderr, "attn_mmac: %s\n", err), 2;
-	if (strcmp(g.profile, LMU(NAME)) || g.D != FSQ_D) {
-		fprintf(stderr, "attn_mmac: the golden is %s with head_dim %d; this build runs %s, %d\n",
-			g.profile, g.D, LMU(NAME), FSQ_D);
+	if (strcmp(g.profile, LMU(NAME))) {
+		fprintf(stderr, "attn_mmac: the golden's isa is %s; this build runs %s\n",
+			g.profile, LMU(NAME));
 		return 2;
 	}
-	fsq_case_of(&c, &g, M, FSQ_BUGS);
-	nscores = (size_t)g.S * g.T * g.Hq * g.MAXCTX;
-	scores = (float *)malloc((nscores ? nscores : 1) * sizeof(float));
-	acc = (int32_t *)malloc((g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t));
-	if (!scores || !acc)
+	fsq_case_of(&c, &g, M, K, FSQ_BUGS);
+	memset(&b, 0, sizeof(b));
+	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
+		fprintf(stderr, "attn_mmac: out of memory\n");
 		return 3;
-	for (size_t i = 0; i < nscores; i++)
-		scores[i] = -INFINITY;
+	}
 	b.q_int8 = to_device(g.q_int8, g.a[0].count);
 	b.q_scale = to_device(g.q_scale, g.a[1].count);
 	b.k_cache = to_device(g.k_cache, g.a[2].count);
@@ -145,14 +171,18 @@ int main(int argc, char **argv)
 	b.tiles = to_device(g.acc_tiles, g.a[7].count);
 	b.tokens = to_device(g.tokens, (size_t)g.S);
 	b.seq_block0 = to_device(g.seq_block0, (size_t)g.S);
+	b.alibi_slope = to_device(g.alibi_slope, (size_t)g.Hq);
 	b.scores = to_device(scores, nscores);
-	HIP_OK(hipMalloc(&b.acc, (g.n_tiles ? g.n_tiles : 1) * W * EC * sizeof(int32_t)));
-	if (g.n_tiles)
-		hipLaunchKernelGGL(qk_tiles, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c, b,
+	b.acc = to_device(acc, nacc);
+	if (g.n_tiles && c.ksteps == 8)
+		hipLaunchKernelGGL(qk_tiles<8>, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c, b,
+				   fsq_frag_flags_of());
+	else if (g.n_tiles)
+		hipLaunchKernelGGL(qk_tiles<0>, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c, b,
 				   fsq_frag_flags_of());
 	HIP_OK(hipGetLastError());
 	HIP_OK(hipDeviceSynchronize());
-	HIP_OK(hipMemcpy(acc, b.acc, g.n_tiles * W * EC * sizeof(int32_t), hipMemcpyDeviceToHost));
+	HIP_OK(hipMemcpy(acc, b.acc, nacc * sizeof(int32_t), hipMemcpyDeviceToHost));
 	HIP_OK(hipMemcpy(scores, b.scores, nscores * sizeof(float), hipMemcpyDeviceToHost));
 	rc = fsq_dump("attn_mmac", &c, &g, acc, W, EC, scores, argv[2]);
 	if (!rc)

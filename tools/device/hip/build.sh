@@ -38,7 +38,9 @@ for p in gfx936 gfx936-quad cdna3-mfma-i32-16x16x32-i8; do
 	"$fragsim" lanemap --isa "$p" --format c > "$h.tmp"
 	mv "$h.tmp" "$h"
 done
-flags="--offload-arch=$target -O3 -D$define -I$out/gen -I$here/.. -I$here ${HIPFLAGS:-}"
+# -ffp-contract=off: the score recovery is fragsim's separate f32 roundings
+# (qk_tile.h), never one fused multiply-add.
+flags="--offload-arch=$target -O3 -ffp-contract=off -D$define -I$out/gen -I$here/.. -I$here ${HIPFLAGS:-}"
 custom=
 if [ -n "${FSQ_PROFILE:-}" ]; then
 	h=$out/gen/fragsim_lanemap_custom.h

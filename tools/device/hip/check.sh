@@ -2,8 +2,9 @@
 # check.sh - make hip-check: the HIP harnesses compile for CDNA3 (gfx940)
 # with Debian's hipcc, without a GPU, and their assembly is what the
 # kernel needs: one v_mfma_i32_16x16x32_i8 per K-step of the unrolled
-# loop (D/32 = 8 for attn_mmac, 1 for probe_mmac), no scratch, and the
-# register counts, printed. The gfx936 build needs DTK's hipcc: without
+# loop (D/32 = 8 for attn_mmac's qk_tiles<8>, 1 for probe_mmac), one in
+# the loop of qk_tiles<0> (any head_dim), no scratch, and the register
+# counts, printed. The gfx936 build needs DTK's hipcc: without
 # it that part says so and is skipped.
 #
 #   tools/device/hip/check.sh BUILD_DIR        (BUILD_DIR/fragsim exists)
@@ -19,7 +20,8 @@ fi
 check() {	# target mnemonic
 	target=$1 mnemonic=$2
 	sh "$here/build.sh" --asm "$target" "$build/hip/$target"
-	for k in "probe_mmac probe 1" "attn_mmac qk_tiles 8" "attn_mmac_c_columns qk_tiles 8"; do
+	for k in "probe_mmac probe 1" "attn_mmac qk_tiles<8> 8" "attn_mmac qk_tiles<0> 1" \
+		"attn_mmac_c_columns qk_tiles<8> 8" "attn_mmac_c_columns qk_tiles<0> 1"; do
 		set -- $k
 		/usr/bin/python3 "$here/check_asm.py" "$build/hip/$target/$1.s" "$2" \
 			"$mnemonic" "$3" "$target $1"

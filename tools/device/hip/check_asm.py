@@ -6,7 +6,8 @@ wrote: the matrix instruction MNEMONIC appears exactly COUNT times in the
 kernel's body (once per K-step of the unrolled loop), the kernel uses no
 scratch (private segment size 0), and print its register counts. KERNEL
 is the kernel's name as written in the source (matched inside the
-mangled symbol). One line of output:
+mangled symbol); NAME<N> names the instance of a kernel template over
+one int (qk_tiles<8>: _Z8qk_tilesILi8EE...). One line of output:
 
   LABEL: KERNEL: 8 x v_mfma_i32_16x16x32_i8 (want 8), scratch 0, VGPRs 36 + AGPRs 4 = 40, SGPRs 30: OK
 
@@ -34,10 +35,12 @@ def main(argv):
         fail("%s: %s" % (path, e))
     # The kernel's symbol: a label line naming it, mangled or not.
     sym = None
+    t = re.match(r"^(\w+)<(\d+)>$", kernel)
+    prefix = ("_Z%d%sILi%sEE" % (len(t.group(1)), t.group(1), t.group(2)) if t
+              else "_Z%d%s" % (len(kernel), kernel))
     for i, line in enumerate(lines):
         m = re.match(r"^([A-Za-z_.$][\w.$]*):", line)
-        if m and (m.group(1) == kernel or
-                  m.group(1).startswith("_Z%d%s" % (len(kernel), kernel))):
+        if m and (m.group(1) == kernel or m.group(1).startswith(prefix)):
             sym, start = m.group(1), i
             break
     if sym is None:
