@@ -736,26 +736,95 @@ void outdir_abort(struct outdir *d)
 	disarm(d);
 }
 
-/* Close and unlink tmp after a failure. */
+/*
+ * Where a single file goes, decided from what is at path now (lstat,
+ * then stat through a link). Only a regular file, or nothing, is
+ * replaced by a rename; a character device (/dev/null, a tty) or a FIFO
+ * is what a user passing one means to write into, so it is written in
+ * place; a symbolic link to a regular file has its target replaced (the
+ * link stays a link), one to a device or FIFO is written through. Block
+ * devices, sockets, directories and dangling links are refused: a rename
+ * would put a regular file where the system keeps something else.
+ * dest gets the rename's destination (path, or the link's resolved
+ * target). FS_EINPUT naming path otherwise.
+ */
+enum file_how { FILE_RENAME, FILE_IN_PLACE };
+
+static enum fs_rc file_target(const char *path, enum file_how *how, char *dest,
+			      size_t len, struct fs_err *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	const char *what;
+
+	if (!*path)
+		return fs_fail(err, FS_EINPUT, "empty output file name");
+	*how = FILE_RENAME;
+	if (path_fmt(dest, len, "%s", path))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return FS_OK;
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot inspect: %s",
+				  strerror(errno));
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if (stat(path, &st) != 0)
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "is a symbolic link to nothing (%s); "
+					  "name the file itself", strerror(errno));
+		if (S_ISREG(st.st_mode)) {
+			if (!realpath(path, real) || path_fmt(dest, len, "%s", real))
+				return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+						  "cannot resolve the link: %s",
+						  strerror(errno));
+			return FS_OK;
+		}
+	}
+	if (S_ISREG(st.st_mode))
+		return FS_OK;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		*how = FILE_IN_PLACE;
+		return FS_OK;
+	}
+	what = S_ISDIR(st.st_mode) ? "a directory" :
+	       S_ISBLK(st.st_mode) ? "a block device" :
+	       S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file";
+	if (S_ISDIR(st.st_mode))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "is a directory");
+	return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+			  "is %s; fragsim writes a regular file (replaced whole), "
+			  "a character device or a FIFO (written in place)", what);
+}
+
+/* Close and unlink tmp after a failure (an in-place file has none). */
 static void file_discard(struct outdir_file *f)
 {
 	if (f->fp)
 		fclose(f->fp);
 	f->fp = NULL;
-	unlink(f->tmp);
+	if (f->tmp[0])
+		unlink(f->tmp);
+	f->tmp[0] = '\0';
 }
 
 enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
 {
-	char tmp[OUTDIR_PATH_MAX];
-	struct stat st;
+	char tmp[OUTDIR_PATH_MAX], dest[OUTDIR_PATH_MAX];
+	enum file_how how;
+	enum fs_rc rc = file_target(path, &how, dest, sizeof(dest), err);
 	int fd;
 
-	if (!*path)
-		return fs_fail(err, FS_EINPUT, "empty output file name");
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "is a directory");
-	if (path_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()))
+	if (rc)
+		return rc;
+	if (how == FILE_IN_PLACE) {
+		/* Not opened: a FIFO's reader would see the end of the data. */
+		if (access(path, W_OK) != 0)
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "cannot be written: %s", strerror(errno));
+		return FS_OK;
+	}
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid()))
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
@@ -766,20 +835,61 @@ enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
 	return FS_OK;
 }
 
+/* Written in place: opened as it is (a FIFO waits for its reader, as a
+ * shell's redirection does), never created, and checked once open to
+ * be the device or FIFO that was there. */
+static enum fs_rc file_open_in_place(struct outdir_file *f, struct fs_err *err)
+{
+	struct stat st;
+	int fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return fs_fail_at(err, FS_EINPUT, f->path, 0, 0,
+				  "cannot be written: %s", strerror(errno));
+	if (fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		close(fd);
+		return fs_fail_at(err, FS_EINPUT, f->path, 0, 0,
+				  "changed while it was opened; left as it is");
+	}
+	f->fp = fdopen(fd, "wb");
+	if (!f->fp) {
+		close(fd);
+		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0, "cannot open: %s",
+				  strerror(errno));
+	}
+	return FS_OK;
+}
+
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err)
 {
+	enum file_how how;
+	enum fs_rc rc;
+
 	f->fp = NULL;
 	f->tmp[0] = '\0';
-	if (path_fmt(f->path, sizeof(f->path), "%s", path) ||
-	    path_fmt(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", path,
-		     (long)getpid()))
+	f->in_place = 0;
+	if (path_fmt(f->path, sizeof(f->path), "%s", path))
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	rc = file_target(path, &how, f->dest, sizeof(f->dest), err);
+	if (rc)
+		return rc;
+	if (how == FILE_IN_PLACE) {
+		f->in_place = 1;
+		return file_open_in_place(f, err);
+	}
+	if (path_fmt(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", f->dest,
+		     (long)getpid())) {
+		f->tmp[0] = '\0';
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	}
 	f->fp = fopen(f->tmp, "wb");
-	if (!f->fp)
-		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
-				  "cannot create '%s': %s", f->tmp,
-				  strerror(errno));
+	if (!f->fp) {
+		rc = fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
+				"cannot create '%s': %s", f->tmp, strerror(errno));
+		f->tmp[0] = '\0';
+		return rc;
+	}
 	return FS_OK;
 }
 
@@ -813,6 +923,21 @@ enum fs_rc outdir_file_write(struct outdir_file *f, const void *data,
 	return FS_OK;
 }
 
+/* Before the rename: dest must still be a regular file or absent, so
+ * that nothing put there meanwhile (a device, a FIFO, a directory, a
+ * link) is replaced. */
+static enum fs_rc file_still_replaceable(const struct outdir_file *f,
+					 struct fs_err *err)
+{
+	struct stat st;
+
+	if (lstat(f->dest, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode))
+		return FS_OK;
+	return fs_fail_at(err, FS_EINPUT, f->path, 0, 0,
+			  "is no longer a regular file (replaced while we worked); "
+			  "left as it is");
+}
+
 enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 {
 	char dir[OUTDIR_PATH_MAX];
@@ -825,7 +950,7 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 	/* stdio buffers: the disk-full error may only surface here, so
 	 * flush, fsync and close are checked, each keeping the first errno.
 	 * fsync before the rename: the name must never point at data that
-	 * is not on disk yet. */
+	 * is not on disk yet. A FIFO or a device has no fsync (EINVAL). */
 	if (fflush(f->fp) != 0)
 		e = errno;
 	else if (ferror(f->fp))
@@ -838,17 +963,24 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 	if (e) {
 		rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				"write failed: %s", strerror(e));
-		unlink(f->tmp);
+		file_discard(f);
 		return rc;
 	}
-	if (rename(f->tmp, f->path) != 0) {
+	if (f->in_place)
+		return FS_OK;
+	if ((rc = file_still_replaceable(f, err))) {
+		file_discard(f);
+		return rc;
+	}
+	if (rename(f->tmp, f->dest) != 0) {
 		rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				"cannot rename '%s' into place: %s", f->tmp,
 				strerror(errno));
-		unlink(f->tmp);
+		file_discard(f);
 		return rc;
 	}
-	parent_of(f->path, dir, sizeof(dir));
+	f->tmp[0] = '\0';
+	parent_of(f->dest, dir, sizeof(dir));
 	if (sync_path(dir, 1) != 0)
 		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				  "written, but syncing '%s' failed: %s", dir,

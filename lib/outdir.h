@@ -110,14 +110,29 @@ enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err);
 void outdir_abort(struct outdir *d);
 
 struct outdir_file {
-	FILE *fp;			/* on tmp; NULL when closed */
-	char path[OUTDIR_PATH_MAX];	/* the final name */
-	char tmp[OUTDIR_PATH_MAX];	/* path.tmp.<pid> */
+	FILE *fp;			/* on tmp (or path itself); NULL when closed */
+	char path[OUTDIR_PATH_MAX];	/* the final name, as given */
+	char dest[OUTDIR_PATH_MAX];	/* what the rename replaces: path, or
+					 * the regular file a link at path names */
+	char tmp[OUTDIR_PATH_MAX];	/* dest.tmp.<pid>; "" when none exists */
+	int in_place;			/* 1: a character device or FIFO at path,
+					 * written into, never renamed over */
 };
 
-/* Before the work that produces it: can path be written? Its directory
- * must exist and take a new file (one is created and removed), and path
- * must not be a directory. FS_EINPUT naming path otherwise. */
+/*
+ * What may be at a single file's path (docs/output-dir.md, "Single
+ * files"): nothing or a regular file (written as path.tmp.<pid>, renamed
+ * over it); a symbolic link to a regular file (the target is replaced
+ * the same way, the link kept); a character device or a FIFO, directly
+ * or through a link (written in place: /dev/null, /dev/stdout, a pipe).
+ * A block device, socket, directory or dangling link is refused with
+ * FS_EINPUT naming path, by check and open alike; commit refuses to
+ * rename over anything but a regular file put there meanwhile.
+ */
+
+/* Before the work that produces it: can path be written? The rules
+ * above, and for a renamed file its directory must exist and take a new
+ * file (one is created and removed). FS_EINPUT naming path otherwise. */
 enum fs_rc outdir_file_check(const char *path, struct fs_err *err);
 
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,

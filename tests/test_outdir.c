@@ -13,11 +13,16 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,12 +339,20 @@ static void test_file_commit_and_abort(void **state)
 	expect_text(p, "hello");
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "a.txt");
 
-	/* Renaming onto a directory fails and removes the temporary. */
-	assert_int_equal(outdir_file_open(&f, t->dir, &err), FS_OK);
-	assert_int_equal(outdir_file_commit(&f, &err), FS_EINTERNAL);
+	/* A directory is refused at open: nothing is created. */
+	assert_int_equal(outdir_file_open(&f, t->dir, &err), FS_EINPUT);
 	assert_string_equal(err.file, t->dir);
-	assert_non_null(strstr(err.msg, "cannot rename"));
+	assert_string_equal(err.msg, "is a directory");
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "a.txt");
+	/* A directory put there after open: commit's rename fails, and the
+	 * temporary goes. */
+	snprintf(p, sizeof(p), "%s/later", t->dir);
+	assert_int_equal(outdir_file_open(&f, p, &err), FS_OK);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(outdir_file_commit(&f, &err), FS_EINPUT);
+	assert_string_equal(err.file, p);
+	assert_non_null(strstr(err.msg, "is no longer a regular file"));
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "a.txt later");
 }
 
 /* /dev/full as the temporary (via a symlink named like it): the
@@ -732,6 +745,214 @@ static void test_signal_removes_temp(void **state)
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
+/* Write text to path through outdir_file_* (check, open, write, commit). */
+static enum fs_rc write_file(const char *path, const char *text, struct fs_err *err)
+{
+	struct outdir_file f;
+	enum fs_rc rc = outdir_file_check(path, err);
+
+	if (!rc)
+		rc = outdir_file_open(&f, path, err);
+	if (!rc)
+		rc = outdir_file_write(&f, text, strlen(text), err);
+	if (!rc)
+		rc = outdir_file_commit(&f, err);
+	return rc;
+}
+
+/* path is (lstat) a character device numbered major:minor. */
+static void expect_chardev(const char *path, unsigned major_no, unsigned minor_no)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(major(st.st_rdev), major_no);
+	assert_int_equal(minor(st.st_rdev), minor_no);
+}
+
+/*
+ * Issue 21 point 1: a character device is written in place, never
+ * renamed over. Before, the JUnit file went to null.tmp.<pid> and was
+ * renamed onto the node, which became a regular file (as root, the
+ * system's /dev/null did). Private nodes made with mknod in the scratch
+ * directory, never the system's: null (1:3, as /dev/null) takes the
+ * bytes and stays a device; full (1:7, as /dev/full) fails the write
+ * (proof the bytes went into the device, not a temporary); a link to
+ * the null node is written through and stays a link. A block device, a
+ * socket and a dangling link are refused by check and open, and left.
+ */
+static void test_file_devices_written_in_place(void **state)
+{
+	struct tu_scratch *t = *state;
+	char null_p[100], full_p[100], blk_p[100], sock_p[100], link_p[100],
+	     dang_p[100], buf[256];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct outdir_file f;
+	struct fs_err err;
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0) {
+		printf("skipped: mknod needs root, device nodes not tested\n");
+		skip();
+	}
+	snprintf(null_p, sizeof(null_p), "%s/null", t->dir);
+	snprintf(full_p, sizeof(full_p), "%s/full", t->dir);
+	snprintf(blk_p, sizeof(blk_p), "%s/blk", t->dir);
+	snprintf(sock_p, sizeof(sock_p), "%s/sock", t->dir);
+	snprintf(link_p, sizeof(link_p), "%s/link", t->dir);
+	snprintf(dang_p, sizeof(dang_p), "%s/dangling", t->dir);
+	if (mknod(null_p, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+		printf("skipped: mknod refused (%s), device nodes not tested\n",
+		       strerror(errno));
+		skip();
+	}
+	assert_int_equal(mknod(full_p, S_IFCHR | 0666, makedev(1, 7)), 0);
+	/* loop device 255: never opened, the refusal comes first */
+	assert_int_equal(mknod(blk_p, S_IFBLK | 0600, makedev(7, 255)), 0);
+	assert_int_equal(symlink("null", link_p), 0);
+	assert_int_equal(symlink("nowhere", dang_p), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_true(strlen(sock_p) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, sock_p, strlen(sock_p) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+
+	assert_int_equal(write_file(null_p, "<testsuites/>\n", &err), FS_OK);
+	expect_chardev(null_p, 1, 3);
+	assert_int_equal(write_file(link_p, "through the link\n", &err), FS_OK);
+	assert_int_equal(lstat(link_p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	expect_chardev(null_p, 1, 3);
+
+	assert_int_equal(outdir_file_open(&f, full_p, &err), FS_OK);
+	assert_int_equal(outdir_file_write(&f, "x", 1, &err), FS_OK);
+	assert_int_equal(outdir_file_commit(&f, &err), FS_EINTERNAL);
+	assert_string_equal(err.file, full_p);
+	assert_string_equal(err.msg, "write failed: No space left on device");
+	expect_chardev(full_p, 1, 7);
+
+	assert_int_equal(outdir_file_check(blk_p, &err), FS_EINPUT);
+	assert_string_equal(err.file, blk_p);
+	assert_string_equal(err.msg, "is a block device; fragsim writes a regular "
+			    "file (replaced whole), a character device or a FIFO "
+			    "(written in place)");
+	assert_int_equal(outdir_file_open(&f, blk_p, &err), FS_EINPUT);
+	assert_int_equal(outdir_file_check(sock_p, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "is a socket;"));
+	assert_int_equal(outdir_file_open(&f, sock_p, &err), FS_EINPUT);
+	assert_int_equal(outdir_file_check(dang_p, &err), FS_EINPUT);
+	assert_string_equal(err.msg, "is a symbolic link to nothing (No such file "
+			    "or directory); name the file itself");
+	assert_int_equal(outdir_file_open(&f, dang_p, &err), FS_EINPUT);
+	close(fd);
+
+	assert_int_equal(lstat(blk_p, &st), 0);
+	assert_true(S_ISBLK(st.st_mode));
+	assert_int_equal(lstat(sock_p, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(lstat(dang_p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* No temporary left by any of them. */
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)),
+			    "blk dangling full link null sock");
+}
+
+/*
+ * A FIFO is written in place, to the reader at its other end; check
+ * does not open it (a reader would see the end of the data), and it is
+ * still a FIFO afterwards. A link to a regular file has its target
+ * replaced whole; the link stays a link.
+ */
+static void test_file_fifo_and_link(void **state)
+{
+	struct tu_scratch *t = *state;
+	char fifo[200], got[200], target[200], link_p[200], buf[256];
+	struct fs_err err;
+	struct stat st;
+	pid_t pid;
+	int st_w;
+
+	snprintf(fifo, sizeof(fifo), "%s/pipe", t->dir);
+	snprintf(got, sizeof(got), "%s/got.txt", t->dir);
+	assert_int_equal(mkfifo(fifo, 0666), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {	/* the reader: cat pipe > got.txt */
+		char b[256];
+		int in = open(fifo, O_RDONLY), out;
+		ssize_t n;
+
+		out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		if (in < 0 || out < 0)
+			_exit(1);
+		while ((n = read(in, b, sizeof(b))) > 0)
+			if (write(out, b, (size_t)n) != n)
+				_exit(2);
+		_exit(n < 0 ? 3 : 0);
+	}
+	assert_int_equal(write_file(fifo, "<testsuites/>\n", &err), FS_OK);
+	/* Renamed over, the FIFO would never see a writer: end the reader. */
+	if (lstat(fifo, &st) != 0 || !S_ISFIFO(st.st_mode))
+		kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st_w, 0), pid);
+	assert_true(WIFEXITED(st_w));
+	assert_int_equal(WEXITSTATUS(st_w), 0);
+	expect_text(got, "<testsuites/>\n");
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
+	snprintf(target, sizeof(target), "%s/target.xml", t->dir);
+	snprintf(link_p, sizeof(link_p), "%s/link.xml", t->dir);
+	put_file(target, "old");
+	assert_int_equal(symlink("target.xml", link_p), 0);
+	assert_int_equal(write_file(link_p, "new", &err), FS_OK);
+	assert_int_equal(lstat(link_p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	expect_text(target, "new");
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)),
+			    "got.txt link.xml pipe target.xml");
+}
+
+/*
+ * The same through the command line, as the issue saw it as root:
+ * `check --junit` and `run --report` on private nodes (never the
+ * system's /dev/null): null takes the JUnit XML and stays a device,
+ * full fails the report (exit 3, "No space left on device") and stays
+ * a device; before, both became regular files.
+ */
+static void test_cli_outputs_on_devices(void **state)
+{
+	struct tu_scratch *t = *state;
+	char null_p[100], full_p[100], buf[256];
+	struct run_result r;
+
+	if (geteuid() != 0) {
+		printf("skipped: mknod needs root, device nodes not tested\n");
+		skip();
+	}
+	snprintf(null_p, sizeof(null_p), "%s/null", t->dir);
+	snprintf(full_p, sizeof(full_p), "%s/full", t->dir);
+	if (mknod(null_p, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+		printf("skipped: mknod refused (%s), device nodes not tested\n",
+		       strerror(errno));
+		skip();
+	}
+	assert_int_equal(mknod(full_p, S_IFCHR | 0666, makedev(1, 7)), 0);
+	r = tu_run("check cases/edge/one-token.yaml --junit %s", null_p);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	tu_free(&r);
+	expect_chardev(null_p, 1, 3);
+	r = tu_run("run cases/edge/one-token.yaml --report %s", full_p);
+	assert_int_equal(r.status, 3);
+	assert_non_null(strstr(r.err, ": write failed: No space left on device"));
+	tu_free(&r);
+	expect_chardev(full_p, 1, 7);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "full null");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -755,6 +976,9 @@ int main(void)
 		T(test_kill_during_fallback),
 		T(test_kill_anywhere),
 		T(test_signal_removes_temp),
+		T(test_file_devices_written_in_place),
+		T(test_file_fifo_and_link),
+		T(test_cli_outputs_on_devices),
 	};
 
 	return cmocka_run_group_tests_name("outdir", tests, NULL, NULL);
