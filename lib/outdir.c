@@ -483,57 +483,72 @@ enum fs_rc outdir_check(const char *final_dir, struct fs_err *err)
 	return rc;
 }
 
-/* Catch SIGINT and SIGTERM where they would kill us outright; a caller's
- * own handler or SIG_IGN (nohup) is left alone. */
-static void arm(struct outdir *d)
+/*
+ * Catch SIGINT and SIGTERM where they would kill us outright; a caller's
+ * own handler or SIG_IGN (nohup) is left alone, and so is ours: a file
+ * written inside an open output directory finds the directory's handler
+ * installed, arms nothing, and leaves the signal for the directory's
+ * abort to raise.
+ */
+static void arm(struct outdir_sigs *g)
 {
 	struct sigaction sa;
+	int dfl[2];
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = outdir_on_signal;
 	sigemptyset(&sa.sa_mask);
 	/* A second ^C kills at once; the next run sweeps what it leaves. */
 	sa.sa_flags = SA_RESTART | SA_RESETHAND;
-	outdir_caught = 0;
-	for (int i = 0; i < 2; i++) {
-		d->armed[i] = sigaction(outdir_sigs[i], NULL, &d->prev[i]) == 0 &&
-			      !(d->prev[i].sa_flags & SA_SIGINFO) &&
-			      d->prev[i].sa_handler == SIG_DFL &&
-			      sigaction(outdir_sigs[i], &sa, NULL) == 0;
-	}
+	for (int i = 0; i < 2; i++)
+		dfl[i] = sigaction(outdir_sigs[i], NULL, &g->prev[i]) == 0 &&
+			 !(g->prev[i].sa_flags & SA_SIGINFO) &&
+			 g->prev[i].sa_handler == SIG_DFL;
+	if (dfl[0] || dfl[1])
+		outdir_caught = 0;	/* the outermost: nothing caught yet */
+	for (int i = 0; i < 2; i++)
+		g->armed[i] = dfl[i] && sigaction(outdir_sigs[i], &sa, NULL) == 0;
 }
 
 /* Put the actions back; a signal caught meanwhile is raised again, now
- * that no temp directory is left, so the process ends as it asked. */
-static void disarm(struct outdir *d)
+ * that no temporary is left, so the process ends as it asked. One that
+ * armed nothing raises nothing. */
+static void disarm(struct outdir_sigs *g)
 {
-	int sig;
+	int sig, any = g->armed[0] || g->armed[1];
 
 	for (int i = 0; i < 2; i++)
-		if (d->armed[i])
-			sigaction(outdir_sigs[i], &d->prev[i], NULL);
-	d->armed[0] = d->armed[1] = 0;
+		if (g->armed[i])
+			sigaction(outdir_sigs[i], &g->prev[i], NULL);
+	g->armed[0] = g->armed[1] = 0;
+	if (!any)
+		return;
 	sig = outdir_caught;
 	outdir_caught = 0;
 	if (sig)
 		raise(sig);
 }
 
-/* Test hook: raise the signal FRAGSIM_OUTDIR_CRASH names at point. */
-static void crash_point(const struct outdir *d, const char *point)
+/* Test hook: raise the signal crash (FRAGSIM_OUTDIR_CRASH) names at point. */
+static void crash_at(const char *crash, const char *point)
 {
 	size_t n = strlen(point);
 	const char *s;
 
-	if (!d->crash || strncmp(d->crash, point, n))
+	if (!crash || strncmp(crash, point, n))
 		return;
-	s = d->crash + n;
+	s = crash + n;
 	if (!*s)
 		raise(SIGKILL);
 	else if (!strcmp(s, ":TERM"))
 		raise(SIGTERM);
 	else if (!strcmp(s, ":INT"))
 		raise(SIGINT);
+}
+
+static void crash_point(const struct outdir *d, const char *point)
+{
+	crash_at(d->crash, point);
 }
 
 enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
@@ -550,7 +565,7 @@ enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
 	}
 	d->crash = getenv("FRAGSIM_OUTDIR_CRASH");
 	d->no_exchange = ne && !strcmp(ne, "1");
-	arm(d);
+	arm(&d->sig);
 	d->open = 1;
 	return FS_OK;
 }
@@ -612,7 +627,7 @@ static enum fs_rc drop_old(struct outdir *d, const char *gone,
 				"new output committed, but the previous one "
 				"could not be removed: %s", strerror(errno));
 	d->open = 0;
-	disarm(d);
+	disarm(&d->sig);
 	return rc;
 }
 
@@ -633,7 +648,7 @@ static enum fs_rc publish_exchange(struct outdir *d, struct fs_err *err)
 		}
 		/* Not ours to delete: leave it under the temp name, say where. */
 		d->open = 0;
-		disarm(d);
+		disarm(&d->sig);
 		return fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
 				  "replaced while we worked, and could not be "
 				  "put back: it is at '%s'", d->tmp);
@@ -723,7 +738,7 @@ enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err)
 						 d->tmp, strerror(errno)));
 	d->open = 0;
 	rc = sync_parent(d, err);
-	disarm(d);
+	disarm(&d->sig);
 	return rc;
 }
 
@@ -733,7 +748,7 @@ void outdir_abort(struct outdir *d)
 		return;
 	remove_tree(d->tmp);
 	d->open = 0;
-	disarm(d);
+	disarm(&d->sig);
 }
 
 /*
@@ -797,7 +812,8 @@ static enum fs_rc file_target(const char *path, enum file_how *how, char *dest,
 			  "a character device or a FIFO (written in place)", what);
 }
 
-/* Close and unlink tmp after a failure (an in-place file has none). */
+/* Close and unlink tmp after a failure (an in-place file has none);
+ * then a signal caught meanwhile ends the process. */
 static void file_discard(struct outdir_file *f)
 {
 	if (f->fp)
@@ -806,6 +822,7 @@ static void file_discard(struct outdir_file *f)
 	if (f->tmp[0])
 		unlink(f->tmp);
 	f->tmp[0] = '\0';
+	disarm(&f->sig);
 }
 
 enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
@@ -869,6 +886,7 @@ enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 	f->fp = NULL;
 	f->tmp[0] = '\0';
 	f->in_place = 0;
+	memset(&f->sig, 0, sizeof(f->sig));
 	if (path_fmt(f->path, sizeof(f->path), "%s", path))
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
 	rc = file_target(path, &how, f->dest, sizeof(f->dest), err);
@@ -883,11 +901,16 @@ enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 		f->tmp[0] = '\0';
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
 	}
+	/* Armed before the temporary exists: a ^C from here on removes it
+	 * (the next write or the commit fails, the discard unlinks it and
+	 * raises the signal again), as outdir_begin does for a directory. */
+	arm(&f->sig);
 	f->fp = fopen(f->tmp, "wb");
 	if (!f->fp) {
 		rc = fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
 				"cannot create '%s': %s", f->tmp, strerror(errno));
 		f->tmp[0] = '\0';
+		disarm(&f->sig);
 		return rc;
 	}
 	return FS_OK;
@@ -968,6 +991,13 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 	}
 	if (f->in_place)
 		return FS_OK;
+	crash_at(getenv("FRAGSIM_OUTDIR_CRASH"), "file-written");
+	if (outdir_caught) {
+		rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
+				"interrupted by signal %d", (int)outdir_caught);
+		file_discard(f);
+		return rc;
+	}
 	if ((rc = file_still_replaceable(f, err))) {
 		file_discard(f);
 		return rc;
@@ -980,6 +1010,7 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 		return rc;
 	}
 	f->tmp[0] = '\0';
+	disarm(&f->sig);	/* the file is whole: a signal may end us now */
 	parent_of(f->dest, dir, sizeof(dir));
 	if (sync_path(dir, 1) != 0)
 		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,

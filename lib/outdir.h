@@ -49,16 +49,20 @@
 #define OUTDIR_MARK_KEY "tool"
 #define OUTDIR_MARK_VALUE "fragsim"
 
+/* SIGINT, SIGTERM: 1 where the cleanup handler was installed (only over
+ * SIG_DFL), with the action to put back. */
+struct outdir_sigs {
+	int armed[2];
+	struct sigaction prev[2];
+};
+
 struct outdir {
 	char final[OUTDIR_PATH_MAX];	/* where the directory appears */
 	char parent[OUTDIR_PATH_MAX];	/* its parent ("." when none given) */
 	char tmp[OUTDIR_PATH_MAX];	/* parent/.base.fragsim-tmp.<pid> */
 	char old[OUTDIR_PATH_MAX];	/* parent/.base.fragsim-old.<pid> */
 	int open;			/* 1 between begin and commit/abort */
-	/* SIGINT, SIGTERM: 1 where begin installed the cleanup handler
-	 * (only over SIG_DFL), with the action to put back. */
-	int armed[2];
-	struct sigaction prev[2];
+	struct outdir_sigs sig;		/* armed from begin to commit/abort */
 	/* Test hooks, from the environment at begin (docs/output-dir.md):
 	 * FRAGSIM_OUTDIR_CRASH names a point of commit where the process
 	 * raises a signal; FRAGSIM_OUTDIR_NO_EXCHANGE=1 takes the path for
@@ -117,6 +121,7 @@ struct outdir_file {
 	char tmp[OUTDIR_PATH_MAX];	/* dest.tmp.<pid>; "" when none exists */
 	int in_place;			/* 1: a character device or FIFO at path,
 					 * written into, never renamed over */
+	struct outdir_sigs sig;		/* armed while tmp exists */
 };
 
 /*
@@ -135,6 +140,10 @@ struct outdir_file {
  * file (one is created and removed). FS_EINPUT naming path otherwise. */
 enum fs_rc outdir_file_check(const char *path, struct fs_err *err);
 
+/* Until commit or abort, SIGINT and SIGTERM are caught as by
+ * outdir_begin (where no output directory already caught them): the next
+ * write or the commit fails, the temporary is removed and the signal
+ * raised again, so a ^C never leaves path.tmp.<pid> behind. */
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err);
 /* Fails (and discards the file) once SIGINT/SIGTERM was caught while an

@@ -953,6 +953,41 @@ static void test_cli_outputs_on_devices(void **state)
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "full null");
 }
 
+/*
+ * Issue 21 point 13, the unit: a single file (no output directory
+ * open) catches SIGINT as outdir_begin does. ^C between two writes: the
+ * next write fails, the temporary is removed, the process dies by
+ * SIGINT; an older file at the path stays. Before, SIGINT killed at once
+ * and path.tmp.<pid> stayed.
+ */
+static void test_file_signal_removes_temp(void **state)
+{
+	struct tu_scratch *t = *state;
+	char p[200], buf[256];
+	pid_t pid;
+	int st;
+
+	snprintf(p, sizeof(p), "%s/j.xml", t->dir);
+	put_file(p, "old");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct outdir_file f;
+
+		if (outdir_file_open(&f, p, NULL) ||
+		    outdir_file_write(&f, "half", 4, NULL))
+			_exit(10);
+		kill(getpid(), SIGINT);
+		if (outdir_file_write(&f, "rest", 4, NULL) == FS_OK)
+			_exit(11);
+		_exit(12);	/* not reached: the failed write raised SIGINT */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	expect_signal(st, SIGINT);
+	expect_text(p, "old");
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "j.xml");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -979,6 +1014,7 @@ int main(void)
 		T(test_file_devices_written_in_place),
 		T(test_file_fifo_and_link),
 		T(test_cli_outputs_on_devices),
+		T(test_file_signal_removes_temp),
 	};
 
 	return cmocka_run_group_tests_name("outdir", tests, NULL, NULL);
