@@ -36,8 +36,10 @@
  * place" is the fallback above, since one name cannot hold both.
  *
  * Whose directory. Only a directory whose manifest.json is a JSON object
- * with "tool": "fragsim" at its top level (parsed, not searched for) is
- * replaced; an empty one is taken; anything else is refused before any
+ * with "tool": "fragsim" at its top level (parsed, not searched for),
+ * and that holds nothing but the regular files that manifest gives it
+ * (its "files" names, its kind's extras: outdir_extras) and fragsim's
+ * temporaries of them, is replaced; an empty one is taken; anything else is refused before any
  * work (outdir_check) and again at commit, and after the swap the old
  * side is checked once more, so a directory put there meanwhile is
  * swapped back, not deleted.
@@ -54,8 +56,8 @@
  *
  * Invariants: the temp directory is a sibling of the final one (same file
  * system, so the renames are atomic); we only ever delete trees we
- * created, trees whose manifest carries the mark, and fragsim temp names
- * of dead processes.
+ * created, trees whose manifest carries the mark and lists all they
+ * hold, and fragsim temp names of dead processes.
  */
 #include "outdir.h"
 
@@ -222,12 +224,77 @@ static void parent_of(const char *path, char *buf, size_t len)
 }
 
 /*
+ * The files a fragsim output holds besides manifest.json and the names
+ * its "files" array lists, by the top-level manifest member that says
+ * the kind (value NULL: present at all). A golden in safetensors format
+ * lists its tensors, which live in golden.safetensors (lib/golden.c); a
+ * probe plan keeps its profile beside the waves, a probe dump is one
+ * file (lib/probeplan.c). A new kind of output that writes another file
+ * adds a row here, or its next --out over itself is refused.
+ */
+static const struct {
+	const char *key, *value, *file;
+} outdir_extras[] = {
+	{ "format", "safetensors", "golden.safetensors" },
+	{ "fragsim_probe", NULL, "profile.yaml" },
+	{ "fragsim_probe_dump", NULL, "probe_c.npy" },
+};
+
+#define OUTDIR_OWN_MAX 128	/* names a manifest may give its directory */
+
+/* What a marked manifest says its directory holds. */
+struct own_names {
+	char name[OUTDIR_OWN_MAX][NAME_MAX + 1];
+	int n;
+};
+
+static void own_add(struct own_names *o, const char *s, size_t len)
+{
+	if (o->n < OUTDIR_OWN_MAX && len > 0 && len <= NAME_MAX &&
+	    !memchr(s, '/', len)) {
+		memcpy(o->name[o->n], s, len);
+		o->name[o->n++][len] = '\0';
+	}
+}
+
+static int scalar_is(const yaml_node_t *v, const char *s)
+{
+	return v && v->type == YAML_SCALAR_NODE && v->data.scalar.length == strlen(s) &&
+	       !memcmp(v->data.scalar.value, s, v->data.scalar.length);
+}
+
+/* manifest.json, the "files" entries' names, the kind's extras. */
+static void own_collect(struct ydoc *doc, yaml_node_t *root, struct own_names *o)
+{
+	yaml_node_t *files = ydoc_get(doc, root, "files");
+
+	o->n = 0;
+	own_add(o, "manifest.json", strlen("manifest.json"));
+	for (int i = 0; files && i < ydoc_seq_len(files); i++) {
+		yaml_node_t *it = ydoc_seq_item(doc, files, i);
+		yaml_node_t *nm = it && it->type == YAML_MAPPING_NODE ?
+					  ydoc_get(doc, it, "name") : NULL;
+
+		if (nm && nm->type == YAML_SCALAR_NODE)
+			own_add(o, (const char *)nm->data.scalar.value,
+				nm->data.scalar.length);
+	}
+	for (size_t i = 0; i < sizeof(outdir_extras) / sizeof(outdir_extras[0]); i++) {
+		yaml_node_t *v = ydoc_get(doc, root, outdir_extras[i].key);
+
+		if (v && (!outdir_extras[i].value || scalar_is(v, outdir_extras[i].value)))
+			own_add(o, outdir_extras[i].file, strlen(outdir_extras[i].file));
+	}
+}
+
+/*
  * Is manifest a manifest.json fragsim wrote? It must parse as a JSON
  * object (libyaml reads JSON; a flow mapping) whose top-level
  * OUTDIR_MARK_KEY is the double-quoted string OUTDIR_MARK_VALUE. A file
  * that merely mentions fragsim, or YAML that says `tool: fragsim`, is not.
+ * When it is, o gets the names it gives its directory.
  */
-static int manifest_is_ours(const char *manifest)
+static int manifest_is_ours(const char *manifest, struct own_names *o)
 {
 	struct fs_err scratch;
 	struct stat st;
@@ -246,23 +313,83 @@ static int manifest_is_ours(const char *manifest)
 		v = root && root->type == YAML_MAPPING_NODE &&
 		    root->data.mapping.style == YAML_FLOW_MAPPING_STYLE ?
 			    ydoc_get(&doc, root, OUTDIR_MARK_KEY) : NULL;
-		ours = v && v->type == YAML_SCALAR_NODE &&
-		       v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
-		       v->data.scalar.length == strlen(OUTDIR_MARK_VALUE) &&
-		       !memcmp(v->data.scalar.value, OUTDIR_MARK_VALUE,
-			       v->data.scalar.length);
+		ours = scalar_is(v, OUTDIR_MARK_VALUE) &&
+		       v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+		if (ours)
+			own_collect(&doc, root, o);
 		ydoc_free(&doc);
 	}
 	free(text);
 	return ours;
 }
 
+/* name is one of o's, or one of o's with fragsim's ".tmp.<digits>". */
+static int name_is_own(const struct own_names *o, const char *name)
+{
+	for (int i = 0; i < o->n; i++) {
+		size_t n = strlen(o->name[i]);
+		const char *t = name + n;
+
+		if (strncmp(name, o->name[i], n))
+			continue;
+		if (!*t)
+			return 1;
+		if (!strncmp(t, ".tmp.", 5) && t[5] && strspn(t + 5, "0123456789") ==
+							    strlen(t + 5))
+			return 1;
+	}
+	return 0;
+}
+
+enum ownership { OWN_NOT_OURS, OWN_FOREIGN, OWN_OURS };
+
+/*
+ * Whose is dir? OWN_NOT_OURS without a marked manifest.json; OWN_FOREIGN
+ * when it is marked but holds an entry the manifest does not give it (a
+ * README, the case file, .git, a directory): the first such name, in
+ * strcmp order so the message is the same on every file system, goes
+ * to foreign; OWN_OURS when it holds nothing else (each own name a
+ * regular file), so replacing it loses nothing.
+ */
+static enum ownership dir_owner(const char *dir, char *foreign, size_t len)
+{
+	char manifest[OUTDIR_PATH_MAX], entry[OUTDIR_PATH_MAX];
+	struct own_names *o = malloc(sizeof(*o));
+	enum ownership own = OWN_NOT_OURS;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (foreign && len)
+		foreign[0] = '\0';
+	if (!o || path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) ||
+	    !manifest_is_ours(manifest, o) || !(d = opendir(dir))) {
+		free(o);
+		return own;
+	}
+	own = OWN_OURS;
+	while ((de = readdir(d)) != NULL) {
+		const char *nm = de->d_name;
+
+		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+			continue;
+		if (name_is_own(o, nm) &&
+		    !path_fmt(entry, sizeof(entry), "%s/%s", dir, nm) &&
+		    lstat(entry, &st) == 0 && S_ISREG(st.st_mode))
+			continue;
+		if (own == OWN_OURS || (foreign && strcmp(nm, foreign) < 0))
+			if (foreign)
+				path_fmt(foreign, len, "%s", nm);
+		own = OWN_FOREIGN;
+	}
+	closedir(d);
+	free(o);
+	return own;
+}
+
 static int dir_is_ours(const char *dir)
 {
-	char manifest[OUTDIR_PATH_MAX];
-
-	return !path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) &&
-	       manifest_is_ours(manifest);
+	return dir_owner(dir, NULL, 0) == OWN_OURS;
 }
 
 enum existing { EX_ABSENT, EX_EMPTY, EX_FRAGSIM };
@@ -271,6 +398,7 @@ enum existing { EX_ABSENT, EX_EMPTY, EX_FRAGSIM };
 static enum fs_rc inspect(const char *final, enum existing *ex,
 			  struct fs_err *err)
 {
+	char foreign[NAME_MAX + 1];
 	struct stat st;
 	struct dirent *de;
 	DIR *dir;
@@ -290,9 +418,18 @@ static enum fs_rc inspect(const char *final, enum existing *ex,
 	if (!S_ISDIR(st.st_mode))
 		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
 				  "exists and is not a directory");
-	if (dir_is_ours(final)) {
+	switch (dir_owner(final, foreign, sizeof(foreign))) {
+	case OWN_OURS:
 		*ex = EX_FRAGSIM;
 		return FS_OK;
+	case OWN_FOREIGN:
+		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
+				  "a fragsim output, but it holds '%s', which its "
+				  "manifest.json does not list; refusing to replace "
+				  "it (move that out, or give another directory)",
+				  foreign);
+	case OWN_NOT_OURS:
+		break;
 	}
 	dir = opendir(final);
 	if (!dir)

@@ -15,8 +15,11 @@
  *   rc = rc ? (outdir_abort(&d), rc) : outdir_commit(&d, err);
  *
  * The directory's manifest.json must carry OUTDIR_MARK_KEY:
- * OUTDIR_MARK_VALUE as a JSON string at its top level: that is how a
- * later run knows the directory is fragsim's own and may be replaced.
+ * OUTDIR_MARK_VALUE as a JSON string at its top level, and list in its
+ * "files" array (each {"name": ...}) every file written beside it, but
+ * those of its kind that outdir.c's outdir_extras names: that is how a
+ * later run knows the directory is fragsim's own, holds nothing else,
+ * and may be replaced.
  *
  * A file the same way (npy, json and safetensors writers use this):
  *

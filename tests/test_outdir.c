@@ -81,7 +81,7 @@ static void put_in(const struct outdir *d, const char *name, const char *text)
 
 static void expect_text(const char *path, const char *want)
 {
-	char buf[64] = { 0 };
+	char buf[256] = { 0 };
 	FILE *f = fopen(path, "r");
 
 	assert_non_null(f);
@@ -139,7 +139,7 @@ static void test_replace_previous_output(void **state)
 
 	assert_int_equal(mkdir(t->path, 0777), 0);
 	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
-	put_file(p, MARKED("old"));
+	put_file(p, "{\"tool\": \"fragsim\", \"files\": [{\"name\": \"stale.npy\"}]}");
 	snprintf(p, sizeof(p), "%s/stale.npy", t->path);
 	put_file(p, "stale");
 
@@ -534,11 +534,13 @@ static void test_sweep_stale(void **state)
  * asserts: the exit status says what failed.
  */
 static const char *const gen_names = "a.npy b.npy c.npy manifest.json";
+#define GEN_MANIFEST "{\"tool\": \"fragsim\", \"gen\": \"g%d\", \"files\": " \
+	"[{\"name\": \"a.npy\"}, {\"name\": \"b.npy\"}, {\"name\": \"c.npy\"}]}"
 
 static int write_gen(const char *out, int g)
 {
 	static const char *const files[] = { "a.npy", "b.npy", "c.npy" };
-	char p[OUTDIR_PATH_MAX], text[64];
+	char p[OUTDIR_PATH_MAX], text[160];
 	struct outdir_file f;
 	struct outdir d;
 
@@ -548,7 +550,7 @@ static int write_gen(const char *out, int g)
 		if (i < 3)
 			snprintf(text, sizeof(text), "g%d", g);
 		else
-			snprintf(text, sizeof(text), "{\"tool\": \"fragsim\", \"gen\": \"g%d\"}", g);
+			snprintf(text, sizeof(text), GEN_MANIFEST, g);
 		if (outdir_path(&d, i < 3 ? files[i] : "manifest.json", p, sizeof(p), NULL) ||
 		    outdir_file_open(&f, p, NULL) ||
 		    outdir_file_write(&f, text, strlen(text), NULL) ||
@@ -564,7 +566,7 @@ static int write_gen(const char *out, int g)
  * generation); -1 when absent. A torn directory fails the test. */
 static int whole_gen(const char *out)
 {
-	char buf[256], p[300], want[64];
+	char buf[256], p[300], want[160];
 	int g = -1;
 
 	if (!strcmp(listing(out, buf, sizeof(buf)), "(absent)"))
@@ -583,7 +585,7 @@ static int whole_gen(const char *out)
 	expect_text(p, want);
 	snprintf(p, sizeof(p), "%s/c.npy", out);
 	expect_text(p, want);
-	snprintf(want, sizeof(want), "{\"tool\": \"fragsim\", \"gen\": \"g%d\"}", g);
+	snprintf(want, sizeof(want), GEN_MANIFEST, g);
 	snprintf(p, sizeof(p), "%s/manifest.json", out);
 	expect_text(p, want);
 	return g;
@@ -988,6 +990,136 @@ static void test_file_signal_removes_temp(void **state)
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "j.xml");
 }
 
+/*
+ * Issue 21 point 2: a marked directory is replaced only when it holds
+ * nothing but what its manifest lists (and fragsim's own temporary
+ * names). Before, the mark alone was enough: a README a user added to a
+ * golden, the case file being run, a .git or a src/ beside a one-line
+ * manifest were deleted with the rest. The first foreign name, in strcmp
+ * order, is named; check and begin refuse, nothing is touched.
+ */
+static void test_refuse_foreign_files_in_marked_dir(void **state)
+{
+	static const char *const listed =
+		"{\"tool\": \"fragsim\", \"files\": [{\"name\": \"q.npy\"}, "
+		"{\"name\": \"out.npy\"}]}";
+	struct tu_scratch *t = *state;
+	char p[300], want[400], buf[256];
+	struct fs_err err;
+	struct outdir d;
+
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
+	put_file(p, listed);
+	snprintf(p, sizeof(p), "%s/q.npy", t->path);
+	put_file(p, "q");
+	/* fragsim's own temporary of a listed name is its own too */
+	snprintf(p, sizeof(p), "%s/out.npy.tmp.123", t->path);
+	put_file(p, "half");
+	assert_int_equal(outdir_check(t->path, &err), FS_OK);
+
+	snprintf(p, sizeof(p), "%s/README.md", t->path);
+	put_file(p, "my notes");
+	snprintf(p, sizeof(p), "%s/my_case.yaml", t->path);
+	put_file(p, "name: mine");
+	snprintf(want, sizeof(want), "a fragsim output, but it holds 'README.md', which "
+		 "its manifest.json does not list; refusing to replace it (move that "
+		 "out, or give another directory)");
+	assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
+	assert_string_equal(err.file, t->path);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_EINPUT);
+	assert_string_equal(err.msg, want);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+	assert_string_equal(listing(t->path, buf, sizeof(buf)),
+			    "README.md manifest.json my_case.yaml out.npy.tmp.123 q.npy");
+
+	/* a .git directory sorts first */
+	snprintf(p, sizeof(p), "%s/.git", t->path);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "holds '.git',"));
+	assert_int_equal(tu_rmtree(t->path), 0);
+
+	/* src/ beside a one-line manifest that lists nothing */
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
+	put_file(p, "{\"tool\": \"fragsim\"}\n");
+	snprintf(p, sizeof(p), "%s/src", t->path);
+	assert_int_equal(mkdir(p, 0777), 0);
+	strcat(p, "/main.c");
+	put_file(p, "int main;");
+	assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "holds 'src',"));
+	assert_int_equal(tu_rmtree(t->path), 0);
+
+	/* a listed name that is a directory, and a temporary name that is
+	 * not fragsim's, are foreign too */
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
+	put_file(p, listed);
+	snprintf(p, sizeof(p), "%s/q.npy", t->path);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "holds 'q.npy',"));
+	assert_int_equal(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/q.npy.tmp.12x", t->path);
+	put_file(p, "x");
+	assert_int_equal(outdir_check(t->path, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "holds 'q.npy.tmp.12x',"));
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(outdir_check(t->path, &err), FS_OK);
+
+	/* A file put there while we work: commit refuses, leaves it. */
+	assert_int_equal(outdir_begin(&d, t->path, &err), FS_OK);
+	put_in(&d, "manifest.json", listed);
+	snprintf(p, sizeof(p), "%s/late.txt", t->path);
+	put_file(p, "late");
+	assert_int_equal(outdir_commit(&d, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "holds 'late.txt',"));
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+	expect_text(p, "late");
+}
+
+/*
+ * Re-running over fragsim's own output still works for every kind of
+ * golden (npy; safetensors, whose manifest lists tensors that live in
+ * golden.safetensors; BF16), one replacing another; and the case file
+ * being run, put in the golden (`run g/my_case.yaml --out g`), is
+ * refused before the run, exit 2, the golden untouched.
+ */
+static void test_cli_rerun_over_own_goldens(void **state)
+{
+	static const char *const fmts[] = {
+		"", "--format safetensors", "--format safetensors --bf16", "",
+		"--format safetensors",
+	};
+	struct tu_scratch *t = *state;
+	char buf[256];
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		r = tu_run("run cases/edge/one-token.yaml --out %s %s", t->path, fmts[i]);
+		if (r.status != 0)
+			fail_msg("run %s: exit %d: %s", fmts[i], r.status, r.err);
+		tu_free(&r);
+		r = tu_run("run cases/edge/one-token.yaml --out %s %s", t->path, fmts[i]);
+		assert_int_equal(r.status, 0);
+		tu_free(&r);
+	}
+	assert_string_equal(listing(t->path, buf, sizeof(buf)),
+			    "golden.safetensors manifest.json");
+	assert_int_equal(tu_sh("cp cases/edge/one-token.yaml %s/my_case.yaml", t->path), 0);
+	r = tu_run("run %s/my_case.yaml --out %s", t->path, t->path);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "holds 'my_case.yaml', which its manifest.json "
+				      "does not list"));
+	assert_string_equal(r.out, "");		/* refused before the run */
+	tu_free(&r);
+	assert_string_equal(listing(t->path, buf, sizeof(buf)),
+			    "golden.safetensors manifest.json my_case.yaml");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -1015,6 +1147,8 @@ int main(void)
 		T(test_file_fifo_and_link),
 		T(test_cli_outputs_on_devices),
 		T(test_file_signal_removes_temp),
+		T(test_refuse_foreign_files_in_marked_dir),
+		T(test_cli_rerun_over_own_goldens),
 	};
 
 	return cmocka_run_group_tests_name("outdir", tests, NULL, NULL);

@@ -1010,6 +1010,38 @@ static void cli_device_answers_need_their_plan(void **state)
 		     "exhaustive (make it without --exhaustive)");
 }
 
+/*
+ * Issue 21 point 2, for probe outputs: a plan (its profile.yaml is not
+ * in the manifest's files, but fragsim's own) and a simulated dump are
+ * replaced by the next plan or simulate over them, of either kind; a
+ * file a user added to either is named and refused, exit 2.
+ */
+static void cli_rerun_over_own_outputs(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		r = tu_run("probe plan --isa gfx936 --out %s/rp%s", dir,
+			   i == 1 ? " --exhaustive" : "");
+		if (r.status != 0)
+			fail_msg("plan %d: exit %d: %s", i, r.status, r.err);
+		tu_free(&r);
+		r = tu_run("probe simulate --plan %s/rp --isa gfx936 --out %s/rd", dir, dir);
+		if (r.status != 0)
+			fail_msg("simulate %d: exit %d: %s", i, r.status, r.err);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_sh("echo notes > %s/rp/README && echo x > %s/rd/notes.txt",
+			       dir, dir), 0);
+	expect_exit2(tu_run("probe plan --isa gfx936 --out %s/rp", dir),
+		     "rp: a fragsim output, but it holds 'README', which its manifest.json "
+		     "does not list");
+	expect_exit2(tu_run("probe simulate --plan %s/rp --isa gfx936 --out %s/rd", dir, dir),
+		     "rd: a fragsim output, but it holds 'notes.txt'");
+	assert_int_equal(tu_sh("test -f %s/rp/README && test -f %s/rd/notes.txt", dir, dir), 0);
+}
+
 static void cli_usage(void **state)
 {
 	struct run_result r;
@@ -1055,6 +1087,7 @@ int main(void)
 		cmocka_unit_test(cli_short_plan),
 		cmocka_unit_test(cli_short_manifest),
 		cmocka_unit_test(cli_device_answers_need_their_plan),
+		cmocka_unit_test(cli_rerun_over_own_outputs),
 		cmocka_unit_test(cli_usage),
 	};
 
