@@ -76,6 +76,10 @@
 #include "readfile.h"
 #include "yamldoc.h"
 
+#if defined(__linux__) && defined(SYS_statx)
+#include <linux/stat.h>		/* struct statx, STATX_MNT_ID */
+#endif
+
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)	/* <linux/fs.h> */
 #endif
@@ -394,11 +398,34 @@ static int dir_is_ours(const char *dir)
 
 enum existing { EX_ABSENT, EX_EMPTY, EX_FRAGSIM };
 
+/*
+ * Is dir where a file system is mounted (a mount, a bind mount), not an
+ * ordinary entry of parent? rename(2) cannot replace it (EBUSY), and
+ * RENAME_EXCHANGE cannot move it, so the run would compute for minutes
+ * and then fail. The mount ids differ (statx, Linux 5.8), or where the
+ * kernel gives none, the devices: a bind mount within one file system
+ * is seen by the first only.
+ */
+static int is_mount_point(const char *dir, const char *parent)
+{
+	struct stat a, b;
+
+#if defined(__linux__) && defined(SYS_statx) && defined(STATX_MNT_ID)
+	struct statx x, y;
+
+	if (syscall(SYS_statx, AT_FDCWD, dir, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &x) == 0 &&
+	    syscall(SYS_statx, AT_FDCWD, parent, 0, STATX_MNT_ID, &y) == 0 &&
+	    (x.stx_mask & y.stx_mask & STATX_MNT_ID))
+		return x.stx_mnt_id != y.stx_mnt_id;
+#endif
+	return lstat(dir, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
 /* What is at final now; anything we must not replace is an FS_EINPUT. */
 static enum fs_rc inspect(const char *final, enum existing *ex,
 			  struct fs_err *err)
 {
-	char foreign[NAME_MAX + 1];
+	char foreign[NAME_MAX + 1], parent[OUTDIR_PATH_MAX];
 	struct stat st;
 	struct dirent *de;
 	DIR *dir;
@@ -418,6 +445,12 @@ static enum fs_rc inspect(const char *final, enum existing *ex,
 	if (!S_ISDIR(st.st_mode))
 		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
 				  "exists and is not a directory");
+	parent_of(final, parent, sizeof(parent));
+	if (is_mount_point(final, parent))
+		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
+				  "is a mount point, which fragsim cannot replace (it "
+				  "renames a finished output into place); give a "
+				  "directory inside it");
 	switch (dir_owner(final, foreign, sizeof(foreign))) {
 	case OWN_OURS:
 		*ex = EX_FRAGSIM;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1120,6 +1121,62 @@ static void test_cli_rerun_over_own_goldens(void **state)
 			    "golden.safetensors manifest.json my_case.yaml");
 }
 
+/*
+ * Issue 21 point 3: `--out` on a mount point ran the whole case, then
+ * failed at the rename (exit 3, "Device or resource busy"). Now
+ * outdir_check refuses it first, exit 2: a tmpfs mounted at out (with a
+ * fragsim output in it, which would otherwise be replaced), and a bind
+ * mount within one file system (same st_dev, told apart by the mount
+ * id). `run --out` says so before it loads the case. As root, with
+ * mount(2) permitted; else skipped with a message.
+ */
+static void test_mount_point_is_refused(void **state)
+{
+	static const char *const want =
+		"is a mount point, which fragsim cannot replace (it renames a "
+		"finished output into place); give a directory inside it";
+	struct tu_scratch *t = *state;
+	char p[300], src[200], inner[300];
+	struct fs_err err, err_run, err_bind, err_in;
+	enum fs_rc rc, rc_bind, rc_in;
+	struct run_result r;
+
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	if (mount("fragsim-test", t->path, "tmpfs", 0, "size=1m") != 0) {
+		printf("skipped: mount refused (%s), mount points not tested\n",
+		       strerror(errno));
+		skip();
+	}
+	snprintf(p, sizeof(p), "%s/manifest.json", t->path);
+	put_file(p, MARKED("on tmpfs"));
+	rc = outdir_check(t->path, &err);
+	snprintf(inner, sizeof(inner), "%s/g", t->path);
+	rc_in = outdir_check(inner, &err_in);	/* inside it: fine */
+	r = tu_run("run cases/edge/one-token.yaml --out %s", t->path);
+	memset(&err_run, 0, sizeof(err_run));
+	snprintf(err_run.msg, sizeof(err_run.msg), "%s", r.err);
+	umount2(t->path, MNT_DETACH);
+
+	snprintf(src, sizeof(src), "%s/src", t->dir);
+	assert_int_equal(mkdir(src, 0777), 0);
+	assert_int_equal(mount(src, t->path, NULL, MS_BIND, NULL), 0);
+	rc_bind = outdir_check(t->path, &err_bind);
+	umount2(t->path, MNT_DETACH);
+
+	assert_int_equal(rc, FS_EINPUT);
+	assert_string_equal(err.file, t->path);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(rc_in, FS_OK);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(err_run.msg, want));
+	tu_free(&r);
+	assert_int_equal(rc_bind, FS_EINPUT);
+	assert_string_equal(err_bind.msg, want);
+	/* Unmounted, the same directory is an ordinary (empty) one. */
+	assert_int_equal(outdir_check(t->path, &err), FS_OK);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -1149,6 +1206,7 @@ int main(void)
 		T(test_file_signal_removes_temp),
 		T(test_refuse_foreign_files_in_marked_dir),
 		T(test_cli_rerun_over_own_goldens),
+		T(test_mount_point_is_refused),
 	};
 
 	return cmocka_run_group_tests_name("outdir", tests, NULL, NULL);
