@@ -228,6 +228,29 @@ static int write_junit(const char *path, const struct outcome *o, size_t n,
 	return rc ? cli_error(&err, FS_EINTERNAL) : FS_OK;
 }
 
+/* --junit and --report may be no case file, path given or other output
+ * (outdir_io_check). 0 or the exit status, the error printed. */
+static int check_io(char **paths, int n, const struct caselist *ps,
+		    const struct check_args *a)
+{
+	size_t m = (size_t)n + ps->n + 2, k = 0;
+	struct outdir_io *io = calloc(m, sizeof(*io));
+	struct fs_err err = { 0 };
+	enum fs_rc rc;
+
+	if (!io)
+		return cli_error(&err, fs_nomem(&err, "the paths to compare", m * sizeof(*io)));
+	io[k++] = (struct outdir_io){ "--junit", a->junit, OUTDIR_WRITE_FILE };
+	io[k++] = (struct outdir_io){ "--report", a->report, OUTDIR_WRITE_FILE };
+	for (int i = 0; i < n; i++)
+		io[k++] = (struct outdir_io){ "a case path", paths[i], OUTDIR_READ };
+	for (size_t i = 0; i < ps->n; i++)
+		io[k++] = (struct outdir_io){ "a case file", ps->p[i], OUTDIR_READ };
+	rc = outdir_io_check(io, k, &err);
+	free(io);
+	return rc ? cli_error(&err, rc) : FS_OK;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a = { .exec = "auto" };
@@ -253,6 +276,8 @@ int cmd_check(int argc, char **argv)
 		return opt_error(&cmd_check_spec, "--shard must be K/N with 1 <= K <= N, not '%s'",
 				 a.shard);
 	rc = list_cases(argv, n, k, nshard, &ps);
+	if (!rc && (a.junit || a.report))
+		rc = check_io(argv, n, &ps, &a);
 	if (!rc && a.report) {
 		struct fs_err err = { 0 };
 		enum fs_rc e = htmlrep_check(a.report, &err);

@@ -921,6 +921,116 @@ void outdir_abort(struct outdir *d)
 	disarm(&d->sig);
 }
 
+/* ---- outputs against inputs ---- */
+
+/*
+ * path made absolute and free of links where it exists: realpath of
+ * path, else of its parent with the last name appended, else the path
+ * joined to the working directory as given. -1 when it does not fit.
+ */
+static int canon(const char *path, char *out, size_t len)
+{
+	char parent[OUTDIR_PATH_MAX], real[PATH_MAX], cwd[PATH_MAX], p[OUTDIR_PATH_MAX];
+	const char *base;
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (path_fmt(p, sizeof(p), "%.*s", (int)n, path))
+		return -1;
+	if (realpath(p, real))
+		return path_fmt(out, len, "%s", real);
+	parent_of(p, parent, sizeof(parent));
+	base = strrchr(p, '/');
+	base = base ? base + 1 : p;
+	if (realpath(parent, real))
+		return path_fmt(out, len, "%s%s%s", real,
+				real[strlen(real) - 1] == '/' ? "" : "/", base);
+	if (p[0] == '/')
+		return path_fmt(out, len, "%s", p);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	return path_fmt(out, len, "%s/%s", cwd, p);
+}
+
+/* a and b are one file or directory: the same inode where both exist,
+ * else the same canonical name. */
+static int io_same(const char *a, const char *ca, const char *b, const char *cb)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return !strcmp(ca, cb);
+}
+
+/* Is x (canonical cx) strictly inside directory d (canonical cd)? By
+ * name, and where d exists by inode too: each directory above x is
+ * compared with d, so a second name for d (a bind mount) is seen. */
+static int io_inside(const char *d, const char *cd, const char *cx)
+{
+	char up[OUTDIR_PATH_MAX];
+	struct stat sd, su;
+	size_t n = strlen(cd);
+
+	if (!strncmp(cx, cd, n) && (cx[n] == '/' || (n == 1 && cd[0] == '/')) && cx[n])
+		return 1;
+	if (stat(d, &sd) != 0 || !S_ISDIR(sd.st_mode) ||
+	    path_fmt(up, sizeof(up), "%s", cx))
+		return 0;
+	for (char *slash = strrchr(up, '/'); slash && slash > up; slash = strrchr(up, '/')) {
+		*slash = '\0';
+		if (stat(up, &su) == 0 && su.st_dev == sd.st_dev && su.st_ino == sd.st_ino)
+			return 1;
+	}
+	return 0;
+}
+
+enum fs_rc outdir_io_check(const struct outdir_io *io, size_t n, struct fs_err *err)
+{
+	char (*c)[OUTDIR_PATH_MAX] = calloc(n ? n : 1, sizeof(*c));
+
+	if (!c)
+		return fs_nomem(err, "the paths to compare", n * sizeof(*c));
+	for (size_t i = 0; i < n; i++)
+		if (io[i].path && canon(io[i].path, c[i], sizeof(c[i])))
+			c[i][0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct outdir_io *o = &io[i];
+
+		if (!o->path || o->kind == OUTDIR_READ || !c[i][0])
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const struct outdir_io *x = &io[k];
+			enum fs_rc rc = FS_OK;
+
+			if (k == i || !x->path || !c[k][0])
+				continue;
+			if (io_same(o->path, c[i], x->path, c[k]))
+				rc = x->kind == OUTDIR_READ ?
+				     fs_fail_at(err, FS_EINPUT, o->path, 0, 0,
+						"%s is also %s, which this command "
+						"reads; give %s a path of its own",
+						o->opt, x->opt, o->opt) :
+				     k < i ? FS_OK :	/* said once, by the first */
+				     fs_fail_at(err, FS_EINPUT, o->path, 0, 0,
+						"given as both %s and %s; give each "
+						"output a path of its own", o->opt, x->opt);
+			else if (o->kind == OUTDIR_WRITE_DIR && io_inside(o->path, c[i], c[k]))
+				rc = fs_fail_at(err, FS_EINPUT, o->path, 0, 0,
+						"%s is replaced whole, and %s '%s' is "
+						"inside it; give %s a directory of its own",
+						o->opt, x->opt, x->path, o->opt);
+			if (rc) {
+				free(c);
+				return rc;
+			}
+		}
+	}
+	free(c);
+	return FS_OK;
+}
+
 /*
  * Where a single file goes, decided from what is at path now (lstat,
  * then stat through a link). Only a regular file, or nothing, is

@@ -159,4 +159,33 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err);
 /* Close and remove the temporary file; a no-op when already closed. */
 void outdir_file_abort(struct outdir_file *f);
 
+/*
+ * One path a command reads or writes, as the user named it, for
+ * outdir_io_check. path NULL: not given, skipped.
+ */
+enum outdir_io_kind {
+	OUTDIR_READ,		/* an input: a case, a plan, a dump, a profile */
+	OUTDIR_WRITE_FILE,	/* a single output file (--junit, --report) */
+	OUTDIR_WRITE_DIR,	/* an output directory, replaced whole (--out) */
+};
+
+struct outdir_io {
+	const char *opt;	/* how it was given: "--out", "--plan", "the case" */
+	const char *path;
+	enum outdir_io_kind kind;
+};
+
+/*
+ * Before any work: no output may be an input or another output (same
+ * inode where both exist, else the same name once made absolute and
+ * free of links), and no input or other output may be inside an output
+ * directory, which is replaced whole: `probe simulate --plan P --out P`,
+ * `run g/case.yaml --out g`, `check c.yaml --junit c.yaml`, `--report
+ * g/r.html --out g`. An output inside an input directory is fine
+ * (`check cases/ --junit cases/j.xml`). FS_EINPUT naming the output
+ * and both options; FS_ENOMEM.
+ */
+enum fs_rc outdir_io_check(const struct outdir_io *io, size_t n,
+			   struct fs_err *err);
+
 #endif

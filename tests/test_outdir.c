@@ -1085,9 +1085,10 @@ static void test_refuse_foreign_files_in_marked_dir(void **state)
 /*
  * Re-running over fragsim's own output still works for every kind of
  * golden (npy; safetensors, whose manifest lists tensors that live in
- * golden.safetensors; BF16), one replacing another; and the case file
- * being run, put in the golden (`run g/my_case.yaml --out g`), is
- * refused before the run, exit 2, the golden untouched.
+ * golden.safetensors; BF16), one replacing another; a README added to
+ * the golden, and the case file being run put in it (`run
+ * g/my_case.yaml --out g`, caught first by outdir_io_check, point 11),
+ * are refused before the run, exit 2, the golden untouched.
  */
 static void test_cli_rerun_over_own_goldens(void **state)
 {
@@ -1110,12 +1111,20 @@ static void test_cli_rerun_over_own_goldens(void **state)
 	}
 	assert_string_equal(listing(t->path, buf, sizeof(buf)),
 			    "golden.safetensors manifest.json");
-	assert_int_equal(tu_sh("cp cases/edge/one-token.yaml %s/my_case.yaml", t->path), 0);
+	assert_int_equal(tu_sh("echo mine > %s/README.md", t->path), 0);
+	r = tu_run("run cases/edge/one-token.yaml --out %s", t->path);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, ": a fragsim output, but it holds 'README.md', "
+				      "which its manifest.json does not list"));
+	assert_string_equal(r.out, "");		/* refused before the run */
+	tu_free(&r);
+	assert_int_equal(tu_sh("mv %s/README.md %s/my_case.yaml && cat "
+			       "cases/edge/one-token.yaml > %s/my_case.yaml", t->path,
+			       t->path, t->path), 0);
 	r = tu_run("run %s/my_case.yaml --out %s", t->path, t->path);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "holds 'my_case.yaml', which its manifest.json "
-				      "does not list"));
-	assert_string_equal(r.out, "");		/* refused before the run */
+	assert_non_null(strstr(r.err, "--out is replaced whole, and the case file '"));
+	assert_string_equal(r.out, "");
 	tu_free(&r);
 	assert_string_equal(listing(t->path, buf, sizeof(buf)),
 			    "golden.safetensors manifest.json my_case.yaml");
@@ -1177,6 +1186,136 @@ static void test_mount_point_is_refused(void **state)
 	assert_int_equal(outdir_check(t->path, &err), FS_OK);
 }
 
+/*
+ * Issue 21 point 11, the rule: no output is an input or another output,
+ * and nothing read or written is inside an output directory (replaced
+ * whole). Told by inode where both exist, by name made absolute and
+ * free of links where not. An output inside an input directory is fine.
+ */
+static void test_io_check(void **state)
+{
+	struct tu_scratch *t = *state;
+	char c[200], alias[200], link_p[200], plan[200], in_plan[200], junit[200];
+	struct fs_err err;
+
+	snprintf(c, sizeof(c), "%s/c.yaml", t->dir);
+	snprintf(alias, sizeof(alias), "%s/./sub/../c.yaml", t->dir);
+	snprintf(link_p, sizeof(link_p), "%s/l.yaml", t->dir);
+	snprintf(plan, sizeof(plan), "%s/plan", t->dir);
+	snprintf(in_plan, sizeof(in_plan), "%s/plan/d", t->dir);
+	snprintf(junit, sizeof(junit), "%s/j.xml", t->dir);
+	put_file(c, "name: c");
+	assert_int_equal(symlink("c.yaml", link_p), 0);
+	assert_int_equal(mkdir(plan, 0777), 0);
+	snprintf(t->path, sizeof(t->path), "%s/sub", t->dir);
+	assert_int_equal(mkdir(t->path, 0777), 0);
+	{
+		const struct outdir_io same[] = {
+			{ "the case file", c, OUTDIR_READ },
+			{ "--report", link_p, OUTDIR_WRITE_FILE },
+		};
+		assert_int_equal(outdir_io_check(same, 2, &err), FS_EINPUT);
+		assert_string_equal(err.file, link_p);
+		assert_string_equal(err.msg, "--report is also the case file, which this "
+				    "command reads; give --report a path of its own");
+	}
+	{
+		const struct outdir_io by_name[] = {
+			{ "--junit", alias, OUTDIR_WRITE_FILE },
+			{ "a case file", c, OUTDIR_READ },
+		};
+		assert_int_equal(outdir_io_check(by_name, 2, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "--junit is also a case file"));
+	}
+	{
+		/* neither exists: the same name */
+		const struct outdir_io twice[] = {
+			{ "--junit", junit, OUTDIR_WRITE_FILE },
+			{ "--report", junit, OUTDIR_WRITE_FILE },
+		};
+		assert_int_equal(outdir_io_check(twice, 2, &err), FS_EINPUT);
+		assert_string_equal(err.msg, "given as both --junit and --report; give "
+				    "each output a path of its own");
+	}
+	{
+		const struct outdir_io holds[] = {
+			{ "the case file", c, OUTDIR_READ },
+			{ "--out", t->dir, OUTDIR_WRITE_DIR },
+		};
+		assert_int_equal(outdir_io_check(holds, 2, &err), FS_EINPUT);
+		assert_string_equal(err.file, t->dir);
+		char want[400];
+
+		snprintf(want, sizeof(want), "--out is replaced whole, and the case file "
+			 "'%s' is inside it; give --out a directory of its own", c);
+		assert_string_equal(err.msg, want);
+	}
+	{
+		const struct outdir_io holds_out[] = {
+			{ "--out", plan, OUTDIR_WRITE_DIR },
+			{ "--report", in_plan, OUTDIR_WRITE_FILE },
+		};
+		assert_int_equal(outdir_io_check(holds_out, 2, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "and --report '"));
+	}
+	{
+		/* fine: an output inside an input directory; paths not given */
+		const struct outdir_io fine[] = {
+			{ "--plan", plan, OUTDIR_READ },
+			{ "--out", in_plan, OUTDIR_WRITE_DIR },
+			{ "--report", NULL, OUTDIR_WRITE_FILE },
+			{ "--junit", junit, OUTDIR_WRITE_FILE },
+			{ "a case file", c, OUTDIR_READ },
+		};
+		assert_int_equal(outdir_io_check(fine, 5, &err), FS_OK);
+		assert_int_equal(outdir_io_check(fine, 0, &err), FS_OK);
+	}
+}
+
+/* The rule through each command that reads and writes paths. */
+static void test_cli_outputs_are_not_inputs(void **state)
+{
+	struct tu_scratch *t = *state;
+	char c[200], buf[256];
+	struct run_result r;
+
+	snprintf(c, sizeof(c), "%s/c.yaml", t->dir);
+	assert_int_equal(tu_sh("cp cases/edge/one-token.yaml %s", c), 0);
+	r = tu_run("check %s --junit %s", c, c);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "c.yaml: --junit is also a case path, which this "
+				      "command reads"));
+	tu_free(&r);
+	r = tu_run("check %s --junit %s/j.xml --report %s/j.xml", t->dir, t->dir, t->dir);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "given as both --junit and --report"));
+	assert_string_equal(r.out, "");
+	tu_free(&r);
+	r = tu_run("run %s --out %s", c, t->dir);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--out is replaced whole, and the case file '"));
+	tu_free(&r);
+	r = tu_run("run %s --out %s --report %s/r.html", c, t->path, t->path);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--out is replaced whole, and --report '"));
+	tu_free(&r);
+	r = tu_run("mutate %s --report %s", c, c);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--report is also a case file"));
+	tu_free(&r);
+	r = tu_run("diff %s --dump %s --report %s", c, t->dir, c);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--report is also the case file"));
+	tu_free(&r);
+	/* nothing was written, and the case is the case */
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "c.yaml");
+	assert_int_equal(tu_sh("cmp -s cases/edge/one-token.yaml %s", c), 0);
+	/* fine: the junit file beside the cases it reads */
+	r = tu_run("check %s --junit %s/j.xml", t->dir, t->dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tu_scratch_teardown)
 
 int main(void)
@@ -1207,6 +1346,8 @@ int main(void)
 		T(test_refuse_foreign_files_in_marked_dir),
 		T(test_cli_rerun_over_own_goldens),
 		T(test_mount_point_is_refused),
+		T(test_io_check),
+		T(test_cli_outputs_are_not_inputs),
 	};
 
 	return cmocka_run_group_tests_name("outdir", tests, NULL, NULL);
