@@ -169,6 +169,37 @@ static void sigint_during_the_write_removes_the_temporary(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/*
+ * Issue 21 point 1 through check: `--junit FIFO` with a reader at the
+ * other end (cat) gets the XML through the pipe, and the FIFO stays a
+ * FIFO. Before, the file was renamed over the FIFO, and the reader
+ * waited for a writer that never came (here cut short by timeout).
+ */
+static void junit_into_a_fifo(void **state)
+{
+	char dir[64], cmd[1024];
+	struct stat st;
+	char *got;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "junit"));
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkfifo %s/p && { timeout 20 cat %s/p > %s/got & } && "
+		 "'%s' check cases/edge/one-token.yaml --junit %s/p > /dev/null; "
+		 "rc=$?; wait; exit $rc", FRAGSIM_SRC, dir, dir, dir, FRAGSIM_BIN, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/p", dir);
+	assert_int_equal(lstat(cmd, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	snprintf(cmd, sizeof(cmd), "%s/got", dir);
+	got = tu_slurp(cmd);
+	assert_non_null(got);
+	assert_non_null(strstr(got, "<testcase classname=\"cases.edge\" name=\"edge-one-token\""));
+	assert_non_null(strstr(got, "</testsuites>\n"));
+	free(got);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +207,7 @@ int main(void)
 		cmocka_unit_test(escapes),
 		cmocka_unit_test(sigint_during_the_suite_leaves_nothing),
 		cmocka_unit_test(sigint_during_the_write_removes_the_temporary),
+		cmocka_unit_test(junit_into_a_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
