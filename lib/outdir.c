@@ -244,7 +244,7 @@ static const struct {
 	{ "fragsim_probe_dump", NULL, "probe_c.npy" },
 };
 
-#define OUTDIR_OWN_MAX 128	/* names a manifest may give its directory */
+#define OUTDIR_OWN_MAX 64	/* names a manifest may give its directory */
 
 /* What a marked manifest says its directory holds. */
 struct own_names {
@@ -358,7 +358,7 @@ enum ownership { OWN_NOT_OURS, OWN_FOREIGN, OWN_OURS };
 static enum ownership dir_owner(const char *dir, char *foreign, size_t len)
 {
 	char manifest[OUTDIR_PATH_MAX], entry[OUTDIR_PATH_MAX];
-	struct own_names *o = malloc(sizeof(*o));
+	struct own_names own_buf, *o = &own_buf;	/* 16 KiB: no malloc to fail */
 	enum ownership own = OWN_NOT_OURS;
 	struct dirent *de;
 	struct stat st;
@@ -366,11 +366,9 @@ static enum ownership dir_owner(const char *dir, char *foreign, size_t len)
 
 	if (foreign && len)
 		foreign[0] = '\0';
-	if (!o || path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) ||
-	    !manifest_is_ours(manifest, o) || !(d = opendir(dir))) {
-		free(o);
+	if (path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) ||
+	    !manifest_is_ours(manifest, o) || !(d = opendir(dir)))
 		return own;
-	}
 	own = OWN_OURS;
 	while ((de = readdir(d)) != NULL) {
 		const char *nm = de->d_name;
@@ -387,7 +385,6 @@ static enum ownership dir_owner(const char *dir, char *foreign, size_t len)
 		own = OWN_FOREIGN;
 	}
 	closedir(d);
-	free(o);
 	return own;
 }
 
