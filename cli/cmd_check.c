@@ -203,17 +203,22 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 	return FS_OK;
 }
 
-/* The outcomes as JUnit cases, written to the file opened before. */
-static int write_junit(struct outdir_file *f, const struct outcome *o, size_t n,
+/* The outcomes as JUnit cases, written to path (checked before). */
+static int write_junit(const char *path, const struct outcome *o, size_t n,
 		       time_t started, double seconds)
 {
 	struct junit_case *jc = calloc(n + 1, sizeof(*jc));
+	struct outdir_file file = { 0 }, *f = &file;
 	struct fs_err err = { 0 };
 	enum fs_rc rc;
 
-	if (!jc) {
-		outdir_file_abort(f);
+	if (!jc)
 		return FS_EINTERNAL;
+	/* Opened now, not before the suite: a ^C during the suite then
+	 * leaves no temporary, and one during the write removes it. */
+	if ((rc = outdir_file_open(f, path, &err))) {
+		free(jc);
+		return cli_error(&err, rc);
 	}
 	for (size_t i = 0; i < n; i++)
 		jc[i] = (struct junit_case){ o[i].path, o[i].name, o[i].status,
@@ -223,12 +228,34 @@ static int write_junit(struct outdir_file *f, const struct outcome *o, size_t n,
 	return rc ? cli_error(&err, FS_EINTERNAL) : FS_OK;
 }
 
+/* --junit and --report may be no case file, path given or other output
+ * (outdir_io_check). 0 or the exit status, the error printed. */
+static int check_io(char **paths, int n, const struct caselist *ps,
+		    const struct check_args *a)
+{
+	size_t m = (size_t)n + ps->n + 2, k = 0;
+	struct outdir_io *io = calloc(m, sizeof(*io));
+	struct fs_err err = { 0 };
+	enum fs_rc rc;
+
+	if (!io)
+		return cli_error(&err, fs_nomem(&err, "the paths to compare", m * sizeof(*io)));
+	io[k++] = (struct outdir_io){ "--junit", a->junit, OUTDIR_WRITE_FILE };
+	io[k++] = (struct outdir_io){ "--report", a->report, OUTDIR_WRITE_FILE };
+	for (int i = 0; i < n; i++)
+		io[k++] = (struct outdir_io){ "a case path", paths[i], OUTDIR_READ };
+	for (size_t i = 0; i < ps->n; i++)
+		io[k++] = (struct outdir_io){ "a case file", ps->p[i], OUTDIR_READ };
+	rc = outdir_io_check(io, k, &err);
+	free(io);
+	return rc ? cli_error(&err, rc) : FS_OK;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a = { .exec = "auto" };
 	enum attn_exec ex;
 	struct caselist ps = { 0 };
-	struct outdir_file jf = { 0 };
 	struct outcome *res = NULL;
 	struct json j;
 	long k = 1, nshard = 1;
@@ -249,6 +276,8 @@ int cmd_check(int argc, char **argv)
 		return opt_error(&cmd_check_spec, "--shard must be K/N with 1 <= K <= N, not '%s'",
 				 a.shard);
 	rc = list_cases(argv, n, k, nshard, &ps);
+	if (!rc && (a.junit || a.report))
+		rc = check_io(argv, n, &ps, &a);
 	if (!rc && a.report) {
 		struct fs_err err = { 0 };
 		enum fs_rc e = htmlrep_check(a.report, &err);
@@ -259,13 +288,11 @@ int cmd_check(int argc, char **argv)
 	if (!rc && a.junit) {
 		struct fs_err err = { 0 };
 
-		/* Checked and created now (under its temporary name) so that
-		 * a path CI cannot write is found before the suite runs, not
-		 * after; a directory there would only fail the final rename. */
+		/* Checked now (a temporary created and removed) so that a
+		 * path CI cannot write is found before the suite runs, not
+		 * after; the file is opened once the suite is done. */
 		enum fs_rc e = outdir_file_check(a.junit, &err);
 
-		if (!e)
-			e = outdir_file_open(&jf, a.junit, &err);
 		if (e)
 			rc = cli_error(&err, e);
 	}
@@ -276,7 +303,6 @@ int cmd_check(int argc, char **argv)
 					      (ps.n + 1) * sizeof(*res)));
 	}
 	if (rc) {
-		outdir_file_abort(&jf);
 		caselist_free(&ps);
 		return rc;
 	}
@@ -313,7 +339,7 @@ int cmd_check(int argc, char **argv)
 			printf(", %zu could not be run", nerr);
 		putchar('\n');
 	}
-	if (a.junit && write_junit(&jf, res, nrun, started, clock_seconds() - t0))
+	if (a.junit && write_junit(a.junit, res, nrun, started, clock_seconds() - t0))
 		rc = FS_EINTERNAL;
 	if (a.report) {
 		int r = write_report(a.report, res, nrun, npass, nfail, nerr);

@@ -32,6 +32,7 @@
 #include "../lib/json.h"
 #include "../lib/runcase.h"
 #include "htmlrep.h"
+#include "../lib/outdir.h"
 
 #define SHOW_HYPOTHESES 5
 
@@ -334,6 +335,16 @@ int cmd_diff(int argc, char **argv)
 	o.tol = a.tol;
 	o.max_show = (int)a.max;
 
+	{
+		const struct outdir_io io[] = {
+			{ "the case file", path, OUTDIR_READ },
+			{ "--dump", dir, OUTDIR_READ },
+			{ "--report", a.report, OUTDIR_WRITE_FILE },
+		};
+
+		if ((rc = outdir_io_check(io, sizeof(io) / sizeof(io[0]), &err)))
+			return cli_error(&err, rc);
+	}
 	if (a.report && (rc = htmlrep_check(a.report, &err)))
 		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);	/* r is freeable even on failure */

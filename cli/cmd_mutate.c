@@ -27,6 +27,7 @@
 #include "options.h"
 #include "../lib/json.h"
 #include "htmlrep.h"
+#include "../lib/outdir.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
@@ -358,6 +359,19 @@ int cmd_mutate(int argc, char **argv)
 		}
 	}
 	caselist_sort(&ps);
+	/* --report may be none of the cases (outdir_io_check). */
+	for (size_t i = 0; a.report && !rc && i < ps.n; i++) {
+		const struct outdir_io io[] = {
+			{ "--report", a.report, OUTDIR_WRITE_FILE },
+			{ "a case file", ps.p[i], OUTDIR_READ },
+		};
+
+		rc = outdir_io_check(io, 2, &err);
+	}
+	if (rc) {
+		caselist_free(&ps);
+		return cli_error(&err, rc);
+	}
 
 	/* Cost each case from its file alone (no inputs built yet). */
 	jobs = calloc(ps.n + 1, sizeof(*jobs));

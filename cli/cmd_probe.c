@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../sim/lanediff.h"
 #include "../sim/probe.h"
@@ -23,6 +24,7 @@
 #include "cmds.h"
 #include "options.h"
 #include "../lib/npy.h"
+#include "../lib/outdir.h"
 #include "../lib/probeplan.h"
 
 struct probe_args {
@@ -92,10 +94,33 @@ const struct opt_cmd cmd_probe_spec = {
 	.subs = subs,
 };
 
-#define MANIFEST_MAX_BYTES (1u << 20)
 #define DIFF_SHOWN 8	/* differing slots listed per operand */
 
-#define DIFF_SHOWN 8	/* differing slots listed per operand */
+/* --isa as an input: only when it names a file (a builtin name is none). */
+static const char *isa_file(const char *isa)
+{
+	struct stat st;
+
+	return isa && stat(isa, &st) == 0 && S_ISREG(st.st_mode) ? isa : NULL;
+}
+
+/*
+ * --out may be no input and hold none (`simulate --plan P --out P`
+ * would replace the plan it reads): outdir_io_check. 0 or the exit
+ * status, the error printed.
+ */
+static int check_out(const char *plan, const char *isa, const char *out)
+{
+	const struct outdir_io io[] = {
+		{ "--plan", plan, OUTDIR_READ },
+		{ "--isa", isa_file(isa), OUTDIR_READ },
+		{ "--out", out, OUTDIR_WRITE_DIR },
+	};
+	struct fs_err err = { 0 };
+	enum fs_rc rc = outdir_io_check(io, sizeof(io) / sizeof(io[0]), &err);
+
+	return rc ? cli_error(&err, rc) : FS_OK;
+}
 
 /* ---- plan ---- */
 
@@ -373,12 +398,14 @@ int cmd_probe(int argc, char **argv)
 	if (sub == &plan_cmd) {
 		if (!a.isa || !a.out)
 			return opt_error(sub, "plan takes --isa and --out, and may take --exhaustive");
-		return do_plan(a.isa, a.out, a.exhaustive);
+		return check_out(NULL, a.isa, a.out) ? FS_EINPUT
+						     : do_plan(a.isa, a.out, a.exhaustive);
 	}
 	if (sub == &simulate_cmd) {
 		if (!a.plan || !a.isa || !a.out)
 			return opt_error(sub, "simulate takes --plan, --isa and --out");
-		return do_simulate(a.plan, a.isa, a.out);
+		return check_out(a.plan, a.isa, a.out) ? FS_EINPUT
+						       : do_simulate(a.plan, a.isa, a.out);
 	}
 	if (!a.plan || !a.dump)
 		return opt_error(sub, "solve takes --plan and --dump, and may take --isa and --yaml");

@@ -96,8 +96,15 @@ int cmd_run(int argc, char **argv)
 	if (a.threads)
 		omp_set_num_threads((int)a.threads);
 	/* A directory we could not write, or must not replace, is refused
-	 * now, not after the run (docs/output-dir.md). */
-	if ((a.out && (rc = outdir_check(a.out, &err))) ||
+	 * now, not after the run (docs/output-dir.md); so is an output
+	 * that is, or would replace, what the run reads. */
+	struct outdir_io io[] = {
+		{ "the case file", path, OUTDIR_READ },
+		{ "--out", a.out, OUTDIR_WRITE_DIR },
+		{ "--report", a.report, OUTDIR_WRITE_FILE },
+	};
+	if ((rc = outdir_io_check(io, sizeof(io) / sizeof(io[0]), &err)) ||
+	    (a.out && (rc = outdir_check(a.out, &err))) ||
 	    (a.report && (rc = htmlrep_check(a.report, &err))))
 		return cli_error(&err, rc);
 	rc = runcase_load(path, &r, &err);

@@ -36,8 +36,10 @@
  * place" is the fallback above, since one name cannot hold both.
  *
  * Whose directory. Only a directory whose manifest.json is a JSON object
- * with "tool": "fragsim" at its top level (parsed, not searched for) is
- * replaced; an empty one is taken; anything else is refused before any
+ * with "tool": "fragsim" at its top level (parsed, not searched for),
+ * and that holds nothing but the regular files that manifest gives it
+ * (its "files" names, its kind's extras: outdir_extras) and fragsim's
+ * temporaries of them, is replaced; an empty one is taken; anything else is refused before any
  * work (outdir_check) and again at commit, and after the swap the old
  * side is checked once more, so a directory put there meanwhile is
  * swapped back, not deleted.
@@ -54,8 +56,8 @@
  *
  * Invariants: the temp directory is a sibling of the final one (same file
  * system, so the renames are atomic); we only ever delete trees we
- * created, trees whose manifest carries the mark, and fragsim temp names
- * of dead processes.
+ * created, trees whose manifest carries the mark and lists all they
+ * hold, and fragsim temp names of dead processes.
  */
 #include "outdir.h"
 
@@ -73,6 +75,10 @@
 
 #include "readfile.h"
 #include "yamldoc.h"
+
+#if defined(__linux__) && defined(SYS_statx)
+#include <linux/stat.h>		/* struct statx, STATX_MNT_ID */
+#endif
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)	/* <linux/fs.h> */
@@ -222,12 +228,77 @@ static void parent_of(const char *path, char *buf, size_t len)
 }
 
 /*
+ * The files a fragsim output holds besides manifest.json and the names
+ * its "files" array lists, by the top-level manifest member that says
+ * the kind (value NULL: present at all). A golden in safetensors format
+ * lists its tensors, which live in golden.safetensors (lib/golden.c); a
+ * probe plan keeps its profile beside the waves, a probe dump is one
+ * file (lib/probeplan.c). A new kind of output that writes another file
+ * adds a row here, or its next --out over itself is refused.
+ */
+static const struct {
+	const char *key, *value, *file;
+} outdir_extras[] = {
+	{ "format", "safetensors", "golden.safetensors" },
+	{ "fragsim_probe", NULL, "profile.yaml" },
+	{ "fragsim_probe_dump", NULL, "probe_c.npy" },
+};
+
+#define OUTDIR_OWN_MAX 64	/* names a manifest may give its directory */
+
+/* What a marked manifest says its directory holds. */
+struct own_names {
+	char name[OUTDIR_OWN_MAX][NAME_MAX + 1];
+	int n;
+};
+
+static void own_add(struct own_names *o, const char *s, size_t len)
+{
+	if (o->n < OUTDIR_OWN_MAX && len > 0 && len <= NAME_MAX &&
+	    !memchr(s, '/', len)) {
+		memcpy(o->name[o->n], s, len);
+		o->name[o->n++][len] = '\0';
+	}
+}
+
+static int scalar_is(const yaml_node_t *v, const char *s)
+{
+	return v && v->type == YAML_SCALAR_NODE && v->data.scalar.length == strlen(s) &&
+	       !memcmp(v->data.scalar.value, s, v->data.scalar.length);
+}
+
+/* manifest.json, the "files" entries' names, the kind's extras. */
+static void own_collect(struct ydoc *doc, yaml_node_t *root, struct own_names *o)
+{
+	yaml_node_t *files = ydoc_get(doc, root, "files");
+
+	o->n = 0;
+	own_add(o, "manifest.json", strlen("manifest.json"));
+	for (int i = 0; files && i < ydoc_seq_len(files); i++) {
+		yaml_node_t *it = ydoc_seq_item(doc, files, i);
+		yaml_node_t *nm = it && it->type == YAML_MAPPING_NODE ?
+					  ydoc_get(doc, it, "name") : NULL;
+
+		if (nm && nm->type == YAML_SCALAR_NODE)
+			own_add(o, (const char *)nm->data.scalar.value,
+				nm->data.scalar.length);
+	}
+	for (size_t i = 0; i < sizeof(outdir_extras) / sizeof(outdir_extras[0]); i++) {
+		yaml_node_t *v = ydoc_get(doc, root, outdir_extras[i].key);
+
+		if (v && (!outdir_extras[i].value || scalar_is(v, outdir_extras[i].value)))
+			own_add(o, outdir_extras[i].file, strlen(outdir_extras[i].file));
+	}
+}
+
+/*
  * Is manifest a manifest.json fragsim wrote? It must parse as a JSON
  * object (libyaml reads JSON; a flow mapping) whose top-level
  * OUTDIR_MARK_KEY is the double-quoted string OUTDIR_MARK_VALUE. A file
  * that merely mentions fragsim, or YAML that says `tool: fragsim`, is not.
+ * When it is, o gets the names it gives its directory.
  */
-static int manifest_is_ours(const char *manifest)
+static int manifest_is_ours(const char *manifest, struct own_names *o)
 {
 	struct fs_err scratch;
 	struct stat st;
@@ -246,31 +317,112 @@ static int manifest_is_ours(const char *manifest)
 		v = root && root->type == YAML_MAPPING_NODE &&
 		    root->data.mapping.style == YAML_FLOW_MAPPING_STYLE ?
 			    ydoc_get(&doc, root, OUTDIR_MARK_KEY) : NULL;
-		ours = v && v->type == YAML_SCALAR_NODE &&
-		       v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
-		       v->data.scalar.length == strlen(OUTDIR_MARK_VALUE) &&
-		       !memcmp(v->data.scalar.value, OUTDIR_MARK_VALUE,
-			       v->data.scalar.length);
+		ours = scalar_is(v, OUTDIR_MARK_VALUE) &&
+		       v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+		if (ours)
+			own_collect(&doc, root, o);
 		ydoc_free(&doc);
 	}
 	free(text);
 	return ours;
 }
 
+/* name is one of o's, or one of o's with fragsim's ".tmp.<digits>". */
+static int name_is_own(const struct own_names *o, const char *name)
+{
+	for (int i = 0; i < o->n; i++) {
+		size_t n = strlen(o->name[i]);
+		const char *t = name + n;
+
+		if (strncmp(name, o->name[i], n))
+			continue;
+		if (!*t)
+			return 1;
+		if (!strncmp(t, ".tmp.", 5) && t[5] && strspn(t + 5, "0123456789") ==
+							    strlen(t + 5))
+			return 1;
+	}
+	return 0;
+}
+
+enum ownership { OWN_NOT_OURS, OWN_FOREIGN, OWN_OURS };
+
+/*
+ * Whose is dir? OWN_NOT_OURS without a marked manifest.json; OWN_FOREIGN
+ * when it is marked but holds an entry the manifest does not give it (a
+ * README, the case file, .git, a directory): the first such name, in
+ * strcmp order so the message is the same on every file system, goes
+ * to foreign; OWN_OURS when it holds nothing else (each own name a
+ * regular file), so replacing it loses nothing.
+ */
+static enum ownership dir_owner(const char *dir, char *foreign, size_t len)
+{
+	char manifest[OUTDIR_PATH_MAX], entry[OUTDIR_PATH_MAX];
+	struct own_names own_buf, *o = &own_buf;	/* 16 KiB: no malloc to fail */
+	enum ownership own = OWN_NOT_OURS;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (foreign && len)
+		foreign[0] = '\0';
+	if (path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) ||
+	    !manifest_is_ours(manifest, o) || !(d = opendir(dir)))
+		return own;
+	own = OWN_OURS;
+	while ((de = readdir(d)) != NULL) {
+		const char *nm = de->d_name;
+
+		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+			continue;
+		if (name_is_own(o, nm) &&
+		    !path_fmt(entry, sizeof(entry), "%s/%s", dir, nm) &&
+		    lstat(entry, &st) == 0 && S_ISREG(st.st_mode))
+			continue;
+		if (own == OWN_OURS || (foreign && strcmp(nm, foreign) < 0))
+			if (foreign)
+				path_fmt(foreign, len, "%s", nm);
+		own = OWN_FOREIGN;
+	}
+	closedir(d);
+	return own;
+}
+
 static int dir_is_ours(const char *dir)
 {
-	char manifest[OUTDIR_PATH_MAX];
-
-	return !path_fmt(manifest, sizeof(manifest), "%s/manifest.json", dir) &&
-	       manifest_is_ours(manifest);
+	return dir_owner(dir, NULL, 0) == OWN_OURS;
 }
 
 enum existing { EX_ABSENT, EX_EMPTY, EX_FRAGSIM };
+
+/*
+ * Is dir where a file system is mounted (a mount, a bind mount), not an
+ * ordinary entry of parent? rename(2) cannot replace it (EBUSY), and
+ * RENAME_EXCHANGE cannot move it, so the run would compute for minutes
+ * and then fail. The mount ids differ (statx, Linux 5.8), or where the
+ * kernel gives none, the devices: a bind mount within one file system
+ * is seen by the first only.
+ */
+static int is_mount_point(const char *dir, const char *parent)
+{
+	struct stat a, b;
+
+#if defined(__linux__) && defined(SYS_statx) && defined(STATX_MNT_ID)
+	struct statx x, y;
+
+	if (syscall(SYS_statx, AT_FDCWD, dir, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &x) == 0 &&
+	    syscall(SYS_statx, AT_FDCWD, parent, 0, STATX_MNT_ID, &y) == 0 &&
+	    (x.stx_mask & y.stx_mask & STATX_MNT_ID))
+		return x.stx_mnt_id != y.stx_mnt_id;
+#endif
+	return lstat(dir, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
 
 /* What is at final now; anything we must not replace is an FS_EINPUT. */
 static enum fs_rc inspect(const char *final, enum existing *ex,
 			  struct fs_err *err)
 {
+	char foreign[NAME_MAX + 1], parent[OUTDIR_PATH_MAX];
 	struct stat st;
 	struct dirent *de;
 	DIR *dir;
@@ -290,9 +442,24 @@ static enum fs_rc inspect(const char *final, enum existing *ex,
 	if (!S_ISDIR(st.st_mode))
 		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
 				  "exists and is not a directory");
-	if (dir_is_ours(final)) {
+	parent_of(final, parent, sizeof(parent));
+	if (is_mount_point(final, parent))
+		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
+				  "is a mount point, which fragsim cannot replace (it "
+				  "renames a finished output into place); give a "
+				  "directory inside it");
+	switch (dir_owner(final, foreign, sizeof(foreign))) {
+	case OWN_OURS:
 		*ex = EX_FRAGSIM;
 		return FS_OK;
+	case OWN_FOREIGN:
+		return fs_fail_at(err, FS_EINPUT, final, 0, 0,
+				  "a fragsim output, but it holds '%s', which its "
+				  "manifest.json does not list; refusing to replace "
+				  "it (move that out, or give another directory)",
+				  foreign);
+	case OWN_NOT_OURS:
+		break;
 	}
 	dir = opendir(final);
 	if (!dir)
@@ -483,57 +650,72 @@ enum fs_rc outdir_check(const char *final_dir, struct fs_err *err)
 	return rc;
 }
 
-/* Catch SIGINT and SIGTERM where they would kill us outright; a caller's
- * own handler or SIG_IGN (nohup) is left alone. */
-static void arm(struct outdir *d)
+/*
+ * Catch SIGINT and SIGTERM where they would kill us outright; a caller's
+ * own handler or SIG_IGN (nohup) is left alone, and so is ours: a file
+ * written inside an open output directory finds the directory's handler
+ * installed, arms nothing, and leaves the signal for the directory's
+ * abort to raise.
+ */
+static void arm(struct outdir_sigs *g)
 {
 	struct sigaction sa;
+	int dfl[2];
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = outdir_on_signal;
 	sigemptyset(&sa.sa_mask);
 	/* A second ^C kills at once; the next run sweeps what it leaves. */
 	sa.sa_flags = SA_RESTART | SA_RESETHAND;
-	outdir_caught = 0;
-	for (int i = 0; i < 2; i++) {
-		d->armed[i] = sigaction(outdir_sigs[i], NULL, &d->prev[i]) == 0 &&
-			      !(d->prev[i].sa_flags & SA_SIGINFO) &&
-			      d->prev[i].sa_handler == SIG_DFL &&
-			      sigaction(outdir_sigs[i], &sa, NULL) == 0;
-	}
+	for (int i = 0; i < 2; i++)
+		dfl[i] = sigaction(outdir_sigs[i], NULL, &g->prev[i]) == 0 &&
+			 !(g->prev[i].sa_flags & SA_SIGINFO) &&
+			 g->prev[i].sa_handler == SIG_DFL;
+	if (dfl[0] || dfl[1])
+		outdir_caught = 0;	/* the outermost: nothing caught yet */
+	for (int i = 0; i < 2; i++)
+		g->armed[i] = dfl[i] && sigaction(outdir_sigs[i], &sa, NULL) == 0;
 }
 
 /* Put the actions back; a signal caught meanwhile is raised again, now
- * that no temp directory is left, so the process ends as it asked. */
-static void disarm(struct outdir *d)
+ * that no temporary is left, so the process ends as it asked. One that
+ * armed nothing raises nothing. */
+static void disarm(struct outdir_sigs *g)
 {
-	int sig;
+	int sig, any = g->armed[0] || g->armed[1];
 
 	for (int i = 0; i < 2; i++)
-		if (d->armed[i])
-			sigaction(outdir_sigs[i], &d->prev[i], NULL);
-	d->armed[0] = d->armed[1] = 0;
+		if (g->armed[i])
+			sigaction(outdir_sigs[i], &g->prev[i], NULL);
+	g->armed[0] = g->armed[1] = 0;
+	if (!any)
+		return;
 	sig = outdir_caught;
 	outdir_caught = 0;
 	if (sig)
 		raise(sig);
 }
 
-/* Test hook: raise the signal FRAGSIM_OUTDIR_CRASH names at point. */
-static void crash_point(const struct outdir *d, const char *point)
+/* Test hook: raise the signal crash (FRAGSIM_OUTDIR_CRASH) names at point. */
+static void crash_at(const char *crash, const char *point)
 {
 	size_t n = strlen(point);
 	const char *s;
 
-	if (!d->crash || strncmp(d->crash, point, n))
+	if (!crash || strncmp(crash, point, n))
 		return;
-	s = d->crash + n;
+	s = crash + n;
 	if (!*s)
 		raise(SIGKILL);
 	else if (!strcmp(s, ":TERM"))
 		raise(SIGTERM);
 	else if (!strcmp(s, ":INT"))
 		raise(SIGINT);
+}
+
+static void crash_point(const struct outdir *d, const char *point)
+{
+	crash_at(d->crash, point);
 }
 
 enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
@@ -550,7 +732,7 @@ enum fs_rc outdir_begin(struct outdir *d, const char *final_dir,
 	}
 	d->crash = getenv("FRAGSIM_OUTDIR_CRASH");
 	d->no_exchange = ne && !strcmp(ne, "1");
-	arm(d);
+	arm(&d->sig);
 	d->open = 1;
 	return FS_OK;
 }
@@ -612,7 +794,7 @@ static enum fs_rc drop_old(struct outdir *d, const char *gone,
 				"new output committed, but the previous one "
 				"could not be removed: %s", strerror(errno));
 	d->open = 0;
-	disarm(d);
+	disarm(&d->sig);
 	return rc;
 }
 
@@ -633,7 +815,7 @@ static enum fs_rc publish_exchange(struct outdir *d, struct fs_err *err)
 		}
 		/* Not ours to delete: leave it under the temp name, say where. */
 		d->open = 0;
-		disarm(d);
+		disarm(&d->sig);
 		return fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
 				  "replaced while we worked, and could not be "
 				  "put back: it is at '%s'", d->tmp);
@@ -723,7 +905,7 @@ enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err)
 						 d->tmp, strerror(errno)));
 	d->open = 0;
 	rc = sync_parent(d, err);
-	disarm(d);
+	disarm(&d->sig);
 	return rc;
 }
 
@@ -733,29 +915,210 @@ void outdir_abort(struct outdir *d)
 		return;
 	remove_tree(d->tmp);
 	d->open = 0;
-	disarm(d);
+	disarm(&d->sig);
 }
 
-/* Close and unlink tmp after a failure. */
+/* ---- outputs against inputs ---- */
+
+/*
+ * path made absolute and free of links where it exists: realpath of
+ * path, else of its parent with the last name appended, else the path
+ * joined to the working directory as given. -1 when it does not fit.
+ */
+static int canon(const char *path, char *out, size_t len)
+{
+	char parent[OUTDIR_PATH_MAX], real[PATH_MAX], cwd[PATH_MAX], p[OUTDIR_PATH_MAX];
+	const char *base;
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (path_fmt(p, sizeof(p), "%.*s", (int)n, path))
+		return -1;
+	if (realpath(p, real))
+		return path_fmt(out, len, "%s", real);
+	parent_of(p, parent, sizeof(parent));
+	base = strrchr(p, '/');
+	base = base ? base + 1 : p;
+	if (realpath(parent, real))
+		return path_fmt(out, len, "%s%s%s", real,
+				real[strlen(real) - 1] == '/' ? "" : "/", base);
+	if (p[0] == '/')
+		return path_fmt(out, len, "%s", p);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	return path_fmt(out, len, "%s/%s", cwd, p);
+}
+
+/* a and b are one file or directory: the same inode where both exist,
+ * else the same canonical name. */
+static int io_same(const char *a, const char *ca, const char *b, const char *cb)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return !strcmp(ca, cb);
+}
+
+/* Is x (canonical cx) strictly inside directory d (canonical cd)? By
+ * name, and where d exists by inode too: each directory above x is
+ * compared with d, so a second name for d (a bind mount) is seen. */
+static int io_inside(const char *d, const char *cd, const char *cx)
+{
+	char up[OUTDIR_PATH_MAX];
+	struct stat sd, su;
+	size_t n = strlen(cd);
+
+	if (!strncmp(cx, cd, n) && (cx[n] == '/' || (n == 1 && cd[0] == '/')) && cx[n])
+		return 1;
+	if (stat(d, &sd) != 0 || !S_ISDIR(sd.st_mode) ||
+	    path_fmt(up, sizeof(up), "%s", cx))
+		return 0;
+	for (char *slash = strrchr(up, '/'); slash && slash > up; slash = strrchr(up, '/')) {
+		*slash = '\0';
+		if (stat(up, &su) == 0 && su.st_dev == sd.st_dev && su.st_ino == sd.st_ino)
+			return 1;
+	}
+	return 0;
+}
+
+enum fs_rc outdir_io_check(const struct outdir_io *io, size_t n, struct fs_err *err)
+{
+	char (*c)[OUTDIR_PATH_MAX] = calloc(n ? n : 1, sizeof(*c));
+
+	if (!c)
+		return fs_nomem(err, "the paths to compare", n * sizeof(*c));
+	for (size_t i = 0; i < n; i++)
+		if (io[i].path && canon(io[i].path, c[i], sizeof(c[i])))
+			c[i][0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct outdir_io *o = &io[i];
+
+		if (!o->path || o->kind == OUTDIR_READ || !c[i][0])
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const struct outdir_io *x = &io[k];
+			enum fs_rc rc = FS_OK;
+
+			if (k == i || !x->path || !c[k][0])
+				continue;
+			if (io_same(o->path, c[i], x->path, c[k]))
+				rc = x->kind == OUTDIR_READ ?
+				     fs_fail_at(err, FS_EINPUT, o->path, 0, 0,
+						"%s is also %s, which this command "
+						"reads; give %s a path of its own",
+						o->opt, x->opt, o->opt) :
+				     k < i ? FS_OK :	/* said once, by the first */
+				     fs_fail_at(err, FS_EINPUT, o->path, 0, 0,
+						"given as both %s and %s; give each "
+						"output a path of its own", o->opt, x->opt);
+			else if (o->kind == OUTDIR_WRITE_DIR && io_inside(o->path, c[i], c[k]))
+				rc = fs_fail_at(err, FS_EINPUT, o->path, 0, 0,
+						"%s is replaced whole, and %s '%s' is "
+						"inside it; give %s a directory of its own",
+						o->opt, x->opt, x->path, o->opt);
+			if (rc) {
+				free(c);
+				return rc;
+			}
+		}
+	}
+	free(c);
+	return FS_OK;
+}
+
+/*
+ * Where a single file goes, decided from what is at path now (lstat,
+ * then stat through a link). Only a regular file, or nothing, is
+ * replaced by a rename; a character device (/dev/null, a tty) or a FIFO
+ * is what a user passing one means to write into, so it is written in
+ * place; a symbolic link to a regular file has its target replaced (the
+ * link stays a link), one to a device or FIFO is written through. Block
+ * devices, sockets, directories and dangling links are refused: a rename
+ * would put a regular file where the system keeps something else.
+ * dest gets the rename's destination (path, or the link's resolved
+ * target). FS_EINPUT naming path otherwise.
+ */
+enum file_how { FILE_RENAME, FILE_IN_PLACE };
+
+static enum fs_rc file_target(const char *path, enum file_how *how, char *dest,
+			      size_t len, struct fs_err *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	const char *what;
+
+	if (!*path)
+		return fs_fail(err, FS_EINPUT, "empty output file name");
+	*how = FILE_RENAME;
+	if (path_fmt(dest, len, "%s", path))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return FS_OK;
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot inspect: %s",
+				  strerror(errno));
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if (stat(path, &st) != 0)
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "is a symbolic link to nothing (%s); "
+					  "name the file itself", strerror(errno));
+		if (S_ISREG(st.st_mode)) {
+			if (!realpath(path, real) || path_fmt(dest, len, "%s", real))
+				return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+						  "cannot resolve the link: %s",
+						  strerror(errno));
+			return FS_OK;
+		}
+	}
+	if (S_ISREG(st.st_mode))
+		return FS_OK;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		*how = FILE_IN_PLACE;
+		return FS_OK;
+	}
+	what = S_ISDIR(st.st_mode) ? "a directory" :
+	       S_ISBLK(st.st_mode) ? "a block device" :
+	       S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file";
+	if (S_ISDIR(st.st_mode))
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "is a directory");
+	return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+			  "is %s; fragsim writes a regular file (replaced whole), "
+			  "a character device or a FIFO (written in place)", what);
+}
+
+/* Close and unlink tmp after a failure (an in-place file has none);
+ * then a signal caught meanwhile ends the process. */
 static void file_discard(struct outdir_file *f)
 {
 	if (f->fp)
 		fclose(f->fp);
 	f->fp = NULL;
-	unlink(f->tmp);
+	if (f->tmp[0])
+		unlink(f->tmp);
+	f->tmp[0] = '\0';
+	disarm(&f->sig);
 }
 
 enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
 {
-	char tmp[OUTDIR_PATH_MAX];
-	struct stat st;
+	char tmp[OUTDIR_PATH_MAX], dest[OUTDIR_PATH_MAX];
+	enum file_how how;
+	enum fs_rc rc = file_target(path, &how, dest, sizeof(dest), err);
 	int fd;
 
-	if (!*path)
-		return fs_fail(err, FS_EINPUT, "empty output file name");
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "is a directory");
-	if (path_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()))
+	if (rc)
+		return rc;
+	if (how == FILE_IN_PLACE) {
+		/* Not opened: a FIFO's reader would see the end of the data. */
+		if (access(path, W_OK) != 0)
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "cannot be written: %s", strerror(errno));
+		return FS_OK;
+	}
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid()))
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
@@ -766,20 +1129,67 @@ enum fs_rc outdir_file_check(const char *path, struct fs_err *err)
 	return FS_OK;
 }
 
+/* Written in place: opened as it is (a FIFO waits for its reader, as a
+ * shell's redirection does), never created, and checked once open to
+ * be the device or FIFO that was there. */
+static enum fs_rc file_open_in_place(struct outdir_file *f, struct fs_err *err)
+{
+	struct stat st;
+	int fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return fs_fail_at(err, FS_EINPUT, f->path, 0, 0,
+				  "cannot be written: %s", strerror(errno));
+	if (fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		close(fd);
+		return fs_fail_at(err, FS_EINPUT, f->path, 0, 0,
+				  "changed while it was opened; left as it is");
+	}
+	f->fp = fdopen(fd, "wb");
+	if (!f->fp) {
+		close(fd);
+		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0, "cannot open: %s",
+				  strerror(errno));
+	}
+	return FS_OK;
+}
+
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err)
 {
+	enum file_how how;
+	enum fs_rc rc;
+
 	f->fp = NULL;
 	f->tmp[0] = '\0';
-	if (path_fmt(f->path, sizeof(f->path), "%s", path) ||
-	    path_fmt(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", path,
-		     (long)getpid()))
+	f->in_place = 0;
+	memset(&f->sig, 0, sizeof(f->sig));
+	if (path_fmt(f->path, sizeof(f->path), "%s", path))
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	rc = file_target(path, &how, f->dest, sizeof(f->dest), err);
+	if (rc)
+		return rc;
+	if (how == FILE_IN_PLACE) {
+		f->in_place = 1;
+		return file_open_in_place(f, err);
+	}
+	if (path_fmt(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", f->dest,
+		     (long)getpid())) {
+		f->tmp[0] = '\0';
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
+	}
+	/* Armed before the temporary exists: a ^C from here on removes it
+	 * (the next write or the commit fails, the discard unlinks it and
+	 * raises the signal again), as outdir_begin does for a directory. */
+	arm(&f->sig);
 	f->fp = fopen(f->tmp, "wb");
-	if (!f->fp)
-		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
-				  "cannot create '%s': %s", f->tmp,
-				  strerror(errno));
+	if (!f->fp) {
+		rc = fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
+				"cannot create '%s': %s", f->tmp, strerror(errno));
+		f->tmp[0] = '\0';
+		disarm(&f->sig);
+		return rc;
+	}
 	return FS_OK;
 }
 
@@ -813,6 +1223,21 @@ enum fs_rc outdir_file_write(struct outdir_file *f, const void *data,
 	return FS_OK;
 }
 
+/* Before the rename: dest must still be a regular file or absent, so
+ * that nothing put there meanwhile (a device, a FIFO, a directory, a
+ * link) is replaced. */
+static enum fs_rc file_still_replaceable(const struct outdir_file *f,
+					 struct fs_err *err)
+{
+	struct stat st;
+
+	if (lstat(f->dest, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode))
+		return FS_OK;
+	return fs_fail_at(err, FS_EINPUT, f->path, 0, 0,
+			  "is no longer a regular file (replaced while we worked); "
+			  "left as it is");
+}
+
 enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 {
 	char dir[OUTDIR_PATH_MAX];
@@ -825,7 +1250,7 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 	/* stdio buffers: the disk-full error may only surface here, so
 	 * flush, fsync and close are checked, each keeping the first errno.
 	 * fsync before the rename: the name must never point at data that
-	 * is not on disk yet. */
+	 * is not on disk yet. A FIFO or a device has no fsync (EINVAL). */
 	if (fflush(f->fp) != 0)
 		e = errno;
 	else if (ferror(f->fp))
@@ -838,17 +1263,32 @@ enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err)
 	if (e) {
 		rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				"write failed: %s", strerror(e));
-		unlink(f->tmp);
+		file_discard(f);
 		return rc;
 	}
-	if (rename(f->tmp, f->path) != 0) {
+	if (f->in_place)
+		return FS_OK;
+	crash_at(getenv("FRAGSIM_OUTDIR_CRASH"), "file-written");
+	if (outdir_caught) {
+		rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
+				"interrupted by signal %d", (int)outdir_caught);
+		file_discard(f);
+		return rc;
+	}
+	if ((rc = file_still_replaceable(f, err))) {
+		file_discard(f);
+		return rc;
+	}
+	if (rename(f->tmp, f->dest) != 0) {
 		rc = fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				"cannot rename '%s' into place: %s", f->tmp,
 				strerror(errno));
-		unlink(f->tmp);
+		file_discard(f);
 		return rc;
 	}
-	parent_of(f->path, dir, sizeof(dir));
+	f->tmp[0] = '\0';
+	disarm(&f->sig);	/* the file is whole: a signal may end us now */
+	parent_of(f->dest, dir, sizeof(dir));
 	if (sync_path(dir, 1) != 0)
 		return fs_fail_at(err, FS_EINTERNAL, f->path, 0, 0,
 				  "written, but syncing '%s' failed: %s", dir,

@@ -15,8 +15,11 @@
  *   rc = rc ? (outdir_abort(&d), rc) : outdir_commit(&d, err);
  *
  * The directory's manifest.json must carry OUTDIR_MARK_KEY:
- * OUTDIR_MARK_VALUE as a JSON string at its top level: that is how a
- * later run knows the directory is fragsim's own and may be replaced.
+ * OUTDIR_MARK_VALUE as a JSON string at its top level, and list in its
+ * "files" array (each {"name": ...}) every file written beside it, but
+ * those of its kind that outdir.c's outdir_extras names: that is how a
+ * later run knows the directory is fragsim's own, holds nothing else,
+ * and may be replaced.
  *
  * A file the same way (npy, json and safetensors writers use this):
  *
@@ -49,16 +52,20 @@
 #define OUTDIR_MARK_KEY "tool"
 #define OUTDIR_MARK_VALUE "fragsim"
 
+/* SIGINT, SIGTERM: 1 where the cleanup handler was installed (only over
+ * SIG_DFL), with the action to put back. */
+struct outdir_sigs {
+	int armed[2];
+	struct sigaction prev[2];
+};
+
 struct outdir {
 	char final[OUTDIR_PATH_MAX];	/* where the directory appears */
 	char parent[OUTDIR_PATH_MAX];	/* its parent ("." when none given) */
 	char tmp[OUTDIR_PATH_MAX];	/* parent/.base.fragsim-tmp.<pid> */
 	char old[OUTDIR_PATH_MAX];	/* parent/.base.fragsim-old.<pid> */
 	int open;			/* 1 between begin and commit/abort */
-	/* SIGINT, SIGTERM: 1 where begin installed the cleanup handler
-	 * (only over SIG_DFL), with the action to put back. */
-	int armed[2];
-	struct sigaction prev[2];
+	struct outdir_sigs sig;		/* armed from begin to commit/abort */
 	/* Test hooks, from the environment at begin (docs/output-dir.md):
 	 * FRAGSIM_OUTDIR_CRASH names a point of commit where the process
 	 * raises a signal; FRAGSIM_OUTDIR_NO_EXCHANGE=1 takes the path for
@@ -110,16 +117,36 @@ enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err);
 void outdir_abort(struct outdir *d);
 
 struct outdir_file {
-	FILE *fp;			/* on tmp; NULL when closed */
-	char path[OUTDIR_PATH_MAX];	/* the final name */
-	char tmp[OUTDIR_PATH_MAX];	/* path.tmp.<pid> */
+	FILE *fp;			/* on tmp (or path itself); NULL when closed */
+	char path[OUTDIR_PATH_MAX];	/* the final name, as given */
+	char dest[OUTDIR_PATH_MAX];	/* what the rename replaces: path, or
+					 * the regular file a link at path names */
+	char tmp[OUTDIR_PATH_MAX];	/* dest.tmp.<pid>; "" when none exists */
+	int in_place;			/* 1: a character device or FIFO at path,
+					 * written into, never renamed over */
+	struct outdir_sigs sig;		/* armed while tmp exists */
 };
 
-/* Before the work that produces it: can path be written? Its directory
- * must exist and take a new file (one is created and removed), and path
- * must not be a directory. FS_EINPUT naming path otherwise. */
+/*
+ * What may be at a single file's path (docs/output-dir.md, "Single
+ * files"): nothing or a regular file (written as path.tmp.<pid>, renamed
+ * over it); a symbolic link to a regular file (the target is replaced
+ * the same way, the link kept); a character device or a FIFO, directly
+ * or through a link (written in place: /dev/null, /dev/stdout, a pipe).
+ * A block device, socket, directory or dangling link is refused with
+ * FS_EINPUT naming path, by check and open alike; commit refuses to
+ * rename over anything but a regular file put there meanwhile.
+ */
+
+/* Before the work that produces it: can path be written? The rules
+ * above, and for a renamed file its directory must exist and take a new
+ * file (one is created and removed). FS_EINPUT naming path otherwise. */
 enum fs_rc outdir_file_check(const char *path, struct fs_err *err);
 
+/* Until commit or abort, SIGINT and SIGTERM are caught as by
+ * outdir_begin (where no output directory already caught them): the next
+ * write or the commit fails, the temporary is removed and the signal
+ * raised again, so a ^C never leaves path.tmp.<pid> behind. */
 enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 			    struct fs_err *err);
 /* Fails (and discards the file) once SIGINT/SIGTERM was caught while an
@@ -131,5 +158,34 @@ enum fs_rc outdir_file_write(struct outdir_file *f, const void *data,
 enum fs_rc outdir_file_commit(struct outdir_file *f, struct fs_err *err);
 /* Close and remove the temporary file; a no-op when already closed. */
 void outdir_file_abort(struct outdir_file *f);
+
+/*
+ * One path a command reads or writes, as the user named it, for
+ * outdir_io_check. path NULL: not given, skipped.
+ */
+enum outdir_io_kind {
+	OUTDIR_READ,		/* an input: a case, a plan, a dump, a profile */
+	OUTDIR_WRITE_FILE,	/* a single output file (--junit, --report) */
+	OUTDIR_WRITE_DIR,	/* an output directory, replaced whole (--out) */
+};
+
+struct outdir_io {
+	const char *opt;	/* how it was given: "--out", "--plan", "the case" */
+	const char *path;
+	enum outdir_io_kind kind;
+};
+
+/*
+ * Before any work: no output may be an input or another output (same
+ * inode where both exist, else the same name once made absolute and
+ * free of links), and no input or other output may be inside an output
+ * directory, which is replaced whole: `probe simulate --plan P --out P`,
+ * `run g/case.yaml --out g`, `check c.yaml --junit c.yaml`, `--report
+ * g/r.html --out g`. An output inside an input directory is fine
+ * (`check cases/ --junit cases/j.xml`). FS_EINPUT naming the output
+ * and both options; FS_ENOMEM.
+ */
+enum fs_rc outdir_io_check(const struct outdir_io *io, size_t n,
+			   struct fs_err *err);
 
 #endif

@@ -10,13 +10,17 @@
  *
  * Load: profile.yaml, validated; manifest.json says the kind (no plan
  * key: exhaustive) and must agree on isa and waves; the plan is made
- * again from both and probe_a/b.npy must be those bytes. So the bytes
- * solve reads the dump against are always ones fragsim made, and an
- * edited or mismatched plan is refused with the file that differs.
+ * again from both and probe_a/b.npy must be those bytes; then every
+ * other member of the manifest must say what that plan is (wave,
+ * digit_base, probe_slots, ..., each file's sha256 that of its bytes),
+ * and no member may be unknown. So the bytes solve reads the dump
+ * against are always ones fragsim made, and an edited or mismatched
+ * plan is refused with the file, or the member, that differs.
  */
 #include "probeplan.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,7 @@
 #include "outdir.h"
 #include "profile.h"
 #include "readfile.h"
+#include "sha256.h"
 #include "yamldoc.h"
 
 #define MANIFEST_MAX_BYTES (1u << 20)
@@ -394,15 +399,18 @@ enum fs_rc probeplan_manifest_check(const char *text, size_t len, const char *pa
 	return rc;
 }
 
+/* dir/manifest.json, read into *text (malloc'ed, the caller frees it,
+ * also on failure) and checked for kind, isa and waves. */
 static enum fs_rc check_manifest(const char *dir, const struct lanemap *lm,
-				 enum probe_kind *kind, struct fs_err *err)
+				 enum probe_kind *kind, char **text, size_t *len,
+				 struct fs_err *err)
 {
 	struct probe_layout pl;
 	int waves[2];
 	char path[OUTDIR_PATH_MAX];
-	char *text;
-	size_t len;
 	enum fs_rc rc = join_path(path, sizeof(path), dir, "manifest.json", err);
+
+	*text = NULL;
 
 	if (rc)
 		return rc;
@@ -411,11 +419,25 @@ static enum fs_rc check_manifest(const char *dir, const struct lanemap *lm,
 		return rc;
 	waves[PROBE_EXHAUSTIVE] = pl.waves;
 	waves[PROBE_SHORT] = probe_layout(lm, PROBE_SHORT, &pl, NULL) ? -1 : pl.waves;
-	if ((rc = readfile(path, MANIFEST_MAX_BYTES, &text, &len, err)))
+	if ((rc = readfile(path, MANIFEST_MAX_BYTES, text, len, err)))
 		return rc;
-	rc = probeplan_manifest_check(text, len, path, lm->name, waves, kind, err);
-	free(text);
-	return rc;
+	return probeplan_manifest_check(*text, *len, path, lm->name, waves, kind, err);
+}
+
+/* The sha256 of dir/name's bytes as they are. */
+static enum fs_rc file_sha(const char *dir, const char *name, char sha[65],
+			   struct fs_err *err)
+{
+	char path[OUTDIR_PATH_MAX];
+	char *bytes;
+	size_t len;
+	enum fs_rc rc = join_path(path, sizeof(path), dir, name, err);
+
+	if (rc || (rc = readfile(path, (size_t)1 << 30, &bytes, &len, err)))
+		return rc;
+	sha256_hex(bytes, len, sha);
+	free(bytes);
+	return FS_OK;
 }
 
 /*
@@ -454,10 +476,181 @@ static enum fs_rc read_exact(const char *dir, const char *name, enum npy_dtype d
 	return rc;
 }
 
+/* ---- the manifest, field by field, against the plan made again ---- */
+
+/* Top-level key's node, or FS_EINPUT "key: missing" at path. */
+static enum fs_rc need(struct ydoc *d, yaml_node_t *top, const char *key,
+		       const char *path, yaml_node_t **n, struct fs_err *err)
+{
+	*n = ydoc_get(d, top, key);
+	return *n ? FS_OK : fs_fail_at(err, FS_EINPUT, path, 0, 0, "%s: missing", key);
+}
+
+/* n (at key) is the integer want. */
+static enum fs_rc want_int(struct ydoc *d, yaml_node_t *n, const char *key,
+			   int64_t want, struct fs_err *err)
+{
+	int64_t v;
+	enum fs_rc rc = ydoc_int(d, n, key, INT64_MIN, INT64_MAX, &v, err);
+
+	if (!rc && v != want)
+		rc = ydoc_fail(err, d, n, key, "%lld, but the plan profile.yaml makes "
+			       "has %lld", (long long)v, (long long)want);
+	return rc;
+}
+
+/* n (at key) is the string want. */
+static enum fs_rc want_str(struct ydoc *d, yaml_node_t *n, const char *key,
+			   const char *want, struct fs_err *err)
+{
+	char v[256];
+	enum fs_rc rc = ydoc_str(d, n, key, v, sizeof(v), err);
+
+	if (!rc && strcmp(v, want))
+		rc = ydoc_fail(err, d, n, key, "'%s', but the plan profile.yaml makes "
+			       "has '%s'", v, want);
+	return rc;
+}
+
+/* n (at key) is the sequence of the n_want integers want. */
+static enum fs_rc want_ints(struct ydoc *d, yaml_node_t *n, const char *key,
+			    const int *want, int n_want, struct fs_err *err)
+{
+	char at[64];
+	enum fs_rc rc = FS_OK;
+
+	if (n->type != YAML_SEQUENCE_NODE || ydoc_seq_len(n) != n_want)
+		return ydoc_fail(err, d, n, key, "must be a list of %d integers, as in "
+				 "the plan profile.yaml makes", n_want);
+	for (int i = 0; i < n_want && !rc; i++) {
+		ydoc_path_index(at, sizeof(at), key, i);
+		rc = want_int(d, ydoc_seq_item(d, n, i), at, want[i], err);
+	}
+	return rc;
+}
+
+/* files[op]: name, dtype, shape, and sha256 (A, B: of the file as it
+ * is) or written_by (C). */
+static enum fs_rc want_file(struct ydoc *d, yaml_node_t *f, int op,
+			    const struct probeplan *p, const char *sha,
+			    struct fs_err *err)
+{
+	static const char *const keys_ab[] = { "name", "dtype", "shape", "sha256", NULL };
+	static const char *const keys_c[] = { "name", "dtype", "shape", "written_by", NULL };
+	char at[64], key[80], got[80];
+	int shape[3];
+	size_t s[3];
+	yaml_node_t *n;
+	enum fs_rc rc;
+
+	ydoc_path_index(at, sizeof(at), "files", op);
+	if (f->type != YAML_MAPPING_NODE)
+		return ydoc_fail(err, d, f, at, "must be a mapping");
+	rc = ydoc_check_map(d, f, at, op == LM_C ? keys_c : keys_ab, err);
+	probeplan_shape(p->lm, p->layout.waves, (enum lm_operand)op, s);
+	for (int i = 0; i < 3; i++)
+		shape[i] = (int)s[i];
+	for (int k = 0; k < 4 && !rc; k++) {
+		const char *name = (op == LM_C ? keys_c : keys_ab)[k];
+
+		ydoc_path(key, sizeof(key), at, name);
+		if (!(n = ydoc_get(d, f, name)))
+			return ydoc_fail(err, d, f, at, "%s: missing", name);
+		if (k == 0)
+			rc = want_str(d, n, key, npy_names[op], err);
+		else if (k == 1)
+			rc = want_str(d, n, key, op == LM_C ? "int32" :
+				      npy_dtype_name(probeplan_dtype(p->lm, (enum lm_operand)op)),
+				      err);
+		else if (k == 2)
+			rc = want_ints(d, n, key, shape, 3, err);
+		else if (op == LM_C)
+			rc = want_str(d, n, key, "the device", err);
+		else if (!(rc = ydoc_str(d, n, key, got, sizeof(got), err)) && strcmp(got, sha))
+			rc = ydoc_fail(err, d, n, key, "'%s', but %s's bytes hash to '%s'",
+				       got, npy_names[op], sha);
+	}
+	return rc;
+}
+
+/*
+ * Every member of the plan's manifest against the plan made again from
+ * profile.yaml (kind, isa and waves were checked before) and sha[op],
+ * the sha256 of probe_a.npy and probe_b.npy as they are: a tampered
+ * field is refused with its name and place, none is taken unchecked.
+ */
+static enum fs_rc verify_manifest(const char *text, size_t len, const char *path,
+				  const struct probeplan *p, char sha[2][65],
+				  struct fs_err *err)
+{
+	static const char *const keys[] = {
+		OUTDIR_MARK_KEY, "fragsim_probe", "fragsim_version", "isa", "instruction",
+		"wave", "waves", "digit_base", "plan", "pair_values", "probe_slots",
+		"check_waves", "files", NULL,
+	};
+	const struct probe_layout *pl = &p->layout;
+	const int pairs[2] = { 1, PROBE_HI };
+	struct ydoc d;
+	yaml_node_t *top, *n;
+	char ver[64];
+	enum fs_rc rc = ydoc_load(&d, text, len, path, err);
+
+	if (rc)
+		return rc;
+	top = ydoc_root(&d);
+	rc = ydoc_check_map(&d, top, "", keys, err);
+	if (!rc && !(rc = need(&d, top, OUTDIR_MARK_KEY, path, &n, err)))
+		rc = want_str(&d, n, OUTDIR_MARK_KEY, OUTDIR_MARK_VALUE, err);
+	if (!rc && !(rc = need(&d, top, "fragsim_version", path, &n, err)))
+		rc = ydoc_str(&d, n, "fragsim_version", ver, sizeof(ver), err);
+	if (!rc && !(rc = need(&d, top, "instruction", path, &n, err)))
+		rc = want_str(&d, n, "instruction", p->lm->instr, err);
+	if (!rc && !(rc = need(&d, top, "wave", path, &n, err)))
+		rc = want_int(&d, n, "wave", p->lm->wave, err);
+	if (!rc && !(rc = need(&d, top, "digit_base", path, &n, err)))
+		rc = want_int(&d, n, "digit_base", PROBE_BASE, err);
+	if (!rc && pl->kind == PROBE_SHORT) {
+		if (!(rc = need(&d, top, "pair_values", path, &n, err)))
+			rc = want_ints(&d, n, "pair_values", pairs, 2, err);
+		if (!rc && !(rc = need(&d, top, "probe_slots", path, &n, err)))
+			rc = want_ints(&d, n, "probe_slots", pl->slot, pl->probes, err);
+	} else if (!rc) {
+		const char *extra = ydoc_get(&d, top, "pair_values") ? "pair_values" :
+				    ydoc_get(&d, top, "probe_slots") ? "probe_slots" : NULL;
+
+		if (extra)
+			rc = ydoc_fail(err, &d, ydoc_get(&d, top, extra), extra,
+				       "an exhaustive plan has none");
+	}
+	if (!rc && !(rc = need(&d, top, "check_waves", path, &n, err))) {
+		if (n->type != YAML_SEQUENCE_NODE || ydoc_seq_len(n) != pl->checks)
+			rc = ydoc_fail(err, &d, n, "check_waves", "must list the %d check "
+				       "waves of the plan profile.yaml makes", pl->checks);
+		for (int i = 0; i < pl->checks && !rc; i++) {
+			char at[32];
+
+			ydoc_path_index(at, sizeof(at), "check_waves", i);
+			rc = want_str(&d, ydoc_seq_item(&d, n, i), at, probe_check_name(i), err);
+		}
+	}
+	if (!rc && !(rc = need(&d, top, "files", path, &n, err))) {
+		if (n->type != YAML_SEQUENCE_NODE || ydoc_seq_len(n) != LM_NOPERANDS)
+			rc = ydoc_fail(err, &d, n, "files", "must list probe_a.npy, "
+				       "probe_b.npy and probe_c.npy");
+		for (int op = 0; op < LM_NOPERANDS && !rc; op++)
+			rc = want_file(&d, ydoc_seq_item(&d, n, op), op, p,
+				       op < 2 ? sha[op] : NULL, err);
+	}
+	ydoc_free(&d);
+	return rc;
+}
+
 enum fs_rc probeplan_load(const char *dir, struct probeplan *p, struct fs_err *err)
 {
-	char path[OUTDIR_PATH_MAX];
+	char path[OUTDIR_PATH_MAX], sha[2][65];
 	enum probe_kind kind = PROBE_EXHAUSTIVE;
+	char *manifest = NULL;
+	size_t mlen = 0;
 	enum fs_rc rc = join_path(path, sizeof(path), dir, "profile.yaml", err);
 
 	memset(p, 0, sizeof(*p));
@@ -466,11 +659,13 @@ enum fs_rc probeplan_load(const char *dir, struct probeplan *p, struct fs_err *e
 	p->lm = probeplan_profile(path, &rc, err);
 	if (!p->lm)
 		return rc;
-	rc = check_manifest(dir, p->lm, &kind, err);
+	rc = check_manifest(dir, p->lm, &kind, &manifest, &mlen, err);
 	if (!rc)
 		rc = probe_layout(p->lm, kind, &p->layout, err);
-	if (rc)
+	if (rc) {
+		free(manifest);
 		return rc;
+	}
 	p->a = malloc((size_t)p->layout.waves * (size_t)(p->lm->wave * p->lm->op[LM_A].elems));
 	p->b = malloc((size_t)p->layout.waves * (size_t)(p->lm->wave * p->lm->op[LM_B].elems));
 	if (!p->a || !p->b)
@@ -490,7 +685,12 @@ enum fs_rc probeplan_load(const char *dir, struct probeplan *p, struct fs_err *e
 				     "%s/%s: not the plan profile.yaml makes (edited, or from "
 				     "another plan?)", dir, npy_names[op]);
 		npy_free(&arr);
+		if (!rc)
+			rc = file_sha(dir, npy_names[op], sha[op], err);
 	}
+	if (!rc && !(rc = join_path(path, sizeof(path), dir, "manifest.json", err)))
+		rc = verify_manifest(manifest, mlen, path, p, sha, err);
+	free(manifest);
 	return rc;
 }
 

@@ -61,8 +61,10 @@ enum fs_rc probeplan_write(const char *dir, const struct lanemap *lm,
 
 /*
  * Read the plan in dir back: profile.yaml, the manifest (kind, waves,
- * isa) and probe_a/b.npy, which must be the bytes the plan makes. On
- * failure p holds nothing (probeplan_free is still safe).
+ * isa) and probe_a/b.npy, which must be the bytes the plan makes; then
+ * every member of the manifest against that plan (sha256: of the files'
+ * bytes), unknown members refused. On failure p holds nothing
+ * (probeplan_free is still safe).
  */
 enum fs_rc probeplan_load(const char *dir, struct probeplan *p, struct fs_err *err);
 void probeplan_free(struct probeplan *p);

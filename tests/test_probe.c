@@ -1010,6 +1010,145 @@ static void cli_device_answers_need_their_plan(void **state)
 		     "exhaustive (make it without --exhaustive)");
 }
 
+/*
+ * Issue 21 point 2, for probe outputs: a plan (its profile.yaml is not
+ * in the manifest's files, but fragsim's own) and a simulated dump are
+ * replaced by the next plan or simulate over them, of either kind; a
+ * file a user added to either is named and refused, exit 2.
+ */
+static void cli_rerun_over_own_outputs(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		r = tu_run("probe plan --isa gfx936 --out %s/rp%s", dir,
+			   i == 1 ? " --exhaustive" : "");
+		if (r.status != 0)
+			fail_msg("plan %d: exit %d: %s", i, r.status, r.err);
+		tu_free(&r);
+		r = tu_run("probe simulate --plan %s/rp --isa gfx936 --out %s/rd", dir, dir);
+		if (r.status != 0)
+			fail_msg("simulate %d: exit %d: %s", i, r.status, r.err);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_sh("echo notes > %s/rp/README && echo x > %s/rd/notes.txt",
+			       dir, dir), 0);
+	expect_exit2(tu_run("probe plan --isa gfx936 --out %s/rp", dir),
+		     "rp: a fragsim output, but it holds 'README', which its manifest.json "
+		     "does not list");
+	expect_exit2(tu_run("probe simulate --plan %s/rp --isa gfx936 --out %s/rd", dir, dir),
+		     "rd: a fragsim output, but it holds 'notes.txt'");
+	assert_int_equal(tu_sh("test -f %s/rp/README && test -f %s/rd/notes.txt", dir, dir), 0);
+}
+
+/*
+ * Issue 21 point 11: `probe simulate --plan P --out P` replaced the plan
+ * it reads with its dump. Refused now, exit 2, before any work, the plan
+ * as it was; so are the same through another name (P/, P/../P). An
+ * output inside the plan is not the plan: P/d is written.
+ */
+static void cli_out_is_not_the_plan(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa gfx936 --out %s/op", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	expect_exit2(tu_run("probe simulate --plan %s/op --isa gfx936 --out %s/op", dir, dir),
+		     "op: --out is also --plan, which this command reads; give --out a path "
+		     "of its own");
+	expect_exit2(tu_run("probe simulate --plan %s/op --isa gfx936 --out %s/op/", dir, dir),
+		     "--out is also --plan");
+	expect_exit2(tu_run("probe simulate --plan %s/op/ --isa gfx936 --out %s/op/../op",
+			    dir, dir), "--out is also --plan");
+	/* the plan is still a plan: it loads, and answers */
+	r = tu_run("probe simulate --plan %s/op --isa gfx936 --out %s/op-d", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	assert_int_equal(tu_sh("grep -q '\"fragsim_probe\": 1' %s/op/manifest.json", dir), 0);
+	/* a profile file given as --isa is an input too */
+	assert_int_equal(tu_sh("cp %s/op/profile.yaml %s/op-isa.yaml", dir, dir), 0);
+	expect_exit2(tu_run("probe plan --isa %s/op-isa.yaml --out %s/op-isa.yaml", dir, dir),
+		     "--out is also --isa");
+}
+
+/*
+ * The plan's manifest fields were taken unchecked: a tampered wave,
+ * digit_base, probe_slots, tool or sha256 still solved. Each is now
+ * checked against the plan profile.yaml makes (and the sha256 against
+ * the file's bytes), and refused with its name and place. The places
+ * are counted by hand in the manifest `probe plan --isa gfx936` writes
+ * (pretty-printed, two-space indent: `  "wave": 64,` puts 64 at column
+ * 11 of line 7).
+ */
+static void cli_plan_manifest_is_verified(void **state)
+{
+	static const char *const edits[][2] = {
+		{ "s/\"wave\": 64/\"wave\": 32/",
+		  "manifest.json:7:11: wave: 32, but the plan profile.yaml makes has 64" },
+		{ "s/\"digit_base\": 100/\"digit_base\": 10/",
+		  "manifest.json:9:17: digit_base: 10, but the plan profile.yaml makes has 100" },
+		{ "s/452, 52\\]/452, 53]/",
+		  "probe_slots[15]: 53, but the plan profile.yaml makes has 52" },
+		{ "s/\"pair_values\": \\[1, 101\\]/\"pair_values\": [1, 100]/",
+		  "pair_values[1]: 100, but the plan profile.yaml makes has 101" },
+		{ "s/\"tool\": \"fragsim\"/\"tool\": \"other\"/",
+		  "manifest.json:2:11: tool: 'other', but the plan profile.yaml makes has 'fragsim'" },
+		{ "0,/\"sha256\": \"./s//\"sha256\": \"X/",
+		  "files[0].sha256: 'X" },
+		{ "s/\"instruction\": \"v_mmac/\"instruction\": \"v_mmacx/",
+		  "instruction: 'v_mmacx_i32_16x16x32_i8', but the plan profile.yaml makes" },
+		{ "s/\"random4\"\\]/\"random5\"]/",
+		  "check_waves[5]: 'random5', but the plan profile.yaml makes has 'random4'" },
+		{ "s/\"shape\": \\[22, 64, 4\\]/\"shape\": [22, 64, 8]/",
+		  "files[2].shape[2]: 8, but the plan profile.yaml makes has 4" },
+		{ "s/\"waves\": 22,/\"waves\": 22, \"extra\": 1,/",
+		  "manifest.json:8:16: unknown key 'extra'" },
+	};
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa gfx936 --out %s/vp", dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/vp --isa gfx936 --out %s/vd", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		assert_int_equal(tu_sh("rm -rf %s/vx && cp -r %s/vp %s/vx && sed -i '%s' "
+				       "%s/vx/manifest.json && ! cmp -s %s/vp/manifest.json "
+				       "%s/vx/manifest.json", dir, dir, dir, edits[i][0], dir,
+				       dir, dir), 0);
+		expect_exit2(tu_run("probe solve --plan %s/vx --dump %s/vd", dir, dir),
+			     edits[i][1]);
+	}
+	/* the message names what the bytes do hash to: sha256sum's value */
+	assert_int_equal(tu_sh("rm -rf %s/vx && cp -r %s/vp %s/vx && sed -i '0,/\"sha256\": \"./s//"
+			       "\"sha256\": \"X/' %s/vx/manifest.json", dir, dir, dir, dir), 0);
+	r = tu_run("probe solve --plan %s/vx --dump %s/vd", dir, dir);
+	assert_int_equal(r.status, 2);
+	{
+		char *sum, cmd[512], want[128];
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "sha256sum %s/vp/probe_a.npy", dir);
+		f = popen(cmd, "r");
+		assert_non_null(f);
+		sum = fgets(want, sizeof(want), f);
+		pclose(f);
+		assert_non_null(sum);
+		want[64] = '\0';
+		assert_non_null(strstr(r.err, "but probe_a.npy's bytes hash to '"));
+		assert_non_null(strstr(r.err, want));
+	}
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/vp --dump %s/vd", dir, dir);
+	assert_int_equal(r.status, 0);	/* the untouched plan solves */
+	tu_free(&r);
+}
+
 static void cli_usage(void **state)
 {
 	struct run_result r;
@@ -1055,6 +1194,9 @@ int main(void)
 		cmocka_unit_test(cli_short_plan),
 		cmocka_unit_test(cli_short_manifest),
 		cmocka_unit_test(cli_device_answers_need_their_plan),
+		cmocka_unit_test(cli_rerun_over_own_outputs),
+		cmocka_unit_test(cli_out_is_not_the_plan),
+		cmocka_unit_test(cli_plan_manifest_is_verified),
 		cmocka_unit_test(cli_usage),
 	};
 
