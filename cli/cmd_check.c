@@ -76,6 +76,7 @@ struct outcome {
 	enum fs_rc error;	/* JUNIT_ERROR: its kind (input, limit, memory) */
 	char reason[1200];	/* report_reason, or the error; "" for a plain pass */
 	char *details;		/* JUnit body: report_details or the error (malloc) */
+	const char *type;	/* JUNIT_FAIL: report_fail_type (static) */
 	char *html;		/* --report: the case's section (malloc), or NULL */
 	double seconds;
 };
@@ -147,8 +148,10 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 	} else {
 		o->status = runcase_expected(&r) == FS_OK ? JUNIT_PASS : JUNIT_FAIL;
 		report_reason(&r, o->reason, sizeof(o->reason));
-		if (o->status == JUNIT_FAIL)
+		if (o->status == JUNIT_FAIL) {
 			o->details = capture(report_details, &r);
+			o->type = report_fail_type(&r);
+		}
 		if (html)
 			o->html = capture(htmlrep_case, &r);
 	}
@@ -217,7 +220,7 @@ static int write_junit(struct outdir_file *f, const struct outcome *o, size_t n,
 	}
 	for (size_t i = 0; i < n; i++)
 		jc[i] = (struct junit_case){ o[i].path, o[i].name, o[i].status,
-					     o[i].reason, o[i].details, o[i].seconds };
+					     o[i].reason, o[i].details, o[i].seconds, o[i].type };
 	rc = junit_write(f, jc, n, started, seconds, &err);
 	free(jc);
 	return rc ? cli_error(&err, FS_EINTERNAL) : FS_OK;

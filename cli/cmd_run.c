@@ -138,9 +138,20 @@ int cmd_run(int argc, char **argv)
 			       a.emulate_only ? "tensors (emulation only, not checked)" : "goldens",
 			       a.out);
 	} else if (a.out) {
-		fprintf(stderr, "fragsim: goldens not written: %s\n",
-			rc == FS_OK ? "the case plants a bug (expect: mismatch)" :
-				      "the emulation disagrees with the reference");
+		const char *why = report_failure(&r);
+		char reason[512];
+
+		/* A failed threshold is no mapping bug: say which it is. */
+		report_reason(&r, reason, sizeof(reason));
+		if (!why)
+			fprintf(stderr, "fragsim: goldens not written: the case plants a bug "
+				"(expect: mismatch)\n");
+		else if (!strcmp(why, "threshold"))
+			fprintf(stderr, "fragsim: goldens not written: a quality threshold failed "
+				"(%s); every exact comparison with the reference holds\n", reason);
+		else
+			fprintf(stderr, "fragsim: goldens not written: the emulation differs from "
+				"the reference (%s)\n", reason);
 	}
 	rc = runcase_expected(&r);
 	runcase_free(&r);

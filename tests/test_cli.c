@@ -1012,6 +1012,64 @@ static void inputs_cap_before_allocating(void **state)
 	free(p);
 }
 
+/* ---- issue 21 (points 8, 9, 10, 14): verdicts, suites, options, messages ---- */
+
+/* Issue 21 point 8: a failed threshold is not a mismatch. The case of
+ * threshold_failure_prints_its_digits (every exact comparison holds, the
+ * out cosine of INT8 is below 1 - 1e-8) said "the emulation disagrees
+ * with the reference" on `run --out`, and JUnit type="mismatch"; JSON
+ * had no way to tell it from a mapping bug. A planted gqa_map bug is the
+ * mismatch; an `expect: mismatch` case with no bug is "uncaught". */
+static void threshold_is_not_a_mismatch(void **state)
+{
+	static const char *const yaml[3] = {
+		"fragsim: 1\nname: thr\nsequences:\n  - {context: 40}\n"
+		"check: {out_cosine_min: 0.99999999}\n",
+		"fragsim: 1\nname: bug\nsequences:\n  - {context: 40}\nkernel: {gqa_map: modulo}\n",
+		"fragsim: 1\nname: unc\nexpect: mismatch\nsequences:\n  - {context: 40}\n",
+	};
+	static const char *const verdict[3] = { "threshold", "mismatch", "match" };
+	static const char *const type[3] = { "threshold", "mismatch", "uncaught" };
+	static const char *const why[3] = {
+		"fragsim: goldens not written: a quality threshold failed (out cosine ",
+		"fragsim: goldens not written: the emulation differs from the reference (acc: ",
+		"fragsim: goldens not written: the case plants a bug (expect: mismatch)\n",
+	};
+	char dir[64], want[128];
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "verdict"));
+	for (int i = 0; i < 3; i++) {
+		char *p = tu_write_temp(".yaml", yaml[i]), *x;
+		struct run_result r = tu_run("run %s --out %s/g", p, dir);
+
+		assert_int_equal(r.status, 1);
+		if (strncmp(r.err, why[i], strlen(why[i])) || strstr(r.err, "disagrees"))
+			fail_msg("case %d: stderr '%s'", i, r.err);
+		if (i == 0 && !strstr(r.err, "); every exact comparison with the reference holds\n"))
+			fail_msg("stderr '%s'", r.err);
+		tu_free(&r);
+		r = tu_run("run %s --json", p);
+		snprintf(want, sizeof(want), "\"verdict\": \"%s\",", verdict[i]);
+		if (!strstr(r.out, want) || !strstr(r.out, i == 2 ? "\"matched_reference\": true"
+							 : "\"matched_reference\": false"))
+			fail_msg("case %d: no %s in '%s'", i, want, r.out);
+		tu_free(&r);
+		r = tu_run("check %s --junit %s/j.xml", p, dir);
+		assert_int_equal(r.status, 1);
+		tu_free(&r);
+		snprintf(want, sizeof(want), "%s/j.xml", dir);
+		x = tu_slurp(want);
+		snprintf(want, sizeof(want), "\" type=\"%s\">", type[i]);
+		if (!strstr(x, want))
+			fail_msg("case %d: no %s in '%s'", i, want, x);
+		free(x);
+		unlink(p);
+		free(p);
+	}
+	tu_scratch_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1042,6 +1100,8 @@ int main(void)
 		cmocka_unit_test(memory_estimate_hand_worked),
 		cmocka_unit_test(junit_path_checked_first),
 		cmocka_unit_test(inputs_cap_before_allocating),
+		/* issue 21 */
+		cmocka_unit_test(threshold_is_not_a_mismatch),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
