@@ -235,6 +235,15 @@ static int store(const struct opt_cmd *cmd, const struct opt *o, char *args,
 					 o->name, o->fmin, v);
 		*(double *)(args + o->off) = d;
 		return 0;
+	case OPTION_LIST: {
+		struct opt_list *ls = (struct opt_list *)(void *)(args + o->off);
+
+		if (ls->n >= OPT_LIST_MAX)
+			return opt_error(cmd, "%s given more than %d times", o->name,
+					 OPT_LIST_MAX);
+		ls->v[ls->n++] = v;
+		return 0;
+	}
 	case OPTION_END:
 	case OPTION_ARG:
 		break;

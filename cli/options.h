@@ -28,7 +28,8 @@
  * locals. Values: `--out DIR` or `--out=DIR`; a value may start with
  * '-' (`--tol -1` is an out-of-range tolerance, not a missing one).
  * `--` ends the options; every argument after it is positional. An
- * option given twice keeps its last value, as git and getopt do.
+ * option given twice keeps its last value, as git and getopt do; an
+ * OPTION_LIST (`--exclude`) keeps every value, in order.
  */
 #ifndef OPTIONS_H
 #define OPTIONS_H
@@ -44,6 +45,15 @@ enum opt_type {
 	OPTION_INT,	/* --x N, N an integer in [min, max] (cli_int): long */
 	OPTION_NUMBER,	/* --x F, a finite decimal >= fmin: double */
 	OPTION_ARG,	/* a positional argument: help, man page; not parsed */
+	OPTION_LIST,	/* --x V, repeatable: V appended to the struct opt_list */
+};
+
+#define OPT_LIST_MAX 64	/* values of one OPTION_LIST */
+
+/* An OPTION_LIST's values, in the order given (pointers into argv). */
+struct opt_list {
+	const char *v[OPT_LIST_MAX];
+	int n;
 };
 
 /* Row flags. */
@@ -91,6 +101,9 @@ struct opt {
 #define OPT_NUMBER(NAME, FIELD, ARG, MIN, HELP, ...) \
 	{ .type = OPTION_NUMBER, .name = (NAME), .off = OPT_FIELD(FIELD, double), \
 	  .arg = (ARG), .fmin = (MIN), .help = (HELP), __VA_ARGS__ }
+#define OPT_LIST(NAME, FIELD, ARG, HELP, ...) \
+	{ .type = OPTION_LIST, .name = (NAME), .off = OPT_FIELD(FIELD, struct opt_list), \
+	  .arg = (ARG), .help = (HELP), __VA_ARGS__ }
 #define OPT_END() { .type = OPTION_END }
 
 /*

@@ -1070,6 +1070,77 @@ static void threshold_is_not_a_mismatch(void **state)
 	tu_scratch_free(dir);
 }
 
+/* Issue 21 point 9: `check DIR` took every *.yaml for a case, so the
+ * profile `probe solve --yaml` writes beside the cases (docs/dcu.md) and
+ * a CI workflow.yml made the suite exit 2. Now each is skipped with a
+ * note that names it; a YAML with a case key but no `fragsim:` is still
+ * a case (an error), and --exclude drops files by relative path or base
+ * name. */
+static void check_skips_what_is_not_a_case(void **state)
+{
+	char dir[64], want[256];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "skip"));
+	assert_int_equal(tu_sh("mkdir %s/sub && cp cases/edge/one-token.yaml %s/ && "
+			       "cp profiles/gfx936.yaml %s/found.yaml && "
+			       "printf 'name: CI\\non: [push]\\njobs:\\n  b: {runs-on: x}\\n' >%s/workflow.yml && "
+			       "printf -- '- a\\n- b\\n' >%s/sub/list.yaml", dir, dir, dir, dir, dir), 0);
+	r = tu_run("check %s", dir);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "edge-one-token(prefill,S=1,ctx=1,bs=16,shuffled,gfx936): OK\n"
+				   "1 passed, 0 failed\n");
+	snprintf(want, sizeof(want), "fragsim: note: %s/found.yaml: a lane-map profile "
+		 "(fragsim_profile:), not a case; skipped\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	snprintf(want, sizeof(want), "fragsim: note: %s/workflow.yml: not a fragsim file "
+		 "(no case key); skipped\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	snprintf(want, sizeof(want), "fragsim: note: %s/sub/list.yaml: not a fragsim file "
+		 "(not a mapping); skipped\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	tu_free(&r);
+	r = tu_run("check %s --json", dir);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "\"%s/found.yaml: a lane-map profile (fragsim_profile:), "
+		 "not a case\"", dir);
+	if (!strstr(r.out, "\"skipped\": [") || !strstr(r.out, want))
+		fail_msg("no '%s' in '%s'", want, r.out);
+	tu_free(&r);
+	/* a case that forgot `fragsim: 1` is a case, and an error */
+	assert_int_equal(tu_sh("printf 'name: nover\\nsequences:\\n  - {context: 8}\\n' "
+			       ">%s/sub/nover.yaml", dir), 0);
+	r = tu_run("check %s", dir);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "%s/sub/nover.yaml: ERROR ", dir);
+	if (!strstr(r.out, want))
+		fail_msg("no '%s' in '%s'", want, r.out);
+	tu_free(&r);
+	/* --exclude: the relative path, or the base name */
+	r = tu_run("check %s --exclude 'sub/*'", dir);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "nover"));
+	assert_null(strstr(r.err, "list.yaml"));
+	tu_free(&r);
+	r = tu_run("check %s --exclude nover.yaml --exclude 'one-*'", dir);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s: no *.yaml case there (only files "
+		 "skipped or excluded)\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	assert_string_equal(r.out, "");
+	tu_free(&r);
+	/* a file named on the command line is a case whatever it holds */
+	r = tu_run("check %s/found.yaml", dir);
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+	tu_scratch_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1102,6 +1173,7 @@ int main(void)
 		cmocka_unit_test(inputs_cap_before_allocating),
 		/* issue 21 */
 		cmocka_unit_test(threshold_is_not_a_mismatch),
+		cmocka_unit_test(check_skips_what_is_not_a_case),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
