@@ -1141,6 +1141,37 @@ static void check_skips_what_is_not_a_case(void **state)
 	tu_scratch_free(dir);
 }
 
+/* Issue 21 point 10: an option that only matters with another was
+ * accepted and ignored: `run C --format safetensors --bf16` without
+ * --out exited 0 and wrote nothing; `lanemap loads --mode prefill`
+ * without --q printed the K view. Each is now exit 2 naming the missing
+ * (or the excluding) option, before any work: nothing on stdout. */
+static void options_that_need_another(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "run cases/edge/one-token.yaml --format safetensors --bf16",
+		  "fragsim: error: --format needs --out (" },
+		{ "run cases/edge/one-token.yaml --format npy", "fragsim: error: --format needs --out (" },
+		{ "run cases/edge/one-token.yaml --bf16", "fragsim: error: --bf16 needs --out (" },
+		{ "lanemap loads --isa gfx936 --mode prefill", "fragsim: error: --mode needs --q (" },
+		{ "lanemap loads --isa gfx936 --q-heads 8", "fragsim: error: --q-heads needs --q (" },
+		{ "lanemap loads --isa gfx936 --q --cache nhd",
+		  "fragsim: error: --cache describes the K cache: not with --q (" },
+		{ "lanemap loads --isa gfx936 --q --block-size 8",
+		  "fragsim: error: --block-size describes the K cache: not with --q (" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		if (r.status != 2 || r.out[0] || strncmp(r.err, bad[i][1], strlen(bad[i][1])))
+			fail_msg("'%s': status %d, stdout '%s', stderr '%s'", bad[i][0], r.status,
+				 r.out, r.err);
+		tu_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1174,6 +1205,7 @@ int main(void)
 		/* issue 21 */
 		cmocka_unit_test(threshold_is_not_a_mismatch),
 		cmocka_unit_test(check_skips_what_is_not_a_case),
+		cmocka_unit_test(options_that_need_another),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
