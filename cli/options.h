@@ -129,12 +129,14 @@ struct opt_cmd {
  * number of positional arguments, moved to argv[0..n) in their order;
  * or -1 with *rc the command's exit status: FS_OK when -h or --help
  * (anywhere before `--`) printed cmd's help to stdout, FS_EINPUT when a
- * bad option printed "fragsim: error: ..." and the help to stderr.
+ * bad option printed "fragsim: error: ..." and where the help is to
+ * stderr (opt_error).
  */
 int opt_parse(const struct opt_cmd *cmd, void *args, int argc, char **argv,
 	      int *rc);
 
-/* "fragsim: error: <msg>" and cmd's help to stderr; returns FS_EINPUT. */
+/* "fragsim: error: <msg>" and "see 'fragsim <cmd> -h'" to stderr;
+ * returns FS_EINPUT. */
 int opt_error(const struct opt_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

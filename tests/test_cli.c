@@ -1172,6 +1172,43 @@ static void options_that_need_another(void **state)
 	}
 }
 
+/* Issue 21 point 14: a usage error printed its line and then the
+ * command's whole help (40 lines for lanemap), burying it. Now the line
+ * and where the help is, nothing more; `-h` there prints the help. */
+static void usage_error_points_at_the_help(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "check cases/edge --shard 1/2junk",
+		  "fragsim: error: --shard must be K/N with 1 <= K <= N, not '1/2junk'\n"
+		  "see 'fragsim check -h'\n" },
+		{ "lanemap --isa gfx936 --bogus",
+		  "fragsim: error: unknown option '--bogus'\nsee 'fragsim lanemap -h'\n" },
+		{ "lanemap loads --isa gfx936 --step x",
+		  "fragsim: error: --step must be an integer from 0 to 4095, not 'x'\n"
+		  "see 'fragsim lanemap loads -h'\n" },
+		{ "probe plan --isa gfx936 --out p --plan q",
+		  "fragsim: error: unknown option '--plan'\nsee 'fragsim probe plan -h'\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, bad[i][1]);
+		tu_free(&r);
+	}
+	/* and where it points is the help */
+	{
+		struct run_result r = tu_run("lanemap loads -h");
+
+		assert_int_equal(r.status, 0);
+		assert_non_null(strstr(r.out, "lanemap loads --isa <name|file>"));
+		tu_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1206,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(threshold_is_not_a_mismatch),
 		cmocka_unit_test(check_skips_what_is_not_a_case),
 		cmocka_unit_test(options_that_need_another),
+		cmocka_unit_test(usage_error_points_at_the_help),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
