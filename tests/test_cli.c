@@ -1209,6 +1209,27 @@ static void usage_error_points_at_the_help(void **state)
 	}
 }
 
+/* Issue 21 point 14: a missing `npy:` file said only "DIR/k.npy:
+ * cannot open: ...", naming neither the case nor the key; now the case
+ * file, the key, then the file's own error. */
+static void missing_npy_names_its_key(void **state)
+{
+	char dir[64], want[512];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "npy"));
+	snprintf(want, sizeof(want), "%s/c.yaml", dir);
+	tu_put(want, "fragsim: 1\nname: x\nsequences:\n  - {context: 8}\ndata:\n  k: {npy: k.npy}\n");
+	r = tu_run("run %s/c.yaml", dir);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s/c.yaml: data.k.npy: %s/k.npy: cannot "
+		 "open: No such file or directory\n", dir, dir);
+	assert_string_equal(r.err, want);
+	tu_free(&r);
+	tu_scratch_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1244,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(check_skips_what_is_not_a_case),
 		cmocka_unit_test(options_that_need_another),
 		cmocka_unit_test(usage_error_points_at_the_help),
+		cmocka_unit_test(missing_npy_names_its_key),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
