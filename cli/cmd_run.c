@@ -107,6 +107,8 @@ int cmd_run(int argc, char **argv)
 	if ((a.out && (rc = outdir_check(a.out, &err))) ||
 	    (a.report && (rc = htmlrep_check(a.report, &err))))
 		return cli_error(&err, rc);
+	if ((rc = cli_case_not_dir("run", path)))
+		return rc;
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
 		if (tty)

@@ -1230,6 +1230,33 @@ static void missing_npy_names_its_key(void **state)
 	tu_scratch_free(dir);
 }
 
+/* Issue 21 point 14: `run DIR` said "DIR: not a regular file (a
+ * directory)"; it points at check now. `diff --dump` on a path that does
+ * not exist said "not a directory or a .safetensors file"; it says it
+ * does not exist. Both exit 2 with nothing on stdout. */
+static void wrong_kind_of_path_says_what_to_do(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "run cases/edge",
+		  "fragsim: error: cases/edge: is a directory; run takes one case file "
+		  "('fragsim check cases/edge' runs every case under it)\n" },
+		{ "diff cases/edge --dump tests/data/dumps/clean",
+		  "fragsim: error: cases/edge: is a directory; diff takes one case file\n" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent/dump",
+		  "fragsim: error: /nonexistent/dump: --dump: does not exist\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, bad[i][1]);
+		tu_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1266,6 +1293,7 @@ int main(void)
 		cmocka_unit_test(options_that_need_another),
 		cmocka_unit_test(usage_error_points_at_the_help),
 		cmocka_unit_test(missing_npy_names_its_key),
+		cmocka_unit_test(wrong_kind_of_path_says_what_to_do),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
