@@ -1023,8 +1023,8 @@ static void inputs_cap_before_allocating(void **state)
 static void threshold_is_not_a_mismatch(void **state)
 {
 	static const char *const yaml[3] = {
-		"fragsim: 1\nname: thr\nsequences:\n  - {context: 40}\n"
-		"check: {out_cosine_min: 0.99999999}\n",
+		("fragsim: 1\nname: thr\nsequences:\n  - {context: 40}\n"
+		 "check: {out_cosine_min: 0.99999999}\n"),
 		"fragsim: 1\nname: bug\nsequences:\n  - {context: 40}\nkernel: {gqa_map: modulo}\n",
 		"fragsim: 1\nname: unc\nexpect: mismatch\nsequences:\n  - {context: 40}\n",
 	};
