@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const cli_exec_names[] = {
 	"auto", "scalar", "portable", "avx2", "avx512", NULL
@@ -42,6 +43,19 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
 	if (usage)
 		fputs(usage, stderr);
 	return FS_EINPUT;
+}
+
+int cli_case_not_dir(const char *cmd, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return FS_OK;
+	if (strcmp(cmd, "run"))
+		return cli_usage_error(NULL, "%s: is a directory; %s takes one case file",
+				       path, cmd);
+	return cli_usage_error(NULL, "%s: is a directory; run takes one case file "
+			       "('fragsim check %s' runs every case under it)", path, path);
 }
 
 int cli_int(const char *s, long min, long max, long *out)

@@ -35,6 +35,14 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * A command that takes one case file, given a directory: 0 when path is
+ * not one; else "fragsim: error: PATH: is a directory; CMD takes one
+ * case file" (run adds "('fragsim check PATH' runs every case under
+ * it)") and FS_EINPUT. Anything else wrong with path is the loader's to say.
+ */
+int cli_case_not_dir(const char *cmd, const char *path);
+
+/*
  * The one parser of numbers on the command line. The whole of s must be
  * a decimal integer in [min, max]: an optional '-', then digits, nothing
  * before or after (no space, no '+', no "2junk"), and no overflow

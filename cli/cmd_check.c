@@ -11,6 +11,11 @@
  * Usage problems are found before any case runs: a path that does not
  * exist or holds no case, a bad --shard, and a --junit file that cannot
  * be created are exit 2 with nothing run.
+ *
+ * A directory's *.yaml that is fragsim's but not a case (a profile, a
+ * probe plan) or no case at all (a CI workflow) is skipped with a note,
+ * never silently (lib/caselist.c has the rule); --exclude GLOB drops
+ * files by name.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -32,6 +37,7 @@
 
 struct check_args {
 	const char *junit, *shard, *exec, *report;
+	struct opt_list exclude;
 	int json;
 };
 
@@ -48,6 +54,10 @@ static const struct opt check_opts[] = {
 	  "the executor (see fragsim run -h)", .def = "auto"),
 	OPT_STRING("--report", report, "<file.html>",
 	  "also write an HTML report: a table linking each case"),
+	OPT_LIST("--exclude", exclude, "<glob>",
+	  "skip the *.yaml found under a directory whose path\n"
+	  "(from that directory) or base name matches (fnmatch,\n"
+	  "'*' matches '/' too); repeatable"),
 	OPT_END(),
 };
 #undef OPT_ARGS
@@ -55,6 +65,7 @@ static const struct opt check_opts[] = {
 static const char *const check_synopsis[] = {
 	"check <path>... [--junit <file>] [--shard <k>/<n>] [--json]",
 	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
+	" [--exclude <glob>]...",
 	NULL,
 };
 
@@ -62,6 +73,11 @@ const struct opt_cmd cmd_check_spec = {
 	.name = "check",
 	.synopsis = check_synopsis,
 	.opts = check_opts,
+	.about = "A directory's *.yaml that is not a case is skipped with a note on\n"
+		 "stderr: a lane-map profile (fragsim_profile:), a probe plan\n"
+		 "(fragsim_probe:), an output manifest (tool: fragsim), or a YAML with\n"
+		 "none of a case's keys (name: and description: aside). One with\n"
+		 "fragsim: or another case key is a case, and an error if it is bad.",
 	.exit = "0 all cases pass, 1 a case failed, 2 a case could not be run\n"
 		"(or bad usage: a path with no case, a bad --shard or --junit file)",
 };
@@ -76,6 +92,7 @@ struct outcome {
 	enum fs_rc error;	/* JUNIT_ERROR: its kind (input, limit, memory) */
 	char reason[1200];	/* report_reason, or the error; "" for a plain pass */
 	char *details;		/* JUnit body: report_details or the error (malloc) */
+	const char *type;	/* JUNIT_FAIL: report_fail_type (static) */
 	char *html;		/* --report: the case's section (malloc), or NULL */
 	double seconds;
 };
@@ -147,8 +164,10 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 	} else {
 		o->status = runcase_expected(&r) == FS_OK ? JUNIT_PASS : JUNIT_FAIL;
 		report_reason(&r, o->reason, sizeof(o->reason));
-		if (o->status == JUNIT_FAIL)
+		if (o->status == JUNIT_FAIL) {
 			o->details = capture(report_details, &r);
+			o->type = report_fail_type(&r);
+		}
 		if (html)
 			o->html = capture(htmlrep_case, &r);
 	}
@@ -185,8 +204,10 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
  * exit status, the error printed. */
 static int list_cases(char **paths, int n, long k, long nshard, struct caselist *ps)
 {
+	size_t noted = 0;
+
 	for (int i = 0; i < n; i++) {
-		size_t before = ps->n;
+		size_t before = ps->n, skipped_before = ps->nskipped + ps->nexcluded;
 		int rc = caselist_add(ps, paths[i]);
 
 		if (rc == -1) {
@@ -195,8 +216,12 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 		}
 		if (rc < 0)
 			return cli_usage_error(NULL, "%s", ps->why);
+		for (; noted < ps->nskipped; noted++)
+			fprintf(stderr, "fragsim: note: %s; skipped\n", ps->skipped[noted]);
 		if (ps->n == before)
-			return cli_usage_error(NULL, "%s: no *.yaml case there", paths[i]);
+			return cli_usage_error(NULL, "%s: no *.yaml case there%s", paths[i],
+					       ps->nskipped + ps->nexcluded > skipped_before
+					       ? " (only files skipped or excluded)" : "");
 	}
 	caselist_sort(ps);
 	caselist_shard(ps, k, nshard);
@@ -222,7 +247,7 @@ static int write_junit(const char *path, const struct outcome *o, size_t n,
 	}
 	for (size_t i = 0; i < n; i++)
 		jc[i] = (struct junit_case){ o[i].path, o[i].name, o[i].status,
-					     o[i].reason, o[i].details, o[i].seconds };
+					     o[i].reason, o[i].details, o[i].seconds, o[i].type };
 	rc = junit_write(f, jc, n, started, seconds, &err);
 	free(jc);
 	return rc ? cli_error(&err, FS_EINTERNAL) : FS_OK;
@@ -275,6 +300,9 @@ int cmd_check(int argc, char **argv)
 	if (a.shard && caselist_shard_parse(a.shard, &k, &nshard))
 		return opt_error(&cmd_check_spec, "--shard must be K/N with 1 <= K <= N, not '%s'",
 				 a.shard);
+	ps.classify = 1;
+	ps.exclude = a.exclude.v;
+	ps.nexclude = (size_t)a.exclude.n;
 	rc = list_cases(argv, n, k, nshard, &ps);
 	if (!rc && (a.junit || a.report))
 		rc = check_io(argv, n, &ps, &a);
@@ -315,6 +343,11 @@ int cmd_check(int argc, char **argv)
 		json_key_int(&j, "k", k);
 		json_key_int(&j, "n", nshard);
 		json_end_object(&j);
+		json_key(&j, "skipped");
+		json_begin_array(&j);
+		for (size_t i = 0; i < ps.nskipped; i++)
+			json_string(&j, ps.skipped[i]);
+		json_end_array(&j);
 		json_key(&j, "cases");
 		json_begin_array(&j);
 	}

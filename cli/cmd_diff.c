@@ -18,11 +18,13 @@
  * a .safetensors dump holds as BF16 says so at the end of its line:
  * "(compared at BF16: the simulation's rounded to nearest even)".
  */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -319,6 +321,7 @@ int cmd_diff(int argc, char **argv)
 	struct dump d = { 0 };
 	struct runcase r;
 	char verdict[1024];
+	struct stat st;
 	int n, bad;
 	enum fs_rc rc;
 
@@ -335,6 +338,13 @@ int cmd_diff(int argc, char **argv)
 	o.tol = a.tol;
 	o.max_show = (int)a.max;
 
+	if ((rc = cli_case_not_dir("diff", path)))
+		return rc;
+	/* A --dump that is not there is said so (the loader would call it
+	 * "not a directory or a .safetensors file") */
+	if (stat(dir, &st) != 0)
+		return cli_usage_error(NULL, "%s: --dump: %s", dir,
+				       errno == ENOENT ? "does not exist" : strerror(errno));
 	{
 		const struct outdir_io io[] = {
 			{ "the case file", path, OUTDIR_READ },

@@ -41,12 +41,13 @@ static const struct opt loads_opts[] = {
 	OPT_STRING("--cache", cache, "<layout>",
 	  "the K cache: paged16 = [NB, Hkv, D/16, BS, 16] (fragsim's),\n"
 	  "nhd = [NB, BS, Hkv, D], hnd = [NB, Hkv, BS, D], or a list\n"
-	  "of NB, Hkv, BS, D, D/n and n", .def = "paged16"),
+	  "of NB, Hkv, BS, D, D/n and n (not with --q)", .def = "paged16"),
 	OPT_FLAG("--q", q, "the A fragment from Q [T, Hq, D] instead of B from K"),
 	OPT_CHOICE("--mode", mode, NULL, modes,
 	  "--q: A's rows are a GQA group's heads or query tokens", .def = "decode"),
 	OPT_INT("--head-dim", head_dim, "<D>", 1, 4096, "head dimension", .def = "256"),
-	OPT_INT("--block-size", block_size, "<BS>", 1, 65536, "tokens per block", .def = "16"),
+	OPT_INT("--block-size", block_size, "<BS>", 1, 65536,
+	  "tokens per block (not with --q)", .def = "16"),
 	OPT_INT("--kv-heads", kv_heads, "<H>", 1, 1024, "KV heads", .def = "4"),
 	OPT_INT("--q-heads", q_heads, "<H>", 1, 4096, "query heads (--q)", .def = "24"),
 	OPT_INT("--head", head, "<h>", 0, 4095,
@@ -58,9 +59,10 @@ static const struct opt loads_opts[] = {
 #undef OPT_ARGS
 
 static const char *const loads_synopsis[] = {
-	"lanemap loads --isa <name|file> [--cache <layout>] [--q [--mode decode|prefill]]",
-	" [--head-dim <D>] [--block-size <BS>] [--kv-heads <H>] [--q-heads <H>]",
-	" [--head <h>] [--step <s>] [--format text|json]",
+	"lanemap loads --isa <name|file> [--cache <layout>] [--block-size <BS>]",
+	" [--head-dim <D>] [--kv-heads <H>] [--head <h>] [--step <s>] [--format text|json]",
+	"lanemap loads --isa <name|file> --q [--mode decode|prefill] [--q-heads <H>]",
+	" [--head-dim <D>] [--kv-heads <H>] [--head <h>] [--step <s>] [--format text|json]",
 	NULL,
 };
 
@@ -150,9 +152,10 @@ static void json(FILE *f, const struct lml_frag *fr, const char *keyword)
 
 int do_loads(int argc, char **argv)
 {
-	struct loads_args a = { .cache = "paged16", .mode = "decode", .format = "text",
-				.head_dim = 256, .block_size = 16, .kv_heads = 4,
-				.q_heads = 24 };
+	/* --cache, --block-size (K only), --mode and --q-heads (--q only)
+	 * stay NULL / 0 until given, so one given to the other view is an
+	 * error, not accepted and ignored; their defaults are set below. */
+	struct loads_args a = { .format = "text", .head_dim = 256, .kv_heads = 4 };
 	struct fs_err err = { 0 };
 	struct lm_report rep;
 	struct lml_layout l;
@@ -166,6 +169,21 @@ int do_loads(int argc, char **argv)
 		return opt_error(&lanemap_loads_cmd, "unexpected argument '%s'", argv[1]);
 	if (!a.isa)
 		return opt_error(&lanemap_loads_cmd, "loads: give --isa");
+	if (!a.q && (a.mode || a.q_heads))
+		return opt_error(&lanemap_loads_cmd, "%s needs --q (it shapes A from Q; "
+				 "without --q loads shows B from the K cache)",
+				 a.mode ? "--mode" : "--q-heads");
+	if (a.q && (a.cache || a.block_size))
+		return opt_error(&lanemap_loads_cmd, "%s describes the K cache: not with --q "
+				 "(A comes from Q [T, Hq, D])", a.cache ? "--cache" : "--block-size");
+	if (!a.cache)
+		a.cache = "paged16";
+	if (!a.mode)
+		a.mode = "decode";
+	if (!a.block_size)
+		a.block_size = 16;
+	if (!a.q_heads)
+		a.q_heads = 24;
 	prefill = !strcmp(a.mode, "prefill");
 	if (!(lm = profile_resolve(a.isa, &err)))
 		return cli_error(&err, fs_err_rc(&err, FS_EINPUT));

@@ -33,9 +33,10 @@ static const struct opt run_opts[] = {
 	  "write golden tensors and manifest.json there (only\n"
 	  "when every check holds; the directory appears whole)"),
 	OPT_CHOICE("--format", format, "<fmt>", formats,
-	  "npy: one .npy per tensor; safetensors: one file", .def = "npy"),
+	  "with --out: npy, one .npy per tensor; safetensors,\n"
+	  "one file", .def = "npy"),
 	OPT_FLAG("--bf16", bf16,
-	  "with --format safetensors: q and out stored as BF16\n"
+	  "with --out --format safetensors: q and out as BF16\n"
 	  "(out rounded to nearest even), as a vLLM kernel takes them"),
 	OPT_INT("--threads", threads, "<n>", 1, 1024,
 	  "OpenMP threads; results do not depend on it", .def = "all cores"),
@@ -55,7 +56,7 @@ static const struct opt run_opts[] = {
 #undef OPT_ARGS
 
 static const char *const run_synopsis[] = {
-	"run <case.yaml> [--out <dir>] [--format npy|safetensors] [--bf16]",
+	"run <case.yaml> [--out <dir> [--format npy|safetensors] [--bf16]]",
 	" [--threads <n>] [--json] [--emulate-only]",
 	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
 	NULL,
@@ -70,7 +71,7 @@ const struct opt_cmd cmd_run_spec = {
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a = { .format = "npy", .exec = "auto" };
+	struct run_args a = { .exec = "auto" };	/* .format: NULL until given */
 	const char *path;
 	enum attn_exec ex;
 	enum golden_format fmt = GOLDEN_NPY;
@@ -86,7 +87,13 @@ int cmd_run(int argc, char **argv)
 	if (!n)
 		return opt_error(&cmd_run_spec, "run: give a case file");
 	path = argv[0];
-	if (!strcmp(a.format, "safetensors"))
+	/* Options that say how goldens are written mean nothing without
+	 * --out: refused, not accepted and ignored. */
+	if (!a.out && (a.format || a.bf16))
+		return opt_error(&cmd_run_spec, "%s needs --out (it says how the goldens are "
+				 "written, and nothing is written without --out)",
+				 a.format ? "--format" : "--bf16");
+	if (a.format && !strcmp(a.format, "safetensors"))
 		fmt = a.bf16 ? GOLDEN_SAFETENSORS_BF16 : GOLDEN_SAFETENSORS;
 	else if (a.bf16)	/* numpy has no bfloat16: .npy could not say it */
 		return opt_error(&cmd_run_spec, "--bf16 needs --format safetensors "
@@ -107,6 +114,8 @@ int cmd_run(int argc, char **argv)
 	    (a.out && (rc = outdir_check(a.out, &err))) ||
 	    (a.report && (rc = htmlrep_check(a.report, &err))))
 		return cli_error(&err, rc);
+	if ((rc = cli_case_not_dir("run", path)))
+		return rc;
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
 		if (tty)
@@ -145,9 +154,20 @@ int cmd_run(int argc, char **argv)
 			       a.emulate_only ? "tensors (emulation only, not checked)" : "goldens",
 			       a.out);
 	} else if (a.out) {
-		fprintf(stderr, "fragsim: goldens not written: %s\n",
-			rc == FS_OK ? "the case plants a bug (expect: mismatch)" :
-				      "the emulation disagrees with the reference");
+		const char *why = report_failure(&r);
+		char reason[512];
+
+		/* A failed threshold is no mapping bug: say which it is. */
+		report_reason(&r, reason, sizeof(reason));
+		if (!why)
+			fprintf(stderr, "fragsim: goldens not written: the case plants a bug "
+				"(expect: mismatch)\n");
+		else if (!strcmp(why, "threshold"))
+			fprintf(stderr, "fragsim: goldens not written: a quality threshold failed "
+				"(%s); every exact comparison with the reference holds\n", reason);
+		else
+			fprintf(stderr, "fragsim: goldens not written: the emulation differs from "
+				"the reference (%s)\n", reason);
 	}
 	rc = runcase_expected(&r);
 	runcase_free(&r);

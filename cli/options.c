@@ -15,6 +15,12 @@
  * row wider than that puts its help on the next line. A command with
  * subs lists each sub's options under "<sub>:" after its own.
  *
+ * A usage error prints its one line and where the help is, not the
+ * help itself:
+ *
+ *   fragsim: error: --shard must be K/N with 1 <= K <= N, not '1/2junk'
+ *   see 'fragsim check -h'
+ *
  * Every value is checked where it is read, so a command sees only
  * values its table allows: an integer through cli_int (no "2junk", no
  * overflow), a number through the same strictness, a choice against
@@ -159,7 +165,12 @@ int opt_error(const struct opt_cmd *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	cli_verror(fmt, ap);
 	va_end(ap);
-	opt_help(stderr, cmd);
+	/* Where to look, not the whole help: forty lines of it after the
+	 * error buried the one line that says what is wrong. */
+	if (cmd->parent)
+		fprintf(stderr, "see 'fragsim %s %s -h'\n", cmd->parent->name, cmd->name);
+	else
+		fprintf(stderr, "see 'fragsim %s -h'\n", cmd->name);
 	return FS_EINPUT;
 }
 
@@ -235,6 +246,15 @@ static int store(const struct opt_cmd *cmd, const struct opt *o, char *args,
 					 o->name, o->fmin, v);
 		*(double *)(args + o->off) = d;
 		return 0;
+	case OPTION_LIST: {
+		struct opt_list *ls = (struct opt_list *)(void *)(args + o->off);
+
+		if (ls->n >= OPT_LIST_MAX)
+			return opt_error(cmd, "%s given more than %d times", o->name,
+					 OPT_LIST_MAX);
+		ls->v[ls->n++] = v;
+		return 0;
+	}
 	case OPTION_END:
 	case OPTION_ARG:
 		break;

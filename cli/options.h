@@ -28,7 +28,8 @@
  * locals. Values: `--out DIR` or `--out=DIR`; a value may start with
  * '-' (`--tol -1` is an out-of-range tolerance, not a missing one).
  * `--` ends the options; every argument after it is positional. An
- * option given twice keeps its last value, as git and getopt do.
+ * option given twice keeps its last value, as git and getopt do; an
+ * OPTION_LIST (`--exclude`) keeps every value, in order.
  */
 #ifndef OPTIONS_H
 #define OPTIONS_H
@@ -44,6 +45,15 @@ enum opt_type {
 	OPTION_INT,	/* --x N, N an integer in [min, max] (cli_int): long */
 	OPTION_NUMBER,	/* --x F, a finite decimal >= fmin: double */
 	OPTION_ARG,	/* a positional argument: help, man page; not parsed */
+	OPTION_LIST,	/* --x V, repeatable: V appended to the struct opt_list */
+};
+
+#define OPT_LIST_MAX 64	/* values of one OPTION_LIST */
+
+/* An OPTION_LIST's values, in the order given (pointers into argv). */
+struct opt_list {
+	const char *v[OPT_LIST_MAX];
+	int n;
 };
 
 /* Row flags. */
@@ -91,6 +101,9 @@ struct opt {
 #define OPT_NUMBER(NAME, FIELD, ARG, MIN, HELP, ...) \
 	{ .type = OPTION_NUMBER, .name = (NAME), .off = OPT_FIELD(FIELD, double), \
 	  .arg = (ARG), .fmin = (MIN), .help = (HELP), __VA_ARGS__ }
+#define OPT_LIST(NAME, FIELD, ARG, HELP, ...) \
+	{ .type = OPTION_LIST, .name = (NAME), .off = OPT_FIELD(FIELD, struct opt_list), \
+	  .arg = (ARG), .help = (HELP), __VA_ARGS__ }
 #define OPT_END() { .type = OPTION_END }
 
 /*
@@ -116,12 +129,14 @@ struct opt_cmd {
  * number of positional arguments, moved to argv[0..n) in their order;
  * or -1 with *rc the command's exit status: FS_OK when -h or --help
  * (anywhere before `--`) printed cmd's help to stdout, FS_EINPUT when a
- * bad option printed "fragsim: error: ..." and the help to stderr.
+ * bad option printed "fragsim: error: ..." and where the help is to
+ * stderr (opt_error).
  */
 int opt_parse(const struct opt_cmd *cmd, void *args, int argc, char **argv,
 	      int *rc);
 
-/* "fragsim: error: <msg>" and cmd's help to stderr; returns FS_EINPUT. */
+/* "fragsim: error: <msg>" and "see 'fragsim <cmd> -h'" to stderr;
+ * returns FS_EINPUT. */
 int opt_error(const struct opt_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -84,6 +84,34 @@ void report_reason(const struct runcase *r, char *buf, size_t len)
 	reason(r, buf, len);
 }
 
+const char *report_failure(const struct runcase *r)
+{
+	const struct compare_report *p = &r->cmp;
+
+	if (r->emulate_only || runcase_status(r) == FS_OK)
+		return NULL;
+	for (int w = 0; w < CMP_NWHAT; w++)
+		if (p->stat[w].mismatches)
+			return "mismatch";
+	if (p->replica_mismatch || r->sim.replica_mismatch)
+		return "mismatch";
+	return p->n_failed ? "threshold" : "mismatch";
+}
+
+const char *report_verdict(const struct runcase *r)
+{
+	const char *f = report_failure(r);
+
+	return r->emulate_only ? "emulated" : f ? f : "match";
+}
+
+const char *report_fail_type(const struct runcase *r)
+{
+	const char *f = report_failure(r);
+
+	return f ? f : "uncaught";
+}
+
 void report_details(FILE *f, const struct runcase *r)
 {
 	const struct compare_report *p = &r->cmp;
@@ -235,6 +263,7 @@ void report_json(struct json *j, const struct runcase *r)
 	report_reason(r, why, sizeof(why));
 	json_key_string(j, "reason", why);
 	json_key_bool(j, "matched_reference", runcase_status(r) == FS_OK);
+	json_key_string(j, "verdict", report_verdict(r));
 	json_key_bool(j, "int8_path", r->route.inside);
 	json_key(j, "route_reasons");
 	json_begin_array(j);

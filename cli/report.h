@@ -19,6 +19,17 @@ void report_line(FILE *f, const struct runcase *r);
  * "" for a plain OK.
  */
 void report_reason(const struct runcase *r, char *buf, size_t len);
+/*
+ * Why a checked run fails the reference: "mismatch" (a compared tensor
+ * or a replica row differs: a mapping bug), "threshold" (every exact
+ * comparison holds, a quality threshold of `check:` failed); NULL when
+ * it matches or was not checked. report_verdict: that, or "match", or
+ * "emulated" (--emulate-only). report_fail_type: a failing case's JUnit
+ * type, report_failure's or "uncaught" (a planted bug went unseen).
+ */
+const char *report_failure(const struct runcase *r);
+const char *report_verdict(const struct runcase *r);
+const char *report_fail_type(const struct runcase *r);
 /* report_line, then each compared tensor's mismatch count and first
  * mismatch, then every failed check, one per line (a JUnit failure body). */
 void report_details(FILE *f, const struct runcase *r);

@@ -16,9 +16,39 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* The length of the valid UTF-8 sequence at p (1 to 4), or 0: no
+ * overlong form, no surrogate, nothing past U+10FFFF, no cut sequence. */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+	      : (c & 0xf8) == 0xf0 ? 4 : 0;
+
+	if (!n || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4))
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;	/* also stops at the NUL */
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) ||
+	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
+}
+
 void svg_escape(FILE *f, const char *s)
 {
 	for (; *s; s++) {
+		int n = utf8_len((const unsigned char *)s);
+
+		/* The pages say UTF-8: a byte that is not (a file name's
+		 * Latin-1 e-acute) is U+FFFD, as junit.c writes it. */
+		if (n != 1) {
+			if (n)
+				fwrite(s, 1, (size_t)n, f), s += n - 1;
+			else
+				fputs("\xef\xbf\xbd", f);
+			continue;
+		}
 		switch (*s) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;

@@ -17,7 +17,9 @@
 
 #include <stdio.h>
 
-/* s with & < > " ' as entities (valid in XML text and attributes). */
+/* s with & < > " ' as entities (valid in XML text and attributes),
+ * control characters but tab and newline as '?', and each byte that is
+ * not part of valid UTF-8 as U+FFFD: the text is valid UTF-8 XML. */
 void svg_escape(FILE *f, const char *s);
 /* printf, then the result escaped; text longer than 1 KiB is cut. */
 void svg_escapef(FILE *f, const char *fmt, ...)

@@ -12,16 +12,39 @@
  *
  * Entries are visited in name order, so which of two paths to one file
  * is kept does not depend on readdir's order.
+ *
+ * What a *.yaml found in a directory is (l->classify; `check`): cases
+ * sit beside fragsim's other YAML (the profile `probe solve --yaml`
+ * writes, a probe plan) and other tools' (a CI workflow.yml). Read by
+ * its top-level keys:
+ *
+ *   fragsim_profile:            a lane-map profile      skipped, noted
+ *   fragsim_probe:              a probe plan            skipped, noted
+ *   tool: fragsim               an output manifest      skipped, noted
+ *   fragsim:, or any case key   a case (a bad one is still an error)
+ *     but name: and description:
+ *   none of these, or not a     not fragsim's           skipped, noted
+ *     mapping
+ *
+ * A file that does not parse, or cannot be read, is kept as a case, so
+ * its error is reported: a broken case is never skipped. A file named
+ * on the command line is taken as a case whatever it holds.
  */
 #include "caselist.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "casefile.h"
+#include "caseschema.h"
+#include "readfile.h"
+#include "yamldoc.h"
 
 static int push(struct caselist *ps, const char *s)
 {
@@ -120,6 +143,99 @@ oom:
 	return NULL;
 }
 
+/* A top-level key of a case that other YAML uses as well. */
+static int generic_key(const char *k)
+{
+	return !strcmp(k, "name") || !strcmp(k, "description");
+}
+
+/* NULL if the YAML at path is (or may be) a case; else what it is. */
+static const char *not_a_case(const char *path)
+{
+	const char *keys[CASESCHEMA_MAX_CHILDREN + 1], *what = "not a fragsim file (no case key)";
+	struct fs_err err = { 0 };
+	struct ydoc d = { 0 };
+	yaml_node_t *top, *tool;
+	char *buf = NULL;
+	size_t len;
+
+	if (readfile(path, CASE_MAX_FILE_BYTES, &buf, &len, &err) ||
+	    ydoc_load(&d, buf, len, path, &err)) {
+		free(buf);
+		return NULL;	/* its error is the case's to report */
+	}
+	free(buf);
+	top = ydoc_root(&d);
+	if (!top || top->type != YAML_MAPPING_NODE) {
+		ydoc_free(&d);
+		return "not a fragsim file (not a mapping)";
+	}
+	tool = ydoc_get(&d, top, "tool");
+	if (ydoc_get(&d, top, "fragsim")) {
+		what = NULL;
+	} else if (ydoc_get(&d, top, "fragsim_profile")) {
+		what = "a lane-map profile (fragsim_profile:), not a case";
+	} else if (ydoc_get(&d, top, "fragsim_probe")) {
+		what = "a probe plan (fragsim_probe:), not a case";
+	} else if (tool && tool->type == YAML_SCALAR_NODE &&
+		   !strcmp((const char *)tool->data.scalar.value, "fragsim")) {
+		what = "a fragsim output manifest (tool: fragsim), not a case";
+	} else {
+		caseschema_names("", keys);
+		for (int i = 0; keys[i] && what; i++)
+			if (!generic_key(keys[i]) && ydoc_get(&d, top, keys[i]))
+				what = NULL;
+	}
+	ydoc_free(&d);
+	return what;
+}
+
+static int excluded(const struct caselist *l, const char *rel)
+{
+	const char *base = strrchr(rel, '/');
+
+	base = base ? base + 1 : rel;
+	for (size_t i = 0; i < l->nexclude; i++)
+		if (!fnmatch(l->exclude[i], rel, 0) || !fnmatch(l->exclude[i], base, 0))
+			return 1;
+	return 0;
+}
+
+static int push_skipped(struct caselist *l, const char *path, const char *why)
+{
+	size_t len = strlen(path) + strlen(why) + 3;
+	char *s;
+
+	if (l->nskipped == l->cap_skipped) {
+		size_t cap = l->cap_skipped ? 2 * l->cap_skipped : 16;
+		char **np = realloc(l->skipped, cap * sizeof(*np));
+
+		if (!np)
+			return -1;
+		l->skipped = np;
+		l->cap_skipped = cap;
+	}
+	if (!(s = malloc(len)))
+		return -1;
+	snprintf(s, len, "%s: %s", path, why);
+	l->skipped[l->nskipped++] = s;
+	return 0;
+}
+
+/* A *.yaml file found under a directory: listed, excluded or skipped. */
+static int found(struct caselist *l, const char *path)
+{
+	const char *why;
+
+	if (excluded(l, path + l->root_len)) {
+		l->nexcluded++;
+		return 0;
+	}
+	if (l->classify && (why = not_a_case(path)))
+		return push_skipped(l, path, why);
+	return push(l, path);
+}
+
 static int walk(struct caselist *l, const char *path, const struct stat *st)
 {
 	char **names, *sub = NULL;
@@ -151,8 +267,12 @@ static int walk(struct caselist *l, const char *path, const struct stat *st)
 				rc = fail(l, sub, strerror(errno));
 			continue;
 		}
-		if (S_ISDIR(s2.st_mode) || is_yaml(names[i]))
+		if (S_ISDIR(s2.st_mode))
 			rc = walk(l, sub, &s2);
+		else if (is_yaml(names[i]) && !(rc = seen(l, &s2)))
+			rc = found(l, sub);
+		else if (rc > 0)
+			rc = 0;	/* a second path to a file listed */
 	}
 	free(sub);
 	for (i = 0; i < n; i++)
@@ -167,6 +287,9 @@ void caselist_free(struct caselist *ps)
 		free(ps->p[i]);
 	free(ps->p);
 	free(ps->seen);
+	for (size_t i = 0; i < ps->nskipped; i++)
+		free(ps->skipped[i]);
+	free(ps->skipped);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -177,6 +300,8 @@ int caselist_add(struct caselist *l, const char *path)
 	l->why[0] = '\0';
 	if (stat(path, &st) != 0)
 		return fail(l, path, strerror(errno));
+	/* --exclude matches paths relative to the directory given */
+	l->root_len = strlen(path) + 1;
 	return walk(l, path, &st);
 }
 

@@ -23,6 +23,21 @@ struct caselist {
 	struct caselist_id *seen;	/* files and directories visited */
 	size_t nseen, cap_seen;
 	char why[1024];			/* after -2: "path: what failed" */
+	/* Set by the caller before caselist_add (zero: every *.yaml found
+	 * is a case, nothing excluded). classify: a *.yaml found under a
+	 * directory that is not a case (a profile, a probe plan, a manifest,
+	 * a YAML with no case key: caselist.c) goes to skipped as "path:
+	 * what it is" instead. exclude: fnmatch(3) patterns, no flags (so
+	 * '*' matches '/'), each tried on a found file's path relative to
+	 * the directory given and on its base name; a match is not listed,
+	 * only counted in nexcluded. A file given as a path is always
+	 * listed. */
+	int classify;
+	const char *const *exclude;
+	size_t nexclude;
+	char **skipped;			/* "path: what it is", walk order */
+	size_t nskipped, cap_skipped, nexcluded;
+	size_t root_len;		/* the directory being walked, and '/' */
 };
 
 /*

@@ -166,7 +166,9 @@ enum fs_rc junit_write(struct outdir_file *f, const struct junit_case *c, size_t
 		}
 		put_fmt(&b, ">\n    <%s message=\"", tag);
 		escape(&b, c[i].message ? c[i].message : "");
-		put_fmt(&b, "\" type=\"%s\">", c[i].status == JUNIT_FAIL ? "mismatch" : "input");
+		put_str(&b, "\" type=\"");
+		escape(&b, c[i].status != JUNIT_FAIL ? "input" : c[i].type ? c[i].type : "mismatch");
+		put_str(&b, "\">");
 		escape(&b, c[i].details ? c[i].details : c[i].message ? c[i].message : "");
 		put_fmt(&b, "</%s>\n  </testcase>\n", tag);
 	}

@@ -8,6 +8,7 @@
  *     <testcase classname="cases.edge" name="one-token" file="cases/edge/x.yaml" time="0.250"/>
  *     <testcase ...>
  *       <failure message="reason" type="mismatch">details</failure>
+ *       (type: mismatch, threshold or uncaught; an error's: input)
  *     </testcase>
  *   </testsuite>
  *   </testsuites>
@@ -34,6 +35,8 @@ struct junit_case {
 	const char *message;	/* one line: why it failed ("" for a pass) */
 	const char *details;	/* the element's body; NULL: message */
 	double seconds;
+	const char *type;	/* JUNIT_FAIL's type: "mismatch", "threshold",
+				 * "uncaught"; NULL: "mismatch" */
 };
 
 /*

@@ -12,10 +12,12 @@
  */
 #include "profile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "readfile.h"
 #include "yamldoc.h"
@@ -430,6 +432,85 @@ struct lanemap *profile_builtin(const char *name, struct fs_err *err)
 	return NULL;
 }
 
+/*
+ * Does a word of a profile's name: or description: line (tok, n bytes)
+ * name the target x? The same word ("gfx942"), one of its family that
+ * differs in the last character ("gfx942" for "gfx940": the MI300's
+ * three are one ISA), or a family prefix ending in a digit ("gfx12" for
+ * "gfx1201"). So `isa: gfx942` is pointed at the profiles that say they
+ * are gfx942's, from the profiles' own text, not a table kept here.
+ */
+static int names_target(const char *tok, size_t n, const char *x)
+{
+	size_t xn = strlen(x);
+
+	if (n < 4 || !isalpha((unsigned char)tok[0]) || !isdigit((unsigned char)tok[n - 1]))
+		return 0;
+	if (n == xn)
+		return !strncasecmp(tok, x, n - 1) && isalnum((unsigned char)x[n - 1]);
+	return n < xn && !strncasecmp(tok, x, n) && isdigit((unsigned char)x[n]);
+}
+
+/* The value of `key: ` on a line of its own in a profile text, to its
+ * end of line; *n its length. NULL if none. */
+static const char *text_line(const char *text, const char *key, size_t *n)
+{
+	size_t kn = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kn) && p[kn] == ':') {
+			*n = strcspn(p + kn + 1, "\n");
+			return p + kn + 1;
+		}
+	return NULL;
+}
+
+/* Whether builtin profile t says (in its name or description) that it
+ * is target x's. */
+static int builtin_for(const struct profile_text *t, const char *x)
+{
+	static const char *const keys[] = { "name", "description" };
+
+	for (int k = 0; k < 2; k++) {
+		size_t len, i = 0;
+		const char *v = text_line(t->text, keys[k], &len);
+
+		while (v && i < len) {
+			size_t n = 0;
+
+			while (i + n < len && (isalnum((unsigned char)v[i + n]) || v[i + n] == '_'))
+				n++;
+			if (n && names_target(v + i, n, x))
+				return 1;
+			i += n ? n : 1;
+		}
+	}
+	return 0;
+}
+
+/* The unknown-name error, with the builtins that name the target. */
+static void unknown_profile(const char *name, struct fs_err *err)
+{
+	char list[512];
+	size_t used = 0;
+	int found = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < builtin_profile_count && used < sizeof(list); i++)
+		if (builtin_for(&builtin_profile_texts[i], name))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+						 found++ ? ", " : "", builtin_profile_texts[i].name);
+	if (found)
+		fs_fail(err, FS_EINPUT,
+			"unknown profile '%s': a profile names an instruction, not a target; "
+			"the builtin profile%s for %s: %s ('fragsim lanemap list' describes them)",
+			name, found > 1 ? "s" : "", name, list);
+	else
+		fs_fail(err, FS_EINPUT,
+			"unknown profile '%s' (not a builtin name nor a .yaml file; "
+			"'fragsim lanemap list' shows the builtins)", name);
+}
+
 struct lanemap *profile_resolve(const char *name_or_path, struct fs_err *err)
 {
 	for (size_t i = 0; i < builtin_profile_count; i++)
@@ -437,9 +518,7 @@ struct lanemap *profile_resolve(const char *name_or_path, struct fs_err *err)
 			return profile_builtin(name_or_path, err);
 	if (!strchr(name_or_path, '/') && !strstr(name_or_path, ".yaml") &&
 	    !strstr(name_or_path, ".yml")) {
-		fs_fail(err, FS_EINPUT,
-			"unknown profile '%s' (not a builtin name nor a .yaml file; "
-			"'fragsim lanemap list' shows the builtins)", name_or_path);
+		unknown_profile(name_or_path, err);
 		return NULL;
 	}
 	return profile_load_file(name_or_path, err);

@@ -53,7 +53,10 @@ int profile_builtin_count(void);
 const char *profile_builtin_name(int i);
 struct lanemap *profile_builtin(const char *name, struct fs_err *err);
 
-/* A builtin name, else a file path. */
+/* A builtin name, else a file path. A word that is neither (no '/',
+ * no .yaml/.yml) is FS_EINPUT, "unknown profile"; when it is a target
+ * that builtins name in their name or description (`gfx942`), the
+ * message lists those builtins. */
 struct lanemap *profile_resolve(const char *name_or_path, struct fs_err *err);
 
 #endif

@@ -65,14 +65,25 @@ static int runcase_keeps_kv(const struct runcase *r)
 }
 
 /* A given logical tensor as f32 of the expected shape; NULL on error. */
-static float *load_given(const char *path, const size_t *shape, const char *what,
-			 struct fs_err *err)
+static float *load_given(const char *casefile, const char *path, const size_t *shape,
+			 const char *what, struct fs_err *err)
 {
 	struct npy_array a;
 	float *out;
+	enum fs_rc rc;
 
-	if (tensor_read(path, &a, err))	/* x.npy or x.safetensors:name */
+	if ((rc = tensor_read(path, &a, err))) {	/* x.npy or x.safetensors:name */
+		char inner[sizeof(err->file) + sizeof(err->msg) + 32];
+
+		/* Name the case and the key that names the file (a missing
+		 * file said only "x.npy: cannot open"); out of memory stays
+		 * as it is. */
+		if (fs_err_rc(err, rc) == FS_EINPUT) {
+			fs_err_str(err, inner, sizeof(inner));
+			fs_fail_at(err, FS_EINPUT, casefile, 0, 0, "%s: %s", what, inner);
+		}
 		return NULL;
+	}
 	if (a.ndim != 4 || a.shape[0] != shape[0] || a.shape[1] != shape[1] ||
 	    a.shape[2] != shape[2] || a.shape[3] != shape[3]) {
 		fs_fail_at(err, FS_EINPUT, path, 0, 0,
@@ -128,11 +139,11 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 	t0 = clock_seconds();
-	if (c->q.npy[0] && !(given[0] = load_given(c->q.npy, qs, "data.q.npy", err)))
+	if (c->q.npy[0] && !(given[0] = load_given(c->file, c->q.npy, qs, "data.q.npy", err)))
 		rc = fs_err_rc(err, FS_EINPUT);
-	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->k.npy, ks, "data.k.npy", err)))
+	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->file, c->k.npy, ks, "data.k.npy", err)))
 		rc = fs_err_rc(err, FS_EINPUT);
-	if (!rc && c->v.npy[0] && !(given[2] = load_given(c->v.npy, ks, "data.v.npy", err)))
+	if (!rc && c->v.npy[0] && !(given[2] = load_given(c->file, c->v.npy, ks, "data.v.npy", err)))
 		rc = fs_err_rc(err, FS_EINPUT);
 	g.q = given[0], g.k = given[1], g.v = given[2];
 	if (!rc)

@@ -34,6 +34,7 @@
 #include "safetensors.h"
 
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,12 +401,35 @@ static enum fs_rc entry_parse(const char *file, const char *name,
 				       sh->items[i].at, name, i);
 		e->shape[i] = (size_t)x;
 	}
-	if (off->type != JSON_ARRAY || off->n != 2 ||
-	    json_u64(&off->items[0], &b) || json_u64(&off->items[1], &x) ||
-	    b > x || x > SIZE_MAX)
+	if (off->type != JSON_ARRAY || off->n != 2)
 		return st_fail(err, file, "byte %zu: tensor '%s': data_offsets "
 			       "must be [begin, end] with begin <= end", off->at,
 			       name);
+	/* Each offset by itself first: [0, 2^64] is a size past any file,
+	 * not offsets out of order (which it was reported as). */
+	for (int i = 0; i < 2; i++) {
+		const struct json_value *o = &off->items[i];
+		uint64_t *dst = i ? &x : &b;
+
+		size_t nd = 0;
+
+		if (!json_u64(o, dst) && *dst <= SIZE_MAX)
+			continue;
+		while (o->type == JSON_NUMBER && nd < o->len && o->text[nd] >= '0' &&
+		       o->text[nd] <= '9')
+			nd++;
+		if (o->type == JSON_NUMBER && nd && nd == o->len)
+			return st_fail(err, file, "byte %zu: tensor '%s': data_offsets[%d] "
+				       "%.*s is past %s, larger than any file", o->at, name, i,
+				       o->len > 40 ? 40 : (int)o->len, o->text,
+				       SIZE_MAX == UINT64_MAX ? "2^64 - 1" : "SIZE_MAX");
+		return st_fail(err, file, "byte %zu: tensor '%s': data_offsets[%d] must "
+			       "be a non-negative integer", o->at, name, i);
+	}
+	if (b > x)
+		return st_fail(err, file, "byte %zu: tensor '%s': data_offsets "
+			       "must be [begin, end] with begin <= end, not [%" PRIu64
+			       ", %" PRIu64 "]", off->at, name, b, x);
 	e->begin = (size_t)b;
 	e->end = (size_t)x;
 	if (fs_size_prod(e->shape, e->ndim, NPY_MAX_DATA_BYTES /

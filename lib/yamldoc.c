@@ -41,6 +41,29 @@ int ydoc_col(const yaml_node_t *n)
 }
 
 /*
+ * libyaml's syntax error at its problem mark. A tab where YAML wants
+ * indentation gets libyaml's "found character that cannot start any
+ * token", which does not say what is wrong with the file: when the
+ * character at the mark is a tab, say that.
+ */
+static enum fs_rc syntax_error(yaml_parser_t *p, const char *origin, int context,
+			       struct fs_err *err)
+{
+	yaml_mark_t m = p->problem_mark;
+	const unsigned char *s = p->input.string.start;
+	char ctx[160] = "";
+
+	if (s && m.index < (size_t)(p->input.string.end - s) && s[m.index] == '\t')
+		return fs_fail_at(err, FS_EINPUT, origin, (int)m.line + 1, (int)m.column + 1,
+				  "invalid YAML: a tab in the indentation (YAML does not allow "
+				  "tabs there; indent with spaces)");
+	if (context && p->context)
+		snprintf(ctx, sizeof(ctx), " %s", p->context);
+	return fs_fail_at(err, FS_EINPUT, origin, (int)m.line + 1, (int)m.column + 1,
+			  "invalid YAML: %s%s", p->problem ? p->problem : "parse error", ctx);
+}
+
+/*
  * A file holds one document: yaml_parser_load stops after the first, so
  * a second one (or a syntax error in it) would be silently ignored.
  */
@@ -54,10 +77,7 @@ static enum fs_rc no_second_document(yaml_parser_t *p, const struct ydoc *d,
 	if (!yaml_parser_load(p, &extra)) {
 		if (p->error == YAML_MEMORY_ERROR)	/* libyaml's own allocation */
 			return fs_nomem(err, "a YAML document", 0);
-		m = p->problem_mark;
-		return fs_fail_at(err, FS_EINPUT, d->origin, (int)m.line + 1,
-				  (int)m.column + 1, "invalid YAML: %s",
-				  p->problem ? p->problem : "parse error");
+		return syntax_error(p, d->origin, 0, err);
 	}
 	more = yaml_document_get_root_node(&extra) != NULL;
 	m = extra.start_mark;
@@ -382,14 +402,7 @@ enum fs_rc ydoc_load(struct ydoc *d, const char *text, size_t len,
 		return fs_nomem(err, "a YAML document", 0);
 	}
 	if (!ok) {
-		yaml_mark_t m = p.problem_mark;
-		char ctx[160] = "";
-
-		if (p.context)
-			snprintf(ctx, sizeof(ctx), " %s", p.context);
-		fs_fail_at(err, FS_EINPUT, d->origin, (int)m.line + 1,
-			   (int)m.column + 1, "invalid YAML: %s%s",
-			   p.problem ? p.problem : "parse error", ctx);
+		syntax_error(&p, d->origin, 1, err);
 		yaml_parser_delete(&p);
 		return FS_EINPUT;
 	}

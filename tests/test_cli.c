@@ -1012,6 +1012,251 @@ static void inputs_cap_before_allocating(void **state)
 	free(p);
 }
 
+/* ---- issue 21 (points 8, 9, 10, 14): verdicts, suites, options, messages ---- */
+
+/* Issue 21 point 8: a failed threshold is not a mismatch. The case of
+ * threshold_failure_prints_its_digits (every exact comparison holds, the
+ * out cosine of INT8 is below 1 - 1e-8) said "the emulation disagrees
+ * with the reference" on `run --out`, and JUnit type="mismatch"; JSON
+ * had no way to tell it from a mapping bug. A planted gqa_map bug is the
+ * mismatch; an `expect: mismatch` case with no bug is "uncaught". */
+static void threshold_is_not_a_mismatch(void **state)
+{
+	static const char *const yaml[3] = {
+		("fragsim: 1\nname: thr\nsequences:\n  - {context: 40}\n"
+		 "check: {out_cosine_min: 0.99999999}\n"),
+		"fragsim: 1\nname: bug\nsequences:\n  - {context: 40}\nkernel: {gqa_map: modulo}\n",
+		"fragsim: 1\nname: unc\nexpect: mismatch\nsequences:\n  - {context: 40}\n",
+	};
+	static const char *const verdict[3] = { "threshold", "mismatch", "match" };
+	static const char *const type[3] = { "threshold", "mismatch", "uncaught" };
+	static const char *const why[3] = {
+		"fragsim: goldens not written: a quality threshold failed (out cosine ",
+		"fragsim: goldens not written: the emulation differs from the reference (acc: ",
+		"fragsim: goldens not written: the case plants a bug (expect: mismatch)\n",
+	};
+	char dir[64], want[128];
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "verdict"));
+	for (int i = 0; i < 3; i++) {
+		char *p = tu_write_temp(".yaml", yaml[i]), *x;
+		struct run_result r = tu_run("run %s --out %s/g", p, dir);
+
+		assert_int_equal(r.status, 1);
+		if (strncmp(r.err, why[i], strlen(why[i])) || strstr(r.err, "disagrees"))
+			fail_msg("case %d: stderr '%s'", i, r.err);
+		if (i == 0 && !strstr(r.err, "); every exact comparison with the reference holds\n"))
+			fail_msg("stderr '%s'", r.err);
+		tu_free(&r);
+		r = tu_run("run %s --json", p);
+		snprintf(want, sizeof(want), "\"verdict\": \"%s\",", verdict[i]);
+		if (!strstr(r.out, want) || !strstr(r.out, i == 2 ? "\"matched_reference\": true"
+							 : "\"matched_reference\": false"))
+			fail_msg("case %d: no %s in '%s'", i, want, r.out);
+		tu_free(&r);
+		r = tu_run("check %s --junit %s/j.xml", p, dir);
+		assert_int_equal(r.status, 1);
+		tu_free(&r);
+		snprintf(want, sizeof(want), "%s/j.xml", dir);
+		x = tu_slurp(want);
+		snprintf(want, sizeof(want), "\" type=\"%s\">", type[i]);
+		if (!strstr(x, want))
+			fail_msg("case %d: no %s in '%s'", i, want, x);
+		free(x);
+		unlink(p);
+		free(p);
+	}
+	tu_scratch_free(dir);
+}
+
+/* Issue 21 point 9: `check DIR` took every *.yaml for a case, so the
+ * profile `probe solve --yaml` writes beside the cases (docs/dcu.md) and
+ * a CI workflow.yml made the suite exit 2. Now each is skipped with a
+ * note that names it; a YAML with a case key but no `fragsim:` is still
+ * a case (an error), and --exclude drops files by relative path or base
+ * name. */
+static void check_skips_what_is_not_a_case(void **state)
+{
+	char dir[64], want[256];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "skip"));
+	assert_int_equal(tu_sh("mkdir %s/sub && cp cases/edge/one-token.yaml %s/ && "
+			       "cp profiles/gfx936.yaml %s/found.yaml && "
+			       "printf 'name: CI\\non: [push]\\njobs:\\n  b: {runs-on: x}\\n' >%s/workflow.yml && "
+			       "printf -- '- a\\n- b\\n' >%s/sub/list.yaml", dir, dir, dir, dir, dir), 0);
+	r = tu_run("check %s", dir);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "edge-one-token(prefill,S=1,ctx=1,bs=16,shuffled,gfx936): OK\n"
+				   "1 passed, 0 failed\n");
+	snprintf(want, sizeof(want), "fragsim: note: %s/found.yaml: a lane-map profile "
+		 "(fragsim_profile:), not a case; skipped\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	snprintf(want, sizeof(want), "fragsim: note: %s/workflow.yml: not a fragsim file "
+		 "(no case key); skipped\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	snprintf(want, sizeof(want), "fragsim: note: %s/sub/list.yaml: not a fragsim file "
+		 "(not a mapping); skipped\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	tu_free(&r);
+	r = tu_run("check %s --json", dir);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "\"%s/found.yaml: a lane-map profile (fragsim_profile:), "
+		 "not a case\"", dir);
+	if (!strstr(r.out, "\"skipped\": [") || !strstr(r.out, want))
+		fail_msg("no '%s' in '%s'", want, r.out);
+	tu_free(&r);
+	/* a case that forgot `fragsim: 1` is a case, and an error */
+	assert_int_equal(tu_sh("printf 'name: nover\\nsequences:\\n  - {context: 8}\\n' "
+			       ">%s/sub/nover.yaml", dir), 0);
+	r = tu_run("check %s", dir);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "%s/sub/nover.yaml: ERROR ", dir);
+	if (!strstr(r.out, want))
+		fail_msg("no '%s' in '%s'", want, r.out);
+	tu_free(&r);
+	/* --exclude: the relative path, or the base name */
+	r = tu_run("check %s --exclude 'sub/*'", dir);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "nover"));
+	assert_null(strstr(r.err, "list.yaml"));
+	tu_free(&r);
+	r = tu_run("check %s --exclude nover.yaml --exclude 'one-*'", dir);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s: no *.yaml case there (only files "
+		 "skipped or excluded)\n", dir);
+	if (!strstr(r.err, want))
+		fail_msg("no '%s' in '%s'", want, r.err);
+	assert_string_equal(r.out, "");
+	tu_free(&r);
+	/* a file named on the command line is a case whatever it holds */
+	r = tu_run("check %s/found.yaml", dir);
+	assert_int_equal(r.status, 2);
+	tu_free(&r);
+	tu_scratch_free(dir);
+}
+
+/* Issue 21 point 10: an option that only matters with another was
+ * accepted and ignored: `run C --format safetensors --bf16` without
+ * --out exited 0 and wrote nothing; `lanemap loads --mode prefill`
+ * without --q printed the K view. Each is now exit 2 naming the missing
+ * (or the excluding) option, before any work: nothing on stdout. */
+static void options_that_need_another(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "run cases/edge/one-token.yaml --format safetensors --bf16",
+		  "fragsim: error: --format needs --out (" },
+		{ "run cases/edge/one-token.yaml --format npy", "fragsim: error: --format needs --out (" },
+		{ "run cases/edge/one-token.yaml --bf16", "fragsim: error: --bf16 needs --out (" },
+		{ "lanemap loads --isa gfx936 --mode prefill", "fragsim: error: --mode needs --q (" },
+		{ "lanemap loads --isa gfx936 --q-heads 8", "fragsim: error: --q-heads needs --q (" },
+		{ "lanemap loads --isa gfx936 --q --cache nhd",
+		  "fragsim: error: --cache describes the K cache: not with --q (" },
+		{ "lanemap loads --isa gfx936 --q --block-size 8",
+		  "fragsim: error: --block-size describes the K cache: not with --q (" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		if (r.status != 2 || r.out[0] || strncmp(r.err, bad[i][1], strlen(bad[i][1])))
+			fail_msg("'%s': status %d, stdout '%s', stderr '%s'", bad[i][0], r.status,
+				 r.out, r.err);
+		tu_free(&r);
+	}
+}
+
+/* Issue 21 point 14: a usage error printed its line and then the
+ * command's whole help (40 lines for lanemap), burying it. Now the line
+ * and where the help is, nothing more; `-h` there prints the help. */
+static void usage_error_points_at_the_help(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "check cases/edge --shard 1/2junk",
+		  "fragsim: error: --shard must be K/N with 1 <= K <= N, not '1/2junk'\n"
+		  "see 'fragsim check -h'\n" },
+		{ "lanemap --isa gfx936 --bogus",
+		  "fragsim: error: unknown option '--bogus'\nsee 'fragsim lanemap -h'\n" },
+		{ "lanemap loads --isa gfx936 --step x",
+		  "fragsim: error: --step must be an integer from 0 to 4095, not 'x'\n"
+		  "see 'fragsim lanemap loads -h'\n" },
+		{ "probe plan --isa gfx936 --out p --plan q",
+		  "fragsim: error: unknown option '--plan'\nsee 'fragsim probe plan -h'\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, bad[i][1]);
+		tu_free(&r);
+	}
+	/* and where it points is the help */
+	{
+		struct run_result r = tu_run("lanemap loads -h");
+
+		assert_int_equal(r.status, 0);
+		assert_non_null(strstr(r.out, "lanemap loads --isa <name|file>"));
+		tu_free(&r);
+	}
+}
+
+/* Issue 21 point 14: a missing `npy:` file said only "DIR/k.npy:
+ * cannot open: ...", naming neither the case nor the key; now the case
+ * file, the key, then the file's own error. */
+static void missing_npy_names_its_key(void **state)
+{
+	char dir[64], want[512];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "npy"));
+	snprintf(want, sizeof(want), "%s/c.yaml", dir);
+	tu_put(want, "fragsim: 1\nname: x\nsequences:\n  - {context: 8}\ndata:\n  k: {npy: k.npy}\n");
+	r = tu_run("run %s/c.yaml", dir);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s/c.yaml: data.k.npy: %s/k.npy: cannot "
+		 "open: No such file or directory\n", dir, dir);
+	assert_string_equal(r.err, want);
+	tu_free(&r);
+	tu_scratch_free(dir);
+}
+
+/* Issue 21 point 14: `run DIR` said "DIR: not a regular file (a
+ * directory)"; it points at check now. `diff --dump` on a path that does
+ * not exist said "not a directory or a .safetensors file"; it says it
+ * does not exist. Both exit 2 with nothing on stdout. */
+static void wrong_kind_of_path_says_what_to_do(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "run cases/edge",
+		  "fragsim: error: cases/edge: is a directory; run takes one case file "
+		  "('fragsim check cases/edge' runs every case under it)\n" },
+		{ "diff cases/edge --dump tests/data/dumps/clean",
+		  "fragsim: error: cases/edge: is a directory; diff takes one case file\n" },
+		{ "diff cases/edge/one-token.yaml --dump /nonexistent/dump",
+		  "fragsim: error: /nonexistent/dump: --dump: does not exist\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, bad[i][1]);
+		tu_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1042,6 +1287,13 @@ int main(void)
 		cmocka_unit_test(memory_estimate_hand_worked),
 		cmocka_unit_test(junit_path_checked_first),
 		cmocka_unit_test(inputs_cap_before_allocating),
+		/* issue 21 */
+		cmocka_unit_test(threshold_is_not_a_mismatch),
+		cmocka_unit_test(check_skips_what_is_not_a_case),
+		cmocka_unit_test(options_that_need_another),
+		cmocka_unit_test(usage_error_points_at_the_help),
+		cmocka_unit_test(missing_npy_names_its_key),
+		cmocka_unit_test(wrong_kind_of_path_says_what_to_do),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -35,9 +35,9 @@ static char *write_cases(const struct junit_case *c, size_t n, time_t started,
 static void pass_fail_error(void **state)
 {
 	const struct junit_case c[] = {
-		{ "cases/edge/one-token.yaml", "edge-one-token", JUNIT_PASS, "", NULL, 0.25 },
-		{ "./x/y/fail.yaml", "fail", JUNIT_FAIL, "acc 3 mismatches", "acc[0,1] got 2 want 3", 1.5 },
-		{ "bad.yaml", "", JUNIT_ERROR, "bad.yaml:3:12: not a list", NULL, 0.001 },
+		{ "cases/edge/one-token.yaml", "edge-one-token", JUNIT_PASS, "", NULL, 0.25, NULL },
+		{ "./x/y/fail.yaml", "fail", JUNIT_FAIL, "acc 3 mismatches", "acc[0,1] got 2 want 3", 1.5, NULL },
+		{ "bad.yaml", "", JUNIT_ERROR, "bad.yaml:3:12: not a list", NULL, 0.001, NULL },
 	};
 	char *xml = write_cases(c, 3, 0, 2.0);
 
@@ -64,7 +64,7 @@ static void escapes(void **state)
 {
 	const struct junit_case c[] = {
 		{ "/abs/d/<a>&'\".yaml", "n\x01" "a\xc3\xa9\x80\xc0\xaf\xed\xa0\x80", JUNIT_PASS,
-		  "", NULL, 0 },
+		  "", NULL, 0, NULL },
 	};
 	char *xml = write_cases(c, 1, 86400, 0);
 
@@ -200,6 +200,24 @@ static void junit_into_a_fifo(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/* Issue 21 point 8: a failure carries its type (a threshold is not a
+ * mismatch); an error stays "input" whatever type it is given. */
+static void failure_types(void **state)
+{
+	const struct junit_case c[] = {
+		{ "t.yaml", "t", JUNIT_FAIL, "out cosine", NULL, 0, "threshold" },
+		{ "u.yaml", "u", JUNIT_FAIL, "unseen", NULL, 0, "uncaught" },
+		{ "e.yaml", "e", JUNIT_ERROR, "bad", NULL, 0, "threshold" },
+	};
+	char *xml = write_cases(c, 3, 0, 0);
+
+	(void)state;
+	assert_non_null(strstr(xml, "<failure message=\"out cosine\" type=\"threshold\">"));
+	assert_non_null(strstr(xml, "<failure message=\"unseen\" type=\"uncaught\">"));
+	assert_non_null(strstr(xml, "<error message=\"bad\" type=\"input\">"));
+	free(xml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +226,7 @@ int main(void)
 		cmocka_unit_test(sigint_during_the_suite_leaves_nothing),
 		cmocka_unit_test(sigint_during_the_write_removes_the_temporary),
 		cmocka_unit_test(junit_into_a_fifo),
+		cmocka_unit_test(failure_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -185,6 +185,34 @@ static void report_written_whole_or_not_at_all(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/* Issue 21 point 14: `check --report` wrote a file name's bytes that
+ * are not UTF-8 (a Latin-1 e-acute, 0xE9) raw into a page that says
+ * charset=utf-8. Each such byte is U+FFFD now (as in JUnit); a valid
+ * UTF-8 name (C3 A9) is kept. Decoded by Python, strictly. */
+static void report_names_are_utf8(void **state)
+{
+	char dir[64], path[128];
+	struct run_result r;
+	char *html;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "utf8"));
+	assert_int_equal(tu_sh("cp cases/edge/one-token.yaml '%s/caf\351.yaml' && "
+			       "cp cases/edge/one-token.yaml '%s/n\303\251.yaml'", dir, dir), 0);
+	r = tu_run("check %s --report %s/r.html", dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	snprintf(path, sizeof(path), "%s/r.html", dir);
+	assert_int_equal(tu_sh("python3 -c 'import sys; open(sys.argv[1], \"rb\").read()"
+			       ".decode(\"utf-8\")' %s", path), 0);
+	html = tu_slurp(path);
+	assert_non_null(strstr(html, "/caf\xef\xbf\xbd.yaml"));
+	assert_non_null(strstr(html, "/n\xc3\xa9.yaml"));
+	assert_null(strstr(html, "caf\xe9"));
+	free(html);
+	tu_scratch_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +222,7 @@ int main(void)
 		cmocka_unit_test(palette_keeps_64_lanes_apart),
 		cmocka_unit_test(report_path_refused_first),
 		cmocka_unit_test(report_written_whole_or_not_at_all),
+		cmocka_unit_test(report_names_are_utf8),
 	};
 
 	return cmocka_run_group_tests_name("pictures", tests, NULL, NULL);

@@ -229,6 +229,34 @@ static void resolve_names_and_paths(void **state)
 	assert_string_equal(err.file, "/nonexistent/p.yaml");
 }
 
+/* Issue 21 point 14: `isa: gfx942` (the MI300's target, what build.sh
+ * takes) said only "unknown profile". A target names no instruction,
+ * but the builtins whose description names it are the answer: both
+ * CDNA3 profiles say "(gfx942)", and gfx940/941 are the same ISA; the
+ * CDNA4 one says gfx950, the RDNA4 one gfx12 (gfx1200, gfx1201). A word
+ * that names no profile keeps the plain message. */
+static void unknown_target_names_its_profiles(void **state)
+{
+	static const char *const want[][3] = {
+		{ "gfx942", "the builtin profiles for gfx942: cdna3-mfma-i32-16x16x32-i8, "
+			    "cdna3-mfma-i32-32x32x16-i8 (", NULL },
+		{ "gfx940", "cdna3-mfma-i32-16x16x32-i8, cdna3-mfma-i32-32x32x16-i8", NULL },
+		{ "gfx950", "the builtin profile for gfx950: cdna4-mfma-i32-16x16x64-i8 (", NULL },
+		{ "gfx1201", "rdna4-wmma-i32-16x16x16-iu8-w32", NULL },
+		{ "nope", "unknown profile 'nope' (not a builtin name nor a .yaml file", "cdna" },
+		{ "gfx90a", "unknown profile 'gfx90a' (not a builtin name", "cdna" },
+	};
+	struct fs_err err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		assert_null(profile_resolve(want[i][0], &err));
+		if (!strstr(err.msg, want[i][1]) || (want[i][2] && strstr(err.msg, want[i][2])))
+			fail_msg("%s: '%s'", want[i][0], err.msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +270,7 @@ int main(void)
 		cmocka_unit_test(nul_in_an_expression_is_refused),
 		cmocka_unit_test(table_file_relative_to_profile),
 		cmocka_unit_test(resolve_names_and_paths),
+		cmocka_unit_test(unknown_target_names_its_profiles),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);

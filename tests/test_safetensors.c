@@ -508,6 +508,33 @@ static void test_read_refuses(void **state)
 	expect_refused("\0\0\0\0\x01\0\0\0{}", 10, "header length 4294967296 is over");
 }
 
+/* Issue 21 point 14: data_offsets of [0, 2^64] were reported as "must
+ * be [begin, end] with begin <= end", as if out of order; 2^64 is past
+ * what 64 bits hold, so no file has such an offset. Each offset is now
+ * judged alone first: past 2^64 - 1, or not a non-negative integer; an
+ * order error shows the two. */
+static void test_read_offsets_past_any_file(void **state)
+{
+	static const struct { const char *hdr; size_t ndata; const char *msg; } cases[] = {
+		{ "{" E("a", "I8", "[2]", 0, 18446744073709551616) "}", 2,
+		  "tensor 'a': data_offsets[1] 18446744073709551616 is past 2^64 - 1, "
+		  "larger than any file" },
+		{ "{" E("a", "I8", "[2]", 99999999999999999999999, 2) "}", 2,
+		  "tensor 'a': data_offsets[0] 99999999999999999999999 is past 2^64 - 1" },
+		{ "{" E("a", "I8", "[2]", 0, -1) "}", 2,
+		  "tensor 'a': data_offsets[1] must be a non-negative integer" },
+		{ "{" E("a", "I8", "[2]", 0, 1.5) "}", 2,
+		  "tensor 'a': data_offsets[1] must be a non-negative integer" },
+		{ "{" E("a", "I8", "[2]", 2, 0) "}", 2,
+		  "data_offsets must be [begin, end] with begin <= end, not [2, 0]" },
+	};
+	unsigned char b[512];
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(cases); i++)
+		expect_refused(b, craft(b, cases[i].hdr, cases[i].ndata), cases[i].msg);
+}
+
 /* Every proper prefix of a valid file is refused, and no single-byte
  * change anywhere crashes the reader: each decodes or is FS_EINPUT.
  * Run under ASan. */
@@ -863,6 +890,7 @@ int main(void)
 		T(test_read_back),
 		T(test_read_worked_example),
 		T(test_read_refuses),
+		T(test_read_offsets_past_any_file),
 		T(test_read_mutations),
 		T(test_read_deep_header),
 		T(test_read_fifo),

@@ -275,6 +275,30 @@ static void numbers_are_decimal_and_finite(void **state)
 	assert_int_equal(read_double("1e", &v, &err), FS_EINPUT);
 }
 
+/* Issue 21 point 14: a tab indenting a line said libyaml's "found
+ * character that cannot start any token" (or "a tab character that
+ * violates indentation"); it says what is wrong now, at the tab. A tab
+ * where YAML allows one (before a comment, inside a quoted scalar)
+ * still loads. */
+static void tabs_in_indentation_are_named(void **state)
+{
+	static const char *const tabbed[] = {
+		"a:\n\t- 1\n",
+		"a:\n  b: 1\n\tc: 2\n",
+	};
+	static const int line[] = { 2, 3 };
+	struct ydoc d;
+	struct fs_err err = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		expect_refused(tabbed[i], strlen(tabbed[i]), line[i], 1,
+			       "invalid YAML: a tab in the indentation (YAML does not allow "
+			       "tabs there; indent with spaces)");
+	assert_int_equal(ydoc_load(&d, "a: 1\t# c\nb: \"x\ty\"\n", 18, "t.yaml", &err), FS_OK);
+	ydoc_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +310,7 @@ int main(void)
 		cmocka_unit_test(nul_in_a_scalar_is_refused),
 		cmocka_unit_test(integers_are_decimal),
 		cmocka_unit_test(numbers_are_decimal_and_finite),
+		cmocka_unit_test(tabs_in_indentation_are_named),
 	};
 
 	return cmocka_run_group_tests_name("yamldoc", tests, NULL, NULL);
