@@ -9,8 +9,9 @@
  * counts.
  *
  * Usage problems are found before any case runs: a path that does not
- * exist or holds no case, a bad --shard, and a --junit file that cannot
- * be created are exit 2 with nothing run.
+ * exist or holds no case, two cases of one name (across shards too), a
+ * bad --shard, and a --junit file that cannot be created are exit 2 with
+ * nothing run.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -63,7 +64,8 @@ const struct opt_cmd cmd_check_spec = {
 	.synopsis = check_synopsis,
 	.opts = check_opts,
 	.exit = "0 all cases pass, 1 a case failed, 2 a case could not be run\n"
-		"(or bad usage: a path with no case, a bad --shard or --junit file)",
+		"(or bad usage: a path with no case, two cases of one name,\n"
+		"a bad --shard or --junit file)",
 };
 
 /* by enum junit_status */
@@ -199,6 +201,15 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 			return cli_usage_error(NULL, "%s: no *.yaml case there", paths[i]);
 	}
 	caselist_sort(ps);
+	switch (caselist_unique_names(ps)) {
+	case 0:
+		break;
+	case -1:
+		cli_usage_error(NULL, "out of memory: the cases' names");
+		return FS_ENOMEM;
+	default:
+		return cli_usage_error(NULL, "%s", ps->why);
+	}
 	caselist_shard(ps, k, nshard);
 	return FS_OK;
 }
