@@ -23,6 +23,7 @@
 #include "../lib/clock.h"
 #include "cli.h"
 #include "cmds.h"
+#include "ghfmt.h"
 #include "../lib/json.h"
 #include "../lib/junit.h"
 #include "options.h"
@@ -32,9 +33,11 @@
 #include "htmlrep.h"
 
 struct check_args {
-	const char *junit, *shard, *exec, *report;
+	const char *junit, *shard, *exec, *report, *format;
 	int json;
 };
+
+static const char *const check_formats[] = { "text", "github", NULL };
 
 #define OPT_ARGS struct check_args
 static const struct opt check_opts[] = {
@@ -45,6 +48,10 @@ static const struct opt check_opts[] = {
 	OPT_FLAG("--json", json,
 	  "print one JSON document instead of lines: every case\n"
 	  "(errors included), then the counts; docs/check-output.md"),
+	OPT_CHOICE("--format", format, "<f>", check_formats,
+	  "github: the lines, and under each case that did not\n"
+	  "pass an ::error annotation (GitHub Actions, docs/ci.md)",
+	  .def = "text"),
 	OPT_CHOICE("--exec", exec, "<e>", cli_exec_names,
 	  "the executor (see fragsim run -h)", .def = "auto"),
 	OPT_STRING("--report", report, "<file.html>",
@@ -55,7 +62,8 @@ static const struct opt check_opts[] = {
 
 static const char *const check_synopsis[] = {
 	"check <path>... [--junit <file>] [--shard <k>/<n>] [--json]",
-	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
+	" [--format text|github] [--exec auto|scalar|portable|avx2|avx512]",
+	" [--report <file.html>]",
 	NULL,
 };
 
@@ -127,7 +135,7 @@ static char *capture(void (*fn)(FILE *, const struct runcase *),
 
 /* Load, run and judge one case into o (and its JSON entry into j). */
 static void run_one(const char *path, enum attn_exec ex, struct json *j,
-		    struct outcome *o, int html)
+		    struct outcome *o, int html, int github)
 {
 	struct fs_err err = { 0 };
 	struct runcase r;
@@ -176,8 +184,13 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 		json_end_object(j);
 	} else if (e) {
 		printf("%s: ERROR %s\n", path, o->reason);
+		if (github)
+			ghfmt_case(stdout, path, o->name, &err, NULL);
 	} else {
 		report_line(stdout, &r);
+		if (github && o->status == JUNIT_FAIL)
+			ghfmt_case(stdout, path, o->name, NULL,
+				   o->details ? o->details : o->reason);
 	}
 	fflush(stdout);
 	runcase_free(&r);
@@ -236,7 +249,7 @@ static int write_junit(struct outdir_file *f, const struct outcome *o, size_t n,
 
 int cmd_check(int argc, char **argv)
 {
-	struct check_args a = { .exec = "auto" };
+	struct check_args a = { .exec = "auto", .format = "text" };
 	enum attn_exec ex;
 	struct caselist ps = { 0 };
 	struct outdir_file jf = { 0 };
@@ -254,6 +267,9 @@ int cmd_check(int argc, char **argv)
 		return rc;
 	if (!n)
 		return opt_error(&cmd_check_spec, "check: give at least one path");
+	if (a.json && !strcmp(a.format, "github"))
+		return opt_error(&cmd_check_spec, "--format github annotates the lines, "
+				 "which --json replaces: give one of them");
 	if (attn_exec_parse(a.exec, &ex))
 		return FS_EINTERNAL;	/* cli_exec_names are attn_exec_parse's */
 	if (a.shard && caselist_shard_parse(a.shard, &k, &nshard))
@@ -306,7 +322,8 @@ int cmd_check(int argc, char **argv)
 	for (size_t i = 0; i < ps.n; i++) {
 		struct outcome *o = &res[nrun++];
 
-		run_one(ps.p[i], ex, a.json ? &j : NULL, o, a.report != NULL);
+		run_one(ps.p[i], ex, a.json ? &j : NULL, o, a.report != NULL,
+			!strcmp(a.format, "github"));
 		o->status == JUNIT_ERROR ? nerr++ : o->status == JUNIT_FAIL ? nfail++ : npass++;
 	}
 	if (a.json) {
