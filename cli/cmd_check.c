@@ -9,8 +9,9 @@
  * counts.
  *
  * Usage problems are found before any case runs: a path that does not
- * exist or holds no case, a bad --shard, and a --junit file that cannot
- * be created are exit 2 with nothing run.
+ * exist or holds no case, two cases of one name (across shards too), a
+ * bad --shard, and a --junit file that cannot be created are exit 2 with
+ * nothing run.
  *
  * A directory's *.yaml that is fragsim's but not a case (a profile, a
  * probe plan) or no case at all (a CI workflow) is skipped with a note,
@@ -27,6 +28,7 @@
 #include "../lib/clock.h"
 #include "cli.h"
 #include "cmds.h"
+#include "ghfmt.h"
 #include "../lib/json.h"
 #include "../lib/junit.h"
 #include "options.h"
@@ -36,10 +38,12 @@
 #include "htmlrep.h"
 
 struct check_args {
-	const char *junit, *shard, *exec, *report;
+	const char *junit, *shard, *exec, *report, *format;
 	struct opt_list exclude;
 	int json;
 };
+
+static const char *const check_formats[] = { "text", "github", NULL };
 
 #define OPT_ARGS struct check_args
 static const struct opt check_opts[] = {
@@ -50,6 +54,10 @@ static const struct opt check_opts[] = {
 	OPT_FLAG("--json", json,
 	  "print one JSON document instead of lines: every case\n"
 	  "(errors included), then the counts; docs/check-output.md"),
+	OPT_CHOICE("--format", format, "<f>", check_formats,
+	  "github: the lines, and under each case that did not\n"
+	  "pass an ::error annotation (GitHub Actions, docs/ci.md)",
+	  .def = "text"),
 	OPT_CHOICE("--exec", exec, "<e>", cli_exec_names,
 	  "the executor (see fragsim run -h)", .def = "auto"),
 	OPT_STRING("--report", report, "<file.html>",
@@ -64,8 +72,8 @@ static const struct opt check_opts[] = {
 
 static const char *const check_synopsis[] = {
 	"check <path>... [--junit <file>] [--shard <k>/<n>] [--json]",
-	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
-	" [--exclude <glob>]...",
+	" [--format text|github] [--exec auto|scalar|portable|avx2|avx512]",
+	" [--report <file.html>] [--exclude <glob>]...",
 	NULL,
 };
 
@@ -79,7 +87,8 @@ const struct opt_cmd cmd_check_spec = {
 		 "none of a case's keys (name: and description: aside). One with\n"
 		 "fragsim: or another case key is a case, and an error if it is bad.",
 	.exit = "0 all cases pass, 1 a case failed, 2 a case could not be run\n"
-		"(or bad usage: a path with no case, a bad --shard or --junit file)",
+		"(or bad usage: a path with no case, two cases of one name,\n"
+		"a bad --shard or --junit file)",
 };
 
 /* by enum junit_status */
@@ -142,7 +151,7 @@ static char *capture(void (*fn)(FILE *, const struct runcase *),
 
 /* Load, run and judge one case into o (and its JSON entry into j). */
 static void run_one(const char *path, enum attn_exec ex, struct json *j,
-		    struct outcome *o, int html)
+		    struct outcome *o, int html, int github)
 {
 	struct fs_err err = { 0 };
 	struct runcase r;
@@ -193,8 +202,13 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 		json_end_object(j);
 	} else if (e) {
 		printf("%s: ERROR %s\n", path, o->reason);
+		if (github)
+			ghfmt_case(stdout, path, o->name, &err, NULL);
 	} else {
 		report_line(stdout, &r);
+		if (github && o->status == JUNIT_FAIL)
+			ghfmt_case(stdout, path, o->name, NULL,
+				   o->details ? o->details : o->reason);
 	}
 	fflush(stdout);
 	runcase_free(&r);
@@ -224,6 +238,15 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 					       ? " (only files skipped or excluded)" : "");
 	}
 	caselist_sort(ps);
+	switch (caselist_unique_names(ps)) {
+	case 0:
+		break;
+	case -1:
+		cli_usage_error(NULL, "out of memory: the cases' names");
+		return FS_ENOMEM;
+	default:
+		return cli_usage_error(NULL, "%s", ps->why);
+	}
 	caselist_shard(ps, k, nshard);
 	return FS_OK;
 }
@@ -278,7 +301,7 @@ static int check_io(char **paths, int n, const struct caselist *ps,
 
 int cmd_check(int argc, char **argv)
 {
-	struct check_args a = { .exec = "auto" };
+	struct check_args a = { .exec = "auto", .format = "text" };
 	enum attn_exec ex;
 	struct caselist ps = { 0 };
 	struct outcome *res = NULL;
@@ -295,6 +318,9 @@ int cmd_check(int argc, char **argv)
 		return rc;
 	if (!n)
 		return opt_error(&cmd_check_spec, "check: give at least one path");
+	if (a.json && !strcmp(a.format, "github"))
+		return opt_error(&cmd_check_spec, "--format github annotates the lines, "
+				 "which --json replaces: give one of them");
 	if (attn_exec_parse(a.exec, &ex))
 		return FS_EINTERNAL;	/* cli_exec_names are attn_exec_parse's */
 	if (a.shard && caselist_shard_parse(a.shard, &k, &nshard))
@@ -354,7 +380,8 @@ int cmd_check(int argc, char **argv)
 	for (size_t i = 0; i < ps.n; i++) {
 		struct outcome *o = &res[nrun++];
 
-		run_one(ps.p[i], ex, a.json ? &j : NULL, o, a.report != NULL);
+		run_one(ps.p[i], ex, a.json ? &j : NULL, o, a.report != NULL,
+			!strcmp(a.format, "github"));
 		o->status == JUNIT_ERROR ? nerr++ : o->status == JUNIT_FAIL ? nfail++ : npass++;
 	}
 	if (a.json) {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../lib/json.h"
+#include "../lib/sha256.h"
 
 #define LMPRINT_TEXT_PROBLEMS 8
 
@@ -406,47 +407,123 @@ void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
 
 /*
  * --format c: the map as a self-contained header for kernels and host
- * code. Identifiers are the profile name made an identifier: "fs_" plus
- * the name with every other character than a letter or digit turned into
- * '_' (lower case for functions and tables, upper case for macros).
+ * code. Identifiers come from the profile name, one-to-one:
+ *
+ *   gfx936-quad    fs_gfx936_quad             a plain name: lower-case
+ *                                             letters and digits, single
+ *                                             '-' between them
+ *   My.map v2      fs_my_map_v2_hd60f0d66     anything else: each run of
+ *                                             other characters one '_',
+ *                                             lower case, then "_h" and
+ *                                             8 hex digits of SHA-256(name)
+ *
+ * (macros are the same upper case: FS_GFX936_QUAD_M). A plain name whose
+ * last part is h + 8 hex digits ("x-h0123abcd") takes the second form
+ * too, so an identifier ends in h + 8 hex digits exactly when it is
+ * hashed: plain names map one-to-one, and "a-b", "a_b", "a.b", "A-B" get
+ * four prefixes and four include guards (before, all were fs_a_b and one
+ * guard, and a second header included was silently empty). The hashed
+ * form's digits collide for two given names with probability 2^-32.
  */
-static void c_ident(const char *name, int upper, char *out, size_t len)
+static int c_hex_part(const char *s, size_t n)
 {
-	size_t n = 0;
-
-	for (; *name && n + 1 < len; name++, n++) {
-		char ch = *name;
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9')))
-			ch = '_';
-		else if (upper && ch >= 'a' && ch <= 'z')
-			ch = (char)(ch - 'a' + 'A');
-		else if (!upper && ch >= 'A' && ch <= 'Z')
-			ch = (char)(ch - 'A' + 'a');
-		out[n] = ch;
-	}
-	out[n] = '\0';
+	if (n != 9 || s[0] != 'h')
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
 }
 
-/* A profile's text inside a C comment: no "*" "/" can end it early. */
+static int c_plain_name(const char *name)
+{
+	const char *last = name;
+	size_t n = strlen(name);
+
+	if (n == 0 || name[0] == '-' || name[n - 1] == '-' || strstr(name, "--"))
+		return 0;
+	for (const char *p = name; *p; p++) {
+		if (*p == '-')
+			last = p + 1;
+		else if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+			return 0;
+	}
+	return !c_hex_part(last, strlen(last));
+}
+
+static char c_alnum(char ch, int upper)
+{
+	if (ch >= 'A' && ch <= 'Z' && !upper)
+		return (char)(ch - 'A' + 'a');
+	if (ch >= 'a' && ch <= 'z' && upper)
+		return (char)(ch - 'a' + 'A');
+	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch >= '0' && ch <= '9'))
+		return ch;
+	return 0;
+}
+
+/* The identifier part (no "fs_") of name; out holds LM_C_ID_MAX. */
+#define LM_C_ID_MAX (LM_NAME_MAX + 16)
+static void c_ident(const char *name, int upper, char *out)
+{
+	size_t n = 0;
+	int gap = 0;
+
+	for (const char *p = name; *p && n + 1 < LM_NAME_MAX; p++) {
+		char ch = c_alnum(*p, upper);
+
+		if (!ch) {
+			gap = n > 0;
+			continue;
+		}
+		if (gap)
+			out[n++] = '_';
+		gap = 0;
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+	if (!c_plain_name(name)) {
+		char hex[SHA256_HEX_LEN];
+
+		sha256_hex(name, strlen(name), hex);
+		snprintf(out + n, LM_C_ID_MAX - n, "%s%c%.8s", n ? "_" : "",
+			 upper ? 'H' : 'h', hex);
+		if (upper)
+			for (char *p = out + n; *p; p++)
+				if (*p >= 'a' && *p <= 'f')
+					*p = (char)(*p - 'a' + 'A');
+	}
+}
+
+/*
+ * A profile's text inside a C comment: control characters become
+ * spaces, and "*" "/", "/" "*" and "??" get a space between them, so
+ * nothing ends the comment, opens one (-Wcomment) or forms a trigraph;
+ * a trailing backslash gets a space, so it splices no line. What follows
+ * in the header is never '/' nor '*'.
+ */
 static void c_comment_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
-		fputc(*s == '\n' ? ' ' : *s, f);
-		if (s[0] == '*' && s[1] == '/')
+		unsigned char ch = (unsigned char)*s;
+
+		fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, f);
+		if ((s[0] == '*' && s[1] == '/') || (s[0] == '/' && s[1] == '*') ||
+		    (s[0] == '?' && s[1] == '?') || (s[0] == '\\' && !s[1]))
 			fputc(' ', f);
 	}
 }
 
-/* A profile's text as a C string literal. */
+/* A profile's text as a C string literal: '?' as \? so "??/" is no
+ * trigraph (C99, C++11 and before, or -trigraphs). */
 static void c_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+		if (*s == '"' || *s == '\\' || *s == '?')
 			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			fprintf(f, "\\%03o", (unsigned char)*s);
 		else
 			fputc(*s, f);
@@ -521,10 +598,10 @@ static void c_operand_functions(FILE *f, const struct lanemap *lm,
 
 void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa)
 {
-	char id[LM_NAME_MAX + 4] = "fs_", ID[LM_NAME_MAX + 4] = "FS_";
+	char id[LM_C_ID_MAX + 3] = "fs_", ID[LM_C_ID_MAX + 3] = "FS_";
 
-	c_ident(lm->name, 0, id + 3, sizeof(id) - 3);
-	c_ident(lm->name, 1, ID + 3, sizeof(ID) - 3);
+	c_ident(lm->name, 0, id + 3);
+	c_ident(lm->name, 1, ID + 3);
 	fprintf(f, "/*\n * Lane map of the fragsim profile '");
 	c_comment_text(f, lm->name);
 	fprintf(f, "', generated by\n *   fragsim lanemap --isa ");

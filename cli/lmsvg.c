@@ -19,6 +19,14 @@
  * The diff picture puts X and Y side by side for each operand that
  * differs; entries whose owner sets differ are outlined in red and the
  * rest faded, under the verdict and bits lines of lanediff.
+ *
+ * Every picture fits a 1400 px window (FIT_W, which leaves an HTML
+ * page's 16 px margins and a scrollbar): a diff whose grids side by side
+ * would be wider (two 16-column grids are 1924 px with the margins)
+ * puts Y's grid under X's, and a picture still wider (one 32-column
+ * grid is 1822 px) is drawn at its size and shown scaled down
+ * (svg_begin_fit), so its coordinates, and a test's reading of them,
+ * are the same at any width.
  */
 #include "lmsvg.h"
 
@@ -35,6 +43,7 @@ enum {
 	MARGIN = 16, GAP = 40,
 	LINE = 17,		/* a line of text */
 	MIN_W = 800,
+	FIT_W = 1344,		/* shown width at most: 1400 - 2 x 16 - 24 */
 };
 
 static const char *const axis[LM_NOPERANDS][2] = {
@@ -178,7 +187,7 @@ void lmsvg_map(FILE *f, const struct lanemap *lm, unsigned mask)
 	for (int op = 0; op < LM_NOPERANDS; op++)
 		if (mask & 1u << op)
 			h += grid_h(lm, (enum lm_operand)op) + GAP / 2;
-	svg_begin(f, w, h, title, 1);
+	svg_begin_fit(f, w, h, FIT_W, title, 1);
 	svg_text(f, MARGIN, MARGIN + 14, "h1", "%s", title);
 	y = MARGIN + 24 + 10;
 	y += LINE * wrap(f, MARGIN, y, "note", src, chars);
@@ -246,21 +255,41 @@ static int drawn(const struct lanediff *d, int op)
 	return d->op[op].differ > 0;
 }
 
-static int pair_w(const struct lanemap *x, const struct lanemap *y, enum lm_operand op)
+static int max2(int a, int b)
 {
-	return grid_w(x, op) + GAP + grid_w(y, op);
+	return a > b ? a : b;
 }
 
-static int pair_h(const struct lanemap *x, const struct lanemap *y, enum lm_operand op)
+/* X's and Y's grids of op: side by side, or Y under X (stacked). */
+static int pair_w(const struct lanemap *x, const struct lanemap *y, enum lm_operand op,
+		  int stacked)
 {
-	int hx = grid_h(x, op), hy = grid_h(y, op);
-
-	return hx > hy ? hx : hy;
+	return stacked ? max2(grid_w(x, op), grid_w(y, op))
+		       : grid_w(x, op) + GAP + grid_w(y, op);
 }
 
-/* X's and Y's grids of op side by side from (x0, y0), differences marked. */
+static int pair_h(const struct lanemap *x, const struct lanemap *y, enum lm_operand op,
+		  int stacked)
+{
+	return stacked ? grid_h(x, op) + GAP / 2 + grid_h(y, op)
+		       : max2(grid_h(x, op), grid_h(y, op));
+}
+
+/* Whether a diff stacks its grids: when side by side, with the margins,
+ * any operand drawn would be wider than FIT_W. */
+static int stacks(const struct lanemap *x, const struct lanemap *y,
+		  const struct lanediff *d)
+{
+	for (int op = 0; op < LM_NOPERANDS; op++)
+		if (d->op[op].differ > 0 &&
+		    2 * MARGIN + pair_w(x, y, (enum lm_operand)op, 0) > FIT_W)
+			return 1;
+	return 0;
+}
+
+/* X's and Y's grids of op from (x0, y0), differences marked. */
 static void pair(FILE *f, const struct lanemap *x, const struct lanemap *y,
-		 enum lm_operand op, int x0, int y0)
+		 enum lm_operand op, int x0, int y0, int stacked)
 {
 	const struct lanemap_operand *a = &x->op[op], *b = &y->op[op];
 	int same_shape = a->rows == b->rows && a->cols == b->cols;
@@ -276,7 +305,10 @@ static void pair(FILE *f, const struct lanemap *x, const struct lanemap *y,
 	grid(f, x, op, head, x0, y0, same_shape ? mark : NULL);
 	snprintf(who, sizeof(who), "Y %s: ", y->name);
 	heading(y, op, who, head, sizeof(head));
-	grid(f, y, op, head, x0 + grid_w(x, op) + GAP, y0, same_shape ? mark : NULL);
+	if (stacked)
+		grid(f, y, op, head, x0, y0 + grid_h(x, op) + GAP / 2, same_shape ? mark : NULL);
+	else
+		grid(f, y, op, head, x0 + grid_w(x, op) + GAP, y0, same_shape ? mark : NULL);
 }
 
 static void op_line(const struct lanediff *d, int op, char *buf, size_t len)
@@ -294,12 +326,12 @@ static int has_bits(const struct lanediff *d, int op)
 static void diff_svg(FILE *f, const struct lanemap *x, const struct lanemap *y,
 		     const struct lanediff *d)
 {
-	int w = MIN_W, h, chars, y0, slots[LMSVG_SAMPLES];
+	int w = MIN_W, h, chars, y0, slots[LMSVG_SAMPLES], st = stacks(x, y, d);
 	char title[256], line[700];
 
 	for (int op = 0; op < LM_NOPERANDS; op++)
-		if (drawn(d, op) && 2 * MARGIN + pair_w(x, y, (enum lm_operand)op) > w)
-			w = 2 * MARGIN + pair_w(x, y, (enum lm_operand)op);
+		if (drawn(d, op) && 2 * MARGIN + pair_w(x, y, (enum lm_operand)op, st) > w)
+			w = 2 * MARGIN + pair_w(x, y, (enum lm_operand)op, st);
 	chars = (w - 2 * MARGIN) / 7;
 	snprintf(title, sizeof(title), "lanemap diff: X %s, Y %s: %d entries differ",
 		 x->name, y->name, d->differ);
@@ -315,10 +347,10 @@ static void diff_svg(FILE *f, const struct lanemap *x, const struct lanemap *y,
 			h += LINE * wrap(NULL, 0, 0, "", line, chars);
 		}
 		if (drawn(d, op))
-			h += pair_h(x, y, (enum lm_operand)op) + 8 +
+			h += pair_h(x, y, (enum lm_operand)op, st) + 8 +
 			     LINE * (n < LMSVG_SAMPLES ? n : LMSVG_SAMPLES + 1) + GAP / 2;
 	}
-	svg_begin(f, w, h, title, 1);
+	svg_begin_fit(f, w, h, FIT_W, title, 1);
 	svg_text(f, MARGIN, MARGIN + 14, "h1", "%s", title);
 	svg_text(f, MARGIN, MARGIN + 24 + 10, "note", "X: %s; Y: %s; entries whose owners differ outlined in red, the others faded",
 		 x->instr, y->instr);
@@ -337,8 +369,8 @@ static void diff_svg(FILE *f, const struct lanemap *x, const struct lanemap *y,
 		fputs("</g>\n", f);
 		if (!drawn(d, op))
 			continue;
-		pair(f, x, y, (enum lm_operand)op, MARGIN, y0 - 12);
-		y0 += pair_h(x, y, (enum lm_operand)op) + 8;
+		pair(f, x, y, (enum lm_operand)op, MARGIN, y0 - 12, st);
+		y0 += pair_h(x, y, (enum lm_operand)op, st) + 8;
 		for (int i = 0; i < n && i < LMSVG_SAMPLES; i++) {
 			lmsvg_slot_line(x, y, (enum lm_operand)op, slots[i], line, sizeof(line));
 			svg_text(f, MARGIN, y0, "note", "%s", line);
@@ -357,7 +389,7 @@ static void diff_html(FILE *f, const struct lanemap *x, const struct lanemap *y,
 		      const struct lanediff *d)
 {
 	char title[256], line[700];
-	int slots[LMSVG_SAMPLES];
+	int slots[LMSVG_SAMPLES], st = stacks(x, y, d);
 
 	snprintf(title, sizeof(title), "lanemap diff: X %s, Y %s: %d entries differ",
 		 x->name, y->name, d->differ);
@@ -384,8 +416,8 @@ static void diff_html(FILE *f, const struct lanemap *x, const struct lanemap *y,
 		fputs("<figure>\n", f);
 		snprintf(line, sizeof(line), "%s of %s and %s", lm_operand_name(o),
 			 x->name, y->name);
-		svg_begin(f, pair_w(x, y, o), pair_h(x, y, o), line, 0);
-		pair(f, x, y, o, 0, 0);
+		svg_begin_fit(f, pair_w(x, y, o, st), pair_h(x, y, o, st), FIT_W, line, 0);
+		pair(f, x, y, o, 0, 0, st);
 		svg_end(f);
 		fputs("<figcaption>", f);
 		svg_escape(f, d->op[op].verdict);

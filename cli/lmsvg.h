@@ -16,7 +16,8 @@
 void lmsvg_map(FILE *f, const struct lanemap *lm, unsigned mask);
 
 /*
- * X and Y side by side per operand, entries whose owners differ outlined
+ * X and Y side by side per operand (Y under X where side by side would
+ * not fit a 1400 px window; lmsvg.c), entries whose owners differ outlined
  * in red, d's verdict and bits as the caption and up to LMSVG_SAMPLES
  * differing slots listed: a standalone SVG, or (html) an HTML page with
  * the same pictures inline. Both maps valid; d from lanediff_compare.

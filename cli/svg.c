@@ -100,10 +100,20 @@ static const char style[] =
 
 void svg_begin(FILE *f, int w, int h, const char *title, int standalone)
 {
+	svg_begin_fit(f, w, h, w, title, standalone);
+}
+
+void svg_begin_fit(FILE *f, int w, int h, int max_w, const char *title,
+		   int standalone)
+{
+	/* Shown size: h rounded up, so no row of the picture is lost. */
+	int sw = w > max_w ? max_w : w;
+	int sh = w > max_w ? (int)(((long long)h * max_w + w - 1) / w) : h;
+
 	if (standalone)
 		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\">\n<title>", w, h, w, h);
+		"viewBox=\"0 0 %d %d\">\n<title>", sw, sh, w, h);
 	svg_escape(f, title);
 	fputs("</title>\n", f);
 	fputs(style, f);

@@ -30,6 +30,13 @@ void svg_escapef(FILE *f, const char *fmt, ...)
  * sheet (class names below); standalone adds the XML declaration.
  */
 void svg_begin(FILE *f, int w, int h, const char *title, int standalone);
+/*
+ * The same, shown at most max_w pixels wide: a wider picture keeps its
+ * w x h coordinates (the viewBox) and is scaled down by its width and
+ * height attributes, the same factor both ways.
+ */
+void svg_begin_fit(FILE *f, int w, int h, int max_w, const char *title,
+		   int standalone);
 void svg_end(FILE *f);
 
 /*

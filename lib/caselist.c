@@ -356,3 +356,87 @@ void caselist_shard(struct caselist *l, long k, long n)
 	}
 	l->n = kept;
 }
+
+/*
+ * Unique case names. A case's `name:` names its JUnit testcase and its
+ * --json entry, so two alike would be two results CI cannot tell apart.
+ * Each listed file's top-level name is read with its line (a file that
+ * does not read or parse, or has no scalar name, takes no part: running
+ * it reports why), then sorted by name, list order breaking ties.
+ */
+struct caselist_name {
+	char *name;
+	size_t i;	/* index in the list */
+	int line, col;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct caselist_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The name of case file path into *out (NULL: none); -1 out of memory. */
+static int read_name(const char *path, struct caselist_name *out)
+{
+	struct fs_err err = { 0 };
+	struct ydoc d;
+	yaml_node_t *v;
+	char *text;
+	size_t len;
+	int rc = 0;
+
+	out->name = NULL;
+	if (readfile(path, 1u << 20, &text, &len, &err))
+		return err.rc == FS_ENOMEM ? -1 : 0;
+	if (!ydoc_load(&d, text, len, path, &err)) {
+		v = ydoc_get(&d, ydoc_root(&d), "name");
+		if (v && v->type == YAML_SCALAR_NODE) {
+			out->name = strdup((const char *)v->data.scalar.value);
+			out->line = ydoc_line(v);
+			out->col = ydoc_col(v);
+			rc = out->name ? 0 : -1;
+		}
+		ydoc_free(&d);
+	} else if (err.rc == FS_ENOMEM) {
+		rc = -1;
+	}
+	free(text);
+	return rc;
+}
+
+int caselist_unique_names(struct caselist *l)
+{
+	struct caselist_name *v = calloc(l->n + 1, sizeof(*v));
+	size_t n = 0;
+	int rc = 0;
+
+	l->why[0] = '\0';
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < l->n && !rc; i++) {
+		rc = read_name(l->p[i], &v[n]);
+		v[n].i = i;
+		n += v[n].name != NULL;
+	}
+	if (!rc && n > 1)
+		qsort(v, n, sizeof(*v), cmp_name);
+	for (size_t i = 1; i < n && !rc; i++) {
+		const struct caselist_name *a = &v[i - 1], *b = &v[i];
+
+		if (strcmp(a->name, b->name))
+			continue;
+		snprintf(l->why, sizeof(l->why),
+			 "%s:%d:%d: name: '%s' is also the name of %s:%d:%d; the "
+			 "cases of a suite need names of their own (JUnit and --json "
+			 "tell cases apart by name)", l->p[b->i], b->line, b->col,
+			 b->name, l->p[a->i], a->line, a->col);
+		rc = -2;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	return rc;
+}

@@ -60,4 +60,14 @@ int caselist_shard_parse(const char *s, long *k, long *n);
 void caselist_shard(struct caselist *l, long k, long n);
 void caselist_free(struct caselist *l);
 
+/*
+ * Two cases of l with one top-level `name:` (CI would get two results
+ * alike): 0 when every name is its own; -2 with l->why "b.yaml:3:7:
+ * name: 'x' is also the name of a.yaml:2:7; ..." for the first pair in
+ * name order; -1 out of memory. Files that do not parse are left to the
+ * run, which reports them. Reads every file: call it on the whole suite,
+ * before caselist_shard, so shards never share a name either.
+ */
+int caselist_unique_names(struct caselist *l);
+
 #endif

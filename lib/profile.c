@@ -349,8 +349,14 @@ static enum fs_rc load_doc(struct loader *L)
 	ver = need(L, top, "", "fragsim_profile");
 	if (!ver || get_int(L, top, "", "fragsim_profile", 1, 1, 0, &v))
 		return FS_EINPUT;
-	if (get_str(L, top, "name", 1, lm->name, sizeof(lm->name)) ||
-	    get_str(L, top, "instruction", 1, lm->instr, sizeof(lm->instr)) ||
+	if (get_str(L, top, "name", 1, lm->name, sizeof(lm->name)))
+		return FS_EINPUT;
+	/* The name labels lists, reports and goldens and makes --format c's
+	 * identifiers: a blank one names nothing. */
+	if (lm->name[strspn(lm->name, " \t")] == '\0')
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, top, "name"), "name",
+				 "must not be empty");
+	if (get_str(L, top, "instruction", 1, lm->instr, sizeof(lm->instr)) ||
 	    get_str(L, top, "description", 0, lm->desc, sizeof(lm->desc)) ||
 	    get_str(L, top, "source", 0, lm->source, sizeof(lm->source)))
 		return FS_EINPUT;

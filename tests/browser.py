@@ -9,7 +9,8 @@ Every kind of picture and page fragsim writes (PAGES below) is made with
 BIN, then:
 
 * always: each SVG parses as XML (xml.etree) with an <svg> root in the
-  SVG namespace, width, height and viewBox; no page holds a <script>, an
+  SVG namespace, width, height and viewBox; no picture is wider than
+  1400 px (FIT_W); no page holds a <script>, an
   event handler or an http(s) address but the SVG namespace; the lane
   map pictures have one cell per matrix entry, and each cell's owner
   (its <title>) is the one the published layout gives (formulas below,
@@ -47,6 +48,7 @@ ODD = "a <b> & 'c' \"d\" ]]> </svg>"
 MIN_COLOURS = 8
 TIMEOUT_S = 60
 WINDOW = (1200, 800)
+FIT_W = 1400  # the widest window a picture may need
 
 # --- the published layouts (docs/design.md 1.1), entry -> (lane, element)
 
@@ -238,6 +240,12 @@ def check_static(path):
         for a in ("width", "height", "viewBox"):
             if a not in root.attrib:
                 bad.append(f"{name}: <svg> has no {a}")
+    # Every picture, standalone or inline, fits a 1400 px window (a diff
+    # of two 16-column grids side by side was 1924 px).
+    for svg in re.findall(r"<svg [^>]*>", text):
+        m = re.search(r'\swidth="(\d+)"', svg)
+        if m and int(m.group(1)) > FIT_W:
+            bad.append(f"{name}: a picture {m.group(1)} px wide, over {FIT_W}")
     low = text.lower()
     if "<script" in low or re.search(r"\son[a-z]+\s*=", low):
         bad.append(f"{name}: holds a script or an event handler")

@@ -40,6 +40,11 @@ How output is compared, line by line:
   line (`time      inputs 0.261 s, emulation 0.040 s (...)`).
 * Trailing spaces, and blank lines at the end of an output, are ignored.
 
+The front page, README.md at the repository root (or any FILE given as
+--front-page FILE), is held to two more rules, each a check counted like
+a command: it has fewer than FRONT_PAGE_LINES lines (detail belongs in
+docs/), and the first commands it shows are `make run` then `make test`.
+
 The last line is "N passed, N failed" (one per command); exit 1 when any
 failed.
 """
@@ -57,6 +62,8 @@ LINKED = ("cases", "profiles", "tests", "tools", "docs", "sim", "ref", "lib", "c
           "include", "examples")
 TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)? ?m?s\b")
 TIMEOUT_S = 600
+FRONT_PAGE_LINES = 200
+FRONT_PAGE_FIRST = ["make run", "make test"]
 
 
 class Command:
@@ -215,22 +222,70 @@ def run_doc(path, env, verbose):
     return passed, failed
 
 
+def first_commands(path):
+    """The commands of the document's first fenced block: a console
+    block's `$ ` lines, or an sh block's lines without their comments."""
+    fence, cmds = None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().split("\n"):
+            m = re.match(r"^\s*(`{3,}|~{3,})(.*)$", line)
+            if fence is None:
+                if m:
+                    fence, info = m.group(1), m.group(2).split()
+                continue
+            if m and m.group(1).startswith(fence) and not m.group(2).strip():
+                return cmds
+            if info[:1] == ["console"]:
+                if line.startswith("$ "):
+                    cmds.append(line[2:].strip())
+            elif line.split("#")[0].strip():
+                cmds.append(" ".join(line.split("#")[0].split()))
+    return cmds
+
+
+def front_page(path):
+    """The front-page rules on path: (passed, failed), failures printed."""
+    with open(path, encoding="utf-8") as f:
+        n = len(f.read().rstrip("\n").split("\n"))
+    failed = 0
+    if n >= FRONT_PAGE_LINES:
+        failed += 1
+        print(f"FAIL {path}: {n} lines; a front page has at most "
+              f"{FRONT_PAGE_LINES - 1} (move detail to docs/)")
+    first = first_commands(path)[:len(FRONT_PAGE_FIRST)]
+    if first != FRONT_PAGE_FIRST:
+        failed += 1
+        print(f"FAIL {path}: the first commands shown are "
+              f"{', '.join(repr(c) for c in first) or 'none'}, not "
+              f"{' then '.join(repr(c) for c in FRONT_PAGE_FIRST)}")
+    return 2 - failed, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fragsim", default=os.path.join(REPO, "build", "fragsim"))
     ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("docs", nargs="+")
+    ap.add_argument("--front-page", action="append", default=[], metavar="FILE",
+                    help="hold FILE to README.md's front-page rules too")
+    ap.add_argument("docs", nargs="*")
     a = ap.parse_args()
     binary = os.path.abspath(a.fragsim)
     if not os.access(binary, os.X_OK):
         sys.exit(f"doctest: {binary}: not an executable; build it first")
     env = dict(os.environ, LC_ALL="C", PATH=os.path.dirname(binary) + os.pathsep +
                os.environ.get("PATH", ""))
-    print("doctest: the commands of " + " ".join(a.docs))
+    docs = a.docs + [d for d in a.front_page if d not in a.docs]
+    if not docs:
+        ap.error("give at least one document")
+    print("doctest: the commands of " + " ".join(docs))
     passed = failed = 0
-    for doc in a.docs:
+    readme = os.path.realpath(os.path.join(REPO, "README.md"))
+    for doc in docs:
         p, f = run_doc(doc, env, a.verbose)
         passed, failed = passed + p, failed + f
+        if doc in a.front_page or os.path.realpath(doc) == readme:
+            p, f = front_page(doc)
+            passed, failed = passed + p, failed + f
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -1,7 +1,8 @@
 /*
  * test_caselist.c - lib/caselist.c's sharding: which cases shard K of N
  * runs (worked by hand: K, K+N, K+2N, ... of the sorted list), and the
- * strict "K/N" reader.
+ * strict "K/N" reader; and that two cases of one suite never share a
+ * name (caselist_unique_names, through `fragsim check`).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,12 +92,76 @@ static void shard_parse(void **state)
 	assert_int_equal(n, 10);
 }
 
+/*
+ * Issue 21 (16): two case files with one `name:` ran as two JUnit test
+ * cases alike in name (and in classname, in one directory), and two
+ * --json entries CI could not tell apart. check now refuses the suite
+ * before any case runs, naming both files at the line of their name, and
+ * across shards: shard 2 of 2 holds only b.yaml here, a.yaml is in 1.
+ */
+static void duplicate_names_are_refused(void **state)
+{
+	char dir[64], path[512], other[64];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "dupname"));
+	assert_non_null(tu_scratch_new(other, sizeof(other), "dupname2"));
+	snprintf(path, sizeof(path), "%s/a.yaml", dir);
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: dup\nsequences:\n  - {context: 40}\n"), 0);
+	snprintf(path, sizeof(path), "%s/b.yaml", dir);
+	assert_int_equal(tu_put(path, "fragsim: 1\n# the same name, quoted\nname: \"dup\"\n"
+				      "sequences:\n  - {context: 40}\n"), 0);
+	snprintf(path, sizeof(path), "%s/c.yaml", dir);
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: other\nsequences:\n  - {context: 40}\n"), 0);
+	/* A file that does not parse takes no part: the run reports it. */
+	snprintf(path, sizeof(path), "%s/d.yaml", dir);
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: [dup\n"), 0);
+
+	for (int shard = 0; shard <= 2; shard++) {
+		char want[1024], opt[32] = "";
+
+		if (shard)
+			snprintf(opt, sizeof(opt), "--shard %d/2", shard);
+		r = tu_run("check %s %s --junit %s/j.xml", dir, opt, dir);
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		snprintf(want, sizeof(want),
+			 "fragsim: error: %s/b.yaml:3:7: name: 'dup' is also the name of "
+			 "%s/a.yaml:2:7; the cases of a suite need names of their own "
+			 "(JUnit and --json tell cases apart by name)\n", dir, dir);
+		assert_string_equal(r.err, want);
+		tu_free(&r);
+		snprintf(path, sizeof(path), "%s/j.xml", dir);
+		assert_int_not_equal(access(path, F_OK), 0);
+	}
+
+	/* The same across two paths given; order is the sorted list's. */
+	snprintf(path, sizeof(path), "%s/x.yaml", other);
+	assert_int_equal(tu_put(path, "fragsim: 1\nname: other\nsequences:\n  - {context: 40}\n"), 0);
+	r = tu_run("check %s/x.yaml %s/c.yaml", other, dir);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "name: 'other' is also the name of "));
+	tu_free(&r);
+
+	/* Names of their own: the suite runs (d.yaml is an error there). */
+	snprintf(path, sizeof(path), "%s/b.yaml", dir);
+	assert_int_equal(unlink(path), 0);
+	r = tu_run("check %s", dir);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.out, "2 passed, 0 failed, 1 could not be run\n"));
+	tu_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+	assert_int_equal(tu_scratch_free(other), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shards_partition_the_list),
 		cmocka_unit_test(shard_edges),
 		cmocka_unit_test(shard_parse),
+		cmocka_unit_test(duplicate_names_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,11 +14,13 @@
 
 #include "testutil.h"
 #include "../lib/profile.h"
+#include "../lib/sha256.h"
 
 /*
  * The program that prints a header's map as CSV: the forward lines, a
  * line "inverse", then one line per (entry, replica) from the inverse.
- * P is the identifier prefix (fs_ + the name with '-' as '_').
+ * P is the identifier prefix (fs_ + the name with '-' as '_', or the
+ * hashed form of hashed_id below).
  */
 static const char prog_fmt[] =
 	"#include <stdio.h>\n"
@@ -175,6 +177,22 @@ static void every_builtin_matches_csv(void **state)
 }
 
 /*
+ * The identifiers of a name that is not plain (lib: lower-case letters,
+ * digits, single '-'): base, "_h", the first 8 hex digits of the name's
+ * SHA-256 (lib/sha256.c, checked against FIPS 180-4 by test_sha256).
+ */
+static void hashed_id(const char *base, const char *name, char *id, char *ID)
+{
+	char hex[SHA256_HEX_LEN];
+
+	sha256_hex(name, strlen(name), hex);
+	snprintf(id, 128, "fs_%s%sh%.8s", base, base[0] ? "_" : "", hex);
+	for (int i = 0; (ID[i] = id[i]); i++)
+		if (ID[i] >= 'a' && ID[i] <= 'z')
+			ID[i] = (char)(ID[i] - 'a' + 'A');
+}
+
+/*
  * A profile whose name is no identifier and whose text would break a
  * comment or a string literal ("*" "/", quotes, a backslash) still gives
  * a header that compiles and holds its map.
@@ -183,7 +201,7 @@ static void awkward_names_and_text(void **state)
 {
 	char *yaml = tu_slurp(FRAGSIM_SRC "/profiles/gfx936.yaml"), *path;
 	const char *body;
-	char text[8192];
+	char text[8192], id[128], ID[128];
 
 	(void)state;
 	body = strstr(yaml, "\nwave: ");
@@ -196,7 +214,8 @@ static void awkward_names_and_text(void **state)
 		 "source: \"*/ #endif\"%s", body);
 	path = tu_write_temp(".yaml", text);
 	assert_non_null(path);
-	check_profile(path, "fs_my_map_v2", "FS_MY_MAP_V2");
+	hashed_id("my_map_v2", "My.map v2", id, ID);
+	check_profile(path, id, ID);
 	unlink(path);
 	free(path);
 	free(yaml);
@@ -223,12 +242,159 @@ static void c_format_usage(void **state)
 	tu_free(&r);
 }
 
+/* gfx936's profile from "wave:" on, under the given head lines. */
+static char *profile_with(const char *head)
+{
+	char *yaml = tu_slurp(FRAGSIM_SRC "/profiles/gfx936.yaml"), *path;
+	const char *body = yaml ? strstr(yaml, "\nwave: ") : NULL;
+	char text[8192];
+
+	assert_non_null(body);
+	snprintf(text, sizeof(text), "fragsim_profile: 1\n%s%s", head, body);
+	path = tu_write_temp(".yaml", text);
+	assert_non_null(path);
+	free(yaml);
+	return path;
+}
+
+/* The compilers a header must pass: trigraphs are on in -std=c99 and
+ * -std=c++11, off (and warned of) in the GNU dialects. */
+static const char *const strict_compilers[] = {
+	FRAGSIM_CC " -std=c99 -pedantic -Wall -Wextra -Werror",
+	FRAGSIM_CC " -std=gnu11 -Wall -Wextra -Werror",
+	FRAGSIM_CXX " -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror",
+	FRAGSIM_CXX " -x c++ -Wall -Wextra -Werror",
+};
+
+/* dir/prog.c built by each compiler (C++ ones only if there is one)
+ * must print `want`. */
+static void expect_prog_output(const char *dir, const char *want)
+{
+	for (size_t i = 0; i < sizeof(strict_compilers) / sizeof(*strict_compilers); i++) {
+		char *out;
+
+		if (strstr(strict_compilers[i], FRAGSIM_CXX " ") == strict_compilers[i] &&
+		    !have_cxx())
+			continue;
+		out = build_and_run(dir, strict_compilers[i]);
+		if (!out)
+			fail_msg("the header does not build with %s", strict_compilers[i]);
+		assert_string_equal(out, want);
+		free(out);
+	}
+}
+
+/*
+ * Issue 21 (12): "a?\?/" as a name made the string "a?\?/" in which the
+ * trigraph ?\?/ is a backslash that eats the closing quote (C99, C++11),
+ * and "/" "*" in a name or description is -Wcomment inside the header's
+ * comment: neither header compiled under -Wall -Werror. The name and
+ * instruction macros must still be the exact text, and the map there.
+ */
+static void c_header_survives_trigraphs_and_comment_marks(void **state)
+{
+	char *path = profile_with("name: \"a?\?/\"\n"
+				  "instruction: \"v?\?=x /* y\"\n"
+				  "description: \"d /* e ?\?/ \\\\\"\n"
+				  "source: \"s ?\?/\"\n");
+	struct run_result hdr = tu_run("lanemap --isa '%s' --format c", path);
+	char dir[64], file[512], id[128], ID[128];
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(hdr.status, 0);
+	hashed_id("a", "a?\?/", id, ID);
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "lmt"));
+	snprintf(file, sizeof(file), "%s/lm.h", dir);
+	assert_int_equal(tu_put(file, hdr.out), 0);
+	snprintf(file, sizeof(file), "%s/prog.c", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	/* gfx936 C: row = lane % 16, col = lane / 16 + 4 e (profiles/gfx936.yaml):
+	 * lane 17, e 2 holds C[1][9]. */
+	fprintf(f, "#include <stdio.h>\n#include \"lm.h\"\n"
+		"int main(void)\n{\n\tputs(%s_NAME);\n\tputs(%s_INSTRUCTION);\n"
+		"\tprintf(\"%%d %%d\\n\", %s_c_row(17, 2), %s_c_col(17, 2));\n"
+		"\treturn 0;\n}\n", ID, ID, id, id);
+	fclose(f);
+	expect_prog_output(dir, "a?\?/\nv?\?=x /* y\n1 9\n");
+	assert_int_equal(tu_scratch_free(dir), 0);
+	tu_free(&hdr);
+	unlink(path);
+	free(path);
+}
+
+/*
+ * Issue 21 (12): every name not a letter or digit became '_', so "a-b",
+ * "a_b", "a.b", "A-B" and "a b" all made fs_a_b and one include guard:
+ * a program that included two of the headers got the second one empty.
+ * Each name now has its own prefix and guard, all in one program.
+ */
+static void different_names_get_different_identifiers(void **state)
+{
+	static const struct { const char *name, *yaml, *base; } names[] = {
+		{ "a-b", "a-b", NULL },		/* plain: fs_a_b */
+		{ "a_b", "a_b", "a_b" },
+		{ "a.b", "a.b", "a_b" },
+		{ "A-B", "A-B", "a_b" },
+		{ "a b", "\"a b\"", "a_b" },
+		/* plain, but ends as a hashed one would */
+		{ "a-b-h0123abcd", "a-b-h0123abcd", "a_b_h0123abcd" },
+		{ "\xc3\xa9", "\"\\u00e9\"", "" },	/* nothing alphanumeric */
+	};
+	enum { N = sizeof(names) / sizeof(*names) };
+	char dir[64], file[512], id[N][128], ID[N][128], head[256], want[512] = "";
+	FILE *f;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "lmn"));
+	snprintf(file, sizeof(file), "%s/prog.c", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fprintf(f, "#include <stdio.h>\n");
+	for (int i = 0; i < N; i++) {
+		char *path;
+		struct run_result hdr;
+
+		snprintf(head, sizeof(head), "name: %s\ninstruction: x\n", names[i].yaml);
+		path = profile_with(head);
+		hdr = tu_run("lanemap --isa '%s' --format c", path);
+		assert_int_equal(hdr.status, 0);
+		snprintf(file, sizeof(file), "%s/lm%d.h", dir, i);
+		assert_int_equal(tu_put(file, hdr.out), 0);
+		tu_free(&hdr);
+		unlink(path);
+		free(path);
+		if (names[i].base) {
+			hashed_id(names[i].base, names[i].name, id[i], ID[i]);
+		} else {
+			snprintf(id[i], 128, "fs_a_b");
+			snprintf(ID[i], 128, "FS_A_B");
+		}
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(id[i], id[j]);
+		fprintf(f, "#include \"lm%d.h\"\n", i);
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s 1 9\n",
+			 names[i].name);
+	}
+	fprintf(f, "int main(void)\n{\n");
+	for (int i = 0; i < N; i++)
+		fprintf(f, "\tprintf(\"%%s %%d %%d\\n\", %s_NAME, %s_c_row(17, 2), %s_c_col(17, 2));\n",
+			ID[i], id[i], id[i]);
+	fprintf(f, "\treturn 0;\n}\n");
+	fclose(f);
+	expect_prog_output(dir, want);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_builtin_matches_csv),
 		cmocka_unit_test(awkward_names_and_text),
 		cmocka_unit_test(c_format_usage),
+		cmocka_unit_test(c_header_survives_trigraphs_and_comment_marks),
+		cmocka_unit_test(different_names_get_different_identifiers),
 	};
 
 	return cmocka_run_group_tests_name("lanemap_c", tests, NULL, NULL);

@@ -197,8 +197,10 @@ static void report_names_are_utf8(void **state)
 
 	(void)state;
 	assert_non_null(tu_scratch_new(dir, sizeof(dir), "utf8"));
+	/* two names: check refuses two cases of one name */
 	assert_int_equal(tu_sh("cp cases/edge/one-token.yaml '%s/caf\351.yaml' && "
-			       "cp cases/edge/one-token.yaml '%s/n\303\251.yaml'", dir, dir), 0);
+			       "sed 's/^name: .*/name: one-token-2/' cases/edge/one-token.yaml "
+			       "> '%s/n\303\251.yaml'", dir, dir), 0);
 	r = tu_run("check %s --report %s/r.html", dir, dir);
 	assert_int_equal(r.status, 0);
 	tu_free(&r);
@@ -213,6 +215,102 @@ static void report_names_are_utf8(void **state)
 	tu_scratch_free(dir);
 }
 
+/*
+ * The <svg> elements of text: each one's width and height attributes and
+ * viewBox size, and whether every cell's rect lies inside its viewBox.
+ * Returns how many were read (at most max).
+ */
+struct svg_box { int w, h, vw, vh, cells_inside, cells; };
+
+static int svg_boxes(const char *text, struct svg_box *b, int max)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, "<svg "); p && n < max; p = strstr(p + 1, "<svg ")) {
+		const char *end = strstr(p + 1, "</svg>");
+
+		memset(&b[n], 0, sizeof(b[n]));
+		assert_non_null(end);
+		assert_int_equal(sscanf(strstr(p, " width=\""), " width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"",
+					&b[n].w, &b[n].h, &b[n].vw, &b[n].vh), 4);
+		for (const char *r = strstr(p, "<rect x=\""); r && r < end; r = strstr(r + 1, "<rect x=\"")) {
+			int x, y, w, h;
+
+			assert_int_equal(sscanf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"",
+						&x, &y, &w, &h), 4);
+			b[n].cells++;
+			b[n].cells_inside += x >= 0 && y >= 0 && x + w <= b[n].vw && y + h <= b[n].vh;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Every picture of `cmd` at most max_w px wide on screen, whole (no cell
+ * outside the viewBox) and not stretched; the count of pictures. */
+static int expect_fits(const char *cmd, int status, int max_w, int cells)
+{
+	struct svg_box b[8];
+	struct run_result r = tu_run("%s", cmd);
+	int n, total = 0;
+
+	assert_int_equal(r.status, status);
+	n = svg_boxes(r.out, b, 8);
+	assert_true(n >= 1);
+	for (int i = 0; i < n; i++) {
+		if (b[i].w > max_w)
+			fail_msg("%s: picture %d is %d px wide, over %d", cmd, i, b[i].w, max_w);
+		assert_int_equal(b[i].cells_inside, b[i].cells);
+		/* Scaled, if at all, the same both ways: h/w = vh/vw to a pixel. */
+		assert_true(abs(b[i].h * b[i].vw - b[i].vh * b[i].w) <= b[i].vw);
+		total += b[i].cells;
+	}
+	assert_int_equal(total, cells);
+	tu_free(&r);
+	return n;
+}
+
+/*
+ * Issue 21 (17): `lanemap diff gfx936 gfx936-quad --format svg` put the
+ * two 16-column grids side by side, 1924 px wide, past a 1400 px window.
+ * Now the grids stack when side by side is too wide, and a picture wider
+ * still (one 32-column grid is 1822 px) is scaled to fit by its width:
+ * every picture fits 1400 px, less an HTML page's 16 px margins when
+ * inline, with every cell inside it.
+ */
+static void pictures_fit_a_1400_px_window(void **state)
+{
+	char *yaml = tu_slurp(FRAGSIM_SRC "/profiles/cdna3-mfma-i32-32x32x16-i8.yaml");
+	const char *c, *col, *name = "name: cdna3-mfma-i32-32x32x16-i8\n";
+	char text[8192], cmd[600], *path;
+
+	(void)state;
+	/* gfx936 and gfx936-quad differ in C only: 2 x 256 cells. */
+	expect_fits("lanemap diff gfx936 gfx936-quad --format svg", 1, 1400, 512);
+	expect_fits("lanemap diff gfx936 gfx936-quad --format html", 1, 1400 - 32, 512);
+	/* One map, 32 x 32 C, and its diff with C's columns reversed. */
+	expect_fits("lanemap --isa cdna3-mfma-i32-32x32x16-i8 --format svg --matrix C", 0, 1400, 1024);
+	assert_non_null(yaml);
+	c = strstr(yaml, "\nc: ");
+	assert_non_null(c);
+	col = strstr(c, "col: \"lane % 32\"");
+	assert_non_null(col);
+	assert_non_null(strstr(yaml, name));
+	snprintf(text, sizeof(text), "%.*sname: reversed\n%.*scol: \"31 - lane %% 32\"%s",
+		 (int)(strstr(yaml, name) - yaml), yaml,
+		 (int)(col - strstr(yaml, name) - strlen(name)), strstr(yaml, name) + strlen(name),
+		 col + strlen("col: \"lane % 32\""));
+	path = tu_write_temp(".yaml", text);
+	assert_non_null(path);
+	snprintf(cmd, sizeof(cmd), "lanemap diff cdna3-mfma-i32-32x32x16-i8 '%s' --format svg", path);
+	expect_fits(cmd, 1, 1400, 2048);
+	snprintf(cmd, sizeof(cmd), "lanemap diff cdna3-mfma-i32-32x32x16-i8 '%s' --format html", path);
+	expect_fits(cmd, 1, 1400 - 32, 2048);
+	unlink(path);
+	free(path);
+	free(yaml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +321,7 @@ int main(void)
 		cmocka_unit_test(report_path_refused_first),
 		cmocka_unit_test(report_written_whole_or_not_at_all),
 		cmocka_unit_test(report_names_are_utf8),
+		cmocka_unit_test(pictures_fit_a_1400_px_window),
 	};
 
 	return cmocka_run_group_tests_name("pictures", tests, NULL, NULL);

@@ -172,6 +172,20 @@ static void nul_in_an_expression_is_refused(void **state)
 		     "c.col: a NUL character (\\0) inside a value");
 }
 
+/*
+ * An empty name was accepted before: `lanemap --format c` then made the
+ * identifiers fs__a_row and the guard FRAGSIM_LANEMAP__H, and `lanemap
+ * list`, reports and goldens named the profile with nothing.
+ */
+static void empty_name_is_refused(void **state)
+{
+	(void)state;
+	expect_error("fragsim_profile: 1\nname: \"\"\ninstruction: x\nwave: 32\nm: 4\nn: 4\nk: 8\n"
+		     A_OK B_OK C_OK, 2, 7, "name: must not be empty");
+	expect_error("fragsim_profile: 1\nname: \" \t\"\ninstruction: x\nwave: 32\nm: 4\nn: 4\nk: 8\n"
+		     A_OK B_OK C_OK, 2, 7, "name: must not be empty");
+}
+
 static void table_file_relative_to_profile(void **state)
 {
 	char csv[4096], yaml[4096], *csv_path, *yaml_path;
@@ -271,6 +285,7 @@ int main(void)
 		cmocka_unit_test(table_file_relative_to_profile),
 		cmocka_unit_test(resolve_names_and_paths),
 		cmocka_unit_test(unknown_target_names_its_profiles),
+		cmocka_unit_test(empty_name_is_refused),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
