@@ -309,7 +309,7 @@ static inline const struct row *row_of_key(const struct doc *d, const char *path
 {
 	char key[80];
 
-	snprintf(key, sizeof(key), "%s", path);
+	snprintf(key, sizeof(key), "%.79s", path);
 	*star = 0;
 	if (!strncmp(key, "data.", 5) && strchr("qkv", key[5]) && key[6] == '.') {
 		*star = key[5];
