@@ -241,6 +241,14 @@ enum fragsim_exec {
 };
 
 /*
+ * The most OpenMP threads fragsim_run starts. Threads are the program's
+ * (OMP_NUM_THREADS, omp_set_num_threads, all cores by default); asked
+ * for more, fragsim_run runs this many and gives the calling thread its
+ * setting back on return.
+ */
+#define FRAGSIM_THREADS_MAX 1024
+
+/*
  * Make the inputs (quantized Q, paged K/V caches, block tables), run the
  * emulated kernel with `exec`, and, unless emulate_only, the reference
  * and the comparison. Returns the verdict: FRAGSIM_OK when every check

@@ -15,6 +15,7 @@
  */
 #include "../include/fragsim.h"
 
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -511,6 +512,7 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 {
 	struct fs_err e = { 0 };
 	enum fs_rc rc;
+	int threads;
 
 	if (c->ran)
 		return fail(err, FS_EINPUT, "%s: the case has run already", c->r.c.name);
@@ -519,7 +521,15 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 	c->ran = 1;
 	c->r.emulate_only = !!emulate_only;
 	c->r.exec = (enum attn_exec)exec;
+	/* The program's thread count (OMP_NUM_THREADS=100000 is kept as it
+	 * is, and starting such a team crashes inside libgomp): at most
+	 * FRAGSIM_THREADS_MAX for this call, the program's setting after. */
+	threads = omp_get_max_threads();
+	if (threads > FRAGSIM_THREADS_MAX)
+		omp_set_num_threads(FRAGSIM_THREADS_MAX);
 	rc = runcase_exec(&c->r, &e);
+	if (threads > FRAGSIM_THREADS_MAX)
+		omp_set_num_threads(threads);
 	if (rc)
 		return give(err, &e, rc);
 	rc = runcase_status(&c->r);

@@ -14,6 +14,7 @@
  * So C[1][9] is lane 17 (c0 = 1, row 1) element 2: column 1 + 4*2.
  */
 #include <math.h>
+#include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -317,6 +318,27 @@ static void goldens(void **state)
 	assert_int_equal(system(strcat(strcpy(path, "rm -rf "), dir)), 0);
 }
 
+/* fragsim_run starts at most FRAGSIM_THREADS_MAX threads, whatever the
+ * program set, and gives the program its setting back. Before, 100000
+ * threads (omp_set_num_threads or OMP_NUM_THREADS) crashed in libgomp
+ * starting the first team (SIGSEGV). */
+static void run_bounds_the_threads(void **state)
+{
+	struct fragsim_summary s;
+	struct fragsim_case *c = small();
+	struct fragsim_err err;
+	int before = omp_get_max_threads();
+
+	(void)state;
+	omp_set_num_threads(100000);
+	assert_int_equal(fragsim_run(c, FRAGSIM_EXEC_AUTO, 0, &err), FRAGSIM_OK);
+	assert_int_equal(omp_get_max_threads(), 100000);
+	omp_set_num_threads(before);
+	assert_int_equal(fragsim_summary(c, &s), FRAGSIM_OK);
+	assert_int_equal(s.mismatches, 0);
+	fragsim_case_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +350,7 @@ int main(void)
 		cmocka_unit_test(run_and_summary),
 		cmocka_unit_test(cases_from_files_text_and_fields),
 		cmocka_unit_test(goldens),
+		cmocka_unit_test(run_bounds_the_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
