@@ -24,6 +24,12 @@
  *   OMP_THREAD_LIMIT  unset, or a positive integer: a cap, harmless at
  *                     any size; "0" or "abc" (libgomp's warning, then
  *                     ignored) is exit 2.
+ *   OMP_STACKSIZE     unset, or OpenMP's size (a number, then B, K, M
+ *                     or G, K when none) of at least THREADS_STACK_MIN:
+ *                     a worker's stack of 96K overflowed on the shipped
+ *                     suite (SIGSEGV), 128K held; 1M leaves room for
+ *                     -O1 and sanitizer builds. Too large a stack is
+ *                     the runtime's failure to create the thread.
  *   neither           all cores, as OpenMP counts them, but at most
  *                     THREADS_MAX: a 2048-core host runs 1024 threads.
  *
@@ -32,9 +38,9 @@
  *            (or a list of them, as 4,2), not '100000'
  *
  * --threads (fragsim run) then sets the count for the command; results
- * never depend on it. What OpenMP does beyond this (stack sizes, thread
- * binding) is left to it; a fatal error of its own exits through
- * main.c's guard, as exit 3.
+ * never depend on it. What OpenMP does beyond this (thread binding, its
+ * own variables GOMP_STACKSIZE, KMP_STACKSIZE) is left to it; a fatal
+ * error of libgomp's exits through main.c's guard, as exit 3.
  */
 #include "threads.h"
 
@@ -87,6 +93,35 @@ static int check_list(const char *s, long max, int list)
 	}
 }
 
+/* OMP_STACKSIZE's bytes: blanks, a decimal number, blanks, a unit B, K,
+ * M or G in either case (K when none), blanks; -1 when it is not that. */
+static double stack_bytes(const char *s)
+{
+	static const char units[] = "bkmg";
+	const char *u;
+	double v;
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = (double)strtoull(s, &e, 10);
+	if (errno == ERANGE)
+		return -1;
+	while (isspace((unsigned char)*e))
+		e++;
+	v *= 1024;	/* K when no unit */
+	if (*e && (u = strchr(units, tolower((unsigned char)*e)))) {
+		v = v / 1024 * (double)(1ull << (10 * (u - units)));
+		e++;
+	}
+	while (isspace((unsigned char)*e))
+		e++;
+	return *e ? -1 : v;
+}
+
 /* The value as the message quotes it: at most 40 bytes, each byte that
  * is not printable ASCII as '?'. */
 static const char *shown(const char *s, char *buf, size_t len)
@@ -105,6 +140,7 @@ enum fs_rc threads_init(struct fs_err *err)
 {
 	const char *nt = getenv("OMP_NUM_THREADS");
 	const char *tl = getenv("OMP_THREAD_LIMIT");
+	const char *st = getenv("OMP_STACKSIZE");
 	char buf[48];
 
 	if (nt && check_list(nt, THREADS_MAX, 1))
@@ -114,6 +150,10 @@ enum fs_rc threads_init(struct fs_err *err)
 	if (tl && check_list(tl, LONG_MAX, 0))
 		return fs_fail(err, FS_EINPUT, "OMP_THREAD_LIMIT must be a positive "
 			       "integer, not '%s'", shown(tl, buf, sizeof(buf)));
+	if (st && stack_bytes(st) < THREADS_STACK_MIN)
+		return fs_fail(err, FS_EINPUT, "OMP_STACKSIZE must be a size of 1M or "
+			       "more (fragsim's threads need it), not '%s'",
+			       shown(st, buf, sizeof(buf)));
 	/* The default, all cores: omp_get_max_threads reads the setting
 	 * and starts no thread. */
 	if (!nt && omp_get_max_threads() > THREADS_MAX)

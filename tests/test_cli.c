@@ -1080,6 +1080,37 @@ static void omp_environment_checked_first(void **state)
 	}
 	assert_int_equal(unsetenv("OMP_THREAD_LIMIT"), 0);
 
+	/* A worker's stack of 96K overflowed (SIGSEGV); below 1M is refused,
+	 * OpenMP's units read as libgomp reads them. */
+	{
+		static const char *const small_stack[] = { "96k", "1023K", "64", "abc",
+							   "", "4MB" };
+		static const char *const stack_ok[] = { "1M", " 1 m ", "1048576B", "2g" };
+
+		assert_int_equal(setenv("OMP_NUM_THREADS", "2", 1), 0);
+		for (size_t i = 0; i < sizeof(small_stack) / sizeof(small_stack[0]); i++) {
+			struct run_result r;
+
+			assert_int_equal(setenv("OMP_STACKSIZE", small_stack[i], 1), 0);
+			r = tu_run("run cases/edge/one-token.yaml");
+			snprintf(want, sizeof(want), "fragsim: error: OMP_STACKSIZE must be a "
+				 "size of 1M or more (fragsim's threads need it), not '%s'\n",
+				 small_stack[i]);
+			assert_int_equal(r.status, 2);
+			assert_true(strlen(r.err) >= strlen(want));
+			assert_string_equal(r.err + strlen(r.err) - strlen(want), want);
+			tu_free(&r);
+		}
+		for (size_t i = 0; i < sizeof(stack_ok) / sizeof(stack_ok[0]); i++) {
+			struct run_result r;
+
+			assert_int_equal(setenv("OMP_STACKSIZE", stack_ok[i], 1), 0);
+			r = tu_run("run cases/edge/one-token.yaml");
+			assert_int_equal(r.status, 0);
+			tu_free(&r);
+		}
+	}
+
 	/* A stack of 2^57 bytes, past any address space: libgomp cannot
 	 * create the threads and exits 1 itself; fragsim makes that 3.
 	 * clang's libomp aborts instead ("OMP: Error #34", SIGABRT), which
