@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "options.h"
+#include "threads.h"
 #include "../lib/golden.h"
 #include "../lib/json.h"
 #include "../lib/outdir.h"
@@ -38,7 +39,7 @@ static const struct opt run_opts[] = {
 	OPT_FLAG("--bf16", bf16,
 	  "with --out --format safetensors: q and out as BF16\n"
 	  "(out rounded to nearest even), as a vLLM kernel takes them"),
-	OPT_INT("--threads", threads, "<n>", 1, 1024,
+	OPT_INT("--threads", threads, "<n>", 1, THREADS_MAX,
 	  "OpenMP threads; results do not depend on it", .def = "all cores"),
 	OPT_FLAG("--json", json, "the summary as JSON"),
 	OPT_FLAG("--emulate-only", emulate_only,

@@ -7,12 +7,34 @@
  * or a limit the user can raise, 3 internal error or out of memory. A
  * failed write to stdout (a full disk, a closed pipe) is an internal
  * error: output that did not arrive must not look like success.
+ *
+ * Before a command runs, the OpenMP environment is checked (threads.c):
+ * OMP_NUM_THREADS=100000 is exit 2, not a crash in the first parallel
+ * region. And an exit main did not make - libgomp's exit(1) on a fatal
+ * error of its own, "libgomp: Thread creation failed" - is exit 3, not
+ * 1: 1 says the emulation disagrees with the reference.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
+#include "threads.h"
+
+/* Set when main returns: the one state atexit can see (a handler takes
+ * no argument). */
+static volatile int main_returned;
+
+static void exit_guard(void)
+{
+	if (main_returned)
+		return;
+	fputs("fragsim: error: the OpenMP runtime stopped fragsim (its message "
+	      "is above)\n", stderr);
+	_exit(FS_EINTERNAL);
+}
 
 static void usage(FILE *f)
 {
@@ -33,9 +55,11 @@ static int finish(int rc)
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const struct fs_cmd *c;
+	struct fs_err err = { 0 };
+	enum fs_rc rc;
 
 	if (argc < 2) {
 		fprintf(stderr, "fragsim: error: missing command\n");
@@ -51,9 +75,22 @@ int main(int argc, char **argv)
 		printf("fragsim %s\n", FRAGSIM_VERSION);
 		return finish(FS_OK);
 	}
-	if ((c = cli_command(argv[1])))
+	if ((c = cli_command(argv[1]))) {
+		if ((rc = threads_init(&err)))
+			return fs_rc_exit(cli_error(&err, rc));
 		return fs_rc_exit(finish(c->fn(argc - 1, argv + 1)));
+	}
 	fprintf(stderr, "fragsim: error: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return FS_EINPUT;
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	atexit(exit_guard);
+	status = run(argc, argv);
+	main_returned = 1;
+	return status;
 }

@@ -22,6 +22,12 @@
  * line, "file:line:col: message" for input errors. Nothing here prints
  * or exits. A failed call leaves its out-parameters NULL or zeroed.
  * Results do not depend on the number of OpenMP threads.
+ *
+ * Pointers: each pointer argument must not be NULL unless its comment
+ * says what NULL means; `err` may always be NULL (no message). A NULL
+ * where none is allowed is FRAGSIM_EINPUT, "fragsim_run: c is NULL",
+ * never a crash, and a call that returns no fragsim_rc says below what
+ * it does with one (fragsim_case_name(NULL) is NULL).
  */
 #ifndef FRAGSIM_H
 #define FRAGSIM_H
@@ -146,7 +152,7 @@ enum fragsim_rc fragsim_lanemap_validate(struct fragsim_lanemap *lm,
 					 struct fragsim_err *err);
 
 /* Entry (*row, *col) that lane `lane` element e of op holds: 0, or -1 when
- * lane or e is out of range or op not given. */
+ * lane or e is out of range, op not given, or lm, row or col NULL. */
 int fragsim_lanemap_entry(const struct fragsim_lanemap *lm,
 			  enum fragsim_operand op, int lane, int e, int *row,
 			  int *col);
@@ -159,6 +165,7 @@ struct fragsim_lanemap_info {
 	int replicas[3];
 	int valid;		/* 1 once fragsim_lanemap_validate passed */
 };
+/* lm NULL: *out zeroed (name NULL); out NULL: nothing. */
 void fragsim_lanemap_info(const struct fragsim_lanemap *lm,
 			  struct fragsim_lanemap_info *out);
 
@@ -180,8 +187,9 @@ struct fragsim_case;	/* opaque: the case, its lane map, inputs, results */
 enum fragsim_rc fragsim_case_load(const char *path, struct fragsim_case **out,
 				  struct fragsim_err *err);
 
-/* The same from YAML text[0..len): `origin` names it in errors, `dir`
- * resolves its relative paths (NULL: as written). */
+/* The same from YAML text[0..len): `origin` names it in errors (NULL:
+ * "<text>"), `dir` resolves its relative paths (NULL: as written).
+ * len 0 is an empty document, FRAGSIM_EINPUT; text may be NULL then. */
 enum fragsim_rc fragsim_case_parse(const char *text, size_t len,
 				   const char *origin, const char *dir,
 				   struct fragsim_case **out,
@@ -220,7 +228,8 @@ enum fragsim_rc fragsim_case_set_lanemap(struct fragsim_case *c,
 					 const struct fragsim_lanemap *lm,
 					 struct fragsim_err *err);
 
-/* The case's name, and its lane map (owned by the case). */
+/* The case's name, and its lane map (owned by the case); NULL for a
+ * NULL case. */
 const char *fragsim_case_name(const struct fragsim_case *c);
 const struct fragsim_lanemap *fragsim_case_lanemap(const struct fragsim_case *c);
 
@@ -239,6 +248,14 @@ enum fragsim_exec {
 	FRAGSIM_EXEC_AVX2,	/* FRAGSIM_EINPUT where the CPU lacks it */
 	FRAGSIM_EXEC_AVX512,
 };
+
+/*
+ * The most OpenMP threads fragsim_run starts. Threads are the program's
+ * (OMP_NUM_THREADS, omp_set_num_threads, all cores by default); asked
+ * for more, fragsim_run runs this many and gives the calling thread its
+ * setting back on return.
+ */
+#define FRAGSIM_THREADS_MAX 1024
 
 /*
  * Make the inputs (quantized Q, paged K/V caches, block tables), run the
@@ -265,7 +282,8 @@ struct fragsim_summary {
 	char first[256];	/* the first mismatch, "" when none */
 };
 
-/* Fill *out from the last fragsim_run; FRAGSIM_EINPUT before any. */
+/* Fill *out from the last fragsim_run; FRAGSIM_EINPUT before any, or
+ * for c or out NULL (out, when given, zeroed). */
 enum fragsim_rc fragsim_summary(const struct fragsim_case *c,
 				struct fragsim_summary *out);
 

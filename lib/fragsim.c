@@ -15,6 +15,7 @@
  */
 #include "../include/fragsim.h"
 
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,13 @@ static enum fragsim_rc fail(struct fragsim_err *out, enum fs_rc rc,
 	return (enum fragsim_rc)rc;
 }
 
+/* A NULL where the header allows none: FRAGSIM_EINPUT naming the
+ * function and the argument, "fragsim_run: c is NULL". */
+#define NEED(arg, err) do { \
+		if (!(arg)) \
+			return fail(err, FS_EINPUT, "%s: %s is NULL", __func__, #arg); \
+	} while (0)
+
 const char *fragsim_version(void)
 {
 	return FRAGSIM_VERSION;	/* -D from the file VERSION */
@@ -117,10 +125,13 @@ enum fragsim_rc fragsim_lanemap_load(const char *name_or_path,
 				     struct fragsim_err *err)
 {
 	struct fs_err e = { 0 };
-	struct lanemap *lm = profile_resolve(name_or_path, &e);
+	struct lanemap *lm;
 	enum fragsim_rc rc;
 
+	NEED(out, err);
 	*out = NULL;
+	NEED(name_or_path, err);
+	lm = profile_resolve(name_or_path, &e);
 	if (!lm)
 		return give(err, &e, FS_EINPUT);
 	*out = wrap(lm);
@@ -140,6 +151,7 @@ enum fragsim_rc fragsim_lanemap_new(const char *name, int wave, int m, int n,
 {
 	struct lanemap *lm;
 
+	NEED(out, err);
 	*out = NULL;
 	if (wave != 32 && wave != 64)
 		return fail(err, FS_EINPUT, "wave must be 32 or 64, not %d", wave);
@@ -182,9 +194,10 @@ enum fragsim_rc fragsim_lanemap_exprs(struct fragsim_lanemap *lm,
 				      const char *col, struct fragsim_err *err)
 {
 	struct fs_err e = { 0 };
-	enum fs_rc rc = operand(lm->lm, op, type, elems, replicas, &e);
+	enum fs_rc rc;
 
-	if (rc)
+	NEED(lm, err);
+	if ((rc = operand(lm->lm, op, type, elems, replicas, &e)))
 		return give(err, &e, rc);
 	if (!row || !col) {
 		lm->lm->op[op].elems = 0;
@@ -205,8 +218,10 @@ enum fragsim_rc fragsim_lanemap_table(struct fragsim_lanemap *lm,
 				      struct fragsim_err *err)
 {
 	struct fs_err e = { 0 };
-	enum fs_rc rc = operand(lm->lm, op, type, elems, replicas, &e);
+	enum fs_rc rc;
 
+	NEED(lm, err);
+	rc = operand(lm->lm, op, type, elems, replicas, &e);
 	if (!rc && (!row || !col))
 		rc = fs_fail(&e, FS_EINPUT, "%s: give both row and col tables",
 			     lm_operand_name((enum lm_operand)op));
@@ -244,6 +259,7 @@ enum fragsim_rc fragsim_lanemap_validate(struct fragsim_lanemap *lm,
 	char first[200];
 	enum fs_rc rc;
 
+	NEED(lm, err);
 	for (int op = 0; op < LM_NOPERANDS; op++)
 		if (lm->lm->op[op].elems < 1)
 			return fail(err, FS_EINPUT, "%s: operand %s not given",
@@ -269,7 +285,7 @@ int fragsim_lanemap_entry(const struct fragsim_lanemap *lm,
 {
 	const struct lanemap_operand *o;
 
-	if ((unsigned)op >= LM_NOPERANDS)
+	if (!lm || !row || !col || (unsigned)op >= LM_NOPERANDS)
 		return -1;
 	o = &lm->lm->op[op];
 	if (o->elems < 1 || lane < 0 || lane >= lm->lm->wave || e < 0 ||
@@ -283,8 +299,15 @@ int fragsim_lanemap_entry(const struct fragsim_lanemap *lm,
 void fragsim_lanemap_info(const struct fragsim_lanemap *lm,
 			  struct fragsim_lanemap_info *out)
 {
-	const struct lanemap *l = lm->lm;
+	const struct lanemap *l;
 
+	if (!out)
+		return;
+	if (!lm) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	l = lm->lm;
 	out->name = l->name;
 	out->wave = l->wave, out->m = l->m, out->n = l->n, out->k = l->k;
 	for (int op = 0; op < LM_NOPERANDS; op++) {
@@ -338,12 +361,14 @@ static enum fragsim_rc finish_case(struct fragsim_case *fc,
 enum fragsim_rc fragsim_case_load(const char *path, struct fragsim_case **out,
 				  struct fragsim_err *err)
 {
-	struct fragsim_case *fc = calloc(1, sizeof(*fc));
+	struct fragsim_case *fc;
 	struct fs_err e = { 0 };
 	enum fs_rc rc;
 
+	NEED(out, err);
 	*out = NULL;
-	if (!fc)
+	NEED(path, err);
+	if (!(fc = calloc(1, sizeof(*fc))))
 		return fail(err, FS_ENOMEM, "out of memory: the case");
 	rc = case_load_file(path, &fc->r.c, &e);
 	if (rc) {
@@ -358,12 +383,16 @@ enum fragsim_rc fragsim_case_parse(const char *text, size_t len,
 				   struct fragsim_case **out,
 				   struct fragsim_err *err)
 {
-	struct fragsim_case *fc = calloc(1, sizeof(*fc));
+	struct fragsim_case *fc;
 	struct fs_err e = { 0 };
 	enum fs_rc rc;
 
+	NEED(out, err);
 	*out = NULL;
-	if (!fc)
+	if (!len)
+		text = "";	/* an empty buffer, NULL or not: "empty document" */
+	NEED(text, err);
+	if (!(fc = calloc(1, sizeof(*fc))))
 		return fail(err, FS_ENOMEM, "out of memory: the case");
 	rc = case_load_text(text, len, origin ? origin : "<text>", dir, &fc->r.c, &e);
 	if (rc) {
@@ -417,7 +446,9 @@ enum fragsim_rc fragsim_case_build(const struct fragsim_case_params *p,
 	char text[4096], name[CASE_PATH_MAX + 8], isa[CASE_PATH_MAX + 8];
 	size_t at = 0;
 
+	NEED(out, err);
 	*out = NULL;
+	NEED(p, err);
 	if (quoted(name, sizeof(name), p->name ? p->name : "case") ||
 	    quoted(isa, sizeof(isa), p->isa ? p->isa : "gfx936"))
 		return fail(err, FS_EINPUT, "name and isa must be printable and "
@@ -468,6 +499,8 @@ enum fragsim_rc fragsim_case_set_lanemap(struct fragsim_case *c,
 	struct fragsim_lanemap copy;
 	enum fragsim_rc rc;
 
+	NEED(c, err);
+	NEED(lm, err);
 	if (c->ran)
 		return fail(err, FS_EINPUT, "the case has run: set its lane map before");
 	copy.lm = lanemap_new();
@@ -488,12 +521,12 @@ enum fragsim_rc fragsim_case_set_lanemap(struct fragsim_case *c,
 
 const char *fragsim_case_name(const struct fragsim_case *c)
 {
-	return c->r.c.name;
+	return c ? c->r.c.name : NULL;
 }
 
 const struct fragsim_lanemap *fragsim_case_lanemap(const struct fragsim_case *c)
 {
-	return &c->view;
+	return c ? &c->view : NULL;
 }
 
 void fragsim_case_free(struct fragsim_case *c)
@@ -511,7 +544,9 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 {
 	struct fs_err e = { 0 };
 	enum fs_rc rc;
+	int threads;
 
+	NEED(c, err);
 	if (c->ran)
 		return fail(err, FS_EINPUT, "%s: the case has run already", c->r.c.name);
 	if ((unsigned)exec > FRAGSIM_EXEC_AVX512)
@@ -519,7 +554,15 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 	c->ran = 1;
 	c->r.emulate_only = !!emulate_only;
 	c->r.exec = (enum attn_exec)exec;
+	/* The program's thread count (OMP_NUM_THREADS=100000 is kept as it
+	 * is, and starting such a team crashes inside libgomp): at most
+	 * FRAGSIM_THREADS_MAX for this call, the program's setting after. */
+	threads = omp_get_max_threads();
+	if (threads > FRAGSIM_THREADS_MAX)
+		omp_set_num_threads(FRAGSIM_THREADS_MAX);
 	rc = runcase_exec(&c->r, &e);
+	if (threads > FRAGSIM_THREADS_MAX)
+		omp_set_num_threads(threads);
 	if (rc)
 		return give(err, &e, rc);
 	rc = runcase_status(&c->r);
@@ -531,12 +574,17 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 enum fragsim_rc fragsim_summary(const struct fragsim_case *c,
 				struct fragsim_summary *out)
 {
-	const struct runcase *r = &c->r;
-	const struct compare_report *p = &r->cmp;
-	const struct compare_quant *q = &p->quant;
+	const struct runcase *r;
+	const struct compare_report *p;
+	const struct compare_quant *q;
 	double nan = __builtin_nan("");
 
+	if (!out)
+		return FRAGSIM_EINPUT;
 	memset(out, 0, sizeof(*out));
+	if (!c)
+		return FRAGSIM_EINPUT;
+	r = &c->r, p = &r->cmp, q = &p->quant;
 	if (!r->have_sim)
 		return FRAGSIM_EINPUT;
 	out->checked = r->have_cmp;
@@ -573,6 +621,8 @@ enum fragsim_rc fragsim_write_goldens(const struct fragsim_case *c,
 	struct fs_err e = { 0 };
 	enum fs_rc rc;
 
+	NEED(c, err);
+	NEED(dir, err);
 	if (!c->r.have_sim)
 		return fail(err, FS_EINPUT, "%s: run the case first", c->r.c.name);
 	if (!c->r.emulate_only && runcase_status(&c->r) != FS_OK)

@@ -513,10 +513,13 @@ static void put_v_run(const struct fs_case *c, struct fs_inputs *in, int blk,
 {
 	int D = in->D, d = 0;
 	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
-	int8_t *dst0 = in->v_cache_i8 + base * (size_t)in->BS + (size_t)slot0;
+	int8_t *dst0;
 
+	/* bf16 and f32 V have no int8 cache: v_cache_i8 is NULL, and even
+	 * forming NULL + offset is undefined (clang's UBSan stops on it). */
 	if (c->v_dtype != VDT_INT8)
 		return;
+	dst0 = in->v_cache_i8 + base * (size_t)in->BS + (size_t)slot0;
 #ifdef __SSE2__
 	if (n == 16)
 		for (; d + 16 <= D; d += 16)

@@ -1255,6 +1255,127 @@ static void wrong_kind_of_path_says_what_to_do(void **state)
 		assert_string_equal(r.err, bad[i][1]);
 		tu_free(&r);
 	}
+/* The OpenMP environment is checked before any parallel region, with
+ * --threads' bounds. Before, libgomp kept OMP_NUM_THREADS=100000 and
+ * crashed starting the team (SIGSEGV, 139); 40000 ended in its "Thread
+ * creation failed" and exit 1, the mismatch code; 0, -1 and abc drew
+ * libgomp's warning and ran on all cores. */
+static void omp_environment_checked_first(void **state)
+{
+	static const char *const bad[] = { "100000", "40000", "1025", "0", "-1",
+					   "abc", "", "4,0", "4,", "2x" };
+	static const char *const good[] = { "1", "4,2", " 3 " };
+	static const char *const limit_bad[] = { "0", "-3", "abc" };
+	char want[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct run_result r;
+
+		assert_int_equal(setenv("OMP_NUM_THREADS", bad[i], 1), 0);
+		r = tu_run("run cases/edge/one-token.yaml");
+		snprintf(want, sizeof(want), "fragsim: error: OMP_NUM_THREADS must be an "
+			 "integer from 1 to 1024 (or a list of them, as 4,2), not '%s'\n", bad[i]);
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		/* libgomp's own warning may come first, for what it dropped */
+		assert_true(strlen(r.err) >= strlen(want));
+		assert_string_equal(r.err + strlen(r.err) - strlen(want), want);
+		tu_free(&r);
+	}
+	/* Every command that computes: check too, before its first case. */
+	assert_int_equal(setenv("OMP_NUM_THREADS", "100000", 1), 0);
+	{
+		struct run_result r = tu_run("check cases/edge");
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		tu_free(&r);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct run_result r;
+
+		assert_int_equal(setenv("OMP_NUM_THREADS", good[i], 1), 0);
+		r = tu_run("run cases/edge/one-token.yaml");
+		assert_int_equal(r.status, 0);
+		tu_free(&r);
+	}
+	assert_int_equal(unsetenv("OMP_NUM_THREADS"), 0);
+	for (size_t i = 0; i < sizeof(limit_bad) / sizeof(limit_bad[0]); i++) {
+		struct run_result r;
+
+		assert_int_equal(setenv("OMP_THREAD_LIMIT", limit_bad[i], 1), 0);
+		r = tu_run("run cases/edge/one-token.yaml");
+		snprintf(want, sizeof(want), "fragsim: error: OMP_THREAD_LIMIT must be a "
+			 "positive integer, not '%s'\n", limit_bad[i]);
+		assert_int_equal(r.status, 2);
+		assert_true(strlen(r.err) >= strlen(want));
+		assert_string_equal(r.err + strlen(r.err) - strlen(want), want);
+		tu_free(&r);
+	}
+	/* A limit of any size is only a cap. */
+	assert_int_equal(setenv("OMP_THREAD_LIMIT", "100000", 1), 0);
+	{
+		struct run_result r = tu_run("run cases/edge/one-token.yaml");
+
+		assert_int_equal(r.status, 0);
+		tu_free(&r);
+	}
+	assert_int_equal(unsetenv("OMP_THREAD_LIMIT"), 0);
+
+	/* A worker's stack of 96K overflowed (SIGSEGV); below 1M is refused,
+	 * OpenMP's units read as libgomp reads them. */
+	{
+		static const char *const small_stack[] = { "96k", "1023K", "64", "abc",
+							   "", "4MB" };
+		static const char *const stack_ok[] = { "1M", " 1 m ", "1048576B", "2g" };
+
+		assert_int_equal(setenv("OMP_NUM_THREADS", "2", 1), 0);
+		for (size_t i = 0; i < sizeof(small_stack) / sizeof(small_stack[0]); i++) {
+			struct run_result r;
+
+			assert_int_equal(setenv("OMP_STACKSIZE", small_stack[i], 1), 0);
+			r = tu_run("run cases/edge/one-token.yaml");
+			snprintf(want, sizeof(want), "fragsim: error: OMP_STACKSIZE must be a "
+				 "size of 1M or more (fragsim's threads need it), not '%s'\n",
+				 small_stack[i]);
+			assert_int_equal(r.status, 2);
+			assert_true(strlen(r.err) >= strlen(want));
+			assert_string_equal(r.err + strlen(r.err) - strlen(want), want);
+			tu_free(&r);
+		}
+		for (size_t i = 0; i < sizeof(stack_ok) / sizeof(stack_ok[0]); i++) {
+			struct run_result r;
+
+			assert_int_equal(setenv("OMP_STACKSIZE", stack_ok[i], 1), 0);
+			r = tu_run("run cases/edge/one-token.yaml");
+			assert_int_equal(r.status, 0);
+			tu_free(&r);
+		}
+	}
+
+	/* A stack of 2^57 bytes, past any address space: libgomp cannot
+	 * create the threads and exits 1 itself; fragsim makes that 3.
+	 * clang's libomp aborts instead ("OMP: Error #34", SIGABRT), which
+	 * no exit handler sees: never 1 either way. */
+	assert_int_equal(setenv("OMP_NUM_THREADS", "2", 1), 0);
+	assert_int_equal(setenv("OMP_STACKSIZE", "200000000G", 1), 0);
+	{
+		struct run_result r = tu_run("run cases/edge/one-token.yaml");
+
+		if (strstr(r.err, "libgomp: Thread creation failed")) {
+			assert_int_equal(r.status, 3);
+			assert_non_null(strstr(r.err, "fragsim: error: the OpenMP runtime "
+					       "stopped fragsim (its message is above)\n"));
+		} else if (strstr(r.err, "OMP: Error #34")) {
+			assert_int_equal(r.status, 128 + 6);
+		} else {
+			assert_int_equal(r.status, 0);
+		}
+		tu_free(&r);
+	}
+	assert_int_equal(unsetenv("OMP_STACKSIZE"), 0);
+	assert_int_equal(unsetenv("OMP_NUM_THREADS"), 0);
 }
 
 int main(void)
@@ -1294,6 +1415,7 @@ int main(void)
 		cmocka_unit_test(usage_error_points_at_the_help),
 		cmocka_unit_test(missing_npy_names_its_key),
 		cmocka_unit_test(wrong_kind_of_path_says_what_to_do),
+		cmocka_unit_test(omp_environment_checked_first),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -14,6 +14,7 @@
  * So C[1][9] is lane 17 (c0 = 1, row 1) element 2: column 1 + 4*2.
  */
 #include <math.h>
+#include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -317,7 +318,170 @@ static void goldens(void **state)
 	assert_int_equal(system(strcat(strcpy(path, "rm -rf "), dir)), 0);
 }
 
-int main(void)
+/* The child of run_bounds_the_threads: 100000 threads asked, the run
+ * done on at most FRAGSIM_THREADS_MAX, the setting given back. 0 when
+ * all held. */
+static int bounded_run(void)
+{
+	struct fragsim_case_params p = { .name = "api", .q_heads = 6, .kv_heads = 1,
+					 .head_dim = 64, .n_seqs = 2, .seed = 7,
+					 .context = { 40, 17 } };
+	struct fragsim_summary s;
+	struct fragsim_case *c;
+	int bad;
+
+	if (fragsim_case_build(&p, &c, NULL))
+		return 1;
+	omp_set_num_threads(100000);
+	bad = fragsim_run(c, FRAGSIM_EXEC_AUTO, 0, NULL) != FRAGSIM_OK;
+	bad |= omp_get_max_threads() != 100000;
+	bad |= fragsim_summary(c, &s) != FRAGSIM_OK || s.mismatches != 0;
+	fragsim_case_free(c);
+	return bad;
+}
+
+/* fragsim_run starts at most FRAGSIM_THREADS_MAX threads, whatever the
+ * program set, and gives the program its setting back. Before, 100000
+ * threads (omp_set_num_threads or OMP_NUM_THREADS) crashed in libgomp
+ * starting the first team (SIGSEGV). In a process of its own (this
+ * binary again): clang's libomp, growing a team that far, leaves its
+ * old team's memory unreachable, which LeakSanitizer would report as
+ * this program's leak. */
+static void run_bounds_the_threads(void **state)
+{
+	char self[4096], cmd[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	(void)state;
+	assert_true(n > 0);
+	self[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "ASAN_OPTIONS=detect_leaks=0 '%s' --bounded-run", self);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The call must give FRAGSIM_EINPUT and this message. */
+#define REFUSED(err, call, want) do { \
+		memset(&(err), 0, sizeof(err)); \
+		assert_int_equal((call), FRAGSIM_EINPUT); \
+		assert_string_equal((err).msg, want); \
+	} while (0)
+
+/* Every public function with NULL in each pointer argument: an input
+ * error naming it, or what the header says NULL does; err NULL is
+ * always allowed. Before, 22 of these calls dereferenced the NULL
+ * (SIGSEGV), fragsim_case_parse(NULL, 0, ...) aborted in libyaml's
+ * assert and fragsim_case_name(NULL) returned a pointer near 0. */
+static void null_arguments_are_input_errors(void **state)
+{
+	static const char good[] = "fragsim: 1\nname: t\nsequences:\n  - {context: 4}\n";
+	static const int32_t tab[64 * 8];
+	struct fragsim_case_params p = { .n_seqs = 1, .context = { 4 } };
+	struct fragsim_lanemap *gfx = gfx936_from_exprs(), *m, *empty;
+	struct fragsim_lanemap_info in;
+	struct fragsim_summary s;
+	struct fragsim_case *c;
+	struct fragsim_err err;
+	int r = 7, col = 7;
+
+	(void)state;
+	/* lane maps */
+	m = gfx;
+	REFUSED(err, fragsim_lanemap_load(NULL, &m, &err),
+		"fragsim_lanemap_load: name_or_path is NULL");
+	assert_null(m);
+	REFUSED(err, fragsim_lanemap_load("gfx936", NULL, &err),
+		"fragsim_lanemap_load: out is NULL");
+	assert_int_equal(fragsim_lanemap_load("gfx936", &m, NULL), FRAGSIM_OK);
+	fragsim_lanemap_free(m);
+	assert_int_equal(fragsim_lanemap_load(NULL, &m, NULL), FRAGSIM_EINPUT);
+	m = gfx;
+	REFUSED(err, fragsim_lanemap_new(NULL, 64, 16, 16, 32, &m, &err),
+		"name must have 1 to 63 bytes");
+	assert_null(m);
+	REFUSED(err, fragsim_lanemap_new("x", 64, 16, 16, 32, NULL, &err),
+		"fragsim_lanemap_new: out is NULL");
+	assert_int_equal(fragsim_lanemap_new("empty", 64, 16, 16, 32, &empty, NULL), FRAGSIM_OK);
+	REFUSED(err, fragsim_lanemap_exprs(NULL, FRAGSIM_A, FRAGSIM_I8, 8, 1, "e", "e", &err),
+		"fragsim_lanemap_exprs: lm is NULL");
+	REFUSED(err, fragsim_lanemap_exprs(empty, FRAGSIM_A, FRAGSIM_I8, 8, 1, NULL, "e", &err),
+		"A: give both row and col");
+	REFUSED(err, fragsim_lanemap_exprs(empty, FRAGSIM_A, FRAGSIM_I8, 8, 1, "e", NULL, &err),
+		"A: give both row and col");
+	REFUSED(err, fragsim_lanemap_table(NULL, FRAGSIM_A, FRAGSIM_I8, 8, 1, tab, tab, &err),
+		"fragsim_lanemap_table: lm is NULL");
+	REFUSED(err, fragsim_lanemap_table(empty, FRAGSIM_A, FRAGSIM_I8, 8, 1, NULL, tab, &err),
+		"A: give both row and col tables");
+	REFUSED(err, fragsim_lanemap_table(empty, FRAGSIM_A, FRAGSIM_I8, 8, 1, tab, NULL, &err),
+		"A: give both row and col tables");
+	REFUSED(err, fragsim_lanemap_validate(NULL, &err), "fragsim_lanemap_validate: lm is NULL");
+	assert_int_equal(fragsim_lanemap_validate(NULL, NULL), FRAGSIM_EINPUT);
+	assert_int_equal(fragsim_lanemap_entry(NULL, FRAGSIM_C, 0, 0, &r, &col), -1);
+	assert_int_equal(fragsim_lanemap_entry(gfx, FRAGSIM_C, 0, 0, NULL, &col), -1);
+	assert_int_equal(fragsim_lanemap_entry(gfx, FRAGSIM_C, 0, 0, &r, NULL), -1);
+	assert_int_equal(r, 7), assert_int_equal(col, 7);	/* untouched */
+	memset(&in, 0xff, sizeof(in));
+	fragsim_lanemap_info(NULL, &in);
+	assert_null(in.name);
+	assert_int_equal(in.wave, 0), assert_int_equal(in.valid, 0);
+	fragsim_lanemap_info(gfx, NULL);
+	fragsim_lanemap_free(NULL);
+	fragsim_lanemap_free(empty);
+
+	/* cases */
+	c = (struct fragsim_case *)gfx;
+	REFUSED(err, fragsim_case_load(NULL, &c, &err), "fragsim_case_load: path is NULL");
+	assert_null(c);
+	REFUSED(err, fragsim_case_load(FRAGSIM_SRC "/cases/edge/one-token.yaml", NULL, &err),
+		"fragsim_case_load: out is NULL");
+	c = (struct fragsim_case *)gfx;
+	REFUSED(err, fragsim_case_parse(NULL, 5, "t.yaml", NULL, &c, &err),
+		"fragsim_case_parse: text is NULL");
+	assert_null(c);
+	/* An empty buffer, NULL or not, is an empty document. */
+	REFUSED(err, fragsim_case_parse(NULL, 0, "t.yaml", NULL, &c, &err),
+		"t.yaml:1:1: empty document");
+	REFUSED(err, fragsim_case_parse("", 0, "t.yaml", NULL, &c, &err),
+		"t.yaml:1:1: empty document");
+	REFUSED(err, fragsim_case_parse(good, 0, NULL, NULL, &c, &err),
+		"<text>:1:1: empty document");
+	REFUSED(err, fragsim_case_parse(good, strlen(good), "t.yaml", NULL, NULL, &err),
+		"fragsim_case_parse: out is NULL");
+	/* origin, dir and err NULL are allowed */
+	assert_int_equal(fragsim_case_parse(good, strlen(good), NULL, NULL, &c, NULL), FRAGSIM_OK);
+	assert_string_equal(fragsim_case_name(c), "t");
+	fragsim_case_free(c);
+	c = (struct fragsim_case *)gfx;
+	REFUSED(err, fragsim_case_build(NULL, &c, &err), "fragsim_case_build: p is NULL");
+	assert_null(c);
+	REFUSED(err, fragsim_case_build(&p, NULL, &err), "fragsim_case_build: out is NULL");
+	assert_int_equal(fragsim_case_build(&p, &c, NULL), FRAGSIM_OK);
+	REFUSED(err, fragsim_case_set_lanemap(NULL, gfx, &err),
+		"fragsim_case_set_lanemap: c is NULL");
+	REFUSED(err, fragsim_case_set_lanemap(c, NULL, &err),
+		"fragsim_case_set_lanemap: lm is NULL");
+	assert_null(fragsim_case_name(NULL));
+	assert_null(fragsim_case_lanemap(NULL));
+	fragsim_case_free(NULL);
+
+	/* running, summaries, goldens */
+	REFUSED(err, fragsim_run(NULL, FRAGSIM_EXEC_AUTO, 0, &err), "fragsim_run: c is NULL");
+	REFUSED(err, fragsim_write_goldens(NULL, "/tmp/none", 0, &err),
+		"fragsim_write_goldens: c is NULL");
+	REFUSED(err, fragsim_write_goldens(c, NULL, 0, &err), "fragsim_write_goldens: dir is NULL");
+	memset(&s, 0xff, sizeof(s));
+	assert_int_equal(fragsim_summary(NULL, &s), FRAGSIM_EINPUT);
+	assert_int_equal(s.checked, 0), assert_int_equal(s.compared, 0);
+	assert_int_equal(fragsim_summary(c, NULL), FRAGSIM_EINPUT);
+	assert_int_equal(fragsim_run(c, FRAGSIM_EXEC_AUTO, 0, NULL), FRAGSIM_OK);
+	assert_int_equal(fragsim_summary(c, NULL), FRAGSIM_EINPUT);
+	assert_int_equal(fragsim_summary(c, &s), FRAGSIM_OK);
+	assert_int_equal(s.mismatches, 0);
+	REFUSED(err, fragsim_write_goldens(c, NULL, 0, &err), "fragsim_write_goldens: dir is NULL");
+	fragsim_case_free(c);
+	fragsim_lanemap_free(gfx);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(version_is_the_files),
@@ -328,7 +492,11 @@ int main(void)
 		cmocka_unit_test(run_and_summary),
 		cmocka_unit_test(cases_from_files_text_and_fields),
 		cmocka_unit_test(goldens),
+		cmocka_unit_test(run_bounds_the_threads),
+		cmocka_unit_test(null_arguments_are_input_errors),
 	};
 
+	if (argc == 2 && !strcmp(argv[1], "--bounded-run"))
+		return bounded_run();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
