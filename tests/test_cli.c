@@ -1255,6 +1255,8 @@ static void wrong_kind_of_path_says_what_to_do(void **state)
 		assert_string_equal(r.err, bad[i][1]);
 		tu_free(&r);
 	}
+}
+
 /* The OpenMP environment is checked before any parallel region, with
  * --threads' bounds. Before, libgomp kept OMP_NUM_THREADS=100000 and
  * crashed starting the team (SIGSEGV, 139); 40000 ended in its "Thread
