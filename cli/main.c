@@ -61,9 +61,10 @@ static int run(int argc, char **argv)
 	struct fs_err err = { 0 };
 	enum fs_rc rc;
 
+	/* The error, and where to look: the command list would bury it. */
 	if (argc < 2) {
-		fprintf(stderr, "fragsim: error: missing command\n");
-		usage(stderr);
+		fprintf(stderr, "fragsim: error: missing command\n"
+			"see 'fragsim --help' for the commands\n");
 		return FS_EINPUT;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
@@ -80,8 +81,8 @@ static int run(int argc, char **argv)
 			return fs_rc_exit(cli_error(&err, rc));
 		return fs_rc_exit(finish(c->fn(argc - 1, argv + 1)));
 	}
-	fprintf(stderr, "fragsim: error: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	fprintf(stderr, "fragsim: error: unknown command '%s'\n"
+		"see 'fragsim --help' for the commands\n", argv[1]);
 	return FS_EINPUT;
 }
 

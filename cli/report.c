@@ -86,16 +86,7 @@ void report_reason(const struct runcase *r, char *buf, size_t len)
 
 const char *report_failure(const struct runcase *r)
 {
-	const struct compare_report *p = &r->cmp;
-
-	if (r->emulate_only || runcase_status(r) == FS_OK)
-		return NULL;
-	for (int w = 0; w < CMP_NWHAT; w++)
-		if (p->stat[w].mismatches)
-			return "mismatch";
-	if (p->replica_mismatch || r->sim.replica_mismatch)
-		return "mismatch";
-	return p->n_failed ? "threshold" : "mismatch";
+	return runcase_failure(r);
 }
 
 const char *report_verdict(const struct runcase *r)

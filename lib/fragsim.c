@@ -566,8 +566,11 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 	if (rc)
 		return give(err, &e, rc);
 	rc = runcase_status(&c->r);
-	if (rc == FS_MISMATCH)
-		fail(err, rc, "%s: the emulation disagrees with the reference", c->r.c.name);
+	if (rc == FS_MISMATCH && !strcmp(runcase_failure(&c->r), "threshold"))
+		fail(err, rc, "%s: a quality threshold failed; every exact comparison with "
+		     "the reference holds", c->r.c.name);
+	else if (rc == FS_MISMATCH)
+		fail(err, rc, "%s: the emulation differs from the reference", c->r.c.name);
 	return (enum fragsim_rc)rc;
 }
 
@@ -626,8 +629,10 @@ enum fragsim_rc fragsim_write_goldens(const struct fragsim_case *c,
 	if (!c->r.have_sim)
 		return fail(err, FS_EINPUT, "%s: run the case first", c->r.c.name);
 	if (!c->r.emulate_only && runcase_status(&c->r) != FS_OK)
-		return fail(err, FS_MISMATCH, "goldens not written: the emulation "
-			    "disagrees with the reference");
+		return fail(err, FS_MISMATCH, "goldens not written: %s",
+			    !strcmp(runcase_failure(&c->r), "threshold") ?
+			    "a quality threshold failed; every exact comparison with the reference holds" :
+			    "the emulation differs from the reference");
 	if (!c->r.emulate_only && c->r.c.expect_mismatch)
 		return fail(err, FS_MISMATCH, "goldens not written: the case plants "
 			    "a bug (expect: mismatch)");

@@ -535,6 +535,20 @@ enum fs_rc runcase_status(const struct runcase *r)
 	return FS_OK;
 }
 
+const char *runcase_failure(const struct runcase *r)
+{
+	const struct compare_report *p = &r->cmp;
+
+	if (r->emulate_only || runcase_status(r) == FS_OK)
+		return NULL;
+	for (int w = 0; w < CMP_NWHAT; w++)
+		if (p->stat[w].mismatches)
+			return "mismatch";
+	if (p->replica_mismatch || r->sim.replica_mismatch)
+		return "mismatch";
+	return p->n_failed ? "threshold" : "mismatch";
+}
+
 enum fs_rc runcase_expected(const struct runcase *r)
 {
 	enum fs_rc rc = runcase_status(r);

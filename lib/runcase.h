@@ -58,6 +58,14 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 /* FS_OK when every check holds (or emulate_only: nothing was checked),
  * FS_MISMATCH otherwise. */
 enum fs_rc runcase_status(const struct runcase *r);
+
+/*
+ * What failed when runcase_status() is FS_MISMATCH: "mismatch" (an exact
+ * comparison with the reference differs: a mapping bug) or "threshold"
+ * (every exact comparison holds; a check: quality threshold failed).
+ * NULL when nothing failed or nothing was checked.
+ */
+const char *runcase_failure(const struct runcase *r);
 /*
  * Tensors a checked run keeps although the case does not list them in
  * golden:, for the comparison alone: at most this many bytes together

@@ -1188,6 +1188,10 @@ static void usage_error_points_at_the_help(void **state)
 		  "see 'fragsim lanemap loads -h'\n" },
 		{ "probe plan --isa gfx936 --out p --plan q",
 		  "fragsim: error: unknown option '--plan'\nsee 'fragsim probe plan -h'\n" },
+		/* no command, or an unknown one: not the 40-line command list */
+		{ "", "fragsim: error: missing command\nsee 'fragsim --help' for the commands\n" },
+		{ "nope", "fragsim: error: unknown command 'nope'\n"
+		  "see 'fragsim --help' for the commands\n" },
 	};
 
 	(void)state;
