@@ -25,6 +25,39 @@
 
 #include "fexp.h"
 
+/*
+ * The q_position bugs beside chunk (kernel.h, enum kern_qpos), on a row
+ * whose q_pos is the absolute one. With the history h = context - T (the
+ * chunk's first position) and the tile's N keys:
+ *   chunk_keys    the key loop starts at h (k_lo): the history is skipped
+ *   future        q_pos = context - 1 for every query of the chunk
+ *   tile_rounded  q_pos = N (ceil(context / N) - ceil(T / N)) + t: the
+ *                 offset h counted in whole tiles (context 40, T 10, N 16:
+ *                 16 (3 - 1) = 32, not 30)
+ * off_by_one acts in attn_key_visible.
+ */
+static void row_q_position(const struct kern *k, int s, struct row *w)
+{
+	const struct case_seq *q = &k->c->seqs[s];
+	int N = k->N;
+
+	w->k_lo = 0;
+	switch (k->kn->q_position) {
+	case KQPOS_CHUNK_KEYS:
+		w->k_lo = q->context - q->tokens;
+		break;
+	case KQPOS_FUTURE:
+		w->q_pos = q->context - 1;
+		break;
+	case KQPOS_TILE_ROUNDED:
+		w->q_pos = N * ((q->context + N - 1) / N - (q->tokens + N - 1) / N) + w->t;
+		break;
+	case KQPOS_ABSOLUTE:
+	case KQPOS_OFF_BY_ONE:
+		break;
+	}
+}
+
 static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			 struct row *rows)
 {
@@ -60,6 +93,7 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			continue;
 		}
 		w->q_pos = k->kn->q_pos_chunk ? w->t : in->q_pos[u->s * k->T + w->t];
+		row_q_position(k, u->s, w);
 		{
 			size_t qi = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
 
@@ -72,9 +106,14 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 int attn_key_visible(const struct kern *k, const struct row *w, int seg_end,
 		       int j)
 {
-	if (!w->valid || j >= seg_end || j > w->q_pos)
+	/* q_position off_by_one lets key q_pos + 1 through; window_edge
+	 * moves the window's left edge by one key (+1: W + 1 keys seen). */
+	int last = w->q_pos + (k->kn->q_position == KQPOS_OFF_BY_ONE);
+
+	if (!w->valid || j >= seg_end || j > last || j < w->k_lo)
 		return 0;
-	if (k->c->sliding_window > 0 && j <= w->q_pos - k->c->sliding_window)
+	if (k->c->sliding_window > 0 &&
+	    j <= w->q_pos - k->c->sliding_window - k->kn->window_edge)
 		return 0;
 	return 1;
 }

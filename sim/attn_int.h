@@ -54,6 +54,7 @@ struct row {
 	int valid;		/* 0: prefill padding row */
 	int t, qh;		/* query token and q head */
 	int q_pos;
+	int k_lo;		/* first key the kernel visits: 0 but for q_position chunk_keys */
 	int primary;		/* writes scores/out (first replica in decode) */
 	float sq;		/* q scale */
 	const int8_t *q;	/* its D quantized values */

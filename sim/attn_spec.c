@@ -135,10 +135,18 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		const struct row *w = &rows[m];
 		float sc;
 
+		int visible;
+
 		if (!attn_c_primary(oc, slot))
 			continue;	/* a replica: its entry is read once */
-		if (!attn_key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
-			ws[m * k->N + n] = -INFINITY;
+		visible = attn_key_visible(k, w, seg_end, kb + k->col_mask[slot]);
+		/* mask_value: the correct kernel writes -inf and nothing else;
+		 * finite writes its sentinel; additive computes the score and
+		 * adds -inf below, so a NaN score (a poisoned slot's K scale)
+		 * stays NaN. */
+		if (!visible && k->kn->mask_value != KMASK_ADDITIVE) {
+			ws[m * k->N + n] = k->kn->mask_value == KMASK_FINITE ?
+					   KERNEL_MASK_FINITE : -INFINITY;
 			continue;
 		}
 		if (after) {
@@ -163,8 +171,15 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		if (k->lmod.on)
 			sc = logit_apply(&k->lmod, sc, w->qh,
 					 kb + k->col_mask[slot] - w->q_pos);
-		ws[m * k->N + n] = sc;
+		ws[m * k->N + n] = visible ? sc : sc + -INFINITY;
 	}
+}
+
+/* Is workspace value v a masked key's, as the kernel tells? */
+static int masked(const struct kern *k, float v)
+{
+	return v == -INFINITY ||
+	       (k->kn->mask_value == KMASK_FINITE && v == KERNEL_MASK_FINITE);
 }
 
 /* Online softmax and PV of one tile for every valid row. */
@@ -216,10 +231,16 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			struct vcol v;
 			float pn = p[n];
 
-			if (ws[m * k->N + n] == -INFINITY)
-				continue;	/* masked: P is 0 and V is not read */
-			if (k->kn->scale_after_softmax)
+			/* Masked: P is 0 and V is not read. The kernel knows a
+			 * masked key by its mask value (finite: the sentinel).
+			 * pv_mask none reads V anyway: 0 * V, which is NaN where
+			 * the slot is poisoned (past the context). */
+			if (masked(k, ws[m * k->N + n])) {
+				if (!k->kn->pv_unmasked)
+					continue;
+			} else if (k->kn->scale_after_softmax) {
 				pn *= ps[m * k->N + n];
+			}
 			v = attn_v_col(k, u, kb + n);
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
