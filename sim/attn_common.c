@@ -213,6 +213,15 @@ int attn_c_primary(const struct lanemap_operand *oc, int s)
 	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
 }
 
+/*
+ * The split-K merge of one row. The correct kernel skips a segment that
+ * saw no key (m = -inf). split_merge empty_nan has no such guard: the
+ * empty segment's e^(m - M) (NaN when every segment is empty: -inf -
+ * -inf) and its o / l = 0 / 0 enter the sums. split_merge stale_lse:
+ * the empty segment stores nothing, so the merge reads what its slot
+ * holds, the state the row's previous segment stored (zeros before
+ * segment 0).
+ */
 void attn_merge_row(const struct kern *k, const struct unit *u,
 		    const struct row *w, struct rstate *const *segs, int nseg)
 {
@@ -220,19 +229,37 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 	size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
 	float mx = -INFINITY, l = 0.0f;
 	float *out = &r->out[ri * k->D];
+	enum kern_merge bug = k->kn->split_merge;
+	const struct rstate *as[ATTN_MAX_SEGMENTS];
+	static const struct rstate zero = { 0.0f, 0.0f, NULL };
 
+	/* What the merge reads for each segment. */
+	for (int i = 0; i < nseg; i++) {
+		as[i] = segs[i];
+		if (bug == KMERGE_STALE_LSE && segs[i]->m == -INFINITY)
+			as[i] = i ? as[i - 1] : &zero;
+	}
 	for (int i = 0; i < nseg; i++)
-		if (segs[i]->m > mx)
-			mx = segs[i]->m;
+		if (as[i]->m > mx)
+			mx = as[i]->m;
 	for (int d = 0; d < k->D; d++)
 		out[d] = 0.0f;
 	for (int i = 0; i < nseg; i++) {
-		const struct rstate *x = segs[i];
+		const struct rstate *x = as[i];
 		float wgt;
 
-		if (x->m == -INFINITY)
+		if (x->m == -INFINITY && bug != KMERGE_EMPTY_NAN)
 			continue;
-		wgt = k->kn->merge_no_rescale ? x->l : x->l * fs_expf(x->m - mx);
+		if (!x->o) {	/* stale zeros: weight 0, out 0 */
+			if (r->seg_max) {
+				size_t si = ri * r->nseg + i;
+
+				r->seg_max[si] = r->seg_sum[si] = 0.0f;
+				memset(&r->seg_out[si * k->D], 0, (size_t)k->D * sizeof(float));
+			}
+			continue;
+		}
+		wgt = k->kn->merge_no_rescale ? x->l : x->l * attn_exp(k, x->m - mx);
 		l += wgt;
 		/* Partial outputs are kept normalized, as split-K kernels
 		 * store them: o / l, weighted by l * e^(m - M). */

@@ -59,6 +59,26 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"the causal mask lets key q + 1 through" },
 	[BUG_Q_TILE_ROUNDED] = { "q_position", "absolute", "tile_rounded",
 		"the causal offset computed from tile counts, N (ceil(ctx/N) - ceil(T/N))" },
+	[BUG_CAP_DROPPED] = { "soft_cap_apply", "correct", "dropped",
+		"the soft cap accepted and never applied" },
+	[BUG_CAP_AFTER_MASK] = { "soft_cap_apply", "correct", "after_mask",
+		"the soft cap applied after the mask: masked keys score -cap, not -inf" },
+	[BUG_CAP_EXP_TANH] = { "soft_cap_apply", "correct", "exp_tanh",
+		"tanh as (e^x - e^-x) / (e^x + e^-x) in float: NaN once |s/cap| > 88.7" },
+	[BUG_ALIBI_IGNORED] = { "alibi_bias", "correct", "ignored",
+		"ALiBi accepted and not added" },
+	[BUG_ALIBI_SIGN] = { "alibi_bias", "correct", "sign_flipped",
+		"ALiBi bias slope * (q - k) instead of slope * (k - q)" },
+	[BUG_ALIBI_NO_LOG2E] = { "alibi_bias", "correct", "no_log2e",
+		"ALiBi added in an exp2 kernel's log2 domain without log2(e): slope * (k - q) * ln 2" },
+	[BUG_ALIBI_OFFSET] = { "alibi_bias", "correct", "offset",
+		"ALiBi bias slope * (k - q + 1)" },
+	[BUG_EXP2_NO_LOG2E] = { "exp_base", "correct", "exp2_no_log2e",
+		"an exp2 softmax whose scale lacks log2(e): p = 2^(s - m)" },
+	[BUG_MERGE_EMPTY_NAN] = { "split_merge", "rescale", "empty_nan",
+		"no guard for an empty segment: e^(-inf - m) and 0 / 0 enter the merge" },
+	[BUG_MERGE_STALE_LSE] = { "split_merge", "rescale", "stale_lse",
+		"an empty segment stores nothing: the merge reads the previous segment's state" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -128,6 +148,16 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_Q_FUTURE: k->q_position = KQPOS_FUTURE; return 0;
 	case BUG_Q_OFF_BY_ONE: k->q_position = KQPOS_OFF_BY_ONE; return 0;
 	case BUG_Q_TILE_ROUNDED: k->q_position = KQPOS_TILE_ROUNDED; return 0;
+	case BUG_CAP_DROPPED: k->soft_cap_apply = KCAP_DROPPED; return 0;
+	case BUG_CAP_AFTER_MASK: k->soft_cap_apply = KCAP_AFTER_MASK; return 0;
+	case BUG_CAP_EXP_TANH: k->soft_cap_apply = KCAP_EXP_TANH; return 0;
+	case BUG_ALIBI_IGNORED: k->alibi_bias = KALIBI_IGNORED; return 0;
+	case BUG_ALIBI_SIGN: k->alibi_bias = KALIBI_SIGN_FLIPPED; return 0;
+	case BUG_ALIBI_NO_LOG2E: k->alibi_bias = KALIBI_NO_LOG2E; return 0;
+	case BUG_ALIBI_OFFSET: k->alibi_bias = KALIBI_OFFSET; return 0;
+	case BUG_EXP2_NO_LOG2E: k->exp2_no_log2e = 1; return 0;
+	case BUG_MERGE_EMPTY_NAN: k->split_merge = KMERGE_EMPTY_NAN; return 0;
+	case BUG_MERGE_STALE_LSE: k->split_merge = KMERGE_STALE_LSE; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -160,6 +190,16 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->q_position == KQPOS_FUTURE) << BUG_Q_FUTURE;
 	b |= (uint64_t)(k->q_position == KQPOS_OFF_BY_ONE) << BUG_Q_OFF_BY_ONE;
 	b |= (uint64_t)(k->q_position == KQPOS_TILE_ROUNDED) << BUG_Q_TILE_ROUNDED;
+	b |= (uint64_t)(k->soft_cap_apply == KCAP_DROPPED) << BUG_CAP_DROPPED;
+	b |= (uint64_t)(k->soft_cap_apply == KCAP_AFTER_MASK) << BUG_CAP_AFTER_MASK;
+	b |= (uint64_t)(k->soft_cap_apply == KCAP_EXP_TANH) << BUG_CAP_EXP_TANH;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_IGNORED) << BUG_ALIBI_IGNORED;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_SIGN_FLIPPED) << BUG_ALIBI_SIGN;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_NO_LOG2E) << BUG_ALIBI_NO_LOG2E;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_OFFSET) << BUG_ALIBI_OFFSET;
+	b |= (uint64_t)(k->exp2_no_log2e != 0) << BUG_EXP2_NO_LOG2E;
+	b |= (uint64_t)(k->split_merge == KMERGE_EMPTY_NAN) << BUG_MERGE_EMPTY_NAN;
+	b |= (uint64_t)(k->split_merge == KMERGE_STALE_LSE) << BUG_MERGE_STALE_LSE;
 	return b;
 }
 
@@ -322,6 +362,38 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		if (c->sliding_window > 0)
 			return NULL;
 		snprintf(buf, len, "no sliding window");
+		return buf;
+	case BUG_CAP_DROPPED:
+	case BUG_CAP_AFTER_MASK:
+	case BUG_CAP_EXP_TANH:
+		if (c->soft_cap > 0.0)
+			return NULL;
+		snprintf(buf, len, "no soft cap");
+		return buf;
+	case BUG_ALIBI_IGNORED:
+	case BUG_ALIBI_SIGN:
+	case BUG_ALIBI_NO_LOG2E:
+	case BUG_ALIBI_OFFSET:
+		if (c->alibi)
+			return NULL;
+		snprintf(buf, len, "no ALiBi");
+		return buf;
+	case BUG_EXP2_NO_LOG2E:
+		return NULL;
+	case BUG_MERGE_EMPTY_NAN:
+	case BUG_MERGE_STALE_LSE:
+		/* An empty segment needs a row that sees none of it: a decode
+		 * query of one token sees every key of its context. */
+		if (case_segments_max(c) <= 1) {
+			snprintf(buf, len, "no context is cut into split-K segments");
+			return buf;
+		}
+		if (c->mode == MODE_PREFILL || c->sliding_window > 0)
+			return NULL;
+		for (int s = 0; s < c->n_seqs; s++)
+			if (c->seqs[s].tokens > 1)
+				return NULL;
+		snprintf(buf, len, "decode of one token, no sliding window: no segment is empty");
 		return buf;
 	case BUG_COUNT:
 		break;

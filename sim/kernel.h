@@ -80,6 +80,52 @@ enum kern_qpos {
 	KQPOS_TILE_ROUNDED,
 };
 
+/*
+ * soft_cap_apply, for a case with soft_cap c:
+ *   KCAP_DROPPED    never applied
+ *   KCAP_AFTER_MASK applied after the mask: a masked key is c tanh(-inf)
+ *                   = -c, not -inf (visible keys as the correct kernel)
+ *   KCAP_EXP_TANH   tanh(x) as (e^x - e^-x) / (e^x + e^-x) in float:
+ *                   inf / inf = NaN once |s / c| passes 88.72
+ */
+enum kern_softcap {
+	KCAP_APPLIED,
+	KCAP_DROPPED,
+	KCAP_AFTER_MASK,
+	KCAP_EXP_TANH,
+};
+
+/*
+ * alibi_bias, the bias of key j for a query at q (correct: slope (j - q)):
+ *   KALIBI_IGNORED       0
+ *   KALIBI_SIGN_FLIPPED  slope (q - j)
+ *   KALIBI_NO_LOG2E      slope (j - q) ln 2: added in an exp2 kernel's
+ *                        log2 domain without the log2(e) factor
+ *   KALIBI_OFFSET        slope (j - q + 1)
+ */
+enum kern_alibi {
+	KALIBI_ADDED,
+	KALIBI_IGNORED,
+	KALIBI_SIGN_FLIPPED,
+	KALIBI_NO_LOG2E,
+	KALIBI_OFFSET,
+};
+
+/*
+ * split_merge beside no_rescale (merge_no_rescale), for a segment that
+ * saw no key (m = -inf, l = 0):
+ *   KMERGE_EMPTY_NAN   the merge has no guard for it: e^(-inf - m) and
+ *                      its o / l = 0 / 0 enter the sums (NaN)
+ *   KMERGE_STALE_LSE   it stores nothing, and the merge reads what its
+ *                      slot still holds: the row's previous segment's
+ *                      (max, sum, partial out), zeros for segment 0
+ */
+enum kern_merge {
+	KMERGE_GUARDED,
+	KMERGE_EMPTY_NAN,
+	KMERGE_STALE_LSE,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -97,6 +143,10 @@ struct fs_kernel {
 	enum kern_maskval mask_value;	/* what a masked score becomes */
 	int window_edge;		/* +1: W + 1 keys in the window, -1: W - 1 */
 	enum kern_qpos q_position;	/* the other q_position bugs (not chunk) */
+	enum kern_softcap soft_cap_apply;	/* how the soft cap is applied */
+	enum kern_alibi alibi_bias;	/* how the ALiBi bias is added */
+	int exp2_no_log2e;		/* 1: p = 2^(s - m) on natural-log scores */
+	enum kern_merge split_merge;	/* empty segments in the merge */
 };
 
 /* The correct kernel: every field at its default. */
@@ -127,6 +177,16 @@ enum kern_bug {
 	BUG_Q_FUTURE,		/* q_position: future */
 	BUG_Q_OFF_BY_ONE,	/* q_position: off_by_one */
 	BUG_Q_TILE_ROUNDED,	/* q_position: tile_rounded */
+	BUG_CAP_DROPPED,	/* soft_cap_apply: dropped */
+	BUG_CAP_AFTER_MASK,	/* soft_cap_apply: after_mask */
+	BUG_CAP_EXP_TANH,	/* soft_cap_apply: exp_tanh */
+	BUG_ALIBI_IGNORED,	/* alibi_bias: ignored */
+	BUG_ALIBI_SIGN,		/* alibi_bias: sign_flipped */
+	BUG_ALIBI_NO_LOG2E,	/* alibi_bias: no_log2e */
+	BUG_ALIBI_OFFSET,	/* alibi_bias: offset */
+	BUG_EXP2_NO_LOG2E,	/* exp_base: exp2_no_log2e */
+	BUG_MERGE_EMPTY_NAN,	/* split_merge: empty_nan */
+	BUG_MERGE_STALE_LSE,	/* split_merge: stale_lse */
 	BUG_COUNT
 };
 
@@ -195,6 +255,13 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    token (one token is the last
  *                                    position; its key q + 1 is past
  *                                    the context)
+ *   soft_cap_apply                   a soft cap
+ *   alibi_bias                       ALiBi
+ *   exp_base                         always
+ *   split_merge empty_nan, stale_lse split-K segments, and a row that
+ *                                    can see none of a segment: prefill,
+ *                                    a sliding window, or more than one
+ *                                    query token
  */
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len);

@@ -39,6 +39,7 @@
 /* What the model's kernel does (kernel.h's enums, read here by hand). */
 struct bug {
 	int pv_all, mask, edge, qpos;
+	int cap, alibi, exp2, merge;	/* soft_cap_apply, alibi_bias, exp_base, split_merge */
 };
 
 static void load_text(struct runcase *r, const char *text)
@@ -106,41 +107,96 @@ static double m_v(const struct runcase *r, int s, int j, int g, int d)
 	       (double)in->v_scale[((size_t)blk * in->BS + j % in->BS) * in->Hkv + g];
 }
 
-static int m_visible(const struct runcase *r, const struct bug *b, int s, int t, int j)
+/* The query position the kernel takes for token t. */
+static int m_qpos(const struct runcase *r, const struct bug *b, int s, int t)
 {
 	const struct case_seq *q = &r->c.seqs[s];
-	int h = q->context - q->tokens, p = h + t, W = r->c.sliding_window;
 
 	if (b->qpos == KQPOS_FUTURE)
-		p = q->context - 1;
+		return q->context - 1;
 	if (b->qpos == KQPOS_TILE_ROUNDED)
-		p = NK * ((q->context + NK - 1) / NK - (q->tokens + NK - 1) / NK) + t;
-	if (j >= q->context || j > p + (b->qpos == KQPOS_OFF_BY_ONE))
+		return NK * ((q->context + NK - 1) / NK - (q->tokens + NK - 1) / NK) + t;
+	return q->context - q->tokens + t;
+}
+
+/* Visible to token t, keys below end (its segment's end). */
+static int m_visible(const struct runcase *r, const struct bug *b, int s, int t, int j, int end)
+{
+	const struct case_seq *q = &r->c.seqs[s];
+	int h = q->context - q->tokens, p = m_qpos(r, b, s, t), W = r->c.sliding_window;
+
+	if (j >= end || j > p + (b->qpos == KQPOS_OFF_BY_ONE))
 		return 0;
 	if (b->qpos == KQPOS_CHUNK_KEYS && j < h)
 		return 0;
 	return !(W > 0 && j <= p - W - b->edge);
 }
 
-static int m_tile_runs(const struct runcase *r, const struct bug *b, int s, int t, int kb)
+static int m_tile_runs(const struct runcase *r, const struct bug *b, int s, int t, int kb,
+		       int end)
 {
 	int t0 = r->c.mode == MODE_DECODE ? t : t / NK * NK;
 	int t1 = r->c.mode == MODE_DECODE ? t + 1 : t0 + NK;
 
 	for (int u = t0; u < t1 && u < r->c.seqs[s].tokens; u++)
 		for (int j = kb; j < kb + NK; j++)
-			if (m_visible(r, b, s, u, j))
+			if (m_visible(r, b, s, u, j, end))
 				return 1;
 	return 0;
 }
 
-/* The model's scores [S][T][Hq][MAXCTX] and out [S][T][Hq][D], float. */
+/* The ALiBi slope of head h of H, from the paper's rule (by hand). */
+static double m_slope(int h, int H)
+{
+	int n = 1;
+
+	while (n * 2 <= H)
+		n *= 2;
+	return h < n ? pow(2.0, -8.0 * (h + 1) / n) : pow(2.0, -4.0 * (2 * (h - n) + 1) / n);
+}
+
+/* Soft cap and ALiBi of a visible key's score, as the buggy kernel. */
+static double m_logit(const struct runcase *r, const struct bug *b, double x, int qh, int dist)
+{
+	double cap = r->c.soft_cap, bias;
+
+	if (cap > 0 && b->cap == KCAP_EXP_TANH) {
+		float y = (float)(x / cap), e1 = expf(y), e2 = expf(-y);	/* inf past 88.7 */
+
+		x = cap * (double)((e1 - e2) / (e1 + e2));
+	} else if (cap > 0 && b->cap != KCAP_DROPPED) {
+		x = cap * tanh(x / cap);
+	}
+	if (!r->c.alibi)
+		return x;
+	bias = m_slope(qh, r->c.q_heads) * dist;
+	switch (b->alibi) {
+	case KALIBI_IGNORED: return x;
+	case KALIBI_SIGN_FLIPPED: return x - bias;
+	case KALIBI_NO_LOG2E: return x + bias * log(2.0);
+	case KALIBI_OFFSET: return x + m_slope(qh, r->c.q_heads) * (dist + 1);
+	}
+	return x + bias;
+}
+
+static double m_exp(const struct bug *b, double x)
+{
+	return b->exp2 ? exp2(x) : exp(x);
+}
+
+/*
+ * The model's scores [S][T][Hq][MAXCTX] and out [S][T][Hq][D], float.
+ * Per split-K segment (segments of split_k.segment keys, a multiple of
+ * 16 here) the softmax state (m, l, o); then the merge.
+ */
 static void model(const struct runcase *r, const struct bug *b, float *scores, float *out)
 {
 	const struct fs_inputs *in = &r->in;
 	int MX = in->MAXCTX, D = in->D, G = in->Hq / in->Hkv;
 	double *w = malloc((size_t)(MX + NK) * sizeof(double));
 	char *ran = malloc((size_t)(MX + NK));
+	double *sm = malloc(64 * sizeof(double)), *sl = malloc(64 * sizeof(double));
+	double *so = malloc((size_t)64 * D * sizeof(double));
 
 	for (size_t i = 0; i < (size_t)in->S * in->T * in->Hq * MX; i++)
 		scores[i] = -INFINITY;
@@ -149,47 +205,94 @@ static void model(const struct runcase *r, const struct bug *b, float *scores, f
 		for (int t = 0; t < r->c.seqs[s].tokens; t++)
 			for (int qh = 0; qh < in->Hq; qh++) {
 				size_t row = ((size_t)s * in->T + t) * in->Hq + qh;
-				int ctx = r->c.seqs[s].context, end = (ctx + NK - 1) / NK * NK;
+				int ctx = r->c.seqs[s].context, seg = r->c.segment > 0 ? r->c.segment : ctx;
+				int nseg = (ctx + seg - 1) / seg;
 				double mx = -INFINITY, l = 0.0;
 
-				for (int j = 0; j < end; j++) {
-					ran[j] = m_tile_runs(r, b, s, t, j / NK * NK);
-					if (!ran[j])
-						continue;
-					if (m_visible(r, b, s, t, j))
-						w[j] = m_score(r, s, t, qh, j);
-					else if (b->mask == KMASK_FINITE)
-						w[j] = -65504.0;
-					else if (b->mask == KMASK_ADDITIVE)
-						w[j] = m_score(r, s, t, qh, j) + -INFINITY;
-					else
-						w[j] = -INFINITY;
-					if (j < MX)
-						scores[row * MX + j] = (float)w[j];
-					if (w[j] > mx)
-						mx = w[j];
+				assert_true(nseg <= 64);
+				for (int g = 0; g < nseg; g++) {
+					int lo = g * seg, hi = lo + seg < ctx ? lo + seg : ctx;
+					int end = lo + (hi - lo + NK - 1) / NK * NK;
+					double m = -INFINITY, ls = 0.0;
+
+					for (int j = lo; j < end; j++) {
+						ran[j] = m_tile_runs(r, b, s, t, lo + (j - lo) / NK * NK, hi);
+						if (!ran[j])
+							continue;
+						if (m_visible(r, b, s, t, j, hi))
+							w[j] = m_logit(r, b, m_score(r, s, t, qh, j), qh,
+								       j - m_qpos(r, b, s, t));
+						else if (b->cap == KCAP_AFTER_MASK && r->c.soft_cap > 0)
+							w[j] = -r->c.soft_cap;
+						else if (b->mask == KMASK_FINITE)
+							w[j] = -65504.0;
+						else if (b->mask == KMASK_ADDITIVE)
+							w[j] = m_logit(r, b, m_score(r, s, t, qh, j), qh,
+								       j - m_qpos(r, b, s, t)) + -INFINITY;
+						else
+							w[j] = -INFINITY;
+						if (j < MX)
+							scores[row * MX + j] = (float)w[j];
+						if (w[j] > m)
+							m = w[j];
+					}
+					sm[g] = m, sl[g] = 0.0;
+					for (int d = 0; d < D; d++)
+						so[(size_t)g * D + d] = 0.0;
+					if (m == -INFINITY)
+						continue;	/* the segment sees nothing */
+					for (int j = lo; j < end; j++)
+						if (ran[j])
+							ls += w[j] == -INFINITY ? 0.0 : m_exp(b, w[j] - m);
+					sl[g] = ls;
+					for (int d = 0; d < D; d++) {
+						double o = 0.0;
+
+						for (int j = lo; j < end; j++) {
+							int masked = w[j] == -INFINITY ||
+								     (b->mask == KMASK_FINITE && w[j] == -65504.0);
+							double p = w[j] == -INFINITY ? 0.0 : m_exp(b, w[j] - m);
+
+							if (ran[j] && (!masked || b->pv_all))
+								o += p * m_v(r, s, j, qh / G, d);
+						}
+						so[(size_t)g * D + d] = o;
+					}
 				}
-				if (mx == -INFINITY)
-					continue;	/* sees nothing: 0 */
-				for (int j = 0; j < end; j++)
-					if (ran[j])
-						l += w[j] == -INFINITY ? 0.0 : exp(w[j] - mx);
+				/* The merge: stale_lse reads an empty segment as the one
+				 * before it (zeros before the first); empty_nan lets it in. */
+				for (int g = 0; g < nseg; g++)
+					if (b->merge == KMERGE_STALE_LSE && sm[g] == -INFINITY) {
+						sm[g] = g ? sm[g - 1] : 0.0;
+						sl[g] = g ? sl[g - 1] : 0.0;
+						for (int d = 0; d < D; d++)
+							so[(size_t)g * D + d] = g ? so[(size_t)(g - 1) * D + d] : 0.0;
+					}
+				for (int g = 0; g < nseg; g++)
+					if (sm[g] > mx)
+						mx = sm[g];
+				for (int g = 0; g < nseg; g++)
+					if (sm[g] != -INFINITY || b->merge == KMERGE_EMPTY_NAN)
+						l += sl[g] == 0.0 && b->merge != KMERGE_EMPTY_NAN ? 0.0 :
+						     sl[g] * m_exp(b, sm[g] - mx);
 				for (int d = 0; d < D; d++) {
 					double o = 0.0;
 
-					for (int j = 0; j < end; j++) {
-						int masked = w[j] == -INFINITY ||
-							     (b->mask == KMASK_FINITE && w[j] == -65504.0);
-						double p = w[j] == -INFINITY ? 0.0 : exp(w[j] - mx);
-
-						if (ran[j] && (!masked || b->pv_all))
-							o += p * m_v(r, s, j, qh / G, d);
+					for (int g = 0; g < nseg; g++) {
+						if (sm[g] == -INFINITY && b->merge != KMERGE_EMPTY_NAN)
+							continue;
+						if (sl[g] == 0.0 && b->merge != KMERGE_EMPTY_NAN)
+							continue;	/* stale zeros */
+						o += so[(size_t)g * D + d] / sl[g] * sl[g] * m_exp(b, sm[g] - mx);
 					}
 					out[row * D + d] = (float)(l == 0.0 ? 0.0 : o / l);
 				}
 			}
 	free(w);
 	free(ran);
+	free(sm);
+	free(sl);
+	free(so);
 }
 
 /* a and b agree: NaN exactly where the model has NaN, else within TOL. */
@@ -226,7 +329,7 @@ struct plant {
  */
 static void one_class(const struct plant *p)
 {
-	static const struct bug ok = { 0, 0, 0, 0 };
+	static const struct bug ok = { 0 };
 	struct runcase r;
 	struct fs_case c;
 	struct fs_err err;
@@ -298,7 +401,7 @@ static void one_class(const struct plant *p)
  */
 static void pv_mask_none(void **state)
 {
-	static const struct plant p = { BUG_PV_MASK, { 1, 0, 0, 0 },
+	static const struct plant p = { BUG_PV_MASK, { .pv_all = 1 },
 		"fragsim: 1\nname: sm\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
 		"cache: {k_scale: per_tensor, placement: shuffled}\n"
 		"sequences:\n  - {context: 20}\n  - {context: 32}\ndata: {seed: 5}\n", 1 };
@@ -317,9 +420,9 @@ static void pv_mask_none(void **state)
 static void mask_value_finite_and_additive(void **state)
 {
 	static const struct plant p[] = {
-		{ BUG_MASK_FINITE, { 0, KMASK_FINITE, 0, 0 },
+		{ BUG_MASK_FINITE, { .mask = KMASK_FINITE },
 		  PREFILL("", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
-		{ BUG_MASK_ADDITIVE, { 0, KMASK_ADDITIVE, 0, 0 },
+		{ BUG_MASK_ADDITIVE, { .mask = KMASK_ADDITIVE },
 		  DECODE("", "cache: {placement: shuffled}\n"
 			 "sequences:\n  - {context: 20}\n  - {context: 40}\n"), 1 },
 	};
@@ -333,9 +436,9 @@ static void mask_value_finite_and_additive(void **state)
 static void window_edge_inclusive_and_exclusive(void **state)
 {
 	static const struct plant p[] = {
-		{ BUG_WINDOW_INCLUSIVE, { 0, 0, 1, 0 },
+		{ BUG_WINDOW_INCLUSIVE, { .edge = 1 },
 		  PREFILL(", sliding_window: 8", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
-		{ BUG_WINDOW_EXCLUSIVE, { 0, 0, -1, 0 },
+		{ BUG_WINDOW_EXCLUSIVE, { .edge = -1 },
 		  PREFILL(", sliding_window: 8", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
 	};
 
@@ -353,16 +456,89 @@ static void window_edge_inclusive_and_exclusive(void **state)
 static void q_position_values(void **state)
 {
 	static const struct plant p[] = {
-		{ BUG_Q_CHUNK_KEYS, { 0, 0, 0, KQPOS_CHUNK_KEYS },
+		{ BUG_Q_CHUNK_KEYS, { .qpos = KQPOS_CHUNK_KEYS },
 		  PREFILL("", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
-		{ BUG_Q_FUTURE, { 0, 0, 0, KQPOS_FUTURE },
+		{ BUG_Q_FUTURE, { .qpos = KQPOS_FUTURE },
 		  PREFILL("", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
-		{ BUG_Q_OFF_BY_ONE, { 0, 0, 0, KQPOS_OFF_BY_ONE },
+		{ BUG_Q_OFF_BY_ONE, { .qpos = KQPOS_OFF_BY_ONE },
 		  PREFILL("", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
-		{ BUG_Q_TILE_ROUNDED, { 0, 0, 0, KQPOS_TILE_ROUNDED },
+		{ BUG_Q_TILE_ROUNDED, { .qpos = KQPOS_TILE_ROUNDED },
 		  PREFILL("", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
-		{ BUG_Q_TILE_ROUNDED, { 0, 0, 0, KQPOS_TILE_ROUNDED },
+		{ BUG_Q_TILE_ROUNDED, { .qpos = KQPOS_TILE_ROUNDED },
 		  DECODE("", "cache: {placement: shuffled}\nsequences:\n  - {context: 20}\n"), 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(p); i++)
+		one_class(&p[i]);
+}
+
+/*
+ * soft_cap_apply on a prefill of 24 tokens after 20, cap 2: dropped (the
+ * scores uncapped), after_mask (masked keys of a tile that runs at -2,
+ * their V read: keys 44..47 past the context are poison, so out is
+ * NaN), and exp_tanh with Q scaled so that |s / cap| passes
+ * 88.7 (cap 0.01): inf / inf is NaN in the scores, and in out.
+ */
+static void soft_cap_apply_values(void **state)
+{
+	static const struct plant p[] = {
+		{ BUG_CAP_DROPPED, { .cap = KCAP_DROPPED },
+		  PREFILL(", soft_cap: 2.0", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 0 },
+		{ BUG_CAP_AFTER_MASK, { .cap = KCAP_AFTER_MASK },
+		  PREFILL(", soft_cap: 2.0", "", "sequences:\n  - {history: 20, chunk: 24}\n"),  1 },
+		{ BUG_CAP_EXP_TANH, { .cap = KCAP_EXP_TANH },
+		  PREFILL(", soft_cap: 0.01", "", "sequences:\n  - {history: 20, chunk: 24}\n"), 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(p); i++)
+		one_class(&p[i]);
+}
+
+/* alibi_bias, decode over 8 q heads (slopes 2^-1 .. 2^-8), context 40. */
+static void alibi_bias_values(void **state)
+{
+	static const struct plant p[] = {
+		{ BUG_ALIBI_IGNORED, { .alibi = KALIBI_IGNORED },
+		  DECODE(", alibi: true", "sequences:\n  - {context: 40}\n"), 0 },
+		{ BUG_ALIBI_SIGN, { .alibi = KALIBI_SIGN_FLIPPED },
+		  DECODE(", alibi: true", "sequences:\n  - {context: 40}\n"), 0 },
+		{ BUG_ALIBI_NO_LOG2E, { .alibi = KALIBI_NO_LOG2E },
+		  DECODE(", alibi: true", "sequences:\n  - {context: 40}\n"), 0 },
+		{ BUG_ALIBI_OFFSET, { .alibi = KALIBI_OFFSET },
+		  DECODE(", alibi: true", "sequences:\n  - {context: 40}\n"), 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(p); i++)
+		one_class(&p[i]);
+}
+
+/* exp_base exp2_no_log2e: p = 2^(s - m), decode of 40 keys; the scores
+ * are the correct kernel's, out is not. */
+static void exp_base_exp2(void **state)
+{
+	static const struct plant p = { BUG_EXP2_NO_LOG2E, { .exp2 = 1 },
+		DECODE("", "sequences:\n  - {context: 40}\n"), 0 };
+
+	(void)state;
+	one_class(&p);
+}
+
+/*
+ * split_merge on a prefill of 40 tokens after 8, segments of 16: query
+ * t sees keys 0 .. 8 + t, so for t < 8 segments 1 and 2 are empty, for
+ * t < 24 segment 2. empty_nan: those rows are NaN; stale_lse: the
+ * empty segment is read as the one before it, counted twice.
+ */
+static void split_merge_values(void **state)
+{
+	static const struct plant p[] = {
+		{ BUG_MERGE_EMPTY_NAN, { .merge = KMERGE_EMPTY_NAN },
+		  PREFILL("", "", "sequences:\n  - {history: 8, chunk: 40}\nsplit_k: {segment: 16}\n"), 1 },
+		{ BUG_MERGE_STALE_LSE, { .merge = KMERGE_STALE_LSE },
+		  PREFILL("", "", "sequences:\n  - {history: 8, chunk: 40}\nsplit_k: {segment: 16}\n"), 0 },
 	};
 
 	(void)state;
@@ -377,6 +553,10 @@ int main(void)
 		cmocka_unit_test(mask_value_finite_and_additive),
 		cmocka_unit_test(window_edge_inclusive_and_exclusive),
 		cmocka_unit_test(q_position_values),
+		cmocka_unit_test(soft_cap_apply_values),
+		cmocka_unit_test(alibi_bias_values),
+		cmocka_unit_test(exp_base_exp2),
+		cmocka_unit_test(split_merge_values),
 	};
 
 	return cmocka_run_group_tests_name("softmax_bugs", tests, NULL, NULL);
