@@ -172,7 +172,6 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
 		const struct row *w = &rows[m];
 		float sc;
-
 		int visible;
 
 		if (!attn_c_primary(oc, slot))

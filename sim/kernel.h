@@ -258,10 +258,11 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   soft_cap_apply                   a soft cap
  *   alibi_bias                       ALiBi
  *   exp_base                         always
- *   split_merge empty_nan, stale_lse split-K segments, and a row that
- *                                    can see none of a segment: prefill,
- *                                    a sliding window, or more than one
- *                                    query token
+ *   split_merge empty_nan, stale_lse split-K segments, and a query that
+ *                                    sees no key of one of them (read
+ *                                    from the contexts, token counts
+ *                                    and window, as split_merge's rule
+ *                                    reads the contexts)
  */
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len);

@@ -433,8 +433,8 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "model: {head_dim: 128, alibi: true}\n", BUG_ALIBI_OFFSET, NULL },
 		{ "", BUG_EXP2_NO_LOG2E, NULL },
 		{ "", BUG_MERGE_EMPTY_NAN, "no context is cut" },
-		{ "split_k: {segment: 8}\n", BUG_MERGE_EMPTY_NAN, "decode of one token" },
-		{ "split_k: {segment: 8}\n", BUG_MERGE_STALE_LSE, "decode of one token" },
+		{ "split_k: {segment: 8}\n", BUG_MERGE_EMPTY_NAN, "every query sees a key" },
+		{ "split_k: {segment: 8}\n", BUG_MERGE_STALE_LSE, "every query sees a key" },
 		{ "model: {head_dim: 128, sliding_window: 4}\nsplit_k: {segment: 8}\n",
 		  BUG_MERGE_STALE_LSE, NULL },
 	};

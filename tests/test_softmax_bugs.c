@@ -1,6 +1,7 @@
 /*
  * test_softmax_bugs.c - the softmax and mask bug classes (issue 22:
- * pv_mask, mask_value, window_edge, the q_position values beside chunk)
+ * pv_mask, mask_value, window_edge, the q_position values beside chunk,
+ * soft_cap_apply, alibi_bias, exp_base, split_merge beside no_rescale)
  * against a model of each buggy kernel written here, in plain loops over
  * the case's paged inputs, in double, sharing no code with sim/:
  *
@@ -14,9 +15,16 @@
  *   in a tile that runs, a masked key's score is -inf (finite: -65504;
  *     additive: its score + -inf, NaN where its K scale is a poisoned
  *     slot's NaN), and a visible key's is q . k * sQ * sK * softmax_scale;
- *   p_j = e^(s_j - max), 0 for -inf; out = sum p_j v_j / sum p_j over
- *     the keys that are not masked (pv_mask none: every key of a tile
- *     that runs, so 0 * NaN where the slot is poisoned).
+ *   a visible score is soft-capped, cap tanh(s / cap), then given the
+ *     ALiBi bias slope (j - p), the slopes from the paper's rule (each
+ *     with its bug: no cap, float exps for tanh, a masked key at -cap;
+ *     no bias, -bias, bias ln 2, slope (j - p + 1));
+ *   per split-K segment, p_j = e^(s_j - max) (exp_base: 2^), 0 for -inf;
+ *     the segment's (m, l, o) with o = sum p_j v_j over the keys that
+ *     are not masked (pv_mask none: every key of a tile that runs, so
+ *     0 * NaN where the slot is poisoned); out = sum o_i e^(m_i - M) /
+ *     sum l_i e^(m_i - M) over the segments that saw a key (empty_nan:
+ *     all of them; stale_lse: an empty one read as the one before it).
  *
  * Each class is checked two ways: the emulation with it planted agrees
  * with the model (NaN where the model has NaN, within 1e-3 elsewhere),
