@@ -91,7 +91,7 @@ enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *s
 			    struct diff_report *rep, struct fs_err *err);
 void diffcase_report_free(struct diff_report *rep);
 
-#define DIFF_MAX_HYP 48
+#define DIFF_MAX_HYP 128
 
 struct diff_hyp {
 	char name[256];		/* "kernel assumption c_columns=contiguous" */

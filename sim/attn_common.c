@@ -25,6 +25,39 @@
 
 #include "fexp.h"
 
+/*
+ * The q_position bugs beside chunk (kernel.h, enum kern_qpos), on a row
+ * whose q_pos is the absolute one. With the history h = context - T (the
+ * chunk's first position) and the tile's N keys:
+ *   chunk_keys    the key loop starts at h (k_lo): the history is skipped
+ *   future        q_pos = context - 1 for every query of the chunk
+ *   tile_rounded  q_pos = N (ceil(context / N) - ceil(T / N)) + t: the
+ *                 offset h counted in whole tiles (context 40, T 10, N 16:
+ *                 16 (3 - 1) = 32, not 30)
+ * off_by_one acts in attn_key_visible.
+ */
+static void row_q_position(const struct kern *k, int s, struct row *w)
+{
+	const struct case_seq *q = &k->c->seqs[s];
+	int N = k->N;
+
+	w->k_lo = 0;
+	switch (k->kn->q_position) {
+	case KQPOS_CHUNK_KEYS:
+		w->k_lo = q->context - q->tokens;
+		break;
+	case KQPOS_FUTURE:
+		w->q_pos = q->context - 1;
+		break;
+	case KQPOS_TILE_ROUNDED:
+		w->q_pos = N * ((q->context + N - 1) / N - (q->tokens + N - 1) / N) + w->t;
+		break;
+	case KQPOS_ABSOLUTE:
+	case KQPOS_OFF_BY_ONE:
+		break;
+	}
+}
+
 static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			 struct row *rows)
 {
@@ -60,6 +93,7 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 			continue;
 		}
 		w->q_pos = k->kn->q_pos_chunk ? w->t : in->q_pos[u->s * k->T + w->t];
+		row_q_position(k, u->s, w);
 		{
 			size_t qi = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
 
@@ -72,9 +106,14 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 int attn_key_visible(const struct kern *k, const struct row *w, int seg_end,
 		       int j)
 {
-	if (!w->valid || j >= seg_end || j > w->q_pos)
+	/* q_position off_by_one lets key q_pos + 1 through; window_edge
+	 * moves the window's left edge by one key (+1: W + 1 keys seen). */
+	int last = w->q_pos + (k->kn->q_position == KQPOS_OFF_BY_ONE);
+
+	if (!w->valid || j >= seg_end || j > last || j < w->k_lo)
 		return 0;
-	if (k->c->sliding_window > 0 && j <= w->q_pos - k->c->sliding_window)
+	if (k->c->sliding_window > 0 &&
+	    j <= w->q_pos - k->c->sliding_window - k->kn->window_edge)
 		return 0;
 	return 1;
 }
@@ -174,6 +213,15 @@ int attn_c_primary(const struct lanemap_operand *oc, int s)
 	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
 }
 
+/*
+ * The split-K merge of one row. The correct kernel skips a segment that
+ * saw no key (m = -inf). split_merge empty_nan has no such guard: the
+ * empty segment's e^(m - M) (NaN when every segment is empty: -inf -
+ * -inf) and its o / l = 0 / 0 enter the sums. split_merge stale_lse:
+ * the empty segment stores nothing, so the merge reads what its slot
+ * holds, the state the row's previous segment stored (zeros before
+ * segment 0).
+ */
 void attn_merge_row(const struct kern *k, const struct unit *u,
 		    const struct row *w, struct rstate *const *segs, int nseg)
 {
@@ -181,19 +229,37 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 	size_t ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
 	float mx = -INFINITY, l = 0.0f;
 	float *out = &r->out[ri * k->D];
+	enum kern_merge bug = k->kn->split_merge;
+	const struct rstate *as[ATTN_MAX_SEGMENTS];
+	static const struct rstate zero = { 0.0f, 0.0f, NULL };
 
+	/* What the merge reads for each segment. */
+	for (int i = 0; i < nseg; i++) {
+		as[i] = segs[i];
+		if (bug == KMERGE_STALE_LSE && segs[i]->m == -INFINITY)
+			as[i] = i ? as[i - 1] : &zero;
+	}
 	for (int i = 0; i < nseg; i++)
-		if (segs[i]->m > mx)
-			mx = segs[i]->m;
+		if (as[i]->m > mx)
+			mx = as[i]->m;
 	for (int d = 0; d < k->D; d++)
 		out[d] = 0.0f;
 	for (int i = 0; i < nseg; i++) {
-		const struct rstate *x = segs[i];
+		const struct rstate *x = as[i];
 		float wgt;
 
-		if (x->m == -INFINITY)
+		if (x->m == -INFINITY && bug != KMERGE_EMPTY_NAN)
 			continue;
-		wgt = k->kn->merge_no_rescale ? x->l : x->l * fs_expf(x->m - mx);
+		if (!x->o) {	/* stale zeros: weight 0, out 0 */
+			if (r->seg_max) {
+				size_t si = ri * r->nseg + i;
+
+				r->seg_max[si] = r->seg_sum[si] = 0.0f;
+				memset(&r->seg_out[si * k->D], 0, (size_t)k->D * sizeof(float));
+			}
+			continue;
+		}
+		wgt = k->kn->merge_no_rescale ? x->l : x->l * attn_exp(k, x->m - mx);
 		l += wgt;
 		/* Partial outputs are kept normalized, as split-K kernels
 		 * store them: o / l, weighted by l * e^(m - M). */

@@ -17,6 +17,7 @@
 
 #include "attn.h"
 #include "case.h"
+#include "fexp.h"
 #include "inputs.h"
 #include "kernel.h"
 #include "lanemap.h"
@@ -54,6 +55,7 @@ struct row {
 	int valid;		/* 0: prefill padding row */
 	int t, qh;		/* query token and q head */
 	int q_pos;
+	int k_lo;		/* first key the kernel visits: 0 but for q_position chunk_keys */
 	int primary;		/* writes scores/out (first replica in decode) */
 	float sq;		/* q scale */
 	const int8_t *q;	/* its D quantized values */
@@ -76,6 +78,19 @@ static inline int attn_kv_head(const struct kern *k, const struct unit *u)
 	if (k->c->mode == MODE_DECODE)
 		return u->h;
 	return k->kn->gqa_modulo ? u->h % k->Hkv : u->h / k->G;
+}
+
+/* ln 2 rounded to float: the natural-domain factor of an exp2 kernel. */
+#define ATTN_LN2F 0x1.62e430p-1f
+
+/*
+ * The kernel's softmax exponential: e^x, or, with exp_base
+ * exp2_no_log2e, 2^x (an exp2 kernel whose scores lack the log2(e)
+ * factor), computed as e^(x ln 2) with the product rounded to float.
+ */
+static inline float attn_exp(const struct kern *k, float x)
+{
+	return k->kn->exp2_no_log2e ? fs_expf(x * ATTN_LN2F) : fs_expf(x);
 }
 
 /*

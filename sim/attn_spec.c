@@ -113,6 +113,44 @@ static void load_q(const struct kern *k, const struct row *rows, int ks,
 	}
 }
 
+/* tanh(x) as (e^x - e^-x) / (e^x + e^-x) in float (soft_cap_apply
+ * exp_tanh): e^x is inf past 88.72, and inf / inf is NaN. */
+static float tanh_by_exp(float x)
+{
+	float a = fs_expf(x), b = fs_expf(-x);
+
+	return (a - b) / (a + b);
+}
+
+/*
+ * logit_apply (logit.h) as the kernel applies it: the correct kernel's
+ * call itself, or a soft_cap_apply or alibi_bias bug (kernel.h).
+ */
+static float kern_logit(const struct kern *k, float s, int qh, int dist)
+{
+	const struct logit_mod *lm = &k->lmod;
+	float cap = lm->cap;
+
+	if (k->kn->soft_cap_apply == KCAP_APPLIED && k->kn->alibi_bias == KALIBI_ADDED)
+		return logit_apply(lm, s, qh, dist);
+	if (cap > 0.0f && k->kn->soft_cap_apply != KCAP_DROPPED)
+		s = cap * (k->kn->soft_cap_apply == KCAP_EXP_TANH ? tanh_by_exp(s / cap) :
+				logit_tanhf(s / cap));
+	if (!lm->alibi)
+		return s;
+	switch (k->kn->alibi_bias) {
+	case KALIBI_ADDED: return s + lm->slope[qh] * (float)dist;
+	case KALIBI_IGNORED: return s;
+	case KALIBI_SIGN_FLIPPED: return s + lm->slope[qh] * (float)-dist;
+	case KALIBI_NO_LOG2E:
+		/* The bias meant for s log2(e), added to it unscaled: in
+		 * the natural domain, bias / log2(e) = bias ln 2. */
+		return s + lm->slope[qh] * (float)dist * ATTN_LN2F;
+	case KALIBI_OFFSET: return s + lm->slope[qh] * (float)(dist + 1);
+	}
+	return s;
+}
+
 /*
  * Scores of one executed tile from its accumulators, into the workspace
  * ws[m * N + n] (the transpose: register order in, column order out).
@@ -134,11 +172,21 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
 		const struct row *w = &rows[m];
 		float sc;
+		int visible;
 
 		if (!attn_c_primary(oc, slot))
 			continue;	/* a replica: its entry is read once */
-		if (!attn_key_visible(k, w, seg_end, kb + k->col_mask[slot])) {
-			ws[m * k->N + n] = -INFINITY;
+		visible = attn_key_visible(k, w, seg_end, kb + k->col_mask[slot]);
+		/* mask_value: the correct kernel writes -inf and nothing else;
+		 * finite writes its sentinel; additive computes the score and
+		 * adds -inf below, so a NaN score (a poisoned slot's K scale)
+		 * stays NaN. */
+		if (!visible && k->kn->mask_value != KMASK_ADDITIVE) {
+			ws[m * k->N + n] = k->kn->mask_value == KMASK_FINITE ?
+					   KERNEL_MASK_FINITE : -INFINITY;
+			/* soft_cap_apply after_mask: cap tanh(-inf / cap) */
+			if (k->kn->soft_cap_apply == KCAP_AFTER_MASK && k->lmod.cap > 0.0f)
+				ws[m * k->N + n] = -k->lmod.cap;
 			continue;
 		}
 		if (after) {
@@ -161,10 +209,16 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 		}
 		/* Soft cap, then ALiBi at the key the mask tested. */
 		if (k->lmod.on)
-			sc = logit_apply(&k->lmod, sc, w->qh,
-					 kb + k->col_mask[slot] - w->q_pos);
-		ws[m * k->N + n] = sc;
+			sc = kern_logit(k, sc, w->qh, kb + k->col_mask[slot] - w->q_pos);
+		ws[m * k->N + n] = visible ? sc : sc + -INFINITY;
 	}
+}
+
+/* Is workspace value v a masked key's, as the kernel tells? */
+static int masked(const struct kern *k, float v)
+{
+	return v == -INFINITY ||
+	       (k->kn->mask_value == KMASK_FINITE && v == KERNEL_MASK_FINITE);
 }
 
 /* Online softmax and PV of one tile for every valid row. */
@@ -191,7 +245,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 		mnew = tmax > x->m ? tmax : x->m;
 		if (mnew == -INFINITY)
 			continue;	/* nothing visible yet */
-		alpha = x->m == -INFINITY ? 0.0f : fs_expf(x->m - mnew);
+		alpha = x->m == -INFINITY ? 0.0f : attn_exp(k, x->m - mnew);
 		/* p in register order within a lane, lanes in order. */
 		for (int i = 0; i < k->rowcount[m]; i++) {
 			int n = col[sl[i]];
@@ -202,7 +256,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 				part = 0.0f;
 				lane = sl[i] / k->EC;
 			}
-			p[n] = v == -INFINITY ? 0.0f : fs_expf(v - mnew);
+			p[n] = v == -INFINITY ? 0.0f : attn_exp(k, v - mnew);
 			part += p[n];
 		}
 		sum += part;
@@ -216,10 +270,16 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			struct vcol v;
 			float pn = p[n];
 
-			if (ws[m * k->N + n] == -INFINITY)
-				continue;	/* masked: P is 0 and V is not read */
-			if (k->kn->scale_after_softmax)
+			/* Masked: P is 0 and V is not read. The kernel knows a
+			 * masked key by its mask value (finite: the sentinel).
+			 * pv_mask none reads V anyway: 0 * V, which is NaN where
+			 * the slot is poisoned (past the context). */
+			if (masked(k, ws[m * k->N + n])) {
+				if (!k->kn->pv_unmasked)
+					continue;
+			} else if (k->kn->scale_after_softmax) {
 				pn *= ps[m * k->N + n];
+			}
 			v = attn_v_col(k, u, kb + n);
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)

@@ -40,6 +40,45 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"causal mask compares keys with the chunk-local query index" },
 	[BUG_SPLIT_MERGE] = { "split_merge", "rescale", "no_rescale",
 		"split-K partials summed without the e^(m_i - m) weights" },
+	/* h-bugs-a: softmax and mask classes (issue 22) */
+	[BUG_PV_MASK] = { "pv_mask", "correct", "none",
+		"PV sums p * V over every slot of the tile: 0 * NaN from a poisoned masked slot" },
+	[BUG_MASK_FINITE] = { "mask_value", "correct", "finite",
+		"masked scores set to -65504, not -inf" },
+	[BUG_MASK_ADDITIVE] = { "mask_value", "correct", "additive",
+		"the mask added as s + (-inf): a NaN score stays NaN" },
+	[BUG_WINDOW_INCLUSIVE] = { "window_edge", "correct", "inclusive",
+		"a sliding window of W keys lets W + 1 through" },
+	[BUG_WINDOW_EXCLUSIVE] = { "window_edge", "correct", "exclusive",
+		"a sliding window of W keys lets W - 1 through" },
+	[BUG_Q_CHUNK_KEYS] = { "q_position", "absolute", "chunk_keys",
+		"the key loop starts at the chunk: the history is skipped" },
+	[BUG_Q_FUTURE] = { "q_position", "absolute", "future",
+		"every query taken at the sequence's last position: later keys seen" },
+	[BUG_Q_OFF_BY_ONE] = { "q_position", "absolute", "off_by_one",
+		"the causal mask lets key q + 1 through" },
+	[BUG_Q_TILE_ROUNDED] = { "q_position", "absolute", "tile_rounded",
+		"the causal offset computed from tile counts, N (ceil(ctx/N) - ceil(T/N))" },
+	[BUG_CAP_DROPPED] = { "soft_cap_apply", "correct", "dropped",
+		"the soft cap accepted and never applied" },
+	[BUG_CAP_AFTER_MASK] = { "soft_cap_apply", "correct", "after_mask",
+		"the soft cap applied after the mask: masked keys score -cap, not -inf" },
+	[BUG_CAP_EXP_TANH] = { "soft_cap_apply", "correct", "exp_tanh",
+		"tanh as (e^x - e^-x) / (e^x + e^-x) in float: NaN once |s/cap| > 88.7" },
+	[BUG_ALIBI_IGNORED] = { "alibi_bias", "correct", "ignored",
+		"ALiBi accepted and not added" },
+	[BUG_ALIBI_SIGN] = { "alibi_bias", "correct", "sign_flipped",
+		"ALiBi bias slope * (q - k) instead of slope * (k - q)" },
+	[BUG_ALIBI_NO_LOG2E] = { "alibi_bias", "correct", "no_log2e",
+		"ALiBi added in an exp2 kernel's log2 domain without log2(e): slope * (k - q) * ln 2" },
+	[BUG_ALIBI_OFFSET] = { "alibi_bias", "correct", "offset",
+		"ALiBi bias slope * (k - q + 1)" },
+	[BUG_EXP2_NO_LOG2E] = { "exp_base", "correct", "exp2_no_log2e",
+		"an exp2 softmax whose scale lacks log2(e): p = 2^(s - m)" },
+	[BUG_MERGE_EMPTY_NAN] = { "split_merge", "rescale", "empty_nan",
+		"no guard for an empty segment: e^(-inf - m) and 0 / 0 enter the merge" },
+	[BUG_MERGE_STALE_LSE] = { "split_merge", "rescale", "stale_lse",
+		"an empty segment stores nothing: the merge reads the previous segment's state" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -99,28 +138,68 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_TRANSPOSE: k->transpose = KCOLS_CONTIGUOUS; return 0;
 	case BUG_Q_POSITION: k->q_pos_chunk = 1; return 0;
 	case BUG_SPLIT_MERGE: k->merge_no_rescale = 1; return 0;
+	/* h-bugs-a */
+	case BUG_PV_MASK: k->pv_unmasked = 1; return 0;
+	case BUG_MASK_FINITE: k->mask_value = KMASK_FINITE; return 0;
+	case BUG_MASK_ADDITIVE: k->mask_value = KMASK_ADDITIVE; return 0;
+	case BUG_WINDOW_INCLUSIVE: k->window_edge = 1; return 0;
+	case BUG_WINDOW_EXCLUSIVE: k->window_edge = -1; return 0;
+	case BUG_Q_CHUNK_KEYS: k->q_position = KQPOS_CHUNK_KEYS; return 0;
+	case BUG_Q_FUTURE: k->q_position = KQPOS_FUTURE; return 0;
+	case BUG_Q_OFF_BY_ONE: k->q_position = KQPOS_OFF_BY_ONE; return 0;
+	case BUG_Q_TILE_ROUNDED: k->q_position = KQPOS_TILE_ROUNDED; return 0;
+	case BUG_CAP_DROPPED: k->soft_cap_apply = KCAP_DROPPED; return 0;
+	case BUG_CAP_AFTER_MASK: k->soft_cap_apply = KCAP_AFTER_MASK; return 0;
+	case BUG_CAP_EXP_TANH: k->soft_cap_apply = KCAP_EXP_TANH; return 0;
+	case BUG_ALIBI_IGNORED: k->alibi_bias = KALIBI_IGNORED; return 0;
+	case BUG_ALIBI_SIGN: k->alibi_bias = KALIBI_SIGN_FLIPPED; return 0;
+	case BUG_ALIBI_NO_LOG2E: k->alibi_bias = KALIBI_NO_LOG2E; return 0;
+	case BUG_ALIBI_OFFSET: k->alibi_bias = KALIBI_OFFSET; return 0;
+	case BUG_EXP2_NO_LOG2E: k->exp2_no_log2e = 1; return 0;
+	case BUG_MERGE_EMPTY_NAN: k->split_merge = KMERGE_EMPTY_NAN; return 0;
+	case BUG_MERGE_STALE_LSE: k->split_merge = KMERGE_STALE_LSE; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
 }
 
-unsigned kernel_bugs(const struct fs_kernel *k, int head_dim)
+uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 {
-	unsigned b = 0;
+	uint64_t b = 0;
 
-	b |= (unsigned)(k->c_columns != KCOLS_PROFILE) << BUG_C_COLUMNS;
-	b |= (unsigned)(k->operand_kq != 0) << BUG_OPERAND_ORDER;
-	b |= (unsigned)(k->head_dim_loaded > 0 && k->head_dim_loaded < head_dim)
+	b |= (uint64_t)(k->c_columns != KCOLS_PROFILE) << BUG_C_COLUMNS;
+	b |= (uint64_t)(k->operand_kq != 0) << BUG_OPERAND_ORDER;
+	b |= (uint64_t)(k->head_dim_loaded > 0 && k->head_dim_loaded < head_dim)
 	     << BUG_HEAD_DIM_LOADED;
-	b |= (unsigned)(k->scale_after_softmax != 0) << BUG_SCALE_RECOVERY;
-	b |= (unsigned)(k->k_scale_per_tile != 0) << BUG_K_SCALE_INDEX;
-	b |= (unsigned)(k->gqa_modulo != 0) << BUG_GQA_MAP;
-	b |= (unsigned)(k->tail_mask != KCOLS_PROFILE) << BUG_TAIL_MASK;
-	b |= (unsigned)(k->page_walk == KWALK_NONE) << BUG_PAGE_WALK;
-	b |= (unsigned)(k->page_walk == KWALK_IDENTITY) << BUG_PAGE_IDENTITY;
-	b |= (unsigned)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
-	b |= (unsigned)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
-	b |= (unsigned)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
+	b |= (uint64_t)(k->scale_after_softmax != 0) << BUG_SCALE_RECOVERY;
+	b |= (uint64_t)(k->k_scale_per_tile != 0) << BUG_K_SCALE_INDEX;
+	b |= (uint64_t)(k->gqa_modulo != 0) << BUG_GQA_MAP;
+	b |= (uint64_t)(k->tail_mask != KCOLS_PROFILE) << BUG_TAIL_MASK;
+	b |= (uint64_t)(k->page_walk == KWALK_NONE) << BUG_PAGE_WALK;
+	b |= (uint64_t)(k->page_walk == KWALK_IDENTITY) << BUG_PAGE_IDENTITY;
+	b |= (uint64_t)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
+	b |= (uint64_t)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
+	b |= (uint64_t)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
+	/* h-bugs-a */
+	b |= (uint64_t)(k->pv_unmasked != 0) << BUG_PV_MASK;
+	b |= (uint64_t)(k->mask_value == KMASK_FINITE) << BUG_MASK_FINITE;
+	b |= (uint64_t)(k->mask_value == KMASK_ADDITIVE) << BUG_MASK_ADDITIVE;
+	b |= (uint64_t)(k->window_edge > 0) << BUG_WINDOW_INCLUSIVE;
+	b |= (uint64_t)(k->window_edge < 0) << BUG_WINDOW_EXCLUSIVE;
+	b |= (uint64_t)(k->q_position == KQPOS_CHUNK_KEYS) << BUG_Q_CHUNK_KEYS;
+	b |= (uint64_t)(k->q_position == KQPOS_FUTURE) << BUG_Q_FUTURE;
+	b |= (uint64_t)(k->q_position == KQPOS_OFF_BY_ONE) << BUG_Q_OFF_BY_ONE;
+	b |= (uint64_t)(k->q_position == KQPOS_TILE_ROUNDED) << BUG_Q_TILE_ROUNDED;
+	b |= (uint64_t)(k->soft_cap_apply == KCAP_DROPPED) << BUG_CAP_DROPPED;
+	b |= (uint64_t)(k->soft_cap_apply == KCAP_AFTER_MASK) << BUG_CAP_AFTER_MASK;
+	b |= (uint64_t)(k->soft_cap_apply == KCAP_EXP_TANH) << BUG_CAP_EXP_TANH;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_IGNORED) << BUG_ALIBI_IGNORED;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_SIGN_FLIPPED) << BUG_ALIBI_SIGN;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_NO_LOG2E) << BUG_ALIBI_NO_LOG2E;
+	b |= (uint64_t)(k->alibi_bias == KALIBI_OFFSET) << BUG_ALIBI_OFFSET;
+	b |= (uint64_t)(k->exp2_no_log2e != 0) << BUG_EXP2_NO_LOG2E;
+	b |= (uint64_t)(k->split_merge == KMERGE_EMPTY_NAN) << BUG_MERGE_EMPTY_NAN;
+	b |= (uint64_t)(k->split_merge == KMERGE_STALE_LSE) << BUG_MERGE_STALE_LSE;
 	return b;
 }
 
@@ -197,6 +276,32 @@ static int contiguous_differs(const struct lanemap *lm)
 	return differs;
 }
 
+/*
+ * Does some query see no key of some split-K segment (split_merge
+ * empty_nan, stale_lse)? Query t of sequence s is at q = history + t and
+ * sees keys max(0, q - W + 1) .. q (W the sliding window, if any); the
+ * segments are [i S, min((i + 1) S, context)). The first query misses
+ * the last segment when it starts past q; with a window, the last query
+ * misses segment 0 when it ends at or before its first key. Like the
+ * split_merge rule, this reads the contexts: they fix the segments.
+ */
+static int some_segment_empty(const struct fs_case *c)
+{
+	for (int s = 0; s < c->n_seqs; s++) {
+		const struct case_seq *q = &c->seqs[s];
+		int nseg = case_segments_of(c, s), h = q->context - q->tokens;
+		int last = h + q->tokens - 1, W = c->sliding_window;
+
+		if (nseg <= 1 || q->tokens < 1)
+			continue;
+		if ((nseg - 1) * c->segment > h)
+			return 1;
+		if (W > 0 && c->segment <= last - W + 1)
+			return 1;
+	}
+	return 0;
+}
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len)
 {
@@ -256,6 +361,63 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 	case BUG_SCALE_RECOVERY:
 	case BUG_Q_POSITION:
 		return NULL;
+	/* h-bugs-a */
+	case BUG_PV_MASK:
+	case BUG_MASK_FINITE:
+	case BUG_Q_CHUNK_KEYS:
+	case BUG_Q_TILE_ROUNDED:
+		return NULL;
+	case BUG_Q_FUTURE:
+	case BUG_Q_OFF_BY_ONE:
+		/* A query with a later key in its context: prefill, or decode
+		 * of more than one token. One token is the sequence's last
+		 * position (future moves nothing) and its key q + 1 is past
+		 * the context (which masks it anyway): bit for bit correct. */
+		for (int s = 0; s < c->n_seqs; s++)
+			if (c->seqs[s].tokens > 1)
+				return NULL;
+		snprintf(buf, len, "one query token per sequence: it is the last position, key q + 1 is past the context");
+		return buf;
+	case BUG_MASK_ADDITIVE:
+		if (c->k_scale != KSCALE_PER_TENSOR)
+			return NULL;
+		snprintf(buf, len, "k_scale per_tensor: no score is NaN, and s + -inf is -inf");
+		return buf;
+	case BUG_WINDOW_INCLUSIVE:
+	case BUG_WINDOW_EXCLUSIVE:
+		if (c->sliding_window > 0)
+			return NULL;
+		snprintf(buf, len, "no sliding window");
+		return buf;
+	case BUG_CAP_DROPPED:
+	case BUG_CAP_AFTER_MASK:
+	case BUG_CAP_EXP_TANH:
+		if (c->soft_cap > 0.0)
+			return NULL;
+		snprintf(buf, len, "no soft cap");
+		return buf;
+	case BUG_ALIBI_IGNORED:
+	case BUG_ALIBI_SIGN:
+	case BUG_ALIBI_NO_LOG2E:
+	case BUG_ALIBI_OFFSET:
+		if (c->alibi)
+			return NULL;
+		snprintf(buf, len, "no ALiBi");
+		return buf;
+	case BUG_EXP2_NO_LOG2E:
+		return NULL;
+	case BUG_MERGE_EMPTY_NAN:
+	case BUG_MERGE_STALE_LSE:
+		/* An empty segment needs a row that sees none of it: a decode
+		 * query of one token sees every key of its context. */
+		if (case_segments_max(c) <= 1) {
+			snprintf(buf, len, "no context is cut into split-K segments");
+			return buf;
+		}
+		if (some_segment_empty(c))
+			return NULL;
+		snprintf(buf, len, "every query sees a key of every split-K segment");
+		return buf;
 	case BUG_COUNT:
 		break;
 	}

@@ -15,6 +15,7 @@
 #define KERNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lanemap.h"
 
@@ -45,6 +46,86 @@ enum kern_walk {
 	KWALK_IDENTITY,
 };
 
+/*
+ * h-bugs-a: the softmax and mask bugs (issue 22). Each enum's 0 is the
+ * correct kernel.
+ *   KMASK_FINITE     a masked score is KERNEL_MASK_FINITE, not -inf
+ *   KMASK_ADDITIVE   the mask is added, s + (-inf): a NaN score stays NaN
+ */
+enum kern_maskval {
+	KMASK_INF,
+	KMASK_FINITE,
+	KMASK_ADDITIVE,
+};
+
+/* The finite sentinel of mask_value: finite: -65504, FP16's lowest. */
+#define KERNEL_MASK_FINITE (-65504.0f)
+
+/*
+ * q_position beside chunk (q_pos_chunk), h = history (the position of
+ * the chunk's first query), T the chunk's tokens, N the tile's keys:
+ *   KQPOS_CHUNK_KEYS    keys before h are never visited (the key loop
+ *                       starts at the chunk)
+ *   KQPOS_FUTURE        every query taken at the sequence's last
+ *                       position, context - 1: the chunk's later keys seen
+ *   KQPOS_OFF_BY_ONE    key q_pos + 1 visible too
+ *   KQPOS_TILE_ROUNDED  q_pos = N * (ceil(context / N) - ceil(T / N)) + t:
+ *                       the causal offset counted in whole tiles
+ */
+enum kern_qpos {
+	KQPOS_ABSOLUTE,
+	KQPOS_CHUNK_KEYS,
+	KQPOS_FUTURE,
+	KQPOS_OFF_BY_ONE,
+	KQPOS_TILE_ROUNDED,
+};
+
+/*
+ * soft_cap_apply, for a case with soft_cap c:
+ *   KCAP_DROPPED    never applied
+ *   KCAP_AFTER_MASK applied after the mask: a masked key is c tanh(-inf)
+ *                   = -c, not -inf (visible keys as the correct kernel)
+ *   KCAP_EXP_TANH   tanh(x) as (e^x - e^-x) / (e^x + e^-x) in float:
+ *                   inf / inf = NaN once |s / c| passes 88.72
+ */
+enum kern_softcap {
+	KCAP_APPLIED,
+	KCAP_DROPPED,
+	KCAP_AFTER_MASK,
+	KCAP_EXP_TANH,
+};
+
+/*
+ * alibi_bias, the bias of key j for a query at q (correct: slope (j - q)):
+ *   KALIBI_IGNORED       0
+ *   KALIBI_SIGN_FLIPPED  slope (q - j)
+ *   KALIBI_NO_LOG2E      slope (j - q) ln 2: added in an exp2 kernel's
+ *                        log2 domain without the log2(e) factor
+ *   KALIBI_OFFSET        slope (j - q + 1)
+ */
+enum kern_alibi {
+	KALIBI_ADDED,
+	KALIBI_IGNORED,
+	KALIBI_SIGN_FLIPPED,
+	KALIBI_NO_LOG2E,
+	KALIBI_OFFSET,
+};
+
+/*
+ * split_merge beside no_rescale (merge_no_rescale), for a segment that
+ * saw no key (m = -inf, l = 0):
+ *   KMERGE_EMPTY_NAN   the merge has no guard for it: e^(-inf - m) and
+ *                      its o / l = 0 / 0 enter the sums (NaN)
+ *   KMERGE_STALE_LSE   it stores nothing, and the merge reads what its
+ *                      slot still holds: the row's previous segment's
+ *                      (max, sum, partial out), zeros for segment 0
+ */
+enum kern_merge {
+	KMERGE_GUARDED,
+	KMERGE_EMPTY_NAN,
+	KMERGE_STALE_LSE,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -57,6 +138,15 @@ struct fs_kernel {
 	enum kern_cols transpose;	/* KCOLS_CONTIGUOUS: written in register order */
 	int q_pos_chunk;		/* 1: causal mask uses the chunk-local index */
 	int merge_no_rescale;		/* 1: split-K partials merged without e^(m-M) */
+	/* h-bugs-a: the softmax and mask classes (issue 22); 0 is correct */
+	int pv_unmasked;		/* 1: PV over every slot, masked ones too */
+	enum kern_maskval mask_value;	/* what a masked score becomes */
+	int window_edge;		/* +1: W + 1 keys in the window, -1: W - 1 */
+	enum kern_qpos q_position;	/* the other q_position bugs (not chunk) */
+	enum kern_softcap soft_cap_apply;	/* how the soft cap is applied */
+	enum kern_alibi alibi_bias;	/* how the ALiBi bias is added */
+	int exp2_no_log2e;		/* 1: p = 2^(s - m) on natural-log scores */
+	enum kern_merge split_merge;	/* empty segments in the merge */
 };
 
 /* The correct kernel: every field at its default. */
@@ -77,6 +167,26 @@ enum kern_bug {
 	BUG_TRANSPOSE,
 	BUG_Q_POSITION,
 	BUG_SPLIT_MERGE,
+	/* h-bugs-a: softmax and mask classes (issue 22) */
+	BUG_PV_MASK,		/* pv_mask: none */
+	BUG_MASK_FINITE,	/* mask_value: finite */
+	BUG_MASK_ADDITIVE,	/* mask_value: additive */
+	BUG_WINDOW_INCLUSIVE,	/* window_edge: inclusive */
+	BUG_WINDOW_EXCLUSIVE,	/* window_edge: exclusive */
+	BUG_Q_CHUNK_KEYS,	/* q_position: chunk_keys */
+	BUG_Q_FUTURE,		/* q_position: future */
+	BUG_Q_OFF_BY_ONE,	/* q_position: off_by_one */
+	BUG_Q_TILE_ROUNDED,	/* q_position: tile_rounded */
+	BUG_CAP_DROPPED,	/* soft_cap_apply: dropped */
+	BUG_CAP_AFTER_MASK,	/* soft_cap_apply: after_mask */
+	BUG_CAP_EXP_TANH,	/* soft_cap_apply: exp_tanh */
+	BUG_ALIBI_IGNORED,	/* alibi_bias: ignored */
+	BUG_ALIBI_SIGN,		/* alibi_bias: sign_flipped */
+	BUG_ALIBI_NO_LOG2E,	/* alibi_bias: no_log2e */
+	BUG_ALIBI_OFFSET,	/* alibi_bias: offset */
+	BUG_EXP2_NO_LOG2E,	/* exp_base: exp2_no_log2e */
+	BUG_MERGE_EMPTY_NAN,	/* split_merge: empty_nan */
+	BUG_MERGE_STALE_LSE,	/* split_merge: stale_lse */
 	BUG_COUNT
 };
 
@@ -96,7 +206,7 @@ const struct kern_bug_info *kernel_bug(enum kern_bug b);
  * Returns n, or 0 when b is not the first class of its key (its values
  * are listed under that one). names and bugs hold KERNEL_MAX_VALUES + 1.
  */
-#define KERNEL_MAX_VALUES 4
+#define KERNEL_MAX_VALUES 8
 int kernel_key_values(enum kern_bug b, const char **names, enum kern_bug *bugs);
 
 /*
@@ -105,8 +215,8 @@ int kernel_key_values(enum kern_bug b, const char **names, enum kern_bug *bugs);
  */
 int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim);
 
-/* Which bugs k carries, as bits (1 << enum kern_bug). */
-unsigned kernel_bugs(const struct fs_kernel *k, int head_dim);
+/* Which bugs k carries, as bits (UINT64_C(1) << enum kern_bug). */
+uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim);
 
 /*
  * The "adjacent columns" belief behind c_columns, tail_mask and
@@ -132,6 +242,27 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   page_walk (none, identity)       a pool of more than one block
  *   split_merge                      a context cut into split-K segments
  *   scale_recovery, q_position       always
+ * and (h-bugs-a):
+ *   pv_mask, mask_value finite       always (a suite whose contexts all
+ *                                    end on a tile boundary has no
+ *                                    masked slot in an executed tile)
+ *   mask_value additive              K scales per token (a poisoned
+ *                                    slot's NaN scale makes a NaN score)
+ *   window_edge                      a sliding window
+ *   q_position chunk_keys,           always
+ *     tile_rounded
+ *   q_position future, off_by_one    a sequence of more than one query
+ *                                    token (one token is the last
+ *                                    position; its key q + 1 is past
+ *                                    the context)
+ *   soft_cap_apply                   a soft cap
+ *   alibi_bias                       ALiBi
+ *   exp_base                         always
+ *   split_merge empty_nan, stale_lse split-K segments, and a query that
+ *                                    sees no key of one of them (read
+ *                                    from the contexts, token counts
+ *                                    and window, as split_merge's rule
+ *                                    reads the contexts)
  */
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len);

@@ -18,8 +18,10 @@
  *   - the rules that make a class not applicable, and mutate's n/a;
  * then the suites: the shipped one catches every class, the article's
  * weak one (contiguous pages, block-aligned contexts) lets exactly
- * tail_mask and page_walk none through, and every cases/mutations/ case
- * is caught as it expects.
+ * tail_mask, page_walk none, pv_mask none and mask_value finite and
+ * additive through, and every cases/mutations/ case is caught as it
+ * expects. The softmax and mask classes are checked against a model of
+ * each buggy kernel in tests/test_softmax_bugs.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -406,6 +408,35 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "split_k: {segment: 8}\n", BUG_SPLIT_MERGE, NULL },
 		{ "cache: {k_scale: per_tensor}\n", BUG_SCALE_RECOVERY, NULL },
 		{ "model: {q_heads: 4, kv_heads: 4}\n", BUG_Q_POSITION, NULL },
+		/* h-bugs-a: a poisoned masked slot, a finite sentinel, a
+		 * chunk start and a tile-rounded offset need no shape; NaN
+		 * scores need K scales per token; a window edge a window;
+		 * future and off_by_one a sequence of more than one token. */
+		{ "", BUG_PV_MASK, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_PV_MASK, NULL },
+		{ "", BUG_MASK_FINITE, NULL },
+		{ "", BUG_MASK_ADDITIVE, NULL },
+		{ "cache: {k_scale: per_block32}\n", BUG_MASK_ADDITIVE, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_MASK_ADDITIVE, "per_tensor" },
+		{ "", BUG_WINDOW_INCLUSIVE, "no sliding window" },
+		{ "", BUG_WINDOW_EXCLUSIVE, "no sliding window" },
+		{ "model: {head_dim: 128, sliding_window: 4}\n", BUG_WINDOW_INCLUSIVE, NULL },
+		{ "model: {head_dim: 128, sliding_window: 4}\n", BUG_WINDOW_EXCLUSIVE, NULL },
+		{ "", BUG_Q_CHUNK_KEYS, NULL },
+		{ "", BUG_Q_TILE_ROUNDED, NULL },
+		{ "", BUG_Q_FUTURE, "one query token per sequence" },
+		{ "", BUG_Q_OFF_BY_ONE, "one query token per sequence" },
+		{ "", BUG_CAP_DROPPED, "no soft cap" },
+		{ "", BUG_CAP_EXP_TANH, "no soft cap" },
+		{ "model: {head_dim: 128, soft_cap: 5}\n", BUG_CAP_AFTER_MASK, NULL },
+		{ "", BUG_ALIBI_SIGN, "no ALiBi" },
+		{ "model: {head_dim: 128, alibi: true}\n", BUG_ALIBI_OFFSET, NULL },
+		{ "", BUG_EXP2_NO_LOG2E, NULL },
+		{ "", BUG_MERGE_EMPTY_NAN, "no context is cut" },
+		{ "split_k: {segment: 8}\n", BUG_MERGE_EMPTY_NAN, "every query sees a key" },
+		{ "split_k: {segment: 8}\n", BUG_MERGE_STALE_LSE, "every query sees a key" },
+		{ "model: {head_dim: 128, sliding_window: 4}\nsplit_k: {segment: 8}\n",
+		  BUG_MERGE_STALE_LSE, NULL },
 	};
 
 	(void)state;
@@ -433,8 +464,9 @@ static void inapplicable_classes_by_rule(void **state)
 
 /*
  * mutate on a case where classes cannot apply: one kv head, a per-tensor
- * K scale and no split-K. Those three are n/a with their reason, in text
- * and JSON; the other nine are caught, head_dim_loaded=half on head_dim
+ * K scale, no split-K, no sliding window, no soft cap and no ALiBi. Those
+ * fifteen are n/a with their reason, in text and JSON; the other sixteen
+ * are caught (two query tokens: the first has key 19 after it), head_dim_loaded=half on head_dim
  * 96 among them (48 dims: 1.5 K-steps of 32, the second zero-padded). It
  * used to exit 2 on head_dim_loaded and call gqa_map and k_scale_index
  * survivors.
@@ -446,12 +478,21 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"k_scale_index=per_tile         n/a: k_scale per_tensor: every key has the same scale\n",
 		"gqa_map=modulo                 n/a: kv_heads 1: both maps give every q head kv head 0\n",
 		"split_merge=no_rescale         n/a: no context is cut into split-K segments\n",
-		"0 of 9 applicable bug classes survive 1 case(s), 3 not applicable\n",
+		"mask_value=additive            n/a: k_scale per_tensor: no score is NaN, and s + -inf is -inf\n",
+		"window_edge=inclusive          n/a: no sliding window\n",
+		"window_edge=exclusive          n/a: no sliding window\n",
+		"q_position=future              caught by hd96: scores",
+		"q_position=off_by_one          caught by hd96: scores",
+		"soft_cap_apply=exp_tanh        n/a: no soft cap\n",
+		"alibi_bias=offset              n/a: no ALiBi\n",
+		"split_merge=empty_nan          n/a: no context is cut into split-K segments\n",
+		"exp_base=exp2_no_log2e         caught by hd96: ",
+		"0 of 16 applicable bug classes survive 1 case(s), 15 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
 		"cache: {k_scale: per_tensor, placement: reversed}\n"
-		"sequences:\n  - {context: 20}\ndata: {seed: 3}\n");
+		"sequences:\n  - {context: 20, tokens: 2}\ndata: {seed: 3}\n");
 	struct run_result res = tu_run("mutate %s", path);
 
 	(void)state;
@@ -470,7 +511,13 @@ static void mutate_reports_inapplicable_classes(void **state)
 		     "d[\"survived\"], d[\"applicable\"], d[\"not_applicable\"])'", path);
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
-			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte')] 0 9 3\n");
+			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
+			    "('mask_value', 'k_scale '), ('window_edge', 'no slidi'), "
+			    "('window_edge', 'no slidi'), ('soft_cap_apply', 'no soft '), "
+			    "('soft_cap_apply', 'no soft '), ('soft_cap_apply', 'no soft '), "
+			    "('alibi_bias', 'no ALiBi'), ('alibi_bias', 'no ALiBi'), "
+			    "('alibi_bias', 'no ALiBi'), ('alibi_bias', 'no ALiBi'), "
+			    "('split_merge', 'no conte'), ('split_merge', 'no conte')] 0 16 15\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -489,7 +536,7 @@ static void mutate_na_with_mixed_reasons(void **state)
 	(void)state;
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
-	assert_non_null(strstr(res.out, "2 not applicable\n"));
+	assert_non_null(strstr(res.out, "15 not applicable\n"));
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
@@ -501,7 +548,10 @@ static void mutate_na_with_mixed_reasons(void **state)
  * A correct suite whose case has block size 8 and tails: planting
  * tail_mask there reads K scales outside the block table. mutate used to
  * abort (SIGABRT, exit 134); now every class is caught but split_merge,
- * which needs split-K.
+ * which needs split-K (three), window_edge (two), which needs a sliding
+ * window, q_position future and off_by_one, which need a sequence of
+ * more than one query token, soft_cap_apply (three) and alibi_bias
+ * (four).
  */
 static void mutate_survives_reads_outside_the_table(void **state)
 {
@@ -514,7 +564,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 11 applicable bug classes survive 1 case(s), 1 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 17 applicable bug classes survive 1 case(s), 14 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -587,7 +637,7 @@ static void shipped_suite_catches_every_class(void **state)
 		assert_non_null(line);
 		assert_non_null(strstr(line, "caught by"));
 	}
-	assert_non_null(strstr(res.out, "0 of 12 applicable bug classes survive 50 case(s), 0 not applicable"));
+	assert_non_null(strstr(res.out, "0 of 31 applicable bug classes survive 52 case(s), 0 not applicable"));
 	tu_free(&res);
 }
 
@@ -599,7 +649,16 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	assert_int_equal(res.status, 1);
 	for (int b = 0; b < BUG_COUNT; b++) {
 		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
-		int survives = b == BUG_TAIL_MASK || b == BUG_PAGE_WALK;
+		/* and (h-bugs-a) what needs a context that ends inside a
+		 * tile: a poisoned masked slot, a masked key in a tile that
+		 * runs (decode of one token masks only keys past the end) */
+		int survives = b == BUG_TAIL_MASK || b == BUG_PAGE_WALK ||
+			       b == BUG_PV_MASK || b == BUG_MASK_FINITE ||
+			       b == BUG_MASK_ADDITIVE;
+		int na = b == BUG_WINDOW_INCLUSIVE || b == BUG_WINDOW_EXCLUSIVE ||
+			 b == BUG_Q_FUTURE || b == BUG_Q_OFF_BY_ONE ||
+			 (b >= BUG_CAP_DROPPED && b <= BUG_ALIBI_OFFSET) ||
+			 b == BUG_MERGE_EMPTY_NAN || b == BUG_MERGE_STALE_LSE;
 		char want[96];
 		const char *line, *eol;
 
@@ -610,8 +669,10 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		assert_non_null(eol);
 		if (survives != (strstr(line, "SURVIVED") && strstr(line, "SURVIVED") < eol))
 			fail_msg("%s: %.*s", want, (int)(eol - line), line);
+		if (na != (strstr(line, "n/a:") && strstr(line, "n/a:") < eol))
+			fail_msg("%s: %.*s", want, (int)(eol - line), line);
 	}
-	assert_non_null(strstr(res.out, "2 of 12 applicable bug classes survive 2 case(s), 0 not applicable"));
+	assert_non_null(strstr(res.out, "5 of 18 applicable bug classes survive 2 case(s), 13 not applicable"));
 	tu_free(&res);
 
 	/* The same verdicts as JSON, read back by Python's parser. */
@@ -621,7 +682,8 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "if c[\"verdict\"] == \"survived\"), "
 		     "d[\"survived\"], d[\"applicable\"], d[\"not_applicable\"], d[\"cases\"])'");
 	assert_int_equal(res.status, 0);
-	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 12 0 2\n");
+	assert_string_equal(res.out, "['mask_value=additive', 'mask_value=finite', 'page_walk=none', "
+			    "'pv_mask=none', 'tail_mask=contiguous'] 5 18 13 2\n");
 	tu_free(&res);
 }
 
@@ -632,7 +694,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "12 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "31 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
