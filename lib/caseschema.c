@@ -45,7 +45,7 @@ static const char *const placement_names[] = {
 	"contiguous", "shuffled", "reversed", "table", NULL,
 };
 static const char *const kscale_names[] = {
-	"per_token_head", "per_block32", "per_tensor", NULL,
+	"per_token_head", "per_block32", "per_tensor", "per_head", NULL,
 };
 static const char *const vdtype_names[] = { "int8", "bf16", "f32", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };

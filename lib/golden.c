@@ -89,6 +89,8 @@ static void collect(const struct runcase *r, struct tlist *l)
 			add(l, "k_scale", NPY_F16, in->k_scale16, 4, NB, BS, Hkv, D / 32, 0);
 		else if (c->k_scale == KSCALE_PER_TENSOR)
 			add(l, "k_scale", NPY_F32, in->k_scale, 1, 1, 0, 0, 0, 0);
+		else if (c->k_scale == KSCALE_PER_HEAD)
+			add(l, "k_scale", NPY_F32, in->k_scale, 1, Hkv, 0, 0, 0, 0);
 		else
 			add(l, "k_scale", NPY_F32, in->k_scale, 3, NB, BS, Hkv, 0, 0);
 		if (c->v_dtype == VDT_INT8) {

@@ -11,7 +11,8 @@
  *   key j of sequence s   blk  = block_table[s][j / BS]   slot = j % BS
  *   K[j][g][d]            k_cache[blk][g][d / 16][slot][d % 16]   int8
  *   K scale               k_scale[blk][slot][g]                   f32
- *                         (per_tensor: k_scale[0]; per_block32:
+ *                         (per_tensor: k_scale[0]; per_head:
+ *                          k_scale[g]; per_block32:
  *                          k_scale16[blk][slot][g][d / 32]        f16)
  *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g])
  *   g = q_head / (Hq / Hkv)
@@ -19,6 +20,7 @@
  * Quantized score of (s, t, q head) against key j:
  *   per_token_head  acc * sQ * sK[blk][slot][g] * softmax_scale
  *   per_tensor      acc * sQ * sK[0] * softmax_scale
+ *   per_head        acc * sQ * sK[g] * softmax_scale
  *   per_block32     (sum_kb acc_kb * sK16[blk][slot][g][kb]) * sQ * softmax_scale
  * then, when the case asks, soft cap and ALiBi (ref_logit):
  *   s = cap * tanh(s / cap);  s = s + slope(q head) * (j - q_pos)
@@ -219,8 +221,10 @@ static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
 			       ref_f16(in->k_scale16[ts * nkb + kb]);
 		return sum * sq * c->softmax_scale;
 	}
+	/* ts = (blk * BS + slot) * Hkv + g, so g = ts % Hkv */
 	double sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0]
-						    : in->k_scale[ts];
+		  : c->k_scale == KSCALE_PER_HEAD ? in->k_scale[ts % (size_t)in->Hkv]
+						  : in->k_scale[ts];
 
 	return (double)dot_i8(q, k, D) * sq * sk * c->softmax_scale;
 }

@@ -235,6 +235,8 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 
 	if (c->k_scale == KSCALE_PER_TENSOR)
 		sk = fabsf(in->k_scale[0]);
+	else if (c->k_scale == KSCALE_PER_HEAD)
+		sk = max_abs(in->k_scale, (size_t)in->Hkv);
 	else if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
 		sk = max_abs(in->k_scale, nks);
 	else

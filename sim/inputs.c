@@ -15,6 +15,7 @@
  *   k_cache     [NB][Hkv][D/16][BS][16]   int8
  *   k_scale     [NB][BS][Hkv]             f32 (per_token_head)
  *               [1]                       f32 (per_tensor)
+ *               [Hkv]                     f32 (per_head)
  *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
@@ -48,7 +49,8 @@
  * Quantization is the absmax quantizer of quant.c: per (token, head) row
  * for Q, K (per_token_head) and V; per 32 elements with the scale first
  * rounded to f16 (per_block32: the stored scale is the one used); or one
- * scale over all valid K (per_tensor).
+ * scale over all valid K (per_tensor); or one over all valid K of each kv
+ * head (per_head: the static per-head scale of FP8-style caches).
  */
 #include "inputs.h"
 
@@ -189,6 +191,8 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
 	else if (c->k_scale == KSCALE_PER_TENSOR)
 		add_bytes(1, sizeof(float), bytes, gib, &bad);
+	else if (c->k_scale == KSCALE_PER_HEAD)
+		add_bytes((size_t)in->Hkv, sizeof(float), bytes, gib, &bad);
 	else
 		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);
 	if (c->v_dtype == VDT_INT8) {
@@ -422,7 +426,8 @@ static size_t k_chunk(const struct fs_inputs *in, int blk, int slot, int h, int 
 		 (size_t)c) * (size_t)in->BS + (size_t)slot) * 16;
 }
 
-/* Quantize one logical K row into the cache; tensor_scale for per_tensor. */
+/* Quantize one logical K row into the cache; tensor_scale for per_tensor
+ * and per_head (the row's head's scale). */
 static void put_k_row(const struct fs_case *c, struct fs_inputs *in,
 		      const float *row, int blk, int slot, int h,
 		      float tensor_scale)
@@ -549,17 +554,19 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 }
 
 /*
- * Absmax over every valid K element (rows past a context are zero), from
- * the logical K or, when it is not kept, from rows made again.
+ * Absmax over every valid K element (rows past a context are zero) of kv
+ * head only (-1: of every head), from the logical K or, when it is not
+ * kept, from rows made again.
  */
 static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
-		      const struct maker *mk)
+		      const struct maker *mk, int only)
 {
 	float amax = 0.0f, buf[CASE_MAX_HEAD_DIM];
 
 	for (int s = 0; s < in->S; s++)
 		for (int j = 0; j < c->seqs[s].context; j++)
-			for (int h = 0; h < in->Hkv; h++) {
+			for (int h = only < 0 ? 0 : only;
+			     h < (only < 0 ? in->Hkv : only + 1); h++) {
 				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
 					     (size_t)in->Hkv + (size_t)h;
 				const float *x = in->k ? in->k + row * (size_t)in->D : buf;
@@ -580,7 +587,7 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 			const struct maker *mk)
 {
 	int S = in->S, T = in->T, Hq = in->Hq, Hkv = in->Hkv, D = in->D;
-	float tensor_scale = 0.0f;
+	float tensor_scale = 0.0f, head_scale[CASE_MAX_HEADS];
 
 	for (int s = 0; s < S; s++) {
 		in->context_lens[s] = c->seqs[s].context;
@@ -604,9 +611,14 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 		}
 
 	if (c->k_scale == KSCALE_PER_TENSOR) {
-		tensor_scale = k_absmax(in, c, &mk[0]) / (float)c->clip;
+		tensor_scale = k_absmax(in, c, &mk[0], -1) / (float)c->clip;
 		in->k_scale[0] = tensor_scale;
 	}
+	if (c->k_scale == KSCALE_PER_HEAD)
+		for (int h = 0; h < Hkv; h++) {
+			head_scale[h] = k_absmax(in, c, &mk[0], h) / (float)c->clip;
+			in->k_scale[h] = head_scale[h];
+		}
 	/* K and V rows by runs of up to FILL_RUN keys of one block, so that
 	 * int8 V, stored [d][slot], is written FILL_RUN bytes at a time
 	 * instead of one byte every block_size bytes. */
@@ -638,7 +650,9 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 						make_row(&mk[0], s, j, h, in->MAXCTX, Hkv, kb);
 						make_row(&mk[1], s, j, h, in->MAXCTX, Hkv, vb);
 					}
-					put_k_row(c, in, kr, blk, slot0 + i, h, tensor_scale);
+					put_k_row(c, in, kr, blk, slot0 + i, h,
+						  c->k_scale == KSCALE_PER_HEAD ?
+						  head_scale[h] : tensor_scale);
 					put_v_row(c, in, vr, blk, slot0 + i, h, vq[i]);
 				}
 				put_v_run(c, in, blk, slot0, n, h, vq);
@@ -699,6 +713,8 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		in->k_scale = alloc_n(n.slots, sizeof(float), &bad);
 	else if (c->k_scale == KSCALE_PER_TENSOR)
 		in->k_scale = alloc_n(1, sizeof(float), &bad);
+	else if (c->k_scale == KSCALE_PER_HEAD)
+		in->k_scale = alloc_n((size_t)in->Hkv, sizeof(float), &bad);
 	else
 		in->k_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
 	if (c->v_dtype == VDT_INT8) {
@@ -791,6 +807,8 @@ float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 	assert(h >= 0 && h < in->Hkv && d >= 0 && d < in->D);
 	if (c->k_scale == KSCALE_PER_TENSOR)
 		return in->k_scale[0];
+	if (c->k_scale == KSCALE_PER_HEAD)
+		return in->k_scale[h];
 	if (block < 0 || block >= in->NB || slot < 0 || slot >= in->BS)
 		return f32_nan();
 	si = slot_index(in, block, slot, h);

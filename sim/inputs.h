@@ -34,7 +34,8 @@ struct fs_inputs {
 	float *q_scale;		/* [S][T][Hq] */
 
 	int8_t *k_cache;	/* [NB][Hkv][D/16][BS][16] */
-	float *k_scale;		/* per_token_head [NB][BS][Hkv]; per_tensor [1] */
+	float *k_scale;		/* per_token_head [NB][BS][Hkv]; per_tensor [1];
+				 * per_head [Hkv] */
 	uint16_t *k_scale16;	/* per_block32: f16 bits [NB][BS][Hkv][D/32] */
 
 	int8_t *v_cache_i8;	/* int8 V: [NB][Hkv][D][BS] */
@@ -88,7 +89,8 @@ const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
 /*
  * Dequantized K scale of (block, slot, kv head) for head-dim element d.
  * A block or slot outside the pool (a buggy kernel's walk) reads as a
- * poisoned slot: NaN, or the one scale of a per_tensor case.
+ * poisoned slot: NaN, or the one scale of a per_tensor case (of head h
+ * in a per_head one: a static scale does not depend on the block).
  */
 float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 		     int block, int slot, int h, int d);

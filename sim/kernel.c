@@ -230,6 +230,10 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		 * every head_dim: half of the smallest, 16, is 8 dims. */
 		return NULL;
 	case BUG_K_SCALE_INDEX:
+		if (c->k_scale == KSCALE_PER_HEAD) {
+			snprintf(buf, len, "k_scale per_head: every key of a kv head has the same scale");
+			return buf;
+		}
 		if (c->k_scale != KSCALE_PER_TENSOR)
 			return NULL;
 		snprintf(buf, len, "k_scale per_tensor: every key has the same scale");

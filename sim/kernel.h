@@ -127,7 +127,8 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    adjacent columns, in equal shares
  *   operand_order                    a square tile, A and B of one type
  *   head_dim_loaded                  head_dim / 2 whole K-steps of lm
- *   k_scale_index                    K scales per token (not per_tensor)
+ *   k_scale_index                    K scales per token (not per_tensor,
+ *                                    not per_head)
  *   gqa_map                          G > 1 and kv_heads > 1
  *   page_walk (none, identity)       a pool of more than one block
  *   split_merge                      a context cut into split-K segments

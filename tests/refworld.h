@@ -167,7 +167,8 @@ static inline void world_init(struct world *w, const struct spec *sp)
 				}
 				in->v_scale[s_at(w, s, j, g)] = 1;
 				in->k_scale[s_at(w, s, j, g)] =
-					sp->ks == KSCALE_PER_TENSOR ? NAN : 1;
+					sp->ks == KSCALE_PER_TENSOR ||
+					sp->ks == KSCALE_PER_HEAD ? NAN : 1;
 				for (int kb = 0; kb < in->D / 32; kb++)
 					in->k_scale16[s_at(w, s, j, g) * (in->D / 32) +
 						      kb] = 0x3c00;	/* 1.0 */
@@ -176,6 +177,9 @@ static inline void world_init(struct world *w, const struct spec *sp)
 	}
 	if (sp->ks == KSCALE_PER_TENSOR)
 		in->k_scale[0] = 1;
+	if (sp->ks == KSCALE_PER_HEAD)
+		for (int g = 0; g < in->Hkv; g++)
+			in->k_scale[g] = 1;
 	for (size_t i = 0; i < nq; i++)
 		in->q_scale[i] = 1;
 }

@@ -594,6 +594,52 @@ static void per_tensor_one_scale(void **state)
 }
 
 /*
+ * per_head: one scale per kv head, the absmax of that head's valid K over
+ * every sequence and key / 127 (computed here from the logical K), and
+ * every K byte quantized with its head's scale. A K outlier channel is
+ * made large in every head, so heads differ by their own data only.
+ */
+static void per_head_one_scale_per_head(void **state)
+{
+	static const int ctx[] = { 30, 45 };
+	struct fs_case c;
+	struct fs_inputs in;
+	float amax[4] = { 0 };
+	int8_t q[D_MAX];
+
+	(void)state;
+	base_case(&c, 8, PLACE_SHUFFLED, 2, ctx, NULL);
+	c.k_scale = KSCALE_PER_HEAD;
+	build_ok(&c, NULL, &in);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++)
+			for (int h = 0; h < 4; h++)
+				for (int d = 0; d < 256; d++) {
+					float a = k_row(&in, s, t, h)[d];
+
+					a = a < 0 ? -a : a;
+					amax[h] = a > amax[h] ? a : amax[h];
+				}
+	for (int h = 0; h < 4; h++)
+		assert_true(in.k_scale[h] == amax[h] / 127.0f);
+	assert_true(in.k_scale[0] != in.k_scale[1]);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++)
+			for (int h = 0; h < 4; h++) {
+				int blk = phys_block(&in, s, t);
+				float sc = amax[h] / 127.0f;
+
+				assert_true(inputs_k_scale(&c, &in, blk, t % 8, h, 7) == sc);
+				/* a static scale: the same outside the pool */
+				assert_true(inputs_k_scale(&c, &in, -1, 0, h, 7) == sc);
+				quant_apply(k_row(&in, s, t, h), 256, sc, 127, c.rounding, q);
+				for (int d = 0; d < 256; d++)
+					assert_int_equal(in.k_cache[k_addr(&in, blk, h, d, t % 8)], q[d]);
+			}
+	inputs_free(&in);
+}
+
+/*
  * The K scale of a block a buggy kernel reads outside the pool (a table
  * entry of -1, or an index past NB) is what a poisoned spare slot holds,
  * NaN, for per-token and per-32-block scales; a per-tensor scale is one
@@ -1001,6 +1047,7 @@ int main(void)
 		cmocka_unit_test(zero_and_constant_rows),
 		cmocka_unit_test(per_block32_scales_are_f16),
 		cmocka_unit_test(per_tensor_one_scale),
+		cmocka_unit_test(per_head_one_scale_per_head),
 		cmocka_unit_test(k_scale_outside_the_pool_is_poison),
 		cmocka_unit_test(float_v_caches),
 		cmocka_unit_test(builds_are_deterministic),

@@ -306,6 +306,42 @@ static void per_tensor_scale(void **state)
 	world_free(&w);
 }
 
+/*
+ * per_head: the score of q head qh uses k_scale[g], g = qh / G, whatever
+ * the key's block and slot. Hq 4, Hkv 2 (G 2), D 32, context 3: q heads
+ * 0 and 2 hold 3 at d 9; key 1 holds 10 (kv head 0) and -20 (kv head 1)
+ * at d 9, so acc = 30 and -60. With sQ 1, sK {0.125, 0.5} and scale
+ * 1/sqrt(32): 30 * 0.125 / sqrt(32) and -60 * 0.5 / sqrt(32). The
+ * per-slot scales are NaN (refworld), so reading one would show.
+ */
+static void per_head_scale(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0);
+
+	(void)state;
+	sp.Hq = 4;
+	sp.Hkv = 2;
+	sp.ks = KSCALE_PER_HEAD;
+	world_init(&w, &sp);
+	put_q(&w, 0, 0, 0, 9, 3);
+	put_q(&w, 0, 0, 2, 9, 3);
+	put_k(&w, 0, 1, 0, 9, 10);
+	put_k(&w, 0, 1, 1, 9, -20);
+	w.in.k_scale[0] = 0.125f;
+	w.in.k_scale[1] = 0.5f;
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	assert_close(r.score[1], 30 * 0.125 * sc);
+	assert_close(r.score[0], 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 2, &r);
+	assert_close(r.score[1], -60 * 0.5 * sc);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
 /* Hq 4, Hkv 2: q heads 2 and 3 read kv head 1. */
 static void gqa_head_mapping(void **state)
 {
@@ -550,6 +586,7 @@ int main(void)
 		cmocka_unit_test(zero_scale_q_row),
 		cmocka_unit_test(per_block32_scales),
 		cmocka_unit_test(per_tensor_scale),
+		cmocka_unit_test(per_head_scale),
 		cmocka_unit_test(gqa_head_mapping),
 		cmocka_unit_test(sliding_window_masks_old_keys),
 		cmocka_unit_test(row_without_visible_keys),
