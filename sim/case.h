@@ -131,6 +131,8 @@ struct fs_case {
 	enum case_kscale k_scale;
 	enum case_vdtype v_dtype;
 	int shuffle_cache;	/* pre-permuted K layout: refused by the route */
+	int block_stride;	/* elements from one block's start to the next in
+				 * k_cache and v_cache; 0 = dense, Hkv*D*BS */
 
 	/* sequences */
 	int n_seqs;

@@ -20,6 +20,13 @@
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
  *
+ * cache.block_stride BSTR puts block b of k_cache and v_cache at element
+ * b * BSTR (dense: Hkv * D * BS), so each of the two is [NB][BSTR] with a
+ * block's [Hkv][D/16][BS][16] or [Hkv][D][BS] at the start of its row and
+ * poison after it. E.g. Hkv 1, D 32, BS 16: dense blocks are 512 bytes;
+ * BSTR 1024 puts K[token 17][dim 5] of block 1 at 1024 + (0 * 16 + 1) * 16
+ * + 5 = 1045 instead of 512 + 21 = 533.
+ *
  * Worked example: BS 16, two sequences with contexts 20 and 5, one spare
  * block, so NB = 2 + 1 + 1 = 4 and MAXB = 2.
  *
@@ -100,6 +107,12 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 		return fs_fail(err, FS_EINPUT,
 			       "block_size %d or num_blocks %d is out of range",
 			       c->block_size, c->num_blocks);
+	if (c->block_stride != 0 &&
+	    (c->block_stride % 16 ||
+	     (long)c->block_stride < (long)c->kv_heads * c->head_dim * c->block_size))
+		return fs_fail(err, FS_EINPUT,
+			       "block_stride %d is not 0 or a multiple of 16 of at least one block's %ld elements",
+			       c->block_stride, (long)c->kv_heads * c->head_dim * c->block_size);
 	if (c->clip < 1 || c->clip > 127)
 		return fs_fail(err, FS_EINPUT, "clip %d is not in 1..127", c->clip);
 	for (int s = 0; s < c->n_seqs; s++) {
@@ -124,7 +137,7 @@ struct counts {
 	size_t q;	/* S*T*Hq*D: q and q_int8 */
 	size_t kv;	/* S*MAXCTX*Hkv*D: k and v */
 	size_t rows;	/* S*T*Hq: q_scale */
-	size_t cache;	/* NB*Hkv*D*BS: k_cache, v_cache_* */
+	size_t cache;	/* NB*Hkv*D*BS (NB*BSTR when set): k_cache, v_cache_* */
 	size_t slots;	/* NB*BS*Hkv: k_scale, v_scale */
 	size_t k16;	/* NB*BS*Hkv*(D/32): k_scale16 */
 	size_t table;	/* S*MAXB */
@@ -164,6 +177,7 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	const int qd[] = { in->S, in->T, in->Hq, in->D };
 	const int kd[] = { in->S, in->MAXCTX, in->Hkv, in->D };
 	const int cd[] = { in->NB, in->Hkv, in->D, in->BS };
+	size_t pool;
 	const int sd[] = { in->NB, in->BS, in->Hkv, in->D / 32 };
 	const int td[] = { in->S, in->MAXB };
 	int bad = 0;
@@ -172,6 +186,11 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	bad |= count_of(&n->kv, 4, kd);
 	bad |= count_of(&n->rows, 3, qd);
 	bad |= count_of(&n->cache, 4, cd);
+	/* a padded pool: NB rows of BSTR elements */
+	if (in->BSTR && fs_size_mul((size_t)in->NB, in->BSTR, &pool) == 0)
+		n->cache = pool;
+	else if (in->BSTR)
+		bad = 1;
 	bad |= count_of(&n->slots, 3, sd);
 	bad |= count_of(&n->k16, 4, sd);
 	bad |= count_of(&n->table, 2, td);
@@ -422,8 +441,9 @@ static size_t slot_index(const struct fs_inputs *in, int blk, int slot, int h)
 /* k_cache offset of chunk c (16 dims) of (blk, slot, h). */
 static size_t k_chunk(const struct fs_inputs *in, int blk, int slot, int h, int c)
 {
-	return ((((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)(in->D / 16) +
-		 (size_t)c) * (size_t)in->BS + (size_t)slot) * 16;
+	return (size_t)blk * inputs_block_elems(in) +
+	       (((size_t)h * (size_t)(in->D / 16) + (size_t)c) * (size_t)in->BS +
+		(size_t)slot) * 16;
 }
 
 /* Quantize one logical K row into the cache; tensor_scale for per_tensor
@@ -468,7 +488,8 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 		      const float *row, int blk, int slot, int h, int8_t *q)
 {
 	int D = in->D;
-	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
+	size_t base = (size_t)blk * inputs_block_elems(in) +
+		      (size_t)h * (size_t)D * (size_t)in->BS;
 
 	if (c->v_dtype == VDT_INT8) {
 		float sc = quant_scale(row, D, c->clip);
@@ -477,7 +498,7 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 		quant_apply(row, D, sc, c->clip, c->rounding, q);
 	} else {
 		for (int d = 0; d < D; d++)
-			in->v_cache_f[(base + (size_t)d) * (size_t)in->BS + (size_t)slot] = row[d];
+			in->v_cache_f[base + (size_t)d * (size_t)in->BS + (size_t)slot] = row[d];
 	}
 }
 
@@ -655,7 +676,17 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 						  head_scale[h] : tensor_scale);
 					put_v_row(c, in, vr, blk, slot0 + i, h, vq[i]);
 				}
-				put_v_run(c, in, blk, slot0, n, h, vq);
+				if (in->BSTR) {
+					/* put_v_run addresses a dense pool: hand
+					 * it block blk alone, as block 0 */
+					struct fs_inputs one = *in;
+
+					one.v_cache_i8 = in->v_cache_i8 +
+							 (size_t)blk * in->BSTR;
+					put_v_run(c, &one, 0, slot0, n, h, vq);
+				} else {
+					put_v_run(c, in, blk, slot0, n, h, vq);
+				}
 			}
 		}
 	}
@@ -684,6 +715,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	in->D = c->head_dim;
 	in->BS = c->block_size;
 	in->NB = c->num_blocks;
+	in->BSTR = (size_t)c->block_stride;
 	in->MAXB = case_table_width(c);
 	in->MAXCTX = case_context_max(c);
 

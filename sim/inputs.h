@@ -7,6 +7,11 @@
  *           [block][h][d / 16][slot][d % 16]
  *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv], or float
  *
+ * With cache.block_stride, block b of k_cache and v_cache starts at
+ * element b * BSTR instead of b * Hkv * D * BS (padded pages, or K and V
+ * interleaved in one pool); the elements between one block's end and the
+ * next block's start are poison too. The scales stay dense.
+ *
  * Slots and blocks no sequence uses are poisoned (INPUTS_POISON in the
  * int8 caches, NaN in scales and float caches), and block-table entries
  * past a sequence's blocks are -1, so a read past a context's end shows.
@@ -24,6 +29,7 @@
 
 struct fs_inputs {
 	int S, T, Hq, Hkv, D, BS, NB, MAXB, MAXCTX;
+	size_t BSTR;		/* cache.block_stride; 0 = dense (inputs_block_elems) */
 
 	/* Logical, BF16-rounded values (rows past a context are 0). */
 	float *q;		/* [S][T][Hq][D] */
@@ -74,6 +80,13 @@ struct inputs_given {
 enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 			struct fs_inputs *in, struct fs_err *err);
 void inputs_free(struct fs_inputs *in);
+
+/* Elements from one block's start to the next in k_cache and v_cache:
+ * BSTR, or Hkv * D * BS when it is 0 (dense). */
+static inline size_t inputs_block_elems(const struct fs_inputs *in)
+{
+	return in->BSTR ? in->BSTR : (size_t)in->Hkv * (size_t)in->D * (size_t)in->BS;
+}
 
 /*
  * Elements d0 .. d0 + n - 1 of the logical K (which 0) or V (which 1)

@@ -358,6 +358,7 @@ static void unsupported_case_features_are_refused_by_name(void **state)
 {
 	static const struct { const char *cache, *msg; } cases[] = {
 		{ "{k_scale: per_head}", "case k_scale: per_head: this harness reads k_scale: per_token_head only" },
+		{ "{block_stride: 24576}", "case block_stride: 24576: not implemented by this harness" },
 	};
 	struct fixture *f = *state;
 

@@ -161,6 +161,7 @@ static inline int fsg_unsupported(const char *m, const char *path, char *err,
 {
 	static const struct { const char *key, *only; } f[] = {
 		{ "\\n  k_scale: ", "per_token_head" },
+		{ "\\n  block_stride: ", NULL },
 	};
 	const char *y = strstr(m, "\"case_yaml\":"), *p;
 
