@@ -110,10 +110,19 @@ static inline int attn_block(const struct kern *k, int s, int tok)
  * starts at blk * inputs_block_elems (cache.block_stride; dense: Hkv * D
  * * BS, as in the example).
  */
+/* Elements from one block's start to the next as the kernel computes
+ * them: the pool's stride, or (block_offset dense) one dense block. */
+static inline size_t attn_block_elems(const struct kern *k)
+{
+	if (k->kn->block_offset == KBOFF_DENSE)
+		return (size_t)k->Hkv * k->D * k->BS;
+	return inputs_block_elems(k->in);
+}
+
 static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
 				   int dim)
 {
-	return (size_t)blk * inputs_block_elems(k->in) +
+	return (size_t)blk * attn_block_elems(k) +
 	       (((size_t)g * (k->D / INPUTS_K_CHUNK) + dim / INPUTS_K_CHUNK) * k->BS +
 		tok % k->BS) * INPUTS_K_CHUNK + dim % INPUTS_K_CHUNK;
 }

@@ -40,6 +40,9 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"causal mask compares keys with the chunk-local query index" },
 	[BUG_SPLIT_MERGE] = { "split_merge", "rescale", "no_rescale",
 		"split-K partials summed without the e^(m_i - m) weights" },
+	/* h-bugs-c */
+	[BUG_BLOCK_OFFSET] = { "block_offset", "pool", "dense",
+		"a block's start taken as block * one block's bytes, ignoring the pool's block stride" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -99,6 +102,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_TRANSPOSE: k->transpose = KCOLS_CONTIGUOUS; return 0;
 	case BUG_Q_POSITION: k->q_pos_chunk = 1; return 0;
 	case BUG_SPLIT_MERGE: k->merge_no_rescale = 1; return 0;
+	/* h-bugs-c */
+	case BUG_BLOCK_OFFSET: k->block_offset = KBOFF_DENSE; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -121,6 +126,8 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
 	b |= (uint64_t)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
 	b |= (uint64_t)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
+	/* h-bugs-c */
+	b |= (uint64_t)(k->block_offset == KBOFF_DENSE) << BUG_BLOCK_OFFSET;
 	return b;
 }
 
@@ -260,6 +267,13 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 	case BUG_SCALE_RECOVERY:
 	case BUG_Q_POSITION:
 		return NULL;
+	/* h-bugs-c */
+	case BUG_BLOCK_OFFSET:
+		if (c->block_stride != 0 &&
+		    (long)c->block_stride != (long)c->kv_heads * c->head_dim * c->block_size)
+			return NULL;
+		snprintf(buf, len, "the pool is dense: each block starts one block after the last");
+		return buf;
 	case BUG_COUNT:
 		break;
 	}

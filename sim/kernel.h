@@ -46,6 +46,19 @@ enum kern_walk {
 	KWALK_IDENTITY,
 };
 
+/*
+ * Where a physical block starts in k_cache and v_cache:
+ *   KBOFF_POOL   block * the pool's block stride (cache.block_stride), in
+ *                size_t (the correct kernel)
+ *   KBOFF_DENSE  block * one block's elements (Hkv * D * BS): a kernel
+ *                that assumes a dense pool, on padded pages or K and V
+ *                interleaved; right when the stride is one block
+ */
+enum kern_boff {
+	KBOFF_POOL,
+	KBOFF_DENSE,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -58,6 +71,8 @@ struct fs_kernel {
 	enum kern_cols transpose;	/* KCOLS_CONTIGUOUS: written in register order */
 	int q_pos_chunk;		/* 1: causal mask uses the chunk-local index */
 	int merge_no_rescale;		/* 1: split-K partials merged without e^(m-M) */
+	/* h-bugs-c: case features' classes */
+	enum kern_boff block_offset;	/* where a block starts in the caches */
 };
 
 /* The correct kernel: every field at its default. */
@@ -78,6 +93,8 @@ enum kern_bug {
 	BUG_TRANSPOSE,
 	BUG_Q_POSITION,
 	BUG_SPLIT_MERGE,
+	/* h-bugs-c: classes of the case features (block stride, big pools) */
+	BUG_BLOCK_OFFSET,	/* block_offset: dense */
 	BUG_COUNT
 };
 
@@ -133,6 +150,7 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   gqa_map                          G > 1 and kv_heads > 1
  *   page_walk (none, identity)       a pool of more than one block
  *   split_merge                      a context cut into split-K segments
+ *   block_offset (dense)             cache.block_stride past one block
  *   scale_recovery, q_position       always
  */
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
