@@ -114,9 +114,9 @@ static inline int attn_block(const struct kern *k, int s, int tok)
  * them: the pool's stride, or (block_offset dense) one dense block. */
 static inline size_t attn_block_elems(const struct kern *k)
 {
-	if (k->kn->block_offset == KBOFF_DENSE)
+	if (k->kn->block_offset == KBOFF_DENSE || !k->in->BSTR)
 		return (size_t)k->Hkv * k->D * k->BS;
-	return inputs_block_elems(k->in);
+	return k->in->BSTR;
 }
 
 static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
