@@ -430,6 +430,24 @@ enum fs_rc casefile_after_k_scale(struct case_loader *L,
 	return FS_OK;
 }
 
+enum fs_rc casefile_after_block_stride(struct case_loader *L,
+				       const struct case_key *k, yaml_node_t *map,
+				       yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+	long dense = (long)c->kv_heads * c->head_dim * c->block_size;
+
+	(void)k;
+	(void)map;
+	if (v && c->block_stride != 0 && c->block_stride < dense)
+		return ydoc_fail(L->err, L->d, v, p,
+				 "must be 0 or at least one block's %ld elements "
+				 "(kv_heads %d x head_dim %d x block_size %d), not %d",
+				 dense, c->kv_heads, c->head_dim, c->block_size,
+				 c->block_stride);
+	return FS_OK;
+}
+
 /* One sequence's sizes (not its block list). */
 static enum fs_rc load_seq(struct case_loader *L, yaml_node_t *sn, int s)
 {

@@ -100,6 +100,8 @@ static void print_key(FILE *f, const struct fs_case *c, const struct case_key *k
 
 	if (k->flags & KEY_NOPRINT)
 		return;
+	if ((k->flags & KEY_QUIET) && k->type == KEY_INT && *(const int *)v == 0)
+		return;
 	if (k->print) {
 		k->print(f, c, k, base, indent);
 		return;
@@ -231,6 +233,10 @@ void caseprint_kernel(FILE *f, const struct fs_case *c,
 		for (int i = 1; i < n; i++)
 			if ((bugs >> as[i]) & 1)
 				x = i;
+		/* h-bugs-c: these keys only when planted, so the cases without
+		 * them print (and their manifests embed) the bytes they did */
+		if (b >= BUG_BLOCK_OFFSET && !x)
+			continue;
 		if (b == BUG_HEAD_DIM_LOADED && x)
 			fprintf(f, "%*s  %s: %d\n", indent, "", bi->key,
 				c->kernel.head_dim_loaded);

@@ -45,7 +45,7 @@ static const char *const placement_names[] = {
 	"contiguous", "shuffled", "reversed", "table", NULL,
 };
 static const char *const kscale_names[] = {
-	"per_token_head", "per_block32", "per_tensor", NULL,
+	"per_token_head", "per_block32", "per_tensor", "per_head", NULL,
 };
 static const char *const vdtype_names[] = { "int8", "bf16", "f32", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };
@@ -184,6 +184,14 @@ static const struct case_key schema[] = {
 	ENUM_("cache.v_dtype", FC(v_dtype), vdtype_names, "int8", "V cache element type"),
 	{ "cache.shuffle_cache", KEY_BOOL, FC(shuffle_cache), .def = "false",
 	  .doc = "pre-permuted K cache layout (route check)" },
+	{ "cache.block_stride", KEY_INT, FC(block_stride), .lo = 0, .hi = 1 << 30,
+	  .ok = is_mult16, .rule = "must be a multiple of 16 (one 128-bit load)",
+	  .def = "0", .flags = KEY_QUIET, .after = casefile_after_block_stride,
+	  .range_doc = "`0`, or kv_heads * head_dim * block_size to 2^30, a multiple of 16",
+	  .doc = "elements from one block's start to the next in k_cache and v_cache "
+		 "(padded pages, or K and V interleaved in one pool); the gap is "
+		 "poison; 0 = dense, kv_heads * head_dim * block_size; `show` "
+		 "prints it only when set" },
 
 	{ "sequences", KEY_HOOK, .required = "", .parse = casefile_parse_sequences,
 	  .print = caseprint_sequences, .type_doc = "list of mappings",

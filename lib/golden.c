@@ -84,18 +84,31 @@ static void collect(const struct runcase *r, struct tlist *l)
 		add(l, "q", NPY_F32, in->q, 4, S, T, Hq, D, 0);
 		add(l, "q_int8", NPY_I8, in->q_int8, 4, S, T, Hq, D, 0);
 		add(l, "q_scale", NPY_F32, in->q_scale, 3, S, T, Hq, 0, 0);
-		add(l, "k_cache", NPY_I8, in->k_cache, 5, NB, Hkv, D / 16, BS, 16);
+		/* A padded pool (cache.block_stride) is written as it lies,
+		 * [NB][BSTR]; a dense one in its logical shape. */
+		if (in->BSTR)
+			add(l, "k_cache", NPY_I8, in->k_cache, 2, NB, in->BSTR, 0, 0, 0);
+		else
+			add(l, "k_cache", NPY_I8, in->k_cache, 5, NB, Hkv, D / 16, BS, 16);
 		if (c->k_scale == KSCALE_PER_BLOCK32)
 			add(l, "k_scale", NPY_F16, in->k_scale16, 4, NB, BS, Hkv, D / 32, 0);
 		else if (c->k_scale == KSCALE_PER_TENSOR)
 			add(l, "k_scale", NPY_F32, in->k_scale, 1, 1, 0, 0, 0, 0);
+		else if (c->k_scale == KSCALE_PER_HEAD)
+			add(l, "k_scale", NPY_F32, in->k_scale, 1, Hkv, 0, 0, 0, 0);
 		else
 			add(l, "k_scale", NPY_F32, in->k_scale, 3, NB, BS, Hkv, 0, 0);
 		if (c->v_dtype == VDT_INT8) {
-			add(l, "v_cache", NPY_I8, in->v_cache_i8, 4, NB, Hkv, D, BS, 0);
+			if (in->BSTR)
+				add(l, "v_cache", NPY_I8, in->v_cache_i8, 2, NB, in->BSTR, 0, 0, 0);
+			else
+				add(l, "v_cache", NPY_I8, in->v_cache_i8, 4, NB, Hkv, D, BS, 0);
 			add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
 		} else {
-			add(l, "v_cache", NPY_F32, in->v_cache_f, 4, NB, Hkv, D, BS, 0);
+			if (in->BSTR)
+				add(l, "v_cache", NPY_F32, in->v_cache_f, 2, NB, in->BSTR, 0, 0, 0);
+			else
+				add(l, "v_cache", NPY_F32, in->v_cache_f, 4, NB, Hkv, D, BS, 0);
 		}
 		add(l, "block_table", NPY_I32, in->block_table, 2, S, (size_t)in->MAXB, 0, 0, 0);
 		add(l, "context_lens", NPY_I32, in->context_lens, 1, S, 0, 0, 0, 0);

@@ -330,6 +330,7 @@ static double memory_need(const struct runcase *r, struct need *top,
 	{
 		double slots = (double)c->num_blocks * c->block_size * Hkv;
 		double ks = c->k_scale == KSCALE_PER_TENSOR ? 4.0 / slots :
+			    c->k_scale == KSCALE_PER_HEAD ? 4.0 * Hkv / slots :
 			    c->k_scale == KSCALE_PER_BLOCK32 ? (D / 32) * 2.0 : 4.0;
 
 		need_add(a, &na, "the scales and tables",

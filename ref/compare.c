@@ -44,7 +44,7 @@
  *            Masked keys, and keys at or past the context, must be -inf.
  *   E        2 * max over visible keys of the score bound above: the worst
  *            error of s_j - s_max, the exponent of a probability. For
- *            per_token_head and per_tensor, E = 2^-21 * max_abs_score.
+ *            per_token_head, per_tensor and per_head, E = 2^-21 * max_abs_score.
  *   probs    p_sim = exp(s_sim - row_max) / row_sum in double, from the
  *            sim's own row_max and row_sum;
  *            |p_sim - p_ref| <= p_ref * (E + (16 + 4 sqrt(v)) u) + 2^-40.

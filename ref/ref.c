@@ -11,14 +11,19 @@
  *   key j of sequence s   blk  = block_table[s][j / BS]   slot = j % BS
  *   K[j][g][d]            k_cache[blk][g][d / 16][slot][d % 16]   int8
  *   K scale               k_scale[blk][slot][g]                   f32
- *                         (per_tensor: k_scale[0]; per_block32:
+ *                         (per_tensor: k_scale[0]; per_head:
+ *                          k_scale[g]; per_block32:
  *                          k_scale16[blk][slot][g][d / 32]        f16)
  *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g])
  *   g = q_head / (Hq / Hkv)
+ *   with cache.block_stride BSTR (in->BSTR, 0 = dense), [blk] of k_cache
+ *   and v_cache is the BSTR elements from blk * BSTR (ref_blk0); the
+ *   scales stay dense
  *
  * Quantized score of (s, t, q head) against key j:
  *   per_token_head  acc * sQ * sK[blk][slot][g] * softmax_scale
  *   per_tensor      acc * sQ * sK[0] * softmax_scale
+ *   per_head        acc * sQ * sK[g] * softmax_scale
  *   per_block32     (sum_kb acc_kb * sK16[blk][slot][g][kb]) * sQ * softmax_scale
  * then, when the case asks, soft cap and ALiBi (ref_logit):
  *   s = cap * tanh(s / cap);  s = s + slope(q head) * (j - q_pos)
@@ -84,6 +89,15 @@ static double ref_f16(uint16_t h)
 	return (h & 0x8000) ? -v : v;
 }
 
+/* Where block blk starts in k_cache and v_cache, in elements: blk times
+ * the case's block_stride, or times one dense block (Hkv * D * BS). */
+static size_t ref_blk0(const struct fs_inputs *in, int blk)
+{
+	size_t dense = (size_t)in->Hkv * (size_t)in->D * (size_t)in->BS;
+
+	return (size_t)blk * (in->BSTR ? in->BSTR : dense);
+}
+
 /* Physical block and slot of key j of sequence s. */
 static void ref_page(const struct fs_inputs *in, int s, int j, int *blk,
 		     int *slot)
@@ -111,9 +125,8 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 	q = in->q_int8 + (((size_t)s * in->T + t) * in->Hq + qh) * D;
 	/* 16 dims at a time: one [blk][g][d / 16][slot][0..15] row each. */
 	for (int d16 = d0 / 16; d16 < d1 / 16; d16++) {
-		const int8_t *k = in->k_cache +
-			((((size_t)blk * in->Hkv + g) * (D / 16) + d16) * BS +
-			 slot) * 16;
+		const int8_t *k = in->k_cache + ref_blk0(in, blk) +
+			(((size_t)g * (D / 16) + d16) * BS + slot) * 16;
 
 		for (int i = 0; i < 16; i++)
 			acc += (int32_t)q[d16 * 16 + i] * (int32_t)k[i];
@@ -127,9 +140,8 @@ void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 
 	ref_page(in, s, j, &blk, &slot);
 	for (int d16 = 0; d16 < D / 16; d16++)
-		memcpy(k + 16 * d16, in->k_cache +
-		       ((((size_t)blk * in->Hkv + g) * (D / 16) + d16) * BS +
-			slot) * 16, 16);
+		memcpy(k + 16 * d16, in->k_cache + ref_blk0(in, blk) +
+		       (((size_t)g * (D / 16) + d16) * BS + slot) * 16, 16);
 }
 
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
@@ -219,8 +231,10 @@ static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
 			       ref_f16(in->k_scale16[ts * nkb + kb]);
 		return sum * sq * c->softmax_scale;
 	}
+	/* ts = (blk * BS + slot) * Hkv + g, so g = ts % Hkv */
 	double sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0]
-						    : in->k_scale[ts];
+		  : c->k_scale == KSCALE_PER_HEAD ? in->k_scale[ts % (size_t)in->Hkv]
+						  : in->k_scale[ts];
 
 	return (double)dot_i8(q, k, D) * sq * sk * c->softmax_scale;
 }
@@ -429,7 +443,7 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 							     jb + u + 1) * in->Hkv + g) *
 								   D + d0 + d);
 			ref_page(in, s, jb + u, &blk, &slot);
-			at = (((size_t)blk * in->Hkv + g) * D + d0) * BS + slot;
+			at = ref_blk0(in, blk) + ((size_t)g * D + d0) * BS + slot;
 			vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
 			if (c->v_dtype == VDT_INT8)
 				vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];

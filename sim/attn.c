@@ -235,6 +235,8 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 
 	if (c->k_scale == KSCALE_PER_TENSOR)
 		sk = fabsf(in->k_scale[0]);
+	else if (c->k_scale == KSCALE_PER_HEAD)
+		sk = max_abs(in->k_scale, (size_t)in->Hkv);
 	else if (c->k_scale == KSCALE_PER_TOKEN_HEAD)
 		sk = max_abs(in->k_scale, nks);
 	else
@@ -247,7 +249,7 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 	if (c->v_dtype == VDT_INT8)
 		v = 127.0 * max_abs(in->v_scale, nks);
 	else
-		v = max_abs(in->v_cache_f, nks * (size_t)in->D);
+		v = max_abs(in->v_cache_f, (size_t)in->NB * inputs_block_elems(in));
 	if (isinf(sq) || isinf(sk) || isinf(v))
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
 				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",

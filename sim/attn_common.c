@@ -181,7 +181,9 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	const struct fs_inputs *in = k->in;
 	int g = attn_kv_head(k, u);
 	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
-	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
+	/* the kernel's block start (block_offset); inside the pool either
+	 * way, as a dense start is below the padded one */
+	size_t a = (size_t)blk * attn_block_elems(k) + (size_t)g * k->D * k->BS + slot;
 	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->BS };
 
 	if (blk < 0) {

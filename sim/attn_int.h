@@ -121,14 +121,25 @@ static inline int attn_block(const struct kern *k, int s, int tok)
  * dim % 16 of chunk dim / 16 of slot tok % BS of kv head g of block blk.
  * The one place sim/ derives it; ref/ keeps its own on purpose, as the
  * independent check. Example (Hkv 4, D 256, BS 16): blk 9, g 2, tok 37,
- * dim 100 is (((9*4 + 2)*16 + 6)*16 + 5)*16 + 4 = 157268.
+ * dim 100 is (((9*4 + 2)*16 + 6)*16 + 5)*16 + 4 = 157268. Block blk
+ * starts at blk * inputs_block_elems (cache.block_stride; dense: Hkv * D
+ * * BS, as in the example).
  */
+/* Elements from one block's start to the next as the kernel computes
+ * them: the pool's stride, or (block_offset dense) one dense block. */
+static inline size_t attn_block_elems(const struct kern *k)
+{
+	if (k->kn->block_offset == KBOFF_DENSE || !k->in->BSTR)
+		return (size_t)k->Hkv * k->D * k->BS;
+	return k->in->BSTR;
+}
+
 static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
 				   int dim)
 {
-	return ((((size_t)blk * k->Hkv + g) * (k->D / INPUTS_K_CHUNK) +
-		 dim / INPUTS_K_CHUNK) * k->BS + tok % k->BS) * INPUTS_K_CHUNK +
-	       dim % INPUTS_K_CHUNK;
+	return (size_t)blk * attn_block_elems(k) +
+	       (((size_t)g * (k->D / INPUTS_K_CHUNK) + dim / INPUTS_K_CHUNK) * k->BS +
+		tok % k->BS) * INPUTS_K_CHUNK + dim % INPUTS_K_CHUNK;
 }
 
 /*

@@ -45,6 +45,7 @@ enum case_kscale {
 	KSCALE_PER_TOKEN_HEAD,	/* f32 [NB,BS,Hkv]: the article's choice */
 	KSCALE_PER_BLOCK32,	/* f16 [NB,BS,Hkv,D/32]: RDNA3 packed-K note */
 	KSCALE_PER_TENSOR,	/* f32 [1]: one scale for all of K */
+	KSCALE_PER_HEAD,	/* f32 [Hkv]: one static scale per kv head (FP8-style) */
 };
 enum case_vdtype { VDT_INT8, VDT_BF16, VDT_F32 };
 enum case_rounding { ROUND_HALF_AWAY, ROUND_HALF_EVEN };
@@ -130,6 +131,8 @@ struct fs_case {
 	enum case_kscale k_scale;
 	enum case_vdtype v_dtype;
 	int shuffle_cache;	/* pre-permuted K layout: refused by the route */
+	int block_stride;	/* elements from one block's start to the next in
+				 * k_cache and v_cache; 0 = dense, Hkv*D*BS */
 
 	/* sequences */
 	int n_seqs;

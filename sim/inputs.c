@@ -15,9 +15,17 @@
  *   k_cache     [NB][Hkv][D/16][BS][16]   int8
  *   k_scale     [NB][BS][Hkv]             f32 (per_token_head)
  *               [1]                       f32 (per_tensor)
+ *               [Hkv]                     f32 (per_head)
  *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
+ *
+ * cache.block_stride BSTR puts block b of k_cache and v_cache at element
+ * b * BSTR (dense: Hkv * D * BS), so each of the two is [NB][BSTR] with a
+ * block's [Hkv][D/16][BS][16] or [Hkv][D][BS] at the start of its row and
+ * poison after it. E.g. Hkv 1, D 32, BS 16: dense blocks are 512 bytes;
+ * BSTR 1024 puts K[token 17][dim 5] of block 1 at 1024 + (0 * 16 + 1) * 16
+ * + 5 = 1045 instead of 512 + 21 = 533.
  *
  * Worked example: BS 16, two sequences with contexts 20 and 5, one spare
  * block, so NB = 2 + 1 + 1 = 4 and MAXB = 2.
@@ -48,7 +56,8 @@
  * Quantization is the absmax quantizer of quant.c: per (token, head) row
  * for Q, K (per_token_head) and V; per 32 elements with the scale first
  * rounded to f16 (per_block32: the stored scale is the one used); or one
- * scale over all valid K (per_tensor).
+ * scale over all valid K (per_tensor); or one over all valid K of each kv
+ * head (per_head: the static per-head scale of FP8-style caches).
  */
 #include "inputs.h"
 
@@ -98,6 +107,12 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 		return fs_fail(err, FS_EINPUT,
 			       "block_size %d or num_blocks %d is out of range",
 			       c->block_size, c->num_blocks);
+	if (c->block_stride != 0 &&
+	    (c->block_stride % 16 ||
+	     (long)c->block_stride < (long)c->kv_heads * c->head_dim * c->block_size))
+		return fs_fail(err, FS_EINPUT,
+			       "block_stride %d is not 0 or a multiple of 16 of at least one block's %ld elements",
+			       c->block_stride, (long)c->kv_heads * c->head_dim * c->block_size);
 	if (c->clip < 1 || c->clip > 127)
 		return fs_fail(err, FS_EINPUT, "clip %d is not in 1..127", c->clip);
 	for (int s = 0; s < c->n_seqs; s++) {
@@ -122,7 +137,7 @@ struct counts {
 	size_t q;	/* S*T*Hq*D: q and q_int8 */
 	size_t kv;	/* S*MAXCTX*Hkv*D: k and v */
 	size_t rows;	/* S*T*Hq: q_scale */
-	size_t cache;	/* NB*Hkv*D*BS: k_cache, v_cache_* */
+	size_t cache;	/* NB*Hkv*D*BS (NB*BSTR when set): k_cache, v_cache_* */
 	size_t slots;	/* NB*BS*Hkv: k_scale, v_scale */
 	size_t k16;	/* NB*BS*Hkv*(D/32): k_scale16 */
 	size_t table;	/* S*MAXB */
@@ -162,6 +177,7 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	const int qd[] = { in->S, in->T, in->Hq, in->D };
 	const int kd[] = { in->S, in->MAXCTX, in->Hkv, in->D };
 	const int cd[] = { in->NB, in->Hkv, in->D, in->BS };
+	size_t pool;
 	const int sd[] = { in->NB, in->BS, in->Hkv, in->D / 32 };
 	const int td[] = { in->S, in->MAXB };
 	int bad = 0;
@@ -170,6 +186,11 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	bad |= count_of(&n->kv, 4, kd);
 	bad |= count_of(&n->rows, 3, qd);
 	bad |= count_of(&n->cache, 4, cd);
+	/* a padded pool: NB rows of BSTR elements */
+	if (in->BSTR && fs_size_mul((size_t)in->NB, in->BSTR, &pool) == 0)
+		n->cache = pool;
+	else if (in->BSTR)
+		bad = 1;
 	bad |= count_of(&n->slots, 3, sd);
 	bad |= count_of(&n->k16, 4, sd);
 	bad |= count_of(&n->table, 2, td);
@@ -189,6 +210,8 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
 	else if (c->k_scale == KSCALE_PER_TENSOR)
 		add_bytes(1, sizeof(float), bytes, gib, &bad);
+	else if (c->k_scale == KSCALE_PER_HEAD)
+		add_bytes((size_t)in->Hkv, sizeof(float), bytes, gib, &bad);
 	else
 		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);
 	if (c->v_dtype == VDT_INT8) {
@@ -418,11 +441,13 @@ static size_t slot_index(const struct fs_inputs *in, int blk, int slot, int h)
 /* k_cache offset of chunk c (16 dims) of (blk, slot, h). */
 static size_t k_chunk(const struct fs_inputs *in, int blk, int slot, int h, int c)
 {
-	return ((((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)(in->D / 16) +
-		 (size_t)c) * (size_t)in->BS + (size_t)slot) * 16;
+	return (size_t)blk * inputs_block_elems(in) +
+	       (((size_t)h * (size_t)(in->D / 16) + (size_t)c) * (size_t)in->BS +
+		(size_t)slot) * 16;
 }
 
-/* Quantize one logical K row into the cache; tensor_scale for per_tensor. */
+/* Quantize one logical K row into the cache; tensor_scale for per_tensor
+ * and per_head (the row's head's scale). */
 static void put_k_row(const struct fs_case *c, struct fs_inputs *in,
 		      const float *row, int blk, int slot, int h,
 		      float tensor_scale)
@@ -463,7 +488,8 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 		      const float *row, int blk, int slot, int h, int8_t *q)
 {
 	int D = in->D;
-	size_t base = ((size_t)blk * (size_t)in->Hkv + (size_t)h) * (size_t)D;
+	size_t base = (size_t)blk * inputs_block_elems(in) +
+		      (size_t)h * (size_t)D * (size_t)in->BS;
 
 	if (c->v_dtype == VDT_INT8) {
 		float sc = quant_scale(row, D, c->clip);
@@ -472,7 +498,7 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 		quant_apply(row, D, sc, c->clip, c->rounding, q);
 	} else {
 		for (int d = 0; d < D; d++)
-			in->v_cache_f[(base + (size_t)d) * (size_t)in->BS + (size_t)slot] = row[d];
+			in->v_cache_f[base + (size_t)d * (size_t)in->BS + (size_t)slot] = row[d];
 	}
 }
 
@@ -552,17 +578,19 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 }
 
 /*
- * Absmax over every valid K element (rows past a context are zero), from
- * the logical K or, when it is not kept, from rows made again.
+ * Absmax over every valid K element (rows past a context are zero) of kv
+ * head only (-1: of every head), from the logical K or, when it is not
+ * kept, from rows made again.
  */
 static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
-		      const struct maker *mk)
+		      const struct maker *mk, int only)
 {
 	float amax = 0.0f, buf[CASE_MAX_HEAD_DIM];
 
 	for (int s = 0; s < in->S; s++)
 		for (int j = 0; j < c->seqs[s].context; j++)
-			for (int h = 0; h < in->Hkv; h++) {
+			for (int h = only < 0 ? 0 : only;
+			     h < (only < 0 ? in->Hkv : only + 1); h++) {
 				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
 					     (size_t)in->Hkv + (size_t)h;
 				const float *x = in->k ? in->k + row * (size_t)in->D : buf;
@@ -583,7 +611,7 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 			const struct maker *mk)
 {
 	int S = in->S, T = in->T, Hq = in->Hq, Hkv = in->Hkv, D = in->D;
-	float tensor_scale = 0.0f;
+	float tensor_scale = 0.0f, head_scale[CASE_MAX_HEADS];
 
 	for (int s = 0; s < S; s++) {
 		in->context_lens[s] = c->seqs[s].context;
@@ -607,9 +635,14 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 		}
 
 	if (c->k_scale == KSCALE_PER_TENSOR) {
-		tensor_scale = k_absmax(in, c, &mk[0]) / (float)c->clip;
+		tensor_scale = k_absmax(in, c, &mk[0], -1) / (float)c->clip;
 		in->k_scale[0] = tensor_scale;
 	}
+	if (c->k_scale == KSCALE_PER_HEAD)
+		for (int h = 0; h < Hkv; h++) {
+			head_scale[h] = k_absmax(in, c, &mk[0], h) / (float)c->clip;
+			in->k_scale[h] = head_scale[h];
+		}
 	/* K and V rows by runs of up to FILL_RUN keys of one block, so that
 	 * int8 V, stored [d][slot], is written FILL_RUN bytes at a time
 	 * instead of one byte every block_size bytes. */
@@ -641,10 +674,22 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 						make_row(&mk[0], s, j, h, in->MAXCTX, Hkv, kb);
 						make_row(&mk[1], s, j, h, in->MAXCTX, Hkv, vb);
 					}
-					put_k_row(c, in, kr, blk, slot0 + i, h, tensor_scale);
+					put_k_row(c, in, kr, blk, slot0 + i, h,
+						  c->k_scale == KSCALE_PER_HEAD ?
+						  head_scale[h] : tensor_scale);
 					put_v_row(c, in, vr, blk, slot0 + i, h, vq[i]);
 				}
-				put_v_run(c, in, blk, slot0, n, h, vq);
+				if (in->BSTR) {
+					/* put_v_run addresses a dense pool: hand
+					 * it block blk alone, as block 0 */
+					struct fs_inputs one = *in;
+
+					one.v_cache_i8 = in->v_cache_i8 +
+							 (size_t)blk * in->BSTR;
+					put_v_run(c, &one, 0, slot0, n, h, vq);
+				} else {
+					put_v_run(c, in, blk, slot0, n, h, vq);
+				}
 			}
 		}
 	}
@@ -673,6 +718,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	in->D = c->head_dim;
 	in->BS = c->block_size;
 	in->NB = c->num_blocks;
+	in->BSTR = (size_t)c->block_stride;
 	in->MAXB = case_table_width(c);
 	in->MAXCTX = case_context_max(c);
 
@@ -702,6 +748,8 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		in->k_scale = alloc_n(n.slots, sizeof(float), &bad);
 	else if (c->k_scale == KSCALE_PER_TENSOR)
 		in->k_scale = alloc_n(1, sizeof(float), &bad);
+	else if (c->k_scale == KSCALE_PER_HEAD)
+		in->k_scale = alloc_n((size_t)in->Hkv, sizeof(float), &bad);
 	else
 		in->k_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
 	if (c->v_dtype == VDT_INT8) {
@@ -794,6 +842,8 @@ float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 	assert(h >= 0 && h < in->Hkv && d >= 0 && d < in->D);
 	if (c->k_scale == KSCALE_PER_TENSOR)
 		return in->k_scale[0];
+	if (c->k_scale == KSCALE_PER_HEAD)
+		return in->k_scale[h];
 	if (block < 0 || block >= in->NB || slot < 0 || slot >= in->BS)
 		return f32_nan();
 	si = slot_index(in, block, slot, h);

@@ -7,6 +7,11 @@
  *           [block][h][d / 16][slot][d % 16]
  *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv], or float
  *
+ * With cache.block_stride, block b of k_cache and v_cache starts at
+ * element b * BSTR instead of b * Hkv * D * BS (padded pages, or K and V
+ * interleaved in one pool); the elements between one block's end and the
+ * next block's start are poison too. The scales stay dense.
+ *
  * Slots and blocks no sequence uses are poisoned (INPUTS_POISON in the
  * int8 caches, NaN in scales and float caches), and block-table entries
  * past a sequence's blocks are -1, so a read past a context's end shows.
@@ -24,6 +29,7 @@
 
 struct fs_inputs {
 	int S, T, Hq, Hkv, D, BS, NB, MAXB, MAXCTX;
+	size_t BSTR;		/* cache.block_stride; 0 = dense (inputs_block_elems) */
 
 	/* Logical, BF16-rounded values (rows past a context are 0). */
 	float *q;		/* [S][T][Hq][D] */
@@ -34,7 +40,8 @@ struct fs_inputs {
 	float *q_scale;		/* [S][T][Hq] */
 
 	int8_t *k_cache;	/* [NB][Hkv][D/16][BS][16] */
-	float *k_scale;		/* per_token_head [NB][BS][Hkv]; per_tensor [1] */
+	float *k_scale;		/* per_token_head [NB][BS][Hkv]; per_tensor [1];
+				 * per_head [Hkv] */
 	uint16_t *k_scale16;	/* per_block32: f16 bits [NB][BS][Hkv][D/32] */
 
 	int8_t *v_cache_i8;	/* int8 V: [NB][Hkv][D][BS] */
@@ -74,6 +81,13 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 			struct fs_inputs *in, struct fs_err *err);
 void inputs_free(struct fs_inputs *in);
 
+/* Elements from one block's start to the next in k_cache and v_cache:
+ * BSTR, or Hkv * D * BS when it is 0 (dense). */
+static inline size_t inputs_block_elems(const struct fs_inputs *in)
+{
+	return in->BSTR ? in->BSTR : (size_t)in->Hkv * (size_t)in->D * (size_t)in->BS;
+}
+
 /*
  * Elements d0 .. d0 + n - 1 of the logical K (which 0) or V (which 1)
  * row of sequence s, key j < its context, kv head h: a pointer into the
@@ -88,7 +102,8 @@ const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
 /*
  * Dequantized K scale of (block, slot, kv head) for head-dim element d.
  * A block or slot outside the pool (a buggy kernel's walk) reads as a
- * poisoned slot: NaN, or the one scale of a per_tensor case.
+ * poisoned slot: NaN, or the one scale of a per_tensor case (of head h
+ * in a per_head one: a static scale does not depend on the block).
  */
 float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 		     int block, int slot, int h, int d);

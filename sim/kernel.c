@@ -79,6 +79,9 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"no guard for an empty segment: e^(-inf - m) and 0 / 0 enter the merge" },
 	[BUG_MERGE_STALE_LSE] = { "split_merge", "rescale", "stale_lse",
 		"an empty segment stores nothing: the merge reads the previous segment's state" },
+	/* h-bugs-c */
+	[BUG_BLOCK_OFFSET] = { "block_offset", "pool", "dense",
+		"a block's start taken as block * one block's bytes, ignoring the pool's block stride" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -158,6 +161,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_EXP2_NO_LOG2E: k->exp2_no_log2e = 1; return 0;
 	case BUG_MERGE_EMPTY_NAN: k->split_merge = KMERGE_EMPTY_NAN; return 0;
 	case BUG_MERGE_STALE_LSE: k->split_merge = KMERGE_STALE_LSE; return 0;
+	/* h-bugs-c */
+	case BUG_BLOCK_OFFSET: k->block_offset = KBOFF_DENSE; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -200,6 +205,8 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->exp2_no_log2e != 0) << BUG_EXP2_NO_LOG2E;
 	b |= (uint64_t)(k->split_merge == KMERGE_EMPTY_NAN) << BUG_MERGE_EMPTY_NAN;
 	b |= (uint64_t)(k->split_merge == KMERGE_STALE_LSE) << BUG_MERGE_STALE_LSE;
+	/* h-bugs-c */
+	b |= (uint64_t)(k->block_offset == KBOFF_DENSE) << BUG_BLOCK_OFFSET;
 	return b;
 }
 
@@ -335,6 +342,10 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		 * every head_dim: half of the smallest, 16, is 8 dims. */
 		return NULL;
 	case BUG_K_SCALE_INDEX:
+		if (c->k_scale == KSCALE_PER_HEAD) {
+			snprintf(buf, len, "k_scale per_head: every key of a kv head has the same scale");
+			return buf;
+		}
 		if (c->k_scale != KSCALE_PER_TENSOR)
 			return NULL;
 		snprintf(buf, len, "k_scale per_tensor: every key has the same scale");
@@ -417,6 +428,13 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		if (some_segment_empty(c))
 			return NULL;
 		snprintf(buf, len, "every query sees a key of every split-K segment");
+		return buf;
+	/* h-bugs-c */
+	case BUG_BLOCK_OFFSET:
+		if (c->block_stride != 0 &&
+		    (long)c->block_stride != (long)c->kv_heads * c->head_dim * c->block_size)
+			return NULL;
+		snprintf(buf, len, "the pool is dense: each block starts one block after the last");
 		return buf;
 	case BUG_COUNT:
 		break;

@@ -126,6 +126,19 @@ enum kern_merge {
 	KMERGE_STALE_LSE,
 };
 
+/*
+ * Where a physical block starts in k_cache and v_cache:
+ *   KBOFF_POOL   block * the pool's block stride (cache.block_stride), in
+ *                size_t (the correct kernel)
+ *   KBOFF_DENSE  block * one block's elements (Hkv * D * BS): a kernel
+ *                that assumes a dense pool, on padded pages or K and V
+ *                interleaved; right when the stride is one block
+ */
+enum kern_boff {
+	KBOFF_POOL,
+	KBOFF_DENSE,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -147,6 +160,8 @@ struct fs_kernel {
 	enum kern_alibi alibi_bias;	/* how the ALiBi bias is added */
 	int exp2_no_log2e;		/* 1: p = 2^(s - m) on natural-log scores */
 	enum kern_merge split_merge;	/* empty segments in the merge */
+	/* h-bugs-c: case features' classes */
+	enum kern_boff block_offset;	/* where a block starts in the caches */
 };
 
 /* The correct kernel: every field at its default. */
@@ -187,6 +202,8 @@ enum kern_bug {
 	BUG_EXP2_NO_LOG2E,	/* exp_base: exp2_no_log2e */
 	BUG_MERGE_EMPTY_NAN,	/* split_merge: empty_nan */
 	BUG_MERGE_STALE_LSE,	/* split_merge: stale_lse */
+	/* h-bugs-c: classes of the case features (block stride, big pools) */
+	BUG_BLOCK_OFFSET,	/* block_offset: dense */
 	BUG_COUNT
 };
 
@@ -237,10 +254,12 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    adjacent columns, in equal shares
  *   operand_order                    a square tile, A and B of one type
  *   head_dim_loaded                  head_dim / 2 whole K-steps of lm
- *   k_scale_index                    K scales per token (not per_tensor)
+ *   k_scale_index                    K scales per token (not per_tensor,
+ *                                    not per_head)
  *   gqa_map                          G > 1 and kv_heads > 1
  *   page_walk (none, identity)       a pool of more than one block
  *   split_merge                      a context cut into split-K segments
+ *   block_offset (dense)             cache.block_stride past one block
  *   scale_recovery, q_position       always
  * and (h-bugs-a):
  *   pv_mask, mask_value finite       always (a suite whose contexts all

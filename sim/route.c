@@ -41,7 +41,8 @@ void route_check(const struct fs_case *c, struct route_verdict *v)
 		refuse(v, "shuffle cache (pre-permuted K layout), the INT8 path reads the plain paged layout");
 	if (c->k_scale != KSCALE_PER_TOKEN_HEAD)
 		refuse(v, "K scale %s, the INT8 path uses one f32 scale per token and kv head",
-		       c->k_scale == KSCALE_PER_BLOCK32 ? "per 32-element block" : "per tensor");
+		       c->k_scale == KSCALE_PER_BLOCK32 ? "per 32-element block" :
+		       c->k_scale == KSCALE_PER_HEAD ? "per kv head" : "per tensor");
 	if (c->mode == MODE_PREFILL) {
 		if (c->q_heads != 24 || c->kv_heads != 4)
 			refuse(v, "prefill needs 24 q heads / 4 kv heads, not %d / %d",

@@ -24,6 +24,7 @@ struct spec {
 	enum case_vdtype vd;
 	double scale;		/* 0: 1 / sqrt(D) */
 	int window;
+	int bstr;		/* cache.block_stride in elements; 0 = dense */
 };
 
 struct world {
@@ -42,15 +43,23 @@ static inline void page(const struct world *w, int s, int j, int *blk, int *slot
 	*slot = j % w->in.BS;
 }
 
-/* Byte of K[j][g][d]: [blk][g][d / 16][slot][d % 16]. */
+/* Elements from one block's start to the next (block_stride, or dense). */
+static inline size_t blk_elems(const struct world *w)
+{
+	return w->c.block_stride ? (size_t)w->c.block_stride :
+	       (size_t)w->in.Hkv * w->in.D * w->in.BS;
+}
+
+/* Byte of K[j][g][d]: [blk][g][d / 16][slot][d % 16], block blk at
+ * blk * blk_elems. */
 static inline size_t k_at(const struct world *w, int s, int j, int g, int d)
 {
 	const struct fs_inputs *in = &w->in;
 	int blk, slot;
 
 	page(w, s, j, &blk, &slot);
-	return ((((size_t)blk * in->Hkv + g) * (in->D / 16) + d / 16) * in->BS +
-		slot) * 16 + d % 16;
+	return (size_t)blk * blk_elems(w) +
+	       (((size_t)g * (in->D / 16) + d / 16) * in->BS + slot) * 16 + d % 16;
 }
 
 /* V[j][g][d]: [blk][g][d][slot]. */
@@ -59,7 +68,7 @@ static inline size_t v_at(const struct world *w, int s, int j, int g, int d)
 	int blk, slot;
 
 	page(w, s, j, &blk, &slot);
-	return (((size_t)blk * w->in.Hkv + g) * w->in.D + d) * w->in.BS + slot;
+	return (size_t)blk * blk_elems(w) + ((size_t)g * w->in.D + d) * w->in.BS + slot;
 }
 
 /* Scale of (j, g): [blk][slot][g]. */
@@ -100,6 +109,7 @@ static inline void world_init(struct world *w, const struct spec *sp)
 	c->sliding_window = sp->window;
 	c->block_size = sp->BS;
 	c->num_blocks = sp->NB;
+	c->block_stride = sp->bstr;
 	c->k_scale = sp->ks;
 	c->v_dtype = sp->vd;
 	c->n_seqs = sp->S;
@@ -121,11 +131,12 @@ static inline void world_init(struct world *w, const struct spec *sp)
 	in->D = sp->D;
 	in->BS = sp->BS;
 	in->NB = sp->NB;
+	in->BSTR = (size_t)sp->bstr;
 	in->MAXB = case_table_width(c);
 	in->MAXCTX = case_context_max(c);
 	nq = (size_t)in->S * in->T * in->Hq;
 	nl = (size_t)in->S * in->MAXCTX * in->Hkv * in->D;
-	nk = (size_t)in->NB * in->Hkv * in->D * in->BS;
+	nk = (size_t)in->NB * blk_elems(w);
 	ns = (size_t)in->NB * in->BS * in->Hkv;
 	in->q = xalloc(nq * in->D, sizeof(float));
 	in->k = xalloc(nl, sizeof(float));
@@ -167,7 +178,8 @@ static inline void world_init(struct world *w, const struct spec *sp)
 				}
 				in->v_scale[s_at(w, s, j, g)] = 1;
 				in->k_scale[s_at(w, s, j, g)] =
-					sp->ks == KSCALE_PER_TENSOR ? NAN : 1;
+					sp->ks == KSCALE_PER_TENSOR ||
+					sp->ks == KSCALE_PER_HEAD ? NAN : 1;
 				for (int kb = 0; kb < in->D / 32; kb++)
 					in->k_scale16[s_at(w, s, j, g) * (in->D / 32) +
 						      kb] = 0x3c00;	/* 1.0 */
@@ -176,6 +188,9 @@ static inline void world_init(struct world *w, const struct spec *sp)
 	}
 	if (sp->ks == KSCALE_PER_TENSOR)
 		in->k_scale[0] = 1;
+	if (sp->ks == KSCALE_PER_HEAD)
+		for (int g = 0; g < in->Hkv; g++)
+			in->k_scale[g] = 1;
 	for (size_t i = 0; i < nq; i++)
 		in->q_scale[i] = 1;
 }

@@ -285,6 +285,16 @@ static void paged_k_offset_by_hand(void **state)
 	assert_int_equal(attn_block(&k, 0, 48), -1);
 	k.D = 80;
 	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 37), 2, 37, 79), 49759);
+	/* cache.block_stride 32768 (two dense blocks of 4 x 256 x 16): block 5
+	 * starts at 5 * 32768 = 163840, block 9's key 37 at 9 * 32768 + (2 *
+	 * 16 + 6) * 256 + 5 * 16 + 4 = 304724; block_offset dense ignores it */
+	k.D = 256;
+	in.BSTR = 32768;
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 0), 0, 0, 0), 163840);
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 37), 2, 37, 100), 304724);
+	c.kernel.block_offset = KBOFF_DENSE;
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 0), 0, 0, 0), 81920);
+	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 37), 2, 37, 100), 157268);
 }
 
 /*

@@ -654,6 +654,8 @@ static void fast_goldens_equal_scalar(void **state)
 		"cases/edge/head-dim-128-gqa8.yaml",
 		"cases/edge/k-scale-per_block32.yaml",
 		"cases/edge/k-scale-per_tensor.yaml",
+		"cases/edge/k-scale-per_head.yaml",
+		"cases/edge/block-stride.yaml",
 		"cases/edge/one-token.yaml",
 		"cases/edge/prefill-head-dim-128.yaml",
 		"cases/edge/rdna3-w32-prefill.yaml",

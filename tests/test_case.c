@@ -406,6 +406,13 @@ static void out_of_range(void **state)
 	expect_error(BASE "model:\n  head_dim: 80\ncache:\n  k_scale: per_block32\n" SEQ,
 		     6, 12, "cache.k_scale: per_block32 needs a head_dim that is a "
 		     "multiple of 32 (one fp16 scale per 32 elements), not 80");
+	/* "  block_stride: " is 16 characters; one block of 24 x 4 x 256 x
+	 * 16 (the defaults) is 16384 elements */
+	expect_error(BASE "cache:\n  block_stride: 16390\n" SEQ, 4, 17,
+		     "cache.block_stride: must be a multiple of 16 (one 128-bit load)");
+	expect_error(BASE "cache:\n  block_stride: 8192\n" SEQ, 4, 17,
+		     "cache.block_stride: must be 0 or at least one block's 16384 elements "
+		     "(kv_heads 4 x head_dim 256 x block_size 16), not 8192");
 	expect_error(BASE "model:\n  softmax_scale: 0\n" SEQ, 4, 18,
 		     "model.softmax_scale: must be auto or a number greater than 0, not 0");
 	expect_error(BASE "model:\n  sliding_window: -1\n" SEQ, 4, 19,

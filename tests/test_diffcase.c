@@ -395,6 +395,41 @@ static void usage_errors(void **state)
 	tu_free(&r);
 }
 
+/*
+ * block_offset: dense, named from a dump that fragsim did not write:
+ * tests/data/boff/model.py (numpy, no sim/ code) recomputes the case's
+ * QK^T tiles from its golden inputs with a block's start at block * one
+ * dense block instead of block * the pool's stride. diff must name the
+ * class exactly, and find the model's correct kernel (pool) equal.
+ */
+static void block_offset_named_from_an_independent_model(void **state)
+{
+	static const char *const kinds[2][2] = {
+		{ "dense", "diagnosis: matches kernel assumption block_offset=dense exactly" },
+		{ "pool", "diagnosis: none needed" },
+	};
+	char dir[64];
+
+	(void)state;
+	if (tu_sh("/usr/bin/python3 -c 'import numpy' 2>/dev/null"))
+		skip();
+	assert_non_null(tu_scratch_new(dir, 64, "boff"));
+	assert_int_equal(tu_sh("cd '%s' && '%s' run tests/data/boff/case.yaml --emulate-only --out %s/golden >/dev/null",
+			    FRAGSIM_SRC, FRAGSIM_BIN, dir), 0);
+	for (int i = 0; i < 2; i++) {
+		struct run_result r;
+
+		assert_int_equal(tu_sh("cd '%s' && /usr/bin/python3 tests/data/boff/model.py %s/golden %s/%s %s",
+				    FRAGSIM_SRC, dir, dir, kinds[i][0], kinds[i][0]), 0);
+		r = tu_run("diff tests/data/boff/case.yaml --dump %s/%s", dir, kinds[i][0]);
+		if (r.status != (i ? 0 : 1) || !strstr(r.out, kinds[i][1]))
+			fail_msg("%s: exit %d, no '%s' in:\n%s%s", kinds[i][0], r.status, kinds[i][1],
+				 r.out, r.err);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +441,7 @@ int main(void)
 		cmocka_unit_test(real_device_dumps),
 		cmocka_unit_test(diff_survives_reads_outside_the_table),
 		cmocka_unit_test(usage_errors),
+		cmocka_unit_test(block_offset_named_from_an_independent_model),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

@@ -355,6 +355,42 @@ static void four_column_golden_is_refused_by_name(void **state)
 	}
 }
 
+/*
+ * Case features the harnesses do not implement are refused by name from
+ * the manifest (fsg_unsupported), not read as if they were the layout
+ * the harness knows: a per_head K scale is f32 [Hkv], which the harness
+ * would index as [NB][BS][Hkv].
+ */
+static void unsupported_case_features_are_refused_by_name(void **state)
+{
+	static const struct { const char *cache, *msg; } cases[] = {
+		{ "{k_scale: per_head}", "case k_scale: per_head: this harness reads k_scale: per_token_head only" },
+		{ "{block_stride: 24576}", "case block_stride: 24576: not implemented by this harness" },
+	};
+	struct fixture *f = *state;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c",
+			       "qk_feat"), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256], *err;
+
+		snprintf(path, sizeof(path), "%s/feat.yaml", f->dir);
+		tu_put(path, "fragsim: 1\nname: feat\nmode: decode\n");
+		assert_int_equal(tu_sh("printf 'cache: %s\\nsequences:\\n  - {context: 40}\\n"
+				    "golden: [inputs, acc]\\n' >> %s", cases[i].cache, path), 0);
+		assert_int_equal(tu_sh("rm -rf %s/golden-feat && '%s' run %s --emulate-only --out %s/golden-feat >/dev/null",
+				    f->dir, FRAGSIM_BIN, path, f->dir), 0);
+		assert_int_equal(tu_sh("%s/qk_feat %s/golden-feat %s/dump-feat 2> %s/feat.err", f->dir,
+				    f->dir, f->dir, f->dir), 2);
+		snprintf(path, sizeof(path), "%s/feat.err", f->dir);
+		err = tu_slurp(path);
+		if (!strstr(err, cases[i].msg))
+			fail_msg("%s: no '%s' in: %s", cases[i].cache, cases[i].msg, err);
+		free(err);
+		assert_int_equal(tu_sh("test -e %s/dump-feat", f->dir), 1);
+	}
+}
+
 static void header_contract(void **state)
 {
 	struct fixture *f = *state;
@@ -636,6 +672,7 @@ int main(void)
 		cmocka_unit_test(cuda_harness_on_a_wrong_map_is_caught),
 		cmocka_unit_test(attn_run_builds_on_the_generated_header),
 		cmocka_unit_test(four_column_golden_is_refused_by_name),
+		cmocka_unit_test(unsupported_case_features_are_refused_by_name),
 		cmocka_unit_test(header_contract),
 		cmocka_unit_test(probe_answer_through_the_header),
 		cmocka_unit_test(harnesses_walk_every_case_key),

@@ -594,6 +594,132 @@ static void per_tensor_one_scale(void **state)
 }
 
 /*
+ * per_head: one scale per kv head, the absmax of that head's valid K over
+ * every sequence and key / 127 (computed here from the logical K), and
+ * every K byte quantized with its head's scale. A K outlier channel is
+ * made large in every head, so heads differ by their own data only.
+ */
+static void per_head_one_scale_per_head(void **state)
+{
+	static const int ctx[] = { 30, 45 };
+	struct fs_case c;
+	struct fs_inputs in;
+	float amax[4] = { 0 };
+	int8_t q[D_MAX];
+
+	(void)state;
+	base_case(&c, 8, PLACE_SHUFFLED, 2, ctx, NULL);
+	c.k_scale = KSCALE_PER_HEAD;
+	build_ok(&c, NULL, &in);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++)
+			for (int h = 0; h < 4; h++)
+				for (int d = 0; d < 256; d++) {
+					float a = k_row(&in, s, t, h)[d];
+
+					a = a < 0 ? -a : a;
+					amax[h] = a > amax[h] ? a : amax[h];
+				}
+	for (int h = 0; h < 4; h++)
+		assert_true(in.k_scale[h] == amax[h] / 127.0f);
+	assert_true(in.k_scale[0] != in.k_scale[1]);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++)
+			for (int h = 0; h < 4; h++) {
+				int blk = phys_block(&in, s, t);
+				float sc = amax[h] / 127.0f;
+
+				assert_true(inputs_k_scale(&c, &in, blk, t % 8, h, 7) == sc);
+				/* a static scale: the same outside the pool */
+				assert_true(inputs_k_scale(&c, &in, -1, 0, h, 7) == sc);
+				quant_apply(k_row(&in, s, t, h), 256, sc, 127, c.rounding, q);
+				for (int d = 0; d < 256; d++)
+					assert_int_equal(in.k_cache[k_addr(&in, blk, h, d, t % 8)], q[d]);
+			}
+	inputs_free(&in);
+}
+
+/*
+ * cache.block_stride: block b of k_cache and v_cache starts at b * BSTR,
+ * the block's own bytes laid out as in a dense pool (k_addr / v_addr of
+ * block 0), the rest of its BSTR poison; the scales do not move. BS 8,
+ * Hkv 4, D 256: a dense block is 8192 elements, BSTR 12288 leaves 4096
+ * of padding after each. Checked against the dense build of the same
+ * case, for int8 and f32 V.
+ */
+static void block_stride_pads_every_block(void **state)
+{
+	static const int ctx[] = { 30, 45 };
+	static const enum case_vdtype vt[] = { VDT_INT8, VDT_F32 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct fs_case c;
+		struct fs_inputs dn, pd;
+		size_t B = 12288, dense = 8192;
+
+		base_case(&c, 8, PLACE_SHUFFLED, 2, ctx, NULL);
+		c.v_dtype = vt[i];
+		build_ok(&c, NULL, &dn);
+		c.block_stride = (int)B;
+		build_ok(&c, NULL, &pd);
+		assert_int_equal(pd.NB, dn.NB);
+		assert_memory_equal(pd.block_table, dn.block_table,
+				    (size_t)pd.S * pd.MAXB * sizeof(int32_t));
+		for (int blk = 0; blk < pd.NB; blk++) {
+			for (int h = 0; h < 4; h++)
+				for (int d = 0; d < 256; d++)
+					for (int slot = 0; slot < 8; slot++) {
+						size_t kp = blk * B + k_addr(&dn, 0, h, d, slot);
+						size_t vp = blk * B + v_addr(&dn, 0, h, d, slot);
+
+						assert_int_equal(pd.k_cache[kp],
+								 dn.k_cache[k_addr(&dn, blk, h, d, slot)]);
+						if (vt[i] == VDT_INT8)
+							assert_int_equal(pd.v_cache_i8[vp],
+									 dn.v_cache_i8[v_addr(&dn, blk, h, d, slot)]);
+						else
+							assert_memory_equal(&pd.v_cache_f[vp],
+									    &dn.v_cache_f[v_addr(&dn, blk, h, d, slot)],
+									    sizeof(float));
+					}
+			for (size_t e = dense; e < B; e++) {
+				assert_int_equal(pd.k_cache[blk * B + e], INPUTS_POISON);
+				if (vt[i] == VDT_INT8)
+					assert_int_equal(pd.v_cache_i8[blk * B + e], INPUTS_POISON);
+				else
+					assert_true(is_nan(pd.v_cache_f[blk * B + e]));
+			}
+		}
+		assert_memory_equal(pd.k_scale, dn.k_scale,
+				    (size_t)pd.NB * 8 * 4 * sizeof(float));
+		inputs_free(&dn);
+		inputs_free(&pd);
+	}
+}
+
+/* A block_stride below one block, or off a 16-element boundary, is
+ * refused by inputs_build too (the library API bypasses the loader). */
+static void block_stride_below_a_block_is_refused(void **state)
+{
+	static const int ctx[] = { 30 };
+	static const int bad[] = { 8176, 8200 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct fs_case c;
+		struct fs_inputs in;
+		struct fs_err err;
+
+		base_case(&c, 8, PLACE_SHUFFLED, 1, ctx, NULL);
+		c.block_stride = bad[i];
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+		assert_non_null(strstr(err.msg, "block_stride"));
+	}
+}
+
+/*
  * The K scale of a block a buggy kernel reads outside the pool (a table
  * entry of -1, or an index past NB) is what a poisoned spare slot holds,
  * NaN, for per-token and per-32-block scales; a per-tensor scale is one
@@ -1001,6 +1127,9 @@ int main(void)
 		cmocka_unit_test(zero_and_constant_rows),
 		cmocka_unit_test(per_block32_scales_are_f16),
 		cmocka_unit_test(per_tensor_one_scale),
+		cmocka_unit_test(per_head_one_scale_per_head),
+		cmocka_unit_test(block_stride_pads_every_block),
+		cmocka_unit_test(block_stride_below_a_block_is_refused),
 		cmocka_unit_test(k_scale_outside_the_pool_is_poison),
 		cmocka_unit_test(float_v_caches),
 		cmocka_unit_test(builds_are_deterministic),

@@ -286,6 +286,57 @@ static void page_walks_by_hand(void **state)
 }
 
 /*
+ * block_offset dense on a pool whose blocks are two dense blocks apart
+ * (block_stride 32768 = 2 x Hkv 4 x D 256 x BS 16): the kernel reads
+ * block b's K at b * 16384, so block 1 reads block 0's padding (poison,
+ * -128), block 2 reads block 1's start and block 3 block 1's padding.
+ * Every acc of the table walk [3, 1, 2], computed here from the bytes
+ * the kernel addresses (k_cache[b * 16384 + ((g * 16 + d / 16) * 16 +
+ * slot) * 16 + d % 16]), and the correct kernel's from b * 32768.
+ */
+static void block_offset_dense_by_hand(void **state)
+{
+	static const int blocks[] = { 3, 1, 2 };
+	struct runcase r;
+	struct attn_result sim[2];
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: boff\n"
+		  "cache: {placement: table, num_blocks: 4, block_stride: 32768}\n"
+		  "sequences:\n  - {context: 40, blocks: [3, 1, 2]}\n"
+		  "data: {seed: 8}\n");
+	emulate(&r, BUG_COUNT, &sim[0]);
+	emulate(&r, BUG_BLOCK_OFFSET, &sim[1]);
+	for (int w = 0; w < 2; w++) {
+		size_t stride = w ? 16384 : 32768;
+
+		assert_int_equal(sim[w].n_tiles, HKV * 3);
+		for (size_t t = 0; t < sim[w].n_tiles; t++) {
+			int g = sim[w].acc_tiles[t * ATTN_TILE_COLS + 1];
+			int kb = sim[w].acc_tiles[t * ATTN_TILE_COLS + 3];
+
+			for (int lane = 0; lane < 64; lane++)
+				for (int e = 0; e < 4; e++) {
+					int row = lane % 16, key = kb + lane / 16 + 4 * e;
+					int qh = g * G + row % G;
+					size_t b0 = (size_t)blocks[key / 16] * stride;
+					int32_t want = 0;
+
+					for (int d = 0; d < D; d++)
+						want += r.in.q_int8[(size_t)qh * D + d] *
+							r.in.k_cache[b0 + (((size_t)g * 16 + d / 16) * 16 +
+									   key % 16) * 16 + d % 16];
+					assert_int_equal(sim[w].acc[(t * 64 + lane) * 4 + e], want);
+				}
+		}
+	}
+	assert_memory_not_equal(sim[1].acc, sim[0].acc, sim[0].n_tiles * 256 * sizeof(int32_t));
+	attn_free(&sim[0]);
+	attn_free(&sim[1]);
+	runcase_free(&r);
+}
+
+/*
  * tail_mask contiguous lets keys past the context through, and their K
  * scale and V then come from outside the block table (a -1 entry, an
  * index past the table's row, or, ignoring the table, past the pool).
@@ -395,6 +446,7 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "", BUG_K_SCALE_INDEX, NULL },
 		{ "cache: {k_scale: per_block32}\n", BUG_K_SCALE_INDEX, NULL },
 		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_INDEX, "per_tensor" },
+		{ "cache: {k_scale: per_head}\n", BUG_K_SCALE_INDEX, "every key of a kv head" },
 		{ "", BUG_C_COLUMNS, NULL },
 		{ "isa: sm80-mma-m16n8k32-s8\n", BUG_C_COLUMNS, "already are adjacent columns" },
 		{ "isa: sm80-mma-m16n8k32-s8\n", BUG_TAIL_MASK, "already are adjacent columns" },
@@ -437,6 +489,11 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "split_k: {segment: 8}\n", BUG_MERGE_STALE_LSE, "every query sees a key" },
 		{ "model: {head_dim: 128, sliding_window: 4}\nsplit_k: {segment: 8}\n",
 		  BUG_MERGE_STALE_LSE, NULL },
+		/* h-bugs-c */
+		{ "", BUG_BLOCK_OFFSET, "the pool is dense" },
+		/* head_dim 128: one block is 4 x 128 x 16 = 8192 elements */
+		{ "cache: {block_stride: 8192}\n", BUG_BLOCK_OFFSET, "the pool is dense" },
+		{ "cache: {block_stride: 8208}\n", BUG_BLOCK_OFFSET, NULL },
 	};
 
 	(void)state;
@@ -488,6 +545,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"split_merge=empty_nan          n/a: no context is cut into split-K segments\n",
 		"exp_base=exp2_no_log2e         caught by hd96: ",
 		"0 of 16 applicable bug classes survive 1 case(s), 15 not applicable\n",
+		"block_offset=dense             n/a: the pool is dense: each block starts one block after the last\n",
+		"0 of 9 applicable bug classes survive 1 case(s), 4 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -518,6 +577,7 @@ static void mutate_reports_inapplicable_classes(void **state)
 			    "('alibi_bias', 'no ALiBi'), ('alibi_bias', 'no ALiBi'), "
 			    "('alibi_bias', 'no ALiBi'), ('alibi_bias', 'no ALiBi'), "
 			    "('split_merge', 'no conte'), ('split_merge', 'no conte')] 0 16 15\n");
+			    "('block_offset', 'the pool')] 0 9 4\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -537,6 +597,7 @@ static void mutate_na_with_mixed_reasons(void **state)
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
 	assert_non_null(strstr(res.out, "15 not applicable\n"));
+	assert_non_null(strstr(res.out, "3 not applicable\n"));
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
@@ -565,6 +626,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
 	assert_non_null(strstr(res.out, "0 of 17 applicable bug classes survive 1 case(s), 14 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 11 applicable bug classes survive 1 case(s), 2 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -638,6 +700,7 @@ static void shipped_suite_catches_every_class(void **state)
 		assert_non_null(strstr(line, "caught by"));
 	}
 	assert_non_null(strstr(res.out, "0 of 31 applicable bug classes survive 52 case(s), 0 not applicable"));
+	assert_non_null(strstr(res.out, "0 of 13 applicable bug classes survive 52 case(s), 0 not applicable"));
 	tu_free(&res);
 }
 
@@ -673,6 +736,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 			fail_msg("%s: %.*s", want, (int)(eol - line), line);
 	}
 	assert_non_null(strstr(res.out, "5 of 18 applicable bug classes survive 2 case(s), 13 not applicable"));
+	assert_non_null(strstr(res.out, "2 of 12 applicable bug classes survive 2 case(s), 1 not applicable"));
 	tu_free(&res);
 
 	/* The same verdicts as JSON, read back by Python's parser. */
@@ -684,6 +748,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "['mask_value=additive', 'mask_value=finite', 'page_walk=none', "
 			    "'pv_mask=none', 'tail_mask=contiguous'] 5 18 13 2\n");
+	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 12 1 2\n");
 	tu_free(&res);
 }
 
@@ -695,6 +760,7 @@ static void mutation_cases_are_caught(void **state)
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
 	assert_non_null(strstr(res.out, "31 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "13 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -719,6 +785,7 @@ int main(void)
 		cmocka_unit_test(head_dim_half_and_operand_order),
 		cmocka_unit_test(page_walk_invisible_on_contiguous_pages),
 		cmocka_unit_test(page_walks_by_hand),
+		cmocka_unit_test(block_offset_dense_by_hand),
 		cmocka_unit_test(masked_reads_outside_the_table_are_poison),
 		cmocka_unit_test(inapplicable_classes_by_rule),
 		cmocka_unit_test(mutate_reports_inapplicable_classes),

@@ -306,6 +306,76 @@ static void per_tensor_scale(void **state)
 	world_free(&w);
 }
 
+/*
+ * per_head: the score of q head qh uses k_scale[g], g = qh / G, whatever
+ * the key's block and slot. Hq 4, Hkv 2 (G 2), D 32, context 3: q heads
+ * 0 and 2 hold 3 at d 9; key 1 holds 10 (kv head 0) and -20 (kv head 1)
+ * at d 9, so acc = 30 and -60. With sQ 1, sK {0.125, 0.5} and scale
+ * 1/sqrt(32): 30 * 0.125 / sqrt(32) and -60 * 0.5 / sqrt(32). The
+ * per-slot scales are NaN (refworld), so reading one would show.
+ */
+static void per_head_scale(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+	struct ref_row r;
+	double sc = 1 / sqrt(32.0);
+
+	(void)state;
+	sp.Hq = 4;
+	sp.Hkv = 2;
+	sp.ks = KSCALE_PER_HEAD;
+	world_init(&w, &sp);
+	put_q(&w, 0, 0, 0, 9, 3);
+	put_q(&w, 0, 0, 2, 9, 3);
+	put_k(&w, 0, 1, 0, 9, 10);
+	put_k(&w, 0, 1, 1, 9, -20);
+	w.in.k_scale[0] = 0.125f;
+	w.in.k_scale[1] = 0.5f;
+	assert_int_equal(ref_row_alloc(&r, 3, 32), 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 0, &r);
+	assert_close(r.score[1], 30 * 0.125 * sc);
+	assert_close(r.score[0], 0);
+	ref_row_compute(&w.c, &w.in, 0, 0, 2, &r);
+	assert_close(r.score[1], -60 * 0.5 * sc);
+	ref_row_free(&r);
+	world_free(&w);
+}
+
+/*
+ * cache.block_stride: the worked example at the top of ref.c with blocks
+ * 1024 elements apart instead of 64 (Hkv 1 x D 32 x BS 2): K[1][0][17]
+ * of block 2, slot 1, is byte 2 * 1024 + ((0 * 2 + 1) * 2 + 1) * 16 + 1
+ * = 2097, not 177. The byte at 177 (now padding of block 0) is set to 99
+ * and must not count: acc(key 1) = 1 * 1 + 2 * 3 = 7 as in the dense
+ * example.
+ */
+static void block_stride_moves_every_block(void **state)
+{
+	struct spec sp = main_spec;
+	struct world w;
+
+	(void)state;
+	sp.bstr = 1024;
+	world_init(&w, &sp);
+	put_q(&w, 0, 0, 0, 0, 1);
+	put_q(&w, 0, 0, 0, 17, 2);
+	put_k(&w, 0, 1, 0, 0, 1);
+	put_k(&w, 0, 1, 0, 17, 3);
+	assert_int_equal(k_at(&w, 0, 1, 0, 17), 2097);
+	assert_int_equal(w.in.k_cache[2097], 3);
+	w.in.k_cache[177] = 99;
+	assert_int_equal(ref_acc(&w.c, &w.in, 0, 0, 0, 1, -1), 7);
+	{
+		int8_t k[32];
+
+		ref_k_row(&w.in, 0, 0, 1, k);
+		assert_int_equal(k[17], 3);
+		assert_int_equal(k[0], 1);
+	}
+	world_free(&w);
+}
+
 /* Hq 4, Hkv 2: q heads 2 and 3 read kv head 1. */
 static void gqa_head_mapping(void **state)
 {
@@ -550,6 +620,8 @@ int main(void)
 		cmocka_unit_test(zero_scale_q_row),
 		cmocka_unit_test(per_block32_scales),
 		cmocka_unit_test(per_tensor_scale),
+		cmocka_unit_test(per_head_scale),
+		cmocka_unit_test(block_stride_moves_every_block),
 		cmocka_unit_test(gqa_head_mapping),
 		cmocka_unit_test(sliding_window_masks_old_keys),
 		cmocka_unit_test(row_without_visible_keys),

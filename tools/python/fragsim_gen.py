@@ -240,6 +240,8 @@ def check(case, golden):
     check_case(case, CASE_KEYS, "fragsim_gen.py")
     cache = case["cache"]
     vint8 = cache["v_dtype"] == "int8"
+    if cache.get("block_stride", 0):
+        raise ValueError("cache.block_stride: the check covers dense pools only")
     bad = []
     q = logical(case, "q")
     gq = np.load(f"{golden}/q.npy")

@@ -419,6 +419,9 @@ def gather_k(g, seq):
     per 32 dims). dequant_k(k, scale) multiplies them out."""
     _need(g, "k_cache", "k_scale", "block_table", "context_lens")
     kc = g["k_cache"]
+    if kc.ndim != 5:
+        raise NotImplementedError("gather_k: cache.block_stride (a padded pool, "
+                                  "k_cache [NB, block_stride]) is not read here")
     nb, hkv, d16, bs, _ = kc.shape
     ctx = int(g["context_lens"][seq])
     t = np.arange(ctx)
@@ -454,6 +457,9 @@ def gather_v(g, seq):
     its f32 [context, Hkv] scale, or (bf16/f32 caches) float with None."""
     _need(g, "v_cache", "block_table", "context_lens")
     vc = g["v_cache"]
+    if vc.ndim != 4:
+        raise NotImplementedError("gather_v: cache.block_stride (a padded pool, "
+                                  "v_cache [NB, block_stride]) is not read here")
     bs = vc.shape[3]
     ctx = int(g["context_lens"][seq])
     t = np.arange(ctx)
