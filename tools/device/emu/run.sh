@@ -62,9 +62,9 @@ export FSQ_EMU_DIR FSQ_EMU_TINYGRAD LD_LIBRARY_PATH
 bad=0
 # verdict NAME LOG WANT_RC WANT_TEXT SECONDS: the run's line
 verdict() {
-	v=$(grep -m1 -E '^(device |verdict )' "$2" | sed 's/^verdict *//' || true)
+	v=$(grep -E '^(device (matches|differs)|verdict )' "$2" | tail -n1 | sed 's/^verdict *//' || true)
 	[ -n "$v" ] || v="no verdict: $(tail -n1 "$2")"
-	dg=$(grep -m1 '^diagnosis: ' "$2" | sed 's/^diagnosis: //; s/ (best: .*//' || true)
+	dg=$(grep '^diagnosis: ' "$2" | tail -n1 | sed 's/^diagnosis: //; s/ (best: .*//' || true)
 	case $dg in ''|'none needed') ;; *) v="$v; $dg" ;; esac
 	if [ "$3" = "$rc" ] && grep -q -- "$4" "$2"; then
 		printf 'hip-emu: %-28s %s (%ss) ok\n' "$1" "$v" "$5"
