@@ -139,5 +139,63 @@ def test_patcher_refuses_a_checkout_it_does_not_fit(tmp):
     assert r.returncode == 2 and "the emulator has no 'def run_asm(" in r.stderr
 
 
+def fake_module(kernel, props=1 << 3, user=2):
+    """A loaded module of one kernel: its descriptor in a ctypes buffer
+    (kernarg pointer only, entry 0x100 past the descriptor), and a
+    stand-in emulator that records the run_asm call."""
+    import ctypes
+    import types
+    buf = (ctypes.c_char * 64)()
+    struct.pack_into("<IIIIq", buf, 0, 0, 0, 64, 0, 0x100)
+    struct.pack_into("<IIIH", buf, 44, 0, 0, user << 1, props)
+    base = ctypes.addressof(buf)
+    calls = []
+    fake = types.ModuleType("test.mockgpu.amd.emu")
+    fake.run_asm = lambda *a, **k: calls.append((a, k)) or 0
+    for name in ("test", "test.mockgpu", "test.mockgpu.amd"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["test.mockgpu.amd.emu"] = fake
+    sys.modules["test.mockgpu.amd"].emu = fake
+    er._modules.append((buf, base, {"k.kd": 0}, {"k": kernel}, (1, 2), "test"))
+    return len(er._modules) - 1, base, calls
+
+
+def test_launch_lays_out_explicit_and_v5_hidden_arguments(tmp):
+    import ctypes
+    kernel = {".name": "k", ".kernarg_segment_size": 64, ".args": [
+        {".value_kind": "global_buffer", ".offset": 0, ".size": 8},
+        {".value_kind": "by_value", ".offset": 8, ".size": 4},
+        {".value_kind": "hidden_block_count_x", ".offset": 16, ".size": 4},
+        {".value_kind": "hidden_block_count_y", ".offset": 20, ".size": 4},
+        {".value_kind": "hidden_group_size_x", ".offset": 28, ".size": 2},
+        {".value_kind": "hidden_grid_dims", ".offset": 34, ".size": 2},
+        {".value_kind": "hidden_printf_buffer", ".offset": 40, ".size": 8}]}
+    mod, base, calls = fake_module(kernel)
+    ptr, n = ctypes.c_uint64(0x1122334455667788), ctypes.c_int32(-5)
+    argv = (ctypes.c_void_p * 2)(ctypes.addressof(ptr), ctypes.addressof(n))
+    assert er.launch(mod, "k", (7, 3, 1), (64, 1, 1), 0, ctypes.addressof(argv)) == ""
+    (a, k), = calls
+    assert a[0] == base + 0x100 and a[2:8] == (7, 3, 1, 64, 1, 1)
+    kargs = a[8]
+    assert k["user_data"] == [kargs & 0xffffffff, kargs >> 32] and k["arch"] == "cdna"
+    raw = ctypes.string_at(kargs, 48)
+    assert struct.unpack_from("<Qi", raw, 0) == (0x1122334455667788, -5)
+    assert struct.unpack_from("<II", raw, 16) == (7, 3)             # block counts
+    assert struct.unpack_from("<H", raw, 28)[0] == 64               # group size x
+    assert struct.unpack_from("<H", raw, 34)[0] == 2                # grid dims: y > 1
+    assert struct.unpack_from("<Q", raw, 40)[0] == 0                # no printf buffer
+
+
+def test_launch_refuses_what_it_cannot_fill(tmp):
+    kernel = {".name": "k", ".kernarg_segment_size": 16,
+              ".args": [{".value_kind": "hidden_magic", ".offset": 0, ".size": 8}]}
+    mod, _, calls = fake_module(kernel)
+    assert er.launch(mod, "k", (1, 1, 1), (64, 1, 1), 0, 0) == \
+        "kernel argument kind hidden_magic at offset 0 is not one this runtime fills"
+    mod, _, calls = fake_module(dict(kernel, **{".args": []}), props=1 << 3 | 1 << 2, user=4)
+    assert "queue_ptr (2 SGPRs)" in er.launch(mod, "k", (1, 1, 1), (64, 1, 1), 0, 0)
+    assert calls == []
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(globals()))
