@@ -253,6 +253,8 @@ hipError_t hipLaunchKernel(const void *fn, dim3 grid, dim3 block, void **args, s
 	int k;
 
 	(void)stream;
+	if (!emu_mod)	/* no code object was registered */
+		return emu_fail(hipErrorNotInitialized);
 	for (k = 0; k < emu_nfunc && emu_func[k].host != fn; k++)
 		;
 	if (k == emu_nfunc)
