@@ -13,6 +13,9 @@
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall): fragsim,
 #                 libfragsim.a, fragsim.h, fragsim.pc, docs (docs/library.md)
 #   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
+#   make hip-emu TINYGRAD=DIR  run them on tinygrad's mock AMD GPU: the
+#                 probe, every cdna3 golden, planted bugs, a wrong map
+#                 (docs/hip-emu.md)
 #   make check-layers  sim/ ref/ lib/ cli/ include and print only what their
 #                 layer may (tools/check_layers.py); part of make test
 #   make check-build   this Makefile's dependency tracking (tests/build.sh);
@@ -77,7 +80,7 @@ REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
 	$(BUILD)/tools/bench/peak.o
 
 .PHONY: all run test asan fuzz bench install uninstall clean deps
-.PHONY: hip-check check-layers check-build pictures
+.PHONY: hip-check hip-emu check-layers check-build pictures
 all: $(BUILD)/fragsim $(BUILD)/fragsim.1 $(BUILD)/fragsim.bash
 
 deps:
@@ -243,6 +246,14 @@ $(BUILD)/bench/peak: $(BUILD)/tools/bench/peak.o
 # no GPU needed, and their assembly checked; gfx936 needs DTK's hipcc.
 hip-check: $(BUILD)/fragsim
 	sh tools/device/hip/check.sh $(BUILD)
+
+# The same harnesses built and run on tinygrad's mock AMD GPU (its
+# emulator, no GPU), each verdict checked; TINYGRAD names a checkout,
+# which is copied and patched, never changed (docs/hip-emu.md).
+hip-emu: $(BUILD)/fragsim
+	@if [ -z "$(TINYGRAD)" ]; then \
+		echo "hip-emu: TINYGRAD=DIR must name a tinygrad checkout (docs/hip-emu.md)" >&2; exit 2; fi
+	sh tools/device/emu/run.sh $(BUILD) "$(TINYGRAD)"
 
 # pkg-config's file for the installed library, for this PREFIX and VERSION
 # (FORCE: a PREFIX given on the command line must not meet a stale file).
