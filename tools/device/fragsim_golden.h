@@ -40,7 +40,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +239,9 @@ static const struct fsg_key fsg_keys[] = {
 	{ "cache.v_dtype", FSG_INPUTS, NULL, NULL },	/* V: not in QK^T */
 	{ "cache.shuffle_cache", FSG_ONLY, "false",
 	  "the harnesses load K in the plain paged layout" },
+	/* written only when set (not 0): any value is a padded pool */
+	{ "cache.block_stride", FSG_ONLY, "0",
+	  "the harnesses address a dense pool (block b at b blocks' bytes)" },
 	{ "sequences", FSG_APPLIED, NULL, NULL },	/* context_lens, q_pos, the table */
 	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
 	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */
@@ -255,6 +257,13 @@ static const struct fsg_key fsg_keys[] = {
 	{ "kernel.transpose", FSG_ONLY, "profile", NULL },
 	{ "kernel.q_position", FSG_ONLY, "absolute", NULL },
 	{ "kernel.split_merge", FSG_ONLY, "rescale", NULL },
+	{ "kernel.pv_mask", FSG_ONLY, "correct", NULL },
+	{ "kernel.mask_value", FSG_ONLY, "correct", NULL },
+	{ "kernel.window_edge", FSG_ONLY, "correct", NULL },
+	{ "kernel.soft_cap_apply", FSG_ONLY, "correct", NULL },
+	{ "kernel.alibi_bias", FSG_ONLY, "correct", NULL },
+	{ "kernel.exp_base", FSG_ONLY, "correct", NULL },
+	{ "kernel.block_offset", FSG_ONLY, "pool", NULL },
 	{ "data.*", FSG_INPUTS, NULL, NULL },
 	{ "check.*", FSG_INPUTS, NULL, NULL },
 };
@@ -434,44 +443,6 @@ static inline void fsg_free(struct fsg_golden *g)
 	memset(g, 0, sizeof(*g));
 }
 
-/*
- * Case features these harnesses do not implement, refused by name: the
- * manifest's case_yaml (the resolved case, one key a line, so a key is
- * found as "\n<indent>key: " in its JSON text) must give key the value
- * only (k_scale: per_token_head), or not carry key at all (only NULL).
- */
-static inline int fsg_unsupported(const char *m, const char *path, char *err,
-				  size_t errlen)
-{
-	static const struct { const char *key, *only; } f[] = {
-		{ "\\n  k_scale: ", "per_token_head" },
-		{ "\\n  block_stride: ", NULL },
-	};
-	const char *y = strstr(m, "\"case_yaml\":"), *p;
-
-	for (size_t i = 0; y && i < sizeof(f) / sizeof(f[0]); i++) {
-		char val[32] = "";
-
-		p = strstr(y, f[i].key);
-		if (!p)
-			continue;
-		p += strlen(f[i].key);
-		if (f[i].only && !strncmp(p, f[i].only, strlen(f[i].only)) &&
-		    (p[strlen(f[i].only)] == '\\' || p[strlen(f[i].only)] == ' '))
-			continue;
-		for (size_t n = 0; n < sizeof(val) - 1 && (isalnum((unsigned char)p[n]) || p[n] == '_'); n++)
-			val[n] = p[n], val[n + 1] = '\0';
-		if (f[i].only)
-			snprintf(err, errlen, "%s: case %s%s: this harness reads %s%s only",
-				 path, f[i].key + 4, val, f[i].key + 4, f[i].only);
-		else
-			snprintf(err, errlen, "%s: case %s%s: not implemented by this harness",
-				 path, f[i].key + 4, val);
-		return -1;
-	}
-	return 0;
-}
-
 static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 			       size_t errlen)
 {
@@ -498,10 +469,6 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 	}
 	fclose(f);
 	m[n] = '\0';
-	if (fsg_unsupported(m, path, err, errlen)) {
-		free(m);
-		return -1;
-	}
 	p = fsg_json_at(m, "mode");
 	g->prefill = p && !strncmp(p, "\"prefill\"", 9);
 	if (!p || (!g->prefill && strncmp(p, "\"decode\"", 8))) {

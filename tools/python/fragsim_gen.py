@@ -145,6 +145,9 @@ CASE_KEYS = {k: (IRRELEVANT, _NOT_INPUT, None) for k in (
     "kernel.scale_recovery", "kernel.k_scale_index", "kernel.gqa_map",
     "kernel.tail_mask", "kernel.page_walk", "kernel.transpose", "kernel.q_position",
     "kernel.split_merge", "kernel.decode_rows",
+    "kernel.pv_mask", "kernel.mask_value", "kernel.window_edge",
+    "kernel.soft_cap_apply", "kernel.alibi_bias", "kernel.exp_base",
+    "kernel.block_offset",
     "check.out_cosine_min", "check.out_max_abs_max", "check.score_max_abs_max",
     "check.score_nmse_max", "check.kld_mean_max", "check.kld_median_max",
     "check.kld_p99_max", "check.top1_min", "check.rms_dp_max", "check.buckets")}
@@ -161,6 +164,8 @@ CASE_KEYS.update({
     "cache.block_size": (APPLIED, "where key j lives", None),
     "cache.k_scale": (REFUSED, "the check quantizes K per (token, head) only",
                       {"per_token_head"}),
+    "cache.block_stride": (REFUSED, "the check lays out a dense pool",
+                           lambda v, c: not v),
     "cache.v_dtype": (APPLIED, "int8: quantized per (token, head); bf16, f32: "
                       "the rows as stored", None),
     "sequences.context": (APPLIED, "keys generated", None),

@@ -97,8 +97,11 @@ CASE_KEYS = {
     "cache.num_blocks": (IRRELEVANT, "in the caches' shapes", None),
     "cache.spare_blocks": (IRRELEVANT, "in the caches' shapes", None),
     "cache.placement": (IRRELEVANT, "in the tensors: block_table", None),
-    "cache.k_scale": (APPLIED, "gather_k, dequant_k: per_token_head, "
-                      "per_block32, per_tensor", None),
+    "cache.k_scale": (REFUSED, "gather_k and dequant_k read per_token_head, "
+                      "per_block32 and per_tensor scales", {"per_token_head",
+                                                            "per_block32", "per_tensor"}),
+    "cache.block_stride": (REFUSED, "a padded pool: gather_k and gather_v "
+                           "read a dense one", lambda v, c: not v),
     "cache.v_dtype": (APPLIED, "gather_v: int8 with v_scale, bf16 and f32 as "
                       "stored", None),
     "cache.shuffle_cache": (IRRELEVANT, "a route verdict; the goldens keep "
@@ -124,6 +127,13 @@ CASE_KEYS = {
     "kernel.transpose": _kernel({"profile"}, "transpose"),
     "kernel.q_position": _kernel({"absolute"}, "q_position"),
     "kernel.split_merge": _kernel({"rescale"}, "split_merge"),
+    "kernel.pv_mask": _kernel({"correct"}, "pv_mask"),
+    "kernel.mask_value": _kernel({"correct"}, "mask_value"),
+    "kernel.window_edge": _kernel({"correct"}, "window_edge"),
+    "kernel.soft_cap_apply": _kernel({"correct"}, "soft_cap_apply"),
+    "kernel.alibi_bias": _kernel({"correct"}, "alibi_bias"),
+    "kernel.exp_base": _kernel({"correct"}, "exp_base"),
+    "kernel.block_offset": _kernel({"pool"}, "block_offset"),
     "kernel.decode_rows": (IRRELEVANT, "a row layout: only acc", None),
     "data.seed": (IRRELEVANT, "in the tensors", None),
     "data.*.dist": (IRRELEVANT, "in the tensors", None),
