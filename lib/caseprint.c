@@ -217,7 +217,7 @@ void caseprint_sequences(FILE *f, const struct fs_case *c,
 void caseprint_kernel(FILE *f, const struct fs_case *c,
 		      const struct case_key *k, const void *base, int indent)
 {
-	unsigned bugs = kernel_bugs(&c->kernel, c->head_dim);
+	uint64_t bugs = kernel_bugs(&c->kernel, c->head_dim);
 
 	fprintf(f, "%*s%s:\n", indent, "", caseschema_name(k));
 	for (int b = 0; b < BUG_COUNT; b++) {

@@ -512,7 +512,7 @@ enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 {
 	struct diff_opts quiet = *o;
 	struct diff_report rep;
-	unsigned have = kernel_bugs(&r->c.kernel, r->c.head_dim);
+	uint64_t have = kernel_bugs(&r->c.kernel, r->c.head_dim);
 	enum fs_rc rc;
 
 	memset(dg, 0, sizeof(*dg));

@@ -104,23 +104,23 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	return -1;
 }
 
-unsigned kernel_bugs(const struct fs_kernel *k, int head_dim)
+uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 {
-	unsigned b = 0;
+	uint64_t b = 0;
 
-	b |= (unsigned)(k->c_columns != KCOLS_PROFILE) << BUG_C_COLUMNS;
-	b |= (unsigned)(k->operand_kq != 0) << BUG_OPERAND_ORDER;
-	b |= (unsigned)(k->head_dim_loaded > 0 && k->head_dim_loaded < head_dim)
+	b |= (uint64_t)(k->c_columns != KCOLS_PROFILE) << BUG_C_COLUMNS;
+	b |= (uint64_t)(k->operand_kq != 0) << BUG_OPERAND_ORDER;
+	b |= (uint64_t)(k->head_dim_loaded > 0 && k->head_dim_loaded < head_dim)
 	     << BUG_HEAD_DIM_LOADED;
-	b |= (unsigned)(k->scale_after_softmax != 0) << BUG_SCALE_RECOVERY;
-	b |= (unsigned)(k->k_scale_per_tile != 0) << BUG_K_SCALE_INDEX;
-	b |= (unsigned)(k->gqa_modulo != 0) << BUG_GQA_MAP;
-	b |= (unsigned)(k->tail_mask != KCOLS_PROFILE) << BUG_TAIL_MASK;
-	b |= (unsigned)(k->page_walk == KWALK_NONE) << BUG_PAGE_WALK;
-	b |= (unsigned)(k->page_walk == KWALK_IDENTITY) << BUG_PAGE_IDENTITY;
-	b |= (unsigned)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
-	b |= (unsigned)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
-	b |= (unsigned)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
+	b |= (uint64_t)(k->scale_after_softmax != 0) << BUG_SCALE_RECOVERY;
+	b |= (uint64_t)(k->k_scale_per_tile != 0) << BUG_K_SCALE_INDEX;
+	b |= (uint64_t)(k->gqa_modulo != 0) << BUG_GQA_MAP;
+	b |= (uint64_t)(k->tail_mask != KCOLS_PROFILE) << BUG_TAIL_MASK;
+	b |= (uint64_t)(k->page_walk == KWALK_NONE) << BUG_PAGE_WALK;
+	b |= (uint64_t)(k->page_walk == KWALK_IDENTITY) << BUG_PAGE_IDENTITY;
+	b |= (uint64_t)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
+	b |= (uint64_t)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
+	b |= (uint64_t)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
 	return b;
 }
 

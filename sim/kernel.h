@@ -15,6 +15,7 @@
 #define KERNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lanemap.h"
 
@@ -96,7 +97,7 @@ const struct kern_bug_info *kernel_bug(enum kern_bug b);
  * Returns n, or 0 when b is not the first class of its key (its values
  * are listed under that one). names and bugs hold KERNEL_MAX_VALUES + 1.
  */
-#define KERNEL_MAX_VALUES 4
+#define KERNEL_MAX_VALUES 8
 int kernel_key_values(enum kern_bug b, const char **names, enum kern_bug *bugs);
 
 /*
@@ -105,8 +106,8 @@ int kernel_key_values(enum kern_bug b, const char **names, enum kern_bug *bugs);
  */
 int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim);
 
-/* Which bugs k carries, as bits (1 << enum kern_bug). */
-unsigned kernel_bugs(const struct fs_kernel *k, int head_dim);
+/* Which bugs k carries, as bits (UINT64_C(1) << enum kern_bug). */
+uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim);
 
 /*
  * The "adjacent columns" belief behind c_columns, tail_mask and
