@@ -124,7 +124,7 @@ size_t attn_seg_tiles(const struct kern *k, const struct unit *u,
 float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
 {
 	const struct fs_inputs *in = k->in;
-	int blk = attn_block(k, u->s, tok);
+	int blk = attn_k_scale_block(k, u->s, tok);
 
 	return inputs_k_scale(k->c, in, blk, tok % k->BS, attn_kv_head(k, u),
 			      ks * k->K);
@@ -141,7 +141,7 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	static const float poison_f = NAN;
 	const struct fs_inputs *in = k->in;
 	int g = attn_kv_head(k, u);
-	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
+	int blk = attn_v_block(k, u->s, tok), slot = tok % k->BS;
 	size_t a = ((size_t)blk * k->Hkv + g) * k->D * k->BS + slot;
 	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->BS };
 

@@ -87,17 +87,41 @@ static inline int attn_kv_head(const struct kern *k, const struct unit *u)
  * a device would read memory no sequence owns (attn_spec.c: load_k;
  * attn_common.c: attn_k_scale, attn_v_col).
  */
-static inline int attn_block(const struct kern *k, int s, int tok)
+static inline int attn_block_walk(const struct kern *k, int s, int tok,
+				  enum kern_walk walk)
 {
 	int b = tok / k->BS, p;
 
-	if (k->kn->page_walk == KWALK_NONE)
+	if (walk == KWALK_NONE)
 		p = k->seq_block0[s] + b;
-	else if (k->kn->page_walk == KWALK_IDENTITY)
+	else if (walk == KWALK_IDENTITY)
 		p = b;
 	else
 		p = b < k->MAXB ? k->in->block_table[s * k->MAXB + b] : -1;
 	return p >= 0 && p < k->in->NB ? p : -1;
+}
+
+static inline int attn_block(const struct kern *k, int s, int tok)
+{
+	return attn_block_walk(k, s, tok, k->kn->page_walk);
+}
+
+/*
+ * The walks of the K scales and of V (kernel: k_scale_walk, v_page_walk):
+ * the key's own walk (page_walk), unless the kernel computes that address
+ * from the logical block index, as one that walks the table for K's bytes
+ * and forgets it for the scales or for V does.
+ */
+static inline int attn_k_scale_block(const struct kern *k, int s, int tok)
+{
+	return attn_block_walk(k, s, tok, k->kn->k_scale_walk_identity ?
+				KWALK_IDENTITY : k->kn->page_walk);
+}
+
+static inline int attn_v_block(const struct kern *k, int s, int tok)
+{
+	return attn_block_walk(k, s, tok, k->kn->v_walk_identity ?
+				KWALK_IDENTITY : k->kn->page_walk);
 }
 
 /*

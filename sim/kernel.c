@@ -40,6 +40,11 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"causal mask compares keys with the chunk-local query index" },
 	[BUG_SPLIT_MERGE] = { "split_merge", "rescale", "no_rescale",
 		"split-K partials summed without the e^(m_i - m) weights" },
+	/* h-bugs-b: mapping and addressing classes (issue 22) */
+	[BUG_K_SCALE_WALK] = { "k_scale_walk", "block_table", "identity",
+		"K walks the block table, its scales are read at the logical block index" },
+	[BUG_V_PAGE_WALK] = { "v_page_walk", "block_table", "identity",
+		"K walks the block table, V and its scale are read at the logical block index" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -99,6 +104,9 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_TRANSPOSE: k->transpose = KCOLS_CONTIGUOUS; return 0;
 	case BUG_Q_POSITION: k->q_pos_chunk = 1; return 0;
 	case BUG_SPLIT_MERGE: k->merge_no_rescale = 1; return 0;
+	/* h-bugs-b */
+	case BUG_K_SCALE_WALK: k->k_scale_walk_identity = 1; return 0;
+	case BUG_V_PAGE_WALK: k->v_walk_identity = 1; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -121,6 +129,9 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->transpose != KCOLS_PROFILE) << BUG_TRANSPOSE;
 	b |= (uint64_t)(k->q_pos_chunk != 0) << BUG_Q_POSITION;
 	b |= (uint64_t)(k->merge_no_rescale != 0) << BUG_SPLIT_MERGE;
+	/* h-bugs-b */
+	b |= (uint64_t)(k->k_scale_walk_identity != 0) << BUG_K_SCALE_WALK;
+	b |= (uint64_t)(k->v_walk_identity != 0) << BUG_V_PAGE_WALK;
 	return b;
 }
 
@@ -255,6 +266,18 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		return buf;
 	case BUG_SCALE_RECOVERY:
 	case BUG_Q_POSITION:
+		return NULL;
+	/* h-bugs-b */
+	case BUG_K_SCALE_WALK:
+	case BUG_V_PAGE_WALK:
+		if (c->num_blocks <= 1) {
+			snprintf(buf, len, "the cache has one block: every walk reads block 0");
+			return buf;
+		}
+		if (b == BUG_K_SCALE_WALK && c->k_scale == KSCALE_PER_TENSOR) {
+			snprintf(buf, len, "k_scale per_tensor: one scale, read at no block");
+			return buf;
+		}
 		return NULL;
 	case BUG_COUNT:
 		break;

@@ -58,6 +58,9 @@ struct fs_kernel {
 	enum kern_cols transpose;	/* KCOLS_CONTIGUOUS: written in register order */
 	int q_pos_chunk;		/* 1: causal mask uses the chunk-local index */
 	int merge_no_rescale;		/* 1: split-K partials merged without e^(m-M) */
+	/* h-bugs-b: mapping and addressing classes (issue 22) */
+	int k_scale_walk_identity;	/* 1: K scales read at the logical block */
+	int v_walk_identity;		/* 1: V (and its scale) read at the logical block */
 };
 
 /* The correct kernel: every field at its default. */
@@ -78,6 +81,9 @@ enum kern_bug {
 	BUG_TRANSPOSE,
 	BUG_Q_POSITION,
 	BUG_SPLIT_MERGE,
+	/* h-bugs-b: mapping and addressing classes (issue 22) */
+	BUG_K_SCALE_WALK,	/* k_scale_walk: identity */
+	BUG_V_PAGE_WALK,	/* v_page_walk: identity */
 	BUG_COUNT
 };
 
@@ -131,6 +137,9 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   k_scale_index                    K scales per token (not per_tensor)
  *   gqa_map                          G > 1 and kv_heads > 1
  *   page_walk (none, identity)       a pool of more than one block
+ *   k_scale_walk                     a pool of more than one block and
+ *                                    K scales per token (not per_tensor)
+ *   v_page_walk                      a pool of more than one block
  *   split_merge                      a context cut into split-K segments
  *   scale_recovery, q_position       always
  */

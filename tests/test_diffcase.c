@@ -15,6 +15,7 @@
 #include "../lib/diffcase.h"
 #include "../lib/npy.h"
 #include "../lib/profile.h"
+#include "bugmodel.h"
 #include "testutil.h"
 
 #define DUMPS "tests/data/dumps"
@@ -384,6 +385,74 @@ static void usage_errors(void **state)
 	tu_free(&r);
 }
 
+/*
+ * h-bugs-b: a dump written by tests/bugmodel.h's plain-loop model of a
+ * buggy kernel (no sim/ code), scores and out only, compared at
+ * --tol 1e-4 (the model computes in double): `fragsim diff` must name
+ * the class the model plants, exactly and alone.
+ */
+static void model_dump_named(const char *case_text, const struct bugmodel *m,
+			     const char *want)
+{
+	char dir[64], path[128], line[256];
+	struct runcase r;
+	struct fs_err err;
+	struct run_result res;
+	size_t ns, no, shs[4], sho[4];
+	double *sc, *out;
+	float *f;
+	char *got;
+
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "model"));
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	tu_put(path, case_text);
+	if (runcase_load(path, &r, &err) != FS_OK || runcase_inputs(&r, &err) != FS_OK)
+		fail_msg("%s", err.msg);
+	shs[0] = sho[0] = (size_t)r.in.S, shs[1] = sho[1] = (size_t)r.in.T;
+	shs[2] = sho[2] = (size_t)r.in.Hq, shs[3] = (size_t)r.in.MAXCTX, sho[3] = (size_t)r.in.D;
+	ns = shs[0] * shs[1] * shs[2] * shs[3], no = sho[0] * sho[1] * sho[2] * sho[3];
+	sc = malloc(ns * sizeof(double)), out = malloc(no * sizeof(double));
+	f = malloc((ns > no ? ns : no) * sizeof(float));
+	assert_non_null(sc && out && f);
+	bugmodel_run(&r, m, sc, out);
+	for (size_t i = 0; i < ns; i++)
+		f[i] = (float)sc[i];
+	snprintf(path, sizeof(path), "%s/dump/scores.npy", dir);
+	assert_int_equal(tu_sh("mkdir %s/dump", dir), 0);
+	assert_int_equal(npy_write(path, NPY_F32, 4, shs, f, NULL, &err), FS_OK);
+	for (size_t i = 0; i < no; i++)
+		f[i] = (float)out[i];
+	snprintf(path, sizeof(path), "%s/dump/out.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sho, f, NULL, &err), FS_OK);
+	res = tu_run("diff %s/case.yaml --dump %s/dump --tol 1e-4", dir, dir);
+	got = line_with(res.out, "diagnosis:");
+	snprintf(line, sizeof(line), "diagnosis: matches kernel assumption %s exactly (", want);
+	if (res.status != 1 || strncmp(got, line, strlen(line)) || strstr(got, "; so do"))
+		fail_msg("%s: got '%s'\n%s%s", want, got, res.out, res.err);
+	free(got);
+	tu_free(&res);
+	free(sc), free(out), free(f);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/* One sequence of 40 keys on blocks {4, 0, 2} of 7; a second, on {5, 1},
+ * so that the logical blocks 0 and 1 belong to some sequence. */
+static const char walk_case[] =
+	"fragsim: 1\nname: model\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64, softmax_scale: 0.125}\n"
+	"cache: {placement: table, num_blocks: 7}\n"
+	"sequences:\n  - {context: 40, blocks: [4, 0, 2]}\n  - {context: 23, blocks: [5, 1]}\n"
+	"data: {seed: 8}\n";
+
+static void model_dumps_name_walks(void **state)
+{
+	struct bugmodel ks = { .ks_walk = BM_LOGICAL }, vw = { .v_walk = BM_LOGICAL };
+
+	(void)state;
+	model_dump_named(walk_case, &ks, "k_scale_walk=identity");
+	model_dump_named(walk_case, &vw, "v_page_walk=identity");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +464,8 @@ int main(void)
 		cmocka_unit_test(real_device_dumps),
 		cmocka_unit_test(diff_survives_reads_outside_the_table),
 		cmocka_unit_test(usage_errors),
+		/* h-bugs-b */
+		cmocka_unit_test(model_dumps_name_walks),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

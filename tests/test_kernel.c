@@ -28,6 +28,7 @@
 #include <math.h>
 
 #include "../lib/runcase.h"
+#include "bugmodel.h"
 #include "testutil.h"
 
 #define CTX 64		/* keys: four whole tiles */
@@ -446,7 +447,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"k_scale_index=per_tile         n/a: k_scale per_tensor: every key has the same scale\n",
 		"gqa_map=modulo                 n/a: kv_heads 1: both maps give every q head kv head 0\n",
 		"split_merge=no_rescale         n/a: no context is cut into split-K segments\n",
-		"0 of 9 applicable bug classes survive 1 case(s), 3 not applicable\n",
+		"k_scale_walk=identity          n/a: k_scale per_tensor: one scale, read at no block\n",
+		"0 of 10 applicable bug classes survive 1 case(s), 4 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -470,7 +472,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		     "d[\"survived\"], d[\"applicable\"], d[\"not_applicable\"])'", path);
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
-			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte')] 0 9 3\n");
+			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
+			    "('k_scale_walk', 'k_scale ')] 0 10 4\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -514,7 +517,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 11 applicable bug classes survive 1 case(s), 1 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 13 applicable bug classes survive 1 case(s), 1 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -587,7 +590,13 @@ static void shipped_suite_catches_every_class(void **state)
 		assert_non_null(line);
 		assert_non_null(strstr(line, "caught by"));
 	}
-	assert_non_null(strstr(res.out, "0 of 12 applicable bug classes survive 50 case(s), 0 not applicable"));
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "0 of %d applicable bug classes survive 50 case(s), 0 not applicable",
+			 BUG_COUNT);
+		assert_non_null(strstr(res.out, want));
+	}
 	tu_free(&res);
 }
 
@@ -611,7 +620,13 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		if (survives != (strstr(line, "SURVIVED") && strstr(line, "SURVIVED") < eol))
 			fail_msg("%s: %.*s", want, (int)(eol - line), line);
 	}
-	assert_non_null(strstr(res.out, "2 of 12 applicable bug classes survive 2 case(s), 0 not applicable"));
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 0 not applicable",
+			 BUG_COUNT);
+		assert_non_null(strstr(res.out, want));
+	}
 	tu_free(&res);
 
 	/* The same verdicts as JSON, read back by Python's parser. */
@@ -619,9 +634,10 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "import json, sys; d = json.load(sys.stdin); "
 		     "print(sorted(c[\"bug\"] + \"=\" + c[\"value\"] for c in d[\"classes\"] "
 		     "if c[\"verdict\"] == \"survived\"), "
-		     "d[\"survived\"], d[\"applicable\"], d[\"not_applicable\"], d[\"cases\"])'");
+		     "d[\"survived\"], d[\"applicable\"] == %d, d[\"not_applicable\"], d[\"cases\"])'",
+		     BUG_COUNT);
 	assert_int_equal(res.status, 0);
-	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 12 0 2\n");
+	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 0 2\n");
 	tu_free(&res);
 }
 
@@ -632,7 +648,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "12 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "14 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -647,6 +663,77 @@ static void mutation_cases_are_caught(void **state)
 		unlink(path);
 		free(path);
 	}
+}
+
+/*
+ * h-bugs-b: the sim with bug b planted against tests/bugmodel.h's plain
+ * loops with the same wrong rule m (scores and out within 1e-5 of the
+ * double model), and, so that the check is not vacuous, against the
+ * correct model, which must differ somewhere by more.
+ */
+static void sim_matches_model(const struct runcase *r, enum kern_bug b,
+			      const struct bugmodel *m)
+{
+	const struct fs_inputs *in = &r->in;
+	size_t ns = (size_t)in->S * in->T * in->Hq * in->MAXCTX;
+	size_t no = (size_t)in->S * in->T * in->Hq * r->c.head_dim;
+	double *sc = malloc(ns * sizeof(double)), *out = malloc(no * sizeof(double));
+	double *sc0 = malloc(ns * sizeof(double)), *out0 = malloc(no * sizeof(double));
+	struct bugmodel right = { 0 };
+	struct attn_result sim;
+	long off_right = 0;
+
+	assert_non_null(sc && out && sc0 && out0);
+	emulate(r, b, &sim);
+	bugmodel_run(r, m, sc, out);
+	bugmodel_run(r, &right, sc0, out0);
+	for (size_t i = 0; i < ns; i++) {
+		double got = sim.scores[i];
+
+		if (isinf(sc[i]) || isnan(sc[i])) {
+			if (!(got == sc[i] || (isnan(got) && isnan(sc[i]))))
+				fail_msg("%s: scores[%zu] got %g want %g", kernel_bug(b)->bad, i, got, sc[i]);
+		} else if (fabs(got - sc[i]) > 1e-5 * fmax(1.0, fabs(sc[i]))) {
+			fail_msg("%s: scores[%zu] got %.9g want %.9g", kernel_bug(b)->bad, i, got, sc[i]);
+		}
+		off_right += !(fabs(got - sc0[i]) <= 1e-3 * fmax(1.0, fabs(sc0[i])));
+	}
+	for (size_t i = 0; i < no; i++) {
+		double got = sim.out[i];
+
+		if (isnan(out[i]) ? !isnan(got) : fabs(got - out[i]) > 1e-5)
+			fail_msg("%s: out[%zu] got %.9g want %.9g", kernel_bug(b)->bad, i, got, out[i]);
+		off_right += !(fabs(got - out0[i]) <= 1e-3);
+	}
+	assert_true(off_right > 0);
+	attn_free(&sim);
+	free(sc), free(out), free(sc0), free(out0);
+}
+
+/*
+ * k_scale_walk and v_page_walk: one sequence of 40 keys on blocks
+ * {4, 0, 2} of a pool of 7. K walks the table; the K scales (or V and
+ * its scale) of key j are read at block j / 16 itself: key 20 takes the
+ * scale of block 1 slot 4, a block of no sequence, so NaN.
+ */
+static void scale_and_v_walks_by_hand(void **state)
+{
+	struct bugmodel ks = { .ks_walk = BM_LOGICAL }, vw = { .v_walk = BM_LOGICAL };
+	struct runcase r;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: walks\ncache: {placement: table, num_blocks: 7}\n"
+		  "sequences:\n  - {context: 40, blocks: [4, 0, 2]}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_K_SCALE_WALK, &ks);
+	sim_matches_model(&r, BUG_V_PAGE_WALK, &vw);
+	runcase_free(&r);
+	/* Blocks {1, 2, 0}: every logical block is some block of the
+	 * sequence, so no read is poison; the scores still move. */
+	load_text(&r, "fragsim: 1\nname: walks\ncache: {placement: table, num_blocks: 3}\n"
+		  "sequences:\n  - {context: 40, blocks: [1, 2, 0]}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_K_SCALE_WALK, &ks);
+	sim_matches_model(&r, BUG_V_PAGE_WALK, &vw);
+	runcase_free(&r);
 }
 
 int main(void)
@@ -666,6 +753,8 @@ int main(void)
 		cmocka_unit_test(shipped_suite_catches_every_class),
 		cmocka_unit_test(weak_suite_lets_page_walk_and_tail_through),
 		cmocka_unit_test(mutation_cases_are_caught),
+		/* h-bugs-b */
+		cmocka_unit_test(scale_and_v_walks_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
