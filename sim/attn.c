@@ -490,6 +490,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	 * more K-step, zero-padded past head_dim, as a kernel pads it. */
 	k.D = c->head_dim, k.ksteps = (k.D + k.K - 1) / k.K, k.G = case_group(c);
 	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
+	k.KBS = c->kernel.block_size_assumed ? c->kernel.block_size_assumed : k.BS;
 	k.T = in->T, k.MAXCTX = in->MAXCTX;
 	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
 	logit_init(&k.lmod, c);

@@ -33,6 +33,10 @@ struct kern {
 	const struct fs_inputs *in;
 	struct attn_result *r;
 	int M, N, K, W, EA, EB, EC, ksteps, G, D, BS, MAXB, Hq, Hkv, T, MAXCTX;
+	/* The block size the kernel's address arithmetic uses: BS, or
+	 * kernel: block_size_assumed. Every block, slot and offset below is
+	 * computed with it; the tensors keep their true shapes (BS). */
+	int KBS;
 	int per_block32;
 	int dims;		/* head-dim elements loaded: D, or head_dim_loaded */
 	int ksteps_run;		/* K-steps the kernel issues: ceil(dims / K) */
@@ -90,7 +94,7 @@ static inline int attn_kv_head(const struct kern *k, const struct unit *u)
 static inline int attn_block_walk(const struct kern *k, int s, int tok,
 				  enum kern_walk walk)
 {
-	int b = tok / k->BS, p;
+	int b = tok / k->KBS, p;
 
 	if (walk == KWALK_NONE)
 		p = k->seq_block0[s] + b;
@@ -136,8 +140,23 @@ static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok
 				   int dim)
 {
 	return ((((size_t)blk * k->Hkv + g) * (k->D / INPUTS_K_CHUNK) +
-		 dim / INPUTS_K_CHUNK) * k->BS + tok % k->BS) * INPUTS_K_CHUNK +
+		 dim / INPUTS_K_CHUNK) * k->KBS + tok % k->KBS) * INPUTS_K_CHUNK +
 	       dim % INPUTS_K_CHUNK;
+}
+
+/*
+ * The K byte at that offset, or poison where it falls outside k_cache:
+ * with block_size_assumed the kernel's offsets run on past the tensor
+ * (block size 8 read as 16 doubles every block's stride), and a device
+ * reads whatever lies there; the emulation reads poison, never past the
+ * array.
+ */
+static inline int8_t attn_k_byte(const struct kern *k, int blk, int g, int tok, int dim)
+{
+	size_t off = attn_k_offset(k, blk, g, tok, dim);
+
+	return off < (size_t)k->in->NB * k->Hkv * k->D * k->BS ? k->in->k_cache[off] :
+								  INPUTS_POISON;
 }
 
 /*
@@ -150,6 +169,8 @@ struct vcol {
 	const float *f;
 	float scale;
 	size_t stride;
+	int n;		/* elements 0..n-1 inside the tensor; the rest poison
+			 * (block_size_assumed: D for any other kernel) */
 };
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);

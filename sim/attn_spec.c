@@ -80,19 +80,21 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 	enum lm_operand op = k_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
 	const struct fs_inputs *in = k->in;
-	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s);
+	int g = attn_kv_head(k, u);
+	/* the kernel's own count of the sequence's blocks (its block size) */
+	int nblk = (k->c->seqs[u->s].context + k->KBS - 1) / k->KBS;
 
+	(void)in;
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
 		int tok = kb + op_free(o, op, slot);
 		int dim = ks * k->K + op_red(o, op, slot);
 		int8_t v = 0;
 
 		/* dims past those loaded: the zero padding of the last K-step */
-		if (tok / k->BS < nblk && dim < k->dims) {
+		if (tok / k->KBS < nblk && dim < k->dims) {
 			int blk = attn_block(k, u->s, tok);
 
-			v = blk < 0 ? INPUTS_POISON :
-				      in->k_cache[attn_k_offset(k, blk, g, tok, dim)];
+			v = blk < 0 ? INPUTS_POISON : attn_k_byte(k, blk, g, tok, dim);
 		}
 		reg[slot] = (uint8_t)v;
 	}
@@ -221,13 +223,16 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			if (k->kn->scale_after_softmax)
 				pn *= ps[m * k->N + n];
 			v = attn_v_col(k, u, kb + n);
+			/* elements past v.n lie outside the V cache: poison */
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
-					x->o[d] = fmaf(pn, (float)v.i8[(size_t)d * v.stride] * v.scale,
+					x->o[d] = fmaf(pn, (float)(d < v.n ? v.i8[(size_t)d * v.stride] :
+									     INPUTS_POISON) * v.scale,
 						       x->o[d]);
 			else
 				for (int d = 0; d < k->D; d++)
-					x->o[d] = fmaf(pn, v.f[(size_t)d * v.stride], x->o[d]);
+					x->o[d] = fmaf(pn, d < v.n ? v.f[(size_t)d * v.stride] : NAN,
+						       x->o[d]);
 		}
 	}
 }

@@ -45,6 +45,8 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"K walks the block table, its scales are read at the logical block index" },
 	[BUG_V_PAGE_WALK] = { "v_page_walk", "block_table", "identity",
 		"K walks the block table, V and its scale are read at the logical block index" },
+	[BUG_BLOCK_SIZE] = { "block_size_assumed", "cache", "16",
+		"block and slot of a key computed with 16 keys a block, whatever the cache's" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -107,6 +109,7 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	/* h-bugs-b */
 	case BUG_K_SCALE_WALK: k->k_scale_walk_identity = 1; return 0;
 	case BUG_V_PAGE_WALK: k->v_walk_identity = 1; return 0;
+	case BUG_BLOCK_SIZE: k->block_size_assumed = 16; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -132,6 +135,7 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	/* h-bugs-b */
 	b |= (uint64_t)(k->k_scale_walk_identity != 0) << BUG_K_SCALE_WALK;
 	b |= (uint64_t)(k->v_walk_identity != 0) << BUG_V_PAGE_WALK;
+	b |= (uint64_t)(k->block_size_assumed != 0) << BUG_BLOCK_SIZE;
 	return b;
 }
 
@@ -279,6 +283,11 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			return buf;
 		}
 		return NULL;
+	case BUG_BLOCK_SIZE:
+		if (c->block_size != 16)
+			return NULL;
+		snprintf(buf, len, "block_size 16: the size the kernel assumes");
+		return buf;
 	case BUG_COUNT:
 		break;
 	}

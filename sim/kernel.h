@@ -61,6 +61,7 @@ struct fs_kernel {
 	/* h-bugs-b: mapping and addressing classes (issue 22) */
 	int k_scale_walk_identity;	/* 1: K scales read at the logical block */
 	int v_walk_identity;		/* 1: V (and its scale) read at the logical block */
+	int block_size_assumed;		/* 0: the cache's; else the block size used */
 };
 
 /* The correct kernel: every field at its default. */
@@ -84,6 +85,7 @@ enum kern_bug {
 	/* h-bugs-b: mapping and addressing classes (issue 22) */
 	BUG_K_SCALE_WALK,	/* k_scale_walk: identity */
 	BUG_V_PAGE_WALK,	/* v_page_walk: identity */
+	BUG_BLOCK_SIZE,		/* block_size_assumed: 16 */
 	BUG_COUNT
 };
 
@@ -140,6 +142,7 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   k_scale_walk                     a pool of more than one block and
  *                                    K scales per token (not per_tensor)
  *   v_page_walk                      a pool of more than one block
+ *   block_size_assumed               a cache block size other than 16
  *   split_merge                      a context cut into split-K segments
  *   scale_recovery, q_position       always
  */

@@ -453,6 +453,21 @@ static void model_dumps_name_walks(void **state)
 	model_dump_named(walk_case, &vw, "v_page_walk=identity");
 }
 
+/* Blocks of 8 keys, walked as blocks of 16 (tests/test_kernel.c works
+ * the addresses of this table out). */
+static void model_dump_names_block_size(void **state)
+{
+	struct bugmodel m = { .bs = 16 };
+
+	(void)state;
+	model_dump_named("fragsim: 1\nname: model\n"
+			 "model: {q_heads: 8, kv_heads: 2, head_dim: 64, softmax_scale: 0.125}\n"
+			 "cache: {block_size: 8, placement: table, num_blocks: 12}\n"
+			 "sequences:\n  - {context: 40, blocks: [3, 0, 5, 1, 4]}\n"
+			 "  - {context: 23, blocks: [2, 6, 7]}\ndata: {seed: 8}\n",
+			 &m, "block_size_assumed=16");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +481,7 @@ int main(void)
 		cmocka_unit_test(usage_errors),
 		/* h-bugs-b */
 		cmocka_unit_test(model_dumps_name_walks),
+		cmocka_unit_test(model_dump_names_block_size),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

@@ -407,6 +407,15 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "split_k: {segment: 8}\n", BUG_SPLIT_MERGE, NULL },
 		{ "cache: {k_scale: per_tensor}\n", BUG_SCALE_RECOVERY, NULL },
 		{ "model: {q_heads: 4, kv_heads: 4}\n", BUG_Q_POSITION, NULL },
+		/* h-bugs-b */
+		{ "", BUG_K_SCALE_WALK, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_WALK, "per_tensor" },
+		{ "cache: {spare_blocks: 0}\n", BUG_K_SCALE_WALK, "one block" },
+		{ "cache: {spare_blocks: 0}\n", BUG_V_PAGE_WALK, "one block" },
+		{ "cache: {k_scale: per_tensor}\n", BUG_V_PAGE_WALK, NULL },
+		{ "", BUG_BLOCK_SIZE, "block_size 16" },
+		{ "cache: {block_size: 8}\n", BUG_BLOCK_SIZE, NULL },
+		{ "cache: {block_size: 1}\n", BUG_BLOCK_SIZE, NULL },
 	};
 
 	(void)state;
@@ -448,7 +457,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"gqa_map=modulo                 n/a: kv_heads 1: both maps give every q head kv head 0\n",
 		"split_merge=no_rescale         n/a: no context is cut into split-K segments\n",
 		"k_scale_walk=identity          n/a: k_scale per_tensor: one scale, read at no block\n",
-		"0 of 10 applicable bug classes survive 1 case(s), 4 not applicable\n",
+		"block_size_assumed=16          n/a: block_size 16: the size the kernel assumes\n",
+		"0 of 10 applicable bug classes survive 1 case(s), 5 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -473,7 +483,7 @@ static void mutate_reports_inapplicable_classes(void **state)
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
-			    "('k_scale_walk', 'k_scale ')] 0 10 4\n");
+			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si')] 0 10 5\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -492,7 +502,7 @@ static void mutate_na_with_mixed_reasons(void **state)
 	(void)state;
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
-	assert_non_null(strstr(res.out, "2 not applicable\n"));
+	assert_non_null(strstr(res.out, "3 not applicable\n"));	/* gqa_map, split_merge, block_size_assumed */
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
@@ -517,7 +527,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 13 applicable bug classes survive 1 case(s), 1 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 14 applicable bug classes survive 1 case(s), 1 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -623,8 +633,9 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	{
 		char want[96];
 
-		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 0 not applicable",
-			 BUG_COUNT);
+		/* both cases have blocks of 16: block_size_assumed is n/a */
+		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 1 not applicable",
+			 BUG_COUNT - 1);
 		assert_non_null(strstr(res.out, want));
 	}
 	tu_free(&res);
@@ -635,9 +646,9 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "print(sorted(c[\"bug\"] + \"=\" + c[\"value\"] for c in d[\"classes\"] "
 		     "if c[\"verdict\"] == \"survived\"), "
 		     "d[\"survived\"], d[\"applicable\"] == %d, d[\"not_applicable\"], d[\"cases\"])'",
-		     BUG_COUNT);
+		     BUG_COUNT - 1);
 	assert_int_equal(res.status, 0);
-	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 0 2\n");
+	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 1 2\n");
 	tu_free(&res);
 }
 
@@ -648,7 +659,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "14 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "15 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -698,6 +709,10 @@ static void sim_matches_model(const struct runcase *r, enum kern_bug b,
 		}
 		off_right += !(fabs(got - sc0[i]) <= 1e-3 * fmax(1.0, fabs(sc0[i])));
 	}
+	if (getenv("BM_DEBUG"))
+		for (size_t i = 0; i < ns; i++)
+			if (!(sim.scores[i] == sc[i]) && !isinf(sc[i]))
+				fprintf(stderr, "sc %zu sim %g model %g\n", i, sim.scores[i], sc[i]);
 	for (size_t i = 0; i < no; i++) {
 		double got = sim.out[i];
 
@@ -736,6 +751,38 @@ static void scale_and_v_walks_by_hand(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * block_size_assumed 16 on caches of 8 and 32 keys a block: block j / 16,
+ * slot j % 16 and a 16-slot stride in every offset. Blocks of 8, the
+ * tables {3, 0, 5, 1, 4} and {2, 6, 7} in a pool of 12: key 20 of
+ * sequence 0 is read at block_table[0][1] = 0 as if its blocks held 16
+ * slots, so its scale at index (0 * 16 + 4) * Hkv + g, which is true
+ * block 0 slot 4: key 12's (block 0 holds the sequence's keys 8..15),
+ * and its K bytes from offsets that interleave blocks 0 and 1; sequence 1's
+ * keys 16.. read "block 6" of 16 slots, true blocks 12 and 13, past the
+ * pool: poison. Blocks of 32: key 20 is slot 4 of block_table[1], the
+ * sequence's keys 36.., and keys from 48 on are past its two-entry
+ * table. (Every first tile here holds a key that is not NaN: the
+ * emulation skips a tile whose scores are all NaN while its row has seen
+ * nothing yet, where this model's row turns NaN.)
+ */
+static void block_size_assumed_by_hand(void **state)
+{
+	struct bugmodel m = { .bs = 16 };
+	struct runcase r;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: bs8\ncache: {block_size: 8, placement: table, num_blocks: 12}\n"
+		  "sequences:\n  - {context: 40, blocks: [3, 0, 5, 1, 4]}\n"
+		  "  - {context: 23, blocks: [2, 6, 7]}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_BLOCK_SIZE, &m);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: bs32\ncache: {block_size: 32, placement: shuffled}\n"
+		  "sequences:\n  - {context: 70}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_BLOCK_SIZE, &m);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -755,6 +802,7 @@ int main(void)
 		cmocka_unit_test(mutation_cases_are_caught),
 		/* h-bugs-b */
 		cmocka_unit_test(scale_and_v_walks_by_hand),
+		cmocka_unit_test(block_size_assumed_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
