@@ -131,11 +131,17 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
 	int slots = k->W * k->EC, after = k->kn->scale_after_softmax;
 
+	/* scale_recovery no_k_scale / no_q_scale: that scale is taken as 1 */
+	int no_k = k->kn->scale_drop == KDROP_K, no_q = k->kn->scale_drop == KDROP_Q;
+
 	for (int slot = 0; slot < slots; slot++) {
 		int m = oc->row[slot], n = k->col_write[slot];
-		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
+		/* k_scale_index: per_tile, the tile's first key; first_key, the
+		 * sequence's key 0, a scale loaded once before the key loop */
+		int js = k->kn->k_scale_first_key ? 0 :
+			 k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
 		const struct row *w = &rows[m];
-		float sc;
+		float sc, sq = no_q ? 1.0f : w->sq;
 
 		if (!attn_c_primary(oc, slot))
 			continue;	/* a replica: its entry is read once */
@@ -155,10 +161,10 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 
 			for (int ks = 0; ks < k->ksteps; ks++)
 				acc += (float)creg[ks * slots + slot] *
-				       attn_k_scale(k, u, js, ks);
-			sc = acc * w->sq * (float)k->c->softmax_scale;
+				       (no_k ? 1.0f : attn_k_scale(k, u, js, ks));
+			sc = acc * sq * (float)k->c->softmax_scale;
 		} else {
-			sc = (float)creg[slot] * w->sq * attn_k_scale(k, u, js, 0) *
+			sc = (float)creg[slot] * sq * (no_k ? 1.0f : attn_k_scale(k, u, js, 0)) *
 			     (float)k->c->softmax_scale;
 		}
 		/* Soft cap, then ALiBi at the key the mask tested. */

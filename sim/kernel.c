@@ -47,6 +47,12 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"K walks the block table, V and its scale are read at the logical block index" },
 	[BUG_BLOCK_SIZE] = { "block_size_assumed", "cache", "16",
 		"block and slot of a key computed with 16 keys a block, whatever the cache's" },
+	[BUG_SCALE_NO_K] = { "scale_recovery", "before_softmax", "no_k_scale",
+		"logits recovered as acc * sQ * softmax_scale: the K scale never applied" },
+	[BUG_SCALE_NO_Q] = { "scale_recovery", "before_softmax", "no_q_scale",
+		"logits recovered as acc * sK * softmax_scale: the Q scale never applied" },
+	[BUG_K_SCALE_FIRST] = { "k_scale_index", "per_token", "first_key",
+		"every key takes the K scale of the sequence's first key (loaded once)" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -97,8 +103,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 			return -1;
 		k->head_dim_loaded = head_dim / 2;
 		return 0;
-	case BUG_SCALE_RECOVERY: k->scale_after_softmax = 1; return 0;
-	case BUG_K_SCALE_INDEX: k->k_scale_per_tile = 1; return 0;
+	case BUG_SCALE_RECOVERY: k->scale_after_softmax = 1; k->scale_drop = KDROP_NONE; return 0;
+	case BUG_K_SCALE_INDEX: k->k_scale_per_tile = 1; k->k_scale_first_key = 0; return 0;
 	case BUG_GQA_MAP: k->gqa_modulo = 1; return 0;
 	case BUG_TAIL_MASK: k->tail_mask = KCOLS_CONTIGUOUS; return 0;
 	case BUG_PAGE_WALK: k->page_walk = KWALK_NONE; return 0;
@@ -110,6 +116,13 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_K_SCALE_WALK: k->k_scale_walk_identity = 1; return 0;
 	case BUG_V_PAGE_WALK: k->v_walk_identity = 1; return 0;
 	case BUG_BLOCK_SIZE: k->block_size_assumed = 16; return 0;
+	/* one key, one value: a value replaces the key's other bad values */
+	case BUG_SCALE_NO_K:
+	case BUG_SCALE_NO_Q:
+		k->scale_after_softmax = 0;
+		k->scale_drop = b == BUG_SCALE_NO_K ? KDROP_K : KDROP_Q;
+		return 0;
+	case BUG_K_SCALE_FIRST: k->k_scale_first_key = 1; k->k_scale_per_tile = 0; return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -136,6 +149,9 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->k_scale_walk_identity != 0) << BUG_K_SCALE_WALK;
 	b |= (uint64_t)(k->v_walk_identity != 0) << BUG_V_PAGE_WALK;
 	b |= (uint64_t)(k->block_size_assumed != 0) << BUG_BLOCK_SIZE;
+	b |= (uint64_t)(k->scale_drop == KDROP_K) << BUG_SCALE_NO_K;
+	b |= (uint64_t)(k->scale_drop == KDROP_Q) << BUG_SCALE_NO_Q;
+	b |= (uint64_t)(k->k_scale_first_key != 0) << BUG_K_SCALE_FIRST;
 	return b;
 }
 
@@ -245,6 +261,7 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		 * every head_dim: half of the smallest, 16, is 8 dims. */
 		return NULL;
 	case BUG_K_SCALE_INDEX:
+	case BUG_K_SCALE_FIRST:
 		if (c->k_scale != KSCALE_PER_TENSOR)
 			return NULL;
 		snprintf(buf, len, "k_scale per_tensor: every key has the same scale");
@@ -270,6 +287,8 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		return buf;
 	case BUG_SCALE_RECOVERY:
 	case BUG_Q_POSITION:
+	case BUG_SCALE_NO_K:
+	case BUG_SCALE_NO_Q:
 		return NULL;
 	/* h-bugs-b */
 	case BUG_K_SCALE_WALK:

@@ -46,6 +46,13 @@ enum kern_walk {
 	KWALK_IDENTITY,
 };
 
+/* scale_recovery's other bad values: a scale the logits never get. */
+enum kern_scale_drop {
+	KDROP_NONE,
+	KDROP_K,		/* no_k_scale: acc * sQ * softmax_scale */
+	KDROP_Q,		/* no_q_scale: acc * sK * softmax_scale */
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -62,6 +69,8 @@ struct fs_kernel {
 	int k_scale_walk_identity;	/* 1: K scales read at the logical block */
 	int v_walk_identity;		/* 1: V (and its scale) read at the logical block */
 	int block_size_assumed;		/* 0: the cache's; else the block size used */
+	enum kern_scale_drop scale_drop;	/* a scale left out of the logits */
+	int k_scale_first_key;		/* 1: every key takes key 0's K scale */
 };
 
 /* The correct kernel: every field at its default. */
@@ -86,6 +95,9 @@ enum kern_bug {
 	BUG_K_SCALE_WALK,	/* k_scale_walk: identity */
 	BUG_V_PAGE_WALK,	/* v_page_walk: identity */
 	BUG_BLOCK_SIZE,		/* block_size_assumed: 16 */
+	BUG_SCALE_NO_K,		/* scale_recovery: no_k_scale */
+	BUG_SCALE_NO_Q,		/* scale_recovery: no_q_scale */
+	BUG_K_SCALE_FIRST,	/* k_scale_index: first_key */
 	BUG_COUNT
 };
 
@@ -136,7 +148,8 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    adjacent columns, in equal shares
  *   operand_order                    a square tile, A and B of one type
  *   head_dim_loaded                  head_dim / 2 whole K-steps of lm
- *   k_scale_index                    K scales per token (not per_tensor)
+ *   k_scale_index (per_tile,         K scales per token (not per_tensor)
+ *     first_key)
  *   gqa_map                          G > 1 and kv_heads > 1
  *   page_walk (none, identity)       a pool of more than one block
  *   k_scale_walk                     a pool of more than one block and

@@ -468,6 +468,16 @@ static void model_dump_names_block_size(void **state)
 			 &m, "block_size_assumed=16");
 }
 
+static void model_dumps_name_scale_classes(void **state)
+{
+	struct bugmodel nk = { .no_sk = 1 }, nq = { .no_sq = 1 }, fk = { .first_key = 1 };
+
+	(void)state;
+	model_dump_named(walk_case, &nk, "scale_recovery=no_k_scale");
+	model_dump_named(walk_case, &nq, "scale_recovery=no_q_scale");
+	model_dump_named(walk_case, &fk, "k_scale_index=first_key");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +492,7 @@ int main(void)
 		/* h-bugs-b */
 		cmocka_unit_test(model_dumps_name_walks),
 		cmocka_unit_test(model_dump_names_block_size),
+		cmocka_unit_test(model_dumps_name_scale_classes),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

@@ -416,6 +416,11 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "", BUG_BLOCK_SIZE, "block_size 16" },
 		{ "cache: {block_size: 8}\n", BUG_BLOCK_SIZE, NULL },
 		{ "cache: {block_size: 1}\n", BUG_BLOCK_SIZE, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_SCALE_NO_K, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_SCALE_NO_Q, NULL },
+		{ "", BUG_K_SCALE_FIRST, NULL },
+		{ "cache: {k_scale: per_block32}\n", BUG_K_SCALE_FIRST, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_FIRST, "per_tensor" },
 	};
 
 	(void)state;
@@ -458,7 +463,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"split_merge=no_rescale         n/a: no context is cut into split-K segments\n",
 		"k_scale_walk=identity          n/a: k_scale per_tensor: one scale, read at no block\n",
 		"block_size_assumed=16          n/a: block_size 16: the size the kernel assumes\n",
-		"0 of 10 applicable bug classes survive 1 case(s), 5 not applicable\n",
+		"k_scale_index=first_key        n/a: k_scale per_tensor: every key has the same scale\n",
+		"0 of 12 applicable bug classes survive 1 case(s), 6 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -483,7 +489,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
-			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si')] 0 10 5\n");
+			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
+			    "('k_scale_index', 'k_scale ')] 0 12 6\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -527,7 +534,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 14 applicable bug classes survive 1 case(s), 1 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 17 applicable bug classes survive 1 case(s), 1 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -659,7 +666,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "15 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "18 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -783,6 +790,26 @@ static void block_size_assumed_by_hand(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * scale_recovery no_k_scale / no_q_scale and k_scale_index first_key:
+ * the score of key j is acc * sQ * softmax_scale, acc * sK[j] *
+ * softmax_scale, or acc * sQ * sK[0] * softmax_scale (key 0's scale for
+ * every key, split-K segments included), from the plain-loop model.
+ */
+static void scale_classes_by_hand(void **state)
+{
+	struct bugmodel nk = { .no_sk = 1 }, nq = { .no_sq = 1 }, fk = { .first_key = 1 };
+	struct runcase r;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: scales\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_SCALE_NO_K, &nk);
+	sim_matches_model(&r, BUG_SCALE_NO_Q, &nq);
+	sim_matches_model(&r, BUG_K_SCALE_FIRST, &fk);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -803,6 +830,7 @@ int main(void)
 		/* h-bugs-b */
 		cmocka_unit_test(scale_and_v_walks_by_hand),
 		cmocka_unit_test(block_size_assumed_by_hand),
+		cmocka_unit_test(scale_classes_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
