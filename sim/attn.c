@@ -190,6 +190,18 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "kernel: operand_order kq needs a square tile with A and B of one type; %s is %dx%d",
 			       lm->name, lm->m, lm->n);
+	if (c->kernel.gqa == KGQA_GRID) {
+		int G = case_group(c);
+
+		if (c->mode == MODE_DECODE)
+			return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
+				       "kernel: gqa_map grid_permuted is a prefill grid (one q head a work unit); decode units serve a kv head's group");
+		for (int b = 0; b < c->q_heads; b++)
+			if (kernel_grid_head(b, G) >= c->q_heads)
+				return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
+					       "kernel: gqa_map grid_permuted: work unit %d would serve q head %d of %d (G %d > kv_heads %d); its writes fall outside out",
+					       b, kernel_grid_head(b, G), c->q_heads, G, c->kv_heads);
+	}
 	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
 		return fs_fail(err, FS_EINPUT,
 			       "split_k.segment %d cuts a context into %d segments; at most %d",
@@ -459,6 +471,45 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	return failed;
 }
 
+/*
+ * gqa_map grid_permuted (prefill): the q head work unit b serves, or -1
+ * when an earlier unit serves it already (both would compute the same
+ * bytes: one emulation of the two). The identity for a correct kernel.
+ */
+static int grid_served(const struct kern *k, int b)
+{
+	int h;
+
+	if (k->kn->gqa != KGQA_GRID)
+		return b;
+	h = kernel_grid_head(b, k->G);
+	for (int a = 0; a < b; a++)
+		if (kernel_grid_head(a, k->G) == h)
+			return -1;
+	return h;
+}
+
+/* The rows of q heads no unit serves are never written: poison (NaN). */
+static void grid_poison(const struct kern *k, struct attn_result *r)
+{
+	for (int h = 0; h < k->Hq; h++) {
+		int served = 0;
+
+		for (int b = 0; b < k->Hq && !served; b++)
+			served = kernel_grid_head(b, k->G) == h;
+		for (int s = 0; !served && s < k->c->n_seqs; s++)
+			for (int t = 0; t < k->T; t++) {
+				size_t ri = ((size_t)s * k->T + t) * k->Hq + h;
+
+				for (int d = 0; d < k->D; d++)
+					r->out[ri * k->D + d] = NAN;
+				for (int j = 0; r->scores && j < k->MAXCTX; j++)
+					r->scores[ri * k->MAXCTX + j] = NAN;
+				r->row_max[ri] = r->row_sum[ri] = NAN;
+			}
+	}
+}
+
 enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			 const struct attn_opts *opts, const struct fs_inputs *in,
 			 struct attn_result *r, struct fs_err *err)
@@ -546,10 +597,15 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		for (int s = 0; units && s < c->n_seqs; s++) {
 			int nrt = (c->seqs[s].tokens + k.M - 1) / k.M;
 
-			for (int h = 0; h < k.Hq; h++)
+			for (int b = 0; b < k.Hq; b++) {
+				int h = grid_served(&k, b);
+
+				if (h < 0)
+					continue;	/* an earlier unit serves it: the same bytes */
 				for (int rt = 0; rt < nrt; rt += per)
 					units[nunits++] = (struct unit){
 						s, 0, h, rt, nrt - rt < per ? nrt - rt : per, 0 };
+			}
 		}
 	}
 	rows_n = (size_t)maxrt * k.M;
@@ -607,6 +663,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		}
 		for (size_t i = 0; r->scores && i < rows_all * k.MAXCTX; i++)
 			r->scores[i] = -INFINITY;
+		if (c->kernel.gqa == KGQA_GRID)
+			grid_poison(&k, r);
 		if (r->seg_max)
 			for (size_t i = 0; i < rows_all * r->nseg; i++)
 				r->seg_max[i] = -INFINITY;

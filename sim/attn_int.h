@@ -77,8 +77,12 @@ struct rstate {
 
 static inline int attn_kv_head(const struct kern *k, const struct unit *u)
 {
+	/* gqa_map kv_divide: q head / Hkv; decode, of the unit's first q
+	 * head g*G. The result may pass Hkv: read where its offsets fall. */
 	if (k->c->mode == MODE_DECODE)
-		return u->h;
+		return k->kn->gqa == KGQA_KV_DIVIDE ? u->h * k->G / k->Hkv : u->h;
+	if (k->kn->gqa == KGQA_KV_DIVIDE)
+		return u->h / k->Hkv;
 	return k->kn->gqa_modulo ? u->h % k->Hkv : u->h / k->G;
 }
 

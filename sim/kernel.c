@@ -53,6 +53,10 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"logits recovered as acc * sK * softmax_scale: the Q scale never applied" },
 	[BUG_K_SCALE_FIRST] = { "k_scale_index", "per_token", "first_key",
 		"every key takes the K scale of the sequence's first key (loaded once)" },
+	[BUG_GQA_KV_DIVIDE] = { "gqa_map", "divide", "kv_divide",
+		"kv head = q head / kv_heads instead of q head / group" },
+	[BUG_GQA_GRID] = { "gqa_map", "divide", "grid_permuted",
+		"prefill work unit b serves q head (b % G)*G + b / G: heads collide, some are never written" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -105,7 +109,7 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 		return 0;
 	case BUG_SCALE_RECOVERY: k->scale_after_softmax = 1; k->scale_drop = KDROP_NONE; return 0;
 	case BUG_K_SCALE_INDEX: k->k_scale_per_tile = 1; k->k_scale_first_key = 0; return 0;
-	case BUG_GQA_MAP: k->gqa_modulo = 1; return 0;
+	case BUG_GQA_MAP: k->gqa_modulo = 1; k->gqa = KGQA_DIVIDE; return 0;
 	case BUG_TAIL_MASK: k->tail_mask = KCOLS_CONTIGUOUS; return 0;
 	case BUG_PAGE_WALK: k->page_walk = KWALK_NONE; return 0;
 	case BUG_PAGE_IDENTITY: k->page_walk = KWALK_IDENTITY; return 0;
@@ -123,6 +127,11 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 		k->scale_drop = b == BUG_SCALE_NO_K ? KDROP_K : KDROP_Q;
 		return 0;
 	case BUG_K_SCALE_FIRST: k->k_scale_first_key = 1; k->k_scale_per_tile = 0; return 0;
+	case BUG_GQA_KV_DIVIDE:
+	case BUG_GQA_GRID:
+		k->gqa_modulo = 0;
+		k->gqa = b == BUG_GQA_KV_DIVIDE ? KGQA_KV_DIVIDE : KGQA_GRID;
+		return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -152,6 +161,8 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->scale_drop == KDROP_K) << BUG_SCALE_NO_K;
 	b |= (uint64_t)(k->scale_drop == KDROP_Q) << BUG_SCALE_NO_Q;
 	b |= (uint64_t)(k->k_scale_first_key != 0) << BUG_K_SCALE_FIRST;
+	b |= (uint64_t)(k->gqa == KGQA_KV_DIVIDE) << BUG_GQA_KV_DIVIDE;
+	b |= (uint64_t)(k->gqa == KGQA_GRID) << BUG_GQA_GRID;
 	return b;
 }
 
@@ -228,6 +239,44 @@ static int contiguous_differs(const struct lanemap *lm)
 	return differs;
 }
 
+int kernel_grid_head(int b, int G)
+{
+	return b % G * G + b / G;
+}
+
+/*
+ * Does gqa_map value v change what case c computes? 1 yes, 0 no;
+ * KGQA_GRID: -1 when a served head passes q_heads (cannot be expressed).
+ */
+static int kernel_gqa_differs(const struct fs_case *c, enum kern_gqa v)
+{
+	int G = case_group(c), Hq = c->q_heads, Hkv = c->kv_heads, missing = 0;
+
+	if (v == KGQA_KV_DIVIDE) {
+		if (c->mode == MODE_DECODE) {
+			for (int g = 0; g < Hkv; g++)
+				if (g * G / Hkv != g)
+					return 1;
+			return 0;
+		}
+		for (int h = 0; h < Hq; h++)
+			if (h / Hkv != h / G)
+				return 1;
+		return 0;
+	}
+	for (int b = 0; b < Hq; b++)
+		if (kernel_grid_head(b, G) >= Hq)
+			return -1;
+	for (int h = 0; h < Hq; h++) {
+		int served = 0;
+
+		for (int b = 0; b < Hq && !served; b++)
+			served = kernel_grid_head(b, G) == h;
+		missing += !served;
+	}
+	return missing > 0;
+}
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len)
 {
@@ -299,6 +348,28 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		}
 		if (b == BUG_K_SCALE_WALK && c->k_scale == KSCALE_PER_TENSOR) {
 			snprintf(buf, len, "k_scale per_tensor: one scale, read at no block");
+			return buf;
+		}
+		return NULL;
+	case BUG_GQA_KV_DIVIDE:
+		if (kernel_gqa_differs(c, KGQA_KV_DIVIDE))
+			return NULL;
+		snprintf(buf, len, "q head / kv_heads gives every work unit its own kv head (G %d, kv_heads %d, %s)",
+			 G, c->kv_heads, c->mode == MODE_DECODE ? "decode" : "prefill");
+		return buf;
+	case BUG_GQA_GRID:
+		if (c->mode == MODE_DECODE) {
+			snprintf(buf, len, "decode: a work unit serves a kv head's group, not one q head");
+			return buf;
+		}
+		switch (kernel_gqa_differs(c, KGQA_GRID)) {
+		case 0:
+			snprintf(buf, len, "G %d, kv_heads %d: (b %% G)*G + b / G serves every q head once",
+				 G, c->kv_heads);
+			return buf;
+		case -1:
+			snprintf(buf, len, "G %d > kv_heads %d: (b %% G)*G + b / G passes q_heads, writes outside out",
+				 G, c->kv_heads);
 			return buf;
 		}
 		return NULL;

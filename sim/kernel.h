@@ -53,6 +53,24 @@ enum kern_scale_drop {
 	KDROP_Q,		/* no_q_scale: acc * sK * softmax_scale */
 };
 
+/*
+ * gqa_map's other bad values (G = q_heads / kv_heads):
+ *   KGQA_KV_DIVIDE  kv head = q head / kv_heads; in decode, where a work
+ *                   unit serves the G q heads of kv head g, it takes its
+ *                   kv head from its first q head: g*G / kv_heads
+ *   KGQA_GRID       prefill: work unit b (grid index b < q_heads) serves
+ *                   q head (b % G)*G + b / G; two units serving one head
+ *                   compute the same bytes, a head no unit serves is
+ *                   never written (out and scores NaN: poison)
+ * A kv head at or past kv_heads is read where its offset falls, as a
+ * device does: in the next block's memory, or poison past the tensor.
+ */
+enum kern_gqa {
+	KGQA_DIVIDE,
+	KGQA_KV_DIVIDE,
+	KGQA_GRID,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -71,6 +89,7 @@ struct fs_kernel {
 	int block_size_assumed;		/* 0: the cache's; else the block size used */
 	enum kern_scale_drop scale_drop;	/* a scale left out of the logits */
 	int k_scale_first_key;		/* 1: every key takes key 0's K scale */
+	enum kern_gqa gqa;		/* gqa_map's values beside modulo */
 };
 
 /* The correct kernel: every field at its default. */
@@ -98,6 +117,8 @@ enum kern_bug {
 	BUG_SCALE_NO_K,		/* scale_recovery: no_k_scale */
 	BUG_SCALE_NO_Q,		/* scale_recovery: no_q_scale */
 	BUG_K_SCALE_FIRST,	/* k_scale_index: first_key */
+	BUG_GQA_KV_DIVIDE,	/* gqa_map: kv_divide */
+	BUG_GQA_GRID,		/* gqa_map: grid_permuted */
 	BUG_COUNT
 };
 
@@ -150,7 +171,12 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   head_dim_loaded                  head_dim / 2 whole K-steps of lm
  *   k_scale_index (per_tile,         K scales per token (not per_tensor)
  *     first_key)
- *   gqa_map                          G > 1 and kv_heads > 1
+ *   gqa_map modulo                   G > 1 and kv_heads > 1
+ *   gqa_map kv_divide                some work unit gets another kv
+ *                                    head (prefill: G != kv_heads;
+ *                                    decode: g*G/kv_heads != g for a g)
+ *   gqa_map grid_permuted            prefill, every served head inside
+ *                                    q_heads, and some head unserved
  *   page_walk (none, identity)       a pool of more than one block
  *   k_scale_walk                     a pool of more than one block and
  *                                    K scales per token (not per_tensor)
@@ -159,6 +185,9 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   split_merge                      a context cut into split-K segments
  *   scale_recovery, q_position       always
  */
+/* gqa_map grid_permuted: the q head work unit b serves, (b % G)*G + b / G. */
+int kernel_grid_head(int b, int G);
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len);
 

@@ -36,7 +36,10 @@ struct bugmodel {
 	int bs;			/* block size the kernel computes with; 0: the cache's */
 	int no_sq, no_sk;	/* the Q or K scale left out of the score */
 	int first_key;		/* every key takes key 0's K scale */
-	int kv_divide;		/* kv head = q head / Hkv (prefill) */
+	int kv_divide;		/* kv head = q head / Hkv; decode: of the group's
+				 * first q head, (h / G) * G / Hkv */
+	int grid;		/* prefill: unit b serves q head (b % G)*G + b / G;
+				 * a head no unit serves: out and scores NaN */
 };
 
 /* Physical block of key j of sequence s, by walk w and block size bs;
@@ -107,9 +110,21 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 			for (int h = 0; h < Hq; h++) {
 				size_t row = ((size_t)s * T + t) * Hq + h;
 				const int8_t *q = &in->q_int8[row * D];
-				int g = m->kv_divide ? h / Hkv : h / G, qp = in->q_pos[s * T + t];
+				int g = !m->kv_divide ? h / G :
+					c->mode == MODE_DECODE ? h / G * G / Hkv : h / Hkv;
+				int qp = in->q_pos[s * T + t], served = !m->grid;
 				double sq = m->no_sq ? 1.0 : in->q_scale[row], mx = -INFINITY, l = 0;
 				double *sc = &scores[row * X], *o = &out[row * D];
+
+				for (int b = 0; b < Hq && !served; b++)
+					served = b % G * G + b / G == h;
+				if (!served) {
+					for (int j = 0; j < X; j++)
+						sc[j] = NAN;
+					for (int d = 0; d < D; d++)
+						o[d] = NAN;
+					continue;
+				}
 
 				for (int j = 0; j <= qp && j < c->seqs[s].context; j++) {
 					int pk = bm_block(r, s, j, m->k_walk, bs);

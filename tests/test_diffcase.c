@@ -478,6 +478,24 @@ static void model_dumps_name_scale_classes(void **state)
 	model_dump_named(walk_case, &fk, "k_scale_index=first_key");
 }
 
+/* kv_divide in decode (8 q heads over 2: unit 1 reads kv head 4 / 2 = 2,
+ * past the last) and in prefill; grid_permuted in prefill, 8 q heads over
+ * 4, where q heads 6 and 7 are never written. */
+static void model_dumps_name_gqa_classes(void **state)
+{
+	static const char prefill[] =
+		"fragsim: 1\nname: model\nmode: prefill\n"
+		"model: {q_heads: 8, kv_heads: 4, head_dim: 64, softmax_scale: 0.125}\n"
+		"cache: {placement: shuffled}\nsequences:\n  - {history: 10, chunk: 20}\n"
+		"data: {seed: 8}\n";
+	struct bugmodel kd = { .kv_divide = 1 }, gp = { .grid = 1 };
+
+	(void)state;
+	model_dump_named(walk_case, &kd, "gqa_map=kv_divide");
+	model_dump_named(prefill, &kd, "gqa_map=kv_divide");
+	model_dump_named(prefill, &gp, "gqa_map=grid_permuted");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +511,7 @@ int main(void)
 		cmocka_unit_test(model_dumps_name_walks),
 		cmocka_unit_test(model_dump_names_block_size),
 		cmocka_unit_test(model_dumps_name_scale_classes),
+		cmocka_unit_test(model_dumps_name_gqa_classes),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

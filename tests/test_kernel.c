@@ -421,6 +421,16 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "", BUG_K_SCALE_FIRST, NULL },
 		{ "cache: {k_scale: per_block32}\n", BUG_K_SCALE_FIRST, NULL },
 		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_FIRST, "per_tensor" },
+		/* kv_divide: prefill h / 4 vs h / 6; decode 6g / 4 = 0, 1, 3, 4 */
+		{ "", BUG_GQA_KV_DIVIDE, NULL },
+		{ "mode: prefill\nmodel: {q_heads: 16, kv_heads: 4}\n", BUG_GQA_KV_DIVIDE, "own kv head" },
+		{ "model: {q_heads: 6, kv_heads: 2}\n", BUG_GQA_KV_DIVIDE, "own kv head" },	/* 3g / 2 = g */
+		{ "model: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_KV_DIVIDE, "own kv head" },
+		{ "mode: prefill\nmodel: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_KV_DIVIDE, NULL },
+		{ "", BUG_GQA_GRID, "decode:" },
+		{ "mode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n", BUG_GQA_GRID, NULL },
+		{ "mode: prefill\nmodel: {q_heads: 16, kv_heads: 4}\n", BUG_GQA_GRID, "every q head once" },
+		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_GRID, "passes q_heads" },
 	};
 
 	(void)state;
@@ -431,8 +441,9 @@ static void inapplicable_classes_by_rule(void **state)
 		const char *why;
 
 		snprintf(text, sizeof(text), "fragsim: 1\nname: na\n%s%s"
-			 "sequences:\n  - {context: 16}\ndata: {seed: 1}\n",
-			 strstr(t[i].yaml, "model:") ? "" : "model: {head_dim: 128}\n", t[i].yaml);
+			 "sequences:\n  - %s\ndata: {seed: 1}\n",
+			 strstr(t[i].yaml, "model:") ? "" : "model: {head_dim: 128}\n", t[i].yaml,
+			 strstr(t[i].yaml, "prefill") ? "{history: 0, chunk: 16}" : "{context: 16}");
 		path = tu_write_temp(".yaml", text);
 		if (runcase_load(path, &r, &err) != FS_OK)
 			fail_msg("%s: %s", t[i].yaml, err.msg);
@@ -464,7 +475,9 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"k_scale_walk=identity          n/a: k_scale per_tensor: one scale, read at no block\n",
 		"block_size_assumed=16          n/a: block_size 16: the size the kernel assumes\n",
 		"k_scale_index=first_key        n/a: k_scale per_tensor: every key has the same scale\n",
-		"0 of 12 applicable bug classes survive 1 case(s), 6 not applicable\n",
+		"gqa_map=kv_divide              n/a: q head / kv_heads gives every work unit its own kv head (G 4, kv_heads 1, decode)\n",
+		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
+		"0 of 12 applicable bug classes survive 1 case(s), 8 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -490,7 +503,7 @@ static void mutate_reports_inapplicable_classes(void **state)
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
 			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
-			    "('k_scale_index', 'k_scale ')] 0 12 6\n");
+			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: ')] 0 12 8\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -509,7 +522,8 @@ static void mutate_na_with_mixed_reasons(void **state)
 	(void)state;
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
-	assert_non_null(strstr(res.out, "3 not applicable\n"));	/* gqa_map, split_merge, block_size_assumed */
+	/* gqa_map modulo and grid_permuted, split_merge, block_size_assumed */
+	assert_non_null(strstr(res.out, "4 not applicable\n"));
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
@@ -534,7 +548,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 17 applicable bug classes survive 1 case(s), 1 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 18 applicable bug classes survive 1 case(s), 2 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -610,7 +624,7 @@ static void shipped_suite_catches_every_class(void **state)
 	{
 		char want[96];
 
-		snprintf(want, sizeof(want), "0 of %d applicable bug classes survive 50 case(s), 0 not applicable",
+		snprintf(want, sizeof(want), "0 of %d applicable bug classes survive 51 case(s), 0 not applicable",
 			 BUG_COUNT);
 		assert_non_null(strstr(res.out, want));
 	}
@@ -640,9 +654,10 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	{
 		char want[96];
 
-		/* both cases have blocks of 16: block_size_assumed is n/a */
-		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 1 not applicable",
-			 BUG_COUNT - 1);
+		/* both cases have blocks of 16 and are decode: block_size_assumed
+		 * and gqa_map grid_permuted are n/a */
+		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 2 not applicable",
+			 BUG_COUNT - 2);
 		assert_non_null(strstr(res.out, want));
 	}
 	tu_free(&res);
@@ -653,9 +668,9 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "print(sorted(c[\"bug\"] + \"=\" + c[\"value\"] for c in d[\"classes\"] "
 		     "if c[\"verdict\"] == \"survived\"), "
 		     "d[\"survived\"], d[\"applicable\"] == %d, d[\"not_applicable\"], d[\"cases\"])'",
-		     BUG_COUNT - 1);
+		     BUG_COUNT - 2);
 	assert_int_equal(res.status, 0);
-	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 1 2\n");
+	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 2 2\n");
 	tu_free(&res);
 }
 
@@ -666,7 +681,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "18 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "20 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -810,6 +825,70 @@ static void scale_classes_by_hand(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * gqa_map kv_divide and grid_permuted. kv_divide, 24 q heads over 4 kv
+ * heads (G 6): prefill q head 17 reads kv head 17 / 4 = 4, one past the
+ * last, so block p's kv head 4 is block p + 1's kv head 0 (the K offset
+ * ((p * 4 + 4) * 16 + ...) * 16), and its scales those of the next slot;
+ * decode unit g reads kv head 6g / 4: 0, 1, 3, 4. grid_permuted, 8 q
+ * heads over 4 (G 2): units 0..7 serve q heads 0, 2, 1, 3, 2, 4, 3, 5;
+ * q heads 6 and 7 are never written (NaN).
+ */
+static void gqa_classes_by_hand(void **state)
+{
+	struct bugmodel kd = { .kv_divide = 1 }, gp = { .grid = 1 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(kernel_grid_head(1, 2), 2);
+	assert_int_equal(kernel_grid_head(5, 2), 4);
+	assert_int_equal(kernel_grid_head(7, 2), 5);
+	load_text(&r, "fragsim: 1\nname: kvd\nmode: prefill\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {history: 10, chunk: 20}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_GQA_KV_DIVIDE, &kd);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: kvd\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_GQA_KV_DIVIDE, &kd);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: grid\nmode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n"
+		  "cache: {placement: shuffled}\n"
+		  "sequences:\n  - {history: 10, chunk: 20}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_GQA_GRID, &gp);
+	runcase_free(&r);
+}
+
+/* gqa_map grid_permuted where it cannot be emulated: decode (no grid of
+ * q heads), and G > kv_heads (a unit would write past q_heads). */
+static void gqa_grid_refused(void **state)
+{
+	static const struct {
+		const char *yaml, *msg;
+	} bad[] = {
+		{ "sequences:\n  - {context: 16}\n",
+		  "kernel: gqa_map grid_permuted is a prefill grid (one q head a work unit)" },
+		{ "mode: prefill\nsequences:\n  - {history: 0, chunk: 16}\n",
+		  "kernel: gqa_map grid_permuted: work unit 4 would serve q head 24 of 24 (G 6 > kv_heads 4)" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[512], *path;
+		struct run_result res;
+
+		snprintf(text, sizeof(text), "fragsim: 1\nname: g\n%skernel: {gqa_map: grid_permuted}\n",
+			 bad[i].yaml);
+		path = tu_write_temp(".yaml", text);
+		res = tu_run("run %s", path);
+		assert_int_equal(res.status, 2);
+		if (!strstr(res.err, bad[i].msg) || !strstr(res.err, path))
+			fail_msg("got '%s', want '%s'", res.err, bad[i].msg);
+		tu_free(&res);
+		unlink(path);
+		free(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +910,8 @@ int main(void)
 		cmocka_unit_test(scale_and_v_walks_by_hand),
 		cmocka_unit_test(block_size_assumed_by_hand),
 		cmocka_unit_test(scale_classes_by_hand),
+		cmocka_unit_test(gqa_classes_by_hand),
+		cmocka_unit_test(gqa_grid_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
