@@ -86,10 +86,15 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 
 	(void)in;
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
-		int tok = kb + op_free(o, op, slot);
-		int dim = ks * k->K + op_red(o, op, slot);
+		int n = op_free(o, op, slot), tok = kb + n, kk = op_red(o, op, slot);
+		int dim = ks * k->K + kk;
 		int8_t v = 0;
 
+		/* operand_load (kernel.h): the element the kernel fetches for dim */
+		if (k->kn->operand_load == KLOAD_SWAP_K_HALVES)
+			dim = ks * k->K + (kk + k->K / 2) % k->K;
+		else if (k->kn->operand_load == KLOAD_UNSWIZZLED && dim < k->D)
+			dim = 16 * kernel_unswizzled_chunk(dim / 16, n, k->D / 16) + dim % 16;
 		/* dims past those loaded: the zero padding of the last K-step */
 		if (tok / k->KBS < nblk && dim < k->dims) {
 			int blk = attn_block(k, u->s, tok);

@@ -57,6 +57,10 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"kv head = q head / kv_heads instead of q head / group" },
 	[BUG_GQA_GRID] = { "gqa_map", "divide", "grid_permuted",
 		"prefill work unit b serves q head (b % G)*G + b / G: heads collide, some are never written" },
+	[BUG_LOAD_SWAP_K] = { "operand_load", "direct", "swap_k_halves",
+		"a lane's K bytes of the two halves of a K-step exchanged" },
+	[BUG_LOAD_UNSWIZZLED] = { "operand_load", "direct", "unswizzled",
+		"K read from an XOR-swizzled shared-memory tile without unswizzling" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -127,6 +131,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 		k->scale_drop = b == BUG_SCALE_NO_K ? KDROP_K : KDROP_Q;
 		return 0;
 	case BUG_K_SCALE_FIRST: k->k_scale_first_key = 1; k->k_scale_per_tile = 0; return 0;
+	case BUG_LOAD_SWAP_K: k->operand_load = KLOAD_SWAP_K_HALVES; return 0;
+	case BUG_LOAD_UNSWIZZLED: k->operand_load = KLOAD_UNSWIZZLED; return 0;
 	case BUG_GQA_KV_DIVIDE:
 	case BUG_GQA_GRID:
 		k->gqa_modulo = 0;
@@ -163,6 +169,8 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->k_scale_first_key != 0) << BUG_K_SCALE_FIRST;
 	b |= (uint64_t)(k->gqa == KGQA_KV_DIVIDE) << BUG_GQA_KV_DIVIDE;
 	b |= (uint64_t)(k->gqa == KGQA_GRID) << BUG_GQA_GRID;
+	b |= (uint64_t)(k->operand_load == KLOAD_SWAP_K_HALVES) << BUG_LOAD_SWAP_K;
+	b |= (uint64_t)(k->operand_load == KLOAD_UNSWIZZLED) << BUG_LOAD_UNSWIZZLED;
 	return b;
 }
 
@@ -237,6 +245,17 @@ static int contiguous_differs(const struct lanemap *lm)
 		differs |= cc[s] != oc->col[s];
 	free(cc);
 	return differs;
+}
+
+int kernel_unswizzled_chunk(int c, int n, int chunks)
+{
+	int w = 1;
+
+	while (w < 8 && 2 * w <= chunks)
+		w *= 2;
+	if ((c & ~(w - 1)) + w > chunks)
+		return c;	/* a last, partial group: not swizzled */
+	return (c & ~(w - 1)) | ((c ^ n) & (w - 1));
 }
 
 int kernel_grid_head(int b, int G)
@@ -373,6 +392,14 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			return buf;
 		}
 		return NULL;
+	case BUG_LOAD_SWAP_K:
+		return NULL;
+	case BUG_LOAD_UNSWIZZLED:
+		if (c->head_dim / 16 >= 2)
+			return NULL;
+		snprintf(buf, len, "head_dim %d: one 16-byte chunk a row, nothing to swizzle",
+			 c->head_dim);
+		return buf;
 	case BUG_BLOCK_SIZE:
 		if (c->block_size != 16)
 			return NULL;

@@ -71,6 +71,29 @@ enum kern_gqa {
 	KGQA_GRID,
 };
 
+/*
+ * operand_load: which head-dim element the kernel puts where it means
+ * element d = ks*K + kk (kk < K, the K-step's reduction index) of key
+ * n (n < N, the key's column in its tile) of the K operand:
+ *   KLOAD_SWAP_K_HALVES  ks*K + (kk + K/2) % K: the lane's bytes of the
+ *                        two halves of the K-step exchanged
+ *   KLOAD_UNSWIZZLED     16-byte chunk c = d / 16 of the key's row read
+ *                        at kernel_unswizzled_chunk(c, n, D/16): the
+ *                        tile was stored in shared memory with chunk c
+ *                        of row n at c XOR (n mod w) (w = 8 for rows of
+ *                        8 chunks or more, head_dim >= 128; else the
+ *                        largest power of two <= D/16; a last, partial
+ *                        group of w chunks is not swizzled) and read back
+ *                        as if it were not
+ * Q (the other operand) is loaded right: swapping both would leave
+ * every dot product the same.
+ */
+enum kern_load {
+	KLOAD_DIRECT,
+	KLOAD_SWAP_K_HALVES,
+	KLOAD_UNSWIZZLED,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -90,6 +113,7 @@ struct fs_kernel {
 	enum kern_scale_drop scale_drop;	/* a scale left out of the logits */
 	int k_scale_first_key;		/* 1: every key takes key 0's K scale */
 	enum kern_gqa gqa;		/* gqa_map's values beside modulo */
+	enum kern_load operand_load;	/* how K's bytes reach its registers */
 };
 
 /* The correct kernel: every field at its default. */
@@ -119,6 +143,8 @@ enum kern_bug {
 	BUG_K_SCALE_FIRST,	/* k_scale_index: first_key */
 	BUG_GQA_KV_DIVIDE,	/* gqa_map: kv_divide */
 	BUG_GQA_GRID,		/* gqa_map: grid_permuted */
+	BUG_LOAD_SWAP_K,	/* operand_load: swap_k_halves */
+	BUG_LOAD_UNSWIZZLED,	/* operand_load: unswizzled */
 	BUG_COUNT
 };
 
@@ -177,6 +203,8 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    decode: g*G/kv_heads != g for a g)
  *   gqa_map grid_permuted            prefill, every served head inside
  *                                    q_heads, and some head unserved
+ *   operand_load swap_k_halves       always
+ *   operand_load unswizzled          head_dim of two 16-byte chunks or more
  *   page_walk (none, identity)       a pool of more than one block
  *   k_scale_walk                     a pool of more than one block and
  *                                    K scales per token (not per_tensor)
@@ -185,6 +213,10 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   split_merge                      a context cut into split-K segments
  *   scale_recovery, q_position       always
  */
+/* operand_load unswizzled: the chunk read for chunk c of tile row n of a
+ * row of `chunks` 16-byte chunks (kern_load above). An involution. */
+int kernel_unswizzled_chunk(int c, int n, int chunks);
+
 /* gqa_map grid_permuted: the q head work unit b serves, (b % G)*G + b / G. */
 int kernel_grid_head(int b, int G);
 

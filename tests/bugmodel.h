@@ -40,7 +40,25 @@ struct bugmodel {
 				 * first q head, (h / G) * G / Hkv */
 	int grid;		/* prefill: unit b serves q head (b % G)*G + b / G;
 				 * a head no unit serves: out and scores NaN */
+	int swap_halves;	/* K element d read as d's twin in the other half
+				 * of its K-step (K = the instruction's) */
+	int unswizzled;		/* K chunk c of key j read as chunk c ^ (j % N)
+				 * within groups of w (bugmodel_chunk) */
 };
+
+/*
+ * The chunk an unswizzling-free read of chunk c of tile row n gets, for
+ * rows of nc 16-byte chunks: groups of w = min(8, the largest power of
+ * two <= nc) chunks, XOR with n % w inside each whole group. Example,
+ * head_dim 64 (nc 4, w 4): row 1 reads chunks 1, 0, 3, 2; row 5 too.
+ */
+static inline int bugmodel_chunk(int c, int n, int nc)
+{
+	int w = nc >= 8 ? 8 : nc >= 4 ? 4 : nc >= 2 ? 2 : 1;
+	int group = c / w * w;
+
+	return group + w > nc ? c : group + ((c - group) ^ (n % w));
+}
 
 /* Physical block of key j of sequence s, by walk w and block size bs;
  * -1 outside the table's row or the pool. */
@@ -132,8 +150,17 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 					int ps = bm_block(r, s, js, m->ks_walk, bs);
 					double acc = 0, sk;
 
-					for (int d = 0; d < D; d++)
-						acc += q[d] * bm_kbyte(r, pk, g, j, d, bs);
+					for (int d = 0; d < D; d++) {
+						int K = r->lm->k, src = d;
+
+						if (m->swap_halves)
+							src = d / K * K + (d % K + K / 2) % K;
+						if (m->unswizzled)
+							src = 16 * bugmodel_chunk(d / 16, j % r->lm->n, D / 16) +
+							      d % 16;
+						/* past head_dim: the last K-step's zero padding */
+						acc += src < D ? q[d] * bm_kbyte(r, pk, g, j, src, bs) : 0;
+					}
 					sk = m->no_sk ? 1.0 : bm_scale(r, in->k_scale, ps, g, js, bs);
 					sc[j] = acc * sq * sk * c->softmax_scale;
 					/* a NaN (a poisoned scale) stays the max: the row is NaN */

@@ -496,6 +496,15 @@ static void model_dumps_name_gqa_classes(void **state)
 	model_dump_named(prefill, &gp, "gqa_map=grid_permuted");
 }
 
+static void model_dumps_name_operand_loads(void **state)
+{
+	struct bugmodel sw = { .swap_halves = 1 }, un = { .unswizzled = 1 };
+
+	(void)state;
+	model_dump_named(walk_case, &sw, "operand_load=swap_k_halves");
+	model_dump_named(walk_case, &un, "operand_load=unswizzled");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +521,7 @@ int main(void)
 		cmocka_unit_test(model_dump_names_block_size),
 		cmocka_unit_test(model_dumps_name_scale_classes),
 		cmocka_unit_test(model_dumps_name_gqa_classes),
+		cmocka_unit_test(model_dumps_name_operand_loads),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

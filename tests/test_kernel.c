@@ -431,6 +431,9 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "mode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n", BUG_GQA_GRID, NULL },
 		{ "mode: prefill\nmodel: {q_heads: 16, kv_heads: 4}\n", BUG_GQA_GRID, "every q head once" },
 		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_GRID, "passes q_heads" },
+		{ "model: {head_dim: 16}\n", BUG_LOAD_UNSWIZZLED, "one 16-byte chunk" },
+		{ "model: {head_dim: 32}\n", BUG_LOAD_UNSWIZZLED, NULL },
+		{ "model: {head_dim: 16}\n", BUG_LOAD_SWAP_K, NULL },
 	};
 
 	(void)state;
@@ -477,7 +480,7 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"k_scale_index=first_key        n/a: k_scale per_tensor: every key has the same scale\n",
 		"gqa_map=kv_divide              n/a: q head / kv_heads gives every work unit its own kv head (G 4, kv_heads 1, decode)\n",
 		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
-		"0 of 12 applicable bug classes survive 1 case(s), 8 not applicable\n",
+		"0 of 14 applicable bug classes survive 1 case(s), 8 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -503,7 +506,7 @@ static void mutate_reports_inapplicable_classes(void **state)
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
 			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
-			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: ')] 0 12 8\n");
+			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: ')] 0 14 8\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -548,7 +551,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 18 applicable bug classes survive 1 case(s), 2 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 20 applicable bug classes survive 1 case(s), 2 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -681,7 +684,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "20 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "22 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -889,6 +892,39 @@ static void gqa_grid_refused(void **state)
 	}
 }
 
+/*
+ * operand_load: swap_k_halves on gfx936 (K-steps of 32): Q's dim 0 meets
+ * K's dim 16, Q's dim 16 K's dim 0, dim 40 dim 56; on head_dim 80 the last K-step's first half meets the zero padding
+ * (dims 80..95). unswizzled, head_dim 256 (16 chunks, groups of 8): key
+ * 3 of a tile reads its chunk 3 where it means chunk 0, chunk 11 for
+ * chunk 8; key 8 of the tile reads every chunk right.
+ */
+static void operand_load_by_hand(void **state)
+{
+	struct bugmodel sw = { .swap_halves = 1 }, un = { .unswizzled = 1 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(bugmodel_chunk(0, 3, 16), 3);
+	assert_int_equal(bugmodel_chunk(8, 3, 16), 11);
+	assert_int_equal(bugmodel_chunk(5, 8, 16), 5);
+	assert_int_equal(bugmodel_chunk(4, 1, 5), 4);	/* head_dim 80: chunk 4 alone */
+	for (int nc = 1; nc <= 16; nc++)
+		for (int n = 0; n < 16; n++)
+			for (int c = 0; c < nc; c++)
+				assert_int_equal(kernel_unswizzled_chunk(c, n, nc), bugmodel_chunk(c, n, nc));
+	load_text(&r, "fragsim: 1\nname: ld\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_LOAD_SWAP_K, &sw);
+	sim_matches_model(&r, BUG_LOAD_UNSWIZZLED, &un);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: ld\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 80}\n"
+		  "sequences:\n  - {context: 40}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_LOAD_SWAP_K, &sw);
+	sim_matches_model(&r, BUG_LOAD_UNSWIZZLED, &un);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -912,6 +948,7 @@ int main(void)
 		cmocka_unit_test(scale_classes_by_hand),
 		cmocka_unit_test(gqa_classes_by_hand),
 		cmocka_unit_test(gqa_grid_refused),
+		cmocka_unit_test(operand_load_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
