@@ -56,6 +56,7 @@ static void c_row_slots_free(struct kern *k)
 	free(k->rowslots);
 	free(k->rowcount);
 	free(k->col_contig);
+	free(k->row_inter);
 	free(k->seq_block0);
 }
 
@@ -82,6 +83,17 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 			k->col_mask = k->col_contig;
 		if (kn->c_columns || kn->transpose)
 			k->col_write = k->col_contig;
+	}
+	k->row_read = k->lm->op[LM_C].row;
+	if (kn->c_rows_interleaved) {
+		k->row_inter = malloc((size_t)slots * sizeof(int));
+		if (!k->row_inter)
+			return fs_nomem(err, "the kernel's row table", (size_t)slots * sizeof(int));
+		if (kernel_interleaved_rows(k->lm, k->row_inter))
+			return fs_fail(err, FS_EINPUT,
+				       "kernel: c_rows interleaved needs lanes holding equal shares of each C column; %s does not",
+				       k->lm->name);
+		k->row_read = k->row_inter;
 	}
 	k->seq_block0 = malloc((size_t)k->c->n_seqs * sizeof(int));
 	if (!k->seq_block0)

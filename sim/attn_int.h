@@ -45,6 +45,10 @@ struct kern {
 	/* The C column the kernel believes each slot holds, per use. */
 	const int *col_scale, *col_mask, *col_write;
 	int *col_contig;	/* the "adjacent columns" belief, when used */
+	/* The C row the kernel believes each slot holds: the profile's, or
+	 * row_inter (c_rows interleaved, kernel_interleaved_rows). */
+	const int *row_read;
+	int *row_inter;
 	int *seq_block0;	/* page_walk none: first block of each sequence */
 	/* Soft cap and ALiBi (logit.h), applied to every visible score. */
 	struct logit_mod lmod;

@@ -140,7 +140,9 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 	int no_k = k->kn->scale_drop == KDROP_K, no_q = k->kn->scale_drop == KDROP_Q;
 
 	for (int slot = 0; slot < slots; slot++) {
-		int m = oc->row[slot], n = k->col_write[slot];
+		/* c_rows: the row the kernel believes the slot holds picks the
+		 * query (Q scale, mask, ALiBi) and the workspace row */
+		int m = k->row_read[slot], n = k->col_write[slot];
 		/* k_scale_index: per_tile, the tile's first key; first_key, the
 		 * sequence's key 0, a scale loaded once before the key loop */
 		int js = k->kn->k_scale_first_key ? 0 :

@@ -61,6 +61,8 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"a lane's K bytes of the two halves of a K-step exchanged" },
 	[BUG_LOAD_UNSWIZZLED] = { "operand_load", "direct", "unswizzled",
 		"K read from an XOR-swizzled shared-memory tile without unswizzling" },
+	[BUG_C_ROWS] = { "c_rows", "profile", "interleaved",
+		"a lane's accumulators of one column taken as rows strided by the lane count (mask, Q scale, ALiBi, output row)" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -131,6 +133,7 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 		k->scale_drop = b == BUG_SCALE_NO_K ? KDROP_K : KDROP_Q;
 		return 0;
 	case BUG_K_SCALE_FIRST: k->k_scale_first_key = 1; k->k_scale_per_tile = 0; return 0;
+	case BUG_C_ROWS: k->c_rows_interleaved = 1; return 0;
 	case BUG_LOAD_SWAP_K: k->operand_load = KLOAD_SWAP_K_HALVES; return 0;
 	case BUG_LOAD_UNSWIZZLED: k->operand_load = KLOAD_UNSWIZZLED; return 0;
 	case BUG_GQA_KV_DIVIDE:
@@ -171,6 +174,7 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->gqa == KGQA_GRID) << BUG_GQA_GRID;
 	b |= (uint64_t)(k->operand_load == KLOAD_SWAP_K_HALVES) << BUG_LOAD_SWAP_K;
 	b |= (uint64_t)(k->operand_load == KLOAD_UNSWIZZLED) << BUG_LOAD_UNSWIZZLED;
+	b |= (uint64_t)(k->c_rows_interleaved != 0) << BUG_C_ROWS;
 	return b;
 }
 
@@ -296,6 +300,86 @@ static int kernel_gqa_differs(const struct fs_case *c, enum kern_gqa v)
 	return missing > 0;
 }
 
+int kernel_interleaved_rows(const struct lanemap *lm, int *out)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int W = lm->wave, EC = oc->elems;
+
+	for (int s = 0; s < W * EC; s++) {
+		int L = s / EC, n = oc->col[s], g = 0, idx = 0, lo = INT32_MAX;
+		int rank = 0, lanes = 0;
+
+		for (int e = 0; e < EC; e++) {
+			int t = L * EC + e;
+
+			if (oc->col[t] != n)
+				continue;
+			g++;
+			idx += oc->row[t] < oc->row[s];
+			if (oc->row[t] < lo)
+				lo = oc->row[t];
+		}
+		for (int L2 = 0; L2 < W; L2++) {
+			int g2 = 0, lo2 = INT32_MAX;
+
+			for (int e = 0; e < EC; e++) {
+				int t = L2 * EC + e;
+
+				if (oc->col[t] == n) {
+					g2++;
+					if (oc->row[t] < lo2)
+						lo2 = oc->row[t];
+				}
+			}
+			if (!g2)
+				continue;
+			if (g2 != g)
+				return -1;
+			lanes++;
+			rank += lo2 < lo;
+		}
+		if (lanes * g != lm->m)
+			return -1;
+		out[s] = idx * lanes + rank;
+	}
+	return 0;
+}
+
+/* Does the interleaved-rows belief differ from lm's rows? -1: it cannot
+ * be held (unequal shares). */
+static int interleaved_differs(const struct lanemap *lm)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int slots = lm->wave * oc->elems, *ir, differs = 0;
+
+	ir = malloc((size_t)slots * sizeof(int));
+	if (!ir)
+		return 1;	/* try it: the emulation reports the memory */
+	if (kernel_interleaved_rows(lm, ir)) {
+		free(ir);
+		return -1;
+	}
+	for (int s = 0; s < slots; s++)
+		differs |= ir[s] != oc->row[s];
+	free(ir);
+	return differs;
+}
+
+/* Does some lane hold more than one entry of a C row (by_col 0) or of a
+ * C column (by_col 1)? */
+static int lane_holds_two(const struct lanemap *lm, int by_col)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	const int32_t *x = by_col ? oc->col : oc->row;
+
+	for (int L = 0; L < lm->wave; L++)
+		for (int e = 0; e < oc->elems; e++)
+			for (int f = e + 1; f < oc->elems; f++)
+				if (x[L * oc->elems + e] == x[L * oc->elems + f])
+					return 1;
+	return 0;
+}
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len)
 {
@@ -307,8 +391,12 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 	case BUG_TRANSPOSE:
 		switch (contiguous_differs(lm)) {
 		case 0:
-			snprintf(buf, len, "%s: a lane's accumulators already are adjacent columns",
-				 lm->name);
+			if (!lane_holds_two(lm, 0))
+				snprintf(buf, len, "%s: a lane holds one entry of each C row (its accumulators are rows of one column): no column belief to get wrong",
+					 lm->name);
+			else
+				snprintf(buf, len, "%s: a lane's accumulators already are adjacent columns",
+					 lm->name);
 			return buf;
 		case -1:
 			snprintf(buf, len, "%s: the lanes holding a C row hold unequal shares of it",
@@ -389,6 +477,22 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		case -1:
 			snprintf(buf, len, "G %d > kv_heads %d: (b %% G)*G + b / G passes q_heads, writes outside out",
 				 G, c->kv_heads);
+			return buf;
+		}
+		return NULL;
+	case BUG_C_ROWS:
+		switch (interleaved_differs(lm)) {
+		case 0:
+			if (!lane_holds_two(lm, 1))
+				snprintf(buf, len, "%s: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong",
+					 lm->name);
+			else
+				snprintf(buf, len, "%s: a lane's accumulators of a column already are rows strided by the lane count",
+					 lm->name);
+			return buf;
+		case -1:
+			snprintf(buf, len, "%s: the lanes holding a C column hold unequal shares of it",
+				 lm->name);
 			return buf;
 		}
 		return NULL;

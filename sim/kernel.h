@@ -114,6 +114,7 @@ struct fs_kernel {
 	int k_scale_first_key;		/* 1: every key takes key 0's K scale */
 	enum kern_gqa gqa;		/* gqa_map's values beside modulo */
 	enum kern_load operand_load;	/* how K's bytes reach its registers */
+	int c_rows_interleaved;		/* 1: kernel_interleaved_rows' belief */
 };
 
 /* The correct kernel: every field at its default. */
@@ -145,6 +146,7 @@ enum kern_bug {
 	BUG_GQA_GRID,		/* gqa_map: grid_permuted */
 	BUG_LOAD_SWAP_K,	/* operand_load: swap_k_halves */
 	BUG_LOAD_UNSWIZZLED,	/* operand_load: unswizzled */
+	BUG_C_ROWS,		/* c_rows: interleaved */
 	BUG_COUNT
 };
 
@@ -205,6 +207,10 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    q_heads, and some head unserved
  *   operand_load swap_k_halves       always
  *   operand_load unswizzled          head_dim of two 16-byte chunks or more
+ *   c_rows                           lm's lanes hold the entries of each C
+ *                                    column in equal shares, and not
+ *                                    already interleaved (gfx936, sm80,
+ *                                    RDNA3 are: n/a)
  *   page_walk (none, identity)       a pool of more than one block
  *   k_scale_walk                     a pool of more than one block and
  *                                    K scales per token (not per_tensor)
@@ -213,6 +219,20 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   split_merge                      a context cut into split-K segments
  *   scale_recovery, q_position       always
  */
+/*
+ * The "interleaved rows" belief behind c_rows: out[slot] is the C row the
+ * kernel takes slot (lane, e) to hold. A lane holding g entries of column
+ * n, the idx-th of them by row, ranked r among the `lanes` lanes holding
+ * column n (by the lowest row each holds), believes that entry is row
+ * idx * lanes + r: its accumulators strided by the lane count, where the
+ * map may hold them as a block. CDNA3 16x16 (row 4*(L/16) + e, column
+ * L % 16): four lanes hold each column, so lane L's accumulator e is
+ * taken as row 4e + L/16; lane 17, e 0 holds C[4][1] and is taken for
+ * C[1][1]. Returns -1 when the lanes holding a column hold unequal
+ * shares of it.
+ */
+int kernel_interleaved_rows(const struct lanemap *lm, int *out);
+
 /* operand_load unswizzled: the chunk read for chunk c of tile row n of a
  * row of `chunks` 16-byte chunks (kern_load above). An involution. */
 int kernel_unswizzled_chunk(int c, int n, int chunks);

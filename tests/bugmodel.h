@@ -44,6 +44,13 @@ struct bugmodel {
 				 * of its K-step (K = the instruction's) */
 	int unswizzled;		/* K chunk c of key j read as chunk c ^ (j % N)
 				 * within groups of w (bugmodel_chunk) */
+	/* c_rows: the row of its M-row tile whose accumulators a query's
+	 * row gets (NULL: its own). Prefill: token t scores with the Q of
+	 * token M*(t/M) + row_src[t % M] (0 past the chunk: a zero A row);
+	 * decode: q head h of kv head g, the group's row R = h % G, with the
+	 * Q of q head g*G + (M*(R/M) + row_src[R % M]) % G. Its own Q scale
+	 * and mask. */
+	const int *row_src;
 };
 
 /*
@@ -128,11 +135,24 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 			for (int h = 0; h < Hq; h++) {
 				size_t row = ((size_t)s * T + t) * Hq + h;
 				const int8_t *q = &in->q_int8[row * D];
+				int qzero = 0;
 				int g = !m->kv_divide ? h / G :
 					c->mode == MODE_DECODE ? h / G * G / Hkv : h / Hkv;
 				int qp = in->q_pos[s * T + t], served = !m->grid;
 				double sq = m->no_sq ? 1.0 : in->q_scale[row], mx = -INFINITY, l = 0;
 				double *sc = &scores[row * X], *o = &out[row * D];
+				int M = r->lm->m;
+
+				if (m->row_src && c->mode == MODE_DECODE) {
+					int R = h % G, src = (M * (R / M) + m->row_src[R % M]) % G;
+
+					q = &in->q_int8[(((size_t)s * T + t) * Hq + h / G * G + src) * D];
+				} else if (m->row_src) {
+					int ts = M * (t / M) + m->row_src[t % M];
+
+					qzero = ts >= c->seqs[s].tokens;
+					q = &in->q_int8[(((size_t)s * T + (qzero ? t : ts)) * Hq + h) * D];
+				}
 
 				for (int b = 0; b < Hq && !served; b++)
 					served = b % G * G + b / G == h;
@@ -159,7 +179,7 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 							src = 16 * bugmodel_chunk(d / 16, j % r->lm->n, D / 16) +
 							      d % 16;
 						/* past head_dim: the last K-step's zero padding */
-						acc += src < D ? q[d] * bm_kbyte(r, pk, g, j, src, bs) : 0;
+						acc += src < D && !qzero ? q[d] * bm_kbyte(r, pk, g, j, src, bs) : 0;
 					}
 					sk = m->no_sk ? 1.0 : bm_scale(r, in->k_scale, ps, g, js, bs);
 					sc[j] = acc * sq * sk * c->softmax_scale;

@@ -505,6 +505,22 @@ static void model_dumps_name_operand_loads(void **state)
 	model_dump_named(walk_case, &un, "operand_load=unswizzled");
 }
 
+/* c_rows on CDNA3 16x16: believed row p gets true row 4*(p % 4) + p / 4
+ * (tests/test_kernel.c works it out from the published map). */
+static void model_dump_names_c_rows(void **state)
+{
+	int src[16];
+	struct bugmodel m = { .row_src = src };
+
+	(void)state;
+	for (int p = 0; p < 16; p++)
+		src[p] = 4 * (p % 4) + p / 4;
+	model_dump_named("fragsim: 1\nname: model\nisa: cdna3-mfma-i32-16x16x32-i8\nmode: prefill\n"
+			 "model: {q_heads: 4, kv_heads: 2, head_dim: 64, softmax_scale: 0.125}\n"
+			 "cache: {placement: shuffled}\nsequences:\n  - {history: 10, chunk: 20}\n"
+			 "data: {seed: 8}\n", &m, "c_rows=interleaved");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +538,7 @@ int main(void)
 		cmocka_unit_test(model_dumps_name_scale_classes),
 		cmocka_unit_test(model_dumps_name_gqa_classes),
 		cmocka_unit_test(model_dumps_name_operand_loads),
+		cmocka_unit_test(model_dump_names_c_rows),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

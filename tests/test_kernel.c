@@ -434,6 +434,15 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "model: {head_dim: 16}\n", BUG_LOAD_UNSWIZZLED, "one 16-byte chunk" },
 		{ "model: {head_dim: 32}\n", BUG_LOAD_UNSWIZZLED, NULL },
 		{ "model: {head_dim: 16}\n", BUG_LOAD_SWAP_K, NULL },
+		/* c_rows: CDNA3 and RDNA4 hold rows of a column as a block */
+		{ "", BUG_C_ROWS, "one entry of each C column" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_C_ROWS, NULL },
+		{ "isa: cdna3-mfma-i32-32x32x16-i8\n", BUG_C_ROWS, NULL },
+		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, NULL },
+		{ "isa: rdna3-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, "already are rows strided" },
+		{ "isa: sm80-mma-m16n8k32-s8\n", BUG_C_ROWS, "already are rows strided" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_C_COLUMNS, "rows of one column" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_TRANSPOSE, "rows of one column" },
 	};
 
 	(void)state;
@@ -480,7 +489,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"k_scale_index=first_key        n/a: k_scale per_tensor: every key has the same scale\n",
 		"gqa_map=kv_divide              n/a: q head / kv_heads gives every work unit its own kv head (G 4, kv_heads 1, decode)\n",
 		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
-		"0 of 14 applicable bug classes survive 1 case(s), 8 not applicable\n",
+		"c_rows=interleaved             n/a: gfx936: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong\n",
+		"0 of 14 applicable bug classes survive 1 case(s), 9 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -506,7 +516,7 @@ static void mutate_reports_inapplicable_classes(void **state)
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
 			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
-			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: ')] 0 14 8\n");
+			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), ('c_rows', 'gfx936: ')] 0 14 9\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -525,8 +535,9 @@ static void mutate_na_with_mixed_reasons(void **state)
 	(void)state;
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
-	/* gqa_map modulo and grid_permuted, split_merge, block_size_assumed */
-	assert_non_null(strstr(res.out, "4 not applicable\n"));
+	/* gqa_map modulo and grid_permuted, split_merge, block_size_assumed,
+	 * c_rows (gfx936) */
+	assert_non_null(strstr(res.out, "5 not applicable\n"));
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
@@ -551,7 +562,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 20 applicable bug classes survive 1 case(s), 2 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 20 applicable bug classes survive 1 case(s), 3 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -657,10 +668,10 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	{
 		char want[96];
 
-		/* both cases have blocks of 16 and are decode: block_size_assumed
-		 * and gqa_map grid_permuted are n/a */
-		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 2 not applicable",
-			 BUG_COUNT - 2);
+		/* both cases are gfx936 decode with blocks of 16:
+		 * block_size_assumed, gqa_map grid_permuted and c_rows are n/a */
+		snprintf(want, sizeof(want), "2 of %d applicable bug classes survive 2 case(s), 3 not applicable",
+			 BUG_COUNT - 3);
 		assert_non_null(strstr(res.out, want));
 	}
 	tu_free(&res);
@@ -671,9 +682,9 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "print(sorted(c[\"bug\"] + \"=\" + c[\"value\"] for c in d[\"classes\"] "
 		     "if c[\"verdict\"] == \"survived\"), "
 		     "d[\"survived\"], d[\"applicable\"] == %d, d[\"not_applicable\"], d[\"cases\"])'",
-		     BUG_COUNT - 2);
+		     BUG_COUNT - 3);
 	assert_int_equal(res.status, 0);
-	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 2 2\n");
+	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 True 3 2\n");
 	tu_free(&res);
 }
 
@@ -684,7 +695,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "22 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "23 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -925,6 +936,40 @@ static void operand_load_by_hand(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * c_rows interleaved on CDNA3 16x16 (C row 4*(L/16) + e, column L % 16,
+ * from AMD's matrix instruction calculator): lane 17, e 0 holds C[4][1]
+ * and the kernel takes it for C[1][1], so believed row p = 4e + L/16 gets
+ * the accumulators of true row 4*(p % 4) + p / 4: row 1 those of row 4,
+ * row 6 those of row 9. Prefill: token 1 is scored with token 4's Q
+ * and its own Q scale and causal mask; in a chunk of 20 tokens, token 19
+ * (row 3 of its tile) gets row 12 of that tile, token 28, past the
+ * chunk: a zero A row, so its scores are 0. Decode (G 6): q head 1 of a
+ * group gets the accumulators of row 4, q head 4.
+ */
+static void c_rows_by_hand(void **state)
+{
+	int src[16];
+	struct bugmodel m = { .row_src = src };
+	struct runcase r;
+
+	(void)state;
+	for (int p = 0; p < 16; p++)
+		src[p] = 4 * (p % 4) + p / 4;
+	assert_int_equal(src[1], 4);
+	assert_int_equal(src[6], 9);
+	load_text(&r, "fragsim: 1\nname: rows\nisa: cdna3-mfma-i32-16x16x32-i8\nmode: prefill\n"
+		  "cache: {placement: shuffled}\n"
+		  "sequences:\n  - {history: 10, chunk: 20}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_C_ROWS, &m);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: rows\nisa: cdna3-mfma-i32-16x16x32-i8\n"
+		  "cache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_C_ROWS, &m);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -949,6 +994,7 @@ int main(void)
 		cmocka_unit_test(gqa_classes_by_hand),
 		cmocka_unit_test(gqa_grid_refused),
 		cmocka_unit_test(operand_load_by_hand),
+		cmocka_unit_test(c_rows_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
