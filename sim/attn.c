@@ -590,7 +590,18 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 
 	/* Work units, then their tile counts, so tile indices are fixed
 	 * before any thread runs. */
-	if (c->mode == MODE_DECODE) {
+	if (c->mode == MODE_DECODE && c->kernel.gqa == KGQA_SPILL) {
+		/* gqa_map spill: one unit per tile of M consecutive q heads,
+		 * reading the kv head of its first */
+		int nt = (k.Hq + k.M - 1) / k.M;
+
+		maxrt = 1;
+		units = calloc((size_t)c->n_seqs * k.T * nt, sizeof(*units));
+		for (int s = 0; units && s < c->n_seqs; s++)
+			for (int t = 0; t < c->seqs[s].tokens; t++)
+				for (int i = 0; i < nt; i++)
+					units[nunits++] = (struct unit){ s, t, i * k.M / k.G, i, 1, 0 };
+	} else if (c->mode == MODE_DECODE) {
 		int nrt = (k.G + k.M - 1) / k.M;
 
 		maxrt = nrt;

@@ -34,7 +34,18 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 		struct row *w = &rows[m];
 
 		memset(w, 0, sizeof(*w));
-		if (k->c->mode == MODE_DECODE) {
+		if (k->c->mode == MODE_DECODE && k->kn->gqa == KGQA_SPILL) {
+			/* gqa_map spill: tile rt holds q heads rt*M + m; the
+			 * unit reads kv head u->h, its first head's */
+			w->t = u->t;
+			w->qh = rt * k->M + m;
+			w->primary = 1;
+			if (w->qh >= k->Hq) {
+				w->valid = w->primary = 0;
+				w->qh = 0;
+				continue;	/* past the heads: a zero A row */
+			}
+		} else if (k->c->mode == MODE_DECODE) {
 			int local = (rt * k->M + m) % k->G;
 
 			/* Packed rows past the group: the kernel zero-fills
@@ -246,5 +257,6 @@ void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 	tl[1] = u->h;
 	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
 	tl[3] = kb;
-	tl[4] = rt;
+	/* gqa_map spill: the row tile of kv head u->h its first head would be */
+	tl[4] = k->kn->gqa == KGQA_SPILL ? rt * k->M % k->G / k->M : rt;
 }

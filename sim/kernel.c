@@ -57,6 +57,8 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"kv head = q head / kv_heads instead of q head / group" },
 	[BUG_GQA_GRID] = { "gqa_map", "divide", "grid_permuted",
 		"prefill work unit b serves q head (b % G)*G + b / G: heads collide, some are never written" },
+	[BUG_GQA_SPILL] = { "gqa_map", "divide", "spill",
+		"decode tiles of M consecutive q heads: one spanning two groups uses the first group's kv head" },
 	[BUG_LOAD_SWAP_K] = { "operand_load", "direct", "swap_k_halves",
 		"a lane's K bytes of the two halves of a K-step exchanged" },
 	[BUG_LOAD_UNSWIZZLED] = { "operand_load", "direct", "unswizzled",
@@ -138,8 +140,10 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_LOAD_UNSWIZZLED: k->operand_load = KLOAD_UNSWIZZLED; return 0;
 	case BUG_GQA_KV_DIVIDE:
 	case BUG_GQA_GRID:
+	case BUG_GQA_SPILL:
 		k->gqa_modulo = 0;
-		k->gqa = b == BUG_GQA_KV_DIVIDE ? KGQA_KV_DIVIDE : KGQA_GRID;
+		k->gqa = b == BUG_GQA_KV_DIVIDE ? KGQA_KV_DIVIDE :
+			 b == BUG_GQA_GRID ? KGQA_GRID : KGQA_SPILL;
 		return 0;
 	case BUG_COUNT: break;
 	}
@@ -172,6 +176,7 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->k_scale_first_key != 0) << BUG_K_SCALE_FIRST;
 	b |= (uint64_t)(k->gqa == KGQA_KV_DIVIDE) << BUG_GQA_KV_DIVIDE;
 	b |= (uint64_t)(k->gqa == KGQA_GRID) << BUG_GQA_GRID;
+	b |= (uint64_t)(k->gqa == KGQA_SPILL) << BUG_GQA_SPILL;
 	b |= (uint64_t)(k->operand_load == KLOAD_SWAP_K_HALVES) << BUG_LOAD_SWAP_K;
 	b |= (uint64_t)(k->operand_load == KLOAD_UNSWIZZLED) << BUG_LOAD_UNSWIZZLED;
 	b |= (uint64_t)(k->c_rows_interleaved != 0) << BUG_C_ROWS;
@@ -496,6 +501,17 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			return buf;
 		}
 		return NULL;
+	case BUG_GQA_SPILL:
+		if (c->mode != MODE_DECODE) {
+			snprintf(buf, len, "prefill: a row tile holds one q head's tokens");
+			return buf;
+		}
+		for (int h = 0; h < c->q_heads; h++)
+			if (h / G != h / lm->m * lm->m / G)
+				return NULL;
+		snprintf(buf, len, "%s: every tile of %d consecutive q heads lies in one group (G %d, kv_heads %d)",
+			 lm->name, lm->m, G, c->kv_heads);
+		return buf;
 	case BUG_LOAD_SWAP_K:
 		return NULL;
 	case BUG_LOAD_UNSWIZZLED:

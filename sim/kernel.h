@@ -58,6 +58,12 @@ enum kern_scale_drop {
  *   KGQA_KV_DIVIDE  kv head = q head / kv_heads; in decode, where a work
  *                   unit serves the G q heads of kv head g, it takes its
  *                   kv head from its first q head: g*G / kv_heads
+ *   KGQA_SPILL      decode: the q heads of a token are cut into row tiles
+ *                   of M consecutive heads (tile i: heads i*M .. i*M+M-1,
+ *                   rows past q_heads zero), and a tile that holds q heads
+ *                   of two groups uses the kv head of its first, i*M / G,
+ *                   for all of them; acc_tiles names it (head i*M / G,
+ *                   row_tile (i*M % G) / M), its rows being heads i*M + m
  *   KGQA_GRID       prefill: work unit b (grid index b < q_heads) serves
  *                   q head (b % G)*G + b / G; two units serving one head
  *                   compute the same bytes, a head no unit serves is
@@ -69,6 +75,7 @@ enum kern_gqa {
 	KGQA_DIVIDE,
 	KGQA_KV_DIVIDE,
 	KGQA_GRID,
+	KGQA_SPILL,
 };
 
 /*
@@ -144,6 +151,7 @@ enum kern_bug {
 	BUG_K_SCALE_FIRST,	/* k_scale_index: first_key */
 	BUG_GQA_KV_DIVIDE,	/* gqa_map: kv_divide */
 	BUG_GQA_GRID,		/* gqa_map: grid_permuted */
+	BUG_GQA_SPILL,		/* gqa_map: spill */
 	BUG_LOAD_SWAP_K,	/* operand_load: swap_k_halves */
 	BUG_LOAD_UNSWIZZLED,	/* operand_load: unswizzled */
 	BUG_C_ROWS,		/* c_rows: interleaved */
@@ -205,6 +213,9 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    decode: g*G/kv_heads != g for a g)
  *   gqa_map grid_permuted            prefill, every served head inside
  *                                    q_heads, and some head unserved
+ *   gqa_map spill                    decode, and a tile of M consecutive
+ *                                    q heads spans two groups (G % M != 0,
+ *                                    kv_heads > 1)
  *   operand_load swap_k_halves       always
  *   operand_load unswizzled          head_dim of two 16-byte chunks or more
  *   c_rows                           lm's lanes hold the entries of each C

@@ -51,6 +51,8 @@ struct bugmodel {
 	 * Q of q head g*G + (M*(R/M) + row_src[R % M]) % G. Its own Q scale
 	 * and mask. */
 	const int *row_src;
+	int spill;		/* decode: q head h reads the kv head of the first
+				 * head of its tile of M, (h / M) * M / G */
 };
 
 /*
@@ -136,7 +138,8 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 				size_t row = ((size_t)s * T + t) * Hq + h;
 				const int8_t *q = &in->q_int8[row * D];
 				int qzero = 0;
-				int g = !m->kv_divide ? h / G :
+				int g = m->spill ? h / r->lm->m * r->lm->m / G :
+					!m->kv_divide ? h / G :
 					c->mode == MODE_DECODE ? h / G * G / Hkv : h / Hkv;
 				int qp = in->q_pos[s * T + t], served = !m->grid;
 				double sq = m->no_sq ? 1.0 : in->q_scale[row], mx = -INFINITY, l = 0;

@@ -494,6 +494,11 @@ static void model_dumps_name_gqa_classes(void **state)
 	model_dump_named(walk_case, &kd, "gqa_map=kv_divide");
 	model_dump_named(prefill, &kd, "gqa_map=kv_divide");
 	model_dump_named(prefill, &gp, "gqa_map=grid_permuted");
+	{
+		struct bugmodel sp = { .spill = 1 };	/* 8 over 2: tile 0 reads kv head 0 */
+
+		model_dump_named(walk_case, &sp, "gqa_map=spill");
+	}
 }
 
 static void model_dumps_name_operand_loads(void **state)

@@ -431,6 +431,11 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "mode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n", BUG_GQA_GRID, NULL },
 		{ "mode: prefill\nmodel: {q_heads: 16, kv_heads: 4}\n", BUG_GQA_GRID, "every q head once" },
 		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_GRID, "passes q_heads" },
+		{ "", BUG_GQA_SPILL, NULL },
+		{ "model: {q_heads: 48, kv_heads: 2}\n", BUG_GQA_SPILL, NULL },	/* tile 1: heads 16..31 */
+		{ "model: {q_heads: 64, kv_heads: 2}\n", BUG_GQA_SPILL, "lies in one group" },
+		{ "model: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_SPILL, "lies in one group" },
+		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_SPILL, "prefill:" },
 		{ "model: {head_dim: 16}\n", BUG_LOAD_UNSWIZZLED, "one 16-byte chunk" },
 		{ "model: {head_dim: 32}\n", BUG_LOAD_UNSWIZZLED, NULL },
 		{ "model: {head_dim: 16}\n", BUG_LOAD_SWAP_K, NULL },
@@ -490,7 +495,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"gqa_map=kv_divide              n/a: q head / kv_heads gives every work unit its own kv head (G 4, kv_heads 1, decode)\n",
 		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
 		"c_rows=interleaved             n/a: gfx936: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong\n",
-		"0 of 14 applicable bug classes survive 1 case(s), 9 not applicable\n",
+		"gqa_map=spill                  n/a: gfx936: every tile of 16 consecutive q heads lies in one group (G 4, kv_heads 1)\n",
+		"0 of 14 applicable bug classes survive 1 case(s), 10 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -516,7 +522,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
 			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
-			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), ('c_rows', 'gfx936: ')] 0 14 9\n");
+			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), ('gqa_map', 'gfx936: '), "
+			    "('c_rows', 'gfx936: ')] 0 14 10\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -562,7 +569,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 20 applicable bug classes survive 1 case(s), 3 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 21 applicable bug classes survive 1 case(s), 3 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -695,7 +702,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "23 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "24 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -864,6 +871,17 @@ static void gqa_classes_by_hand(void **state)
 	load_text(&r, "fragsim: 1\nname: kvd\ncache: {placement: shuffled}\n"
 		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
 	sim_matches_model(&r, BUG_GQA_KV_DIVIDE, &kd);
+	runcase_free(&r);
+	/* spill, 24 q heads over 4 (G 6) in tiles of 16: tile 0 (heads
+	 * 0..15) reads kv head 0 for all, tile 1 (16..23) kv head 16 / 6 = 2:
+	 * q heads 6..11 and 12..15 read kv head 0, 18..23 kv head 2 */
+	load_text(&r, "fragsim: 1\nname: spill\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
+	{
+		struct bugmodel sp = { .spill = 1 };
+
+		sim_matches_model(&r, BUG_GQA_SPILL, &sp);
+	}
 	runcase_free(&r);
 	load_text(&r, "fragsim: 1\nname: grid\nmode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n"
 		  "cache: {placement: shuffled}\n"
