@@ -305,68 +305,70 @@ static int kernel_gqa_differs(const struct fs_case *c, enum kern_gqa v)
 	return missing > 0;
 }
 
-int kernel_interleaved_rows(const struct lanemap *lm, int *out)
+/* The interleaved belief for one slot s (kernel.h), or -1 when the lanes
+ * holding its column hold unequal shares of it. */
+static int interleaved_row(const struct lanemap *lm, int s)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
 	int W = lm->wave, EC = oc->elems;
+	int L = s / EC, n = oc->col[s], g = 0, idx = 0, lo = INT32_MAX;
+	int rank = 0, lanes = 0;
 
-	for (int s = 0; s < W * EC; s++) {
-		int L = s / EC, n = oc->col[s], g = 0, idx = 0, lo = INT32_MAX;
-		int rank = 0, lanes = 0;
+	for (int e = 0; e < EC; e++) {
+		int t = L * EC + e;
+
+		if (oc->col[t] != n)
+			continue;
+		g++;
+		idx += oc->row[t] < oc->row[s];
+		if (oc->row[t] < lo)
+			lo = oc->row[t];
+	}
+	for (int L2 = 0; L2 < W; L2++) {
+		int g2 = 0, lo2 = INT32_MAX;
 
 		for (int e = 0; e < EC; e++) {
-			int t = L * EC + e;
+			int t = L2 * EC + e;
 
-			if (oc->col[t] != n)
-				continue;
-			g++;
-			idx += oc->row[t] < oc->row[s];
-			if (oc->row[t] < lo)
-				lo = oc->row[t];
-		}
-		for (int L2 = 0; L2 < W; L2++) {
-			int g2 = 0, lo2 = INT32_MAX;
-
-			for (int e = 0; e < EC; e++) {
-				int t = L2 * EC + e;
-
-				if (oc->col[t] == n) {
-					g2++;
-					if (oc->row[t] < lo2)
-						lo2 = oc->row[t];
-				}
+			if (oc->col[t] == n) {
+				g2++;
+				if (oc->row[t] < lo2)
+					lo2 = oc->row[t];
 			}
-			if (!g2)
-				continue;
-			if (g2 != g)
-				return -1;
-			lanes++;
-			rank += lo2 < lo;
 		}
-		if (lanes * g != lm->m)
+		if (!g2)
+			continue;
+		if (g2 != g)
 			return -1;
-		out[s] = idx * lanes + rank;
+		lanes++;
+		rank += lo2 < lo;
 	}
+	return lanes * g == lm->m ? idx * lanes + rank : -1;
+}
+
+int kernel_interleaved_rows(const struct lanemap *lm, int *out)
+{
+	for (int s = 0; s < lm->wave * lm->op[LM_C].elems; s++)
+		if ((out[s] = interleaved_row(lm, s)) < 0)
+			return -1;
 	return 0;
 }
 
 /* Does the interleaved-rows belief differ from lm's rows? -1: it cannot
- * be held (unequal shares). */
+ * be held (unequal shares). No allocation: the answer must not depend
+ * on memory (diff's hypotheses are the same with any allocation failing). */
 static int interleaved_differs(const struct lanemap *lm)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
-	int slots = lm->wave * oc->elems, *ir, differs = 0;
+	int differs = 0;
 
-	ir = malloc((size_t)slots * sizeof(int));
-	if (!ir)
-		return 1;	/* try it: the emulation reports the memory */
-	if (kernel_interleaved_rows(lm, ir)) {
-		free(ir);
-		return -1;
+	for (int s = 0; s < lm->wave * oc->elems; s++) {
+		int r = interleaved_row(lm, s);
+
+		if (r < 0)
+			return -1;
+		differs |= r != oc->row[s];
 	}
-	for (int s = 0; s < slots; s++)
-		differs |= ir[s] != oc->row[s];
-	free(ir);
 	return differs;
 }
 
