@@ -16,6 +16,11 @@
  *   - keys a buggy mask lets through past the block table or the pool
  *     read poison (NaN), never abort;
  *   - the rules that make a class not applicable, and mutate's n/a;
+ *   - the mapping and addressing classes of issue 22 (k_scale_walk,
+ *     v_page_walk, block_size_assumed, scale_recovery no_k/no_q_scale,
+ *     k_scale_index first_key, gqa_map kv_divide/spill/grid_permuted,
+ *     operand_load, c_rows) against tests/bugmodel.h, a plain-loop
+ *     model of the buggy kernel that shares no code with sim/;
  * then the suites: the shipped one catches every class, the article's
  * weak one (contiguous pages, block-aligned contexts) lets exactly
  * tail_mask and page_walk none through, and every cases/mutations/ case
