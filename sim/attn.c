@@ -56,6 +56,7 @@ static void c_row_slots_free(struct kern *k)
 	free(k->rowslots);
 	free(k->rowcount);
 	free(k->col_contig);
+	free(k->row_inter);
 	free(k->seq_block0);
 }
 
@@ -82,6 +83,17 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 			k->col_mask = k->col_contig;
 		if (kn->c_columns || kn->transpose)
 			k->col_write = k->col_contig;
+	}
+	k->row_read = k->lm->op[LM_C].row;
+	if (kn->c_rows_interleaved) {
+		k->row_inter = malloc((size_t)slots * sizeof(int));
+		if (!k->row_inter)
+			return fs_nomem(err, "the kernel's row table", (size_t)slots * sizeof(int));
+		if (kernel_interleaved_rows(k->lm, k->row_inter))
+			return fs_fail(err, FS_EINPUT,
+				       "kernel: c_rows interleaved needs lanes holding equal shares of each C column; %s does not",
+				       k->lm->name);
+		k->row_read = k->row_inter;
 	}
 	k->seq_block0 = malloc((size_t)k->c->n_seqs * sizeof(int));
 	if (!k->seq_block0)
@@ -190,6 +202,18 @@ static enum fs_rc check_profile(const struct fs_case *c,
 		return fs_fail(err, FS_EINPUT,
 			       "kernel: operand_order kq needs a square tile with A and B of one type; %s is %dx%d",
 			       lm->name, lm->m, lm->n);
+	if (c->kernel.gqa == KGQA_GRID) {
+		int G = case_group(c);
+
+		if (c->mode == MODE_DECODE)
+			return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
+				       "kernel: gqa_map grid_permuted is a prefill grid (one q head a work unit); decode units serve a kv head's group");
+		for (int b = 0; b < c->q_heads; b++)
+			if (kernel_grid_head(b, G) >= c->q_heads)
+				return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
+					       "kernel: gqa_map grid_permuted: work unit %d would serve q head %d of %d (G %d > kv_heads %d); its writes fall outside out",
+					       b, kernel_grid_head(b, G), c->q_heads, G, c->kv_heads);
+	}
 	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
 		return fs_fail(err, FS_EINPUT,
 			       "split_k.segment %d cuts a context into %d segments; at most %d",
@@ -461,6 +485,45 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	return failed;
 }
 
+/*
+ * gqa_map grid_permuted (prefill): the q head work unit b serves, or -1
+ * when an earlier unit serves it already (both would compute the same
+ * bytes: one emulation of the two). The identity for a correct kernel.
+ */
+static int grid_served(const struct kern *k, int b)
+{
+	int h;
+
+	if (k->kn->gqa != KGQA_GRID)
+		return b;
+	h = kernel_grid_head(b, k->G);
+	for (int a = 0; a < b; a++)
+		if (kernel_grid_head(a, k->G) == h)
+			return -1;
+	return h;
+}
+
+/* The rows of q heads no unit serves are never written: poison (NaN). */
+static void grid_poison(const struct kern *k, struct attn_result *r)
+{
+	for (int h = 0; h < k->Hq; h++) {
+		int served = 0;
+
+		for (int b = 0; b < k->Hq && !served; b++)
+			served = kernel_grid_head(b, k->G) == h;
+		for (int s = 0; !served && s < k->c->n_seqs; s++)
+			for (int t = 0; t < k->T; t++) {
+				size_t ri = ((size_t)s * k->T + t) * k->Hq + h;
+
+				for (int d = 0; d < k->D; d++)
+					r->out[ri * k->D + d] = NAN;
+				for (int j = 0; r->scores && j < k->MAXCTX; j++)
+					r->scores[ri * k->MAXCTX + j] = NAN;
+				r->row_max[ri] = r->row_sum[ri] = NAN;
+			}
+	}
+}
+
 enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			 const struct attn_opts *opts, const struct fs_inputs *in,
 			 struct attn_result *r, struct fs_err *err)
@@ -492,6 +555,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	 * more K-step, zero-padded past head_dim, as a kernel pads it. */
 	k.D = c->head_dim, k.ksteps = (k.D + k.K - 1) / k.K, k.G = case_group(c);
 	k.BS = c->block_size, k.MAXB = in->MAXB, k.Hq = c->q_heads, k.Hkv = c->kv_heads;
+	k.KBS = c->kernel.block_size_assumed ? c->kernel.block_size_assumed : k.BS;
 	k.T = in->T, k.MAXCTX = in->MAXCTX;
 	k.per_block32 = c->k_scale == KSCALE_PER_BLOCK32;
 	logit_init(&k.lmod, c);
@@ -528,7 +592,18 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 
 	/* Work units, then their tile counts, so tile indices are fixed
 	 * before any thread runs. */
-	if (c->mode == MODE_DECODE) {
+	if (c->mode == MODE_DECODE && c->kernel.gqa == KGQA_SPILL) {
+		/* gqa_map spill: one unit per tile of M consecutive q heads,
+		 * reading the kv head of its first */
+		int nt = (k.Hq + k.M - 1) / k.M;
+
+		maxrt = 1;
+		units = calloc((size_t)c->n_seqs * k.T * nt, sizeof(*units));
+		for (int s = 0; units && s < c->n_seqs; s++)
+			for (int t = 0; t < c->seqs[s].tokens; t++)
+				for (int i = 0; i < nt; i++)
+					units[nunits++] = (struct unit){ s, t, i * k.M / k.G, i, 1, 0 };
+	} else if (c->mode == MODE_DECODE) {
 		int nrt = (k.G + k.M - 1) / k.M;
 
 		maxrt = nrt;
@@ -547,10 +622,15 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		for (int s = 0; units && s < c->n_seqs; s++) {
 			int nrt = (c->seqs[s].tokens + k.M - 1) / k.M;
 
-			for (int h = 0; h < k.Hq; h++)
+			for (int b = 0; b < k.Hq; b++) {
+				int h = grid_served(&k, b);
+
+				if (h < 0)
+					continue;	/* an earlier unit serves it: the same bytes */
 				for (int rt = 0; rt < nrt; rt += per)
 					units[nunits++] = (struct unit){
 						s, 0, h, rt, nrt - rt < per ? nrt - rt : per, 0 };
+			}
 		}
 	}
 	rows_n = (size_t)maxrt * k.M;
@@ -608,6 +688,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		}
 		for (size_t i = 0; r->scores && i < rows_all * k.MAXCTX; i++)
 			r->scores[i] = -INFINITY;
+		if (c->kernel.gqa == KGQA_GRID)
+			grid_poison(&k, r);
 		if (r->seg_max)
 			for (size_t i = 0; i < rows_all * r->nseg; i++)
 				r->seg_max[i] = -INFINITY;

@@ -67,7 +67,18 @@ static void rows_of_tile(const struct kern *k, const struct unit *u, int rt,
 		struct row *w = &rows[m];
 
 		memset(w, 0, sizeof(*w));
-		if (k->c->mode == MODE_DECODE) {
+		if (k->c->mode == MODE_DECODE && k->kn->gqa == KGQA_SPILL) {
+			/* gqa_map spill: tile rt holds q heads rt*M + m; the
+			 * unit reads kv head u->h, its first head's */
+			w->t = u->t;
+			w->qh = rt * k->M + m;
+			w->primary = 1;
+			if (w->qh >= k->Hq) {
+				w->valid = w->primary = 0;
+				w->qh = 0;
+				continue;	/* past the heads: a zero A row */
+			}
+		} else if (k->c->mode == MODE_DECODE) {
 			int local = (rt * k->M + m) % k->G;
 
 			/* Packed rows past the group: the kernel zero-fills
@@ -160,13 +171,22 @@ size_t attn_seg_tiles(const struct kern *k, const struct unit *u,
 	return n;
 }
 
+/*
+ * The scale tensors are [NB][BS][Hkv]: the kernel's index (blk * KBS +
+ * slot) * Hkv + g, taken apart again with the true BS, is the (block,
+ * slot, head) it reads; the same when KBS = BS. A block past the pool
+ * reads NaN (inputs_k_scale).
+ */
 float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
 {
 	const struct fs_inputs *in = k->in;
-	int blk = attn_block(k, u->s, tok);
+	int blk = attn_k_scale_block(k, u->s, tok);
+	size_t si = ((size_t)blk * k->KBS + tok % k->KBS) * k->Hkv + attn_kv_head(k, u);
 
-	return inputs_k_scale(k->c, in, blk, tok % k->BS, attn_kv_head(k, u),
-			      ks * k->K);
+	if (blk < 0)
+		return inputs_k_scale(k->c, in, -1, 0, 0, ks * k->K);
+	return inputs_k_scale(k->c, in, (int)(si / ((size_t)k->BS * k->Hkv)),
+			      (int)(si / k->Hkv % k->BS), (int)(si % k->Hkv), ks * k->K);
 }
 
 /*
@@ -180,12 +200,19 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	static const float poison_f = NAN;
 	const struct fs_inputs *in = k->in;
 	int g = attn_kv_head(k, u);
-	int blk = attn_block(k, u->s, tok), slot = tok % k->BS;
-	/* the kernel's block start (block_offset); inside the pool either
-	 * way, as a dense start is below the padded one */
-	size_t a = (size_t)blk * attn_block_elems(k) + (size_t)g * k->D * k->BS + slot;
-	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->BS };
+	int blk = attn_v_block(k, u->s, tok), slot = tok % k->KBS;
+	/* The kernel's offsets: its block start (block_offset: the pool's
+	 * stride, or one dense block) and its block size (KBS); the tensors'
+	 * sizes are the true ones. Elements from n on lie past v_cache. */
+	size_t a = (size_t)blk * attn_block_elems(k) + (size_t)g * k->D * k->KBS + slot;
+	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * k->BS * k->Hkv;
+	size_t si = ((size_t)blk * k->KBS + slot) * k->Hkv + g;
+	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D };
 
+	if (blk >= 0 && a >= vn)
+		blk = -1;	/* the whole column past the tensor */
+	else if (blk >= 0 && a + (size_t)(k->D - 1) * k->KBS >= vn)
+		v.n = (int)((vn - a + (size_t)k->KBS - 1) / k->KBS);
 	if (blk < 0) {
 		v.stride = 0;
 		v.i8 = k->c->v_dtype == VDT_INT8 ? &poison_i8 : NULL;
@@ -195,7 +222,7 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	}
 	if (k->c->v_dtype == VDT_INT8) {
 		v.i8 = &in->v_cache_i8[a];
-		v.scale = in->v_scale[((size_t)blk * k->BS + slot) * k->Hkv + g];
+		v.scale = si < sn ? in->v_scale[si] : NAN;
 	} else {
 		v.f = &in->v_cache_f[a];
 	}
@@ -297,5 +324,6 @@ void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 	tl[1] = u->h;
 	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
 	tl[3] = kb;
-	tl[4] = rt;
+	/* gqa_map spill: the row tile of kv head u->h its first head would be */
+	tl[4] = k->kn->gqa == KGQA_SPILL ? rt * k->M % k->G / k->M : rt;
 }

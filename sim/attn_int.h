@@ -34,6 +34,10 @@ struct kern {
 	const struct fs_inputs *in;
 	struct attn_result *r;
 	int M, N, K, W, EA, EB, EC, ksteps, G, D, BS, MAXB, Hq, Hkv, T, MAXCTX;
+	/* The block size the kernel's address arithmetic uses: BS, or
+	 * kernel: block_size_assumed. Every block, slot and offset below is
+	 * computed with it; the tensors keep their true shapes (BS). */
+	int KBS;
 	int per_block32;
 	int dims;		/* head-dim elements loaded: D, or head_dim_loaded */
 	int ksteps_run;		/* K-steps the kernel issues: ceil(dims / K) */
@@ -42,6 +46,10 @@ struct kern {
 	/* The C column the kernel believes each slot holds, per use. */
 	const int *col_scale, *col_mask, *col_write;
 	int *col_contig;	/* the "adjacent columns" belief, when used */
+	/* The C row the kernel believes each slot holds: the profile's, or
+	 * row_inter (c_rows interleaved, kernel_interleaved_rows). */
+	const int *row_read;
+	int *row_inter;
 	int *seq_block0;	/* page_walk none: first block of each sequence */
 	/* Soft cap and ALiBi (logit.h), applied to every visible score. */
 	struct logit_mod lmod;
@@ -75,8 +83,12 @@ struct rstate {
 
 static inline int attn_kv_head(const struct kern *k, const struct unit *u)
 {
+	/* gqa_map kv_divide: q head / Hkv; decode, of the unit's first q
+	 * head g*G. The result may pass Hkv: read where its offsets fall. */
 	if (k->c->mode == MODE_DECODE)
-		return u->h;
+		return k->kn->gqa == KGQA_KV_DIVIDE ? u->h * k->G / k->Hkv : u->h;
+	if (k->kn->gqa == KGQA_KV_DIVIDE)
+		return u->h / k->Hkv;
 	return k->kn->gqa_modulo ? u->h % k->Hkv : u->h / k->G;
 }
 
@@ -102,17 +114,41 @@ static inline float attn_exp(const struct kern *k, float x)
  * a device would read memory no sequence owns (attn_spec.c: load_k;
  * attn_common.c: attn_k_scale, attn_v_col).
  */
-static inline int attn_block(const struct kern *k, int s, int tok)
+static inline int attn_block_walk(const struct kern *k, int s, int tok,
+				  enum kern_walk walk)
 {
-	int b = tok / k->BS, p;
+	int b = tok / k->KBS, p;
 
-	if (k->kn->page_walk == KWALK_NONE)
+	if (walk == KWALK_NONE)
 		p = k->seq_block0[s] + b;
-	else if (k->kn->page_walk == KWALK_IDENTITY)
+	else if (walk == KWALK_IDENTITY)
 		p = b;
 	else
 		p = b < k->MAXB ? k->in->block_table[s * k->MAXB + b] : -1;
 	return p >= 0 && p < k->in->NB ? p : -1;
+}
+
+static inline int attn_block(const struct kern *k, int s, int tok)
+{
+	return attn_block_walk(k, s, tok, k->kn->page_walk);
+}
+
+/*
+ * The walks of the K scales and of V (kernel: k_scale_walk, v_page_walk):
+ * the key's own walk (page_walk), unless the kernel computes that address
+ * from the logical block index, as one that walks the table for K's bytes
+ * and forgets it for the scales or for V does.
+ */
+static inline int attn_k_scale_block(const struct kern *k, int s, int tok)
+{
+	return attn_block_walk(k, s, tok, k->kn->k_scale_walk_identity ?
+				KWALK_IDENTITY : k->kn->page_walk);
+}
+
+static inline int attn_v_block(const struct kern *k, int s, int tok)
+{
+	return attn_block_walk(k, s, tok, k->kn->v_walk_identity ?
+				KWALK_IDENTITY : k->kn->page_walk);
 }
 
 /*
@@ -126,20 +162,42 @@ static inline int attn_block(const struct kern *k, int s, int tok)
  * * BS, as in the example).
  */
 /* Elements from one block's start to the next as the kernel computes
- * them: the pool's stride, or (block_offset dense) one dense block. */
+ * them: the pool's stride, or (block_offset dense, or a dense pool) one
+ * dense block of the kernel's block size (KBS: block_size_assumed). */
 static inline size_t attn_block_elems(const struct kern *k)
 {
 	if (k->kn->block_offset == KBOFF_DENSE || !k->in->BSTR)
-		return (size_t)k->Hkv * k->D * k->BS;
+		return (size_t)k->Hkv * k->D * k->KBS;
 	return k->in->BSTR;
+}
+
+/* Elements of k_cache (and of v_cache): what an offset must stay below. */
+static inline size_t attn_pool_elems(const struct kern *k)
+{
+	return (size_t)k->in->NB * (k->in->BSTR ? k->in->BSTR : (size_t)k->Hkv * k->D * k->BS);
 }
 
 static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
 				   int dim)
 {
 	return (size_t)blk * attn_block_elems(k) +
-	       (((size_t)g * (k->D / INPUTS_K_CHUNK) + dim / INPUTS_K_CHUNK) * k->BS +
-		tok % k->BS) * INPUTS_K_CHUNK + dim % INPUTS_K_CHUNK;
+	       (((size_t)g * (k->D / INPUTS_K_CHUNK) + dim / INPUTS_K_CHUNK) * k->KBS +
+		tok % k->KBS) * INPUTS_K_CHUNK + dim % INPUTS_K_CHUNK;
+}
+
+/*
+ * The K byte at that offset, or poison where it falls outside k_cache:
+ * with block_size_assumed the kernel's offsets run on past the tensor
+ * (block size 8 read as 16 doubles every block's stride), and a device
+ * reads whatever lies there; the emulation reads poison, never past the
+ * array.
+ */
+static inline int8_t attn_k_byte(const struct kern *k, int blk, int g, int tok, int dim)
+{
+	size_t off = attn_k_offset(k, blk, g, tok, dim);
+
+	return off < attn_pool_elems(k) ? k->in->k_cache[off] :
+								  INPUTS_POISON;
 }
 
 /*
@@ -152,6 +210,8 @@ struct vcol {
 	const float *f;
 	float scale;
 	size_t stride;
+	int n;		/* elements 0..n-1 inside the tensor; the rest poison
+			 * (block_size_assumed: D for any other kernel) */
 };
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);

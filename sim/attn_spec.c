@@ -80,19 +80,26 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 	enum lm_operand op = k_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
 	const struct fs_inputs *in = k->in;
-	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s);
+	int g = attn_kv_head(k, u);
+	/* the kernel's own count of the sequence's blocks (its block size) */
+	int nblk = (k->c->seqs[u->s].context + k->KBS - 1) / k->KBS;
 
+	(void)in;
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
-		int tok = kb + op_free(o, op, slot);
-		int dim = ks * k->K + op_red(o, op, slot);
+		int n = op_free(o, op, slot), tok = kb + n, kk = op_red(o, op, slot);
+		int dim = ks * k->K + kk;
 		int8_t v = 0;
 
+		/* operand_load (kernel.h): the element the kernel fetches for dim */
+		if (k->kn->operand_load == KLOAD_SWAP_K_HALVES)
+			dim = ks * k->K + (kk + k->K / 2) % k->K;
+		else if (k->kn->operand_load == KLOAD_UNSWIZZLED && dim < k->D)
+			dim = 16 * kernel_unswizzled_chunk(dim / 16, n, k->D / 16) + dim % 16;
 		/* dims past those loaded: the zero padding of the last K-step */
-		if (tok / k->BS < nblk && dim < k->dims) {
+		if (tok / k->KBS < nblk && dim < k->dims) {
 			int blk = attn_block(k, u->s, tok);
 
-			v = blk < 0 ? INPUTS_POISON :
-				      in->k_cache[attn_k_offset(k, blk, g, tok, dim)];
+			v = blk < 0 ? INPUTS_POISON : attn_k_byte(k, blk, g, tok, dim);
 		}
 		reg[slot] = (uint8_t)v;
 	}
@@ -167,11 +174,19 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
 	int slots = k->W * k->EC, after = k->kn->scale_after_softmax;
 
+	/* scale_recovery no_k_scale / no_q_scale: that scale is taken as 1 */
+	int no_k = k->kn->scale_drop == KDROP_K, no_q = k->kn->scale_drop == KDROP_Q;
+
 	for (int slot = 0; slot < slots; slot++) {
-		int m = oc->row[slot], n = k->col_write[slot];
-		int js = k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
+		/* c_rows: the row the kernel believes the slot holds picks the
+		 * query (Q scale, mask, ALiBi) and the workspace row */
+		int m = k->row_read[slot], n = k->col_write[slot];
+		/* k_scale_index: per_tile, the tile's first key; first_key, the
+		 * sequence's key 0, a scale loaded once before the key loop */
+		int js = k->kn->k_scale_first_key ? 0 :
+			 k->kn->k_scale_per_tile ? kb : kb + k->col_scale[slot];
 		const struct row *w = &rows[m];
-		float sc;
+		float sc, sq = no_q ? 1.0f : w->sq;
 		int visible;
 
 		if (!attn_c_primary(oc, slot))
@@ -201,10 +216,10 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 
 			for (int ks = 0; ks < k->ksteps; ks++)
 				acc += (float)creg[ks * slots + slot] *
-				       attn_k_scale(k, u, js, ks);
-			sc = acc * w->sq * (float)k->c->softmax_scale;
+				       (no_k ? 1.0f : attn_k_scale(k, u, js, ks));
+			sc = acc * sq * (float)k->c->softmax_scale;
 		} else {
-			sc = (float)creg[slot] * w->sq * attn_k_scale(k, u, js, 0) *
+			sc = (float)creg[slot] * sq * (no_k ? 1.0f : attn_k_scale(k, u, js, 0)) *
 			     (float)k->c->softmax_scale;
 		}
 		/* Soft cap, then ALiBi at the key the mask tested. */
@@ -281,13 +296,16 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 				pn *= ps[m * k->N + n];
 			}
 			v = attn_v_col(k, u, kb + n);
+			/* elements past v.n lie outside the V cache: poison */
 			if (v.i8)
 				for (int d = 0; d < k->D; d++)
-					x->o[d] = fmaf(pn, (float)v.i8[(size_t)d * v.stride] * v.scale,
+					x->o[d] = fmaf(pn, (float)(d < v.n ? v.i8[(size_t)d * v.stride] :
+									     INPUTS_POISON) * v.scale,
 						       x->o[d]);
 			else
 				for (int d = 0; d < k->D; d++)
-					x->o[d] = fmaf(pn, v.f[(size_t)d * v.stride], x->o[d]);
+					x->o[d] = fmaf(pn, d < v.n ? v.f[(size_t)d * v.stride] : NAN,
+						       x->o[d]);
 		}
 	}
 }

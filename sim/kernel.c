@@ -82,6 +82,31 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 	/* h-bugs-c */
 	[BUG_BLOCK_OFFSET] = { "block_offset", "pool", "dense",
 		"a block's start taken as block * one block's bytes, ignoring the pool's block stride" },
+	/* h-bugs-b: mapping and addressing classes (issue 22) */
+	[BUG_K_SCALE_WALK] = { "k_scale_walk", "block_table", "identity",
+		"K walks the block table, its scales are read at the logical block index" },
+	[BUG_V_PAGE_WALK] = { "v_page_walk", "block_table", "identity",
+		"K walks the block table, V and its scale are read at the logical block index" },
+	[BUG_BLOCK_SIZE] = { "block_size_assumed", "cache", "16",
+		"block and slot of a key computed with 16 keys a block, whatever the cache's" },
+	[BUG_SCALE_NO_K] = { "scale_recovery", "before_softmax", "no_k_scale",
+		"logits recovered as acc * sQ * softmax_scale: the K scale never applied" },
+	[BUG_SCALE_NO_Q] = { "scale_recovery", "before_softmax", "no_q_scale",
+		"logits recovered as acc * sK * softmax_scale: the Q scale never applied" },
+	[BUG_K_SCALE_FIRST] = { "k_scale_index", "per_token", "first_key",
+		"every key takes the K scale of the sequence's first key (loaded once)" },
+	[BUG_GQA_KV_DIVIDE] = { "gqa_map", "divide", "kv_divide",
+		"kv head = q head / kv_heads instead of q head / group" },
+	[BUG_GQA_GRID] = { "gqa_map", "divide", "grid_permuted",
+		"prefill work unit b serves q head (b % G)*G + b / G: heads collide, some are never written" },
+	[BUG_GQA_SPILL] = { "gqa_map", "divide", "spill",
+		"decode tiles of M consecutive q heads: one spanning two groups uses the first group's kv head" },
+	[BUG_LOAD_SWAP_K] = { "operand_load", "direct", "swap_k_halves",
+		"a lane's K bytes of the two halves of a K-step exchanged" },
+	[BUG_LOAD_UNSWIZZLED] = { "operand_load", "direct", "unswizzled",
+		"K read from an XOR-swizzled shared-memory tile without unswizzling" },
+	[BUG_C_ROWS] = { "c_rows", "profile", "interleaved",
+		"a lane's accumulators of one column taken as rows strided by the lane count (mask, Q scale, ALiBi, output row)" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -132,9 +157,9 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 			return -1;
 		k->head_dim_loaded = head_dim / 2;
 		return 0;
-	case BUG_SCALE_RECOVERY: k->scale_after_softmax = 1; return 0;
-	case BUG_K_SCALE_INDEX: k->k_scale_per_tile = 1; return 0;
-	case BUG_GQA_MAP: k->gqa_modulo = 1; return 0;
+	case BUG_SCALE_RECOVERY: k->scale_after_softmax = 1; k->scale_drop = KDROP_NONE; return 0;
+	case BUG_K_SCALE_INDEX: k->k_scale_per_tile = 1; k->k_scale_first_key = 0; return 0;
+	case BUG_GQA_MAP: k->gqa_modulo = 1; k->gqa = KGQA_DIVIDE; return 0;
 	case BUG_TAIL_MASK: k->tail_mask = KCOLS_CONTIGUOUS; return 0;
 	case BUG_PAGE_WALK: k->page_walk = KWALK_NONE; return 0;
 	case BUG_PAGE_IDENTITY: k->page_walk = KWALK_IDENTITY; return 0;
@@ -163,6 +188,27 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_MERGE_STALE_LSE: k->split_merge = KMERGE_STALE_LSE; return 0;
 	/* h-bugs-c */
 	case BUG_BLOCK_OFFSET: k->block_offset = KBOFF_DENSE; return 0;
+	/* h-bugs-b */
+	case BUG_K_SCALE_WALK: k->k_scale_walk_identity = 1; return 0;
+	case BUG_V_PAGE_WALK: k->v_walk_identity = 1; return 0;
+	case BUG_BLOCK_SIZE: k->block_size_assumed = 16; return 0;
+	/* one key, one value: a value replaces the key's other bad values */
+	case BUG_SCALE_NO_K:
+	case BUG_SCALE_NO_Q:
+		k->scale_after_softmax = 0;
+		k->scale_drop = b == BUG_SCALE_NO_K ? KDROP_K : KDROP_Q;
+		return 0;
+	case BUG_K_SCALE_FIRST: k->k_scale_first_key = 1; k->k_scale_per_tile = 0; return 0;
+	case BUG_C_ROWS: k->c_rows_interleaved = 1; return 0;
+	case BUG_LOAD_SWAP_K: k->operand_load = KLOAD_SWAP_K_HALVES; return 0;
+	case BUG_LOAD_UNSWIZZLED: k->operand_load = KLOAD_UNSWIZZLED; return 0;
+	case BUG_GQA_KV_DIVIDE:
+	case BUG_GQA_GRID:
+	case BUG_GQA_SPILL:
+		k->gqa_modulo = 0;
+		k->gqa = b == BUG_GQA_KV_DIVIDE ? KGQA_KV_DIVIDE :
+			 b == BUG_GQA_GRID ? KGQA_GRID : KGQA_SPILL;
+		return 0;
 	case BUG_COUNT: break;
 	}
 	return -1;
@@ -207,6 +253,19 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->split_merge == KMERGE_STALE_LSE) << BUG_MERGE_STALE_LSE;
 	/* h-bugs-c */
 	b |= (uint64_t)(k->block_offset == KBOFF_DENSE) << BUG_BLOCK_OFFSET;
+	/* h-bugs-b */
+	b |= (uint64_t)(k->k_scale_walk_identity != 0) << BUG_K_SCALE_WALK;
+	b |= (uint64_t)(k->v_walk_identity != 0) << BUG_V_PAGE_WALK;
+	b |= (uint64_t)(k->block_size_assumed != 0) << BUG_BLOCK_SIZE;
+	b |= (uint64_t)(k->scale_drop == KDROP_K) << BUG_SCALE_NO_K;
+	b |= (uint64_t)(k->scale_drop == KDROP_Q) << BUG_SCALE_NO_Q;
+	b |= (uint64_t)(k->k_scale_first_key != 0) << BUG_K_SCALE_FIRST;
+	b |= (uint64_t)(k->gqa == KGQA_KV_DIVIDE) << BUG_GQA_KV_DIVIDE;
+	b |= (uint64_t)(k->gqa == KGQA_GRID) << BUG_GQA_GRID;
+	b |= (uint64_t)(k->gqa == KGQA_SPILL) << BUG_GQA_SPILL;
+	b |= (uint64_t)(k->operand_load == KLOAD_SWAP_K_HALVES) << BUG_LOAD_SWAP_K;
+	b |= (uint64_t)(k->operand_load == KLOAD_UNSWIZZLED) << BUG_LOAD_UNSWIZZLED;
+	b |= (uint64_t)(k->c_rows_interleaved != 0) << BUG_C_ROWS;
 	return b;
 }
 
@@ -309,6 +368,137 @@ static int some_segment_empty(const struct fs_case *c)
 	return 0;
 }
 
+int kernel_unswizzled_chunk(int c, int n, int chunks)
+{
+	int w = 1;
+
+	while (w < 8 && 2 * w <= chunks)
+		w *= 2;
+	if ((c & ~(w - 1)) + w > chunks)
+		return c;	/* a last, partial group: not swizzled */
+	return (c & ~(w - 1)) | ((c ^ n) & (w - 1));
+}
+
+int kernel_grid_head(int b, int G)
+{
+	return b % G * G + b / G;
+}
+
+/*
+ * Does gqa_map value v change what case c computes? 1 yes, 0 no;
+ * KGQA_GRID: -1 when a served head passes q_heads (cannot be expressed).
+ */
+static int kernel_gqa_differs(const struct fs_case *c, enum kern_gqa v)
+{
+	int G = case_group(c), Hq = c->q_heads, Hkv = c->kv_heads, missing = 0;
+
+	if (v == KGQA_KV_DIVIDE) {
+		if (c->mode == MODE_DECODE) {
+			for (int g = 0; g < Hkv; g++)
+				if (g * G / Hkv != g)
+					return 1;
+			return 0;
+		}
+		for (int h = 0; h < Hq; h++)
+			if (h / Hkv != h / G)
+				return 1;
+		return 0;
+	}
+	for (int b = 0; b < Hq; b++)
+		if (kernel_grid_head(b, G) >= Hq)
+			return -1;
+	for (int h = 0; h < Hq; h++) {
+		int served = 0;
+
+		for (int b = 0; b < Hq && !served; b++)
+			served = kernel_grid_head(b, G) == h;
+		missing += !served;
+	}
+	return missing > 0;
+}
+
+/* The interleaved belief for one slot s (kernel.h), or -1 when the lanes
+ * holding its column hold unequal shares of it. */
+static int interleaved_row(const struct lanemap *lm, int s)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int W = lm->wave, EC = oc->elems;
+	int L = s / EC, n = oc->col[s], g = 0, idx = 0, lo = INT32_MAX;
+	int rank = 0, lanes = 0;
+
+	for (int e = 0; e < EC; e++) {
+		int t = L * EC + e;
+
+		if (oc->col[t] != n)
+			continue;
+		g++;
+		idx += oc->row[t] < oc->row[s];
+		if (oc->row[t] < lo)
+			lo = oc->row[t];
+	}
+	for (int L2 = 0; L2 < W; L2++) {
+		int g2 = 0, lo2 = INT32_MAX;
+
+		for (int e = 0; e < EC; e++) {
+			int t = L2 * EC + e;
+
+			if (oc->col[t] == n) {
+				g2++;
+				if (oc->row[t] < lo2)
+					lo2 = oc->row[t];
+			}
+		}
+		if (!g2)
+			continue;
+		if (g2 != g)
+			return -1;
+		lanes++;
+		rank += lo2 < lo;
+	}
+	return lanes * g == lm->m ? idx * lanes + rank : -1;
+}
+
+int kernel_interleaved_rows(const struct lanemap *lm, int *out)
+{
+	for (int s = 0; s < lm->wave * lm->op[LM_C].elems; s++)
+		if ((out[s] = interleaved_row(lm, s)) < 0)
+			return -1;
+	return 0;
+}
+
+/* Does the interleaved-rows belief differ from lm's rows? -1: it cannot
+ * be held (unequal shares). No allocation: the answer must not depend
+ * on memory (diff's hypotheses are the same with any allocation failing). */
+static int interleaved_differs(const struct lanemap *lm)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int differs = 0;
+
+	for (int s = 0; s < lm->wave * oc->elems; s++) {
+		int r = interleaved_row(lm, s);
+
+		if (r < 0)
+			return -1;
+		differs |= r != oc->row[s];
+	}
+	return differs;
+}
+
+/* Does some lane hold more than one entry of a C row (by_col 0) or of a
+ * C column (by_col 1)? */
+static int lane_holds_two(const struct lanemap *lm, int by_col)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	const int32_t *x = by_col ? oc->col : oc->row;
+
+	for (int L = 0; L < lm->wave; L++)
+		for (int e = 0; e < oc->elems; e++)
+			for (int f = e + 1; f < oc->elems; f++)
+				if (x[L * oc->elems + e] == x[L * oc->elems + f])
+					return 1;
+	return 0;
+}
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len)
 {
@@ -320,8 +510,12 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 	case BUG_TRANSPOSE:
 		switch (contiguous_differs(lm)) {
 		case 0:
-			snprintf(buf, len, "%s: a lane's accumulators already are adjacent columns",
-				 lm->name);
+			if (!lane_holds_two(lm, 0))
+				snprintf(buf, len, "%s: a lane holds one entry of each C row (its accumulators are rows of one column): no column belief to get wrong",
+					 lm->name);
+			else
+				snprintf(buf, len, "%s: a lane's accumulators already are adjacent columns",
+					 lm->name);
 			return buf;
 		case -1:
 			snprintf(buf, len, "%s: the lanes holding a C row hold unequal shares of it",
@@ -342,6 +536,7 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		 * every head_dim: half of the smallest, 16, is 8 dims. */
 		return NULL;
 	case BUG_K_SCALE_INDEX:
+	case BUG_K_SCALE_FIRST:
 		if (c->k_scale == KSCALE_PER_HEAD) {
 			snprintf(buf, len, "k_scale per_head: every key of a kv head has the same scale");
 			return buf;
@@ -371,6 +566,8 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		return buf;
 	case BUG_SCALE_RECOVERY:
 	case BUG_Q_POSITION:
+	case BUG_SCALE_NO_K:
+	case BUG_SCALE_NO_Q:
 		return NULL;
 	/* h-bugs-a */
 	case BUG_PV_MASK:
@@ -435,6 +632,80 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		    (long)c->block_stride != (long)c->kv_heads * c->head_dim * c->block_size)
 			return NULL;
 		snprintf(buf, len, "the pool is dense: each block starts one block after the last");
+		return buf;
+	/* h-bugs-b */
+	case BUG_K_SCALE_WALK:
+	case BUG_V_PAGE_WALK:
+		if (c->num_blocks <= 1) {
+			snprintf(buf, len, "the cache has one block: every walk reads block 0");
+			return buf;
+		}
+		if (b == BUG_K_SCALE_WALK && c->k_scale == KSCALE_PER_TENSOR) {
+			snprintf(buf, len, "k_scale per_tensor: one scale, read at no block");
+			return buf;
+		}
+		return NULL;
+	case BUG_GQA_KV_DIVIDE:
+		if (kernel_gqa_differs(c, KGQA_KV_DIVIDE))
+			return NULL;
+		snprintf(buf, len, "q head / kv_heads gives every work unit its own kv head (G %d, kv_heads %d, %s)",
+			 G, c->kv_heads, c->mode == MODE_DECODE ? "decode" : "prefill");
+		return buf;
+	case BUG_GQA_GRID:
+		if (c->mode == MODE_DECODE) {
+			snprintf(buf, len, "decode: a work unit serves a kv head's group, not one q head");
+			return buf;
+		}
+		switch (kernel_gqa_differs(c, KGQA_GRID)) {
+		case 0:
+			snprintf(buf, len, "G %d, kv_heads %d: (b %% G)*G + b / G serves every q head once",
+				 G, c->kv_heads);
+			return buf;
+		case -1:
+			snprintf(buf, len, "G %d > kv_heads %d: (b %% G)*G + b / G passes q_heads, writes outside out",
+				 G, c->kv_heads);
+			return buf;
+		}
+		return NULL;
+	case BUG_C_ROWS:
+		switch (interleaved_differs(lm)) {
+		case 0:
+			if (!lane_holds_two(lm, 1))
+				snprintf(buf, len, "%s: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong",
+					 lm->name);
+			else
+				snprintf(buf, len, "%s: a lane's accumulators of a column already are rows strided by the lane count",
+					 lm->name);
+			return buf;
+		case -1:
+			snprintf(buf, len, "%s: the lanes holding a C column hold unequal shares of it",
+				 lm->name);
+			return buf;
+		}
+		return NULL;
+	case BUG_GQA_SPILL:
+		if (c->mode != MODE_DECODE) {
+			snprintf(buf, len, "prefill: a row tile holds one q head's tokens");
+			return buf;
+		}
+		for (int h = 0; h < c->q_heads; h++)
+			if (h / G != h / lm->m * lm->m / G)
+				return NULL;
+		snprintf(buf, len, "%s: every tile of %d consecutive q heads lies in one group (G %d, kv_heads %d)",
+			 lm->name, lm->m, G, c->kv_heads);
+		return buf;
+	case BUG_LOAD_SWAP_K:
+		return NULL;
+	case BUG_LOAD_UNSWIZZLED:
+		if (c->head_dim / 16 >= 2)
+			return NULL;
+		snprintf(buf, len, "head_dim %d: one 16-byte chunk a row, nothing to swizzle",
+			 c->head_dim);
+		return buf;
+	case BUG_BLOCK_SIZE:
+		if (c->block_size != 16)
+			return NULL;
+		snprintf(buf, len, "block_size 16: the size the kernel assumes");
 		return buf;
 	case BUG_COUNT:
 		break;

@@ -139,6 +139,61 @@ enum kern_boff {
 	KBOFF_DENSE,
 };
 
+/* scale_recovery's other bad values: a scale the logits never get. */
+enum kern_scale_drop {
+	KDROP_NONE,
+	KDROP_K,		/* no_k_scale: acc * sQ * softmax_scale */
+	KDROP_Q,		/* no_q_scale: acc * sK * softmax_scale */
+};
+
+/*
+ * gqa_map's other bad values (G = q_heads / kv_heads):
+ *   KGQA_KV_DIVIDE  kv head = q head / kv_heads; in decode, where a work
+ *                   unit serves the G q heads of kv head g, it takes its
+ *                   kv head from its first q head: g*G / kv_heads
+ *   KGQA_SPILL      decode: the q heads of a token are cut into row tiles
+ *                   of M consecutive heads (tile i: heads i*M .. i*M+M-1,
+ *                   rows past q_heads zero), and a tile that holds q heads
+ *                   of two groups uses the kv head of its first, i*M / G,
+ *                   for all of them; acc_tiles names it (head i*M / G,
+ *                   row_tile (i*M % G) / M), its rows being heads i*M + m
+ *   KGQA_GRID       prefill: work unit b (grid index b < q_heads) serves
+ *                   q head (b % G)*G + b / G; two units serving one head
+ *                   compute the same bytes, a head no unit serves is
+ *                   never written (out and scores NaN: poison)
+ * A kv head at or past kv_heads is read where its offset falls, as a
+ * device does: in the next block's memory, or poison past the tensor.
+ */
+enum kern_gqa {
+	KGQA_DIVIDE,
+	KGQA_KV_DIVIDE,
+	KGQA_GRID,
+	KGQA_SPILL,
+};
+
+/*
+ * operand_load: which head-dim element the kernel puts where it means
+ * element d = ks*K + kk (kk < K, the K-step's reduction index) of key
+ * n (n < N, the key's column in its tile) of the K operand:
+ *   KLOAD_SWAP_K_HALVES  ks*K + (kk + K/2) % K: the lane's bytes of the
+ *                        two halves of the K-step exchanged
+ *   KLOAD_UNSWIZZLED     16-byte chunk c = d / 16 of the key's row read
+ *                        at kernel_unswizzled_chunk(c, n, D/16): the
+ *                        tile was stored in shared memory with chunk c
+ *                        of row n at c XOR (n mod w) (w = 8 for rows of
+ *                        8 chunks or more, head_dim >= 128; else the
+ *                        largest power of two <= D/16; a last, partial
+ *                        group of w chunks is not swizzled) and read back
+ *                        as if it were not
+ * Q (the other operand) is loaded right: swapping both would leave
+ * every dot product the same.
+ */
+enum kern_load {
+	KLOAD_DIRECT,
+	KLOAD_SWAP_K_HALVES,
+	KLOAD_UNSWIZZLED,
+};
+
 struct fs_kernel {
 	enum kern_cols c_columns;	/* scale index, masks and workspace write */
 	int operand_kq;			/* 1: MMAC(K, Q) with no transpose after */
@@ -162,6 +217,15 @@ struct fs_kernel {
 	enum kern_merge split_merge;	/* empty segments in the merge */
 	/* h-bugs-c: case features' classes */
 	enum kern_boff block_offset;	/* where a block starts in the caches */
+	/* h-bugs-b: mapping and addressing classes (issue 22) */
+	int k_scale_walk_identity;	/* 1: K scales read at the logical block */
+	int v_walk_identity;		/* 1: V (and its scale) read at the logical block */
+	int block_size_assumed;		/* 0: the cache's; else the block size used */
+	enum kern_scale_drop scale_drop;	/* a scale left out of the logits */
+	int k_scale_first_key;		/* 1: every key takes key 0's K scale */
+	enum kern_gqa gqa;		/* gqa_map's values beside modulo */
+	enum kern_load operand_load;	/* how K's bytes reach its registers */
+	int c_rows_interleaved;		/* 1: kernel_interleaved_rows' belief */
 };
 
 /* The correct kernel: every field at its default. */
@@ -204,6 +268,19 @@ enum kern_bug {
 	BUG_MERGE_STALE_LSE,	/* split_merge: stale_lse */
 	/* h-bugs-c: classes of the case features (block stride, big pools) */
 	BUG_BLOCK_OFFSET,	/* block_offset: dense */
+	/* h-bugs-b: mapping and addressing classes (issue 22) */
+	BUG_K_SCALE_WALK,	/* k_scale_walk: identity */
+	BUG_V_PAGE_WALK,	/* v_page_walk: identity */
+	BUG_BLOCK_SIZE,		/* block_size_assumed: 16 */
+	BUG_SCALE_NO_K,		/* scale_recovery: no_k_scale */
+	BUG_SCALE_NO_Q,		/* scale_recovery: no_q_scale */
+	BUG_K_SCALE_FIRST,	/* k_scale_index: first_key */
+	BUG_GQA_KV_DIVIDE,	/* gqa_map: kv_divide */
+	BUG_GQA_GRID,		/* gqa_map: grid_permuted */
+	BUG_GQA_SPILL,		/* gqa_map: spill */
+	BUG_LOAD_SWAP_K,	/* operand_load: swap_k_halves */
+	BUG_LOAD_UNSWIZZLED,	/* operand_load: unswizzled */
+	BUG_C_ROWS,		/* c_rows: interleaved */
 	BUG_COUNT
 };
 
@@ -257,7 +334,28 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   k_scale_index                    K scales per token (not per_tensor,
  *                                    not per_head)
  *   gqa_map                          G > 1 and kv_heads > 1
+ *   k_scale_index (per_tile,         K scales per token (not per_tensor)
+ *     first_key)
+ *   gqa_map modulo                   G > 1 and kv_heads > 1
+ *   gqa_map kv_divide                some work unit gets another kv
+ *                                    head (prefill: G != kv_heads;
+ *                                    decode: g*G/kv_heads != g for a g)
+ *   gqa_map grid_permuted            prefill, every served head inside
+ *                                    q_heads, and some head unserved
+ *   gqa_map spill                    decode, and a tile of M consecutive
+ *                                    q heads spans two groups (G % M != 0,
+ *                                    kv_heads > 1)
+ *   operand_load swap_k_halves       always
+ *   operand_load unswizzled          head_dim of two 16-byte chunks or more
+ *   c_rows                           lm's lanes hold the entries of each C
+ *                                    column in equal shares, and not
+ *                                    already interleaved (gfx936, sm80,
+ *                                    RDNA3 are: n/a)
  *   page_walk (none, identity)       a pool of more than one block
+ *   k_scale_walk                     a pool of more than one block and
+ *                                    K scales per token (not per_tensor)
+ *   v_page_walk                      a pool of more than one block
+ *   block_size_assumed               a cache block size other than 16
  *   split_merge                      a context cut into split-K segments
  *   block_offset (dense)             cache.block_stride past one block
  *   scale_recovery, q_position       always
@@ -283,6 +381,27 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *                                    and window, as split_merge's rule
  *                                    reads the contexts)
  */
+/*
+ * The "interleaved rows" belief behind c_rows: out[slot] is the C row the
+ * kernel takes slot (lane, e) to hold. A lane holding g entries of column
+ * n, the idx-th of them by row, ranked r among the `lanes` lanes holding
+ * column n (by the lowest row each holds), believes that entry is row
+ * idx * lanes + r: its accumulators strided by the lane count, where the
+ * map may hold them as a block. CDNA3 16x16 (row 4*(L/16) + e, column
+ * L % 16): four lanes hold each column, so lane L's accumulator e is
+ * taken as row 4e + L/16; lane 17, e 0 holds C[4][1] and is taken for
+ * C[1][1]. Returns -1 when the lanes holding a column hold unequal
+ * shares of it.
+ */
+int kernel_interleaved_rows(const struct lanemap *lm, int *out);
+
+/* operand_load unswizzled: the chunk read for chunk c of tile row n of a
+ * row of `chunks` 16-byte chunks (kern_load above). An involution. */
+int kernel_unswizzled_chunk(int c, int n, int chunks);
+
+/* gqa_map grid_permuted: the q head work unit b serves, (b % G)*G + b / G. */
+int kernel_grid_head(int b, int G);
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len);
 

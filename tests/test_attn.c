@@ -278,6 +278,7 @@ static void paged_k_offset_by_hand(void **state)
 	in.block_table = table, in.NB = 12, in.MAXB = 3;
 	k.c = &c, k.kn = &c.kernel, k.in = &in;
 	k.Hkv = 4, k.D = 256, k.BS = 16, k.MAXB = 3;
+	k.KBS = 16;	/* the block size the kernel's arithmetic uses */
 	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 0), 0, 0, 0), 81920);
 	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 15), 3, 15, 255), 98303);
 	assert_int_equal(attn_k_offset(&k, attn_block(&k, 0, 16), 1, 16, 17), 37121);

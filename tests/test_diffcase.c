@@ -15,6 +15,7 @@
 #include "../lib/diffcase.h"
 #include "../lib/npy.h"
 #include "../lib/profile.h"
+#include "bugmodel.h"
 #include "testutil.h"
 
 #define DUMPS "tests/data/dumps"
@@ -430,6 +431,146 @@ static void block_offset_named_from_an_independent_model(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+ * h-bugs-b: a dump written by tests/bugmodel.h's plain-loop model of a
+ * buggy kernel (no sim/ code), scores and out only, compared at
+ * --tol 1e-4 (the model computes in double): `fragsim diff` must name
+ * the class the model plants, exactly and alone.
+ */
+static void model_dump_named(const char *case_text, const struct bugmodel *m,
+			     const char *want)
+{
+	char dir[64], path[128], line[256];
+	struct runcase r;
+	struct fs_err err;
+	struct run_result res;
+	size_t ns, no, shs[4], sho[4];
+	double *sc, *out;
+	float *f;
+	char *got;
+
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "model"));
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	tu_put(path, case_text);
+	if (runcase_load(path, &r, &err) != FS_OK || runcase_inputs(&r, &err) != FS_OK)
+		fail_msg("%s", err.msg);
+	shs[0] = sho[0] = (size_t)r.in.S, shs[1] = sho[1] = (size_t)r.in.T;
+	shs[2] = sho[2] = (size_t)r.in.Hq, shs[3] = (size_t)r.in.MAXCTX, sho[3] = (size_t)r.in.D;
+	ns = shs[0] * shs[1] * shs[2] * shs[3], no = sho[0] * sho[1] * sho[2] * sho[3];
+	sc = malloc(ns * sizeof(double)), out = malloc(no * sizeof(double));
+	f = malloc((ns > no ? ns : no) * sizeof(float));
+	assert_non_null(sc && out && f);
+	bugmodel_run(&r, m, sc, out);
+	for (size_t i = 0; i < ns; i++)
+		f[i] = (float)sc[i];
+	snprintf(path, sizeof(path), "%s/dump/scores.npy", dir);
+	assert_int_equal(tu_sh("mkdir %s/dump", dir), 0);
+	assert_int_equal(npy_write(path, NPY_F32, 4, shs, f, NULL, &err), FS_OK);
+	for (size_t i = 0; i < no; i++)
+		f[i] = (float)out[i];
+	snprintf(path, sizeof(path), "%s/dump/out.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sho, f, NULL, &err), FS_OK);
+	res = tu_run("diff %s/case.yaml --dump %s/dump --tol 1e-4", dir, dir);
+	got = line_with(res.out, "diagnosis:");
+	snprintf(line, sizeof(line), "diagnosis: matches kernel assumption %s exactly (", want);
+	if (res.status != 1 || strncmp(got, line, strlen(line)) || strstr(got, "; so do"))
+		fail_msg("%s: got '%s'\n%s%s", want, got, res.out, res.err);
+	free(got);
+	tu_free(&res);
+	free(sc), free(out), free(f);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/* One sequence of 40 keys on blocks {4, 0, 2} of 7; a second, on {5, 1},
+ * so that the logical blocks 0 and 1 belong to some sequence. */
+static const char walk_case[] =
+	"fragsim: 1\nname: model\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64, softmax_scale: 0.125}\n"
+	"cache: {placement: table, num_blocks: 7}\n"
+	"sequences:\n  - {context: 40, blocks: [4, 0, 2]}\n  - {context: 23, blocks: [5, 1]}\n"
+	"data: {seed: 8}\n";
+
+static void model_dumps_name_walks(void **state)
+{
+	struct bugmodel ks = { .ks_walk = BM_LOGICAL }, vw = { .v_walk = BM_LOGICAL };
+
+	(void)state;
+	model_dump_named(walk_case, &ks, "k_scale_walk=identity");
+	model_dump_named(walk_case, &vw, "v_page_walk=identity");
+}
+
+/* Blocks of 8 keys, walked as blocks of 16 (tests/test_kernel.c works
+ * the addresses of this table out). */
+static void model_dump_names_block_size(void **state)
+{
+	struct bugmodel m = { .bs = 16 };
+
+	(void)state;
+	model_dump_named("fragsim: 1\nname: model\n"
+			 "model: {q_heads: 8, kv_heads: 2, head_dim: 64, softmax_scale: 0.125}\n"
+			 "cache: {block_size: 8, placement: table, num_blocks: 12}\n"
+			 "sequences:\n  - {context: 40, blocks: [3, 0, 5, 1, 4]}\n"
+			 "  - {context: 23, blocks: [2, 6, 7]}\ndata: {seed: 8}\n",
+			 &m, "block_size_assumed=16");
+}
+
+static void model_dumps_name_scale_classes(void **state)
+{
+	struct bugmodel nk = { .no_sk = 1 }, nq = { .no_sq = 1 }, fk = { .first_key = 1 };
+
+	(void)state;
+	model_dump_named(walk_case, &nk, "scale_recovery=no_k_scale");
+	model_dump_named(walk_case, &nq, "scale_recovery=no_q_scale");
+	model_dump_named(walk_case, &fk, "k_scale_index=first_key");
+}
+
+/* kv_divide in decode (8 q heads over 2: unit 1 reads kv head 4 / 2 = 2,
+ * past the last) and in prefill; grid_permuted in prefill, 8 q heads over
+ * 4, where q heads 6 and 7 are never written. */
+static void model_dumps_name_gqa_classes(void **state)
+{
+	static const char prefill[] =
+		"fragsim: 1\nname: model\nmode: prefill\n"
+		"model: {q_heads: 8, kv_heads: 4, head_dim: 64, softmax_scale: 0.125}\n"
+		"cache: {placement: shuffled}\nsequences:\n  - {history: 10, chunk: 20}\n"
+		"data: {seed: 8}\n";
+	struct bugmodel kd = { .kv_divide = 1 }, gp = { .grid = 1 };
+
+	(void)state;
+	model_dump_named(walk_case, &kd, "gqa_map=kv_divide");
+	model_dump_named(prefill, &kd, "gqa_map=kv_divide");
+	model_dump_named(prefill, &gp, "gqa_map=grid_permuted");
+	{
+		struct bugmodel sp = { .spill = 1 };	/* 8 over 2: tile 0 reads kv head 0 */
+
+		model_dump_named(walk_case, &sp, "gqa_map=spill");
+	}
+}
+
+static void model_dumps_name_operand_loads(void **state)
+{
+	struct bugmodel sw = { .swap_halves = 1 }, un = { .unswizzled = 1 };
+
+	(void)state;
+	model_dump_named(walk_case, &sw, "operand_load=swap_k_halves");
+	model_dump_named(walk_case, &un, "operand_load=unswizzled");
+}
+
+/* c_rows on CDNA3 16x16: believed row p gets true row 4*(p % 4) + p / 4
+ * (tests/test_kernel.c works it out from the published map). */
+static void model_dump_names_c_rows(void **state)
+{
+	int src[16];
+	struct bugmodel m = { .row_src = src };
+
+	(void)state;
+	for (int p = 0; p < 16; p++)
+		src[p] = 4 * (p % 4) + p / 4;
+	model_dump_named("fragsim: 1\nname: model\nisa: cdna3-mfma-i32-16x16x32-i8\nmode: prefill\n"
+			 "model: {q_heads: 4, kv_heads: 2, head_dim: 64, softmax_scale: 0.125}\n"
+			 "cache: {placement: shuffled}\nsequences:\n  - {history: 10, chunk: 20}\n"
+			 "data: {seed: 8}\n", &m, "c_rows=interleaved");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +583,13 @@ int main(void)
 		cmocka_unit_test(diff_survives_reads_outside_the_table),
 		cmocka_unit_test(usage_errors),
 		cmocka_unit_test(block_offset_named_from_an_independent_model),
+		/* h-bugs-b */
+		cmocka_unit_test(model_dumps_name_walks),
+		cmocka_unit_test(model_dump_names_block_size),
+		cmocka_unit_test(model_dumps_name_scale_classes),
+		cmocka_unit_test(model_dumps_name_gqa_classes),
+		cmocka_unit_test(model_dumps_name_operand_loads),
+		cmocka_unit_test(model_dump_names_c_rows),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

@@ -16,6 +16,11 @@
  *   - keys a buggy mask lets through past the block table or the pool
  *     read poison (NaN), never abort;
  *   - the rules that make a class not applicable, and mutate's n/a;
+ *   - the mapping and addressing classes of issue 22 (k_scale_walk,
+ *     v_page_walk, block_size_assumed, scale_recovery no_k/no_q_scale,
+ *     k_scale_index first_key, gqa_map kv_divide/spill/grid_permuted,
+ *     operand_load, c_rows) against tests/bugmodel.h, a plain-loop
+ *     model of the buggy kernel that shares no code with sim/;
  * then the suites: the shipped one catches every class, the article's
  * weak one (contiguous pages, block-aligned contexts) lets exactly
  * tail_mask, page_walk none, pv_mask none and mask_value finite and
@@ -30,6 +35,7 @@
 #include <math.h>
 
 #include "../lib/runcase.h"
+#include "bugmodel.h"
 #include "testutil.h"
 
 #define CTX 64		/* keys: four whole tiles */
@@ -494,6 +500,47 @@ static void inapplicable_classes_by_rule(void **state)
 		/* head_dim 128: one block is 4 x 128 x 16 = 8192 elements */
 		{ "cache: {block_stride: 8192}\n", BUG_BLOCK_OFFSET, "the pool is dense" },
 		{ "cache: {block_stride: 8208}\n", BUG_BLOCK_OFFSET, NULL },
+		/* h-bugs-b */
+		{ "", BUG_K_SCALE_WALK, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_WALK, "per_tensor" },
+		{ "cache: {spare_blocks: 0}\n", BUG_K_SCALE_WALK, "one block" },
+		{ "cache: {spare_blocks: 0}\n", BUG_V_PAGE_WALK, "one block" },
+		{ "cache: {k_scale: per_tensor}\n", BUG_V_PAGE_WALK, NULL },
+		{ "", BUG_BLOCK_SIZE, "block_size 16" },
+		{ "cache: {block_size: 8}\n", BUG_BLOCK_SIZE, NULL },
+		{ "cache: {block_size: 1}\n", BUG_BLOCK_SIZE, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_SCALE_NO_K, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_SCALE_NO_Q, NULL },
+		{ "", BUG_K_SCALE_FIRST, NULL },
+		{ "cache: {k_scale: per_block32}\n", BUG_K_SCALE_FIRST, NULL },
+		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_FIRST, "per_tensor" },
+		/* kv_divide: prefill h / 4 vs h / 6; decode 6g / 4 = 0, 1, 3, 4 */
+		{ "", BUG_GQA_KV_DIVIDE, NULL },
+		{ "mode: prefill\nmodel: {q_heads: 16, kv_heads: 4}\n", BUG_GQA_KV_DIVIDE, "own kv head" },
+		{ "model: {q_heads: 6, kv_heads: 2}\n", BUG_GQA_KV_DIVIDE, "own kv head" },	/* 3g / 2 = g */
+		{ "model: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_KV_DIVIDE, "own kv head" },
+		{ "mode: prefill\nmodel: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_KV_DIVIDE, NULL },
+		{ "", BUG_GQA_GRID, "decode:" },
+		{ "mode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n", BUG_GQA_GRID, NULL },
+		{ "mode: prefill\nmodel: {q_heads: 16, kv_heads: 4}\n", BUG_GQA_GRID, "every q head once" },
+		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_GRID, "passes q_heads" },
+		{ "", BUG_GQA_SPILL, NULL },
+		{ "model: {q_heads: 48, kv_heads: 2}\n", BUG_GQA_SPILL, NULL },	/* tile 1: heads 16..31 */
+		{ "model: {q_heads: 64, kv_heads: 2}\n", BUG_GQA_SPILL, "lies in one group" },
+		{ "model: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_SPILL, "lies in one group" },
+		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_SPILL, "prefill:" },
+		{ "model: {head_dim: 16}\n", BUG_LOAD_UNSWIZZLED, "one 16-byte chunk" },
+		{ "model: {head_dim: 32}\n", BUG_LOAD_UNSWIZZLED, NULL },
+		{ "model: {head_dim: 16}\n", BUG_LOAD_SWAP_K, NULL },
+		/* c_rows: CDNA3 and RDNA4 hold rows of a column as a block */
+		{ "", BUG_C_ROWS, "one entry of each C column" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_C_ROWS, NULL },
+		{ "isa: cdna3-mfma-i32-32x32x16-i8\n", BUG_C_ROWS, NULL },
+		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, NULL },
+		{ "isa: rdna3-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, "already are rows strided" },
+		{ "isa: sm80-mma-m16n8k32-s8\n", BUG_C_ROWS, "already are rows strided" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_C_COLUMNS, "rows of one column" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_TRANSPOSE, "rows of one column" },
 	};
 
 	(void)state;
@@ -504,8 +551,9 @@ static void inapplicable_classes_by_rule(void **state)
 		const char *why;
 
 		snprintf(text, sizeof(text), "fragsim: 1\nname: na\n%s%s"
-			 "sequences:\n  - {context: 16}\ndata: {seed: 1}\n",
-			 strstr(t[i].yaml, "model:") ? "" : "model: {head_dim: 128}\n", t[i].yaml);
+			 "sequences:\n  - %s\ndata: {seed: 1}\n",
+			 strstr(t[i].yaml, "model:") ? "" : "model: {head_dim: 128}\n", t[i].yaml,
+			 strstr(t[i].yaml, "prefill") ? "{history: 0, chunk: 16}" : "{context: 16}");
 		path = tu_write_temp(".yaml", text);
 		if (runcase_load(path, &r, &err) != FS_OK)
 			fail_msg("%s: %s", t[i].yaml, err.msg);
@@ -544,9 +592,15 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"alibi_bias=offset              n/a: no ALiBi\n",
 		"split_merge=empty_nan          n/a: no context is cut into split-K segments\n",
 		"exp_base=exp2_no_log2e         caught by hd96: ",
-		"0 of 16 applicable bug classes survive 1 case(s), 15 not applicable\n",
 		"block_offset=dense             n/a: the pool is dense: each block starts one block after the last\n",
-		"0 of 9 applicable bug classes survive 1 case(s), 4 not applicable\n",
+		"k_scale_walk=identity          n/a: k_scale per_tensor: one scale, read at no block\n",
+		"block_size_assumed=16          n/a: block_size 16: the size the kernel assumes\n",
+		"k_scale_index=first_key        n/a: k_scale per_tensor: every key has the same scale\n",
+		"gqa_map=kv_divide              n/a: q head / kv_heads gives every work unit its own kv head (G 4, kv_heads 1, decode)\n",
+		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
+		"c_rows=interleaved             n/a: gfx936: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong\n",
+		"gqa_map=spill                  n/a: gfx936: every tile of 16 consecutive q heads lies in one group (G 4, kv_heads 1)\n",
+		"0 of 21 applicable bug classes survive 1 case(s), 23 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -569,6 +623,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		     "if c[\"verdict\"] == \"not_applicable\"], "
 		     "d[\"survived\"], d[\"applicable\"], d[\"not_applicable\"])'", path);
 	assert_int_equal(res.status, 0);
+	/* the classes' n/a rules in table order: the original twelve's, then
+	 * the softmax and mask classes', block_offset, the mapping classes' */
 	assert_string_equal(res.out, "[('k_scale_index', 'k_scale '), "
 			    "('gqa_map', 'kv_heads'), ('split_merge', 'no conte'), "
 			    "('mask_value', 'k_scale '), ('window_edge', 'no slidi'), "
@@ -576,8 +632,11 @@ static void mutate_reports_inapplicable_classes(void **state)
 			    "('soft_cap_apply', 'no soft '), ('soft_cap_apply', 'no soft '), "
 			    "('alibi_bias', 'no ALiBi'), ('alibi_bias', 'no ALiBi'), "
 			    "('alibi_bias', 'no ALiBi'), ('alibi_bias', 'no ALiBi'), "
-			    "('split_merge', 'no conte'), ('split_merge', 'no conte')] 0 16 15\n");
-			    "('block_offset', 'the pool')] 0 9 4\n");
+			    "('split_merge', 'no conte'), ('split_merge', 'no conte'), "
+			    "('block_offset', 'the pool'), "
+			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
+			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), ('gqa_map', 'gfx936: '), "
+			    "('c_rows', 'gfx936: ')] 0 21 23\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -596,8 +655,10 @@ static void mutate_na_with_mixed_reasons(void **state)
 	(void)state;
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
-	assert_non_null(strstr(res.out, "15 not applicable\n"));
-	assert_non_null(strstr(res.out, "3 not applicable\n"));
+	/* gqa_map modulo and grid_permuted, block_size_assumed, c_rows
+	 * (gfx936), block_offset (a dense pool), and the shape-bound
+	 * softmax classes (no window, cap, ALiBi, split-K, one token) */
+	assert_non_null(strstr(res.out, "19 not applicable\n"));
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
@@ -625,8 +686,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 17 applicable bug classes survive 1 case(s), 14 not applicable\n"));
-	assert_non_null(strstr(res.out, "0 of 11 applicable bug classes survive 1 case(s), 2 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 27 applicable bug classes survive 1 case(s), 17 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -699,8 +759,13 @@ static void shipped_suite_catches_every_class(void **state)
 		assert_non_null(line);
 		assert_non_null(strstr(line, "caught by"));
 	}
-	assert_non_null(strstr(res.out, "0 of 31 applicable bug classes survive 52 case(s), 0 not applicable"));
-	assert_non_null(strstr(res.out, "0 of 13 applicable bug classes survive 52 case(s), 0 not applicable"));
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "0 of %d applicable bug classes survive 55 case(s), 0 not applicable",
+			 BUG_COUNT);
+		assert_non_null(strstr(res.out, want));
+	}
 	tu_free(&res);
 }
 
@@ -721,7 +786,10 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		int na = b == BUG_WINDOW_INCLUSIVE || b == BUG_WINDOW_EXCLUSIVE ||
 			 b == BUG_Q_FUTURE || b == BUG_Q_OFF_BY_ONE ||
 			 (b >= BUG_CAP_DROPPED && b <= BUG_ALIBI_OFFSET) ||
-			 b == BUG_MERGE_EMPTY_NAN || b == BUG_MERGE_STALE_LSE;
+			 b == BUG_MERGE_EMPTY_NAN || b == BUG_MERGE_STALE_LSE ||
+			 /* gfx936 decode, blocks of 16, a dense pool */
+			 b == BUG_BLOCK_OFFSET || b == BUG_BLOCK_SIZE || b == BUG_GQA_GRID ||
+			 b == BUG_C_ROWS;
 		char want[96];
 		const char *line, *eol;
 
@@ -735,8 +803,13 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		if (na != (strstr(line, "n/a:") && strstr(line, "n/a:") < eol))
 			fail_msg("%s: %.*s", want, (int)(eol - line), line);
 	}
-	assert_non_null(strstr(res.out, "5 of 18 applicable bug classes survive 2 case(s), 13 not applicable"));
-	assert_non_null(strstr(res.out, "2 of 12 applicable bug classes survive 2 case(s), 1 not applicable"));
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "5 of %d applicable bug classes survive 2 case(s), 17 not applicable",
+			 BUG_COUNT - 17);
+		assert_non_null(strstr(res.out, want));
+	}
 	tu_free(&res);
 
 	/* The same verdicts as JSON, read back by Python's parser. */
@@ -744,11 +817,11 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "import json, sys; d = json.load(sys.stdin); "
 		     "print(sorted(c[\"bug\"] + \"=\" + c[\"value\"] for c in d[\"classes\"] "
 		     "if c[\"verdict\"] == \"survived\"), "
-		     "d[\"survived\"], d[\"applicable\"], d[\"not_applicable\"], d[\"cases\"])'");
+		     "d[\"survived\"], d[\"applicable\"] == %d, d[\"not_applicable\"], d[\"cases\"])'",
+		     BUG_COUNT - 17);
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "['mask_value=additive', 'mask_value=finite', 'page_walk=none', "
-			    "'pv_mask=none', 'tail_mask=contiguous'] 5 18 13 2\n");
-	assert_string_equal(res.out, "['page_walk=none', 'tail_mask=contiguous'] 2 12 1 2\n");
+			    "'pv_mask=none', 'tail_mask=contiguous'] 5 True 17 2\n");
 	tu_free(&res);
 }
 
@@ -759,8 +832,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "31 passed, 0 failed"));
-	assert_non_null(strstr(res.out, "13 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "44 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -775,6 +847,275 @@ static void mutation_cases_are_caught(void **state)
 		unlink(path);
 		free(path);
 	}
+}
+
+/*
+ * h-bugs-b: the sim with bug b planted against tests/bugmodel.h's plain
+ * loops with the same wrong rule m (scores and out within 1e-5 of the
+ * double model), and, so that the check is not vacuous, against the
+ * correct model, which must differ somewhere by more.
+ */
+static void sim_matches_model(const struct runcase *r, enum kern_bug b,
+			      const struct bugmodel *m)
+{
+	const struct fs_inputs *in = &r->in;
+	size_t ns = (size_t)in->S * in->T * in->Hq * in->MAXCTX;
+	size_t no = (size_t)in->S * in->T * in->Hq * r->c.head_dim;
+	double *sc = malloc(ns * sizeof(double)), *out = malloc(no * sizeof(double));
+	double *sc0 = malloc(ns * sizeof(double)), *out0 = malloc(no * sizeof(double));
+	struct bugmodel right = { 0 };
+	struct attn_result sim;
+	long off_right = 0;
+
+	assert_non_null(sc && out && sc0 && out0);
+	emulate(r, b, &sim);
+	bugmodel_run(r, m, sc, out);
+	bugmodel_run(r, &right, sc0, out0);
+	for (size_t i = 0; i < ns; i++) {
+		double got = sim.scores[i];
+
+		if (isinf(sc[i]) || isnan(sc[i])) {
+			if (!(got == sc[i] || (isnan(got) && isnan(sc[i]))))
+				fail_msg("%s: scores[%zu] got %g want %g", kernel_bug(b)->bad, i, got, sc[i]);
+		} else if (fabs(got - sc[i]) > 1e-5 * fmax(1.0, fabs(sc[i]))) {
+			fail_msg("%s: scores[%zu] got %.9g want %.9g", kernel_bug(b)->bad, i, got, sc[i]);
+		}
+		off_right += !(fabs(got - sc0[i]) <= 1e-3 * fmax(1.0, fabs(sc0[i])));
+	}
+	if (getenv("BM_DEBUG"))
+		for (size_t i = 0; i < ns; i++)
+			if (!(sim.scores[i] == sc[i]) && !isinf(sc[i]))
+				fprintf(stderr, "sc %zu sim %g model %g\n", i, sim.scores[i], sc[i]);
+	for (size_t i = 0; i < no; i++) {
+		double got = sim.out[i];
+
+		if (isnan(out[i]) ? !isnan(got) : fabs(got - out[i]) > 1e-5)
+			fail_msg("%s: out[%zu] got %.9g want %.9g", kernel_bug(b)->bad, i, got, out[i]);
+		off_right += !(fabs(got - out0[i]) <= 1e-3);
+	}
+	assert_true(off_right > 0);
+	attn_free(&sim);
+	free(sc), free(out), free(sc0), free(out0);
+}
+
+/*
+ * k_scale_walk and v_page_walk: one sequence of 40 keys on blocks
+ * {4, 0, 2} of a pool of 7. K walks the table; the K scales (or V and
+ * its scale) of key j are read at block j / 16 itself: key 20 takes the
+ * scale of block 1 slot 4, a block of no sequence, so NaN.
+ */
+static void scale_and_v_walks_by_hand(void **state)
+{
+	struct bugmodel ks = { .ks_walk = BM_LOGICAL }, vw = { .v_walk = BM_LOGICAL };
+	struct runcase r;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: walks\ncache: {placement: table, num_blocks: 7}\n"
+		  "sequences:\n  - {context: 40, blocks: [4, 0, 2]}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_K_SCALE_WALK, &ks);
+	sim_matches_model(&r, BUG_V_PAGE_WALK, &vw);
+	runcase_free(&r);
+	/* Blocks {1, 2, 0}: every logical block is some block of the
+	 * sequence, so no read is poison; the scores still move. */
+	load_text(&r, "fragsim: 1\nname: walks\ncache: {placement: table, num_blocks: 3}\n"
+		  "sequences:\n  - {context: 40, blocks: [1, 2, 0]}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_K_SCALE_WALK, &ks);
+	sim_matches_model(&r, BUG_V_PAGE_WALK, &vw);
+	runcase_free(&r);
+}
+
+/*
+ * block_size_assumed 16 on caches of 8 and 32 keys a block: block j / 16,
+ * slot j % 16 and a 16-slot stride in every offset. Blocks of 8, the
+ * tables {3, 0, 5, 1, 4} and {2, 6, 7} in a pool of 12: key 20 of
+ * sequence 0 is read at block_table[0][1] = 0 as if its blocks held 16
+ * slots, so its scale at index (0 * 16 + 4) * Hkv + g, which is true
+ * block 0 slot 4: key 12's (block 0 holds the sequence's keys 8..15),
+ * and its K bytes from offsets that interleave blocks 0 and 1; sequence 1's
+ * keys 16.. read "block 6" of 16 slots, true blocks 12 and 13, past the
+ * pool: poison. Blocks of 32: key 20 is slot 4 of block_table[1], the
+ * sequence's keys 36.., and keys from 48 on are past its two-entry
+ * table. (Every first tile here holds a key that is not NaN: the
+ * emulation skips a tile whose scores are all NaN while its row has seen
+ * nothing yet, where this model's row turns NaN.)
+ */
+static void block_size_assumed_by_hand(void **state)
+{
+	struct bugmodel m = { .bs = 16 };
+	struct runcase r;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: bs8\ncache: {block_size: 8, placement: table, num_blocks: 12}\n"
+		  "sequences:\n  - {context: 40, blocks: [3, 0, 5, 1, 4]}\n"
+		  "  - {context: 23, blocks: [2, 6, 7]}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_BLOCK_SIZE, &m);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: bs32\ncache: {block_size: 32, placement: shuffled}\n"
+		  "sequences:\n  - {context: 70}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_BLOCK_SIZE, &m);
+	runcase_free(&r);
+}
+
+/*
+ * scale_recovery no_k_scale / no_q_scale and k_scale_index first_key:
+ * the score of key j is acc * sQ * softmax_scale, acc * sK[j] *
+ * softmax_scale, or acc * sQ * sK[0] * softmax_scale (key 0's scale for
+ * every key, split-K segments included), from the plain-loop model.
+ */
+static void scale_classes_by_hand(void **state)
+{
+	struct bugmodel nk = { .no_sk = 1 }, nq = { .no_sq = 1 }, fk = { .first_key = 1 };
+	struct runcase r;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: scales\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_SCALE_NO_K, &nk);
+	sim_matches_model(&r, BUG_SCALE_NO_Q, &nq);
+	sim_matches_model(&r, BUG_K_SCALE_FIRST, &fk);
+	runcase_free(&r);
+}
+
+/*
+ * gqa_map kv_divide and grid_permuted. kv_divide, 24 q heads over 4 kv
+ * heads (G 6): prefill q head 17 reads kv head 17 / 4 = 4, one past the
+ * last, so block p's kv head 4 is block p + 1's kv head 0 (the K offset
+ * ((p * 4 + 4) * 16 + ...) * 16), and its scales those of the next slot;
+ * decode unit g reads kv head 6g / 4: 0, 1, 3, 4. grid_permuted, 8 q
+ * heads over 4 (G 2): units 0..7 serve q heads 0, 2, 1, 3, 2, 4, 3, 5;
+ * q heads 6 and 7 are never written (NaN).
+ */
+static void gqa_classes_by_hand(void **state)
+{
+	struct bugmodel kd = { .kv_divide = 1 }, gp = { .grid = 1 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(kernel_grid_head(1, 2), 2);
+	assert_int_equal(kernel_grid_head(5, 2), 4);
+	assert_int_equal(kernel_grid_head(7, 2), 5);
+	load_text(&r, "fragsim: 1\nname: kvd\nmode: prefill\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {history: 10, chunk: 20}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_GQA_KV_DIVIDE, &kd);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: kvd\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_GQA_KV_DIVIDE, &kd);
+	runcase_free(&r);
+	/* spill, 24 q heads over 4 (G 6) in tiles of 16: tile 0 (heads
+	 * 0..15) reads kv head 0 for all, tile 1 (16..23) kv head 16 / 6 = 2:
+	 * q heads 6..11 and 12..15 read kv head 0, 18..23 kv head 2 */
+	load_text(&r, "fragsim: 1\nname: spill\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\n  - {context: 23}\ndata: {seed: 8}\n");
+	{
+		struct bugmodel sp = { .spill = 1 };
+
+		sim_matches_model(&r, BUG_GQA_SPILL, &sp);
+	}
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: grid\nmode: prefill\nmodel: {q_heads: 8, kv_heads: 4}\n"
+		  "cache: {placement: shuffled}\n"
+		  "sequences:\n  - {history: 10, chunk: 20}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_GQA_GRID, &gp);
+	runcase_free(&r);
+}
+
+/* gqa_map grid_permuted where it cannot be emulated: decode (no grid of
+ * q heads), and G > kv_heads (a unit would write past q_heads). */
+static void gqa_grid_refused(void **state)
+{
+	static const struct {
+		const char *yaml, *msg;
+	} bad[] = {
+		{ "sequences:\n  - {context: 16}\n",
+		  "kernel: gqa_map grid_permuted is a prefill grid (one q head a work unit)" },
+		{ "mode: prefill\nsequences:\n  - {history: 0, chunk: 16}\n",
+		  "kernel: gqa_map grid_permuted: work unit 4 would serve q head 24 of 24 (G 6 > kv_heads 4)" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[512], *path;
+		struct run_result res;
+
+		snprintf(text, sizeof(text), "fragsim: 1\nname: g\n%skernel: {gqa_map: grid_permuted}\n",
+			 bad[i].yaml);
+		path = tu_write_temp(".yaml", text);
+		res = tu_run("run %s", path);
+		assert_int_equal(res.status, 2);
+		if (!strstr(res.err, bad[i].msg) || !strstr(res.err, path))
+			fail_msg("got '%s', want '%s'", res.err, bad[i].msg);
+		tu_free(&res);
+		unlink(path);
+		free(path);
+	}
+}
+
+/*
+ * operand_load: swap_k_halves on gfx936 (K-steps of 32): Q's dim 0 meets
+ * K's dim 16, Q's dim 16 K's dim 0, dim 40 dim 56; on head_dim 80 the last K-step's first half meets the zero padding
+ * (dims 80..95). unswizzled, head_dim 256 (16 chunks, groups of 8): key
+ * 3 of a tile reads its chunk 3 where it means chunk 0, chunk 11 for
+ * chunk 8; key 8 of the tile reads every chunk right.
+ */
+static void operand_load_by_hand(void **state)
+{
+	struct bugmodel sw = { .swap_halves = 1 }, un = { .unswizzled = 1 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(bugmodel_chunk(0, 3, 16), 3);
+	assert_int_equal(bugmodel_chunk(8, 3, 16), 11);
+	assert_int_equal(bugmodel_chunk(5, 8, 16), 5);
+	assert_int_equal(bugmodel_chunk(4, 1, 5), 4);	/* head_dim 80: chunk 4 alone */
+	for (int nc = 1; nc <= 16; nc++)
+		for (int n = 0; n < 16; n++)
+			for (int c = 0; c < nc; c++)
+				assert_int_equal(kernel_unswizzled_chunk(c, n, nc), bugmodel_chunk(c, n, nc));
+	load_text(&r, "fragsim: 1\nname: ld\ncache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_LOAD_SWAP_K, &sw);
+	sim_matches_model(&r, BUG_LOAD_UNSWIZZLED, &un);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: ld\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 80}\n"
+		  "sequences:\n  - {context: 40}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_LOAD_SWAP_K, &sw);
+	sim_matches_model(&r, BUG_LOAD_UNSWIZZLED, &un);
+	runcase_free(&r);
+}
+
+/*
+ * c_rows interleaved on CDNA3 16x16 (C row 4*(L/16) + e, column L % 16,
+ * from AMD's matrix instruction calculator): lane 17, e 0 holds C[4][1]
+ * and the kernel takes it for C[1][1], so believed row p = 4e + L/16 gets
+ * the accumulators of true row 4*(p % 4) + p / 4: row 1 those of row 4,
+ * row 6 those of row 9. Prefill: token 1 is scored with token 4's Q
+ * and its own Q scale and causal mask; in a chunk of 20 tokens, token 19
+ * (row 3 of its tile) gets row 12 of that tile, token 28, past the
+ * chunk: a zero A row, so its scores are 0. Decode (G 6): q head 1 of a
+ * group gets the accumulators of row 4, q head 4.
+ */
+static void c_rows_by_hand(void **state)
+{
+	int src[16];
+	struct bugmodel m = { .row_src = src };
+	struct runcase r;
+
+	(void)state;
+	for (int p = 0; p < 16; p++)
+		src[p] = 4 * (p % 4) + p / 4;
+	assert_int_equal(src[1], 4);
+	assert_int_equal(src[6], 9);
+	load_text(&r, "fragsim: 1\nname: rows\nisa: cdna3-mfma-i32-16x16x32-i8\nmode: prefill\n"
+		  "cache: {placement: shuffled}\n"
+		  "sequences:\n  - {history: 10, chunk: 20}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_C_ROWS, &m);
+	runcase_free(&r);
+	load_text(&r, "fragsim: 1\nname: rows\nisa: cdna3-mfma-i32-16x16x32-i8\n"
+		  "cache: {placement: shuffled}\n"
+		  "sequences:\n  - {context: 40}\ndata: {seed: 8}\n");
+	sim_matches_model(&r, BUG_C_ROWS, &m);
+	runcase_free(&r);
 }
 
 int main(void)
@@ -795,6 +1136,14 @@ int main(void)
 		cmocka_unit_test(shipped_suite_catches_every_class),
 		cmocka_unit_test(weak_suite_lets_page_walk_and_tail_through),
 		cmocka_unit_test(mutation_cases_are_caught),
+		/* h-bugs-b */
+		cmocka_unit_test(scale_and_v_walks_by_hand),
+		cmocka_unit_test(block_size_assumed_by_hand),
+		cmocka_unit_test(scale_classes_by_hand),
+		cmocka_unit_test(gqa_classes_by_hand),
+		cmocka_unit_test(gqa_grid_refused),
+		cmocka_unit_test(operand_load_by_hand),
+		cmocka_unit_test(c_rows_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
