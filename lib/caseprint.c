@@ -233,9 +233,12 @@ void caseprint_kernel(FILE *f, const struct fs_case *c,
 		for (int i = 1; i < n; i++)
 			if ((bugs >> as[i]) & 1)
 				x = i;
-		/* h-bugs-c: these keys only when planted, so the cases without
-		 * them print (and their manifests embed) the bytes they did */
-		if (b >= BUG_BLOCK_OFFSET && !x)
+		/* A key added after the first twelve classes is printed only
+		 * when planted, so a case without it prints (and its golden's
+		 * manifest embeds) the bytes it did before the key existed. A
+		 * value added to an old key (q_position: future) is printed
+		 * with that key's first class, above. */
+		if (b > BUG_SPLIT_MERGE && !x)
 			continue;
 		if (b == BUG_HEAD_DIM_LOADED && x)
 			fprintf(f, "%*s  %s: %d\n", indent, "", bi->key,
