@@ -264,6 +264,11 @@ static const struct fsg_key fsg_keys[] = {
 	{ "kernel.alibi_bias", FSG_ONLY, "correct", NULL },
 	{ "kernel.exp_base", FSG_ONLY, "correct", NULL },
 	{ "kernel.block_offset", FSG_ONLY, "pool", NULL },
+	{ "kernel.k_scale_walk", FSG_ONLY, "block_table", NULL },
+	{ "kernel.v_page_walk", FSG_ONLY, "block_table", NULL },
+	{ "kernel.block_size_assumed", FSG_ONLY, "cache", NULL },
+	{ "kernel.operand_load", FSG_ONLY, "direct", NULL },
+	{ "kernel.c_rows", FSG_ONLY, "profile", NULL },
 	{ "data.*", FSG_INPUTS, NULL, NULL },
 	{ "check.*", FSG_INPUTS, NULL, NULL },
 };
