@@ -431,6 +431,7 @@ static void block_offset_named_from_an_independent_model(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/*
  * h-bugs-b: a dump written by tests/bugmodel.h's plain-loop model of a
  * buggy kernel (no sim/ code), scores and out only, compared at
  * --tol 1e-4 (the model computes in double): `fragsim diff` must name
