@@ -277,45 +277,60 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
  * column 4*(L/16) + e instead of L/16 + 4*e. -1 when the lanes holding a
  * row do not hold equal shares of it.
  */
+/*
+ * Slot s's share of its line of C (the entries with its key[]: its row,
+ * for the column beliefs; its column, for the row belief): g entries of
+ * the line in s's lane, s the idx-th of them by order[]; lanes lanes hold
+ * entries of the line, s's lane the rank-th by its lowest order[]. 0, or
+ * -1 when the lanes hold unequal shares of the line.
+ */
+static int line_share(const struct lanemap *lm, const int32_t *key, const int32_t *order,
+		      int s, int *g, int *idx, int *rank, int *lanes)
+{
+	int W = lm->wave, EC = lm->op[LM_C].elems, L = s / EC, lo = INT32_MAX;
+
+	*g = *idx = *rank = *lanes = 0;
+	for (int e = 0; e < EC; e++) {
+		int t = L * EC + e;
+
+		if (key[t] != key[s])
+			continue;
+		(*g)++;
+		*idx += order[t] < order[s];
+		if (order[t] < lo)
+			lo = order[t];
+	}
+	for (int L2 = 0; L2 < W; L2++) {
+		int g2 = 0, lo2 = INT32_MAX;
+
+		for (int e = 0; e < EC; e++) {
+			int t = L2 * EC + e;
+
+			if (key[t] == key[s]) {
+				g2++;
+				if (order[t] < lo2)
+					lo2 = order[t];
+			}
+		}
+		if (!g2)
+			continue;
+		if (g2 != *g)
+			return -1;
+		(*lanes)++;
+		*rank += lo2 < lo;
+	}
+	return 0;
+}
+
 int kernel_contiguous_cols(const struct lanemap *lm, int *out)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
-	int W = lm->wave, EC = oc->elems;
 
-	for (int s = 0; s < W * EC; s++) {
-		int L = s / EC, m = oc->row[s], g = 0, idx = 0, lo = INT32_MAX;
-		int rank = 0, lanes = 0;
+	for (int s = 0; s < lm->wave * oc->elems; s++) {
+		int g, idx, rank, lanes;
 
-		for (int e = 0; e < EC; e++) {
-			int t = L * EC + e;
-
-			if (oc->row[t] != m)
-				continue;
-			g++;
-			idx += oc->col[t] < oc->col[s];
-			if (oc->col[t] < lo)
-				lo = oc->col[t];
-		}
-		for (int L2 = 0; L2 < W; L2++) {
-			int g2 = 0, lo2 = INT32_MAX;
-
-			for (int e = 0; e < EC; e++) {
-				int t = L2 * EC + e;
-
-				if (oc->row[t] == m) {
-					g2++;
-					if (oc->col[t] < lo2)
-						lo2 = oc->col[t];
-				}
-			}
-			if (!g2)
-				continue;
-			if (g2 != g)
-				return -1;
-			lanes++;
-			rank += lo2 < lo;
-		}
-		if (lanes * g != lm->n)
+		if (line_share(lm, oc->row, oc->col, s, &g, &idx, &rank, &lanes) ||
+		    lanes * g != lm->n)
 			return -1;
 		out[s] = rank * g + idx;
 	}
@@ -422,39 +437,10 @@ static int kernel_gqa_differs(const struct fs_case *c, enum kern_gqa v)
 static int interleaved_row(const struct lanemap *lm, int s)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
-	int W = lm->wave, EC = oc->elems;
-	int L = s / EC, n = oc->col[s], g = 0, idx = 0, lo = INT32_MAX;
-	int rank = 0, lanes = 0;
+	int g, idx, rank, lanes;
 
-	for (int e = 0; e < EC; e++) {
-		int t = L * EC + e;
-
-		if (oc->col[t] != n)
-			continue;
-		g++;
-		idx += oc->row[t] < oc->row[s];
-		if (oc->row[t] < lo)
-			lo = oc->row[t];
-	}
-	for (int L2 = 0; L2 < W; L2++) {
-		int g2 = 0, lo2 = INT32_MAX;
-
-		for (int e = 0; e < EC; e++) {
-			int t = L2 * EC + e;
-
-			if (oc->col[t] == n) {
-				g2++;
-				if (oc->row[t] < lo2)
-					lo2 = oc->row[t];
-			}
-		}
-		if (!g2)
-			continue;
-		if (g2 != g)
-			return -1;
-		lanes++;
-		rank += lo2 < lo;
-	}
+	if (line_share(lm, oc->col, oc->row, s, &g, &idx, &rank, &lanes))
+		return -1;
 	return lanes * g == lm->m ? idx * lanes + rank : -1;
 }
 
