@@ -301,7 +301,11 @@ static void pictures_fit_a_1400_px_window(void **state)
 		 (int)(col - strstr(yaml, name) - strlen(name)), strstr(yaml, name) + strlen(name),
 		 col + strlen("col: \"lane % 32\""));
 	path = tu_write_temp(".yaml", text);
-	assert_non_null(path);
+	if (!path) {		/* a return the compiler sees (gcc -O1 at asan) */
+		free(yaml);
+		fail_msg("cannot write the reversed map");
+		return;
+	}
 	snprintf(cmd, sizeof(cmd), "lanemap diff cdna3-mfma-i32-32x32x16-i8 '%s' --format svg", path);
 	expect_fits(cmd, 1, 1400, 2048);
 	snprintf(cmd, sizeof(cmd), "lanemap diff cdna3-mfma-i32-32x32x16-i8 '%s' --format html", path);
