@@ -684,8 +684,12 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 					 * it block blk alone, as block 0 */
 					struct fs_inputs one = *in;
 
-					one.v_cache_i8 = in->v_cache_i8 +
-							 (size_t)blk * in->BSTR;
+					/* int8 V only: with bf16 or f32 V the
+					 * int8 cache is NULL, and no offset may
+					 * be added to it (clang's UBSan) */
+					if (in->v_cache_i8)
+						one.v_cache_i8 = in->v_cache_i8 +
+								 (size_t)blk * in->BSTR;
 					put_v_run(c, &one, 0, slot0, n, h, vq);
 				} else {
 					put_v_run(c, in, blk, slot0, n, h, vq);
