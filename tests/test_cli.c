@@ -1012,6 +1012,20 @@ static void inputs_cap_before_allocating(void **state)
 	free(p);
 }
 
+/* Each command of bad[i][0] exits 2, prints nothing on stdout and
+ * exactly bad[i][1] on stderr. */
+static void expect_usage_errors(const char *const (*bad)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct run_result r = tu_run("%s", bad[i][0]);
+
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, bad[i][1]);
+		tu_free(&r);
+	}
+}
+
 /* ---- issue 21 (points 8, 9, 10, 14): verdicts, suites, options, messages ---- */
 
 /* Issue 21 point 8: a failed threshold is not a mismatch. The case of
@@ -1195,14 +1209,7 @@ static void usage_error_points_at_the_help(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct run_result r = tu_run("%s", bad[i][0]);
-
-		assert_int_equal(r.status, 2);
-		assert_string_equal(r.out, "");
-		assert_string_equal(r.err, bad[i][1]);
-		tu_free(&r);
-	}
+	expect_usage_errors(bad, sizeof(bad) / sizeof(bad[0]));
 	/* and where it points is the help */
 	{
 		struct run_result r = tu_run("lanemap loads -h");
@@ -1251,14 +1258,7 @@ static void wrong_kind_of_path_says_what_to_do(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct run_result r = tu_run("%s", bad[i][0]);
-
-		assert_int_equal(r.status, 2);
-		assert_string_equal(r.out, "");
-		assert_string_equal(r.err, bad[i][1]);
-		tu_free(&r);
-	}
+	expect_usage_errors(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* The OpenMP environment is checked before any parallel region, with
