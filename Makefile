@@ -43,7 +43,7 @@ CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 LDLIBS_ALL   := $(YAML_LIBS) -fopenmp -lm $(SAN) $(LDFLAGS)
 
-SIM_SRC   := $(sort $(wildcard sim/*.c))
+SIM_SRC   := $(sort $(wildcard sim/*/*.c))
 REF_SRC   := $(sort $(wildcard ref/*.c))
 IO_SRC    := $(sort $(wildcard lib/*.c))
 CLI_SRC   := $(sort $(filter-out cli/main.c,$(wildcard cli/*.c)))

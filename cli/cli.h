@@ -11,7 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 struct opt_cmd;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/lanediff.h"
+#include "../sim/lanemap/lanediff.h"
 #include "cli.h"
 #include "cmds.h"
 #include "options.h"

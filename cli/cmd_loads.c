@@ -1,6 +1,6 @@
 /*
  * cmd_loads.c - `fragsim lanemap loads`: where each lane's fragment
- * comes from in memory (sim/lmloads.h), as a table and a verdict:
+ * comes from in memory (sim/lanemap/lmloads.h), as a table and a verdict:
  *
  *   fragsim lanemap loads --isa gfx936                      B from the cache
  *   fragsim lanemap loads --isa gfx936 --cache '[NB, Hkv, D, BS]'
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/lmloads.h"
+#include "../sim/lanemap/lmloads.h"
 #include "cli.h"
 #include "cmds.h"
 #include "lmprint.h"

@@ -1,6 +1,6 @@
 /*
  * cmd_mutate.c - `fragsim mutate PATH...`: does the suite catch every
- * bug class? For each class (sim/kernel.h) the cases run with that wrong
+ * bug class? For each class (sim/attn/kernel.h) the cases run with that wrong
  * assumption planted, cheapest case first, until one of them fails its
  * check; the class is then caught, and the first mismatch says where.
  * A class no case catches survives, and the exit status is 1.

@@ -1,6 +1,6 @@
 /*
  * cmd_probe.c - `fragsim probe`: find a matrix instruction's lane map on a
- * device. The math is sim/probe.c, the plan and dump files are
+ * device. The math is sim/lanemap/probe.c, the plan and dump files are
  * lib/probeplan.c; this file reads the options and prints.
  *
  *   fragsim probe plan --isa gfx936 --out plan/           what to run
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../sim/lanediff.h"
-#include "../sim/probe.h"
+#include "../sim/lanemap/lanediff.h"
+#include "../sim/lanemap/probe.h"
 #include "cli.h"
 #include "cmds.h"
 #include "options.h"

@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "options.h"
-#include "../sim/route.h"
+#include "../sim/attn/route.h"
 
 static const char *const route_synopsis[] = { "route <case.yaml>", NULL };
 

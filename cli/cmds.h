@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 struct fs_cmd;
 struct opt_cmd;

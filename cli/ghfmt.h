@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 /* s escaped as a command's message (% CR LF). */
 void ghfmt_data(FILE *f, const char *s);

@@ -1,6 +1,6 @@
 /*
  * lmbasis.c - `lanemap --format basis|basis-json`: a lane map as linear
- * maps over GF(2) (sim/gf2.h), for people and for tools.
+ * maps over GF(2) (sim/lanemap/gf2.h), for people and for tools.
  *
  * Text gives each output bit as the XOR of the input bits that feed it,
  * the way layout people write bit permutations:
@@ -15,7 +15,7 @@
 
 #include "../lib/json.h"
 #include "lmprint.h"
-#include "../sim/gf2.h"
+#include "../sim/lanemap/gf2.h"
 
 static const char *const kind_names[] = {
 	[GF2_LINEAR] = "linear", [GF2_AFFINE] = "affine",

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "../sim/lanemap.h"
+#include "../sim/lanemap/lanemap.h"
 
 enum lm_format { LMF_TEXT, LMF_MD, LMF_CSV, LMF_JSON, LMF_C, LMF_BASIS, LMF_BASIS_JSON };
 
@@ -37,7 +37,7 @@ void lmprint_report(FILE *f, const char *label, const struct lanemap *lm,
 void lmprint_c_header(FILE *f, const struct lanemap *lm, const char *isa);
 
 /*
- * The operands in mask as linear maps over GF(2) (sim/gf2.h): each row
+ * The operands in mask as linear maps over GF(2) (sim/lanemap/gf2.h): each row
  * and column bit as an XOR of lane and element bits, and the bases;
  * LMF_BASIS text, LMF_BASIS_JSON JSON (lmbasis.c).
  */

@@ -7,8 +7,8 @@
 
 #include <stdio.h>
 
-#include "../sim/lanediff.h"
-#include "../sim/lanemap.h"
+#include "../sim/lanemap/lanediff.h"
+#include "../sim/lanemap/lanemap.h"
 
 #define LMSVG_SAMPLES 4	/* differing (lane, element) slots listed per operand */
 

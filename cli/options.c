@@ -38,7 +38,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "cli.h"
 
 #define HELP_COL 24	/* the widest left column before help wraps */

@@ -6,7 +6,7 @@
 #ifndef THREADS_H
 #define THREADS_H
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 /* The most threads fragsim runs: --threads, OMP_NUM_THREADS, the
  * default of all cores (the library's FRAGSIM_THREADS_MAX). */

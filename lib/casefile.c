@@ -3,7 +3,7 @@
  * (casefile.h): the loader. Its keys, types, bounds and defaults are the
  * rows of caseschema.c; this file walks them over the YAML tree and holds
  * the hooks for what no row says (auto values, lists, the mode's
- * sequence keys, kernel: keys of sim/kernel.c, rules between keys).
+ * sequence keys, kernel: keys of sim/attn/kernel.c, rules between keys).
  *
  * The only place that turns case text into a case. It exists so that
  * sim/, ref/ and every command see one validated struct with no defaults
@@ -706,7 +706,7 @@ enum fs_rc casefile_after_decode_rows(struct case_loader *L,
 }
 
 /*
- * kernel: one key per bug class (sim/kernel.h's table), each spelled as
+ * kernel: one key per bug class (sim/attn/kernel.h's table), each spelled as
  * the correct value or the bug's; head_dim_loaded also takes a number.
  * And the rows under "kernel" (decode_rows), parsed first.
  */

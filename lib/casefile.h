@@ -1,6 +1,6 @@
 /*
  * casefile.h - case files (YAML, schema version 1) into a resolved
- * struct fs_case (sim/case.h: the struct, no YAML), and back out as YAML.
+ * struct fs_case (sim/attn/case.h: the struct, no YAML), and back out as YAML.
  * casefile.c loads, caseprint.c prints, and both follow the one table of
  * keys in caseschema.c (docs/case-schema.md is generated from it).
  *
@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../sim/case.h"
-#include "../sim/fs.h"
+#include "../sim/attn/case.h"
+#include "../sim/common/fs.h"
 
 #define CASE_MAX_FILE_BYTES (1u << 20)	/* a case file */
 #define CASE_MAX_BLOCKS (1 << 22)	/* cache.num_blocks */
@@ -67,7 +67,7 @@ void case_print(FILE *f, const struct fs_case *c);
  * Every key path the loader accepts that holds a value (mappings left
  * out), from the schema table in caseschema.c: "model.head_dim", "data.q.scale"
  * (the data.* rows once per tensor), "kernel.c_columns" (kernel: bug keys
- * from sim/kernel.c, each once). Fills out[0..cap) and returns the count,
+ * from sim/attn/kernel.c, each once). Fills out[0..cap) and returns the count,
  * or -1 when cap is too small. tests/test_caseschema.c walks them.
  */
 #define CASE_KEY_PATH_MAX 64

@@ -8,7 +8,7 @@
  * It exists so that a key is added in one place: a row here gives the
  * loader (casefile.c) its allowed keys, type check, bounds and message,
  * `fragsim show` (caseprint.c) its line, and the doc its table row.
- * Adding a key: add the field to struct fs_case (sim/case.h), a row
+ * Adding a key: add the field to struct fs_case (sim/attn/case.h), a row
  * below in file order, a row in docs/case-keys.md (what it does to the
  * goldens), then `build/fragsim show --schema > docs/case-schema.md`;
  * the tests fail until all three agree.
@@ -234,7 +234,7 @@ static const struct case_key schema[] = {
 	  .type_doc = "mapping",
 	  .doc = "what the kernel under test assumes; every default is the "
 		 "correct kernel, every other value plants one bug class "
-		 "(sim/kernel.c); `decode_rows` is a layout, not a bug" },
+		 "(sim/attn/kernel.c); `decode_rows` is a layout, not a bug" },
 	{ "kernel.decode_rows", KEY_ENUM, FC(decode_rows), .names = rows_names,
 	  .def = "replicated", .after = casefile_after_decode_rows,
 	  .doc = "which q head a decode row holds: `replicated` repeats the G heads "
@@ -556,7 +556,7 @@ static void row_doc(FILE *f, const struct case_key *k)
 	fprintf(f, " | %s |\n", k->doc);
 }
 
-/* kernel:'s bug keys: sim/kernel.c's table, one row per key. */
+/* kernel:'s bug keys: sim/attn/kernel.c's table, one row per key. */
 static void kernel_doc(FILE *f)
 {
 	for (int b = 0; b < BUG_COUNT; b++) {

@@ -37,7 +37,7 @@
 
 #include "profile.h"
 #include "safetensors.h"
-#include "../sim/kernel.h"
+#include "../sim/attn/kernel.h"
 
 struct ctx {
 	const struct runcase *r;

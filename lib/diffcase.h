@@ -5,7 +5,7 @@
  * The expectation is the case as written, kernel: section included: a
  * dump that reproduces a case planting c_columns: contiguous matches that
  * case. Hypotheses are the expectation with one more thing changed:
- *   - one bug class of sim/kernel.h planted (those the case does not
+ *   - one bug class of sim/attn/kernel.h planted (those the case does not
  *     already carry, that can change the case (kernel_bug_na) and that
  *     kernel_plant can express); page_walk counts twice, none (a
  *     sequence's blocks read as consecutive) and identity (the logical

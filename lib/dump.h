@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #include "npy.h"
-#include "../sim/attn.h"
+#include "../sim/attn/attn.h"
 
 enum dump_tensor {
 	DUMP_ACC,

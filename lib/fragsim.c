@@ -3,7 +3,7 @@
  * the library: lanemap_* and profile_* for lane maps, casefile and
  * runcase for cases and runs, golden for the golden directory.
  *
- *   struct fragsim_lanemap  ->  struct lanemap *       (sim/lanemap.h)
+ *   struct fragsim_lanemap  ->  struct lanemap *       (sim/lanemap/lanemap.h)
  *   struct fragsim_case     ->  struct runcase          (lib/runcase.h)
  *                               + a fragsim_lanemap viewing runcase.lm
  *   struct fragsim_err      <-  struct fs_err, as "file:line:col: msg"

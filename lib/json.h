@@ -42,7 +42,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 #define JSON_MAX_DEPTH 64
 

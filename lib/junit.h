@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "outdir.h"
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 enum junit_status { JUNIT_PASS, JUNIT_FAIL, JUNIT_ERROR };
 

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 #define NPY_MAX_DIMS 8
 #define NPY_MAX_DATA_BYTES ((size_t)1 << 34)	/* 16 GiB, both directions */

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 #define OUTDIR_PATH_MAX 4096	/* bytes, NUL included */
 

@@ -2,7 +2,7 @@
  * probeplan.c - a probe plan and its dump as files (see probeplan.h for
  * the directory layout and the manifest).
  *
- * Write: the waves come from sim/probe.c; here they become probe_a.npy
+ * Write: the waves come from sim/lanemap/probe.c; here they become probe_a.npy
  * and probe_b.npy (their sha256 go into the manifest), profile.yaml (the
  * plan's profile as a table, so that a plan made from a profile file
  * still solves when the file is gone) and manifest.json, all inside one

@@ -2,7 +2,7 @@
  * probeplan.h - a lane-map probe as files: the plan directory that
  * `fragsim probe plan` writes and a device harness reads, and the dump
  * directory the device (or `probe simulate`) answers with. What the waves
- * hold is sim/probe.h; this is where they live on disk. Prints nothing.
+ * hold is sim/lanemap/probe.h; this is where they live on disk. Prints nothing.
  *
  *   plan/                                  dump/
  *     manifest.json  isa, waves, plan kind,  probe_c.npy    int32 [W, LANES, EC]
@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../sim/probe.h"
+#include "../sim/lanemap/probe.h"
 #include "npy.h"
 
 struct probeplan {

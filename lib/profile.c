@@ -2,7 +2,7 @@
  * profile.c - lane-map profiles from YAML into lanemap tables (profile.h).
  *
  * The only place that turns text into a lanemap. Each operand's row and
- * col are either expressions (sim/expr) evaluated at every (lane, e), or
+ * col are either expressions (sim/lanemap/expr) evaluated at every (lane, e), or
  * a CSV table. Errors point at the character to fix, e.g. for
  *
  *   c: {type: i32, elements: 4, row: "lane % 16", col: "lane / 16 + 4 * ee"}
@@ -100,7 +100,7 @@ static int block_scalar(const yaml_node_t *n)
 }
 
 /* Compile and evaluate one expression into dst[lane*elems + e]
- * (sim/lanemap.c's builder), the error located in the file. */
+ * (sim/lanemap/lanemap.c's builder), the error located in the file. */
 static enum fs_rc eval_expr(struct loader *L, yaml_node_t *n, const char *path,
 			    int elems, int32_t *dst)
 {

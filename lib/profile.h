@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 
-#include "../sim/lanemap.h"
+#include "../sim/lanemap/lanemap.h"
 
 struct lanemap *profile_load_file(const char *path, struct fs_err *err);
 

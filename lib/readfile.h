@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 /*
  * Open path for reading, refusing anything but a regular file before a

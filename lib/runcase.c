@@ -24,7 +24,7 @@
 #include "npy.h"
 #include "profile.h"
 #include "safetensors.h"
-#include "../sim/quant.h"
+#include "../sim/attn/quant.h"
 
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 {
@@ -240,7 +240,7 @@ static unsigned keep_plan(const struct runcase *r)
  * Memory, before any allocation (issue: a case that cannot fit must say
  * so at once, not after minutes, nor by a crash). Every allocation that
  * grows with the case is estimated from the case alone, as runcase_inputs
- * (sim/inputs.c), attn_run_opts (sim/attn.c's outputs) and compare_run
+ * (sim/attn/inputs.c), attn_run_opts (sim/attn/attn.c's outputs) and compare_run
  * (ref/compare.c's block of rows) will make it, with the keys that drive
  * it. The peak is the larger of two phases: building the inputs (given
  * .npy copies alive) and emulating + comparing (given copies freed).
@@ -475,7 +475,7 @@ static enum fs_rc memory_check(const struct runcase *r, struct fs_err *err)
 	/* inputs_build would refuse it, but only after reading given .npy */
 	if (cap > (double)INPUTS_MAX_BYTES) {
 		snprintf(how, sizeof(how), "the input tensors' cap, INPUTS_MAX_BYTES in "
-			 "sim/inputs.h; %s of it for %s: %s; shrink the case",
+			 "sim/attn/inputs.h; %s of it for %s: %s; shrink the case",
 			 human(cap_top.bytes, h), cap_top.what, cap_top.keys);
 		return fs_budget(err, r->c.file, "the case", cap,
 				 (double)INPUTS_MAX_BYTES, how);

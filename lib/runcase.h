@@ -7,11 +7,11 @@
 #define RUNCASE_H
 
 #include "../ref/compare.h"
-#include "../sim/attn.h"
-#include "../sim/case.h"
-#include "../sim/inputs.h"
-#include "../sim/lanemap.h"
-#include "../sim/route.h"
+#include "../sim/attn/attn.h"
+#include "../sim/attn/case.h"
+#include "../sim/attn/inputs.h"
+#include "../sim/lanemap/lanemap.h"
+#include "../sim/attn/route.h"
 
 struct runcase {
 	struct fs_case c;

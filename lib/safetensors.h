@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "npy.h"
 
 /* Readers refuse larger headers (the reference reader: 100 MB). */

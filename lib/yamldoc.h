@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <yaml.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 #define YDOC_PATH_MAX 128
 

@@ -17,11 +17,11 @@
 #ifndef COMPARE_H
 #define COMPARE_H
 
-#include "../sim/attn.h"
-#include "../sim/case.h"
-#include "../sim/fs.h"
-#include "../sim/inputs.h"
-#include "../sim/lanemap.h"
+#include "../sim/attn/attn.h"
+#include "../sim/attn/case.h"
+#include "../sim/common/fs.h"
+#include "../sim/attn/inputs.h"
+#include "../sim/lanemap/lanemap.h"
 
 /* What is compared, in the order compare_run checks it. */
 enum compare_what {

@@ -20,8 +20,8 @@
  * build with fma(). One dispatch picks a build with cpu_has; the tests
  * hold all three to the plain loops, bit for bit.
  *
- * Which CPU: sim/cpu.h, the one place fragsim asks. It is a header of
- * basics (like sim/fs.h), not sim/'s mapping code, so the reference stays
+ * Which CPU: sim/common/cpu.h, the one place fragsim asks. It is a header of
+ * basics (like sim/common/fs.h), not sim/'s mapping code, so the reference stays
  * independent of what it checks. Off x86 only the plain builds exist: the
  * intrinsics and target attributes are compiled on x86 alone.
  *
@@ -33,7 +33,7 @@
 
 #include <math.h>
 
-#include "../sim/cpu.h"
+#include "../sim/common/cpu.h"
 
 #ifdef CPU_X86
 #include <immintrin.h>

@@ -42,7 +42,7 @@
  * (dot products in double, fused): it is the baseline that measures what INT8
  * costs, not a check of the kernel.
  *
- * f16 scales are decoded here, not by sim/quant.c, so a decoder bug there
+ * f16 scales are decoded here, not by sim/attn/quant.c, so a decoder bug there
  * cannot hide in both sides of the comparison.
  *
  * How the work is shared (ref_groups_compute): the rows of one sequence

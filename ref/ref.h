@@ -18,8 +18,8 @@
 
 #include <stdint.h>
 
-#include "../sim/case.h"
-#include "../sim/inputs.h"
+#include "../sim/attn/case.h"
+#include "../sim/attn/inputs.h"
 
 /* One attention row of the quantized reference and the float one. */
 struct ref_row {

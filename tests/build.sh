@@ -65,6 +65,9 @@ what_if() {
 	n=$((n + 1))
 	set -- "$1" "$2" "$3" "$4" -W "$1"
 	for d in sim ref lib cli tools tests; do set -- "$@" -W "$d/../$1"; done
+	case $1 in sim/*/*)
+		for d in sim/*/; do set -- "$@" -W "$d../${1#sim/}"; done ;;
+	esac
 	set -- "$@" -W "tests/fuzz/../../$1"
 	file=$1; target=$2; want=$3; not=$4; shift 4
 	if [ ! -e "$file" ]; then
@@ -81,22 +84,22 @@ what_if() {
 			fail "a change of $file rebuilds $b/$o, which does not use it"
 	done
 }
-what_if sim/fs.h fragsim "sim/fs.o lib/npy.o cli/main.o fragsim" ""
-what_if sim/fs.h tests/test_npy "tests/test_npy.o tests/test_npy" ""
+what_if sim/common/fs.h fragsim "sim/common/fs.o lib/npy.o cli/main.o fragsim" ""
+what_if sim/common/fs.h tests/test_npy "tests/test_npy.o tests/test_npy" ""
 what_if lib/npy.h tests/test_npy "lib/npy.o tests/test_npy.o" \
-	"sim/mmac.o lib/sha256.o"
+	"sim/lanemap/mmac.o lib/sha256.o"
 what_if lib/npy.h tests/fuzz/regress_npy "tests/fuzz/fuzz_npy.o" \
 	"tests/fuzz/regression_npy.o"
 what_if tests/fuzz/fuzz.h tests/fuzz/regress_npy \
 	"tests/fuzz/fuzz_npy.o tests/fuzz/regression_npy.o" ""
 what_if tests/testutil.h tests/test_cli "tests/test_cli.o" "cli/cli.o"
-what_if sim/mmac.h fragsim "sim/mmac.o" "lib/sha256.o lib/readfile.o"
+what_if sim/lanemap/mmac.h fragsim "sim/lanemap/mmac.o" "lib/sha256.o lib/readfile.o"
 what_if VERSION fragsim "cli/main.o lib/golden.o cli/lmprint.o fragsim" \
-	"sim/mmac.o lib/npy.o"
+	"sim/lanemap/mmac.o lib/npy.o"
 what_if tools/embed.sh fragsim "gen/builtin_profiles.c gen/builtin_profiles.o" ""
 what_if profiles/gfx936.yaml fragsim "gen/builtin_profiles.o" "lib/profile.o"
 what_if lib/profile.h fragsim "gen/builtin_profiles.o lib/profile.o" \
-	"sim/mmac.o"
+	"sim/lanemap/mmac.o"
 
 # 4. .PHONY is exact: each name has a rule, and each rule whose name is
 # a plain word (no file under the build) is listed.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # layers.sh - tools/check_layers.py's must-fail cases: each plants one
-# violation in a scratch copy of sim/, ref/, lib/, cli/ and include/ and
+# violation in a scratch copy of sim/*/, ref/, lib/, cli/ and include/ and
 # wants exit 1 and the line `file:line: rule: ...`; a clean copy must
 # pass, and what only looks like a violation (a comment, snprintf) must
 # not be flagged.
@@ -15,7 +15,7 @@ fails=0; n=0
 
 fresh() {
 	rm -rf "$tmp/t"
-	for d in sim ref lib cli include; do
+	for d in sim/common sim/lanemap sim/attn ref lib cli include; do
 		mkdir -p "$tmp/t/$d" && cp $d/*.[ch] "$tmp/t/$d/" || return 1
 	done
 }
@@ -52,29 +52,31 @@ clean() {
 
 fn='void planted(void)
 {'
-clean sim/mmac.c '/* a comment may say printf("x") and stdout */'
-clean sim/mmac.c "$fn
+clean sim/lanemap/mmac.c '/* a comment may say printf("x") and stdout */'
+clean sim/lanemap/mmac.c "$fn
 	char b[8];
 	snprintf(b, sizeof(b), \"%d\", 1);
 }"
 clean cli/cmd_show.c "$fn
 	printf(\"the CLI prints\\n\");
 }"
-plant sim/mmac.c '#include "../ref/ref.h"' sim-includes-outside
-plant sim/fs.h '#include "../lib/npy.h"' sim-includes-outside
+plant sim/lanemap/mmac.c '#include "../ref/ref.h"' sim-includes-outside
+plant sim/common/fs.h '#include "../lib/npy.h"' sim-includes-outside
+plant sim/lanemap/gf2.c '#include "../attn/kernel.h"' lanemap-includes-attn
+plant sim/common/gen.c '#include "../lanemap/lanemap.h"' common-includes-subsystem
 plant ref/dot.c '#include "../lib/json.h"' ref-includes-lib-or-cli
-plant ref/ref.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
-plant ref/compare.c '#include "../sim/tile_fast.h"' ref-compare-includes-sim
+plant ref/ref.c '#include "../sim/lanemap/lanemap.h"' ref-oracle-includes-sim
+plant ref/compare.c '#include "../sim/attn/tile_fast.h"' ref-compare-includes-sim
 # a new file of the oracle is held to the oracle's list
-plant ref/new.c '#include "../sim/lanemap.h"' ref-oracle-includes-sim
+plant ref/new.c '#include "../sim/lanemap/lanemap.h"' ref-oracle-includes-sim
 plant lib/npy.c '#include "cli.h"' library-includes-cli
 plant lib/dump.c '#include "../cli/cmds.h"' library-includes-cli
-plant sim/probe.c '#include "../cli/report.h"' sim-includes-outside
+plant sim/lanemap/probe.c '#include "../cli/report.h"' sim-includes-outside
 plant lib/golden.c '#include "lmprint.h"' library-includes-cli
 plant include/fragsim.h '#include "../sim/fs.h"' public-header-includes-project
 plant include/fragsim.h '#define FRAGSIM_SAY(x) puts(x)' library-prints
 clean include/fragsim.h '#include <stdio.h>'
-plant sim/quant.c "$fn
+plant sim/attn/quant.c "$fn
 	fprintf(stderr, \"x\");
 }" pure-does-io 2
 plant ref/ref.c "$fn

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../ref/ref.h"
-#include "../sim/inputs.h"
+#include "../sim/attn/inputs.h"
 
 struct spec {
 	enum case_mode mode;

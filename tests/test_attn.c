@@ -24,9 +24,9 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "../sim/attn_int.h"
-#include "../sim/fexp.h"
-#include "../sim/logit.h"
+#include "../sim/attn/attn_int.h"
+#include "../sim/common/fexp.h"
+#include "../sim/attn/logit.h"
 #include "../lib/runcase.h"
 #include "testutil.h"
 

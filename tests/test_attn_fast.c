@@ -1,6 +1,6 @@
 /*
- * test_attn_fast.c - the fast executor (sim/attn_fast.c and its vector
- * kernels, sim/tile_*.c) against the scalar per-lane executor, which is
+ * test_attn_fast.c - the fast executor (sim/attn/attn_fast.c and its vector
+ * kernels, sim/attn/tile_*.c) against the scalar per-lane executor, which is
  * the spec:
  *   - the exp entry of every table this CPU runs (tile_ops_of) is fs_expf
  *     bit for bit, over a few million inputs and the edge values;
@@ -23,8 +23,8 @@
 
 #include <cmocka.h>
 
-#include "../sim/fexp.h"
-#include "../sim/tile_fast.h"
+#include "../sim/common/fexp.h"
+#include "../sim/attn/tile_fast.h"
 #include "testutil.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -319,7 +319,7 @@ static void scores16_plain(int R, const int32_t *dot, const float *sq,
 }
 
 /*
- * The scalar executor's softmax step for one tile (sim/attn_spec.c softmax_pv),
+ * The scalar executor's softmax step for one tile (sim/attn/attn_spec.c softmax_pv),
  * written out: max in slot order with v > tmax, rows whose new max is
  * -inf left alone, exps by fs_expf, sums within a lane then lanes in order.
  */

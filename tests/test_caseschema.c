@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/kernel.h"
+#include "../sim/attn/kernel.h"
 #include "../lib/casefile.h"
 #include "testutil.h"
 

@@ -980,7 +980,7 @@ static void junit_path_checked_first(void **state)
 }
 
 /*
- * Over the inputs' 16 GiB cap (sim/inputs.h), whatever the machine: now
+ * Over the inputs' 16 GiB cap (sim/attn/inputs.h), whatever the machine: now
  * refused before any .npy is read or any tensor allocated, naming the
  * largest. By hand: logical K and V 2 x 1048576 x 8 x 256 x 4 B = 16 GiB
  * (counted by the cap even for an emulation alone), caches 65538 x 16 x
@@ -998,7 +998,7 @@ static void inputs_cap_before_allocating(void **state)
 	assert_non_null(p);
 	snprintf(want, sizeof(want), "fragsim: error: %s: the case needs 20.1 GiB, over "
 		 "the limit of 16.0 GiB (the input tensors' cap, INPUTS_MAX_BYTES in "
-		 "sim/inputs.h; 16.0 GiB of it for the logical K and V: sequences 1 x "
+		 "sim/attn/inputs.h; 16.0 GiB of it for the logical K and V: sequences 1 x "
 		 "context 1048576 x kv_heads 8 x head_dim 256 x 4 bytes x 2; shrink "
 		 "the case)\n", p);
 	for (int i = 0; i < 2; i++) {

@@ -1,5 +1,5 @@
 /*
- * test_errors.c - errors keep their kind (sim/fs.h): out of memory, a
+ * test_errors.c - errors keep their kind (sim/common/fs.h): out of memory, a
  * limit and bad input are three results with three texts, exiting 3, 2
  * and 2 (fs_rc_exit); and no allocation failure anywhere in a run, a
  * load or a diff crashes, hangs, gives a wrong answer or loses a diff

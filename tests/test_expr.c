@@ -1,5 +1,5 @@
 /*
- * test_expr.c - cmocka tests for sim/expr.c, the lane-map formula language.
+ * test_expr.c - cmocka tests for sim/lanemap/expr.c, the lane-map formula language.
  *
  * Every expected value is computed by hand (or, for the sweep, by the same
  * formula written as C), never by calling expr_eval on another input.
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "../sim/expr.h"
+#include "../sim/lanemap/expr.h"
 
 struct value_case {
 	const char *src;

@@ -29,7 +29,7 @@
 
 #include "testutil.h"
 #include "casekeys.h"
-#include "../sim/logit.h"
+#include "../sim/attn/logit.h"
 #include "../tools/device/fragsim_golden.h"
 
 #include <math.h>

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/gen.h"
+#include "../sim/common/gen.h"
 
 #define N_DRAWS 1000000
 

@@ -1,5 +1,5 @@
 /*
- * test_gf2.c - lane maps as linear maps over GF(2) (sim/gf2.c) through
+ * test_gf2.c - lane maps as linear maps over GF(2) (sim/lanemap/gf2.c) through
  * `fragsim lanemap --format basis|basis-json`, and the spans the probe
  * solves with, by hand.
  *
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../sim/gf2.h"
+#include "../sim/lanemap/gf2.h"
 #include "testutil.h"
 
 static const struct {
@@ -430,7 +430,7 @@ static void basis_is_for_whole_operands(void **state)
 }
 
 /*
- * Spans (sim/gf2.h), the header's example by hand: 0b110 and 0b011 span
+ * Spans (sim/lanemap/gf2.h), the header's example by hand: 0b110 and 0b011 span
  * {0, 0b011, 0b101, 0b110}; 0b101 is in it, 0b100 is not (it reduces to
  * 0b001). Adding a member changes nothing; bit 63 is a bit like any other.
  */

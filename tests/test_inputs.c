@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/gen.h"
-#include "../sim/inputs.h"
-#include "../sim/quant.h"
+#include "../sim/common/gen.h"
+#include "../sim/attn/inputs.h"
+#include "../sim/attn/quant.h"
 
 #define D_MAX 256
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "../lib/json.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_kernel.c - the kernel's assumptions (sim/kernel.h) and fragsim
+ * test_kernel.c - the kernel's assumptions (sim/attn/kernel.h) and fragsim
  * mutate. Each bug class is checked against arithmetic written here from
  * the published gfx936 layout (lane L, accumulator e holds C[L % 16]
  * [L / 16 + 4e]; A and B are not needed), never against the sim's own

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../sim/lanediff.h"
+#include "../sim/lanemap/lanediff.h"
 #include "../lib/profile.h"
 
 static struct lanemap *gfx936(void)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../sim/lanemap.h"
+#include "../sim/lanemap/lanemap.h"
 
 /* A tiny valid instruction: wave32, M=N=4, K=8.
  * A 4x8 i8: 32 entries, 1 per lane; B 8x4 i8: 1 per lane; C 4x4 i32

@@ -1,5 +1,5 @@
 /*
- * test_lmloads.c - lane maps composed with memory layouts (sim/lmloads.c).
+ * test_lmloads.c - lane maps composed with memory layouts (sim/lanemap/lmloads.c).
  *
  * Expected offsets are worked out here from the published maps and the
  * layout's own row-major formula, not from fragsim's tables:
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../sim/lmloads.h"
+#include "../sim/lanemap/lmloads.h"
 #include "tuprofile.h"
 
 /* Each test gets the gfx936 map and room for one fragment. */

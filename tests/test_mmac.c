@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../sim/mmac.h"
+#include "../sim/lanemap/mmac.h"
 #include "../lib/profile.h"
 #include "testutil.h"
 #include "tuprofile.h"

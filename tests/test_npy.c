@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "../lib/npy.h"
 #include "../lib/sha256.h"
 #include "testutil.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../cli/options.h"
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 
 struct t_args {
 	const char *str, *color, *m;

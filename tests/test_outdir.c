@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "../lib/outdir.h"
 #include "testutil.h"
 

@@ -20,9 +20,9 @@
 #include <cmocka.h>
 #include <sys/stat.h>
 
-#include "../sim/lanediff.h"
-#include "../sim/mmac.h"
-#include "../sim/probe.h"
+#include "../sim/lanemap/lanediff.h"
+#include "../sim/lanemap/mmac.h"
+#include "../sim/lanemap/probe.h"
 #include "../lib/npy.h"
 #include "../lib/profile.h"
 #include "testutil.h"
@@ -136,7 +136,7 @@ static void sm80_plan_size(void **state)
 }
 
 /*
- * Worked in sim/probe.h: gfx936 A lane 1 e 1 is A slot 9, lit in waves 18
+ * Worked in sim/lanemap/probe.h: gfx936 A lane 1 e 1 is A slot 9, lit in waves 18
  * and 19. B slot 9 (lane 1 e 1, B[1][1]) reads 9 % 100 + 1 = 10 in wave
  * 18 and 9 / 100 + 1 = 1 in wave 19. C lane 17 e 0 holds C[1][1] = A[1][1]
  * * B[1][1], so it reads 10 then 1. Check waves: ones gives K = 32;

@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "../sim/lanemap.h"
+#include "../sim/lanemap/lanemap.h"
 #include "../lib/profile.h"
 
 struct fact {

@@ -15,8 +15,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../sim/fs.h"
-#include "../sim/quant.h"
+#include "../sim/common/fs.h"
+#include "../sim/attn/quant.h"
 #include "testutil.h"
 
 static int is_nan(float x)

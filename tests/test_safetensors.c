@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "../lib/safetensors.h"
 #include "testutil.h"
 

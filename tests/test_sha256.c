@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/fs.h"
+#include "../sim/common/fs.h"
 #include "../lib/sha256.h"
 
 static void check_hex(const char *msg, size_t len, const char *want)

@@ -6,7 +6,7 @@
 #ifndef TUPROFILE_H
 #define TUPROFILE_H
 
-#include "../sim/lanemap.h"
+#include "../sim/lanemap/lanemap.h"
 #include "../lib/profile.h"
 
 static inline struct lanemap *tu_builtin_valid(const char *name)

@@ -17,7 +17,7 @@
  */
 #include "fuzz.h"
 
-#include "../../sim/route.h"
+#include "../../sim/attn/route.h"
 #include "../../lib/casefile.h"
 #include "../../lib/profile.h"
 #include "../../lib/runcase.h"

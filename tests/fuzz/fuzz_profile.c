@@ -1,6 +1,6 @@
 /*
  * fuzz_profile.c - profile YAML into profile_load_text (lib/profile.c),
- * which compiles and evaluates each layout expression (sim/expr.c) over
+ * which compiles and evaluates each layout expression (sim/lanemap/expr.c) over
  * every lane and element, or reads tables; then lanemap_validate and the
  * printers fragsim lanemap uses (into memory).
  *

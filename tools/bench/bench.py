@@ -562,7 +562,7 @@ def targets(rows, scale, numpy_res, pk, out):
         else:
             add(name, None, "no run finished")
     for t, ns in sorted((pk or {}).get("gen_ns", {}).items(), key=lambda x: int(x[0])):
-        add("input generation <= 1.5 ns/value/thread (%st, peak's gen ns: sim/gen.c "
+        add("input generation <= 1.5 ns/value/thread (%st, peak's gen ns: sim/common/gen.c "
             "rows of 256)" % t, ns <= 1.5, "%.3f ns" % ns,
             "fewer multiplies per word (one h32 round instead of two)")
     wmap = {w["name"]: w for w in WORKLOADS}

@@ -11,7 +11,7 @@
  *                u8 x s8 pairs summed to s16: the pre-VNNI idiom)
  *   read B/s     a streaming sum over a buffer far larger than the LLC,
  *                so every byte comes from DRAM
- *   gen ns       fragsim's input generator itself (sim/gen.c, compiled
+ *   gen ns       fragsim's input generator itself (sim/common/gen.c, compiled
  *                into this program): ns per generated value per thread,
  *                normal rows of 256, each thread its own rows (issue
  *                12's "at most 1.5 ns" bench row)
@@ -35,7 +35,7 @@
 
 /* The generator as fragsim builds it: one translation unit, no link to
  * the library (this program links alone). */
-#include "../../sim/gen.c"
+#include "../../sim/common/gen.c"
 
 #define GEN_ROWS_PER_THREAD 32768	/* x 256 values, per repetition */
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fragsim_gen.py - fragsim's input generator in numpy, bit for bit
-(docs/generator.md is the definition; sim/gen.c and sim/inputs.c the C).
+(docs/generator.md is the definition; sim/common/gen.c and sim/attn/inputs.c the C).
 
 A device test in Python can rebuild a case's logical Q, K and V from the
 case alone, without reading fragsim's golden files:
@@ -223,7 +223,7 @@ def logical(case, tensor):
 
 
 def quantize(x, clip, even):
-    """fragsim's absmax quantizer of one row (sim/quant.c): scale =
+    """fragsim's absmax quantizer of one row (sim/attn/quant.c): scale =
     absmax / clip, q = round(x / scale), clamped to +-clip."""
     scale = np.float32(np.abs(x).max()) / np.float32(clip)
     if scale == 0:

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "case.h"
-#include "fs.h"
+#include "../common/fs.h"
 
 #define INPUTS_POISON ((int8_t)-128)	/* never produced by the quantizer */
 

@@ -23,7 +23,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fexp.h"
+#include "../common/fexp.h"
 
 /*
  * The q_position bugs beside chunk (kernel.h, enum kern_qpos), on a row

@@ -20,7 +20,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#include "fexp.h"
+#include "../common/fexp.h"
 
 #define AVX2 "avx2,fma"
 

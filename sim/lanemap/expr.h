@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "fs.h"
+#include "../common/fs.h"
 
 #define EXPR_MAX_CODE 128	/* postfix instructions per expression */
 #define EXPR_MAX_SRC 512	/* source characters per expression */

@@ -49,7 +49,7 @@
  * slot (owner[0]) and ignores the other copies.
  *
  * The short plan (W = 2 * ceil(P / 2) + 6 waves, P one-hot probes), for
- * a profile whose three maps are linear over GF(2) (sim/gf2.h). On such
+ * a profile whose three maps are linear over GF(2) (sim/lanemap/gf2.h). On such
  * a device the products (sa, sb, sc), each slot number read as a bit
  * vector, form a linear subspace: C slot sc sums A[r][k] B[k][n] exactly
  * when A's row and k bits, B's k and column bits and C's row and column

@@ -1,6 +1,6 @@
 /*
  * cpu.h - which x86 vector extensions this CPU has: the one place fragsim
- * asks (sim/tile_fast.c picks the emulator's vector kernels with it,
+ * asks (sim/attn/tile_fast.c picks the emulator's vector kernels with it,
  * ref/dot.c the reference's). A header of basics like fs.h, with no
  * mapping code, so ref/ may include it and stay independent of sim/'s
  * kernel model.

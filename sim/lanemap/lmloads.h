@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#include "fs.h"
+#include "../common/fs.h"
 #include "lanemap.h"
 
 #define LML_MAX_FACTORS 8

@@ -1,7 +1,7 @@
 /*
  * tile_fast.c - the one choice of vector kernels (tile_fast.h): each
  * build's table (tile_generic.c, tile_avx2.c, tile_avx512.c) is offered
- * when this CPU runs it (sim/cpu.h, the one place fragsim asks), and the
+ * when this CPU runs it (sim/common/cpu.h, the one place fragsim asks), and the
  * best is chosen once, at program start, as ggml's CPU backend scores
  * its builds once when it loads. Callers then go through a table of
  * function pointers: no instruction-set switch inside any kernel call.
@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "cpu.h"
+#include "../common/cpu.h"
 #include "tile_isa.h"
 
 static const struct tile_ops *tile_best;

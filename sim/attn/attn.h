@@ -18,7 +18,7 @@
  * head and row_tile tells them apart; prefill: row_tile = row_base / M.
  *
  * Numbers. Scores are f32: float(acc) * sQ * sK * softmax_scale, in that
- * order. Softmax uses fs_expf (sim/fexp.c), sums in register order then
+ * order. Softmax uses fs_expf (sim/common/fexp.c), sums in register order then
  * lane order, and PV accumulates in f32 in key order within a tile.
  */
 #ifndef ATTN_H
@@ -29,7 +29,7 @@
 
 #include "case.h"
 #include "inputs.h"
-#include "lanemap.h"
+#include "../lanemap/lanemap.h"
 
 #define ATTN_TILE_COLS 5	/* seq, head, row_base, token_base, row_tile */
 

@@ -11,7 +11,7 @@
  * Every kernel gives the same bits on every instruction set: integers are
  * exact sums, and each float result is the same IEEE operations in the
  * same order as the scalar per-lane executor performs for that element
- * (sim/attn_spec.c). Vectors only run independent elements side by side.
+ * (sim/attn/attn_spec.c). Vectors only run independent elements side by side.
  *
  * Layouts (N keys of one tile, D head-dim elements, R <= TILE_ROWS rows):
  *   k     [D/16][N][16] i8: K of the tile, chunk-major like the paged

@@ -120,8 +120,8 @@ struct fs_case {
 	int softmax_scale_auto;	/* 1: 1/sqrt(head_dim) */
 	double softmax_scale;	/* resolved value, always set */
 	int sliding_window;	/* 0 = none (the INT8 path needs none) */
-	int alibi;		/* 0/1: ALiBi bias on the scores (sim/logit.h) */
-	double soft_cap;	/* 0 = none, else cap * tanh(s / cap) (sim/logit.h) */
+	int alibi;		/* 0/1: ALiBi bias on the scores (sim/attn/logit.h) */
+	double soft_cap;	/* 0 = none, else cap * tanh(s / cap) (sim/attn/logit.h) */
 
 	/* cache */
 	int block_size;

@@ -115,7 +115,7 @@ void gf2_relation_text(const struct gf2_relation *r, char *out, size_t len);
 /*
  * A subspace of GF(2)^64, kept as one vector per leading (highest) bit,
  * for sets of bit vectors that must be closed under XOR (the products a
- * linear device computes, sim/probe.c). A vector is in the span when
+ * linear device computes, sim/lanemap/probe.c). A vector is in the span when
  * reducing it by the pivots from the top bit down leaves 0.
  *
  *   add 0b110, 0b011:  pivot[2] = 0b110, pivot[1] = 0b011, dim 2

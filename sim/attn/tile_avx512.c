@@ -30,7 +30,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#include "fexp.h"
+#include "../common/fexp.h"
 
 #define AVX512 "avx512f,avx512bw,avx512vl,avx512vnni,fma"
 

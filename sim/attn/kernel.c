@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "case.h"
-#include "fs.h"
+#include "../common/fs.h"
 
 static const struct kern_bug_info bugs[BUG_COUNT] = {
 	[BUG_C_COLUMNS] = { "c_columns", "profile", "contiguous",

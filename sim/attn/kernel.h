@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lanemap.h"
+#include "../lanemap/lanemap.h"
 
 struct fs_case;		/* case.h, which includes this file */
 
@@ -38,7 +38,7 @@ enum kern_cols {
  *                   reads the table (tested with one sequence, where it
  *                   is the same as KWALK_NONE); with two sequences on
  *                   contiguous pages sequence 1 reads sequence 0's blocks
- * A physical index outside the pool reads poison (sim/attn_int.h).
+ * A physical index outside the pool reads poison (sim/attn/attn_int.h).
  */
 enum kern_walk {
 	KWALK_TABLE,

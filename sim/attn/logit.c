@@ -30,7 +30,7 @@
 
 #include <math.h>
 
-#include "fexp.h"
+#include "../common/fexp.h"
 
 /* e^y in double for -19 < y < 0: fs_expf's reduction and polynomial. */
 static double exp_neg(double y)

@@ -1,7 +1,7 @@
 /*
  * attn_spec.h - the scalar executor (attn_spec.c), the specification of
  * the emulated kernel. Called by the driver (attn.c) only; it calls
- * attn_common.c and sim/mmac, never the driver or the fast executor.
+ * attn_common.c and sim/lanemap/mmac, never the driver or the fast executor.
  */
 #ifndef ATTN_SPEC_H
 #define ATTN_SPEC_H

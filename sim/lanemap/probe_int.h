@@ -1,5 +1,5 @@
 /*
- * probe_int.h - what sim/probe.c (plans, the solver) and sim/probe_short.c
+ * probe_int.h - what sim/lanemap/probe.c (plans, the solver) and sim/lanemap/probe_short.c
  * (the short plan's products) share inside the probe; not for callers.
  *
  * The solver's node numbering (probe.c's header): A slot sa is node sa,

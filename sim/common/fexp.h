@@ -5,7 +5,7 @@
  * a golden tensor must not. fs_expf uses only IEEE double additions and
  * multiplications (built with -ffp-contract=off, so no FMA sneaks in) and
  * rounds once to float, so its bits are the same everywhere, and the
- * vector kernels (sim/tile_avx2.c, sim/tile_avx512.c) repeat the same
+ * vector kernels (sim/attn/tile_avx2.c, sim/attn/tile_avx512.c) repeat the same
  * operations lane by lane from the constants below. Accuracy: see fexp.c.
  */
 #ifndef FEXP_H

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "fs.h"
+#include "../common/fs.h"
 
 #define LM_MAX_LANES 64
 #define LM_MAX_ELEMS 64		/* elements per lane, per operand */
@@ -104,7 +104,7 @@ enum fs_rc lanemap_set_operand(struct lanemap *lm, enum lm_operand op,
  * (lib/profile.c uses these for YAML; include/fragsim.h for programs).
  * The operand's geometry must be set first (lanemap_set_operand).
  *
- * lanemap_eval_expr compiles src (sim/expr.h: integers over `lane` and
+ * lanemap_eval_expr compiles src (sim/lanemap/expr.h: integers over `lane` and
  * `e`) and evaluates it at every lane < wave and e < elems into
  * dst[lane*elems + e]. On error FS_EINPUT with err->col the 1-based
  * column in src and a message such as "unknown name 'ee' (names are

@@ -2,7 +2,7 @@
  * attn_int.h - what the two executors of the emulated kernel share: the
  * kernel's tables, work units, rows, per-row softmax state and the
  * helpers that define the data layout (block walk, K/V scales, the
- * split-K merge), defined in attn_common.c. Private to sim/attn*.c:
+ * split-K merge), defined in attn_common.c. Private to sim/attn/attn*.c:
  *   attn_common.c  these helpers
  *   attn_spec.c    the scalar per-lane executor, the specification
  *   attn_fast.c    the fast executor
@@ -17,10 +17,10 @@
 
 #include "attn.h"
 #include "case.h"
-#include "fexp.h"
+#include "../common/fexp.h"
 #include "inputs.h"
 #include "kernel.h"
-#include "lanemap.h"
+#include "../lanemap/lanemap.h"
 #include "logit.h"
 #include "tile_fast.h"	/* struct tile_order */
 

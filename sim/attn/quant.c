@@ -33,7 +33,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "cpu.h"
+#include "../common/cpu.h"
 
 #ifdef CPU_X86
 #include <immintrin.h>

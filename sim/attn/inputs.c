@@ -65,7 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "../common/gen.h"
 #include "quant.h"
 
 #ifdef __SSE2__

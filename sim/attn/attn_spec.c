@@ -22,7 +22,7 @@
  *   lane L, B element e  <- k_cache[block_table[s][tok/BS]][h][dim/16]
  *                                  [tok%BS][dim%16],
  *                           tok = tile + n(L,e), dim = kstep*K + k(L,e)
- *   C registers         += the instruction, executed by sim/mmac
+ *   C registers         += the instruction, executed by sim/lanemap/mmac
  *
  * then each accumulator (L, e) finds its real (row, column) in the C
  * profile: key = tile + column. That one look-up drives the K scale, the
@@ -44,8 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fexp.h"
-#include "mmac.h"
+#include "../common/fexp.h"
+#include "../lanemap/mmac.h"
 
 /*
  * The operands. Q goes into A and K into B (MMAC(Q, K)); with

@@ -2,14 +2,14 @@
  * tile_generic.c - the vector kernels in plain C (tile_fast.h): the
  * definition of each table entry, the build any machine runs, and what
  * the x86 builds fall back to. Each loop is the scalar executor's
- * arithmetic for one element (sim/attn_spec.c), written once.
+ * arithmetic for one element (sim/attn/attn_spec.c), written once.
  *
  * Example: exp on {-1, 0, -inf, 89} gives {0x1.78b564p-2, 1, 0, inf}, as
  * fs_expf does, and so does every other build.
  */
 #include "tile_isa.h"
 
-#include "fexp.h"
+#include "../common/fexp.h"
 
 static void qk_generic(const int8_t *q, const int32_t *qsum, int R,
 		       const int8_t *k, size_t cstride, int N, int D, int32_t *dot)

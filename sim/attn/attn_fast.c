@@ -3,7 +3,7 @@
  * scalar executor's bytes): per unit, K read in place from the paged
  * cache, QK^T as int32 dot products, scores and softmax in the scalar
  * order with the exps ahead, PV over d; the vector kernels are
- * sim/tile_fast.h's. It calls attn_common.c for the layout and the
+ * sim/attn/tile_fast.h's. It calls attn_common.c for the layout and the
  * merge, never the driver (attn.c) or the scalar executor (attn_spec.c).
  */
 #include "attn_fast.h"
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fexp.h"
+#include "../common/fexp.h"
 
 /*
  * The prefetch of the next block (tile_prefetch) goes a cache line at a
