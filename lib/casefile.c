@@ -728,6 +728,14 @@ enum fs_rc casefile_after_pv(struct case_loader *L, const struct case_key *k,
 				 "instruction; cache.v_dtype is %s, not int8",
 				 c->v_dtype == VDT_BF16 ? "bf16" : "f32");
 	}
+	if (c->pv_mode == PV_INT8 && (c->alibi || c->soft_cap > 0 ||
+				      c->k_scale == KSCALE_PER_BLOCK32)) {
+		ydoc_path(q, sizeof(q), p, "mode");
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "mode"), q,
+				 "int8 is the INT8 path's second product; it refuses %s (as the route does)",
+				 c->alibi ? "model.alibi" : c->soft_cap > 0 ? "model.soft_cap" :
+				 "cache.k_scale per_block32 (its reference needs per-token K scales)");
+	}
 	if (c->pv_mode == PV_F32 && ydoc_get(L->d, v, "regroup")) {
 		ydoc_path(q, sizeof(q), p, "regroup");
 		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "regroup"), q,

@@ -97,6 +97,7 @@
 
 #include "dmath.h"
 #include "dot.h"
+#include "pv_int8.h"
 #include "ref.h"
 
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
@@ -128,7 +129,7 @@ struct cmp_part {
 };
 
 static const char *const what_names[CMP_NWHAT] = {
-	"acc", "scores", "probs", "out", "seg_max", "seg_sum",
+	"acc", "scores", "probs", "out", "seg_max", "seg_sum", "p_int8", "pv_acc",
 };
 
 const char *compare_what_name(enum compare_what w)
@@ -467,10 +468,14 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	if (r->out) {
 		const float *o = r->out + row * x->D;
 		double tol = (walk + E) * rr->out_abs + CMP_ABS;
+		double slack[CASE_MAX_HEAD_DIM] = { 0 };
 
+		/* INT8 PV: P's quantization, one step a key (ref/pv_int8.h) */
+		if (c->pv_mode == PV_INT8)
+			ref_pv_out_slack(c, x->in, s, qh, rr->prob, rr->n, r->pv_gk, slack);
 		st = &p->st[CMP_OUT];
 		for (int d = 0; d < x->D; d++) {
-			if (stat_note(st, o[d], rr->out[d], tol)) {
+			if (stat_note(st, o[d], rr->out[d], tol + slack[d])) {
 				loc_row(&st->first, s, t, qh);
 				st->first.dim = d;
 			}
@@ -829,7 +834,7 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 	for (size_t i = 0; i < nparts; i++) {
 		const struct cmp_part *p = &parts[i];
 
-		for (int w = CMP_SCORES; w < CMP_NWHAT; w++)
+		for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++)
 			stat_merge(&all.st[w], &p->st[w]);
 		all.rows += p->rows;
 		all.qrows += p->qrows;
@@ -848,7 +853,7 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 			all.b_dp2[b] += p->b_dp2[b];
 		}
 	}
-	for (int w = CMP_SCORES; w < CMP_NWHAT; w++) {
+	for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++) {
 		int ran = w == CMP_SCORES ? r->scores != NULL
 			: w == CMP_PROBS ? r->scores && r->row_max && r->row_sum
 			: w == CMP_OUT ? r->out != NULL
@@ -995,6 +1000,45 @@ static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
 	}
 }
 
+
+/* A ref/pv_int8.c stat as a compare_stat, exact (tol 0) or one step. */
+static void pv_stat(struct compare_stat *st, const struct ref_pv_stat *p, double tol)
+{
+	memset(st, 0, sizeof(*st));
+	st->ran = 1;
+	st->compared = p->compared;
+	st->mismatches = p->mismatches;
+	st->max_abs_err = p->max_abs_err;
+	st->max_err_tol = tol > 0 ? p->max_abs_err / tol : p->mismatches ? INFINITY : 0;
+	st->first = (struct compare_loc){ p->s, p->t, p->qh, p->key, p->dim, -1, p->group,
+					  0, p->lane, p->elem, p->row, p->col, p->got,
+					  p->want, tol };
+}
+
+/* pv.mode int8: p_int8 and pv_acc against ref/pv_int8.c. */
+static enum fs_rc cmp_pv(const struct cmp_ctx *x, struct compare_report *rep,
+			 struct fs_err *err)
+{
+	const struct attn_result *r = x->r;
+	struct ref_pv_golden g = {
+		r->p_int8, r->pv_acc, r->pv_tiles, r->n_groups, r->wave, r->rows,
+		x->lm ? x->lm->n : 0, r->pv_gk, r->pv_ea, r->ec, r->pv_dt,
+		x->lm ? x->lm->op[LM_A].row : NULL, x->lm ? x->lm->op[LM_A].col : NULL,
+		x->lm ? x->lm->op[LM_C].row : NULL, x->lm ? x->lm->op[LM_C].col : NULL,
+	};
+	struct ref_pv_stat pq, acc;
+	char msg[200];
+
+	if (!x->lm)
+		return fs_fail(err, FS_EINPUT, "pv_acc needs a lane map");
+	if (ref_pv_check(x->c, x->in, &g, &pq, &acc, msg, sizeof(msg)))
+		return fs_fail(err, FS_EINPUT, "%s", msg);
+	pv_stat(&rep->stat[CMP_P_INT8], &pq, 1);
+	pv_stat(&rep->stat[CMP_PV_ACC], &acc, 0);
+	rep->p_int8_one_step = pq.off_by_one;
+	return FS_OK;
+}
+
 /* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
 #define CMP_BLOCK_KEYS (1L << 21)
 
@@ -1113,7 +1157,13 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		for (size_t i = 0; i < ntc; i++)
 			stat_merge(&rep->stat[CMP_ACC], &tstat[i]);
 		rep->stat[CMP_ACC].ran = r->acc && r->n_tiles > 0;
-		cmp_finish(&x, parts, nparts, kld, nk, rep);
+		rc = FS_OK;
+		if (r->pv_acc)
+			rc = cmp_pv(&x, rep, err);
+		if (!rc)
+			cmp_finish(&x, parts, nparts, kld, nk, rep);
+	}
+	if (!rc && !oom) {
 		rc = rep->mismatches || rep->replica_mismatch || rep->n_failed
 		     ? FS_MISMATCH : FS_OK;
 	}

@@ -31,6 +31,8 @@ enum compare_what {
 	CMP_OUT,	/* attention output */
 	CMP_SEG_MAX,	/* split-K segment max: exact */
 	CMP_SEG_SUM,	/* split-K segment sum */
+	CMP_P_INT8,	/* pv.mode int8: Pq within one step of ref/pv_int8.c's */
+	CMP_PV_ACC,	/* pv.mode int8: PV accumulators, register order: exact */
 	CMP_NWHAT
 };
 
@@ -101,6 +103,7 @@ struct compare_report {
 	struct compare_stat stat[CMP_NWHAT];	/* by enum compare_what */
 	long mismatches;			/* sum of stat[].mismatches */
 	long replica_mismatch;			/* the sim's own count: must be 0 */
+	long p_int8_one_step;			/* p_int8 entries one step from ref's */
 	struct compare_quant quant;
 	int n_failed;				/* thresholds not met */
 	struct compare_fail failed[COMPARE_MAX_FAILS];

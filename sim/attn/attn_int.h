@@ -22,6 +22,7 @@
 #include "kernel.h"
 #include "../lanemap/lanemap.h"
 #include "logit.h"
+#include "pv_int8.h"
 #include "tile_fast.h"	/* struct tile_order */
 
 #define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
@@ -56,6 +57,8 @@ struct kern {
 	/* Fast path: the slot order of every C row, when they share one. */
 	struct tile_order ord;
 	int ord_ok;
+	/* pv.mode int8: where PV's registers come from (pv_int8.h) */
+	struct pv_plan pv;
 };
 
 /* One row of a row tile: which query it is. */
@@ -73,6 +76,7 @@ struct unit {
 	int s, t, h;		/* decode: h = kv head; prefill: h = q head */
 	int rt0, nrt;		/* prefill: first row tile and count */
 	size_t tile0;		/* first acc tile index */
+	size_t group0;		/* pv.mode int8: first pv group index */
 };
 
 /* Softmax state of one row within one segment. */

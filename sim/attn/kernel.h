@@ -226,6 +226,12 @@ struct fs_kernel {
 	enum kern_gqa gqa;		/* gqa_map's values beside modulo */
 	enum kern_load operand_load;	/* how K's bytes reach its registers */
 	int c_rows_interleaved;		/* 1: kernel_interleaved_rows' belief */
+	/* pv8: the second product's classes (issue 23), pv.mode int8 only */
+	int p_regroup_none;		/* 1: C registers fed as A, no exchange */
+	int pv_group_max_per_tile;	/* 1: a tile's P before the group's max */
+	int v_scale_after_product;	/* 1: the group's first key's V scale after */
+	int p_scale_per_tile;		/* 1: one sP for every row of the tile */
+	int pv_rescale_missing;		/* 1: O not rescaled when the max grows */
 };
 
 /* The correct kernel: every field at its default. */
