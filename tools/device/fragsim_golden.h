@@ -246,6 +246,12 @@ static const struct fsg_key fsg_keys[] = {
 	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
 	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */
 	{ "kernel.decode_rows", FSG_APPLIED, NULL, NULL },
+	/* written only when set: PV is not in QK^T, but a golden of INT8
+	 * PV holds tensors (p_int8, pv_acc) no harness writes yet */
+	{ "pv.mode", FSG_ONLY, "f32",
+	  "the harnesses emulate QK^T and f32 PV; INT8 PV (pv_acc) is not implemented in them" },
+	{ "pv.regroup", FSG_ONLY, "lds",
+	  "the harnesses emulate QK^T and f32 PV; INT8 PV (pv_acc) is not implemented in them" },
 	{ "kernel.c_columns", FSG_ONLY, "profile", NULL },
 	{ "kernel.operand_order", FSG_ONLY, "qk", NULL },
 	{ "kernel.head_dim_loaded", FSG_ONLY, "all", NULL },

@@ -140,6 +140,10 @@ CASE_KEYS = {
     "kernel.operand_load": _kernel({"direct"}, "operand_load"),
     "kernel.c_rows": _kernel({"profile"}, "c_rows"),
     "kernel.decode_rows": (IRRELEVANT, "a row layout: only acc", None),
+    "pv.mode": (REFUSED, "reference_out rebuilds f32 PV; INT8 PV (p_int8, "
+                "pv_acc) is not implemented here", {"f32"}),
+    "pv.regroup": (REFUSED, "reference_out rebuilds f32 PV; INT8 PV's regroup "
+                   "is not implemented here", {"lds"}),
     "data.seed": (IRRELEVANT, "in the tensors", None),
     "data.*.dist": (IRRELEVANT, "in the tensors", None),
     "data.*.scale": (IRRELEVANT, "in the tensors", None),
