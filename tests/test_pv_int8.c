@@ -1,0 +1,253 @@
+/*
+ * test_pv_int8.c - the second product in INT8 (sim/attn/pv_int8.c,
+ * ref/pv_int8.c). Expected values are worked by hand from the inputs
+ * (never from the emulation), or the reference's:
+ *
+ *   - one lane's A bytes on gfx936 under both regroups, from a case
+ *     whose P is uniform (K all zero, so every score is 0) and whose
+ *     context (20 keys) masks keys 20..31 of the only group: a byte is
+ *     127 where its key is visible and 0 where not, so the bytes show
+ *     which keys a lane holds;
+ *   - pv_acc of that case by hand: 127 * sum over visible keys of the
+ *     INT8 V byte, read through the block table here;
+ *   - pv_acc exact and p_int8 within one step of ref/pv_int8.c on the
+ *     profiles, both regroups giving the same pv_acc and out bytes;
+ *   - the refusals: v_permuted where a lane's C registers hold a column
+ *     (CDNA3, RDNA3), int8 PV with float V.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/runcase.h"
+#include "testutil.h"
+
+#define UNIFORM_CASE \
+	"fragsim: 1\nname: pv-uniform\nisa: %s\n" \
+	"model: {q_heads: 2, kv_heads: 1, head_dim: 32}\n" \
+	"sequences:\n  - {context: 20}\n" \
+	"pv: {mode: int8, regroup: %s}\n" \
+	"data: {seed: 5, k: {zero_rows: 1.0}, v: {dist: sign}}\n"
+
+static void run_text_err(const char *text, struct runcase *r, enum fs_rc want_exec,
+			 struct fs_err *err)
+{
+	char *path = tu_write_temp(".yaml", text);
+
+	assert_int_equal(runcase_load(path, r, err), FS_OK);
+	assert_int_equal(runcase_exec(r, err), want_exec);
+	free(path);
+}
+
+static void run_text(const char *text, struct runcase *r, enum fs_rc want_exec)
+{
+	struct fs_err err;
+
+	run_text_err(text, r, want_exec, &err);
+}
+
+static void run_uniform(const char *isa, const char *regroup, struct runcase *r)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), UNIFORM_CASE, isa, regroup);
+	run_text(text, r, FS_OK);
+	assert_int_equal(runcase_status(r), FS_OK);
+}
+
+/*
+ * gfx936, lane 17: C row 1, columns 1 + {0,4,8,12}. Under v_permuted its
+ * A bytes are P[1] at keys 1 5 9 13 (tile 0) then 17 21 25 29 (tile 1):
+ * visible through 19, so 127 x 5 then 0 x 3. Under lds the lane takes
+ * A[1][8..15]: keys 8..15, all visible. Lane 33 (row 1, c0 2): keys 2 6
+ * 10 14 18 22 26 30 (v_permuted: 127 x 5, 0 x 3); lds keys 16..23 (127 x
+ * 4, 0 x 4).
+ */
+static void one_lane_regroup_by_hand(void **state)
+{
+	static const int8_t perm17[8] = { 127, 127, 127, 127, 127, 0, 0, 0 };
+	static const int8_t lds17[8] = { 127, 127, 127, 127, 127, 127, 127, 127 };
+	static const int8_t perm33[8] = { 127, 127, 127, 127, 127, 0, 0, 0 };
+	static const int8_t lds33[8] = { 127, 127, 127, 127, 0, 0, 0, 0 };
+	struct runcase a, b;
+
+	(void)state;
+	run_uniform("gfx936", "lds", &a);
+	run_uniform("gfx936", "v_permuted", &b);
+	assert_int_equal(a.sim.n_groups, 1);
+	assert_int_equal(a.sim.pv_ea, 8);
+	assert_memory_equal(&a.sim.p_int8[17 * 8], lds17, 8);
+	assert_memory_equal(&b.sim.p_int8[17 * 8], perm17, 8);
+	assert_memory_equal(&a.sim.p_int8[33 * 8], lds33, 8);
+	assert_memory_equal(&b.sim.p_int8[33 * 8], perm33, 8);
+	/* P = e^0 = 1, V = +-1 so sV = 1/127: sP = max P sV / 127 */
+	for (int m = 0; m < 16; m++)
+		assert_true(a.sim.p_scale[m] == (1.0f / 127.0f) / 127.0f);
+	runcase_free(&a);
+	runcase_free(&b);
+}
+
+/*
+ * pv_acc of the uniform case: every row's Pq is 127 on keys 0..19, so
+ * C[row][d] = 127 * sum_{j < 20} V[j][d], V's bytes read here through
+ * the block table (v_cache [NB][Hkv][D][BS]). gfx936's C slot (L, e) is
+ * row L % 16, column L / 16 + 4e of column tile dt.
+ */
+static void pv_acc_by_hand(void **state)
+{
+	struct runcase r;
+
+	(void)state;
+	run_uniform("gfx936", "v_permuted", &r);
+	assert_int_equal(r.sim.pv_dt, 2);
+	for (int dt = 0; dt < 2; dt++)
+		for (int L = 0; L < 64; L++)
+			for (int e = 0; e < 4; e++) {
+				int d = dt * 16 + L / 16 + 4 * e;
+				int32_t want = 0;
+
+				for (int j = 0; j < 20; j++) {
+					int blk = r.in.block_table[j / 16];
+
+					want += 127 * r.in.v_cache_i8[((size_t)blk * 32 + d) * 16 + j % 16];
+				}
+				assert_int_equal(r.sim.pv_acc[(dt * 64 + L) * 4 + e], want);
+			}
+	runcase_free(&r);
+}
+
+/* The shipped INT8 PV cases: pv_acc exact, p_int8 within a step. */
+static void shipped_cases_match_reference(void **state)
+{
+	static const char *const cases[] = {
+		"cases/qwen35-27b/decode-pv-int8-v-permuted.yaml",
+		"cases/qwen35-27b/prefill-pv-int8-v-permuted.yaml",
+		"cases/edge/cdna3-pv-int8-decode.yaml",
+		"cases/edge/sm80-pv-int8-decode.yaml",
+		"cases/edge/sm80-pv-int8-prefill.yaml",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[1024];
+		struct runcase r;
+		struct fs_err err;
+		const struct compare_stat *pa, *pq;
+
+		snprintf(path, sizeof(path), "%s/%s", FRAGSIM_SRC, cases[i]);
+		assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+		assert_int_equal(runcase_exec(&r, &err), FS_OK);
+		pa = &r.cmp.stat[CMP_PV_ACC];
+		pq = &r.cmp.stat[CMP_P_INT8];
+		assert_true(pa->ran && pq->ran);
+		assert_true(pa->compared > 0 && pq->compared > 0);
+		assert_int_equal(pa->mismatches, 0);
+		assert_int_equal(pq->mismatches, 0);
+		assert_int_equal(r.cmp.stat[CMP_OUT].mismatches, 0);
+		assert_int_equal(runcase_status(&r), FS_OK);
+		runcase_free(&r);
+	}
+}
+
+/* lds and v_permuted: the same pv_acc and out bytes, other p_int8. */
+static void regroups_agree(void **state)
+{
+	static const char *const isas[] = { "gfx936", "sm80-mma-m16n8k32-s8" };
+	const char *body =
+		"fragsim: 1\nname: pv-both\nisa: %s\nmode: %s\n"
+		"sequences:\n  - {%s}\nsplit_k: {segment: %d}\n"
+		"pv: {mode: int8, regroup: %s}\ndata: {seed: 9}\n";
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		for (int pre = 0; pre < 2; pre++) {
+			char ta[512], tb[512];
+			const char *mode = pre ? "prefill" : "decode";
+			const char *seq = pre ? "history: 50, chunk: 30" : "context: 333";
+			struct runcase a, b;
+			size_t rows, pn;
+
+			snprintf(ta, sizeof(ta), body, isas[i], mode, seq, pre ? 0 : 128, "lds");
+			snprintf(tb, sizeof(tb), body, isas[i], mode, seq, pre ? 0 : 128, "v_permuted");
+			run_text(ta, &a, FS_OK);
+			run_text(tb, &b, FS_OK);
+			assert_int_equal(runcase_status(&a), FS_OK);
+			assert_int_equal(runcase_status(&b), FS_OK);
+			assert_int_equal(a.sim.n_groups, b.sim.n_groups);
+			pn = a.sim.n_groups * a.sim.pv_dt * a.sim.wave * a.sim.ec;
+			assert_memory_equal(a.sim.pv_acc, b.sim.pv_acc, pn * sizeof(int32_t));
+			rows = (size_t)a.sim.S * a.sim.T * a.sim.Hq * a.sim.D;
+			assert_memory_equal(a.sim.out, b.sim.out, rows * sizeof(float));
+			assert_memory_not_equal(a.sim.p_int8, b.sim.p_int8,
+						a.sim.n_groups * a.sim.wave * a.sim.pv_ea);
+			runcase_free(&a);
+			runcase_free(&b);
+		}
+}
+
+/* INT8 PV changes out but not the QK half: acc and scores keep their bytes. */
+static void qk_half_unchanged(void **state)
+{
+	const char *body = "fragsim: 1\nname: pv-qk\nsequences:\n  - {context: 200}\n"
+			   "golden: all\n%s";
+	char ta[256], tb[256];
+	struct runcase a, b;
+
+	(void)state;
+	snprintf(ta, sizeof(ta), body, "");
+	snprintf(tb, sizeof(tb), body, "pv: {mode: int8}\n");
+	run_text(ta, &a, FS_OK);
+	run_text(tb, &b, FS_OK);
+	assert_int_equal(a.sim.n_tiles, b.sim.n_tiles);
+	assert_null(a.sim.pv_acc);
+	assert_non_null(b.sim.pv_acc);
+	assert_memory_equal(a.sim.scores, b.sim.scores,
+			    (size_t)a.sim.S * a.sim.T * a.sim.Hq * a.sim.MAXCTX * sizeof(float));
+	assert_memory_not_equal(a.sim.out, b.sim.out,
+				(size_t)a.sim.S * a.sim.T * a.sim.Hq * a.sim.D * sizeof(float));
+	runcase_free(&a);
+	runcase_free(&b);
+}
+
+static void refusals_name_the_reason(void **state)
+{
+	static const char *const isas[] = { "cdna3-mfma-i32-16x16x32-i8",
+					    "rdna3-wmma-i32-16x16x16-iu8-w32" };
+	const char *bf16 = "fragsim: 1\nname: pv-bf16\ncache: {v_dtype: bf16}\n"
+			   "sequences:\n  - {context: 20}\npv: {mode: int8}\n";
+	char *path = tu_write_temp(".yaml", bf16);
+	struct runcase r;
+	struct fs_err err;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char text[1024];
+
+		snprintf(text, sizeof(text), UNIFORM_CASE, isas[i], "v_permuted");
+		run_text_err(text, &r, FS_EINPUT, &err);
+		assert_non_null(strstr(err.msg, "regroup v_permuted"));
+		assert_non_null(strstr(err.msg, "use regroup lds"));
+		runcase_free(&r);
+	}
+	assert_int_equal(runcase_load(path, &r, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "pv.mode"));
+	assert_non_null(strstr(err.msg, "v_dtype is bf16"));
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(one_lane_regroup_by_hand),
+		cmocka_unit_test(pv_acc_by_hand),
+		cmocka_unit_test(shipped_cases_match_reference),
+		cmocka_unit_test(regroups_agree),
+		cmocka_unit_test(qk_half_unchanged),
+		cmocka_unit_test(refusals_name_the_reason),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
