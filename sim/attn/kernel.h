@@ -287,6 +287,12 @@ enum kern_bug {
 	BUG_LOAD_SWAP_K,	/* operand_load: swap_k_halves */
 	BUG_LOAD_UNSWIZZLED,	/* operand_load: unswizzled */
 	BUG_C_ROWS,		/* c_rows: interleaved */
+	/* pv8: the second product's classes (issue 23), pv.mode int8 */
+	BUG_P_REGROUP_NONE,	/* p_regroup: none */
+	BUG_PV_GROUP_MAX,	/* pv_group_max: per_tile */
+	BUG_V_SCALE_APPLY,	/* v_scale_apply: after_product */
+	BUG_P_SCALE_INDEX,	/* p_scale_index: per_tile */
+	BUG_PV_RESCALE,		/* pv_rescale: missing */
 	BUG_COUNT
 };
 

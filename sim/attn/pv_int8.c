@@ -43,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "../lanemap/mmac.h"
 #include "quant.h"
 
@@ -57,36 +59,100 @@ void pv_plan_free(struct pv_plan *p)
 /*
  * A slots from the C registers of the same lane: the lane's i-th A slot
  * of row r takes its i-th C entry of row r, tiles in order, registers in
- * order. 0, or -1 when a lane's C registers do not hold the A entries
- * its A map asks for (*lane, *row say where).
+ * order; key[s] = tile * N + its column. 0, or -1 when a lane's C
+ * registers do not hold the A entries its A map asks for (*lane_bad,
+ * *row_bad say where).
  */
-static int plan_from_c(const struct kern *k, int *lane_bad, int *row_bad)
+static int keys_from_c(const struct lanemap *lm, int *key, int *lane_bad, int *row_bad)
 {
-	const struct lanemap_operand *oa = &k->lm->op[LM_A], *oc = &k->lm->op[LM_C];
-	struct pv_plan *p = (struct pv_plan *)&k->pv;
+	const struct lanemap_operand *oa = &lm->op[LM_A], *oc = &lm->op[LM_C];
+	int EA = oa->elems, EC = oc->elems, GT = lm->k / lm->n;
 
-	for (int L = 0; L < k->W; L++)
-		for (int e = 0; e < k->EA; e++) {
-			int s = L * k->EA + e, r = oa->row[s], i = 0, found = 0;
+	for (int L = 0; L < lm->wave; L++)
+		for (int e = 0; e < EA; e++) {
+			int s = L * EA + e, r = oa->row[s], i = 0;
 
+			key[s] = -1;
 			for (int j = 0; j < e; j++)
-				i += oa->row[L * k->EA + j] == r;
-			for (int t = 0; t < p->GT && !found; t++)
-				for (int c = 0; c < k->EC && !found; c++) {
-					int cs = L * k->EC + c;
-
-					if (oc->row[cs] != r || i-- > 0)
-						continue;
-					p->a_row[s] = r;
-					p->a_key[s] = t * k->N + oc->col[cs];
-					found = 1;
-				}
-			if (!found) {
+				i += oa->row[L * EA + j] == r;
+			for (int t = 0; t < GT && key[s] < 0; t++)
+				for (int c = 0; c < EC && key[s] < 0; c++)
+					if (oc->row[L * EC + c] == r && i-- == 0)
+						key[s] = t * lm->n + oc->col[L * EC + c];
+			if (key[s] < 0) {
 				*lane_bad = L, *row_bad = r;
 				return -1;
 			}
 		}
 	return 0;
+}
+
+static int plan_from_c(const struct kern *k, int *lane_bad, int *row_bad)
+{
+	struct pv_plan *p = (struct pv_plan *)&k->pv;
+
+	if (keys_from_c(k->lm, p->a_key, lane_bad, row_bad))
+		return -1;
+	for (int s = 0; s < k->W * k->EA; s++)
+		p->a_row[s] = k->lm->op[LM_A].row[s];
+	return 0;
+}
+
+const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm,
+		      char *buf, size_t len)
+{
+	int n = lm->wave * lm->op[LM_A].elems, lane, row, same = 1, longest = 0;
+	int key[LM_MAX_SLOTS];
+
+	if (c->pv_mode != PV_INT8) {
+		snprintf(buf, len, "pv.mode f32: P does not go through the instruction");
+		return buf;
+	}
+	if (lm->k % lm->n) {
+		snprintf(buf, len, "%s: a group of K = %d keys is not whole QK tiles", lm->name, lm->k);
+		return buf;
+	}
+	for (int s = 0; s < c->n_seqs; s++) {
+		int keys = c->segment > 0 && c->segment < c->seqs[s].context ? c->segment :
+			   c->seqs[s].context;
+
+		if (keys > longest)
+			longest = keys;
+	}
+	switch (bug) {
+	case BUG_P_REGROUP_NONE:
+		if (keys_from_c(lm, key, &lane, &row)) {
+			snprintf(buf, len, "%s: a lane's C registers do not hold its A rows (lane %d, row %d): no kernel feeds them in place",
+				 lm->name, lane, row);
+			return buf;
+		}
+		for (int s = 0; s < n; s++)
+			same &= key[s] == lm->op[LM_A].col[s];
+		if (!same)
+			return NULL;
+		snprintf(buf, len, "%s: the C registers already are the A operand", lm->name);
+		return buf;
+	case BUG_PV_GROUP_MAX:
+		if (lm->k / lm->n > 1)
+			return NULL;
+		snprintf(buf, len, "%s: a group of %d keys is one QK tile", lm->name, lm->k);
+		return buf;
+	case BUG_PV_RESCALE:
+		if (longest > lm->k)
+			return NULL;
+		snprintf(buf, len, "every row's keys fit one group of %d: the max never grows after it",
+			 lm->k);
+		return buf;
+	case BUG_P_SCALE_INDEX:
+		if (c->mode != MODE_DECODE || case_group(c) > 1)
+			return NULL;
+		snprintf(buf, len, "GQA group of 1: every row of a decode tile is the same q head");
+		return buf;
+	case BUG_V_SCALE_APPLY:
+		return NULL;
+	}
+	snprintf(buf, len, "not a bug class");
+	return buf;
 }
 
 enum fs_rc pv_plan_build(struct kern *k, struct fs_err *err)

@@ -55,6 +55,16 @@ void pv_plan_free(struct pv_plan *p);
 size_t pv_unit_groups(const struct kern *k, const struct unit *u,
 		      const struct row *rows);
 
+/*
+ * kernel_bug_na for the INT8 PV classes (kernel.h's BUG_P_REGROUP_NONE
+ * .. BUG_PV_RESCALE, passed as int): NULL when the class can change case
+ * c's result on lm, else why not, in buf.
+ */
+struct fs_case;
+struct lanemap;
+const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm,
+		      char *buf, size_t len);
+
 /* A thread's INT8 PV scratch, beside struct scratch. */
 struct pv_scratch {
 	int32_t *bm;		/* [GT][ksteps] K matrices of a group's tiles */
