@@ -147,7 +147,8 @@ void report_summary(FILE *f, const struct runcase *r)
 	fprintf(f, "case      %s (%s)\n", c->name, c->file);
 	fprintf(f, "isa       %s: %s, wave%d, %dx%dx%d\n", r->lm->name, r->lm->instr,
 		r->lm->wave, r->lm->m, r->lm->n, r->lm->k);
-	fprintf(f, "route     %s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused");
+	fprintf(f, "route     %s%s%s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused",
+		r->route.pv[0] ? ", " : "", r->route.pv);
 	for (int i = 0; i < r->route.n; i++)
 		fprintf(f, "%s%s", i ? "; " : " (", r->route.reason[i]);
 	fprintf(f, "%s\n", r->route.n ? ")" : "");
