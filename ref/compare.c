@@ -126,6 +126,11 @@ struct cmp_part {
 	double dp2;
 	long b_keys[CASE_MAX_BUCKETS];
 	double b_max[CASE_MAX_BUCKETS], b_dp2[CASE_MAX_BUCKETS];
+	/* pv.mode int8: out against the f32-PV out (cmp_pv_quant) */
+	long pv_rows, b_pv_rows[CASE_MAX_BUCKETS];
+	double pv_err2, pv_ref2, pv_max, pv_cos_min;
+	double b_pv_err2[CASE_MAX_BUCKETS], b_pv_ref2[CASE_MAX_BUCKETS];
+	double b_pv_max[CASE_MAX_BUCKETS];
 };
 
 static const char *const what_names[CMP_NWHAT] = {
@@ -307,6 +312,41 @@ static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 	}
 }
 
+
+/*
+ * pv.mode int8: one row's out o against want, the reference's out of the
+ * same quantized inputs with P unquantized (f32 PV's answer), into the
+ * part and the bucket of the row's query position.
+ */
+static void cmp_pv_quant(const struct cmp_ctx *x, struct cmp_part *p, const float *o,
+			 const double *want, int qpos)
+{
+	double e2 = 0, w2 = 0, mx = 0, dot = 0, na = 0, cs;
+	int b = x->nb > 0 && qpos >= 0 ? (int)((long long)qpos * x->nb / x->MAXCTX) : -1;
+
+	for (int d = 0; d < x->D; d++) {
+		double a = o[d], f = want[d];
+
+		e2 += (a - f) * (a - f);
+		w2 += f * f;
+		dot += a * f;
+		na += a * a;
+		mx = max_nan(mx, fabs(a - f));
+	}
+	cs = na == 0 && w2 == 0 ? 1 : na == 0 || w2 == 0 ? 0 : dot / (sqrt(na) * sqrt(w2));
+	p->pv_rows++;
+	p->pv_err2 += e2;
+	p->pv_ref2 += w2;
+	p->pv_max = max_nan(p->pv_max, mx);
+	p->pv_cos_min = min_nan(p->pv_cos_min, cs);
+	if (b >= 0) {
+		p->b_pv_rows[b]++;
+		p->b_pv_err2[b] += e2;
+		p->b_pv_ref2[b] += w2;
+		p->b_pv_max[b] = max_nan(p->b_pv_max[b], mx);
+	}
+}
+
 /* Quantization error of one row (visible > 0; sr from the sim's scores
  * when it has them); fills *kld. */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
@@ -395,6 +435,8 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			cs = dot / (sqrt(na) * sqrt(nf));
 		p->cos_sum += cs;
 		p->cos_min = min_nan(p->cos_min, cs);
+		if (x->c->pv_mode == PV_INT8)
+			cmp_pv_quant(x, p, o, rr->out, qpos);
 	}
 }
 
@@ -711,6 +753,7 @@ static void part_clear(struct cmp_part *p)
 	for (int w = 0; w < CMP_NWHAT; w++)
 		stat_clear(&p->st[w]);
 	p->cos_min = INFINITY;
+	p->pv_cos_min = INFINITY;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -847,7 +890,16 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 		all.cos_min = min_nan(all.cos_min, p->cos_min);
 		all.o_max = max_nan(all.o_max, p->o_max);
 		all.dp2 += p->dp2;
+		all.pv_rows += p->pv_rows;
+		all.pv_err2 += p->pv_err2;
+		all.pv_ref2 += p->pv_ref2;
+		all.pv_max = max_nan(all.pv_max, p->pv_max);
+		all.pv_cos_min = min_nan(all.pv_cos_min, p->pv_cos_min);
 		for (int b = 0; b < x->nb; b++) {
+			all.b_pv_rows[b] += p->b_pv_rows[b];
+			all.b_pv_err2[b] += p->b_pv_err2[b];
+			all.b_pv_ref2[b] += p->b_pv_ref2[b];
+			all.b_pv_max[b] = max_nan(all.b_pv_max[b], p->b_pv_max[b]);
 			all.b_keys[b] += p->b_keys[b];
 			all.b_max[b] = max_nan(all.b_max[b], p->b_max[b]);
 			all.b_dp2[b] += p->b_dp2[b];
@@ -895,6 +947,16 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 		bk->score_max_abs = r->scores && bk->keys ? all.b_max[b] : NAN;
 		bk->rms_dp = r->scores && bk->keys
 			   ? sqrt(all.b_dp2[b] / (double)bk->keys) : NAN;
+		bk->pv_rows = all.b_pv_rows[b];
+		bk->pv_nmse = bk->pv_rows && all.b_pv_ref2[b] > 0 ?
+			      all.b_pv_err2[b] / all.b_pv_ref2[b] : NAN;
+		bk->pv_max_abs = bk->pv_rows ? all.b_pv_max[b] : NAN;
+	}
+	q->pv_cos_min = q->pv_nmse = q->pv_max_abs = NAN;
+	if (all.pv_rows > 0) {
+		q->pv_cos_min = all.pv_cos_min;
+		q->pv_nmse = all.pv_ref2 > 0 ? all.pv_err2 / all.pv_ref2 : NAN;
+		q->pv_max_abs = all.pv_max;
 	}
 	check_thresholds(&x->c->check, rep);
 }

@@ -67,6 +67,9 @@ struct compare_bucket {
 	long keys;		/* visible (row, key) pairs in the bucket */
 	double score_max_abs;	/* max |s_sim - s_float| */
 	double rms_dp;		/* sqrt(mean (p_sim - p_float)^2) */
+	/* pv.mode int8, rows whose query sits in the bucket (its q_pos) */
+	long pv_rows;
+	double pv_nmse, pv_max_abs;	/* out against the f32-PV out */
 };
 
 /*
@@ -87,6 +90,12 @@ struct compare_quant {
 	double kld_p99;		/* sorted[ceil(0.99 n) - 1] */
 	double top1;		/* rows whose argmax key agrees (ties: lowest), 0..1 */
 	double rms_dp;		/* sqrt(mean over visible (row, key) of dp^2) */
+	/*
+	 * pv.mode int8: what the second product's quantization costs, the
+	 * sim's out against ref's out of the same quantized Q, K and V with
+	 * P unquantized (what f32 PV computes); NaN with f32 PV.
+	 */
+	double pv_cos_min, pv_nmse, pv_max_abs;
 	int n_buckets;		/* min(case buckets, CASE_MAX_BUCKETS) */
 	struct compare_bucket bucket[CASE_MAX_BUCKETS];	/* equal width over [0, MAXCTX) */
 };
