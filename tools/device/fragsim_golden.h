@@ -275,6 +275,11 @@ static const struct fsg_key fsg_keys[] = {
 	{ "kernel.block_size_assumed", FSG_ONLY, "cache", NULL },
 	{ "kernel.operand_load", FSG_ONLY, "direct", NULL },
 	{ "kernel.c_rows", FSG_ONLY, "profile", NULL },
+	{ "kernel.p_regroup", FSG_ONLY, "exchanged", NULL },
+	{ "kernel.pv_group_max", FSG_ONLY, "per_group", NULL },
+	{ "kernel.v_scale_apply", FSG_ONLY, "folded", NULL },
+	{ "kernel.p_scale_index", FSG_ONLY, "per_row", NULL },
+	{ "kernel.pv_rescale", FSG_ONLY, "applied", NULL },
 	{ "data.*", FSG_INPUTS, NULL, NULL },
 	{ "check.*", FSG_INPUTS, NULL, NULL },
 };
