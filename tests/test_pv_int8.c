@@ -13,7 +13,10 @@
  *   - pv_acc exact and p_int8 within one step of ref/pv_int8.c on the
  *     profiles, both regroups giving the same pv_acc and out bytes;
  *   - the refusals: v_permuted where a lane's C registers hold a column
- *     (CDNA3, RDNA3), int8 PV with float V.
+ *     (CDNA3, RDNA3), int8 PV with float V;
+ *   - `fragsim diff` naming p_regroup none and pv_rescale missing from an
+ *     out.npy written by pv_model below, a plain-loop model of the INT8
+ *     PV kernel (bugmodel.h's cache readers, no sim/ code).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,7 +25,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/npy.h"
 #include "../lib/runcase.h"
+#include "bugmodel.h"
 #include "testutil.h"
 
 #define UNIFORM_CASE \
@@ -238,6 +243,141 @@ static void refusals_name_the_reason(void **state)
 	free(path);
 }
 
+/*
+ * A plain-loop model of INT8 PV on gfx936, decode, no split-K, written
+ * from docs/design.md 1.6 alone: per row, groups of 32 keys; the max
+ * over the group, P = e^(s - m) in double, l = l alpha + sum P; P' = P
+ * sV, sP = max P' / 127, Pq = round(P' / sP) (half away from zero); acc
+ * = sum Pq V; O = O alpha + acc sP. Bugs:
+ *   regroup_none  A column k holds the key lane L's C registers give it,
+ *                 16 (e / 4) + c0 + 4 (e % 4) for k = 8 c0 + e, while V
+ *                 is loaded for key k: P of one key times V of another
+ *                 (past the context: the poisoned slot's bytes)
+ *   no_rescale    O keeps its scale when the max grows
+ */
+static void pv_model(const struct runcase *r, int regroup_none, int no_rescale, double *out)
+{
+	const struct fs_inputs *in = &r->in;
+	int T = in->T, Hq = in->Hq, D = in->D, G = Hq / in->Hkv, BS = in->BS;
+
+	for (int s = 0; s < in->S; s++)
+		for (int h = 0; h < Hq; h++) {
+			size_t row = (size_t)s * T * Hq + h;
+			const int8_t *q = &in->q_int8[row * D];
+			int g = h / G, ctx = r->c.seqs[s].context, qp = in->q_pos[s * T];
+			double m = -INFINITY, l = 0, *o = &out[row * D];
+
+			for (int d = 0; d < D; d++)
+				o[d] = 0;
+			for (int kb = 0; kb < ctx; kb += 32) {
+				double sc[32], P[32], pq[32], mx = m, alpha, sp = 0;
+
+				for (int j = 0; j < 32; j++) {
+					int key = kb + j, p = bm_block(r, s, key, BM_TABLE, BS);
+					double acc = 0;
+
+					sc[j] = -INFINITY;
+					if (key >= ctx || key > qp)
+						continue;
+					for (int d = 0; d < D; d++)
+						acc += q[d] * bm_kbyte(r, p, g, key, d, BS);
+					sc[j] = acc * in->q_scale[row] *
+						bm_scale(r, in->k_scale, p, g, key, BS) * r->c.softmax_scale;
+					if (sc[j] > mx)
+						mx = sc[j];
+				}
+				alpha = m == -INFINITY ? 0 : exp(m - mx);
+				l *= alpha;
+				for (int j = 0; j < 32; j++) {
+					int key = kb + j;
+
+					P[j] = sc[j] == -INFINITY ? 0 : exp(sc[j] - mx);
+					l += P[j];
+					if (P[j] > 0)
+						P[j] *= bm_scale(r, in->v_scale,
+								 bm_block(r, s, key, BM_TABLE, BS), g, key, BS);
+					if (P[j] > sp)
+						sp = P[j];
+				}
+				sp /= 127;
+				for (int j = 0; j < 32; j++)
+					pq[j] = sp > 0 ? floor(P[j] / sp + 0.5) : 0;
+				for (int d = 0; d < D; d++) {
+					double acc = 0;
+
+					for (int k = 0; k < 32; k++) {
+						int held = regroup_none ?
+							   16 * (k % 8 / 4) + k / 8 + 4 * (k % 4) : k;
+						int key = kb + k;
+
+						/* a key past the context reads the slot as it
+						 * lies (poison): regroup_none pairs it with a
+						 * visible key's P */
+						if (pq[held] == 0)
+							continue;
+						acc += pq[held] * bm_vbyte(r, bm_block(r, s, key, BM_TABLE, BS),
+									   g, key, d, BS);
+					}
+					o[d] = (no_rescale ? o[d] : o[d] * alpha) + acc * sp;
+				}
+				m = mx;
+			}
+			for (int d = 0; d < D; d++)
+				o[d] /= l;
+		}
+}
+
+/* diff names the class behind the model's out.npy, exactly and alone. */
+static void model_dump_named(int regroup_none, int no_rescale, const char *want)
+{
+	static const char text[] =
+		"fragsim: 1\nname: pv-model\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
+		"cache: {placement: shuffled}\nsequences:\n  - {context: 100}\n"
+		"pv: {mode: int8}\ndata: {seed: 12}\n";
+	char dir[64], path[128], line[256];
+	struct runcase r;
+	struct fs_err err;
+	struct run_result res;
+	size_t sh[4], n;
+	double *out;
+	float *f;
+	const char *got;
+
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvmodel"));
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	tu_put(path, text);
+	if (runcase_load(path, &r, &err) != FS_OK || runcase_inputs(&r, &err) != FS_OK)
+		fail_msg("%s", err.msg);
+	sh[0] = (size_t)r.in.S, sh[1] = (size_t)r.in.T, sh[2] = (size_t)r.in.Hq, sh[3] = (size_t)r.in.D;
+	n = sh[0] * sh[1] * sh[2] * sh[3];
+	out = malloc(n * sizeof(double));
+	f = malloc(n * sizeof(float));
+	assert_non_null(out && f);
+	pv_model(&r, regroup_none, no_rescale, out);
+	for (size_t i = 0; i < n; i++)
+		f[i] = (float)out[i];
+	assert_int_equal(tu_sh("mkdir %s/dump", dir), 0);
+	snprintf(path, sizeof(path), "%s/dump/out.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sh, f, NULL, &err), FS_OK);
+	res = tu_run("diff %s/case.yaml --dump %s/dump --tol 1e-4", dir, dir);
+	got = strstr(res.out, "diagnosis:");
+	snprintf(line, sizeof(line), "diagnosis: matches %s exactly (", want);
+	if (res.status != (want[0] == 't' ? 0 : 1) || !got || strncmp(got, line, strlen(line)) ||
+	    strstr(got, "; so do"))
+		fail_msg("%s: %s%s", want, got ? got : res.out, res.err);
+	tu_free(&res);
+	free(out), free(f);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+static void model_dumps_name_pv_classes(void **state)
+{
+	(void)state;
+	model_dump_named(1, 0, "kernel assumption p_regroup=none");
+	model_dump_named(0, 1, "kernel assumption pv_rescale=missing");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +387,7 @@ int main(void)
 		cmocka_unit_test(regroups_agree),
 		cmocka_unit_test(qk_half_unchanged),
 		cmocka_unit_test(refusals_name_the_reason),
+		cmocka_unit_test(model_dumps_name_pv_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
