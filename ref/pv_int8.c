@@ -126,7 +126,8 @@ static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
 /* One group: its p_int8 and pv_acc against the reference. */
 static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		     const struct ref_pv_golden *g, const int *key, size_t gi,
-		     struct ref_pv_stat *pq, struct ref_pv_stat *acc, int8_t *P)
+		     struct ref_pv_stat *pq, struct ref_pv_stat *acc, int8_t *P,
+		     double *Wq, int *qrow)
 {
 	const int32_t *tl = &g->pv_tiles[gi * 5];
 	const int8_t *pa = &g->p_int8[gi * (size_t)g->W * g->EA];
@@ -147,6 +148,25 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		for (int sl = 0; sl < g->W * g->EA; sl++)
 			if (g->a_row[sl] == m)
 				P[m * K + key[sl]] = pa[sl];
+		/* a decode row repeating an earlier row's q head: its Pq */
+		qrow[m] = pad ? -1 : t * in->Hq + qh;
+		for (int m2 = 0; m2 < m && !pad; m2++)
+			if (qrow[m2] == qrow[m]) {
+				for (int j = 0; j < K; j++) {
+					double d = fabs(P[m * K + j] - Wq[m2 * K + j]);
+
+					pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1,
+						P[m * K + j], Wq[m2 * K + j],
+						Wq[m2 * K + j] < 0 ? P[m * K + j] != 0 : d > 1);
+					if (d == 1 && Wq[m2 * K + j] >= 0)
+						pq->off_by_one++;
+					Wq[m * K + j] = Wq[m2 * K + j];
+				}
+				pad = 2;	/* done: not a padding row */
+				break;
+			}
+		if (pad == 2)
+			continue;
 		for (int j = 0; j < K; j++) {
 			int kj = kb + j, blk = kj < hi ? pv_block(in, s, kj) : -1;
 			double sk;
@@ -178,6 +198,8 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			double want = pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
 			double d = fabs(P[m * K + j] - want);
 
+			/* -1 marks a masked key for the rows that repeat this one */
+			Wq[m * K + j] = sc[j] == -INFINITY ? -1 : want;
 			/* one step is a rounding boundary crossed by f32 P;
 			 * a masked key or a padding row must be exactly 0 */
 			pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1, P[m * K + j], want,
@@ -270,14 +292,17 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
 	for (size_t ch = 0; ch < nch; ch++) {
 		int8_t *P = malloc((size_t)g->M * g->K);
+		double *Wq = malloc((size_t)g->M * g->K * sizeof(double));
+		int *qrow = malloc((size_t)g->M * sizeof(int));
 
-		if (!P) {
+		if (!P || !Wq || !qrow) {
+			free(P), free(Wq), free(qrow);
 			bad++;
 			continue;
 		}
 		for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
-			pv_group(c, in, g, key, i, &cp[ch], &ca[ch], P);
-		free(P);
+			pv_group(c, in, g, key, i, &cp[ch], &ca[ch], P, Wq, qrow);
+		free(P), free(Wq), free(qrow);
 	}
 	for (size_t ch = 0; ch < nch; ch++) {
 		stat_add(pq, &cp[ch]);
@@ -319,10 +344,12 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 			step /= c->clip;
 			for (int j = kb; j < hi; j++)
 				if (prob[j] > 0) {
-					int blk = pv_block(in, s, j);
+					/* V[j][g][0..D) at stride BS from its first byte */
+					const int8_t *v = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
+						inputs_block_elems(in) + (size_t)g * D * in->BS + j % in->BS];
 
 					for (int d = 0; d < D; d++)
-						slack[d] += step * abs(pv_v(in, blk, j, g, d));
+						slack[d] += step * abs(v[(size_t)d * in->BS]);
 				}
 		}
 }
