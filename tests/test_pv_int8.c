@@ -14,6 +14,8 @@
  *     profiles, both regroups giving the same pv_acc and out bytes;
  *   - the refusals: v_permuted where a lane's C registers hold a column
  *     (CDNA3, RDNA3), int8 PV with float V;
+ *   - a dump of p_int8, p_scale, pv_acc and pv_tiles written through
+ *     tools/device/fragsim_dump.h, read back by `fragsim diff`;
  *   - `fragsim diff` naming p_regroup none and pv_rescale missing from an
  *     out.npy written by pv_model below, a plain-loop model of the INT8
  *     PV kernel (bugmodel.h's cache readers, no sim/ code).
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "../lib/npy.h"
+#include "../tools/device/fragsim_dump.h"
 #include "../lib/runcase.h"
 #include "bugmodel.h"
 #include "testutil.h"
@@ -371,6 +374,77 @@ static void model_dump_named(int regroup_none, int no_rescale, const char *want)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/*
+ * fragsim_dump.h writes the four INT8 PV tensors under their names; diff
+ * reads them back. The values are the planted v_scale_apply kernel's
+ * (its emulation: this tests the writer and the reader, the models above
+ * test the naming), of every other group only, so the groups are found
+ * by their pv_tiles rows, not by position.
+ */
+static void dump_header_writes_pv_tensors(void **state)
+{
+	static const char text[] =
+		"fragsim: 1\nname: pv-fsd\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
+		"sequences:\n  - {context: 90}\npv: {mode: int8}\ndata: {seed: 4}\n";
+	char dir[64], path[128], out[160];
+	struct runcase r;
+	struct fs_err err;
+	struct fsd_writer w;
+	struct run_result res;
+	size_t n, ea, dt, W, EC, M;
+	int8_t *pi;
+	float *ps;
+	int32_t *pa, *pt;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvfsd"));
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	tu_put(path, text);
+	snprintf(out, sizeof(out), "%s/planted.yaml", dir);
+	{
+		char planted[512];
+
+		snprintf(planted, sizeof(planted), "%skernel: {v_scale_apply: after_product}\n", text);
+		tu_put(out, planted);
+	}
+	assert_int_equal(runcase_load(out, &r, &err), FS_OK);
+	r.emulate_only = 1;
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	n = (r.sim.n_groups + 1) / 2, W = (size_t)r.sim.wave, ea = (size_t)r.sim.pv_ea;
+	dt = (size_t)r.sim.pv_dt, EC = (size_t)r.sim.ec, M = (size_t)r.sim.rows;
+	pi = malloc(n * W * ea), ps = malloc(n * M * sizeof(float));
+	pa = malloc(n * dt * W * EC * sizeof(int32_t)), pt = malloc(n * 5 * sizeof(int32_t));
+	assert_non_null(pi && ps && pa && pt);
+	for (size_t i = 0; i < n; i++) {	/* groups 2i: in reverse order */
+		size_t g = 2 * (n - 1 - i);
+
+		memcpy(&pi[i * W * ea], &r.sim.p_int8[g * W * ea], W * ea);
+		memcpy(&ps[i * M], &r.sim.p_scale[g * M], M * sizeof(float));
+		memcpy(&pa[i * dt * W * EC], &r.sim.pv_acc[g * dt * W * EC],
+		       dt * W * EC * sizeof(int32_t));
+		memcpy(&pt[i * 5], &r.sim.pv_tiles[g * 5], 5 * sizeof(int32_t));
+	}
+	snprintf(out, sizeof(out), "%s/dump", dir);
+	if (fsd_begin(&w, out) ||
+	    fsd_tensor(&w, "p_int8", FSD_I8, pi, 3, (size_t[3]){ n, W, ea }) ||
+	    fsd_tensor(&w, "p_scale", FSD_F32, ps, 2, (size_t[2]){ n, M }) ||
+	    fsd_tensor(&w, "pv_acc", FSD_I32, pa, 4, (size_t[4]){ n, dt, W, EC }) ||
+	    fsd_tensor(&w, "pv_tiles", FSD_I32, pt, 2, (size_t[2]){ n, 5 }) ||
+	    fsd_commit(&w)) {
+		fsd_abort(&w);
+		fail_msg("%s", w.error);
+	}
+	res = tu_run("diff %s --dump %s", path, out);
+	assert_int_equal(res.status, 1);
+	assert_non_null(strstr(res.out, "dump      "));
+	assert_non_null(strstr(res.out, ": p_int8, p_scale, pv_acc;"));
+	assert_non_null(strstr(res.out, "diagnosis: matches kernel assumption v_scale_apply=after_product exactly ("));
+	tu_free(&res);
+	free(pi), free(ps), free(pa), free(pt);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 static void model_dumps_name_pv_classes(void **state)
 {
 	(void)state;
@@ -387,6 +461,7 @@ int main(void)
 		cmocka_unit_test(regroups_agree),
 		cmocka_unit_test(qk_half_unchanged),
 		cmocka_unit_test(refusals_name_the_reason),
+		cmocka_unit_test(dump_header_writes_pv_tensors),
 		cmocka_unit_test(model_dumps_name_pv_classes),
 	};
 
