@@ -363,8 +363,9 @@ static inline int fsd_rmdir(const char *dir)
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
+		/* a name that does not fit is not ours: left, and rmdir fails */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
+			unlink(path);
 	}
 	closedir(d);
 	return rmdir(dir);
