@@ -445,6 +445,61 @@ static void dump_header_writes_pv_tensors(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/* Every other refusal of the INT8 PV keys and files names its cause. */
+static void more_refusals(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "fragsim: 1\nname: a\nsequences:\n  - {context: 20}\npv: {regroup: lds}\n",
+		  "pv.regroup: applies to pv.mode int8 only" },
+		{ "fragsim: 1\nname: a\nmodel: {alibi: true}\nsequences:\n  - {context: 20}\n"
+		  "pv: {mode: int8}\n", "pv.mode: int8 is the INT8 path's second product; it refuses model.alibi" },
+		{ "fragsim: 1\nname: a\nmodel: {soft_cap: 30}\nsequences:\n  - {context: 20}\n"
+		  "pv: {mode: int8}\n", "it refuses model.soft_cap" },
+		{ "fragsim: 1\nname: a\ncache: {k_scale: per_block32}\nsequences:\n  - {context: 20}\n"
+		  "pv: {mode: int8}\n", "it refuses cache.k_scale per_block32" },
+		{ "fragsim: 1\nname: a\npv: {mode: int4}\nsequences:\n  - {context: 20}\n",
+		  "pv.mode: must be one of f32, int8" },
+	};
+	char dir[64], path[128];
+	struct runcase r;
+	struct fs_err err;
+	struct run_result res;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *p = tu_write_temp(".yaml", bad[i].text);
+
+		assert_int_equal(runcase_load(p, &r, &err), FS_EINPUT);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("want '%s', got '%s'", bad[i].want, err.msg);
+		free(p);
+	}
+	/* CDNA3 32x32x16: a group of K = 16 keys is half a 32-key QK tile */
+	run_text("fragsim: 1\nname: a\nisa: cdna3-mfma-i32-32x32x16-i8\n"
+		 "sequences:\n  - {context: 40}\npv: {mode: int8}\n", &r, FS_EINPUT);
+	runcase_free(&r);
+	/* dumps: pv_acc without pv_tiles; PV files for an f32-PV case */
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvbad"));
+	snprintf(path, sizeof(path), "%s/int8.yaml", dir);
+	tu_put(path, "fragsim: 1\nname: a\nsequences:\n  - {context: 40}\npv: {mode: int8}\n");
+	snprintf(path, sizeof(path), "%s/f32.yaml", dir);
+	tu_put(path, "fragsim: 1\nname: a\nsequences:\n  - {context: 40}\n");
+	assert_int_equal(tu_sh("cd %s && %s run int8.yaml --emulate-only --out g > /dev/null && "
+			       "mkdir d && cp g/pv_acc.npy d/ && mkdir e && cp g/pv_acc.npy g/pv_tiles.npy e/",
+			       dir, FRAGSIM_BIN), 0);
+	res = tu_run("diff %s/int8.yaml --dump %s/d", dir, dir);
+	assert_int_equal(res.status, 2);
+	assert_non_null(strstr(res.err, "need pv_tiles.npy beside them"));
+	tu_free(&res);
+	res = tu_run("diff %s/f32.yaml --dump %s/e", dir, dir);
+	assert_int_equal(res.status, 2);
+	assert_non_null(strstr(res.err, "the case's PV is f32 (pv.mode), so no pv_acc"));
+	tu_free(&res);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 static void model_dumps_name_pv_classes(void **state)
 {
 	(void)state;
@@ -461,6 +516,7 @@ int main(void)
 		cmocka_unit_test(regroups_agree),
 		cmocka_unit_test(qk_half_unchanged),
 		cmocka_unit_test(refusals_name_the_reason),
+		cmocka_unit_test(more_refusals),
 		cmocka_unit_test(dump_header_writes_pv_tensors),
 		cmocka_unit_test(model_dumps_name_pv_classes),
 	};
