@@ -510,14 +510,15 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	if (r->out) {
 		const float *o = r->out + row * x->D;
 		double tol = (walk + E) * rr->out_abs + CMP_ABS;
-		double slack[CASE_MAX_HEAD_DIM] = { 0 };
+		double slack[CASE_MAX_HEAD_DIM];
+		int pv8 = c->pv_mode == PV_INT8;
 
 		/* INT8 PV: P's quantization, one step a key (ref/pv_int8.h) */
-		if (c->pv_mode == PV_INT8)
+		if (pv8)
 			ref_pv_out_slack(c, x->in, s, qh, rr->prob, rr->n, r->pv_gk, slack);
 		st = &p->st[CMP_OUT];
 		for (int d = 0; d < x->D; d++) {
-			if (stat_note(st, o[d], rr->out[d], tol + slack[d])) {
+			if (stat_note(st, o[d], rr->out[d], tol + (pv8 ? slack[d] : 0))) {
 				loc_row(&st->first, s, t, qh);
 				st->first.dim = d;
 			}
