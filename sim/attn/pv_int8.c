@@ -358,10 +358,10 @@ static void group_softmax(const struct kern *k, const struct row *rows,
  * after_product: P' = P, sV applied after the product. p_scale_index
  * per_tile: one sP, the tile's largest, for every row.
  */
-static void group_quantize(const struct kern *k, const struct row *rows, int kb,
+static void group_quantize(const struct kern *k, const struct row *rows,
 			   struct pv_scratch *x)
 {
-	int GK = k->pv.GK, GT = k->pv.GT, N = k->N;
+	int GK = k->pv.GK, N = k->N;
 	float tile_max = 0.0f;
 
 	for (int m = 0; m < k->M; m++) {
@@ -374,7 +374,6 @@ static void group_quantize(const struct kern *k, const struct row *rows, int kb,
 			const float *ws = &x->ws[(size_t)(j / N) * k->M * N];
 			int msk = attn_spec_masked(k, ws[m * N + j % N]);
 
-			(void)GT;
 			if (msk && !k->kn->pv_unmasked) {
 				pm[j] = 0.0f;
 				continue;
@@ -391,7 +390,6 @@ static void group_quantize(const struct kern *k, const struct row *rows, int kb,
 		if (!(x->sp[m] <= tile_max) && rows[m].valid)
 			tile_max = x->sp[m];
 	}
-	(void)kb;
 	for (int m = 0; m < k->M; m++) {
 		if (k->kn->p_scale_per_tile && x->active[m])
 			x->sp[m] = tile_max;
@@ -552,7 +550,7 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 				if (!any)
 					continue;
 				group_softmax(k, rows, px, &st[i * k->M]);
-				group_quantize(k, rows, kb, px);
+				group_quantize(k, rows, px);
 				if (group_product(k, u, rows, u->rt0 + i, kb, gi, px, &st[i * k->M]))
 					return -1;
 				gi++;
