@@ -33,7 +33,7 @@ case $target in
 gfx936|gfx928) define=FSQ_TARGET_GFX936 ;;
 gfx940|gfx941|gfx942) define=FSQ_TARGET_CDNA3 ;;
 gfx1100|gfx1101|gfx1102|gfx1103|gfx1150|gfx1151)
-	define="FSQ_TARGET_RDNA3 -DFSQ_NOGPULIB -nogpulib"
+	define="FSQ_TARGET_RDNA3 -DFSQ_NOGPULIB -nogpulib -mcumode"
 	[ "${FSQ_WAVE64:-0}" = 1 ] && define="$define -DFSQ_WAVE64 -mwavefrontsize64" ;;
 *) echo "build.sh: unknown target '$target' (gfx936, gfx928, gfx940, gfx941, gfx942, gfx1100-gfx1103, gfx1150, gfx1151)" >&2
    exit 2 ;;
