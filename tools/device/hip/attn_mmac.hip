@@ -264,6 +264,11 @@ int main(int argc, char **argv)
 			g.profile, LMU(NAME));
 		return 2;
 	}
+	if (g.kscale == FSG_KS_BLOCK32 && K != 32) {	/* fragsim refuses it too */
+		fprintf(stderr, "attn_mmac: %s: cache.k_scale: per_block32 needs a K-step of 32 "
+			"head-dim elements; %s has K = %d\n", argv[1], LMU(INSTRUCTION), K);
+		return 2;
+	}
 #if defined(FSQ_NOGPULIB)
 	if (g.soft_cap > 0) {	/* mmac.h: no device tanh in this build */
 		fprintf(stderr, "attn_mmac: %s: model: soft_cap is not run by this build "

@@ -12,6 +12,8 @@
 #   OUTDIR/probe_mmac              answers a fragsim probe plan
 #   OUTDIR/attn_mmac               the QK^T tiles of a golden, dumped
 #   OUTDIR/attn_mmac_c_columns     the same with the contiguous-columns bug
+#   OUTDIR/attn_mmac_BUG           with FSQ_MORE_BUGS="page_walk head_dim_half"
+#                                  (either or both), those bugs planted
 # With --asm, the device assembly only (OUTDIR/*.s, no GPU runtime needed).
 # Environment: FRAGSIM (default build/fragsim), HIPCC (default hipcc),
 # FSQ_PROFILE (a profile name or YAML to use instead of the target's
@@ -33,7 +35,13 @@ case $target in
 gfx936|gfx928) define=FSQ_TARGET_GFX936 ;;
 gfx940|gfx941|gfx942) define=FSQ_TARGET_CDNA3 ;;
 gfx1100|gfx1101|gfx1102|gfx1103|gfx1150|gfx1151)
-	define="FSQ_TARGET_RDNA3 -DFSQ_NOGPULIB -nogpulib -mcumode"
+	# -nogpulib: Debian's hipcc has no gfx11 device library (mmac.h).
+	# -mcumode: a workgroup's waves share one L0, so the barrier's
+	# acquire needs no buffer_gl0_inv (WGP mode's), an encoding
+	# tinygrad's RDNA3 decoder lacks (docs/hip-emu.md); the harnesses'
+	# workgroups are one wave either way. The unroll threshold: LLVM 15's
+	# default stops qk_tiles<16>'s full unroll at 8 K-steps, two trips.
+	define="FSQ_TARGET_RDNA3 -DFSQ_NOGPULIB -nogpulib -mcumode -mllvm -pragma-unroll-threshold=65536"
 	[ "${FSQ_WAVE64:-0}" = 1 ] && define="$define -DFSQ_WAVE64 -mwavefrontsize64" ;;
 *) echo "build.sh: unknown target '$target' (gfx936, gfx928, gfx940, gfx941, gfx942, gfx1100-gfx1103, gfx1150, gfx1151)" >&2
    exit 2 ;;
@@ -77,4 +85,15 @@ compile() {
 compile "$here/probe_mmac.hip" -o "$out/probe_mmac$ext"
 compile "$here/attn_mmac.hip" -o "$out/attn_mmac$ext"
 compile -DFSQ_BUGS=FSQ_BUG_C_COLUMNS "$here/attn_mmac.hip" -o "$out/attn_mmac_c_columns$ext"
-echo "built probe_mmac, attn_mmac, attn_mmac_c_columns for $target in $out"
+more=
+for b in ${FSQ_MORE_BUGS:-}; do
+	case $b in
+	page_walk) m=FSQ_BUG_PAGE_WALK ;;
+	head_dim_half) m=FSQ_BUG_HEAD_DIM_HALF ;;
+	*) echo "build.sh: FSQ_MORE_BUGS: unknown bug '$b' (page_walk, head_dim_half)" >&2
+	   exit 2 ;;
+	esac
+	compile -DFSQ_BUGS=$m "$here/attn_mmac.hip" -o "$out/attn_mmac_$b$ext"
+	more="$more, attn_mmac_$b"
+done
+echo "built probe_mmac, attn_mmac, attn_mmac_c_columns$more for $target in $out"
