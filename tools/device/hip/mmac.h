@@ -102,6 +102,19 @@ typedef int fsq_ab __attribute__((ext_vector_type(FSQ_CAT(FSQ_LMU, A_ELEMS) / 4)
 typedef int fsq_acc __attribute__((ext_vector_type(FSQ_CAT(FSQ_LMU, C_ELEMS))));
 static_assert(FSQ_CAT(FSQ_LMU, A_ELEMS) == FSQ_CAT(FSQ_LMU, B_ELEMS) &&
 	      FSQ_CAT(FSQ_LMU, A_ELEMS) % 4 == 0, "mmac.h: A and B of whole registers, alike");
+/* A map given by FSQ_PROFILE must have the shape of the target's one
+ * instruction: another shape is another instruction, not another map. */
+#if defined(FSQ_TARGET_RDNA3)
+static_assert(FSQ_CAT(FSQ_LMU, M) == 16 && FSQ_CAT(FSQ_LMU, N) == 16 && FSQ_CAT(FSQ_LMU, K) == 16 &&
+	      FSQ_CAT(FSQ_LMU, A_ELEMS) == 16 &&
+	      FSQ_CAT(FSQ_LMU, C_ELEMS) * FSQ_CAT(FSQ_LMU, WAVE) == 256,
+	      "mmac.h: RDNA3's v_wmma_i32_16x16x16_iu8 needs a 16x16x16 map, 16 A bytes a lane");
+#else
+static_assert(FSQ_CAT(FSQ_LMU, M) == 16 && FSQ_CAT(FSQ_LMU, N) == 16 && FSQ_CAT(FSQ_LMU, K) == 32 &&
+	      FSQ_CAT(FSQ_LMU, A_ELEMS) == 8 && FSQ_CAT(FSQ_LMU, C_ELEMS) == 4 &&
+	      FSQ_CAT(FSQ_LMU, WAVE) == 64,
+	      "mmac.h: this target's 16x16x32 instruction needs a 16x16x32 wave64 map");
+#endif
 
 /* Work-item and workgroup id, x (see above). */
 __device__ static inline int fsq_tid(void)
