@@ -12,7 +12,7 @@
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall): fragsim,
 #                 libfragsim.a, fragsim.h, fragsim.pc, docs (docs/library.md)
-#   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
+#   make hip-check  compile the HIP harnesses for gfx940 and gfx1100 (needs hipcc)
 #   make hip-emu TINYGRAD=DIR  run them on tinygrad's mock AMD GPU: the
 #                 probe, every cdna3 golden, planted bugs, a wrong map
 #                 (docs/hip-emu.md)
