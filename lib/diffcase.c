@@ -452,69 +452,98 @@ static enum fs_rc hyp_fail(struct fs_err *err, const struct fs_err *e2,
 	return rc;
 }
 
-/*
- * One hypothesis: emulate case c with kernel map lm (NULL: the case's)
- * and hardware map hw (NULL: the kernel's), and count what it reproduces.
- * An emulation the case cannot express (FS_EINPUT) is skipped, not an
- * error: e.g. operand_order kq on a non-square tile. One over a limit
- * (FS_EBUDGET) is listed as not run, with why; anything else (out of
- * memory, internal) stops the diagnosis (diffcase_diagnose).
- */
-static enum fs_rc try_one(const struct runcase *r, const struct dump *d,
-			  const struct diff_opts *o, const struct fs_case *c,
-			  const struct lanemap *lm, const struct lanemap *hw,
-			  const char *name, int bug, int bug2, const unsigned char *miss,
-			  size_t nmiss, struct diff_diagnosis *dg, struct fs_err *err)
+/* One diagnosis's (or one hypothesis set's) state, for its hypotheses. */
+struct hrun {
+	const struct runcase *r;
+	const struct dump *d;		/* NULL: keep, do not compare */
+	const struct diff_opts *o;
+	const unsigned char *miss;	/* the expectation's mismatches */
+	size_t nmiss;
+	struct diff_diagnosis *dg;	/* ranking, skipped, not run */
+	struct diff_hypset *keep;	/* non-NULL: results kept here */
+};
+
+/* Count what result sim of hypothesis (name, bug, bug2) reproduces. */
+static enum fs_rc rank_one(struct hrun *x, const struct attn_result *sim, const char *name,
+			   int bug, int bug2, struct fs_err *err)
 {
-	struct marks mk = { NULL, miss, nmiss, 0, 0 };
-	struct attn_opts ao = { .hw = hw };
-	struct diff_opts quiet = *o;
-	struct attn_result sim;
+	struct marks mk = { NULL, x->miss, x->nmiss, 0, 0 };
+	struct diff_opts quiet = *x->o;
 	struct diff_report rep;
 	struct fs_err e2 = { 0 };
 	enum fs_rc rc;
 
 	quiet.max_show = 0;
-	if (dg->n >= DIFF_MAX_HYP) {	/* a table that grew past the array */
-		notrun_note(dg, name, "more hypotheses than DIFF_MAX_HYP");
-		return FS_OK;
-	}
-	rc = attn_run_opts(c, lm ? lm : r->lm, &ao, &r->in, &sim, &e2);
-	/* Replica rows that disagree are no reason to skip: in a buggy
-	 * kernel they may, and the primary row is what gets written. */
-	if (rc == FS_EINPUT) {
-		skip_note(dg, name);
-		return FS_OK;
-	}
-	if (rc == FS_EBUDGET) {
-		char why[1200];
-
-		notrun_note(dg, name, fs_err_str(&e2, why, sizeof(why)));
-		return FS_OK;
-	}
-	if (rc)
-		return hyp_fail(err, &e2, rc, name);
-	rc = compare_marked(r, &sim, d, &quiet, miss ? &mk : NULL, &rep, &e2);
-	attn_free(&sim);
+	rc = compare_marked(x->r, sim, x->d, &quiet, x->miss ? &mk : NULL, &rep, &e2);
 	if (rc)
 		return hyp_fail(err, &e2, rc, name);
 	{
-		struct diff_hyp *h = &dg->h[dg->n++];
+		struct diff_hyp *h = &x->dg->h[x->dg->n++];
 
 		snprintf(h->name, sizeof(h->name), "%s", name);
 		h->matched = rep.compared - rep.mismatches;
 		h->fixed = mk.fixed;
 		h->bug = bug, h->bug2 = bug2;
 	}
-	dg->compared = rep.compared;
+	x->dg->compared = rep.compared;
 	diffcase_report_free(&rep);
 	return FS_OK;
 }
 
-static enum fs_rc try_profiles(const struct runcase *r, const struct dump *d,
-			       const struct diff_opts *o, const unsigned char *miss,
-			       size_t nmiss, struct diff_diagnosis *dg, struct fs_err *err)
+/*
+ * One hypothesis: emulate case c with kernel map lm (NULL: the case's)
+ * and hardware map hw (NULL: the kernel's), and count what it reproduces
+ * (or keep the result, x->keep). An emulation the case cannot express
+ * (FS_EINPUT) is skipped, not an error: e.g. operand_order kq on a
+ * non-square tile. One over a limit (FS_EBUDGET) is listed as not run,
+ * with why; anything else (out of memory, internal) stops the diagnosis
+ * (diffcase_diagnose).
+ */
+static enum fs_rc try_one(struct hrun *x, const struct fs_case *c,
+			  const struct lanemap *lm, const struct lanemap *hw,
+			  const char *name, int bug, int bug2, struct fs_err *err)
 {
+	struct attn_opts ao = { .hw = hw };
+	struct attn_result sim;
+	struct fs_err e2 = { 0 };
+	int n = x->keep ? x->keep->n : x->dg->n;
+	enum fs_rc rc;
+
+	if (n >= DIFF_MAX_HYP) {	/* a table that grew past the array */
+		notrun_note(x->dg, name, "more hypotheses than DIFF_MAX_HYP");
+		return FS_OK;
+	}
+	rc = attn_run_opts(c, lm ? lm : x->r->lm, &ao, &x->r->in, &sim, &e2);
+	/* Replica rows that disagree are no reason to skip: in a buggy
+	 * kernel they may, and the primary row is what gets written. */
+	if (rc == FS_EINPUT) {
+		skip_note(x->dg, name);
+		return FS_OK;
+	}
+	if (rc == FS_EBUDGET) {
+		char why[1200];
+
+		notrun_note(x->dg, name, fs_err_str(&e2, why, sizeof(why)));
+		return FS_OK;
+	}
+	if (rc)
+		return hyp_fail(err, &e2, rc, name);
+	if (x->keep) {
+		struct diff_hyp *h = &x->keep->h[x->keep->n];
+
+		snprintf(h->name, sizeof(h->name), "%s", name);
+		h->bug = bug, h->bug2 = bug2;
+		x->keep->res[x->keep->n++] = sim;
+		return FS_OK;
+	}
+	rc = rank_one(x, &sim, name, bug, bug2, err);
+	attn_free(&sim);
+	return rc;
+}
+
+static enum fs_rc try_profiles(struct hrun *x, struct fs_err *err)
+{
+	const struct runcase *r = x->r;
 	enum fs_rc rc = FS_OK;
 
 	for (int i = 0; i < profile_builtin_count() && !rc; i++) {
@@ -537,10 +566,10 @@ static enum fs_rc try_profiles(const struct runcase *r, const struct dump *d,
 		if (same_shape(p, r->lm)) {
 			snprintf(name, sizeof(name), "hardware map %s (kernel written for %s)",
 				 p->name, r->lm->name);
-			rc = try_one(r, d, o, &r->c, NULL, p, name, -1, -1, miss, nmiss, dg, err);
+			rc = try_one(x, &r->c, NULL, p, name, -1, -1, err);
 			snprintf(name, sizeof(name), "lane map %s (kernel and hardware)", p->name);
 			if (!rc)
-				rc = try_one(r, d, o, &r->c, p, NULL, name, -1, -1, miss, nmiss, dg, err);
+				rc = try_one(x, &r->c, p, NULL, name, -1, -1, err);
 		}
 		lanemap_free(p);
 	}
@@ -572,25 +601,22 @@ static void rank(struct diff_diagnosis *dg)
 /*
  * Two bugs at once: each pair of the DIFF_PAIR_TOP best single classes
  * that reproduce some entry the expectation gets wrong, planted
- * together. Two values of one key cannot be (one key, one value), nor
- * two classes that the single pass found not to apply.
+ * together. Two values of one key cannot be (one key, one value).
  */
-static enum fs_rc try_pairs(const struct runcase *r, const struct dump *d,
-			    const struct diff_opts *o, const unsigned char *miss,
-			    size_t nmiss, struct diff_diagnosis *dg, struct fs_err *err)
+static enum fs_rc try_pairs(struct hrun *x, struct fs_err *err)
 {
 	int top[DIFF_PAIR_TOP], nt = 0;
 	enum fs_rc rc = FS_OK;
 
-	for (int i = 0; i < dg->n && nt < DIFF_PAIR_TOP; i++)
-		if (dg->h[i].bug >= 0 && dg->h[i].bug2 < 0 && dg->h[i].fixed > 0)
-			top[nt++] = dg->h[i].bug;
+	for (int i = 0; i < x->dg->n && nt < DIFF_PAIR_TOP; i++)
+		if (x->dg->h[i].bug >= 0 && x->dg->h[i].bug2 < 0 && x->dg->h[i].fixed > 0)
+			top[nt++] = x->dg->h[i].bug;
 	for (int i = 0; i < nt && !rc; i++)
 		for (int k = i + 1; k < nt && !rc; k++) {
 			enum kern_bug a = (enum kern_bug)(top[i] < top[k] ? top[i] : top[k]);
 			enum kern_bug b = (enum kern_bug)(top[i] < top[k] ? top[k] : top[i]);
 			const struct kern_bug_info *ai = kernel_bug(a), *bi = kernel_bug(b);
-			struct fs_case c = r->c;
+			struct fs_case c = x->r->c;
 			char name[256];
 
 			if (!strcmp(ai->key, bi->key) ||
@@ -599,40 +625,19 @@ static enum fs_rc try_pairs(const struct runcase *r, const struct dump *d,
 				continue;
 			snprintf(name, sizeof(name), "kernel assumptions %s=%s and %s=%s together",
 				 ai->key, ai->bad, bi->key, bi->bad);
-			rc = try_one(r, d, o, &c, NULL, NULL, name, a, b, miss, nmiss, dg, err);
+			rc = try_one(x, &c, NULL, NULL, name, a, b, err);
 		}
 	return rc;
 }
 
-enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
-			     const struct diff_opts *o, struct diff_diagnosis *dg,
-			     struct fs_err *err)
+/* Every single hypothesis, in the ranking's tie order: the classes, the
+ * other decode row layout, the other lane maps. */
+static enum fs_rc each_single(struct hrun *x, struct fs_err *err)
 {
-	struct diff_opts quiet = *o;
-	struct diff_report rep;
+	const struct runcase *r = x->r;
 	uint64_t have = kernel_bugs(&r->c.kernel, r->c.head_dim);
-	struct marks mk = { NULL, NULL, 0, 0, 0 };
-	enum fs_rc rc;
+	enum fs_rc rc = FS_OK;
 
-	memset(dg, 0, sizeof(*dg));
-	quiet.max_show = 0;
-	rc = diffcase_compare(r, &r->sim, d, &quiet, &rep, err);
-	if (rc)
-		return rc;
-	dg->compared = rep.compared;
-	dg->expect_matched = rep.compared - rep.mismatches;
-	diffcase_report_free(&rep);
-	/* which entries the case as written gets wrong, for each
-	 * hypothesis's share of them */
-	mk.n = (size_t)dg->compared;
-	if (!(mk.out = calloc(mk.n ? mk.n : 1, 1)))
-		return fs_nomem(err, "the expectation's mismatches", mk.n);
-	rc = compare_marked(r, &r->sim, d, &quiet, &mk, &rep, err);
-	if (rc) {
-		free(mk.out);
-		return rc;
-	}
-	diffcase_report_free(&rep);
 	for (int b = 0; b < BUG_COUNT && !rc; b++) {
 		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
 		struct fs_case c = r->c;	/* plain values: a shallow copy is whole */
@@ -644,10 +649,10 @@ enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 		/* A class that cannot change this case would only tie with it. */
 		if (kernel_bug_na((enum kern_bug)b, &c, r->lm, why, sizeof(why)) ||
 		    kernel_plant(&c.kernel, (enum kern_bug)b, c.head_dim)) {
-			skip_note(dg, name);
+			skip_note(x->dg, name);
 			continue;
 		}
-		rc = try_one(r, d, o, &c, NULL, NULL, name, b, -1, mk.out, mk.n, dg, err);
+		rc = try_one(x, &c, NULL, NULL, name, b, -1, err);
 	}
 	/* The other decode row layout (kernel: decode_rows): not a bug, but
 	 * a dump of it disagrees in the padding rows' acc alone. Only where
@@ -656,21 +661,143 @@ enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 		struct fs_case c = r->c;
 
 		c.decode_rows = c.decode_rows == ROWS_PACKED ? ROWS_REPLICATED : ROWS_PACKED;
-		rc = try_one(r, d, o, &c, NULL, NULL, c.decode_rows == ROWS_PACKED ?
+		rc = try_one(x, &c, NULL, NULL, c.decode_rows == ROWS_PACKED ?
 			     "kernel layout decode_rows=packed" :
-			     "kernel layout decode_rows=replicated", -1, -1, mk.out, mk.n, dg, err);
+			     "kernel layout decode_rows=replicated", -1, -1, err);
 	}
 	if (!rc)
-		rc = try_profiles(r, d, o, mk.out, mk.n, dg, err);
-	if (!rc) {
-		rank(dg);
-		if (dg->n && dg->h[0].matched < dg->compared) {
-			rc = try_pairs(r, d, o, mk.out, mk.n, dg, err);
-			rank(dg);
-		}
+		rc = try_profiles(x, err);
+	return rc;
+}
+
+/*
+ * The start of a diagnosis of dump d: the case as written compared, and
+ * the mask of the entries it gets wrong (*miss, freed by the caller).
+ */
+static enum fs_rc diagnosis_begin(const struct runcase *r, const struct dump *d,
+				  const struct diff_opts *o, struct diff_diagnosis *dg,
+				  struct marks *mk, struct fs_err *err)
+{
+	struct diff_opts quiet = *o;
+	struct diff_report rep;
+	enum fs_rc rc;
+
+	memset(dg, 0, sizeof(*dg));
+	memset(mk, 0, sizeof(*mk));
+	quiet.max_show = 0;
+	rc = diffcase_compare(r, &r->sim, d, &quiet, &rep, err);
+	if (rc)
+		return rc;
+	dg->compared = rep.compared;
+	dg->expect_matched = rep.compared - rep.mismatches;
+	diffcase_report_free(&rep);
+	/* which entries the case as written gets wrong, for each
+	 * hypothesis's share of them */
+	mk->n = (size_t)dg->compared;
+	if (!(mk->out = calloc(mk->n ? mk->n : 1, 1)))
+		return fs_nomem(err, "the expectation's mismatches", mk->n);
+	rc = compare_marked(r, &r->sim, d, &quiet, mk, &rep, err);
+	if (rc) {
+		free(mk->out);
+		mk->out = NULL;
+		return rc;
 	}
+	diffcase_report_free(&rep);
+	return FS_OK;
+}
+
+/* Rank the singles; when none is exact, try the pairs and rank again. */
+static enum fs_rc diagnosis_end(struct hrun *x, struct fs_err *err)
+{
+	enum fs_rc rc = FS_OK;
+
+	rank(x->dg);
+	if (x->dg->n && x->dg->h[0].matched < x->dg->compared) {
+		struct diff_hypset *keep = x->keep;
+
+		x->keep = NULL;		/* pairs are compared, never kept */
+		rc = try_pairs(x, err);
+		x->keep = keep;
+		rank(x->dg);
+	}
+	return rc;
+}
+
+enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
+			     const struct diff_opts *o, struct diff_diagnosis *dg,
+			     struct fs_err *err)
+{
+	struct marks mk;
+	struct hrun x = { r, d, o, NULL, 0, dg, NULL };
+	enum fs_rc rc = diagnosis_begin(r, d, o, dg, &mk, err);
+
+	if (rc)
+		return rc;
+	x.miss = mk.out, x.nmiss = mk.n;
+	rc = each_single(&x, err);
+	if (!rc)
+		rc = diagnosis_end(&x, err);
 	free(mk.out);
 	return rc;
+}
+
+enum fs_rc diffcase_hypset_build(const struct runcase *r, struct diff_hypset **out,
+				 struct fs_err *err)
+{
+	struct diff_hypset *hs = calloc(1, sizeof(*hs));
+	struct diff_opts o = { 0.0, 0 };
+	struct hrun x = { r, NULL, &o, NULL, 0, NULL, hs };
+	enum fs_rc rc;
+
+	*out = NULL;
+	if (hs)
+		hs->res = calloc(DIFF_MAX_HYP, sizeof(*hs->res));
+	if (!hs || !hs->res) {
+		free(hs);
+		return fs_nomem(err, "a set of hypotheses", sizeof(*hs));
+	}
+	x.dg = &hs->notes;
+	rc = each_single(&x, err);
+	if (rc) {
+		diffcase_hypset_free(hs);
+		return rc;
+	}
+	*out = hs;
+	return FS_OK;
+}
+
+enum fs_rc diffcase_diagnose_set(const struct runcase *r, const struct diff_hypset *hs,
+				 const struct dump *d, const struct diff_opts *o,
+				 struct diff_diagnosis *dg, struct fs_err *err)
+{
+	struct marks mk;
+	struct hrun x = { r, d, o, NULL, 0, dg, NULL };
+	enum fs_rc rc = diagnosis_begin(r, d, o, dg, &mk, err);
+
+	if (rc)
+		return rc;
+	x.miss = mk.out, x.nmiss = mk.n;
+	/* what each_single noted, as it would have */
+	dg->n_skipped = hs->notes.n_skipped;
+	memcpy(dg->skipped, hs->notes.skipped, sizeof(dg->skipped));
+	dg->n_notrun = hs->notes.n_notrun;
+	memcpy(dg->notrun, hs->notes.notrun, sizeof(dg->notrun));
+	for (int i = 0; i < hs->n && !rc; i++)
+		rc = rank_one(&x, &hs->res[i], hs->h[i].name, hs->h[i].bug, hs->h[i].bug2, err);
+	if (!rc)
+		rc = diagnosis_end(&x, err);
+	free(mk.out);
+	return rc;
+}
+
+void diffcase_hypset_free(struct diff_hypset *hs)
+{
+	if (!hs)
+		return;
+	for (int i = 0; hs->res && i < hs->n; i++)
+		attn_free(&hs->res[i]);
+	free(hs->res);
+	free(hs);
 }
 
 void diffcase_verdict(const struct diff_diagnosis *dg, char *buf, size_t len)

@@ -140,6 +140,28 @@ enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 			     struct fs_err *err);
 
 /*
+ * The single hypotheses of case r emulated once and kept, to diagnose
+ * many dumps of one case (a test's matrix of planted bugs): the same
+ * hypotheses, ranking and verdict as diffcase_diagnose, whose results
+ * it would compute per dump; pairs are still emulated per dump. Holds
+ * every hypothesis's result (memory: that many simulations of r), so
+ * the CLI, which diagnoses one dump, does not use it.
+ */
+struct diff_hypset {
+	int n;
+	struct diff_hyp h[DIFF_MAX_HYP];	/* name, bug, bug2 */
+	struct attn_result *res;		/* [DIFF_MAX_HYP], n used */
+	struct diff_diagnosis notes;		/* skipped and not run */
+};
+
+enum fs_rc diffcase_hypset_build(const struct runcase *r, struct diff_hypset **hs,
+				 struct fs_err *err);
+enum fs_rc diffcase_diagnose_set(const struct runcase *r, const struct diff_hypset *hs,
+				 const struct dump *d, const struct diff_opts *o,
+				 struct diff_diagnosis *dg, struct fs_err *err);
+void diffcase_hypset_free(struct diff_hypset *hs);
+
+/*
  * "diagnosis: matches ... exactly (n/n elements)" (a class, a pair of
  * classes together, a lane map); else the closest single hypothesis and
  * its share of the entries the case as written gets wrong, "diagnosis:
