@@ -599,26 +599,43 @@ static void rank(struct diff_diagnosis *dg)
 }
 
 /*
- * Two bugs at once: each pair of the DIFF_PAIR_TOP best single classes
- * that reproduce some entry the expectation gets wrong, planted
- * together. Two values of one key cannot be (one key, one value).
+ * Two bugs at once. A pair's classes each reproduce the entries the
+ * other leaves alone, so both tend to rank high: every pair of the
+ * DIFF_PAIR_TOP best single classes that reproduce some entry the case
+ * as written gets wrong. But a bug downstream of another (a V walk after
+ * a K scale walk) reproduces nothing alone, the upstream one having
+ * changed every weight it meets: so the best class is also paired with
+ * every other class that ran. Two values of one key cannot be planted
+ * together (one key, one value).
  */
 static enum fs_rc try_pairs(struct hrun *x, struct fs_err *err)
 {
-	int top[DIFF_PAIR_TOP], nt = 0;
+	int top[DIFF_PAIR_TOP], nt = 0, all[BUG_COUNT], na = 0;
+	unsigned char tried[BUG_COUNT][BUG_COUNT];
 	enum fs_rc rc = FS_OK;
 
-	for (int i = 0; i < x->dg->n && nt < DIFF_PAIR_TOP; i++)
-		if (x->dg->h[i].bug >= 0 && x->dg->h[i].bug2 < 0 && x->dg->h[i].fixed > 0)
-			top[nt++] = x->dg->h[i].bug;
+	memset(tried, 0, sizeof(tried));
+	for (int i = 0; i < x->dg->n; i++) {
+		const struct diff_hyp *h = &x->dg->h[i];
+
+		if (h->bug < 0 || h->bug2 >= 0)
+			continue;
+		if (nt < DIFF_PAIR_TOP && h->fixed > 0)
+			top[nt++] = h->bug;
+		all[na++] = h->bug;
+	}
 	for (int i = 0; i < nt && !rc; i++)
-		for (int k = i + 1; k < nt && !rc; k++) {
-			enum kern_bug a = (enum kern_bug)(top[i] < top[k] ? top[i] : top[k]);
-			enum kern_bug b = (enum kern_bug)(top[i] < top[k] ? top[k] : top[i]);
+		for (int k = 0; k < (i ? nt : na) && !rc; k++) {
+			int u = top[i], v = i ? top[k] : all[k];
+			enum kern_bug a = (enum kern_bug)(u < v ? u : v);
+			enum kern_bug b = (enum kern_bug)(u < v ? v : u);
 			const struct kern_bug_info *ai = kernel_bug(a), *bi = kernel_bug(b);
 			struct fs_case c = x->r->c;
 			char name[256];
 
+			if (a == b || tried[a][b])
+				continue;
+			tried[a][b] = 1;
 			if (!strcmp(ai->key, bi->key) ||
 			    kernel_plant(&c.kernel, a, c.head_dim) ||
 			    kernel_plant(&c.kernel, b, c.head_dim))

@@ -93,10 +93,12 @@ void diffcase_report_free(struct diff_report *rep);
 
 #define DIFF_MAX_HYP 192
 
-/* Pairs of bug classes tried when no single hypothesis matches: among
- * the DIFF_PAIR_TOP best classes that reproduce some entry the case as
- * written gets wrong (a two-bug dump's classes each reproduce the
- * entries the other leaves alone). */
+/* Pairs of bug classes tried when no single hypothesis matches: the
+ * DIFF_PAIR_TOP best classes that reproduce some entry the case as
+ * written gets wrong, two by two (a two-bug dump's classes each
+ * reproduce the entries the other leaves alone), and the best of them
+ * with every other class (one bug downstream of another reproduces
+ * nothing alone). */
 #define DIFF_PAIR_TOP 8
 
 struct diff_hyp {

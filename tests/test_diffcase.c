@@ -844,6 +844,55 @@ static void diff_names_every_class_on_three_maps(void **state)
 	}
 }
 
+/*
+ * Two bugs at once, from bugmodel.h's dumps (scores and out, --tol 1e-4)
+ * on a decode case of two sequences on shuffled blocks:
+ *   - K scales and V both read at the logical block (k_scale_walk and
+ *     v_page_walk, but K's bytes through the table, so not page_walk
+ *     identity): no single class reproduces it, and the V walk alone
+ *     reproduces none of its entries (the scale walk has moved every
+ *     weight V meets); the pair is named, together, exactly;
+ *   - the scale walk plus 5 entries of out changed by hand, a change no
+ *     class makes: no pair matches, and the closest single class is the
+ *     scale walk, which reproduces every mismatching entry but those 5.
+ */
+static void diff_names_two_bugs_or_the_closest(void **state)
+{
+	char text[1024], line[1024], want[256];
+	struct runcase r;
+	struct bugmodel m = { .ks_walk = BM_LOGICAL, .v_walk = BM_LOGICAL };
+	struct dump d;
+	float *sc, *out;
+	long fixed, miss;
+
+	(void)state;
+	omp_set_num_threads(1);
+	mx_case_text(text, sizeof(text), "gfx936", 0, 0);
+	mx_load(&r, text);
+	mx_model_dump(&r, &m, &sc, &out);
+	mx_dump(&d, &r, sc, out);
+	mx_verdict(&r, NULL, &d, 1e-4, line, sizeof(line));
+	if (strncmp(line, "diagnosis: matches kernel assumptions k_scale_walk=identity and "
+		    "v_page_walk=identity together exactly (", 98) || strstr(line, "so do"))
+		fail_msg("got '%s'", line);
+	free(sc), free(out);
+
+	m.v_walk = BM_TABLE;
+	mx_model_dump(&r, &m, &sc, &out);
+	for (int i = 0; i < 5; i++)	/* rows of sequence 1, which has 3 tokens */
+		out[(size_t)r.in.T * r.in.Hq * r.in.D + 41 * (size_t)i] += 1.0f;
+	mx_dump(&d, &r, sc, out);
+	mx_verdict(&r, NULL, &d, 1e-4, line, sizeof(line));
+	snprintf(want, sizeof(want), "diagnosis: no exact match; closest single is kernel assumption "
+		 "k_scale_walk=identity: it reproduces ");
+	if (strncmp(line, want, strlen(want)) ||
+	    sscanf(line + strlen(want), "%ld of the %ld mismatching entries", &fixed, &miss) != 2 ||
+	    miss - fixed != 5)
+		fail_msg("got '%s'", line);
+	free(sc), free(out);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +913,7 @@ int main(void)
 		cmocka_unit_test(model_dumps_name_operand_loads),
 		cmocka_unit_test(model_dump_names_c_rows),
 		cmocka_unit_test(diff_names_every_class_on_three_maps),
+		cmocka_unit_test(diff_names_two_bugs_or_the_closest),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);
