@@ -899,8 +899,7 @@ static void every_class_says_what_exposes_it(void **state)
 static void survivor_hints_from_the_suite(void **state)
 {
 	static const char *const want[] = {
-		"tail_mask=contiguous           SURVIVED 1 case(s): a case it ran on has what shows it "
-		"(a context, causal or window edge inside a 16-key tile), yet passes its checks",
+		"tail_mask=contiguous           SURVIVED 1 case(s): a case it ran on has what shows it (a context, causal or window edge inside a 16-key tile), yet passes its checks",
 		"page_walk=none                 SURVIVED 1 case(s): no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n",
 		"page_walk=identity             SURVIVED 1 case(s): no sequence in the suite has a logical block other than its physical block\n",
 		"q_position=tile_rounded        SURVIVED 1 case(s): no sequence in the suite has a history other than N (ceil(context/N) - ceil(tokens/N)) on 16-key tiles\n",
