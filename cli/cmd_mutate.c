@@ -3,7 +3,10 @@
  * bug class? For each class (sim/attn/kernel.h) the cases run with that wrong
  * assumption planted, cheapest case first, until one of them fails its
  * check; the class is then caught, and the first mismatch says where.
- * A class no case catches survives, and the exit status is 1.
+ * A class no case catches survives, and the exit status is 1; its line
+ * says what kind of case would catch it, from the properties no case of
+ * the suite has (class_needs below): "SURVIVED 2 case(s): no context in
+ * the suite ends inside a 16-key tile".
  *
  * This is SQLite's fault injection turned on our own checks: a checker
  * that never saw a known-bad input has not been shown to check anything.

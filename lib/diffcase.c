@@ -25,7 +25,14 @@
  *
  * Diagnosis: every hypothesis is one more emulation of the same inputs
  * (runcase_inputs once), compared with the dump by the same rules; the
- * rank is the number of dumped elements it reproduces.
+ * rank is the number of dumped elements it reproduces, and beside it
+ * how many of the entries the case as written gets wrong (its share,
+ * for "closest"). When no single one is exact, pairs of classes are
+ * emulated too (try_pairs): a dump of two bugs is named as the pair.
+ * Example: a kernel that reads K scales and V at the logical block is
+ * no single class (k_scale_walk leaves out wrong, v_page_walk alone
+ * gets nothing right), and is "kernel assumptions k_scale_walk=identity
+ * and v_page_walk=identity together".
  */
 #include "diffcase.h"
 

@@ -13,7 +13,9 @@
  *   - another builtin profile of the same shape as the hardware map
  *     under the case's kernel ("the hardware is really X");
  *   - the same profile as both kernel and hardware map ("the kernel was
- *     written and run for X": same scores, other register order).
+ *     written and run for X": same scores, other register order);
+ *   - when none of those matches exactly, two classes planted together
+ *     (DIFF_PAIR_TOP): two bugs at once.
  *
  * Comparison rules: integers exactly; floats bit for bit (==) unless a
  * tolerance is given; NaN equals NaN only where the simulation has NaN,
