@@ -24,10 +24,12 @@
  * prefill} x {gfx936, cdna3, sm80}, in process through the library (the
  * CLI path is the same call; 264 runs of the binary would take minutes).
  *
- * Per map and mode, four small cases (8 q heads; decode over 2 kv heads,
+ * Per map and mode, five small cases (8 q heads; decode over 2 kv heads,
  * two sequences on shuffled blocks of 8, one of 3 query tokens, contexts
  * that end inside a tile; prefill over 4 kv heads, chunks after history):
- * plain, then with a sliding window and split-K, a soft cap, ALiBi. A
+ * plain, then with a sliding window and split-K (a window of 10 keys,
+ * so that a query sees no key of segment 0), a soft cap, ALiBi, padded
+ * pages (cache.block_stride). A
  * class is tried on the first of them it applies to (kernel_bug_na);
  * one that applies to none is n/a there (c_columns on CDNA3, c_rows on
  * gfx936, the gqa values that need the other mode, ...).
@@ -51,7 +53,7 @@
  * (block_offset, numpy). Ties the case cannot break are listed in
  * mx_ties with why.
  */
-#define MX_VARIANTS 4
+#define MX_VARIANTS 5
 
 /* The model of class b on case r, if bugmodel.h has one: 1 and m set. */
 static int mx_model(enum kern_bug b, const struct runcase *r, struct bugmodel *m, int *src)
@@ -95,14 +97,19 @@ static int mx_model(enum kern_bug b, const struct runcase *r, struct bugmodel *m
 static void mx_case_text(char *buf, size_t len, const char *isa, int prefill, int v)
 {
 	static const char *const model_extra[MX_VARIANTS] = {
-		"", ", sliding_window: 20", ", soft_cap: 5.0", ", alibi: true" };
+		"", ", sliding_window: 10", ", soft_cap: 5.0", ", alibi: true", "" };
+	int kv = prefill ? 4 : 2;
+	char stride[64] = "";
 
+	/* padded pages: blocks 1.5 blocks apart (kv x 32 dims x 8 slots) */
+	if (v == 4)
+		snprintf(stride, sizeof(stride), ", block_stride: %d", 3 * kv * 32 * 8 / 2);
 	snprintf(buf, len,
 		 "fragsim: 1\nname: mx\nisa: %s\n%s"
 		 "model: {q_heads: 8, kv_heads: %d, head_dim: 32, softmax_scale: 0.125%s}\n"
-		 "cache: {block_size: 8, placement: table, num_blocks: 16}\nsequences:\n%s%s"
+		 "cache: {block_size: 8, placement: table, num_blocks: 16%s}\nsequences:\n%s%s"
 		 "data: {seed: 8%s}\n",
-		 isa, prefill ? "mode: prefill\n" : "", prefill ? 4 : 2, model_extra[v],
+		 isa, prefill ? "mode: prefill\n" : "", kv, model_extra[v], stride,
 		 prefill ? "  - {history: 20, chunk: 12, blocks: [1, 5, 0, 4]}\n"
 			   "  - {history: 11, chunk: 10, blocks: [2, 3, 6]}\n" :
 			   "  - {context: 32, blocks: [1, 5, 0, 4]}\n"
