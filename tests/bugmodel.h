@@ -66,6 +66,12 @@ struct bugmodel {
 	 * q_off_by_one: j <= p + 1; q_chunk_keys: p - t <= j <= p (the
 	 * history never visited). */
 	int q_local, q_future, q_off_by_one, q_chunk_keys;
+	/* c_columns: the score of key j, in its tile of N keys from kb, is
+	 * computed with the K bytes of key kb + col_src[j - kb] (its own K
+	 * scale and mask): the column the accumulator written there truly
+	 * holds. A source key past the sequence's blocks loads 0, as the
+	 * kernel's loop over its own blocks does. NULL: its own. */
+	const int *col_src;
 };
 
 /*
@@ -191,7 +197,9 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 				if (m->q_off_by_one)
 					qp++;
 				for (int j = jlo; j <= qp && j < c->seqs[s].context; j++) {
-					int pk = bm_block(r, s, j, m->k_walk, bs);
+					int N = r->lm->n, jk = m->col_src ? j / N * N + m->col_src[j % N] : j;
+					int pk = bm_block(r, s, jk, m->k_walk, bs);
+					int kzero = jk / bs >= (c->seqs[s].context + bs - 1) / bs;
 					int js = m->first_key ? 0 : m->per_tile ? j / r->lm->n * r->lm->n : j;
 					int ps = bm_block(r, s, js, m->ks_walk, bs);
 					double acc = 0, sk;
@@ -207,7 +215,8 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 						/* past head_dim: the last K-step's zero padding */
 						if (m->half_dims && d >= D / 2)
 							break;
-						acc += src < D && !qzero ? q[d] * bm_kbyte(r, pk, g, j, src, bs) : 0;
+						acc += src < D && !qzero && !kzero ?
+						       q[d] * bm_kbyte(r, pk, g, jk, src, bs) : 0;
 					}
 					sk = m->no_sk ? 1.0 : bm_scale(r, in->k_scale, ps, g, js, bs);
 					sc[j] = acc * sq * sk * c->softmax_scale;

@@ -39,8 +39,9 @@
  * dump (scores and out, compared at --tol 1e-4) for the classes it
  * models, on the plain case: that dump is independent of the emulation,
  * and "matches exactly" says the emulation plants what the model's
- * kernel does. For the rest (the column beliefs c_columns, tail_mask and
- * transpose; operand_order; scale_recovery after_softmax; split_merge;
+ * kernel does (c_columns among them: it applies on gfx936 alone here,
+ * and the model's belief is gfx936's, from its published layout). For
+ * the rest (the column beliefs tail_mask and transpose; operand_order; scale_recovery after_softmax; split_merge;
  * the softmax, mask, cap and ALiBi classes; block_offset) the dump is
  * the emulation's own plant, bit for bit. There "matches exactly" cannot
  * fail, so what the test holds is the rest of the line: the class is
@@ -80,6 +81,16 @@ static int mx_model(enum kern_bug b, const struct runcase *r, struct bugmodel *m
 	case BUG_Q_CHUNK_KEYS: m->q_chunk_keys = 1; return 1;
 	case BUG_Q_FUTURE: m->q_future = 1; return 1;
 	case BUG_Q_OFF_BY_ONE: m->q_off_by_one = 1; return 1;
+	case BUG_C_COLUMNS:
+		/* gfx936 only, from its layout (lane L, register e holds column
+		 * L/16 + 4e; the belief, 4 (L/16) + e): the score written at
+		 * column n of a tile is the true column 4 (n % 4) + n / 4's */
+		if (strcmp(r->lm->name, "gfx936"))
+			return 0;
+		for (int n = 0; n < 16; n++)
+			src[n] = 4 * (n % 4) + n / 4;
+		m->col_src = src;
+		return 1;
 	case BUG_C_ROWS:
 		/* CDNA3 16x16 only, worked from its published map in
 		 * test_kernel.c: believed row p is true row 4 (p % 4) + p / 4 */
