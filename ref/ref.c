@@ -283,6 +283,43 @@ static double ref_logit(const struct fs_case *c, double s, double slope,
 	return s;
 }
 
+/* Seconds each stage has taken, over every call (ref.h); only the master
+ * thread adds, after the barrier that ends the stage's loop. */
+static double ref_stage_s[REF_NSTAGE];
+
+static double ref_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ref_stage_end(enum ref_stage st, double *t)
+{
+	double now = ref_now();
+
+	ref_stage_s[st] += now - *t;
+	*t = now;
+}
+
+/* The master thread's own time inside a stage (REGEN_K, REGEN_V), from
+ * ref_sub_begin to ref_sub_end; 0 from another thread: not timed. */
+static double ref_sub_begin(void)
+{
+#ifdef _OPENMP
+	if (omp_get_thread_num() != 0)
+		return 0;
+#endif
+	return ref_now();
+}
+
+static void ref_sub_end(enum ref_stage st, double t0)
+{
+	if (t0 != 0)
+		ref_stage_s[st] += ref_now() - t0;
+}
+
 /*
  * Exact scores, keys [j0, j1): the quantized score of every row of grp
  * (the int32 products, the scales, then the logit), -inf where the row
@@ -444,6 +481,8 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
 		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
 
+		double t0 = ref_sub_begin();
+
 		for (int i = 0; i < TILE_QK_KEYS; i++) {
 			const float *kf;
 
@@ -456,6 +495,7 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 			for (int d = 0; d < D; d++)
 				kt[(size_t)d * TILE_QK_KEYS + i] = kf[d];
 		}
+		ref_sub_end(REF_STAGE_REGEN_K, t0);
 		for (int r0 = 0; r0 < grp->rows; r0 += TILE_QK_ROWS) {
 			int nr = grp->rows - r0 < TILE_QK_ROWS ? grp->rows - r0 : TILE_QK_ROWS;
 			const double *qr[TILE_QK_ROWS];
@@ -492,16 +532,14 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 
 /* prob = softmax(score) over the finite entries of score[0..n); the max
  * and the sum through *max and *sum. Only [lo, hi) can be finite: the
- * rest adds exact zeros to the sum, so it is skipped. The exps go 8 at a
- * time (dm_exp_n, the same bits as dm_exp); the sum stays in key order. */
+ * rest adds exact zeros to the sum, so it is skipped. The max, the exps,
+ * the masking and the division go 8 at a time (tile.h, dm_exp_n: the
+ * plain loops' bits); the sum stays one chain in key order. */
 static void ref_softmax(const double *score, double *prob, int n, int lo,
 			int hi, double *max, double *sum)
 {
-	double m = -INFINITY, z = 0;
+	double m = tile_max(score + lo, hi - lo), z = 0;
 
-	for (int j = lo; j < hi; j++)
-		if (score[j] > m)
-			m = score[j];
 	for (int j = 0; j < lo; j++)
 		prob[j] = 0;
 	for (int j = hi; j < n; j++)
@@ -509,14 +547,16 @@ static void ref_softmax(const double *score, double *prob, int n, int lo,
 	for (int j = lo; j < hi; j++)
 		prob[j] = score[j] - m;
 	dm_exp_n(prob + lo, prob + lo, hi - lo);
-	for (int j = lo; j < hi; j++) {
-		if (score[j] == -INFINITY)	/* masked: 0, even when m is -inf */
-			prob[j] = 0;
-		z += prob[j];
-	}
-	/* z is 0 only when no key is visible; a NaN in z stays NaN. */
+	/* masked: 0, even when m is -inf */
+	tile_unmask(score + lo, prob + lo, hi - lo);
 	for (int j = lo; j < hi; j++)
-		prob[j] = z == 0 ? 0 : prob[j] / z;
+		z += prob[j];
+	/* z is 0 only when no key is visible; a NaN in z stays NaN. */
+	if (z == 0)
+		for (int j = lo; j < hi; j++)
+			prob[j] = 0;
+	else
+		tile_div(prob + lo, hi - lo, z);
 	*max = m;
 	*sum = z;
 }
@@ -711,12 +751,15 @@ static void ref_pass_pvf(const struct fs_case *c, const struct fs_inputs *in,
 	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
 		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
 
+		double t0 = ref_sub_begin();
+
 		for (int u = 0; u < nk; u++) {
 			const float *vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
 
 			for (int e = 0; e < w; e++)
 				vb[e / TILE_SLICE][u][e % TILE_SLICE] = vf[e];
 		}
+		ref_sub_end(REF_STAGE_REGEN_V, t0);
 		for (int e = 0; e < w; e += TILE_SLICE) {
 			int n = w - e < TILE_SLICE ? w - e : TILE_SLICE;
 
@@ -760,26 +803,6 @@ static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
 			hi = mid - 1;
 	}
 	return lo;
-}
-
-/* Seconds each stage has taken, over every call (ref.h); only the master
- * thread adds, after the barrier that ends the stage's loop. */
-static double ref_stage_s[REF_NSTAGE];
-
-static double ref_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void ref_stage_end(enum ref_stage st, double *t)
-{
-	double now = ref_now();
-
-	ref_stage_s[st] += now - *t;
-	*t = now;
 }
 
 void ref_stage_seconds(double out[REF_NSTAGE])

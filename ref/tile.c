@@ -322,6 +322,54 @@ static void dequant_avx512(const int8_t *x, double scale, double *y)
 	ST(y, _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(w)), sc));
 	ST(y + 8, _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(w, 1)), sc));
 }
+
+__attribute__((target("avx512f")))
+static double max_avx512(const double *x, int n)
+{
+	__m512d m = B1(-INFINITY);
+	double l[8], r = -INFINITY;
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m512d v = LD(x + i);
+
+		m = _mm512_mask_mov_pd(m, _mm512_cmp_pd_mask(v, m, _CMP_GT_OQ), v);
+	}
+	ST(l, m);
+	for (int k = 0; k < 8; k++)
+		if (l[k] > r)
+			r = l[k];
+	for (; i < n; i++)
+		if (x[i] > r)
+			r = x[i];
+	return r;
+}
+
+__attribute__((target("avx512f")))
+static void unmask_avx512(const double *sc, double *p, int n)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__mmask8 k = _mm512_cmp_pd_mask(LD(sc + i), B1(-INFINITY), _CMP_EQ_OQ);
+
+		ST(p + i, _mm512_mask_mov_pd(LD(p + i), k, _mm512_setzero_pd()));
+	}
+	for (; i < n; i++)
+		if (sc[i] == -INFINITY)
+			p[i] = 0;
+}
+
+__attribute__((target("avx512f")))
+static void div_avx512(double *p, int n, double z)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		ST(p + i, _mm512_div_pd(LD(p + i), B1(z)));
+	for (; i < n; i++)
+		p[i] = p[i] / z;
+}
 #else
 #define i8_vnni i8_plain
 #define qk_avx512 qk_plain
@@ -386,6 +434,53 @@ void tile_dequant(const int8_t *x, double scale, double *y)
 #endif
 	for (int i = 0; i < 16; i++)
 		y[i] = x[i] * scale;
+}
+
+static double max_plain(const double *x, int n)
+{
+	double m = -INFINITY;
+
+	for (int j = 0; j < n; j++)
+		if (x[j] > m)
+			m = x[j];
+	return m;
+}
+
+double tile_max(const double *x, int n)
+{
+#ifdef CPU_X86
+	if (cpu_has(CPU_AVX512F)) {
+		double m = max_avx512(x, n);
+
+		return m == 0 ? max_plain(x, n) : m;
+	}
+#endif
+	return max_plain(x, n);
+}
+
+void tile_unmask(const double *s, double *p, int n)
+{
+#ifdef CPU_X86
+	if (cpu_has(CPU_AVX512F)) {
+		unmask_avx512(s, p, n);
+		return;
+	}
+#endif
+	for (int j = 0; j < n; j++)
+		if (s[j] == -INFINITY)
+			p[j] = 0;
+}
+
+void tile_div(double *p, int n, double z)
+{
+#ifdef CPU_X86
+	if (cpu_has(CPU_AVX512F)) {
+		div_avx512(p, n, z);
+		return;
+	}
+#endif
+	for (int j = 0; j < n; j++)
+		p[j] = p[j] / z;
 }
 
 /* cpu_has is a test of a bit set once at load time: cheap per call. */

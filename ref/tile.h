@@ -73,6 +73,19 @@ int tile_i8_fast(void);
  * caches' scales are: 8 + 24 significant bits fit in 53). */
 void tile_dequant(const int8_t *x, double scale, double *y);
 
+/*
+ * The softmax's loops over a row, 8 lanes at a time where the CPU has
+ * AVX-512, each the plain loop's bits:
+ *   tile_max   m = -inf; for j < n: if (x[j] > m) m = x[j]  (NaN never
+ *              wins; a max of 0, whose sign depends on which 0 came
+ *              first, is found again by the plain loop)
+ *   tile_unmask  p[j] = s[j] == -inf ? 0 : p[j]
+ *   tile_div   p[j] = p[j] / z  (correctly rounded in any lane)
+ */
+double tile_max(const double *x, int n);
+void tile_unmask(const double *s, double *p, int n);
+void tile_div(double *p, int n, double z);
+
 /* The builds, for tests that hold each to the plain loops; the calls
  * above run the best one this CPU supports. */
 enum tile_isa { TILE_PLAIN, TILE_AVX512 };	/* tile_i8: AVX512 is VNNI */

@@ -9,7 +9,8 @@
  * included); operands where a fused multiply-add and a multiply then an
  * add differ, so a build that does not fuse cannot pass; and dm_exp_n
  * against dm_exp over the fast range, its edges, and the lanes it hands
- * back (NaN, infinities, beyond +-707).
+ * back (NaN, infinities, beyond +-707); and the softmax's max, masking
+ * and division.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -333,6 +334,63 @@ static void test_exp_n(void **state)
 	assert_memory_equal(x, y, (N - 3) * sizeof(double));
 }
 
+/* The softmax's loops against theirs: the max with NaNs, infinities and
+ * both zeros in every lane position (the first 0 wins in the plain
+ * loop: -0 then +0 gives -0), the masking and the division. */
+static void test_tile_softmax_loops(void **state)
+{
+	enum { N = 203 };
+	double x[N], p[N], q[N];
+	uint64_t r = 11;
+
+	(void)state;
+	for (int pass = 0; pass < 64; pass++) {
+		double want = -INFINITY;
+
+		for (int i = 0; i < N; i++) {
+			uint64_t k = next(&r) % 16;
+
+			x[i] = k == 0 ? NAN : k == 1 ? -INFINITY : k == 2 ? -0.0 :
+			       k == 3 ? 0.0 : pass % 2 ? -fabs(wide(&r)) : wide(&r);
+		}
+		if (pass == 5)
+			x[N - 1] = INFINITY;
+		for (int i = 0; i < N; i++)
+			if (x[i] > want)
+				want = x[i];
+		for (int n = 0; n <= N; n += 29) {
+			double m = tile_max(x, n), w = -INFINITY;
+
+			for (int i = 0; i < n; i++)
+				if (x[i] > w)
+					w = x[i];
+			assert_memory_equal(&m, &w, sizeof(double));
+		}
+		assert_memory_equal(&(double){ tile_max(x, N) }, &want, sizeof(double));
+		for (int i = 0; i < N; i++)
+			p[i] = q[i] = fabs(wide(&r));
+		tile_unmask(x, p, N);
+		for (int i = 0; i < N; i++)
+			if (x[i] == -INFINITY)
+				q[i] = 0;
+		assert_memory_equal(p, q, sizeof(p));
+		tile_div(p, N, 3.0000000000000004);
+		for (int i = 0; i < N; i++)
+			q[i] = q[i] / 3.0000000000000004;
+		assert_memory_equal(p, q, sizeof(p));
+	}
+	/* -0 first, then +0: the plain loop keeps -0 */
+	x[0] = -INFINITY;
+	x[1] = -0.0;
+	x[2] = 0.0;
+	for (int i = 3; i < 16; i++)
+		x[i] = -1;
+	assert_true(signbit(tile_max(x, 16)));
+	x[1] = 0.0;
+	x[9] = -0.0;
+	assert_false(signbit(tile_max(x, 16)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_tile_fused),
 		cmocka_unit_test(test_tile_dequant),
 		cmocka_unit_test(test_exp_n),
+		cmocka_unit_test(test_tile_softmax_loops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

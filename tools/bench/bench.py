@@ -438,7 +438,8 @@ def llc_bytes():
 
 def run_peak(a, max_threads):
     mib = a.peak_mib or max(1024, 16 * llc_bytes() // MIB)
-    r = run_child([a.peak, str(max_threads), str(mib)], 600)
+    r = run_child([a.peak, str(max_threads), str(mib),
+                   ",".join(str(t) for t in a.threads)], 600)
     if r["rc"] != 0:
         log("peak failed (%s): %s" % (r["status"], r["err"].strip()[-200:]))
         return None
@@ -597,7 +598,8 @@ def print_stages(rows, stage_res, wmap, pk, out):
             figs.update(st["ref"])
             ref_total = row.get("kernel_ref")
             if ref_total is not None:
-                figs["rest"] = max(0.0, ref_total - sum(st["ref"].values()))
+                figs["rest"] = max(0.0, ref_total - sum(
+                    v for k, v in st["ref"].items() if not k.startswith("regen")))
         cells = []
         for label, key, ceil in STAGES:
             sec = figs.get(key)
@@ -614,6 +616,11 @@ def print_stages(rows, stage_res, wmap, pk, out):
             fp = st["ref"]["qk_f"] + st["ref"]["pv_f"]
             print("    (float path, q.k + PV: %.3f s; double passes, quantized PV + float "
                   "path: %.3f s)" % (fp, fp + st["ref"]["pv_q"]), file=out)
+            if "regen_k" in st["ref"]:
+                print("    (float K and V made again instead of kept, the master thread's "
+                      "share: K %.3f s of q.k's %.3f s, V %.3f s of PV's %.3f s)" % (
+                          st["ref"]["regen_k"], st["ref"]["qk_f"], st["ref"]["regen_v"],
+                          st["ref"]["pv_f"]), file=out)
         any_ = True
     if not any_:
         print("  no full rows", file=out)

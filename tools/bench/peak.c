@@ -20,7 +20,7 @@
  *                normal rows of 256, each thread its own rows (issue
  *                12's "at most 1.5 ns" bench row)
  *
- * each on 1..T OpenMP threads (PEAK_NO_VNNI=1 in the environment forces
+ * each on 1..T OpenMP threads, or the listed counts only (PEAK_NO_VNNI=1 in the environment forces
  * the AVX2 kernel, to try the fallback on a VNNI machine). Output is one JSON object on stdout:
  *
  *   {"int8_isa": "avx512-vnni vpdpbusd", "int8_gmacs": {"1": 812.3, "2": 1620.1},
@@ -359,14 +359,33 @@ int main(int argc, char **argv)
 	static const struct int8_kernel avx2 = { "avx2 vpmaddubsw (no VNNI)", 32, run_avx2 };
 	const struct int8_kernel *k;
 	int max_threads = argc > 1 ? atoi(argv[1]) : 2;
+	int ts[256], nt = 0;	/* the thread counts measured */
 	size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 1024, n;
 	uint64_t *buf, sink = 0;
 	int64_t isink = 0;
 	float fsink = 0;
 
 	if (max_threads < 1 || max_threads > 256 || mib < 64) {
-		fputs("usage: peak [max_threads [buffer_mib >= 64]]\n", stderr);
+		fputs("usage: peak [max_threads [buffer_mib >= 64 [counts,...]]]\n", stderr);
 		return 2;
+	}
+	/* Every count 1..max_threads, or only those listed (the bench's). */
+	if (argc > 3) {
+		for (char *p = argv[3]; *p && nt < 256;) {
+			long t = strtol(p, &p, 10);
+
+			if (t < 1 || t > max_threads || (*p && *p != ',')) {
+				fputs("peak: error: counts: 1..max_threads, comma separated\n",
+				      stderr);
+				return 2;
+			}
+			ts[nt++] = (int)t;
+			if (*p)
+				p++;
+		}
+	} else {
+		for (int t = 1; t <= max_threads; t++)
+			ts[nt++] = t;
 	}
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx2")) {
@@ -388,8 +407,8 @@ int main(int argc, char **argv)
 
 	printf("{\"int8_isa\": \"%s\", \"int8_macs_per_instr\": %d, \"int8_gmacs\": {",
 	       k->name, k->macs_per_instr);
-	for (int t = 1; t <= max_threads; t++)
-		printf("%s\"%d\": %.1f", t > 1 ? ", " : "", t, int8_rate(k, t, &isink) / 1e9);
+	for (int i = 0; i < nt; i++)
+		printf("%s\"%d\": %.1f", i ? ", " : "", ts[i], int8_rate(k, ts[i], &isink) / 1e9);
 	{
 		int wide = __builtin_cpu_supports("avx512f");
 		struct fma_kernel pd = { wide ? 8 : 4, wide ? fma_pd512 : fma_pd256 };
@@ -402,21 +421,21 @@ int main(int argc, char **argv)
 		}
 		printf("}, \"fma_isa\": \"%s\", \"f64_gfma\": {",
 		       wide ? "avx512f vfmadd zmm" : "avx2+fma vfmadd ymm");
-		for (int t = 1; t <= max_threads; t++)
-			printf("%s\"%d\": %.1f", t > 1 ? ", " : "", t,
-			       fma_rate(&pd, t, &dsink) / 1e9);
+		for (int i = 0; i < nt; i++)
+			printf("%s\"%d\": %.1f", i ? ", " : "", ts[i],
+			       fma_rate(&pd, ts[i], &dsink) / 1e9);
 		printf("}, \"f32_gfma\": {");
-		for (int t = 1; t <= max_threads; t++)
-			printf("%s\"%d\": %.1f", t > 1 ? ", " : "", t,
-			       fma_rate(&ps, t, &dsink) / 1e9);
+		for (int i = 0; i < nt; i++)
+			printf("%s\"%d\": %.1f", i ? ", " : "", ts[i],
+			       fma_rate(&ps, ts[i], &dsink) / 1e9);
 		isink ^= (int64_t)(dsink != 0);
 	}
 	printf("}, \"read_gbs\": {");
-	for (int t = 1; t <= max_threads; t++)
-		printf("%s\"%d\": %.2f", t > 1 ? ", " : "", t, read_rate(buf, n, t, &sink) / 1e9);
+	for (int i = 0; i < nt; i++)
+		printf("%s\"%d\": %.2f", i ? ", " : "", ts[i], read_rate(buf, n, ts[i], &sink) / 1e9);
 	printf("}, \"gen_ns\": {");
-	for (int t = 1; t <= max_threads; t++)
-		printf("%s\"%d\": %.3f", t > 1 ? ", " : "", t, gen_rate(t, &fsink));
+	for (int i = 0; i < nt; i++)
+		printf("%s\"%d\": %.3f", i ? ", " : "", ts[i], gen_rate(ts[i], &fsink));
 	/* The sinks keep the loops alive; printing them is the cheapest use. */
 	printf("}, \"read_buffer_mib\": %zu, \"sink\": %llu}\n", mib,
 	       (unsigned long long)(sink ^ (uint64_t)isink ^ (uint64_t)(fsink != 0)));

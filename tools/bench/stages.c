@@ -6,11 +6,14 @@
  *
  *   {"case": "bench-...", "rc": 0, "seconds_run": 3.21,
  *    "ref": {"exact": 0.41, "qk_f": 0.52, "softmax": 0.30, "pv_q": 1.10,
- *            "pv_f": 0.61}}
+ *            "pv_f": 0.61,
+ *            "regen_k": 0.12, "regen_v": 0.13}}
  *
  * exact is the int32 products and quantized scores, qk_f the float
  * path's q . k, pv_q the quantized PV (o and sum p |v|), pv_f the float
- * path's PV; the float path is qk_f + pv_f. The thread count is
+ * path's PV; the float path is qk_f + pv_f. regen_k and regen_v are the
+ * part of qk_f and pv_f (the master thread's) that made the float K and V
+ * rows again instead of keeping them. The thread count is
  * OpenMP's (OMP_NUM_THREADS), as the bench sets it for every child.
  * Exit status: 0 the run finished (a mismatch verdict too: its timings
  * hold), 2 bad input, 3 otherwise.
@@ -24,7 +27,7 @@
 int main(int argc, char **argv)
 {
 	static const char *const name[REF_NSTAGE] = {
-		"exact", "qk_f", "softmax", "pv_q", "pv_f",
+		"exact", "qk_f", "softmax", "pv_q", "pv_f", "regen_k", "regen_v",
 	};
 	struct fragsim_case *c = NULL;
 	struct fragsim_err err = { { 0 } };
