@@ -46,18 +46,33 @@
  * cannot hide in both sides of the comparison.
  *
  * How the work is shared (ref_groups_compute): the rows of one sequence
- * and kv head are done together, in three passes, each an "omp for" over
- * independent pieces:
- *   scores   key blocks: gather each key's K once (the int8 row from its
- *            page, the float row transposed into doubles) and dot it with
- *            every row that sees it (ref/dot.c, exact int32 / the same
- *            fused double sums as the plain fma() loops, d in order);
+ * and kv head are done together, in passes, each an "omp for" over
+ * independent pieces, each timed (ref_stage_seconds, for make bench):
+ *   exact    key pieces: gather each key's int8 K once and take its
+ *            exact int32 product with every row that sees it, 16 keys x
+ *            6 rows at a time by vpdpbusd (tile_i8; dot_i8 per pair for
+ *            per_block32 scales or without VNNI);
+ *   q.k      key pieces: each key's float K made once (kept, or made
+ *            again: inputs_kv_row) and transposed into doubles, then
+ *            fused double dot products, 6 rows x 16 keys a call
+ *            (tile_qk), d in order;
  *   softmax  rows: max, exp and the sum in key order;
- *   PV       head-dim pieces: make each key's V piece once (v, |v| and
- *            the float V in double), then every row adds fma(p, v, o) in
- *            key order.
- * No pass sums across the pieces it splits, so every number is the one
- * the plain loops give, with any number of threads.
+ *   PV       head-dim pieces, twice: the quantized V (its int8 times its
+ *            scale, exact in double) for o and sum p |v|, 2 rows a call
+ *            (tile_pvq), then the float V for the float path's o, 4 rows
+ *            a call (tile_pvf); each row adds fma(p, v, o) in key order.
+ * Rows of a PV tile whose visible keys differ are cut where a run starts
+ * or ends (ref_segments), so a tile never adds a key a row does not see
+ * and each row's keys still come in order. No pass sums across the
+ * pieces it splits, and a tile only chooses which independent sums share
+ * a load, so every number is the one the plain loops give, with any
+ * number of threads.
+ *
+ * The float path is in double, not f32, though f32 would halve its
+ * time: it is the baseline the INT8 error is measured against, and an
+ * f32 PV over n keys may be off by n * 2^-24 relative in the worst case
+ * (2^-7 at 131072 keys), the size of the INT8 errors it measures; and
+ * the reports' figures (cosines, KLD, tolerances) would move.
  */
 #include "ref.h"
 
