@@ -60,7 +60,8 @@
  *   PV       head-dim pieces, twice: the quantized V (its int8 times its
  *            scale, exact in double) for o and sum p |v|, 2 rows a call
  *            (tile_pvq), then the float V for the float path's o, 4 rows
- *            a call (tile_pvf); each row adds fma(p, v, o) in key order.
+ *            a call (tile_pvf); each row adds fma(p, v, o) in key order
+ *            (ref/pvpass.c).
  * Rows of a PV tile whose visible keys differ are cut where a run starts
  * or ends (ref_segments), so a tile never adds a key a row does not see
  * and each row's keys still come in order. No pass sums across the
@@ -89,12 +90,11 @@
 
 #include "dmath.h"
 #include "dot.h"
+#include "pvpass.h"
 #include "tile.h"
 
 #define REF_MAX_D 1024	/* largest head_dim a case may have */
 #define REF_SCORE_KEYS 256	/* keys per piece of the scores passes */
-#define REF_PV_KEYS 64		/* keys gathered at a time in the PV passes */
-#define REF_PV_DIMS 128		/* head-dim elements per piece of a PV pass */
 
 /* Every f16 is exactly a double: sign * m * 2^(e - 25), subnormals m * 2^-24. */
 static double ref_f16(uint16_t h)
@@ -113,7 +113,7 @@ static double ref_f16(uint16_t h)
 
 /* Where block blk starts in k_cache and v_cache, in elements: blk times
  * the case's block_stride, or times one dense block (Hkv * D * BS). */
-static size_t ref_blk0(const struct fs_inputs *in, int blk)
+size_t ref_blk0(const struct fs_inputs *in, int blk)
 {
 	size_t dense = (size_t)in->Hkv * (size_t)in->D * (size_t)in->BS;
 
@@ -121,8 +121,7 @@ static size_t ref_blk0(const struct fs_inputs *in, int blk)
 }
 
 /* Physical block and slot of key j of sequence s. */
-static void ref_page(const struct fs_inputs *in, int s, int j, int *blk,
-		     int *slot)
+void ref_page(const struct fs_inputs *in, int s, int j, int *blk, int *slot)
 {
 	*blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
 	*slot = j % in->BS;
@@ -204,8 +203,8 @@ void ref_row_free(struct ref_row *r)
  * iff qpos >= 0, j <= qpos and, with a sliding window w, j > qpos - w.
  * That is one run of keys; it is clipped to the context.
  */
-static void ref_range(const struct fs_case *c, const struct fs_inputs *in,
-		      int s, int t, int *lo, int *hi)
+void ref_range(const struct fs_case *c, const struct fs_inputs *in, int s,
+	       int t, int *lo, int *hi)
 {
 	int n = in->context_lens[s], qpos = in->q_pos[(size_t)s * in->T + t];
 
@@ -320,7 +319,7 @@ static void ref_stage_end(enum ref_stage st, double *t)
 
 /* The master thread's own time inside a stage (REGEN_K, REGEN_V), from
  * ref_sub_begin to ref_sub_end; 0 from another thread: not timed. */
-static double ref_sub_begin(void)
+double ref_sub_begin(void)
 {
 #ifdef _OPENMP
 	if (omp_get_thread_num() != 0)
@@ -329,7 +328,7 @@ static double ref_sub_begin(void)
 	return ref_now();
 }
 
-static void ref_sub_end(enum ref_stage st, double t0)
+void ref_sub_end(enum ref_stage st, double t0)
 {
 	if (t0 != 0)
 		ref_stage_s[st] += ref_now() - t0;
@@ -599,211 +598,6 @@ static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in
 	ref_softmax(r->score_f, r->prob_f, n, lo, hi, &r->max_f, &r->sum_f);
 }
 
-/*
- * The rows of one PV tile over the keys [jb, jb + nk) of a block: row u
- * sees [a[u], b[u]) of them. Cut the block where any row's run starts
- * or ends; each piece is then seen whole by some of the rows, one call
- * for all of them, and the pieces go in key order, so each row still
- * adds its keys in order. seg[k] is piece k: keys [x, y), rows idx[0..nr).
- */
-struct ref_seg {
-	int x, y, nr;
-	int idx[TILE_PVF_ROWS];
-};
-
-static int ref_segments(const int *a, const int *b, int nrow, struct ref_seg *seg)
-{
-	int cut[2 * TILE_PVF_ROWS], ncut = 0, nseg = 0;
-
-	for (int u = 0; u < nrow; u++)
-		if (a[u] < b[u]) {
-			cut[ncut++] = a[u];
-			cut[ncut++] = b[u];
-		}
-	for (int i = 1; i < ncut; i++)	/* insertion sort: at most 8 */
-		for (int k = i; k > 0 && cut[k - 1] > cut[k]; k--) {
-			int t = cut[k];
-
-			cut[k] = cut[k - 1];
-			cut[k - 1] = t;
-		}
-	for (int i = 0; i + 1 < ncut; i++) {
-		struct ref_seg *sg = &seg[nseg];
-
-		if (cut[i] == cut[i + 1])
-			continue;
-		sg->x = cut[i];
-		sg->y = cut[i + 1];
-		sg->nr = 0;
-		for (int u = 0; u < nrow; u++)
-			if (a[u] <= sg->x && b[u] >= sg->y)
-				sg->idx[sg->nr++] = u;
-		if (sg->nr)
-			nseg++;
-	}
-	return nseg;
-}
-
-/* Rows [r0, r0 + nrow) of grp: what each sees of keys [jb, jb + nk). */
-static void ref_tile_ranges(const struct fs_case *c, const struct fs_inputs *in,
-			    const struct ref_group *grp, int r0, int nrow, int jb,
-			    int nk, int *a, int *b)
-{
-	for (int u = 0; u < nrow; u++) {
-		int lo, hi;
-
-		ref_range(c, in, grp->s, grp->t[r0 + u], &lo, &hi);
-		a[u] = lo > jb ? lo : jb;
-		b[u] = hi < jb + nk ? hi : jb + nk;
-	}
-}
-
-/*
- * Quantized PV, head-dim elements [d0, d1) (a multiple of 16): out and
- * out_absd of every row. REF_PV_KEYS keys at a time, each key's V made
- * once for every row that sees it: dequantized (the int8 times its
- * double scale is exact in double), in vb[slice][key][TILE_SLICE] so
- * that one slice of the block (16 KiB) stays in L1 while the rows go
- * over it two at a time (tile_pvq, |v| made in registers). vb is 64
- * KiB of stack, which an OpenMP thread's default stack holds.
- */
-#define REF_PV_SLICES (REF_PV_DIMS / TILE_SLICE)
-static void ref_pass_pvq(const struct fs_case *c, const struct fs_inputs *in,
-			 const struct ref_group *grp, int d0, int d1)
-{
-	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
-	double vb[REF_PV_SLICES][REF_PV_KEYS][TILE_SLICE];
-	int8_t v8[REF_PV_KEYS][REF_PV_DIMS];
-
-	assert(w % 16 == 0 && w <= REF_PV_DIMS);
-	for (int i = 0; i < grp->rows; i++)
-		for (int d = d0; d < d1; d++)
-			grp->row[i].out[d] = grp->row[i].out_absd[d] = 0;
-	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
-		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
-
-		/* A page's V is [d][slot]: the keys of one page are copied
-		 * out by rows of d (consecutive slots, consecutive bytes) into
-		 * v8[key][d], then each key's bytes times its scale go to vb
-		 * 16 at a time (tile_dequant). */
-		for (int u = 0; u < nk;) {
-			int blk, slot, run;
-			size_t at;	/* V[j][g][d] is at + d * BS */
-
-			ref_page(in, s, jb + u, &blk, &slot);
-			run = BS - slot < nk - u ? BS - slot : nk - u;
-			at = ref_blk0(in, blk) + ((size_t)g * D + d0) * BS + slot;
-			if (c->v_dtype == VDT_INT8) {
-				for (int e = 0; e < w; e++) {
-					const int8_t *src = in->v_cache_i8 + at + (size_t)e * BS;
-
-					for (int k = 0; k < run; k++)
-						v8[u + k][e] = src[k];
-				}
-				for (int k = 0; k < run; k++) {
-					double vs = in->v_scale[((size_t)blk * BS + slot + k) *
-								in->Hkv + g];
-
-					for (int e = 0; e < w; e += 16)
-						tile_dequant(v8[u + k] + e, vs,
-							     vb[e / TILE_SLICE][u + k] + e % TILE_SLICE);
-				}
-			} else {
-				for (int k = 0; k < run; k++)
-					for (int e = 0; e < w; e++)
-						vb[e / TILE_SLICE][u + k][e % TILE_SLICE] =
-							in->v_cache_f[at + (size_t)e * BS + k];
-			}
-			u += run;
-		}
-		for (int e = 0; e < w; e += TILE_SLICE) {
-			int n = w - e < TILE_SLICE ? w - e : TILE_SLICE;
-
-			for (int r0 = 0; r0 < grp->rows; r0 += TILE_PVQ_ROWS) {
-				int nrow = grp->rows - r0 < TILE_PVQ_ROWS ? grp->rows - r0
-									  : TILE_PVQ_ROWS;
-				int a[TILE_PVQ_ROWS], b[TILE_PVQ_ROWS], nseg;
-				struct ref_seg seg[2 * TILE_PVQ_ROWS];
-
-				ref_tile_ranges(c, in, grp, r0, nrow, jb, nk, a, b);
-				nseg = ref_segments(a, b, nrow, seg);
-				for (int k = 0; k < nseg; k++) {
-					const double *p[TILE_PVQ_ROWS];
-					double *o[TILE_PVQ_ROWS], *oa[TILE_PVQ_ROWS];
-
-					for (int q = 0; q < seg[k].nr; q++) {
-						struct ref_row *r = &grp->row[r0 + seg[k].idx[q]];
-
-						p[q] = r->prob + seg[k].x;
-						o[q] = r->out + d0 + e;
-						oa[q] = r->out_absd + d0 + e;
-					}
-					tile_pvq(seg[k].nr, seg[k].y - seg[k].x, n, p,
-						 vb[e / TILE_SLICE][seg[k].x - jb], TILE_SLICE,
-						 o, oa);
-				}
-			}
-		}
-	}
-}
-
-/*
- * Float-path PV, head-dim elements [d0, d1): out_f of every row, as
- * ref_pass_pvq, from the float V (kept, or made again by inputs_kv_row)
- * in double, the rows four at a time (tile_pvf).
- */
-static void ref_pass_pvf(const struct fs_case *c, const struct fs_inputs *in,
-			 const struct ref_group *grp, int d0, int d1)
-{
-	int s = grp->s, g = grp->g, w = d1 - d0;
-	double vb[REF_PV_SLICES][REF_PV_KEYS][TILE_SLICE];
-	float vfb[REF_PV_DIMS];
-
-	assert(w % 16 == 0 && w <= REF_PV_DIMS);
-	for (int i = 0; i < grp->rows; i++)
-		for (int d = d0; d < d1; d++)
-			grp->row[i].out_f[d] = 0;
-	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
-		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
-
-		double t0 = ref_sub_begin();
-
-		for (int u = 0; u < nk; u++) {
-			const float *vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
-
-			for (int e = 0; e < w; e++)
-				vb[e / TILE_SLICE][u][e % TILE_SLICE] = vf[e];
-		}
-		ref_sub_end(REF_STAGE_REGEN_V, t0);
-		for (int e = 0; e < w; e += TILE_SLICE) {
-			int n = w - e < TILE_SLICE ? w - e : TILE_SLICE;
-
-			for (int r0 = 0; r0 < grp->rows; r0 += TILE_PVF_ROWS) {
-				int nrow = grp->rows - r0 < TILE_PVF_ROWS ? grp->rows - r0
-									  : TILE_PVF_ROWS;
-				int a[TILE_PVF_ROWS], b[TILE_PVF_ROWS], nseg;
-				struct ref_seg seg[2 * TILE_PVF_ROWS];
-
-				ref_tile_ranges(c, in, grp, r0, nrow, jb, nk, a, b);
-				nseg = ref_segments(a, b, nrow, seg);
-				for (int k = 0; k < nseg; k++) {
-					const double *p[TILE_PVF_ROWS];
-					double *o[TILE_PVF_ROWS];
-
-					for (int q = 0; q < seg[k].nr; q++) {
-						struct ref_row *r = &grp->row[r0 + seg[k].idx[q]];
-
-						p[q] = r->prob_f + seg[k].x;
-						o[q] = r->out_f + d0 + e;
-					}
-					tile_pvf(seg[k].nr, seg[k].y - seg[k].x, n, p,
-						 vb[e / TILE_SLICE][seg[k].x - jb], TILE_SLICE, o);
-				}
-			}
-		}
-	}
-}
-
 /* The group that flattened item p (a key piece, or a row) belongs to. */
 static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
 {
@@ -940,7 +734,7 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 		const struct ref_group *gr = &grp[p / nslice];
 		int d0 = p % nslice * pvw;
 
-		ref_pass_pvq(c, in, gr, d0, D - d0 < pvw ? D : d0 + pvw);
+		pvpass_quant(c, in, gr, d0, D - d0 < pvw ? D : d0 + pvw);
 	}
 #pragma omp master
 	ref_stage_end(REF_STAGE_PV_Q, &t);
@@ -949,7 +743,7 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 		const struct ref_group *gr = &grp[p / nslice];
 		int d0 = p % nslice * pvw;
 
-		ref_pass_pvf(c, in, gr, d0, D - d0 < pvw ? D : d0 + pvw);
+		pvpass_float(c, in, gr, d0, D - d0 < pvw ? D : d0 + pvw);
 	}
 #pragma omp master
 	ref_stage_end(REF_STAGE_PV_F, &t);
