@@ -12,10 +12,9 @@
  * the plain loop's (tile.h), so a tile changes no bit.
  *
  * Fusing is written out (_mm512_fmadd_pd, fma()): the project builds
- * with -ffp-contract=off. Which CPU: sim/common/cpu.h, as dot.c. Only
- * an AVX-512 build exists besides the plain loops: both machines the
- * bench runs on have AVX-512, and an AVX2 build is a copy of this one at
- * half the width, left until an AVX2-only machine needs the speed.
+ * with -ffp-contract=off. Which CPU: sim/common/cpu.h, as dot.c. The
+ * builds: AVX-512, AVX2 + FMA (smaller tiles: 16 registers of 4
+ * doubles), and the plain loops, which are the definition.
  *
  * Example: with D = 2, q[0] = {1, 2} and key 0's k = {3, 5} (kt[0][0] =
  * 3, kt[1][0] = 5), out[0][0] = fma(2, 5, fma(1, 3, 0)) = 13.
@@ -370,7 +369,129 @@ static void div_avx512(double *p, int n, double z)
 	for (; i < n; i++)
 		p[i] = p[i] / z;
 }
+/*
+ * AVX2 + FMA: 16 ymm registers, 4 doubles each, so smaller tiles: q.k as
+ * 6 rows x 8 keys twice (12 sums), the quantized PV one row x 16 dims
+ * x {o, sum p |v|} per half slice (8 sums), the float PV 2 rows x 16 dims
+ * (8). Every sum is still its own chain in the plain loop's order.
+ */
+#define LD2 _mm256_loadu_pd
+#define ST2 _mm256_storeu_pd
+#define FMA2 _mm256_fmadd_pd
+#define B2 _mm256_set1_pd
+
+__attribute__((target("avx2,fma")))
+static void qk_avx2(int nr, const double *const q[TILE_QK_ROWS],
+		    const double *kt, int D, double out[TILE_QK_ROWS][TILE_QK_KEYS])
+{
+	const double *q0 = q[0], *q1 = nr > 1 ? q[1] : q0, *q2 = nr > 2 ? q[2] : q0,
+		     *q3 = nr > 3 ? q[3] : q0, *q4 = nr > 4 ? q[4] : q0,
+		     *q5 = nr > 5 ? q[5] : q0;
+
+	for (int h = 0; h < TILE_QK_KEYS; h += 8) {
+		__m256d a0 = _mm256_setzero_pd(), b0 = a0, a1 = a0, b1 = a0, a2 = a0,
+			b2 = a0, a3 = a0, b3 = a0, a4 = a0, b4 = a0, a5 = a0, b5 = a0;
+
+		for (int d = 0; d < D; d++) {
+			__m256d k = LD2(kt + (size_t)d * TILE_QK_KEYS + h),
+				l = LD2(kt + (size_t)d * TILE_QK_KEYS + h + 4), x;
+
+			x = B2(q0[d]); a0 = FMA2(x, k, a0); b0 = FMA2(x, l, b0);
+			x = B2(q1[d]); a1 = FMA2(x, k, a1); b1 = FMA2(x, l, b1);
+			x = B2(q2[d]); a2 = FMA2(x, k, a2); b2 = FMA2(x, l, b2);
+			x = B2(q3[d]); a3 = FMA2(x, k, a3); b3 = FMA2(x, l, b3);
+			x = B2(q4[d]); a4 = FMA2(x, k, a4); b4 = FMA2(x, l, b4);
+			x = B2(q5[d]); a5 = FMA2(x, k, a5); b5 = FMA2(x, l, b5);
+		}
+		ST2(out[0] + h, a0); ST2(out[0] + h + 4, b0);
+		if (nr > 1) { ST2(out[1] + h, a1); ST2(out[1] + h + 4, b1); }
+		if (nr > 2) { ST2(out[2] + h, a2); ST2(out[2] + h + 4, b2); }
+		if (nr > 3) { ST2(out[3] + h, a3); ST2(out[3] + h + 4, b3); }
+		if (nr > 4) { ST2(out[4] + h, a4); ST2(out[4] + h + 4, b4); }
+		if (nr > 5) { ST2(out[5] + h, a5); ST2(out[5] + h + 4, b5); }
+	}
+}
+
+/* One row, 16 dims (n = 16 or 32: one or two halves). */
+__attribute__((target("avx2,fma")))
+static void pvq_avx2(int nr, int nk, int n, const double *const p[TILE_PVQ_ROWS],
+		     const double *v, size_t stride, double *const o[TILE_PVQ_ROWS],
+		     double *const oa[TILE_PVQ_ROWS])
+{
+	const __m256d sign = B2(-0.0);
+
+	for (int r = 0; r < nr; r++)
+		for (int h = 0; h < n; h += 16) {
+			double *x = o[r] + h, *y = oa[r] + h;
+			const double *pr = p[r];
+			__m256d o0 = LD2(x), o1 = LD2(x + 4), o2 = LD2(x + 8), o3 = LD2(x + 12);
+			__m256d a0 = LD2(y), a1 = LD2(y + 4), a2 = LD2(y + 8), a3 = LD2(y + 12);
+
+			for (int j = 0; j < nk; j++) {
+				const double *w = v + (size_t)j * stride + h;
+				__m256d pj = B2(pr[j]), v0 = LD2(w), v1 = LD2(w + 4),
+					v2 = LD2(w + 8), v3 = LD2(w + 12);
+
+				o0 = FMA2(pj, v0, o0);
+				a0 = FMA2(pj, _mm256_andnot_pd(sign, v0), a0);
+				o1 = FMA2(pj, v1, o1);
+				a1 = FMA2(pj, _mm256_andnot_pd(sign, v1), a1);
+				o2 = FMA2(pj, v2, o2);
+				a2 = FMA2(pj, _mm256_andnot_pd(sign, v2), a2);
+				o3 = FMA2(pj, v3, o3);
+				a3 = FMA2(pj, _mm256_andnot_pd(sign, v3), a3);
+			}
+			ST2(x, o0); ST2(x + 4, o1); ST2(x + 8, o2); ST2(x + 12, o3);
+			ST2(y, a0); ST2(y + 4, a1); ST2(y + 8, a2); ST2(y + 12, a3);
+		}
+}
+
+/* Two rows (or one), 16 dims at a time. */
+__attribute__((target("avx2,fma")))
+static void pvf2_avx2(int nk, int n, const double *p0, const double *p1,
+		      const double *v, size_t stride, double *x0, double *x1)
+{
+	for (int h = 0; h < n; h += 16) {
+		double *x = x0 + h, *y = x1 ? x1 + h : NULL;
+		__m256d f0 = LD2(x), f1 = LD2(x + 4), f2 = LD2(x + 8), f3 = LD2(x + 12);
+		__m256d g0 = f0, g1 = f1, g2 = f2, g3 = f3;
+
+		if (y) {
+			g0 = LD2(y); g1 = LD2(y + 4); g2 = LD2(y + 8); g3 = LD2(y + 12);
+		}
+		for (int j = 0; j < nk; j++) {
+			const double *w = v + (size_t)j * stride + h;
+			__m256d v0 = LD2(w), v1 = LD2(w + 4), v2 = LD2(w + 8), v3 = LD2(w + 12);
+			__m256d pj = B2(p0[j]), qj = B2(p1 ? p1[j] : 0);
+
+			f0 = FMA2(pj, v0, f0); f1 = FMA2(pj, v1, f1);
+			f2 = FMA2(pj, v2, f2); f3 = FMA2(pj, v3, f3);
+			if (y) {
+				g0 = FMA2(qj, v0, g0); g1 = FMA2(qj, v1, g1);
+				g2 = FMA2(qj, v2, g2); g3 = FMA2(qj, v3, g3);
+			}
+		}
+		ST2(x, f0); ST2(x + 4, f1); ST2(x + 8, f2); ST2(x + 12, f3);
+		if (y) {
+			ST2(y, g0); ST2(y + 4, g1); ST2(y + 8, g2); ST2(y + 12, g3);
+		}
+	}
+}
+
+static void pvf_avx2(int nr, int nk, int n, const double *const p[TILE_PVF_ROWS],
+		     const double *v, size_t stride, double *const o[TILE_PVF_ROWS])
+{
+	int r = 0;
+
+	for (; r + 2 <= nr; r += 2)
+		pvf2_avx2(nk, n, p[r], p[r + 1], v, stride, o[r], o[r + 1]);
+	if (r < nr)
+		pvf2_avx2(nk, n, p[r], NULL, v, stride, o[r], NULL);
+}
 #else
+#define qk_avx2 qk_plain
+#define pvq_avx2 pvq_plain
+#define pvf_avx2 pvf_plain
 #define i8_vnni i8_plain
 #define qk_avx512 qk_plain
 #define pvq_avx512 pvq_plain
@@ -382,13 +503,16 @@ int tile_isa_supported(enum tile_isa isa)
 {
 	if (isa == TILE_AVX512)
 		return cpu_has(CPU_AVX512F);
+	if (isa == TILE_AVX2)	/* vfmadd is FMA's, not AVX2's */
+		return cpu_has(CPU_AVX2) && cpu_has(CPU_FMA);
 	return isa == TILE_PLAIN;
 }
 
 void tile_qk_isa(enum tile_isa isa, int nr, const double *const q[TILE_QK_ROWS],
 		 const double *kt, int D, double out[TILE_QK_ROWS][TILE_QK_KEYS])
 {
-	(isa == TILE_AVX512 ? qk_avx512 : qk_plain)(nr, q, kt, D, out);
+	(isa == TILE_AVX512 ? qk_avx512 : isa == TILE_AVX2 ? qk_avx2 : qk_plain)
+		(nr, q, kt, D, out);
 }
 
 void tile_i8_isa(enum tile_isa isa, int nr, const int8_t *const q[TILE_QK_ROWS],
@@ -414,14 +538,16 @@ void tile_pvq_isa(enum tile_isa isa, int nr, int nk, int n,
 		  size_t stride, double *const o[TILE_PVQ_ROWS],
 		  double *const oa[TILE_PVQ_ROWS])
 {
-	(isa == TILE_AVX512 ? pvq_avx512 : pvq_plain)(nr, nk, n, p, v, stride, o, oa);
+	(isa == TILE_AVX512 ? pvq_avx512 : isa == TILE_AVX2 ? pvq_avx2 : pvq_plain)
+		(nr, nk, n, p, v, stride, o, oa);
 }
 
 void tile_pvf_isa(enum tile_isa isa, int nr, int nk, int n,
 		  const double *const p[TILE_PVF_ROWS], const double *v,
 		  size_t stride, double *const o[TILE_PVF_ROWS])
 {
-	(isa == TILE_AVX512 ? pvf_avx512 : pvf_plain)(nr, nk, n, p, v, stride, o);
+	(isa == TILE_AVX512 ? pvf_avx512 : isa == TILE_AVX2 ? pvf_avx2 : pvf_plain)
+		(nr, nk, n, p, v, stride, o);
 }
 
 void tile_dequant(const int8_t *x, double scale, double *y)
@@ -486,7 +612,8 @@ void tile_div(double *p, int n, double z)
 /* cpu_has is a test of a bit set once at load time: cheap per call. */
 static enum tile_isa best(void)
 {
-	return tile_isa_supported(TILE_AVX512) ? TILE_AVX512 : TILE_PLAIN;
+	return tile_isa_supported(TILE_AVX512) ? TILE_AVX512 :
+	       tile_isa_supported(TILE_AVX2)   ? TILE_AVX2 : TILE_PLAIN;
 }
 
 void tile_qk(int nr, const double *const q[TILE_QK_ROWS], const double *kt,

@@ -88,7 +88,7 @@ void tile_div(double *p, int n, double z);
 
 /* The builds, for tests that hold each to the plain loops; the calls
  * above run the best one this CPU supports. */
-enum tile_isa { TILE_PLAIN, TILE_AVX512 };	/* tile_i8: AVX512 is VNNI */
+enum tile_isa { TILE_PLAIN, TILE_AVX2, TILE_AVX512 };	/* tile_i8: AVX512 is VNNI */
 int tile_isa_supported(enum tile_isa isa);
 void tile_qk_isa(enum tile_isa isa, int nr, const double *const q[TILE_QK_ROWS],
 		 const double *kt, int D, double out[TILE_QK_ROWS][TILE_QK_KEYS]);

@@ -42,10 +42,10 @@ static double wide(uint64_t *x)
 	return (next(x) & 1 ? -1 : 1) * ldexp(0.5 + m, e);
 }
 
-/* isa 2 is the dispatching entry; 0 and 1 the builds, when supported. */
+/* isa 3 is the dispatching entry; 0 .. 2 the builds, when supported. */
 static int isa_absent(int isa)
 {
-	return isa < 2 && !tile_isa_supported((enum tile_isa)isa);
+	return isa < 3 && !tile_isa_supported((enum tile_isa)isa);
 }
 
 static void test_tile_qk(void **state)
@@ -61,7 +61,7 @@ static void test_tile_qk(void **state)
 			q[r][d] = (float)wide(&x);
 	for (int i = 0; i < D * TILE_QK_KEYS; i++)
 		kt[i] = (float)wide(&x);
-	for (int isa = 0; isa <= 2; isa++)
+	for (int isa = 0; isa <= 3; isa++)
 		for (int nr = 1; nr <= TILE_QK_ROWS; nr++) {
 			const double *qp[TILE_QK_ROWS];
 
@@ -70,7 +70,7 @@ static void test_tile_qk(void **state)
 			for (int r = 0; r < TILE_QK_ROWS; r++)
 				qp[r] = q[r < nr ? r : 0];
 			memset(out, 0xff, sizeof(out));
-			if (isa == 2)
+			if (isa == 3)
 				tile_qk(nr, qp, kt, D, out);
 			else
 				tile_qk_isa((enum tile_isa)isa, nr, qp, kt, D, out);
@@ -119,12 +119,12 @@ static void test_tile_i8(void **state)
 				sumq[r] += q[r][d];
 			qp[r] = q[r];
 		}
-		for (int isa = 0; isa <= 2; isa++) {
-			if (isa == 1 && !tile_i8_fast())
+		for (int isa = 0; isa <= 3; isa++) {
+			if (isa == TILE_AVX512 && !tile_i8_fast())
 				continue;
 			for (int nr = 1; nr <= TILE_QK_ROWS; nr++) {
 				memset(out, 0, sizeof(out));
-				if (isa == 2)
+				if (isa == 3)
 					tile_i8(nr, qp, sumq, kt, D, out);
 				else
 					tile_i8_isa((enum tile_isa)isa, nr, qp, sumq, kt, D, out);
@@ -157,7 +157,7 @@ static void test_tile_pv(void **state)
 	for (int i = 0; i < NK * STRIDE; i++)
 		v[i] = wide(&x);
 	v[3] = -0.0;	/* |-0| is +0 */
-	for (int isa = 0; isa <= 2; isa++)
+	for (int isa = 0; isa <= 3; isa++)
 		for (int n = 16; n <= TILE_SLICE; n += 16)
 			for (int nr = 1; nr <= R; nr++)
 				for (int nk = 0; nk <= NK; nk += 12) {
@@ -190,7 +190,7 @@ static void test_tile_pv(void **state)
 										       wa[r][d]);
 							}
 					if (nr <= TILE_PVQ_ROWS) {
-						if (isa == 2)
+						if (isa == 3)
 							tile_pvq(nr, nk, n, pp, v, STRIDE, op, oap);
 						else
 							tile_pvq_isa((enum tile_isa)isa, nr, nk, n, pp,
@@ -204,7 +204,7 @@ static void test_tile_pv(void **state)
 									wo[r][d] = fma(p[r][j], v[j * STRIDE + d],
 										       wo[r][d]);
 					}
-					if (isa == 2)
+					if (isa == 3)
 						tile_pvf(nr, nk, n, pp, v, STRIDE, op);
 					else
 						tile_pvf_isa((enum tile_isa)isa, nr, nk, n, pp, v,
@@ -237,7 +237,7 @@ static void test_tile_fused(void **state)
 	}
 	for (int d = 0; d < TILE_SLICE; d++)
 		v[d] = b;
-	for (int isa = 0; isa <= 2; isa++) {
+	for (int isa = 0; isa <= 3; isa++) {
 		const double *qp[TILE_QK_ROWS], *pp[TILE_PVF_ROWS];
 		double *op[TILE_PVF_ROWS], *oap[TILE_PVQ_ROWS];
 
@@ -258,12 +258,12 @@ static void test_tile_fused(void **state)
 			for (int r = 0; r < TILE_PVQ_ROWS; r++)
 				for (int d = 0; d < TILE_SLICE; d++)
 					oa[r][d] = c;
-			if (k == 0 && isa == 2)
+			if (k == 0 && isa == 3)
 				tile_pvq(TILE_PVQ_ROWS, 1, TILE_SLICE, pp, v, TILE_SLICE, op, oap);
 			else if (k == 0)
 				tile_pvq_isa((enum tile_isa)isa, TILE_PVQ_ROWS, 1, TILE_SLICE,
 					     pp, v, TILE_SLICE, op, oap);
-			else if (isa == 2)
+			else if (isa == 3)
 				tile_pvf(TILE_PVF_ROWS, 1, TILE_SLICE, pp, v, TILE_SLICE, op);
 			else
 				tile_pvf_isa((enum tile_isa)isa, TILE_PVF_ROWS, 1, TILE_SLICE,
@@ -276,7 +276,7 @@ static void test_tile_fused(void **state)
 				}
 		}
 		memset(out, 0, sizeof(out));
-		if (isa == 2)
+		if (isa == 3)
 			tile_qk(TILE_QK_ROWS, qp, kt, D, out);
 		else
 			tile_qk_isa((enum tile_isa)isa, TILE_QK_ROWS, qp, kt, D, out);
