@@ -298,8 +298,11 @@ static double ref_logit(const struct fs_case *c, double s, double slope,
 }
 
 /* Seconds each stage has taken, over every call (ref.h); only the master
- * thread adds, after the barrier that ends the stage's loop. */
-static double ref_stage_s[REF_NSTAGE];
+ * thread adds, after the barrier that ends the stage's loop. The master
+ * thread of a team is the thread that called ref_groups_compute, so a
+ * thread-local total is the caller's own: two programs' threads that
+ * run cases side by side through the library never share it. */
+static _Thread_local double ref_stage_s[REF_NSTAGE];
 
 static double ref_now(void)
 {

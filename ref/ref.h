@@ -84,7 +84,7 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
  * the exact int32 products and quantized scores, the float path's q . k,
  * both softmaxes, the quantized PV (o and sum p |v|), the float path's
  * PV. ref_stage_seconds gives the wall seconds each has taken over every
- * call in this process (summed by the master thread, after each pass's
+ * call from the calling thread (summed by the master thread, after each pass's
  * barrier; REGEN_K and REGEN_V are the master thread's own time inside
  * two of them): what `make bench` holds against each stage's ceiling. It is
  * the reference's only state, written by timing alone: no result
@@ -95,7 +95,7 @@ enum ref_stage {
 	REF_STAGE_PV_F,
 	/* Inside QK_F and PV_F: what the master thread spent making the
 	 * float K and V rows again (inputs_kv_row) and laying them out,
-	 * the price of not keeping them (issue 25 point 7). */
+	 * the price of not keeping them (docs/performance.md). */
 	REF_STAGE_REGEN_K, REF_STAGE_REGEN_V, REF_NSTAGE
 };
 void ref_stage_seconds(double out[REF_NSTAGE]);
