@@ -158,9 +158,8 @@ int cmd_run(int argc, char **argv)
 			return cli_error(&err, wr);
 		}
 		if (!a.json)
-			printf("%s   written to %s\n",
-			       a.emulate_only ? "tensors (emulation only, not checked)" : "goldens",
-			       a.out);
+			report_goldens(stdout, &r, fmt, a.out, a.emulate_only ?
+				       "tensors (emulation only, not checked)" : "goldens");
 	} else if (a.out) {
 		const char *why = report_failure(&r);
 		char reason[512];
