@@ -176,8 +176,8 @@ static void predict_note(const struct progress *g)
 	if (p->sec[FS_STAGE_EXACT_ACC] > 0)
 		fprintf(stderr, ", exact acc %s",
 			progress_duration(p->sec[FS_STAGE_EXACT_ACC], a));
-	fprintf(stderr, "), from the rates of a smaller case of its shape timed "
-		"just now%s\n", g->r->emulate_only ? "" :
+	fprintf(stderr, "), from the rates of a smaller case of its shape, timed "
+		"just now in %.2f s%s\n", p->calib_sec, g->r->emulate_only ? "" :
 		"; --emulate-only runs the emulation alone");
 	fflush(stderr);
 }

@@ -26,7 +26,9 @@
 #include "../lib/runcase.h"
 
 #define PROGRESS_AFTER 2.0	/* seconds before anything shows */
+#ifndef PROGRESS_PREDICT_NOTE	/* -D...=0 at build time shows every prediction */
 #define PROGRESS_PREDICT_NOTE 60.0	/* a case predicted longer says so */
+#endif
 
 enum progress_mode { PROGRESS_OFF, PROGRESS_TTY, PROGRESS_LINES };
 

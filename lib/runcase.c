@@ -545,7 +545,7 @@ done:
  * after 2016 (prefill), generated inputs. Short contexts would not do:
  * a row's fixed costs weigh more there (a prefill of 64 tokens after
  * 448 took 1.7x the seconds per pair of 1024 after 4096). It takes
- * 0.1-0.3 s on this 2-core machine, hence RUNCASE_PREDICT_MIN_*.
+ * 0.1-0.7 s on a 2-core machine, hence RUNCASE_PREDICT_MIN_*.
  * Its stages are timed through its own progress counters.
  */
 struct stamps {
