@@ -54,12 +54,12 @@ const char *progress_duration(double s, char buf[32])
 }
 
 /* Will stage s run in this case? (the emulation always does) */
-static int stage_runs(const struct runcase *r, int s)
+static int stage_runs(const struct progress *g, int s)
 {
 	if (s == FS_STAGE_REFERENCE)
-		return !r->emulate_only;
+		return !g->emulate_only;
 	if (s == FS_STAGE_EXACT_ACC)
-		return !r->emulate_only && !(r->dropped & ATTN_DROP_ACC);
+		return !g->emulate_only && !(g->dropped & ATTN_DROP_ACC);
 	return s == FS_STAGE_EMULATION;
 }
 
@@ -70,7 +70,7 @@ static int stage_runs(const struct runcase *r, int s)
 static double time_left(const struct progress *g, int stage, long long done,
 			long long total, double now, int *whole)
 {
-	const struct runcase_prediction *p = &g->r->pred;
+	const struct runcase_prediction *p = &g->pred;
 	double in_stage = now - g->t_stage, left = -1, later = 0;
 
 	*whole = 1;
@@ -79,7 +79,7 @@ static double time_left(const struct progress *g, int stage, long long done,
 	else if (p->made && p->sec[stage] > 0)
 		left = p->sec[stage] > in_stage ? p->sec[stage] - in_stage : 0;
 	for (int s = stage + 1; s < FS_STAGE_DONE; s++) {
-		if (!stage_runs(g->r, s))
+		if (!stage_runs(g, s))
 			continue;
 		if (!p->made)
 			*whole = 0;
@@ -162,7 +162,7 @@ static void line_once(struct progress *g, int stage)
 /* A note when the prediction says over a minute (before the emulation). */
 static void predict_note(const struct progress *g)
 {
-	const struct runcase_prediction *p = &g->r->pred;
+	const struct runcase_prediction *p = &g->pred;
 	char t[32], e[32], rf[32], a[32];
 
 	if (!p->made || p->total <= PROGRESS_PREDICT_NOTE)
@@ -177,7 +177,7 @@ static void predict_note(const struct progress *g)
 		fprintf(stderr, ", exact acc %s",
 			progress_duration(p->sec[FS_STAGE_EXACT_ACC], a));
 	fprintf(stderr, "), from the rates of a smaller case of its shape, timed "
-		"just now in %.2f s%s\n", p->calib_sec, g->r->emulate_only ? "" :
+		"just now in %.2f s%s\n", p->calib_sec, g->emulate_only ? "" :
 		"; --emulate-only runs the emulation alone");
 	fflush(stderr);
 }
@@ -190,6 +190,11 @@ static void on_stage(struct fs_progress *fp)
 
 	pthread_mutex_lock(&g->mu);
 	g->t_stage = now;
+	if (stage == FS_STAGE_EMULATION) {
+		g->pred = g->r->pred;
+		g->emulate_only = g->r->emulate_only;
+		g->dropped = g->r->dropped;
+	}
 	if (stage == FS_STAGE_EMULATION && !g->quiet) {
 		if (g->shown)
 			fprintf(stderr, "\r\033[K"), g->shown = 0;
@@ -203,6 +208,7 @@ static void on_stage(struct fs_progress *fp)
 static void *timer_main(void *arg)
 {
 	struct progress *g = arg;
+	int stage;
 
 	pthread_mutex_lock(&g->mu);
 	while (!g->stop) {
@@ -217,12 +223,13 @@ static void *timer_main(void *arg)
 		pthread_cond_timedwait(&g->cv, &g->mu, &ts);
 		if (g->stop || clock_seconds() - g->t0 < g->after)
 			continue;
-		if (atomic_load_explicit(&g->p.stage, memory_order_acquire) == FS_STAGE_DONE)
+		stage = atomic_load_explicit(&g->p.stage, memory_order_acquire);
+		if (stage == FS_STAGE_NONE || stage == FS_STAGE_DONE)
 			continue;
 		if (g->mode == PROGRESS_TTY)
 			redraw(g);
 		else
-			line_once(g, atomic_load_explicit(&g->p.stage, memory_order_acquire));
+			line_once(g, stage);
 	}
 	pthread_mutex_unlock(&g->mu);
 	return NULL;

@@ -34,7 +34,12 @@ enum progress_mode { PROGRESS_OFF, PROGRESS_TTY, PROGRESS_LINES };
 
 struct progress {
 	struct fs_progress p;		/* what the library counts */
-	const struct runcase *r;	/* its prediction, its name */
+	const struct runcase *r;	/* its name (set before the timer starts) */
+	/* Copied from r under mu as the emulation starts, for the timer:
+	 * the main thread writes r's while the inputs stage runs. */
+	struct runcase_prediction pred;
+	int emulate_only;
+	unsigned dropped;
 	enum progress_mode mode;
 	int quiet;
 	double after;			/* PROGRESS_AFTER or the environment's */
