@@ -86,8 +86,8 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
  * RUNCASE_PREDICT_MIN_* run in seconds (a prefill check of 1e10 pairs x
  * dims took 4 s on one thread here, a decode's 25 s; an emulation of
  * 2e11 multiply-adds 8 s): nothing is measured for them (made 0), as
- * the measurement would cost them a few percent. Never fails the run: a smaller case that cannot run
- * leaves made 0.
+ * the measurement would cost them a few percent. Never fails the run:
+ * a smaller case that cannot run leaves made 0.
  */
 void runcase_predict(struct runcase *r);
 #define RUNCASE_PREDICT_MIN_REF 1e10	/* visible row-key pairs x head_dim */

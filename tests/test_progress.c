@@ -191,7 +191,7 @@ static void json_and_junit_unchanged(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(strncmp(r.out, "{\n", 2), 0);
 	assert_null(strstr(r.out, "fragsim: " LONG_NAME ": "));
-	assert_int_equal(strncmp(r.err, "fragsim: " LONG_NAME ": ", strlen("fragsim: " LONG_NAME ": ")), 0);
+	assert_true(stage_of(r.err) >= 0);	/* its first line: a stage of the case */
 	snprintf(xml, sizeof(xml), "%s/j.xml", dir);
 	x = tu_slurp(xml);
 	assert_non_null(x);

@@ -5,8 +5,9 @@
  * sim/ and ref/ must not print (STYLE.md 3), yet a prefill check of a
  * few thousand tokens runs for minutes and the user should see how far
  * it is (issue 25 point 8). So the workers only count: the library says
- * which stage runs (fs_progress_stage, from the calling thread, outside
- * any parallel region), the stage's code says how many units it has and
+ * which stage runs (fs_progress_stage, from one thread at a time: the
+ * caller's, or one of a team under "omp single"), the stage's code says
+ * how many units it has and
  * bumps the count as units finish (fs_progress_add, from any thread, at
  * a coarse grain: a work unit of the emulation, a block of the
  * reference's rows), and the command line reads the counters from a
@@ -44,8 +45,8 @@ struct fs_progress {
 	atomic_llong done;		/* units of the stage finished */
 	atomic_llong total;		/* units the stage has; 0: unknown */
 	/* Called by fs_progress_stage after the stage changed, on the
-	 * thread that changed it (never inside a parallel region); NULL:
-	 * none. The CLI prints a line there when stderr is not a tty. */
+	 * thread that changed it; NULL: none. The CLI notes when the stage
+	 * began there, and prints the prediction as the emulation starts. */
 	void (*on_stage)(struct fs_progress *p);
 	void *ctx;			/* the watcher's */
 };
