@@ -3,8 +3,11 @@
  *
  * Two threads touch it: the one running the case, which calls on_stage
  * through the library (sim/common/progress.h) as each stage starts, and
- * for a terminal the timer, which wakes every PROGRESS_TICK seconds and
- * redraws the line. Both print under mu, so a line is never cut by
+ * the timer, which wakes every PROGRESS_TICK seconds. Once the case has
+ * run PROGRESS_AFTER seconds, each stage shows as it starts (a log's
+ * line for it; the terminal's line redrawn), the stage running when the
+ * threshold passes shows then, and the timer redraws the terminal's
+ * line with the share done. Both print under mu, so a line is never cut by
  * another. The counters are read without the lock (atomics): a reading
  * may pair the new stage with the old count for an instant, hence the
  * share clamped to 1.
@@ -200,8 +203,14 @@ static void on_stage(struct fs_progress *fp)
 			fprintf(stderr, "\r\033[K"), g->shown = 0;
 		predict_note(g);
 	}
-	if (g->mode == PROGRESS_TTY && g->shown && stage != FS_STAGE_DONE)
-		redraw(g);
+	/* Past the threshold a stage shows as it starts: its line in a log,
+	 * the terminal's line redrawn (the timer adds the share done). */
+	if (stage != FS_STAGE_DONE && now - g->t0 >= g->after) {
+		if (g->mode == PROGRESS_LINES)
+			line_once(g, stage);
+		else if (g->mode == PROGRESS_TTY)
+			redraw(g);
+	}
 	pthread_mutex_unlock(&g->mu);
 }
 

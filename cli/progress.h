@@ -4,10 +4,11 @@
  *
  *   terminal   one line, redrawn in place, cleared when the case ends:
  *              fragsim: NAME: reference 41% (26880 of 65536 rows), about 1 min 12 s left
- *   otherwise  one line for each stage the timer sees running once the
- *              threshold has passed (a stage over within a tick, 0.25 s,
- *              may have none), with when it was seen:
- *              fragsim: NAME: reference 3% (2048 of 65536 rows) at 12 s, about 1 min 52 s left
+ *   otherwise  one line per stage, as it starts once the threshold has
+ *              passed (the stage running then gets its line then), with
+ *              the share done when it is known and when it was printed:
+ *              fragsim: NAME: emulation at 2.3 s, about 1 min 35 s left
+ *              fragsim: NAME: reference at 8.7 s, about 1 min 29 s left
  *   --quiet    nothing
  *
  * Nothing shows before the case has run PROGRESS_AFTER seconds
