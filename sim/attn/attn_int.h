@@ -56,6 +56,8 @@ struct kern {
 	/* Fast path: the slot order of every C row, when they share one. */
 	struct tile_order ord;
 	int ord_ok;
+	/* Counts tiles done for a watcher (attn_opts.progress); NULL: none. */
+	struct fs_progress *prog;
 };
 
 /* One row of a row tile: which query it is. */
