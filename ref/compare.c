@@ -99,6 +99,7 @@
 #include "dot.h"
 #include "pv_int8.h"
 #include "ref.h"
+#include "../sim/common/progress.h"
 
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
 #define CMP_U 0x1p-24		/* f32 unit roundoff */
@@ -1109,6 +1110,14 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err)
 {
+	return compare_run_progress(c, lm, in, r, NULL, rep, err);
+}
+
+enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *lm,
+				const struct fs_inputs *in, const struct attn_result *r,
+				struct fs_progress *prog, struct compare_report *rep,
+				struct fs_err *err)
+{
 	struct cmp_ctx x = { .c = c, .lm = lm, .in = in, .r = r };
 	long rows = (long)in->S * in->T * in->Hq;
 	size_t nparts = (size_t)(rows + CMP_CHUNK - 1) / CMP_CHUNK;
@@ -1160,6 +1169,7 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 			       "buffers for %ld rows", rows);
 	}
 
+	fs_progress_total(prog, rows);
 #pragma omp parallel
 	{
 		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
@@ -1196,7 +1206,13 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 							&kld[row],
 							&kmeas[row]);
 				}
+				fs_progress_add(prog, (end < rows ? end : rows) - (long)i * CMP_CHUNK);
 			}
+		}
+#pragma omp single
+		if (ntc) {
+			fs_progress_stage(prog, FS_STAGE_EXACT_ACC);
+			fs_progress_total(prog, (long long)r->n_tiles);
 		}
 #pragma omp for schedule(static)
 		for (size_t i = 0; i < ntc; i++) {
@@ -1204,6 +1220,8 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 			for (size_t k = i * CMP_CHUNK;
 			     tb.k && k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
 				cmp_tile(&x, k, &tstat[i], &tb);
+			fs_progress_add(prog, (long long)((i + 1) * CMP_CHUNK < r->n_tiles ?
+							  CMP_CHUNK : r->n_tiles - i * CMP_CHUNK));
 		}
 		free(tolv);
 		tile_buf_free(&tb);

@@ -135,5 +135,13 @@ const char *compare_what_name(enum compare_what w);
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err);
+/* compare_run, counting for a watcher (sim/common/progress.h): rows of
+ * the reference done, then (stage FS_STAGE_EXACT_ACC) chunks of
+ * accumulator tiles; prog only counts (NULL: none). */
+struct fs_progress;
+enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *lm,
+				const struct fs_inputs *in, const struct attn_result *r,
+				struct fs_progress *prog, struct compare_report *rep,
+				struct fs_err *err);
 
 #endif

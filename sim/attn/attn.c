@@ -36,6 +36,7 @@
 #include "attn_fast.h"
 #include "attn_int.h"
 #include "attn_spec.h"
+#include "../common/progress.h"
 #include "quant.h"
 #include "tile_fast.h"
 
@@ -381,11 +382,14 @@ static int run_units(const struct kern *k, const struct unit *units,
 		}
 		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
-			for (size_t i = 0; i < nunits; i++)
+			for (size_t i = 0; i < nunits; i++) {
 				if (k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
 				    fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
+				fs_progress_add(k->prog, (long long)((i + 1 < nunits ?
+					units[i + 1].tile0 : k->r->n_tiles) - units[i].tile0));
+			}
 		}
 		if (!mine) {
 			attn_scratch_free(&x);
@@ -477,10 +481,13 @@ static int fast_split(const struct kern *k, const struct unit *units,
 		if (!team_nomem(mine, &nomem)) {
 			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
-				for (size_t p = p0[i]; p < p0[i + 1]; p++)
+				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
 					if (attn_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
 							   pc[p].tile0, sts, &x, &f))
 						failed++;
+					fs_progress_add(k->prog, (long long)((p + 1 < np ?
+						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
+				}
 				/* the barrier above: every state of unit i is written */
 #pragma omp for schedule(static)
 				for (int row = 0; row < k->G; row++)
@@ -733,6 +740,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	}
 
 	r->exec = fast ? ops->name : "scalar";
+	k.prog = opts ? opts->progress : NULL;
+	fs_progress_total(k.prog, (long long)r->n_tiles);
 
 	/* Decode with fewer units than threads: split the units' split-K
 	 * segments over the threads instead (fast_split). */

@@ -31,6 +31,8 @@
 #include "inputs.h"
 #include "../lanemap/lanemap.h"
 
+struct fs_progress;
+
 #define ATTN_TILE_COLS 5	/* seq, head, row_base, token_base, row_tile */
 
 struct attn_result {
@@ -107,6 +109,9 @@ struct attn_opts {
 	const struct lanemap *hw;	/* NULL: the hardware is lm */
 	enum attn_exec exec;		/* 0: auto */
 	unsigned drop;			/* enum attn_drop bits; 0 keeps all */
+	/* Tiles done, for a watcher (sim/common/progress.h): the total is
+	 * set once the work units are numbered; NULL: none. It only counts. */
+	struct fs_progress *progress;
 };
 
 /* "auto", "scalar", "portable", "avx2", "avx512": 0, or -1 if unknown. */

@@ -57,6 +57,8 @@ struct kern {
 	/* Fast path: the slot order of every C row, when they share one. */
 	struct tile_order ord;
 	int ord_ok;
+	/* Counts tiles done for a watcher (attn_opts.progress); NULL: none. */
+	struct fs_progress *prog;
 	/* pv.mode int8: where PV's registers come from (pv_int8.h) */
 	struct pv_plan pv;
 };
