@@ -239,7 +239,8 @@ void report_summary(FILE *f, const struct runcase *r)
 	fprintf(f, "case      %s (%s)\n", c->name, c->file);
 	fprintf(f, "isa       %s: %s, wave%d, %dx%dx%d\n", r->lm->name, r->lm->instr,
 		r->lm->wave, r->lm->m, r->lm->n, r->lm->k);
-	fprintf(f, "route     %s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused");
+	fprintf(f, "route     %s%s%s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused",
+		r->route.pv[0] ? ", " : "", r->route.pv);
 	for (int i = 0; i < r->route.n; i++)
 		fprintf(f, "%s%s", i ? "; " : " (", r->route.reason[i]);
 	fprintf(f, "%s\n", r->route.n ? ")" : "");
@@ -279,6 +280,16 @@ void report_summary(FILE *f, const struct runcase *r)
 		fprintf(f, "          keys [%d, %d): score max|err| %.3g, RMS dp %.3g (%ld keys)\n",
 			q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].score_max_abs,
 			q->bucket[b].rms_dp, q->bucket[b].keys);
+	/* pv.mode int8: the second product's quantization alone */
+	if (r->c.pv_mode == PV_INT8) {
+		fprintf(f, "          INT8 PV vs f32 PV: out cos min %.6f, nmse %.3g, max|err| %.3g\n",
+			q->pv_cos_min, q->pv_nmse, q->pv_max_abs);
+		for (int b = 0; b < q->n_buckets; b++)
+			if (q->bucket[b].pv_rows)
+				fprintf(f, "          queries at [%d, %d): PV nmse %.3g, max|err| %.3g (%ld rows)\n",
+					q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].pv_nmse,
+					q->bucket[b].pv_max_abs, q->bucket[b].pv_rows);
+	}
 	for (int i = 0; i < p->n_failed; i++)
 		fprintf(f, "check     FAIL %s\n", p->failed[i].reason);
 timing:
@@ -377,6 +388,11 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_double(j, "kld_p99", q->kld_p99);
 	json_key_double(j, "top1", q->top1);
 	json_key_double(j, "rms_dp", q->rms_dp);
+	if (r->c.pv_mode == PV_INT8) {	/* the second product alone */
+		json_key_double(j, "pv_out_cos_min", q->pv_cos_min);
+		json_key_double(j, "pv_out_nmse", q->pv_nmse);
+		json_key_double(j, "pv_out_max_abs", q->pv_max_abs);
+	}
 	json_key(j, "buckets");
 	json_begin_array(j);
 	for (int b = 0; b < q->n_buckets; b++) {

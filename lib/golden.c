@@ -8,6 +8,7 @@
  *     q.npy q_int8.npy q_scale.npy k_cache.npy k_scale.npy v_cache.npy
  *     [v_scale.npy] block_table.npy context_lens.npy q_pos.npy   (inputs)
  *     acc.npy acc_tiles.npy                                      (acc)
+ *     [p_int8.npy p_scale.npy pv_acc.npy pv_tiles.npy]  (acc, pv.mode int8)
  *     scores.npy                                                 (scores)
  *     out.npy                                                    (out)
  *     splitk_max.npy splitk_sum.npy splitk_out.npy               (splitk)
@@ -128,6 +129,17 @@ static void collect(const struct runcase *r, struct tlist *l)
 			    (size_t)a->ec, 0, 0);
 		add(l, "acc_tiles", NPY_I32, a->acc_tiles, 2, a->n_tiles, ATTN_TILE_COLS,
 		    0, 0, 0);
+		/* pv.mode int8: the second product's registers, per group */
+		if (a->pv_acc) {
+			add(l, "p_int8", NPY_I8, a->p_int8, 3, a->n_groups, (size_t)a->wave,
+			    (size_t)a->pv_ea, 0, 0);
+			add(l, "p_scale", NPY_F32, a->p_scale, 2, a->n_groups, (size_t)a->rows,
+			    0, 0, 0);
+			add(l, "pv_acc", NPY_I32, a->pv_acc, 4, a->n_groups, (size_t)a->pv_dt,
+			    (size_t)a->wave, (size_t)a->ec, 0);
+			add(l, "pv_tiles", NPY_I32, a->pv_tiles, 2, a->n_groups, ATTN_TILE_COLS,
+			    0, 0, 0);
+		}
 	}
 	if (c->golden & GOLD_SCORES) {
 		l->groups |= GOLD_SCORES;

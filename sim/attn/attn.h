@@ -50,6 +50,21 @@ struct attn_result {
 	int ksteps_in_acc;	/* 1, or D/K for per_block32 */
 	int wave, ec;
 
+	/*
+	 * pv.mode int8 (sim/attn/pv_int8.c), one row per PV group (GK keys
+	 * of one row tile): the A operand as the kernel filled it, in
+	 * register order; P's scale per C row; the PV accumulators per
+	 * column tile of D, register order; and pv_tiles[g] = (seq, head,
+	 * row_base, key_base, row_tile) as acc_tiles, key_base the group's
+	 * first key. NULL with pv f32.
+	 */
+	int8_t *p_int8;		/* [n_groups][wave][pv_ea] */
+	float *p_scale;		/* [n_groups][rows] */
+	int32_t *pv_acc;	/* [n_groups][pv_dt][wave][ec] */
+	int32_t *pv_tiles;	/* [n_groups][ATTN_TILE_COLS] */
+	size_t n_groups;
+	int pv_ea, pv_dt, pv_gk;	/* A elements a lane, D / N, keys a group */
+
 	/* Split-K partial states, [S][T][Hq][NSEG] (+[D] for out). */
 	int nseg;
 	float *seg_max, *seg_sum, *seg_out;
