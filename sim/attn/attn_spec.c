@@ -380,6 +380,33 @@ int attn_scratch_alloc(const struct kern *k, int nrt, int nseg,
 	return 0;
 }
 
+int attn_spec_unit_q(const struct kern *k, const struct unit *u,
+		     struct scratch *x)
+{
+	size_t mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
+
+	/* Q's fragments stay in registers across the unit; the hardware
+	 * reads them through its own map (k->hw), as it does K's. */
+	attn_unit_rows(k, u, x->rows);
+	for (int i = 0; i < u->nrt; i++)
+		for (int ks = 0; ks < k->ksteps_run; ks++) {
+			attn_spec_load_q(k, &x->rows[i * k->M], ks, x->areg);
+			if (mmac_read(k->hw, q_operand(k), x->areg,
+				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
+				return -1;
+		}
+	return 0;
+}
+
+void attn_spec_seg_reset(const struct kern *k, struct rstate *st, int R)
+{
+	for (int i = 0; i < R; i++) {
+		st[i].m = -INFINITY;
+		st[i].l = 0.0f;
+		memset(st[i].o, 0, (size_t)k->D * sizeof(float));
+	}
+}
+
 /*
  * One work unit, lane by lane: Q's registers once, then per split-K
  * segment, per key tile that some row sees, K's registers, the
@@ -395,26 +422,14 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 	size_t tile = u->tile0, mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
 	enum lm_operand qop = q_operand(k), kop = k_operand(k);
 
-	/* Q's fragments stay in registers across the unit; the hardware
-	 * reads them through its own map (k->hw), as it does K's. */
-	attn_unit_rows(k, u, x->rows);
-	for (int i = 0; i < u->nrt; i++)
-		for (int ks = 0; ks < k->ksteps_run; ks++) {
-			attn_spec_load_q(k, &x->rows[i * k->M], ks, x->areg);
-			if (mmac_read(k->hw, qop, x->areg,
-				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
-				return -1;
-		}
+	if (attn_spec_unit_q(k, u, x))
+		return -1;
 	for (int sg = 0; sg < nseg; sg++) {
 		struct rstate *st = &x->st[(size_t)sg * R];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		for (int i = 0; i < R; i++) {
-			st[i].m = -INFINITY;
-			st[i].l = 0.0f;
-			memset(st[i].o, 0, (size_t)k->D * sizeof(float));
-		}
+		attn_spec_seg_reset(k, st, R);
 		for (int kb = lo; kb < hi; kb += k->N) {
 			int loaded = 0;
 

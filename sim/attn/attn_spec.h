@@ -28,12 +28,17 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 /*
  * The pieces of a unit that the INT8 PV executor (pv_int8.c) shares with
  * attn_spec_unit, so that its QK half is this file's, byte for byte:
- * K's registers for K-step ks of the tile at key kb, Q's for K-step ks of
- * a row tile, the scores of a tile from its C registers into the
+ * the unit's rows and Q's operand for every K-step of its row tiles
+ * (x->rows, x->am; -1 if the map cannot be read), a segment's row states
+ * reset to no key seen, K's registers for K-step ks of the tile at key
+ * kb, Q's for K-step ks of a row tile, the scores of a tile from its C registers into the
  * workspace ws[m * N + n] (ps: scale_recovery after_softmax's sQ sK), the
  * workspace into scores, whether a workspace value is a masked key's, and
  * the merge of the unit's rows with the replica check.
  */
+int attn_spec_unit_q(const struct kern *k, const struct unit *u,
+		     struct scratch *x);
+void attn_spec_seg_reset(const struct kern *k, struct rstate *st, int R);
 void attn_spec_load_k(const struct kern *k, const struct unit *u, int kb,
 		      int ks, uint8_t *reg);
 void attn_spec_load_q(const struct kern *k, const struct row *rows, int ks,

@@ -481,24 +481,14 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 	enum lm_operand qop = k->kn->operand_kq ? LM_B : LM_A;
 	enum lm_operand kop = k->kn->operand_kq ? LM_A : LM_B;
 
-	attn_unit_rows(k, u, x->rows);
-	for (int i = 0; i < u->nrt; i++)
-		for (int ks = 0; ks < k->ksteps_run; ks++) {
-			attn_spec_load_q(k, &x->rows[i * k->M], ks, x->areg);
-			if (mmac_read(k->hw, qop, x->areg,
-				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
-				return -1;
-		}
+	if (attn_spec_unit_q(k, u, x))
+		return -1;
 	for (int sg = 0; sg < nseg; sg++) {
 		struct rstate *st = &x->st[(size_t)sg * R];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		for (int i = 0; i < R; i++) {
-			st[i].m = -INFINITY;
-			st[i].l = 0.0f;
-			memset(st[i].o, 0, (size_t)k->D * sizeof(float));
-		}
+		attn_spec_seg_reset(k, st, R);
 		for (int kb = lo; kb < hi; kb += p->GK) {
 			/* K of every tile of the group that some row tile needs,
 			 * loaded once for all of them */
