@@ -6,7 +6,8 @@
  *                          name and digest, seed, rounding, every file with
  *                          dtype, shape and sha256
  *     q.npy q_int8.npy q_scale.npy k_cache.npy k_scale.npy v_cache.npy
- *     [v_scale.npy] block_table.npy context_lens.npy q_pos.npy   (inputs)
+ *     [v_scale.npy] [pool_blocks.npy] block_table.npy context_lens.npy
+ *     q_pos.npy                                                  (inputs)
  *     acc.npy acc_tiles.npy                                      (acc)
  *     scores.npy                                                 (scores)
  *     out.npy                                                    (out)
@@ -75,7 +76,7 @@ static void collect(const struct runcase *r, struct tlist *l)
 	const struct attn_result *a = &r->sim;
 	size_t S = (size_t)in->S, T = (size_t)in->T, Hq = (size_t)in->Hq,
 	       Hkv = (size_t)in->Hkv, D = (size_t)in->D, BS = (size_t)in->BS,
-	       NB = (size_t)in->NB;
+	       NB = (size_t)in->NM;	/* the stored blocks (a sparse pool: pool_blocks) */
 
 	l->n = 0;
 	l->groups = 0;
@@ -110,6 +111,11 @@ static void collect(const struct runcase *r, struct tlist *l)
 			else
 				add(l, "v_cache", NPY_F32, in->v_cache_f, 4, NB, Hkv, D, BS, 0);
 		}
+		/* A sparse pool (sim/attn/inputs.h) is written as stored:
+		 * row m of every [NB] array above is physical block
+		 * pool_blocks[m]; the others are poison and not written. */
+		if (in->pool_blocks)
+			add(l, "pool_blocks", NPY_I32, in->pool_blocks, 1, NB, 0, 0, 0, 0);
 		add(l, "block_table", NPY_I32, in->block_table, 2, S, (size_t)in->MAXB, 0, 0, 0);
 		add(l, "context_lens", NPY_I32, in->context_lens, 1, S, 0, 0, 0, 0);
 		add(l, "q_pos", NPY_I32, in->q_pos, 2, S, T, 0, 0, 0);

@@ -19,6 +19,8 @@
  *   with cache.block_stride BSTR (in->BSTR, 0 = dense), [blk] of k_cache
  *   and v_cache is the BSTR elements from blk * BSTR (ref_blk0); the
  *   scales stay dense
+ *   a sparse pool stores only the blocks the tables name: [blk] is then
+ *   the stored row of the table's block (ref_pool_row, pool.c)
  *
  * Quantized score of (s, t, q head) against key j:
  *   per_token_head  acc * sQ * sK[blk][slot][g] * softmax_scale
@@ -68,6 +70,7 @@
 
 #include "dmath.h"
 #include "dot.h"
+#include "pool.h"
 
 #define REF_MAX_D 1024	/* largest head_dim a case may have */
 #define REF_SCORE_KEYS 256	/* keys per piece of the scores pass */
@@ -98,13 +101,18 @@ static size_t ref_blk0(const struct fs_inputs *in, int blk)
 	return (size_t)blk * (in->BSTR ? in->BSTR : dense);
 }
 
-/* Physical block and slot of key j of sequence s. */
+/* Block and slot of key j of sequence s: *blk is the row of the stored
+ * arrays that holds its physical block (pool.h; the block itself in a
+ * dense pool), so every [blk] below indexes what is stored. */
 static void ref_page(const struct fs_inputs *in, int s, int j, int *blk,
 		     int *slot)
 {
-	*blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
+	int phys = in->block_table[(size_t)s * in->MAXB + j / in->BS];
+
+	assert(phys >= 0 && phys < in->NB);
+	*blk = ref_pool_row(in, phys);
 	*slot = j % in->BS;
-	assert(*blk >= 0 && *blk < in->NB);
+	assert(*blk >= 0 && *blk < in->NM);
 }
 
 int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,

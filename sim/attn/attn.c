@@ -253,7 +253,7 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 			      struct fs_err *err)
 {
 	const char *f = c->file[0] ? c->file : NULL;
-	size_t nks = (size_t)in->NB * in->BS * in->Hkv;
+	size_t nks = (size_t)in->NM * in->BS * in->Hkv;	/* the stored blocks */
 	double sq = max_abs(in->q_scale, (size_t)in->S * in->T * in->Hq), sk = 0.0, v;
 	double a = (double)in->D * c->clip * c->clip, sc = c->softmax_scale, bound;
 
@@ -273,7 +273,7 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 	if (c->v_dtype == VDT_INT8)
 		v = 127.0 * max_abs(in->v_scale, nks);
 	else
-		v = max_abs(in->v_cache_f, (size_t)in->NB * inputs_block_elems(in));
+		v = max_abs(in->v_cache_f, (size_t)in->NM * inputs_block_elems(in));
 	if (isinf(sq) || isinf(sk) || isinf(v))
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
 				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",

@@ -297,7 +297,10 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			}
 			v = attn_v_col(k, u, kb + n);
 			/* elements past v.n lie outside the V cache: poison */
-			if (v.i8)
+			if (v.gather)
+				for (int d = 0; d < k->D; d++)
+					x->o[d] = fmaf(pn, attn_v_elem(&v, d), x->o[d]);
+			else if (v.i8)
 				for (int d = 0; d < k->D; d++)
 					x->o[d] = fmaf(pn, (float)(d < v.n ? v.i8[(size_t)d * v.stride] :
 									     INPUTS_POISON) * v.scale,

@@ -107,6 +107,11 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"K read from an XOR-swizzled shared-memory tile without unswizzling" },
 	[BUG_C_ROWS] = { "c_rows", "profile", "interleaved",
 		"a lane's accumulators of one column taken as rows strided by the lane count (mask, Q scale, ALiBi, output row)" },
+	/* paging: pools past 2 GiB and 65,536 blocks */
+	[BUG_BLOCK_OFFSET_INT32] = { "block_offset", "pool", "int32",
+		"a block's byte offset (and its scales') computed in 32-bit signed arithmetic: it wraps past 2 GiB" },
+	[BUG_BLOCK_OFFSET_U16] = { "block_offset", "pool", "u16",
+		"the block id truncated to 16 bits: block 65,536 + b read as block b" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -188,6 +193,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_MERGE_STALE_LSE: k->split_merge = KMERGE_STALE_LSE; return 0;
 	/* h-bugs-c */
 	case BUG_BLOCK_OFFSET: k->block_offset = KBOFF_DENSE; return 0;
+	case BUG_BLOCK_OFFSET_INT32: k->block_offset = KBOFF_INT32; return 0;
+	case BUG_BLOCK_OFFSET_U16: k->block_offset = KBOFF_U16; return 0;
 	/* h-bugs-b */
 	case BUG_K_SCALE_WALK: k->k_scale_walk_identity = 1; return 0;
 	case BUG_V_PAGE_WALK: k->v_walk_identity = 1; return 0;
@@ -253,6 +260,8 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->split_merge == KMERGE_STALE_LSE) << BUG_MERGE_STALE_LSE;
 	/* h-bugs-c */
 	b |= (uint64_t)(k->block_offset == KBOFF_DENSE) << BUG_BLOCK_OFFSET;
+	b |= (uint64_t)(k->block_offset == KBOFF_INT32) << BUG_BLOCK_OFFSET_INT32;
+	b |= (uint64_t)(k->block_offset == KBOFF_U16) << BUG_BLOCK_OFFSET_U16;
 	/* h-bugs-b */
 	b |= (uint64_t)(k->k_scale_walk_identity != 0) << BUG_K_SCALE_WALK;
 	b |= (uint64_t)(k->v_walk_identity != 0) << BUG_V_PAGE_WALK;
@@ -485,6 +494,28 @@ static int lane_holds_two(const struct lanemap *lm, int by_col)
 	return 0;
 }
 
+long kernel_top_block(const struct fs_case *c)
+{
+	long top = -1;
+	int need = case_blocks_needed(c);
+
+	if (need == 0)
+		return -1;
+	switch (c->placement) {
+	case PLACE_CONTIGUOUS: return need - 1;
+	case PLACE_REVERSED:
+	case PLACE_SHUFFLED: return c->num_blocks - 1;
+	case PLACE_TABLE:
+	default:
+		for (int s = 0; s < c->n_seqs; s++)
+			for (int b = 0; c->seqs[s].blocks && b < case_blocks_of(c, s) &&
+					b < c->seqs[s].n_blocks; b++)
+				if (c->seqs[s].blocks[b] > top)
+					top = c->seqs[s].blocks[b];
+		return top;
+	}
+}
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len)
 {
@@ -692,6 +723,28 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		if (c->block_size != 16)
 			return NULL;
 		snprintf(buf, len, "block_size 16: the size the kernel assumes");
+		return buf;
+	case BUG_BLOCK_OFFSET_INT32: {
+		long top = kernel_top_block(c);
+		double blk = c->block_stride ? (double)c->block_stride :
+			     (double)c->kv_heads * c->head_dim * c->block_size;
+		/* the widest of the block's strides in bytes: float V's, K's
+		 * and int8 V's, or the scales' (per_block32 f16 per 32 dims) */
+		double per = blk * (c->v_dtype == VDT_INT8 ? 1.0 : 4.0);
+		double ks = (double)c->block_size * c->kv_heads *
+			    (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / 32 * 2.0 : 4.0);
+
+		if (ks > per)
+			per = ks;
+		if (top >= 0 && (double)top * per > 2147483647.0)
+			return NULL;
+		snprintf(buf, len, "no pool past 2 GiB: every block the tables name starts below 2^31 bytes");
+		return buf;
+	}
+	case BUG_BLOCK_OFFSET_U16:
+		if (kernel_top_block(c) > 65535)
+			return NULL;
+		snprintf(buf, len, "no pool past 65,536 blocks: every block the tables name fits 16 bits");
 		return buf;
 	case BUG_COUNT:
 		break;

@@ -533,6 +533,21 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	memset(g, 0, sizeof(*g));
 	if (fsg_manifest(g, dir, err, errlen))
 		return -1;
+	/* A sparse pool (more than 65,536 blocks, or past 256 MiB of caches)
+	 * is written as stored: k_cache's rows are the blocks pool_blocks
+	 * names, not blocks 0 .. NB - 1, which these harnesses index. */
+	snprintf(path, sizeof(path), "%s/pool_blocks.npy", dir);
+	{
+		FILE *pf = fopen(path, "rb");
+
+		if (pf) {
+			fclose(pf);
+			snprintf(err, errlen,
+				 "%s: a sparse pool (only the blocks the tables name are stored, rows named by pool_blocks.npy): the harnesses address a dense pool",
+				 dir);
+			return -1;
+		}
+	}
 	for (int i = 0; i < 8; i++) {
 		/* k_scale's rank follows its granularity (enum fsg_kscale) */
 		int ndim = i != 3 ? f[i].ndim : g->kscale == FSG_KS_TENSOR ? 1 :

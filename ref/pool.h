@@ -1,0 +1,20 @@
+/*
+ * pool.h - the reference's own reading of a sparse pool (sim/attn/inputs.h):
+ * where a physical block's bytes are stored, written from that layout and
+ * not from sim/'s lookup (inputs_block_at), so a fault in one cannot hide
+ * in both sides of a comparison.
+ */
+#ifndef REF_POOL_H
+#define REF_POOL_H
+
+#include "../sim/attn/inputs.h"
+
+/*
+ * The row of the stored arrays ([NM][...]) that holds physical block
+ * blk: blk itself for a dense pool (pool_blocks NULL), else its position
+ * in the ascending pool_blocks. -1 when no row holds it; the reference
+ * asks only for blocks its tables name, which a correct input stores.
+ */
+int ref_pool_row(const struct fs_inputs *in, int blk);
+
+#endif
