@@ -564,9 +564,9 @@ static void inapplicable_classes_by_rule(void **state)
 		  BUG_MERGE_STALE_LSE, NULL },
 		/* h-bugs-c */
 		{ "", BUG_BLOCK_OFFSET, "the pool is dense" },
-		/* int32: a named block past 2^31 bytes (head_dim 128: blocks
+		/* int32: a pool block past 2^31 bytes (head_dim 128: blocks
 		 * of 8 KiB, so past block 262,143); u16: past block 65,535.
-		 * Reversed placement names the pool's last block. */
+		 * By the pool's size, whatever the placement names. */
 		{ "", BUG_BLOCK_OFFSET_INT32, "no pool past 2 GiB" },
 		{ "", BUG_BLOCK_OFFSET_U16, "no pool past 65,536 blocks" },
 		{ "cache: {placement: reversed, num_blocks: 65536}\n", BUG_BLOCK_OFFSET_U16,
@@ -575,9 +575,7 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "cache: {placement: reversed, num_blocks: 262144}\n", BUG_BLOCK_OFFSET_INT32,
 		  "no pool past 2 GiB" },
 		{ "cache: {placement: reversed, num_blocks: 262145}\n", BUG_BLOCK_OFFSET_INT32, NULL },
-		/* contiguous placement names only the first blocks */
-		{ "cache: {placement: contiguous, num_blocks: 4194304}\n", BUG_BLOCK_OFFSET_INT32,
-		  "no pool past 2 GiB" },
+		{ "cache: {placement: contiguous, num_blocks: 4194304}\n", BUG_BLOCK_OFFSET_INT32, NULL },
 		/* head_dim 128: one block is 4 x 128 x 16 = 8192 elements */
 		{ "cache: {block_stride: 8192}\n", BUG_BLOCK_OFFSET, "the pool is dense" },
 		{ "cache: {block_stride: 8208}\n", BUG_BLOCK_OFFSET, NULL },
@@ -681,8 +679,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
 		"c_rows=interleaved             n/a: gfx936: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong\n",
 		"gqa_map=spill                  n/a: gfx936: every tile of 16 consecutive q heads lies in one group (G 4, kv_heads 1)\n",
-		"block_offset=int32             n/a: no pool past 2 GiB: every block the tables name starts below 2^31 bytes\n",
-		"block_offset=u16               n/a: no pool past 65,536 blocks: every block the tables name fits 16 bits\n",
+		"block_offset=int32             n/a: no pool past 2 GiB: every block starts below 2^31 bytes\n",
+		"block_offset=u16               n/a: no pool past 65,536 blocks: every block id fits 16 bits\n",
 		"0 of 21 applicable bug classes survive 1 case(s), 25 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",

@@ -496,24 +496,7 @@ static int lane_holds_two(const struct lanemap *lm, int by_col)
 
 long kernel_top_block(const struct fs_case *c)
 {
-	long top = -1;
-	int need = case_blocks_needed(c);
-
-	if (need == 0)
-		return -1;
-	switch (c->placement) {
-	case PLACE_CONTIGUOUS: return need - 1;
-	case PLACE_REVERSED:
-	case PLACE_SHUFFLED: return c->num_blocks - 1;
-	case PLACE_TABLE:
-	default:
-		for (int s = 0; s < c->n_seqs; s++)
-			for (int b = 0; c->seqs[s].blocks && b < case_blocks_of(c, s) &&
-					b < c->seqs[s].n_blocks; b++)
-				if (c->seqs[s].blocks[b] > top)
-					top = c->seqs[s].blocks[b];
-		return top;
-	}
+	return (long)c->num_blocks - 1;
 }
 
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
@@ -736,15 +719,15 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 
 		if (ks > per)
 			per = ks;
-		if (top >= 0 && (double)top * per > 2147483647.0)
+		if ((double)top * per > 2147483647.0)
 			return NULL;
-		snprintf(buf, len, "no pool past 2 GiB: every block the tables name starts below 2^31 bytes");
+		snprintf(buf, len, "no pool past 2 GiB: every block starts below 2^31 bytes");
 		return buf;
 	}
 	case BUG_BLOCK_OFFSET_U16:
 		if (kernel_top_block(c) > 65535)
 			return NULL;
-		snprintf(buf, len, "no pool past 65,536 blocks: every block the tables name fits 16 bits");
+		snprintf(buf, len, "no pool past 65,536 blocks: every block id fits 16 bits");
 		return buf;
 	case BUG_COUNT:
 		break;

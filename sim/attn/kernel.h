@@ -369,10 +369,10 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   block_size_assumed               a cache block size other than 16
  *   split_merge                      a context cut into split-K segments
  *   block_offset (dense)             cache.block_stride past one block
- *   block_offset int32               a block the tables name whose K or
- *                                    V bytes, or scales, start past
- *                                    2^31 - 1 bytes (kernel_top_block)
- *   block_offset u16                 a block the tables name past 65,535
+ *   block_offset int32               a pool block whose K or V bytes, or
+ *                                    scales, start past 2^31 - 1 bytes
+ *                                    (kernel_top_block)
+ *   block_offset u16                 a pool of more than 65,536 blocks
  *   scale_recovery, q_position       always
  * and (h-bugs-a):
  *   pv_mask, mask_value finite       always (a suite whose contexts all
@@ -417,8 +417,9 @@ int kernel_unswizzled_chunk(int c, int n, int chunks);
 /* gqa_map grid_permuted: the q head work unit b serves, (b % G)*G + b / G. */
 int kernel_grid_head(int b, int G);
 
-/* The highest physical block case c's tables name (shuffled placement:
- * num_blocks - 1, the most its permutation may give); -1 for none. */
+/* The pool's last block, num_blocks - 1: block_offset int32 and u16
+ * apply by the pool's size, a shape, as page_walk does; a suite whose
+ * tables never name a far block lets them survive (its weakness). */
 long kernel_top_block(const struct fs_case *c);
 
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
