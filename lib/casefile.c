@@ -448,6 +448,21 @@ enum fs_rc casefile_after_block_stride(struct case_loader *L,
 	return FS_OK;
 }
 
+enum fs_rc casefile_after_window_blocks(struct case_loader *L,
+					const struct case_key *k, yaml_node_t *map,
+					yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+
+	(void)k;
+	(void)map;
+	if (v && c->window_free && c->sliding_window <= 0)
+		return ydoc_fail(L->err, L->d, v, p,
+				 "free needs a sliding window (model.sliding_window), "
+				 "and the case has none");
+	return FS_OK;
+}
+
 /* One sequence's sizes (not its block list). */
 static enum fs_rc load_seq(struct case_loader *L, yaml_node_t *sn, int s)
 {

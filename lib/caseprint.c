@@ -100,7 +100,8 @@ static void print_key(FILE *f, const struct fs_case *c, const struct case_key *k
 
 	if (k->flags & KEY_NOPRINT)
 		return;
-	if ((k->flags & KEY_QUIET) && k->type == KEY_INT && *(const int *)v == 0)
+	if ((k->flags & KEY_QUIET) && (k->type == KEY_INT || k->type == KEY_ENUM) &&
+	    *(const int *)v == 0)
 		return;
 	if (k->print) {
 		k->print(f, c, k, base, indent);

@@ -48,6 +48,7 @@ static const char *const kscale_names[] = {
 	"per_token_head", "per_block32", "per_tensor", "per_head", NULL,
 };
 static const char *const vdtype_names[] = { "int8", "bf16", "f32", NULL };
+static const char *const window_blocks_names[] = { "keep", "free", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };
 static const char *const rounding_names[] = {
 	"half_away_from_zero", "half_to_even", NULL,
@@ -194,6 +195,12 @@ static const struct case_key schema[] = {
 		 "(padded pages, or K and V interleaved in one pool); the gap is "
 		 "poison; 0 = dense, kv_heads * head_dim * block_size; `show` "
 		 "prints it only when set" },
+	{ "cache.window_blocks", KEY_ENUM, FC(window_free), .names = window_blocks_names,
+	  .def = "keep", .flags = KEY_QUIET, .after = casefile_after_window_blocks,
+	  .doc = "`free`: with a sliding window, the blocks wholly behind every "
+		 "query's window are unmapped as vLLM frees them (block-table "
+		 "entries -1, never written), so a kernel that reads them sees "
+		 "poison; needs `model.sliding_window`; `show` prints it only when set" },
 
 	{ "sequences", KEY_HOOK, .required = "", .parse = casefile_parse_sequences,
 	  .print = caseprint_sequences, .type_doc = "list of mappings",

@@ -9,6 +9,11 @@
  */
 #include "pool.h"
 
+int ref_pool_freed(const struct fs_inputs *in, int s, int j)
+{
+	return in->block_table[(size_t)s * in->MAXB + j / in->BS] < 0;
+}
+
 int ref_pool_row(const struct fs_inputs *in, int blk)
 {
 	long lo = 0, hi = (long)in->NM - 1;

@@ -17,4 +17,12 @@
  */
 int ref_pool_row(const struct fs_inputs *in, int blk);
 
+/*
+ * 1 when key j of sequence s (j < its context) lies in a block that
+ * cache.window_blocks free unmapped: its table entry is -1. The correct
+ * kernel never reads such a block: the key loads 0, so its accumulator
+ * is 0 (docs/design.md, freed blocks); it is behind every query's window.
+ */
+int ref_pool_freed(const struct fs_inputs *in, int s, int j);
+
 #endif

@@ -129,6 +129,8 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 		d1 = d0 + 32;
 		assert(d1 <= D);
 	}
+	if (ref_pool_freed(in, s, j))
+		return 0;	/* a freed block: the kernel loads 0 (pool.h) */
 	ref_page(in, s, j, &blk, &slot);
 	q = in->q_int8 + (((size_t)s * in->T + t) * in->Hq + qh) * D;
 	/* 16 dims at a time: one [blk][g][d / 16][slot][0..15] row each. */
@@ -146,6 +148,10 @@ void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 {
 	int D = in->D, BS = in->BS, blk, slot;
 
+	if (ref_pool_freed(in, s, j)) {
+		memset(k, 0, (size_t)D);	/* a freed block: loads 0 */
+		return;
+	}
 	ref_page(in, s, j, &blk, &slot);
 	for (int d16 = 0; d16 < D / 16; d16++)
 		memcpy(k + 16 * d16, in->k_cache + ref_blk0(in, blk) +

@@ -139,6 +139,22 @@ static inline int attn_block(const struct kern *k, int s, int tok)
 }
 
 /*
+ * Is key tok's block one cache.window_blocks free unmapped (a -1 entry
+ * of the table inside the context, inputs_blocks_freed)? The kernel
+ * walking the table checks the entry before it loads, as it does for a
+ * key past the table, and loads 0: a freed block is never read. A walk
+ * that ignores the table (page_walk none, identity) reads what lies at
+ * the block it computes, as any other.
+ */
+static inline int attn_block_freed(const struct kern *k, int s, int tok)
+{
+	int b = tok / k->KBS;
+
+	return k->kn->page_walk == KWALK_TABLE && b < k->MAXB &&
+	       k->in->block_table[s * k->MAXB + b] < 0;
+}
+
+/*
  * The walks of the K scales and of V (kernel: k_scale_walk, v_page_walk):
  * the key's own walk (page_walk), unless the kernel computes that address
  * from the logical block index, as one that walks the table for K's bytes

@@ -95,8 +95,9 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 			dim = ks * k->K + (kk + k->K / 2) % k->K;
 		else if (k->kn->operand_load == KLOAD_UNSWIZZLED && dim < k->D)
 			dim = 16 * kernel_unswizzled_chunk(dim / 16, n, k->D / 16) + dim % 16;
-		/* dims past those loaded: the zero padding of the last K-step */
-		if (tok / k->KBS < nblk && dim < k->dims) {
+		/* dims past those loaded: the zero padding of the last K-step;
+		 * a freed block (window_blocks): 0, never read */
+		if (tok / k->KBS < nblk && dim < k->dims && !attn_block_freed(k, u->s, tok)) {
 			int blk = attn_block(k, u->s, tok);
 
 			v = blk < 0 ? INPUTS_POISON : attn_k_byte(k, blk, g, tok, dim);

@@ -133,6 +133,9 @@ struct fs_case {
 	int shuffle_cache;	/* pre-permuted K layout: refused by the route */
 	int block_stride;	/* elements from one block's start to the next in
 				 * k_cache and v_cache; 0 = dense, Hkv*D*BS */
+	int window_free;	/* cache.window_blocks: 0 keep, 1 free (blocks
+				 * wholly behind the sliding window unmapped:
+				 * their table entries -1, inputs.h) */
 
 	/* sequences */
 	int n_seqs;

@@ -386,6 +386,9 @@ static enum fs_rc place_blocks(const struct fs_case *c, struct fs_inputs *in,
 				owner[id] = s;
 			in->block_table[(size_t)s * in->MAXB + b] = id;
 		}
+		/* window_blocks free: placed as with keep, then unmapped */
+		for (int b = 0; b < inputs_blocks_freed(c, s); b++)
+			in->block_table[(size_t)s * in->MAXB + b] = -1;
 	}
 	return in->pool_blocks ? store_blocks(in, err) : FS_OK;
 }
@@ -721,6 +724,8 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 
 			if (slot0 + n > BS)
 				n = BS - slot0;
+			if (blk < 0)
+				continue;	/* freed (window_blocks): never written */
 			for (int h = 0; h < Hkv; h++) {
 				for (int i = 0; i < n; i++) {
 					int j = j0 + i;
@@ -908,9 +913,25 @@ int inputs_pool_sparse(const struct fs_case *c)
 	       dense_pool_bytes(c) > INPUTS_DENSE_POOL_BYTES;
 }
 
+int inputs_blocks_freed(const struct fs_case *c, int s)
+{
+	int behind;
+
+	if (!c->window_free || c->sliding_window <= 0)
+		return 0;
+	behind = case_q_pos(c, s, 0) - c->sliding_window + 1;
+	return behind > 0 ? behind / c->block_size : 0;
+}
+
 int inputs_pool_stored(const struct fs_case *c)
 {
-	return inputs_pool_sparse(c) ? case_blocks_needed(c) : c->num_blocks;
+	int n = 0;
+
+	if (!inputs_pool_sparse(c))
+		return c->num_blocks;
+	for (int s = 0; s < c->n_seqs; s++)
+		n += case_blocks_of(c, s) - inputs_blocks_freed(c, s);
+	return n;
 }
 
 const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,

@@ -15,6 +15,8 @@
  * Slots and blocks no sequence uses are poisoned (INPUTS_POISON in the
  * int8 caches, NaN in scales and float caches), and block-table entries
  * past a sequence's blocks are -1, so a read past a context's end shows.
+ * With cache.window_blocks free the blocks behind the sliding window are
+ * -1 too, their blocks never written (inputs_blocks_freed).
  *
  * A sparse pool (inputs_pool_sparse: past INPUTS_DENSE_BLOCKS blocks, or
  * past INPUTS_DENSE_POOL_BYTES of caches) holds only the blocks a block
@@ -99,10 +101,24 @@ struct inputs_given {
 #define INPUTS_DENSE_BLOCKS 65536
 #define INPUTS_DENSE_POOL_BYTES ((double)(256u << 20))
 
+/*
+ * cache.window_blocks free: the leading blocks of sequence s wholly
+ * behind the sliding window of its first query (so of every query), as
+ * vLLM frees them. Their block-table entries are -1 and nothing is
+ * written to them; the placement still hands out their ids, so the
+ * other blocks sit where they would with `keep`. First query at
+ * position p, window W: keys j <= p - W are behind, so (p - W + 1) / BS
+ * blocks (0 when that is not positive, or without free). Example: BS 8,
+ * W 25, decode context 100 (p 99): keys 0..74 are behind, blocks 0..8
+ * (keys 0..71) are freed, block 9 (72..79) holds keys still seen.
+ */
+int inputs_blocks_freed(const struct fs_case *c, int s);
+
 /* 1 when case c's pool is stored sparse (inputs.h, top), else 0. */
 int inputs_pool_sparse(const struct fs_case *c);
 /* Blocks case c's pool stores: num_blocks, or for a sparse pool the
- * blocks its sequences use (what a memory estimate counts). */
+ * blocks its tables name, freed ones (window_blocks) not counted (what
+ * a memory estimate counts). */
 int inputs_pool_stored(const struct fs_case *c);
 enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 			struct fs_inputs *in, struct fs_err *err);

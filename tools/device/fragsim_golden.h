@@ -242,6 +242,9 @@ static const struct fsg_key fsg_keys[] = {
 	/* written only when set (not 0): any value is a padded pool */
 	{ "cache.block_stride", FSG_ONLY, "0",
 	  "the harnesses address a dense pool (block b at b blocks' bytes)" },
+	/* written only when free */
+	{ "cache.window_blocks", FSG_ONLY, "keep",
+	  "the harnesses walk every key's block; freed ones (-1 entries) they would read" },
 	{ "sequences", FSG_APPLIED, NULL, NULL },	/* context_lens, q_pos, the table */
 	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
 	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */

@@ -167,6 +167,8 @@ CASE_KEYS.update({
                       {"per_token_head"}),
     "cache.block_stride": (REFUSED, "the check lays out a dense pool",
                            lambda v, c: not v),
+    "cache.window_blocks": (REFUSED, "the check writes every key's block; "
+                            "freed ones (-1 entries) are not", {"keep"}),
     "cache.v_dtype": (APPLIED, "int8: quantized per (token, head); bf16, f32: "
                       "the rows as stored", None),
     "sequences.context": (APPLIED, "keys generated", None),

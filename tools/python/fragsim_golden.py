@@ -104,6 +104,9 @@ CASE_KEYS = {
                            "read a dense one", lambda v, c: not v),
     "cache.v_dtype": (APPLIED, "gather_v: int8 with v_scale, bf16 and f32 as "
                       "stored", None),
+    "cache.window_blocks": (REFUSED, "freed blocks (block_table -1 inside a "
+                            "context): gather_k and gather_v read every key's "
+                            "block", {"keep"}),
     "cache.shuffle_cache": (IRRELEVANT, "a route verdict; the goldens keep "
                             "the plain paged layout", None),
     "sequences.context": (IRRELEVANT, "in the tensors: context_lens", None),
