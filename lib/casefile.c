@@ -430,6 +430,22 @@ enum fs_rc casefile_after_k_scale(struct case_loader *L,
 	return FS_OK;
 }
 
+enum fs_rc casefile_after_v_dtype(struct case_loader *L,
+				  const struct case_key *k, yaml_node_t *map,
+				  yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+
+	(void)k;
+	(void)map;
+	if (case_v_blocks(c->v_dtype) && c->head_dim % 32)
+		return ydoc_fail(L->err, L->d, v, p,
+				 "%s needs a head_dim that is a multiple of 32 (one "
+				 "fp16 scale per 32 elements), not %d",
+				 c->v_dtype == VDT_Q8_0 ? "q8_0" : "q4_0", c->head_dim);
+	return FS_OK;
+}
+
 enum fs_rc casefile_after_block_stride(struct case_loader *L,
 				       const struct case_key *k, yaml_node_t *map,
 				       yaml_node_t *v, const char *p, void *base)

@@ -47,7 +47,7 @@ static const char *const placement_names[] = {
 static const char *const kscale_names[] = {
 	"per_token_head", "per_block32", "per_tensor", "per_head", NULL,
 };
-static const char *const vdtype_names[] = { "int8", "bf16", "f32", NULL };
+static const char *const vdtype_names[] = { "int8", "bf16", "f32", "q8_0", "q4_0", NULL };
 static const char *const window_blocks_names[] = { "keep", "free", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };
 static const char *const rounding_names[] = {
@@ -184,7 +184,11 @@ static const struct case_key schema[] = {
 	{ "cache.k_scale", KEY_ENUM, FC(k_scale), .names = kscale_names,
 	  .def = "per_token_head", .after = casefile_after_k_scale,
 	  .doc = "K scale granularity" },
-	ENUM_("cache.v_dtype", FC(v_dtype), vdtype_names, "int8", "V cache element type"),
+	{ "cache.v_dtype", KEY_ENUM, FC(v_dtype), .names = vdtype_names,
+	  .def = "int8", .after = casefile_after_v_dtype,
+	  .doc = "V cache element type; `q8_0`, `q4_0`: llama.cpp's blocks of 32 "
+		 "dims a token with one fp16 scale (their own scale and rounding, "
+		 "not quant:'s), dequantized before the f32 PV" },
 	{ "cache.shuffle_cache", KEY_BOOL, FC(shuffle_cache), .def = "false",
 	  .doc = "pre-permuted K cache layout (route check)" },
 	{ "cache.block_stride", KEY_INT, FC(block_stride), .lo = 0, .hi = 1 << 30,

@@ -99,12 +99,16 @@ static void collect(const struct runcase *r, struct tlist *l)
 			add(l, "k_scale", NPY_F32, in->k_scale, 1, Hkv, 0, 0, 0, 0);
 		else
 			add(l, "k_scale", NPY_F32, in->k_scale, 3, NB, BS, Hkv, 0, 0);
-		if (c->v_dtype == VDT_INT8) {
+		if (case_v_bytes(c->v_dtype)) {
 			if (in->BSTR)
 				add(l, "v_cache", NPY_I8, in->v_cache_i8, 2, NB, in->BSTR, 0, 0, 0);
 			else
 				add(l, "v_cache", NPY_I8, in->v_cache_i8, 4, NB, Hkv, D, BS, 0);
-			add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
+			/* q8_0, q4_0: one fp16 scale per 32 dims of a slot */
+			if (case_v_blocks(c->v_dtype))
+				add(l, "v_scale", NPY_F16, in->v_scale16, 4, NB, BS, Hkv, D / 32, 0);
+			else
+				add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
 		} else {
 			if (in->BSTR)
 				add(l, "v_cache", NPY_F32, in->v_cache_f, 2, NB, in->BSTR, 0, 0, 0);

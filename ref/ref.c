@@ -15,6 +15,8 @@
  *                          k_scale[g]; per_block32:
  *                          k_scale16[blk][slot][g][d / 32]        f16)
  *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g])
+ *                         (q8_0, q4_0: (v - 0 or 8) * f16
+ *                          v_scale16[blk][slot][g][d / 32], ref_v_at)
  *   g = q_head / (Hq / Hkv)
  *   with cache.block_stride BSTR (in->BSTR, 0 = dense), [blk] of k_cache
  *   and v_cache is the BSTR elements from blk * BSTR (ref_blk0); the
@@ -156,6 +158,33 @@ void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 	for (int d16 = 0; d16 < D / 16; d16++)
 		memcpy(k + 16 * d16, in->k_cache + ref_blk0(in, blk) +
 		       (((size_t)g * (D / 16) + d16) * BS + slot) * 16, 16);
+}
+
+/*
+ * Element d of a key's V, dequantized here in double, its value at v_cache
+ * element `at`: int8 times the slot's scale vs; float as stored; q8_0 and
+ * q4_0 (llama.cpp's blocks: one byte an element, q4_0's 0..15 with offset
+ * 8) times the fp16 scale of d's block of 32, v_scale16[ts][d / 32] with
+ * ts = (blk * BS + slot) * Hkv + g, decoded by ref_f16 (not sim's
+ * quant.c).
+ */
+static double ref_v_at(const struct fs_case *c, const struct fs_inputs *in,
+		       size_t at, double vs, size_t ts, int d)
+{
+	int q;
+
+	switch (c->v_dtype) {
+	case VDT_INT8:
+		return in->v_cache_i8[at] * vs;
+	case VDT_Q8_0:
+	case VDT_Q4_0:
+		q = in->v_cache_i8[at] - (c->v_dtype == VDT_Q4_0 ? 8 : 0);
+		return q * ref_f16(in->v_scale16[ts * (size_t)(in->D / 32) + (size_t)d / 32]);
+	case VDT_BF16:
+	case VDT_F32:
+	default:
+		return in->v_cache_f[at];
+	}
 }
 
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
@@ -461,12 +490,12 @@ static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
 			vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
 			if (c->v_dtype == VDT_INT8)
 				vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];
+
 			for (int e = 0; e < w; e++) {
 				double *x = vb[e / DOT_SLICE][u][0] + e % DOT_SLICE;
 
-				x[0] = c->v_dtype == VDT_INT8
-				       ? in->v_cache_i8[at + (size_t)e * BS] * vs
-				       : in->v_cache_f[at + (size_t)e * BS];
+				x[0] = ref_v_at(c, in, at + (size_t)e * BS, vs,
+						((size_t)blk * BS + slot) * in->Hkv + g, d0 + e);
 				x[DOT_SLICE] = fabs(x[0]);
 				x[2 * DOT_SLICE] = vf[e];
 			}

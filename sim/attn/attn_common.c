@@ -208,7 +208,9 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	static const int8_t poison_i8 = INPUTS_POISON;
 	static const float poison_f = NAN;
 	const struct fs_inputs *in = k->in;
-	int g = attn_kv_head(k, u), i8 = k->c->v_dtype == VDT_INT8;
+	/* i8: one byte an element (int8, q8_0, q4_0) */
+	int g = attn_kv_head(k, u), i8 = case_v_bytes(k->c->v_dtype);
+	int qb = case_v_blocks(k->c->v_dtype);
 	int blk = attn_v_block(k, u->s, tok), slot = tok % k->KBS;
 	/* The kernel's offsets: its block start (block_offset: the pool's
 	 * stride, one dense block, or wrapped to int32) and its block size
@@ -219,7 +221,7 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	size_t a = b0 + (size_t)g * k->D * k->KBS + slot;
 	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * k->BS * k->Hkv;
 	size_t si = s0 + (size_t)slot * k->Hkv + g, be = inputs_block_elems(in);
-	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D, NULL, 0 };
+	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D, NULL, 0, NULL, 0, 0 };
 	ptrdiff_t at;
 
 	if (b0 == SIZE_MAX || a >= vn)
@@ -235,6 +237,8 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 		v.a = a;
 		at = 0;
 	}
+	v.qblocks = qb;
+	v.qoff = k->c->v_dtype == VDT_Q4_0 ? 8 : 0;
 	if (blk < 0 || at < 0) {
 		v.stride = 0;
 		v.i8 = i8 ? &poison_i8 : NULL;
@@ -253,7 +257,10 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 						  si % ((size_t)k->BS * k->Hkv));
 		}
 		v.i8 = v.gather ? &poison_i8 : &in->v_cache_i8[at];
-		v.scale = sat >= 0 ? in->v_scale[sat] : NAN;
+		if (qb)		/* the slot's D/32 fp16 scales, or none: NaN */
+			v.s16 = sat >= 0 ? &in->v_scale16[(size_t)sat * (size_t)(k->D / 32)] : NULL;
+		else
+			v.scale = sat >= 0 ? in->v_scale[sat] : NAN;
 	} else {
 		v.f = v.gather ? &poison_f : &in->v_cache_f[at];
 	}

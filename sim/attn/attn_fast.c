@@ -239,10 +239,9 @@ static void stage_v(const struct kern *k, const struct unit *u, const struct til
 	for (int n = 0; n < nv; n++) {
 		struct vcol v = attn_v_col(k, u, kb + n);
 
+		/* attn_v_elem: the spec's value (q8_0, q4_0 dequantized) */
 		for (int d = 0; d < k->D; d++)
-			f->vn[(size_t)n * k->D + d] =
-				v.i8 ? (float)v.i8[(size_t)d * v.stride] * v.scale :
-				       v.f[(size_t)d * v.stride];
+			f->vn[(size_t)n * k->D + d] = attn_v_elem(&v, d);
 	}
 }
 

@@ -23,6 +23,7 @@
 #include "kernel.h"
 #include "../lanemap/lanemap.h"
 #include "logit.h"
+#include "quant.h"
 #include "tile_fast.h"	/* struct tile_order */
 
 #define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
@@ -282,22 +283,40 @@ struct vcol {
 			 * (block_size_assumed: D for any other kernel) */
 	const struct fs_inputs *gather;	/* non-NULL: gather from a */
 	size_t a;
+	/* q8_0, q4_0 (quant.h): the key's D/32 fp16 scales, element d's at
+	 * s16[d / 32], replacing scale (NULL: a poisoned slot's, NaN); qoff
+	 * the offset of the stored value, 8 for q4_0, else 0 */
+	const uint16_t *s16;
+	int qblocks, qoff;
 };
 
-/* Element d of column v as the kernel reads it, scaled (int8 V). */
+/* Element d of column v as the kernel reads it, scaled (int8 V; q8_0 and
+ * q4_0: (q - offset) * fp16 scale, rounded to f32 before PV as llama.cpp
+ * dequantizes). */
 static inline float attn_v_elem(const struct vcol *v, int d)
 {
 	ptrdiff_t at;
+	int q;
 
-	if (d >= v->n)
-		return v->i8 ? (float)INPUTS_POISON * v->scale : NAN;
-	if (!v->gather)
-		return v->i8 ? (float)v->i8[(size_t)d * v->stride] * v->scale :
-			       v->f[(size_t)d * v->stride];
-	at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
-	if (v->i8)
-		return (float)(at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at]) * v->scale;
-	return at < 0 ? NAN : v->gather->v_cache_f[at];
+	if (!v->i8) {	/* float V */
+		if (d >= v->n)
+			return NAN;
+		if (!v->gather)
+			return v->f[(size_t)d * v->stride];
+		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
+		return at < 0 ? NAN : v->gather->v_cache_f[at];
+	}
+	if (d >= v->n) {
+		q = INPUTS_POISON;
+	} else if (!v->gather) {
+		q = v->i8[(size_t)d * v->stride];
+	} else {
+		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
+		q = at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at];
+	}
+	if (v->qblocks)
+		return v->s16 ? (float)(q - v->qoff) * quant_f16_to_f32(v->s16[d / 32]) : NAN;
+	return (float)q * v->scale;
 }
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);

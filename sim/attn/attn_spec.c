@@ -298,7 +298,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			}
 			v = attn_v_col(k, u, kb + n);
 			/* elements past v.n lie outside the V cache: poison */
-			if (v.gather)
+			if (v.gather || v.qblocks)
 				for (int d = 0; d < k->D; d++)
 					x->o[d] = fmaf(pn, attn_v_elem(&v, d), x->o[d]);
 			else if (v.i8)

@@ -19,6 +19,8 @@
  *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
+ *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale16 [NB][BS][Hkv][D/32] f16
+ *                                             (q8_0, q4_0: quant.h)
  *
  * cache.block_stride BSTR puts block b of k_cache and v_cache at element
  * b * BSTR (dense: Hkv * D * BS), so each of the two is [NB][BSTR] with a
@@ -111,6 +113,10 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 	if (c->k_scale == KSCALE_PER_BLOCK32 && c->head_dim % 32)
 		return fs_fail(err, FS_EINPUT,
 			       "head_dim %d is not a multiple of 32, needed by per_block32 K scales",
+			       c->head_dim);
+	if (case_v_blocks(c->v_dtype) && c->head_dim % 32)
+		return fs_fail(err, FS_EINPUT,
+			       "head_dim %d is not a multiple of 32, needed by q8_0 and q4_0 V",
 			       c->head_dim);
 	if (c->block_size < 1 || c->block_size > CASE_MAX_CONTEXT ||
 	    c->num_blocks < 1)
@@ -228,6 +234,9 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	if (c->v_dtype == VDT_INT8) {
 		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
 		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
+	} else if (case_v_blocks(c->v_dtype)) {
+		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
+		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);	/* v_scale16 */
 	} else {
 		add_bytes(n->cache, sizeof(float), bytes, gib, &bad);
 	}
@@ -556,6 +565,12 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 
 		in->v_scale[slot_index(in, blk, slot, h)] = sc;
 		quant_apply(row, D, sc, c->clip, c->rounding, q);
+	} else if (case_v_blocks(c->v_dtype)) {
+		uint16_t *d16 = &in->v_scale16[slot_index(in, blk, slot, h) * (size_t)(D / 32)];
+
+		for (int kb = 0; kb < D / 32; kb++)
+			(c->v_dtype == VDT_Q8_0 ? quant_q8_0_block : quant_q4_0_block)(
+				row + 32 * kb, &d16[kb], q + 32 * kb);
 	} else {
 		for (int d = 0; d < D; d++)
 			in->v_cache_f[base + (size_t)d * (size_t)in->BS + (size_t)slot] = row[d];
@@ -603,7 +618,7 @@ static void put_v_run(const struct fs_case *c, struct fs_inputs *in, int blk,
 
 	/* bf16 and f32 V have no int8 cache: v_cache_i8 is NULL, and even
 	 * forming NULL + offset is undefined (clang's UBSan stops on it). */
-	if (c->v_dtype != VDT_INT8)
+	if (!case_v_bytes(c->v_dtype))
 		return;
 	dst0 = in->v_cache_i8 + base * (size_t)in->BS + (size_t)slot0;
 #ifdef __SSE2__
@@ -632,6 +647,10 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 	if (c->v_dtype == VDT_INT8) {
 		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
 		fill_f32(in->v_scale, n->slots, f32_nan());
+	} else if (case_v_blocks(c->v_dtype)) {
+		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
+		for (size_t i = 0; i < n->k16; i++)
+			in->v_scale16[i] = F16_NAN;
 	} else {
 		fill_f32(in->v_cache_f, n->cache, f32_nan());
 	}
@@ -824,6 +843,9 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	if (c->v_dtype == VDT_INT8) {
 		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
 		in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
+	} else if (case_v_blocks(c->v_dtype)) {
+		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
+		in->v_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
 	} else {
 		in->v_cache_f = alloc_n(n.cache, sizeof(float), &bad);
 	}
@@ -885,6 +907,7 @@ void inputs_free(struct fs_inputs *in)
 	free(in->k_scale16);
 	free(in->v_cache_i8);
 	free(in->v_scale);
+	free(in->v_scale16);
 	free(in->v_cache_f);
 	free(in->block_table);
 	free(in->context_lens);
@@ -900,7 +923,7 @@ static double dense_pool_bytes(const struct fs_case *c)
 {
 	double blk = c->block_stride ? (double)c->block_stride :
 		     (double)c->kv_heads * c->head_dim * c->block_size;
-	double vb = c->v_dtype == VDT_INT8 ? 1.0 : 4.0;
+	double vb = case_v_bytes(c->v_dtype) ? 1.0 : 4.0;
 	double slots = (double)c->block_size * c->kv_heads;
 
 	return (double)c->num_blocks *

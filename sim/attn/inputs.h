@@ -5,7 +5,9 @@
  *   k_cache [NB][Hkv][D/16][BS][16] int8: K[token][h][d] of sequence s is
  *           at block = block_table[s][token / BS], slot = token % BS,
  *           [block][h][d / 16][slot][d % 16]
- *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv], or float
+ *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv], or float;
+ *           q8_0 and q4_0 (llama.cpp's blocks, quant.h): one byte an
+ *           element, v_scale16 [NB][BS][Hkv][D/32] f16 per 32 dims
  *
  * With cache.block_stride, block b of k_cache and v_cache starts at
  * element b * BSTR instead of b * Hkv * D * BS (padded pages, or K and V
@@ -60,8 +62,10 @@ struct fs_inputs {
 				 * per_head [Hkv] */
 	uint16_t *k_scale16;	/* per_block32: f16 bits [NB][BS][Hkv][D/32] */
 
-	int8_t *v_cache_i8;	/* int8 V: [NB][Hkv][D][BS] */
+	int8_t *v_cache_i8;	/* int8 V: [NB][Hkv][D][BS]; q8_0 (-127..127)
+				 * and q4_0 (0..15, offset 8) the same */
 	float *v_scale;		/* int8 V: [NB][BS][Hkv] */
+	uint16_t *v_scale16;	/* q8_0, q4_0: f16 bits [NB][BS][Hkv][D/32] */
 	float *v_cache_f;	/* bf16/f32 V: [NB][Hkv][D][BS] (bf16 values rounded) */
 
 	int32_t *block_table;	/* [S][MAXB], -1 past a sequence's blocks */

@@ -713,7 +713,7 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			     (double)c->kv_heads * c->head_dim * c->block_size;
 		/* the widest of the block's strides in bytes: float V's, K's
 		 * and int8 V's, or the scales' (per_block32 f16 per 32 dims) */
-		double per = blk * (c->v_dtype == VDT_INT8 ? 1.0 : 4.0);
+		double per = blk * (case_v_bytes(c->v_dtype) ? 1.0 : 4.0);
 		double ks = (double)c->block_size * c->kv_heads *
 			    (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / 32 * 2.0 : 4.0);
 

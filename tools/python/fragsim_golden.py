@@ -102,8 +102,9 @@ CASE_KEYS = {
                                                             "per_block32", "per_tensor"}),
     "cache.block_stride": (REFUSED, "a padded pool: gather_k and gather_v "
                            "read a dense one", lambda v, c: not v),
-    "cache.v_dtype": (APPLIED, "gather_v: int8 with v_scale, bf16 and f32 as "
-                      "stored", None),
+    "cache.v_dtype": (REFUSED, "gather_v: int8 with v_scale, bf16 and f32 as "
+                      "stored; q8_0 and q4_0 (fp16 scales per 32 dims) are not "
+                      "dequantized here", {"int8", "bf16", "f32"}),
     "cache.window_blocks": (REFUSED, "freed blocks (block_table -1 inside a "
                             "context): gather_k and gather_v read every key's "
                             "block", {"keep"}),
