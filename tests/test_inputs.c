@@ -342,6 +342,51 @@ static void sparse_pool_stores_named_blocks(void **state)
 	}
 }
 
+/*
+ * q4_0 and q8_0 V in the paged V layout, by hand, from a given V whose
+ * row (key 0, kv head 0) is {-2, 1, 0.5, 0...} in dims 0..31 and zeros
+ * after: q4_0 stores {0, 12, 10, 8...} at v_cache[blk][0][d][0], one
+ * byte a dim, with fp16 0x3400 (0.25) for dims 0..31 and 0x8000 (-0,
+ * ggml's 0 / -8) for each zero block; q8_0 stores round(x * 63.5) =
+ * {-127, 64, 32, 0...} (d = 2 / 127, 1/d = 63.5) with fp16(2 / 127) =
+ * 0x2408. Slots no key owns keep poison and a NaN scale.
+ */
+static void v_blocks_stored_by_hand(void **state)
+{
+	static const int ctx[] = { 5 };
+	static const int8_t q4[3] = { 0, 12, 10 }, q8[3] = { -127, 64, 32 };
+	struct fs_case c;
+	struct fs_inputs in;
+	struct inputs_given g;
+	float *v;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		base_case(&c, 16, PLACE_CONTIGUOUS, 1, ctx, NULL);
+		c.v_dtype = i ? VDT_Q8_0 : VDT_Q4_0;
+		v = calloc((size_t)5 * 4 * 256, sizeof(float));
+		v[0] = -2, v[1] = 1, v[2] = 0.5f;
+		memset(&g, 0, sizeof(g));
+		g.v = v;
+		build_ok(&c, &g, &in);
+		assert_null(in.v_scale);
+		for (int d = 0; d < 256; d++) {
+			int8_t want = d < 3 ? (i ? q8[d] : q4[d]) : (i ? 0 : 8);
+
+			assert_int_equal(in.v_cache_i8[v_addr(&in, 0, 0, d, 0)], want);
+		}
+		assert_int_equal(in.v_scale16[scale_addr(&in, 0, 0, 0) * 8], i ? 0x2408 : 0x3400);
+		for (int kb = 1; kb < 8; kb++)
+			assert_int_equal(in.v_scale16[scale_addr(&in, 0, 0, 0) * 8 + kb],
+					 i ? 0x0000 : 0x8000);
+		/* slot 5, past the context: poison and a NaN fp16 */
+		assert_int_equal(in.v_cache_i8[v_addr(&in, 0, 0, 0, 5)], INPUTS_POISON);
+		assert_int_equal(in.v_scale16[scale_addr(&in, 0, 5, 0) * 8], 0x7e00);
+		inputs_free(&in);
+		free(v);
+	}
+}
+
 static void paging_every_placement_and_block_size(void **state)
 {
 	static const int ctx[] = { 37, 16, 1, 70 };
@@ -1230,6 +1275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(paging_every_placement_and_block_size),
 		cmocka_unit_test(sparse_pool_stores_named_blocks),
+		cmocka_unit_test(v_blocks_stored_by_hand),
 		cmocka_unit_test(hand_worked_address),
 		cmocka_unit_test(generated_values_match_gen),
 		cmocka_unit_test(sequences_do_not_depend_on_each_other),
