@@ -961,6 +961,34 @@ static void memory_estimate_hand_worked(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * A sparse pool is estimated by what it stores: cases/edge/sparse-pool.yaml
+ * has 4,194,304 blocks of 16 KiB of K and 16 KiB of V (128 GiB dense) and
+ * its tables name 5 + 2 of them, 7 x 32 KiB = 224 KiB of caches. It fits
+ * 8 MiB; 200 KiB is too little, by an estimate in KiB.
+ */
+static void memory_estimate_of_a_sparse_pool(void **state)
+{
+	struct fs_err err = { 0 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/edge/sparse-pool.yaml", &r, &err),
+			 FS_OK);
+	r.mem_avail = 8 << 20;
+	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
+	assert_int_equal(r.in.NM, 7);
+	runcase_free(&r);
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/edge/sparse-pool.yaml", &r, &err),
+			 FS_OK);
+	r.mem_avail = 200 * 1024;
+	assert_int_equal(runcase_inputs(&r, &err), FS_EBUDGET);
+	/* under a MiB in all, not the dense pool's 128 GiB */
+	if (strncmp(err.msg, "the case needs ", 15) || !strstr(err.msg, " KiB, over the limit"))
+		fail_msg("%s", err.msg);
+	runcase_free(&r);
+}
+
 /* check --junit to a path that cannot be written fails before the suite
  * runs (nothing on stdout), with exit 2, naming the path. */
 static void junit_path_checked_first(void **state)
@@ -1412,6 +1440,7 @@ int main(void)
 		cmocka_unit_test(splitk_limit_at_parse_time),
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
+		cmocka_unit_test(memory_estimate_of_a_sparse_pool),
 		cmocka_unit_test(junit_path_checked_first),
 		cmocka_unit_test(inputs_cap_before_allocating),
 		/* issue 21 */
