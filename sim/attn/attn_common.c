@@ -217,10 +217,15 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	 * (KBS); the tensors' sizes are the true ones. Elements from n on
 	 * lie past v_cache. */
 	size_t b0 = blk < 0 ? SIZE_MAX : attn_block_start(k, blk, attn_block_elems(k), i8 ? 1 : 4);
-	size_t s0 = blk < 0 ? SIZE_MAX : attn_block_start(k, blk, (size_t)k->KBS * k->Hkv, 4);
+	/* V's scales: per slot one f32 (int8), or D/32 fp16 (q8_0, q4_0);
+	 * si is the kernel's index of the key's first, sb the elements of
+	 * one block's scales in the tensor */
+	size_t per = qb ? (size_t)k->D / 32 : 1, sb = (size_t)k->BS * k->Hkv * per;
+	size_t s0 = blk < 0 ? SIZE_MAX :
+		    attn_block_start(k, blk, (size_t)k->KBS * k->Hkv * per, qb ? 2 : 4);
 	size_t a = b0 + (size_t)g * k->D * k->KBS + slot;
-	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * k->BS * k->Hkv;
-	size_t si = s0 + (size_t)slot * k->Hkv + g, be = inputs_block_elems(in);
+	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * sb;
+	size_t si = s0 + ((size_t)slot * k->Hkv + g) * per, be = inputs_block_elems(in);
 	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D, NULL, 0, NULL, 0, 0 };
 	ptrdiff_t at;
 
@@ -249,16 +254,17 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	if (i8) {
 		ptrdiff_t sat = -1;
 
-		if (s0 != SIZE_MAX && si < sn) {
-			int m = inputs_block_at(in, (long)(si / ((size_t)k->BS * k->Hkv)));
+		/* the scales' stored place; a key's D/32 fp16 scales must lie
+		 * in one stored block (an int32-wrapped start may not: NaN) */
+		if (s0 != SIZE_MAX && si < sn && si % sb + per <= sb) {
+			int m = inputs_block_at(in, (long)(si / sb));
 
 			if (m >= 0)
-				sat = (ptrdiff_t)((size_t)m * k->BS * k->Hkv +
-						  si % ((size_t)k->BS * k->Hkv));
+				sat = (ptrdiff_t)((size_t)m * sb + si % sb);
 		}
 		v.i8 = v.gather ? &poison_i8 : &in->v_cache_i8[at];
 		if (qb)		/* the slot's D/32 fp16 scales, or none: NaN */
-			v.s16 = sat >= 0 ? &in->v_scale16[(size_t)sat * (size_t)(k->D / 32)] : NULL;
+			v.s16 = sat >= 0 ? &in->v_scale16[sat] : NULL;
 		else
 			v.scale = sat >= 0 ? in->v_scale[sat] : NAN;
 	} else {
