@@ -496,6 +496,9 @@ def gather_v(g, seq):
     bs = vc.shape[3]
     ctx = int(g["context_lens"][seq])
     t = np.arange(ctx)
+    if "v_scale" in g and g["v_scale"].ndim == 4:
+        raise NotImplementedError("gather_v: q8_0 or q4_0 V (v_scale f16 [NB, BS, "
+                                  "Hkv, D/32], llama.cpp's blocks) is not read here")
     blocks = _stored(g, g["block_table"][seq][t // bs])
     slots = t % bs
     v = vc[blocks, :, :, slots]            # [ctx, Hkv, D]
