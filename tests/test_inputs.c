@@ -1252,6 +1252,10 @@ static void bad_cases_are_refused(void **state)
 	c.k_scale = KSCALE_PER_BLOCK32;
 	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "per_block32"));
+	c.k_scale = KSCALE_PER_TOKEN_HEAD;
+	c.v_dtype = VDT_Q8_0;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "needed by q8_0 and q4_0 V"));
 
 	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
 	c.clip = 128;
