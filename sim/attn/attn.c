@@ -596,10 +596,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	} else if (want == ATTN_EXEC_AUTO) {
 		ops = tile_ops_best();
 	}
-	/* window_blocks free: freed keys of an executed tile load 0 (the
-	 * guard of attn_block_freed), which only the scalar executor has */
 	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
-	       !c->window_free && k.hw == lm && k.M <= TILE_ROWS &&
+	       k.hw == lm && k.M <= TILE_ROWS &&
 	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
 	if (fast)
 		attn_fast_order(&k);

@@ -149,9 +149,10 @@ static int fast_block(const struct kern *k, int s, int tok)
 
 /*
  * The tile's K, chunk-major, under load_k's rule (a key inside the last
- * block loads its slot, one past the block table loads 0): in place in
- * the cache when the N keys are consecutive slots of one block, else
- * staged in kst. Returns the chunk stride in bytes; *kp the first chunk.
+ * block loads its slot, one past the block table or in a freed block,
+ * window_blocks, loads 0): in place in the cache when the N keys are
+ * consecutive slots of one block, else staged in kst. Returns the chunk
+ * stride in bytes; *kp the first chunk.
  */
 static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 		     int8_t *kst, const int8_t **kp)
@@ -159,7 +160,7 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 	const int8_t *kc = k->in->k_cache;
 	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / TILE_CHUNK;
 
-	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
+	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk && fast_block(k, u->s, kb) >= 0) {
 		*kp = &kc[attn_k_offset(k, fast_block(k, u->s, kb), g, kb, 0)];
 		return (size_t)k->BS * TILE_CHUNK;
 	}
@@ -169,7 +170,7 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 		for (int c = 0; c < C; c++) {
 			int8_t *dst = &kst[((size_t)c * k->N + n) * TILE_CHUNK];
 
-			if (tok / k->BS < nblk)
+			if (tok / k->BS < nblk && fast_block(k, u->s, tok) >= 0)
 				memcpy(dst, &kc[attn_k_offset(k, fast_block(k, u->s, tok), g,
 							      tok, c * TILE_CHUNK)], TILE_CHUNK);
 			else
@@ -186,7 +187,8 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 	size_t a, bytes = (size_t)k->D * k->BS;
 	const int8_t *kp, *vp;
 
-	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > PREFETCH_MAX_BS)
+	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > PREFETCH_MAX_BS ||
+	    fast_block(k, u->s, kb) < 0)
 		return;
 	/* Block and head start at the same offset in K and in int8 V: each
 	 * holds D * BS bytes per (block, head). */
@@ -216,7 +218,8 @@ static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int k
 {
 	const float *vs;
 
-	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS)
+	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS ||
+	    fast_block(k, u->s, kb) < 0)
 		return NULL;
 	/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */
 	vs = &k->in->v_scale[((size_t)fast_block(k, u->s, kb) * k->BS + kb % k->BS) *
@@ -257,7 +260,7 @@ static void tile_kscales(const struct kern *k, const struct unit *u, int kb,
 	int N = k->N;
 
 	if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD && kb % k->BS + N <= k->BS &&
-	    kb + N <= hi) {
+	    kb + N <= hi && fast_block(k, u->s, kb) >= 0) {
 		const float *s = &in->k_scale[((size_t)fast_block(k, u->s, kb) * k->BS +
 					       kb % k->BS) * k->Hkv + attn_kv_head(k, u)];
 
