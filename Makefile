@@ -12,7 +12,7 @@
 #                 BENCH_ARGS='--quick --only decode-4096' to try it out
 #   make install  PREFIX=/usr/local DESTDIR=  (and make uninstall): fragsim,
 #                 libfragsim.a, fragsim.h, fragsim.pc, docs (docs/library.md)
-#   make hip-check  compile the HIP harnesses for gfx940 (needs hipcc)
+#   make hip-check  compile the HIP harnesses for gfx940 and gfx1100 (needs hipcc)
 #   make hip-emu TINYGRAD=DIR  run them on tinygrad's mock AMD GPU: the
 #                 probe, every cdna3 golden, planted bugs, a wrong map
 #                 (docs/hip-emu.md)
@@ -77,7 +77,7 @@ REGRESS_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/regress_%)
 # delete them after the first build, and the .d files (which name them)
 # would rebuild them all on the next. Keep them.
 .SECONDARY: $(TEST_BIN:%=%.o) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o) \
-	$(BUILD)/tools/bench/peak.o
+	$(BUILD)/tools/bench/peak.o $(BUILD)/tools/bench/stages.o
 
 .PHONY: all run test asan fuzz bench install uninstall clean deps
 .PHONY: hip-check hip-emu check-layers check-build pictures
@@ -234,13 +234,20 @@ PYTHON      ?= python3
 bench:
 	@sh tools/deps.sh bench
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OPT='$(BENCH_OPT)' \
-		$(BENCH_BUILD)/fragsim $(BENCH_BUILD)/bench/peak
+		$(BENCH_BUILD)/fragsim $(BENCH_BUILD)/bench/peak $(BENCH_BUILD)/bench/stages
 	$(PYTHON) tools/bench/bench.py --fragsim $(BENCH_BUILD)/fragsim \
-		--peak $(BENCH_BUILD)/bench/peak $(BENCH_ARGS)
+		--peak $(BENCH_BUILD)/bench/peak --stages $(BENCH_BUILD)/bench/stages \
+		$(BENCH_ARGS)
 
 $(BUILD)/bench/peak: $(BUILD)/tools/bench/peak.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -fopenmp $(LDFLAGS)
+
+# The reference's stage times (tools/bench/stages.c): the library, run
+# on one case, and ref/'s per-stage seconds.
+$(BUILD)/bench/stages: $(BUILD)/tools/bench/stages.o $(BUILD)/libfragsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 # The HIP harnesses (tools/device/hip/) compiled for gfx940 with hipcc,
 # no GPU needed, and their assembly checked; gfx936 needs DTK's hipcc.

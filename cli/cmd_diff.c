@@ -33,6 +33,7 @@
 #include "../lib/dump.h"
 #include "../lib/json.h"
 #include "../lib/runcase.h"
+#include "../sim/attn/kernel.h"
 #include "htmlrep.h"
 #include "../lib/outdir.h"
 
@@ -291,6 +292,21 @@ static int print_json(const struct runcase *r, const char *dir, const struct dum
 			json_key_string(&j, "name", dg->h[i].name);
 			json_key_int(&j, "matched", dg->h[i].matched);
 			json_key_int(&j, "compared", dg->compared);
+			/* of the entries the case as written gets wrong */
+			json_key_int(&j, "mismatches_reproduced", dg->h[i].fixed);
+			json_key(&j, "classes");
+			json_begin_array_compact(&j);
+			for (int k = 0; k < 2; k++) {
+				int b = k ? dg->h[i].bug2 : dg->h[i].bug;
+				const struct kern_bug_info *bi = b >= 0 ? kernel_bug((enum kern_bug)b) : NULL;
+				char kv[96];
+
+				if (!bi)
+					continue;
+				snprintf(kv, sizeof(kv), "%s=%s", bi->key, bi->bad);
+				json_string(&j, kv);
+			}
+			json_end_array(&j);
 			json_end_object(&j);
 		}
 		json_end_array(&j);

@@ -3,7 +3,10 @@
  * bug class? For each class (sim/attn/kernel.h) the cases run with that wrong
  * assumption planted, cheapest case first, until one of them fails its
  * check; the class is then caught, and the first mismatch says where.
- * A class no case catches survives, and the exit status is 1.
+ * A class no case catches survives, and the exit status is 1; its line
+ * says what kind of case would catch it, from the properties no case of
+ * the suite has (class_needs below): "SURVIVED 2 case(s): no context in
+ * the suite ends inside a 16-key tile".
  *
  * This is SQLite's fault injection turned on our own checks: a checker
  * that never saw a known-bad input has not been shown to check anything.
@@ -61,6 +64,196 @@ const struct opt_cmd cmd_mutate_spec = {
 
 enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
 
+/*
+ * What a case needs to show a class, for the survivor's line: "SURVIVED
+ * 2 case(s): no context in the suite ends inside a 16-key tile". A class
+ * that applies to a case (kernel_bug_na) can still leave it bit for bit
+ * unchanged: tail_mask on contexts that all end on a tile boundary, a
+ * page walk on pages that lie where the walk guesses. Those are the
+ * suite's weaknesses, and each is a property of a case, computed here
+ * from its shape and block tables (never from a run):
+ *
+ *   need               a case has it when               the survivor says
+ *   NEED_TAIL          some context % N != 0            no context ... ends
+ *                                                       inside an N-key tile
+ *   NEED_EDGE          a query's last or first visible  ... nor does a causal
+ *                      key is not at a tile edge        or window edge
+ *   NEED_PAGES_MOVED   a block table entry is not       no sequence has a page
+ *                      first(s) + b (kern_walk)         away from ...
+ *   NEED_NOT_IDENTITY  an entry of row s is not b       no sequence has a
+ *                                                       logical block ...
+ *   NEED_HISTORY       a sequence has keys before its   no sequence has history
+ *                      first query token
+ *   NEED_TILE_OFFSET   N (ceil(ctx/N) - ceil(T/N))      ...
+ *                      is not the history
+ *   NEED_WINDOW_BITES  a query has keys behind its      no query has keys behind
+ *                      sliding window                   its window
+ *   NEED_POOL_2GIB     a block the tables name starts   no pool past 2 GiB
+ *                      2 GiB or more into the pool
+ *   NEED_POOL_64K      a block id the tables name       no pool past 65,536
+ *                      passes 65,535                    blocks
+ *
+ * N is the keys of the case's tile (its lane map's n). class_needs[] has
+ * one row per class, beside kernel.c's class table: a new class adds its
+ * row here (NEEDS(0) when any case it applies to shows it). A survivor
+ * whose needs some tried case has all of is reported as such: the suite
+ * has the kind of case and its checks still pass (the bug leaves what is
+ * compared within the thresholds there: tail_mask on a context one key
+ * into a tile, where the believed and the true column agree). `--json` gives every class's "exposed_by" and a
+ * survivor's "hint"; tests/test_kernel.c wants a row for every class.
+ */
+enum need {
+	NEED_TAIL,
+	NEED_EDGE,
+	NEED_PAGES_MOVED,
+	NEED_NOT_IDENTITY,
+	NEED_HISTORY,
+	NEED_TILE_OFFSET,
+	NEED_WINDOW_BITES,
+	NEED_POOL_2GIB,
+	NEED_POOL_64K,
+	NEED_COUNT
+};
+
+struct need_info {
+	const char *has;	/* what a case that shows the class has */
+	const char *lacks;	/* the sentence for a suite without it */
+	int per_tile;		/* both take N (%d): the tile's keys */
+};
+
+static const struct need_info needs[NEED_COUNT] = {
+	[NEED_TAIL] = { "a context that ends inside a %d-key tile",
+		"no context in the suite ends inside a %d-key tile", 1 },
+	[NEED_EDGE] = { "a context, causal or window edge inside a %d-key tile",
+		"no context in the suite ends inside a %d-key tile, nor does a causal or window edge fall inside one", 1 },
+	[NEED_PAGES_MOVED] = { "a sequence with a page away from where a packed cache puts it",
+		"no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)", 0 },
+	[NEED_NOT_IDENTITY] = { "a sequence whose logical block b is not physical block b",
+		"no sequence in the suite has a logical block other than its physical block", 0 },
+	[NEED_HISTORY] = { "a sequence with keys before its first query token",
+		"no sequence in the suite has keys before its first query token", 0 },
+	[NEED_TILE_OFFSET] = { "a history other than N (ceil(context/N) - ceil(tokens/N)) on %d-key tiles",
+		"no sequence in the suite has a history other than N (ceil(context/N) - ceil(tokens/N)) on %d-key tiles", 1 },
+	[NEED_WINDOW_BITES] = { "a query with keys behind its sliding window",
+		"no query in the suite has keys behind its sliding window", 0 },
+	[NEED_POOL_2GIB] = { "a pool past 2 GiB, with a block the tables name starting past it",
+		"no pool past 2 GiB (no block the tables name starts 2 GiB or more into its pool)", 0 },
+	[NEED_POOL_64K] = { "a pool past 65,536 blocks, with a block id past 65,535 in a table",
+		"no pool past 65,536 blocks (no block id past 65,535 in a table)", 0 },
+};
+
+#define NEED(n) (1u << (n))
+struct class_need {
+	unsigned needs;		/* NEED() bits, all of them in one case */
+	int listed;		/* the row exists */
+};
+#define NEEDS(bits) { (bits), 1 }
+
+static const struct class_need class_needs[BUG_COUNT] = {
+	[BUG_C_COLUMNS] = NEEDS(0),
+	[BUG_OPERAND_ORDER] = NEEDS(0),
+	[BUG_HEAD_DIM_LOADED] = NEEDS(0),
+	[BUG_SCALE_RECOVERY] = NEEDS(0),
+	[BUG_K_SCALE_INDEX] = NEEDS(0),
+	[BUG_GQA_MAP] = NEEDS(0),
+	[BUG_TAIL_MASK] = NEEDS(NEED(NEED_EDGE)),
+	[BUG_PAGE_WALK] = NEEDS(NEED(NEED_PAGES_MOVED)),
+	[BUG_PAGE_IDENTITY] = NEEDS(NEED(NEED_NOT_IDENTITY)),
+	[BUG_TRANSPOSE] = NEEDS(0),
+	[BUG_Q_POSITION] = NEEDS(0),
+	[BUG_SPLIT_MERGE] = NEEDS(0),
+	/* a poisoned slot past the context, in a tile that runs */
+	[BUG_PV_MASK] = NEEDS(NEED(NEED_TAIL)),
+	/* a masked key whose score the workspace shows */
+	[BUG_MASK_FINITE] = NEEDS(NEED(NEED_EDGE)),
+	/* a NaN K scale past the context, in a tile that runs */
+	[BUG_MASK_ADDITIVE] = NEEDS(NEED(NEED_TAIL)),
+	[BUG_WINDOW_INCLUSIVE] = NEEDS(NEED(NEED_WINDOW_BITES)),
+	[BUG_WINDOW_EXCLUSIVE] = NEEDS(NEED(NEED_WINDOW_BITES)),
+	[BUG_Q_CHUNK_KEYS] = NEEDS(NEED(NEED_HISTORY)),
+	[BUG_Q_FUTURE] = NEEDS(0),
+	[BUG_Q_OFF_BY_ONE] = NEEDS(0),
+	[BUG_Q_TILE_ROUNDED] = NEEDS(NEED(NEED_TILE_OFFSET)),
+	[BUG_CAP_DROPPED] = NEEDS(0),
+	[BUG_CAP_AFTER_MASK] = NEEDS(NEED(NEED_EDGE)),
+	[BUG_CAP_EXP_TANH] = NEEDS(0),
+	[BUG_ALIBI_IGNORED] = NEEDS(0),
+	[BUG_ALIBI_SIGN] = NEEDS(0),
+	[BUG_ALIBI_NO_LOG2E] = NEEDS(0),
+	[BUG_ALIBI_OFFSET] = NEEDS(0),
+	[BUG_EXP2_NO_LOG2E] = NEEDS(0),
+	[BUG_MERGE_EMPTY_NAN] = NEEDS(0),
+	[BUG_MERGE_STALE_LSE] = NEEDS(0),
+	[BUG_BLOCK_OFFSET] = NEEDS(0),
+	[BUG_K_SCALE_WALK] = NEEDS(NEED(NEED_NOT_IDENTITY)),
+	[BUG_V_PAGE_WALK] = NEEDS(NEED(NEED_NOT_IDENTITY)),
+	[BUG_BLOCK_SIZE] = NEEDS(0),
+	[BUG_SCALE_NO_K] = NEEDS(0),
+	[BUG_SCALE_NO_Q] = NEEDS(0),
+	[BUG_K_SCALE_FIRST] = NEEDS(0),
+	[BUG_GQA_KV_DIVIDE] = NEEDS(0),
+	[BUG_GQA_GRID] = NEEDS(0),
+	[BUG_GQA_SPILL] = NEEDS(0),
+	[BUG_LOAD_SWAP_K] = NEEDS(0),
+	[BUG_LOAD_UNSWIZZLED] = NEEDS(0),
+	[BUG_C_ROWS] = NEEDS(0),
+	[BUG_BLOCK_OFFSET_INT32] = NEEDS(NEED(NEED_POOL_2GIB)),
+	[BUG_BLOCK_OFFSET_U16] = NEEDS(NEED(NEED_POOL_64K)),
+};
+
+/* Is the edge key e (a first masked or first visible key) inside a
+ * tile of N keys, not on its boundary? */
+static int inside_tile(long e, int N)
+{
+	return e > 0 && e % N != 0;
+}
+
+/* The needs (NEED() bits) case r has; its inputs are built. */
+static unsigned case_needs(const struct runcase *r)
+{
+	const struct fs_case *c = &r->c;
+	const struct fs_inputs *in = &r->in;
+	long stride = c->block_stride ? c->block_stride :
+		      (long)c->kv_heads * c->head_dim * c->block_size;
+	int N = r->lm->n, W = c->sliding_window, first = 0;
+	unsigned has = 0;
+
+	for (int s = 0; s < c->n_seqs; s++) {
+		const struct case_seq *q = &c->seqs[s];
+		int h = q->context - q->tokens, nb = case_blocks_of(c, s);
+
+		if (q->context > 0 && inside_tile(q->context, N))
+			has |= NEED(NEED_TAIL) | NEED(NEED_EDGE);
+		for (int t = 0; t < q->tokens; t++) {
+			long p = (long)h + t;
+
+			if (inside_tile(p + 1, N) || (W > 0 && p - W + 1 > 0 && inside_tile(p - W + 1, N)))
+				has |= NEED(NEED_EDGE);
+			if (W > 0 && p - W + 1 > 0)
+				has |= NEED(NEED_WINDOW_BITES);
+		}
+		if (q->tokens > 0 && h > 0)
+			has |= NEED(NEED_HISTORY);
+		if (q->tokens > 0 &&
+		    (long)N * ((q->context + N - 1) / N - (q->tokens + N - 1) / N) != h)
+			has |= NEED(NEED_TILE_OFFSET);
+		for (int b = 0; b < nb && b < in->MAXB; b++) {
+			int p = in->block_table[(size_t)s * in->MAXB + b];
+
+			if (p != first + b)
+				has |= NEED(NEED_PAGES_MOVED);
+			if (p != b)
+				has |= NEED(NEED_NOT_IDENTITY);
+			if (p >= 0 && (double)p * (double)stride >= 2147483648.0)
+				has |= NEED(NEED_POOL_2GIB);
+			if (p > 65535)
+				has |= NEED(NEED_POOL_64K);
+		}
+		first += nb;
+	}
+	return has;
+}
+
 struct outcome {
 	enum verdict v;
 	int tried;			/* cases it ran on */
@@ -75,6 +268,9 @@ struct outcome {
 	int na_mixed;			/* they gave different reasons */
 	char na_reason[200];		/* the first such case's reason */
 	char na_case[128];		/* and its name */
+	unsigned seen;			/* needs some case it ran on has */
+	int complete;			/* a case it ran on had all its needs */
+	int tile_n;			/* N of the cases it ran on; -1 mixed */
 };
 
 struct job {
@@ -156,6 +352,110 @@ static void record(const struct runcase *r, const char *path,
 			 rep->replica_mismatch);
 }
 
+/* Class b ran on a case that has needs `has`, with tiles of n keys. */
+static void note_needs(struct outcome *o, int b, unsigned has, int n)
+{
+	unsigned want = class_needs[b].needs;
+
+	o->seen |= has;
+	o->complete |= (has & want) == want;
+	if (o->tile_n == 0)
+		o->tile_n = n;
+	else if (o->tile_n != n)
+		o->tile_n = -1;
+}
+
+/* Need i's text (has or lacks) for tiles of n keys (-1: mixed). */
+static void need_text(char *buf, size_t len, int i, int lacks, int n)
+{
+	const struct need_info *ni = &needs[i];
+	const char *fmt = lacks ? ni->lacks : ni->has;
+
+	if (!ni->per_tile) {
+		snprintf(buf, len, "%s", fmt);
+		return;
+	}
+	if (n > 0) {
+		snprintf(buf, len, fmt, n);
+		return;
+	}
+	/* the cases' lane maps differ: say N, the tile's keys */
+	{
+		char f2[300];
+		const char *pct = strstr(fmt, "%d");
+		size_t at = (size_t)(pct - fmt);
+
+		snprintf(f2, sizeof(f2), "%.*sN%s", (int)at, fmt, pct + 2);
+		snprintf(buf, len, "%s", f2);
+	}
+}
+
+/* What a case that shows class b has ("exposed_by"), for tiles of n keys
+ * (0 or -1: written N). */
+static void exposed_by(char *buf, size_t len, int b, int n)
+{
+	unsigned want = class_needs[b].needs;
+	size_t o = 0;
+
+	if (!class_needs[b].listed) {
+		snprintf(buf, len, "unknown: cli/cmd_mutate.c's class_needs has no row for it");
+		return;
+	}
+	if (!want) {
+		snprintf(buf, len, "any case it applies to");
+		return;
+	}
+	buf[0] = '\0';
+	for (int i = 0; i < NEED_COUNT && o < len; i++) {
+		char t[300];
+
+		if (!(want & NEED(i)))
+			continue;
+		need_text(t, sizeof(t), i, 0, n);
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", and " : "", t);
+	}
+}
+
+/*
+ * Why class o (b) survived: the needs no case it ran on has ("no context
+ * in the suite ends inside a 16-key tile"), or, when each was in some
+ * case but none had them all, that; or that a case had what it needs and
+ * still passed its checks.
+ */
+static void survivor_hint(char *buf, size_t len, int b, const struct outcome *o)
+{
+	unsigned want = class_needs[b].needs, missing = want & ~o->seen;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (!class_needs[b].listed) {
+		exposed_by(buf, len, b, o->tile_n);
+	} else if (missing) {
+		for (int i = 0; i < NEED_COUNT && at < len; i++) {
+			char t[300];
+
+			if (!(missing & NEED(i)))
+				continue;
+			need_text(t, sizeof(t), i, 1, o->tile_n);
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "; " : "", t);
+		}
+	} else if (want && !o->complete) {
+		char t[600];
+
+		exposed_by(t, sizeof(t), b, o->tile_n);
+		snprintf(buf, len, "no case in the suite has all of: %s", t);
+	} else {
+		char t[600];
+
+		exposed_by(t, sizeof(t), b, o->tile_n);
+		snprintf(buf, len, "a case it ran on has what shows it (%s), yet passes its checks: there the bug leaves what is compared within the thresholds",
+			 t);
+	}
+	at = strlen(buf);
+	if (o->na && at < len)
+		snprintf(buf + at, len - at, " (of the %d case(s) it applies to)", o->tried);
+}
+
 /* Note that class o does not apply to case name, for reason why. */
 static void note_na(struct outcome *o, const char *name, const char *why)
 {
@@ -177,6 +477,7 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 	struct runcase r;
 	enum fs_rc rc = runcase_load(path, &r, err);
 	int todo[BUG_COUNT] = { 0 }, any = 0;
+	unsigned has = 0;
 
 	if (rc)
 		return rc;
@@ -201,6 +502,8 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 	}
 	if (any)
 		rc = runcase_inputs(&r, err);
+	if (any && !rc)
+		has = case_needs(&r);
 	for (int b = 0; any && !rc && b < BUG_COUNT; b++) {
 		struct fs_case mc;
 		struct attn_result sim;
@@ -215,6 +518,7 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		}
 		applies_any[b] = 1;
 		out[b].tried++;
+		note_needs(&out[b], b, has, r.lm->n);
 		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
 		if (rc)
 			break;
@@ -274,11 +578,23 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 				      o->v == V_NA ? "not_applicable" : "survived");
 	json_key_int(j, "cases_tried", o->tried);
 	json_key_int(j, "cases_not_applicable", o->na);
+	{
+		char t[600];
+
+		exposed_by(t, sizeof(t), b, o->tile_n);
+		json_key_string(j, "exposed_by", t);
+	}
 	if (o->v == V_NA) {
 		char why[400];
 
 		na_text(o, why, sizeof(why));
 		json_key_string(j, "reason", why);
+	}
+	if (o->v == V_SURVIVED) {
+		char hint[1200];
+
+		survivor_hint(hint, sizeof(hint), b, o);
+		json_key_string(j, "hint", hint);
 	}
 	if (o->v == V_CAUGHT) {
 		json_key_string(j, "case", o->casename);
@@ -315,6 +631,12 @@ static enum fs_rc write_report(const char *path, const struct outcome *out,
 			print_where(f, o);
 		else if (f && o->v == V_NA)
 			fputs(o->na_reason, f);
+		else if (f) {
+			char hint[1200];
+
+			survivor_hint(hint, sizeof(hint), b, o);
+			fputs(hint, f);
+		}
 		if (f)
 			fclose(f);
 		rows[b] = (struct htmlrep_row){ { name[b], o->v == V_CAUGHT ? o->casefile : NULL,
@@ -449,7 +771,10 @@ int cmd_mutate(int argc, char **argv)
 				na_text(&out[b], why, sizeof(why));
 				printf("n/a: %s\n", why);
 			} else {
-				printf("SURVIVED %d case(s)\n", out[b].tried);
+				char hint[1200];
+
+				survivor_hint(hint, sizeof(hint), b, &out[b]);
+				printf("SURVIVED %d case(s): %s\n", out[b].tried, hint);
 			}
 		}
 		printf("%d of %d applicable bug classes survive %zu case(s), %d not applicable\n",

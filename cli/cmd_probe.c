@@ -248,6 +248,12 @@ static void print_unread(FILE *f, const struct lanemap *lm, enum lm_operand op,
 	}
 }
 
+/* "A", "B" or "A and B": the operands of a read_signed mask. */
+static const char *signed_names(int read_signed)
+{
+	return read_signed == 3 ? "A and B" : read_signed == 1 ? "A" : "B";
+}
+
 static void print_found(FILE *f, const char *pre, const struct probeplan *p,
 			const struct lanemap *anchor, const struct probe_result *r)
 {
@@ -278,6 +284,11 @@ static void print_found(FILE *f, const char *pre, const struct probeplan *p,
 		}
 		fputc('\n', f);
 	}
+	if (r->read_signed)
+		fprintf(f, "%ssigned    %s: the plan's bytes are unsigned (u8), and the check waves "
+			   "hold only as their signed (i8) reading; the device ignores the "
+			   "operands' signedness (on RDNA3's iu8: its NEG_LO bits)\n", pre,
+			signed_names(r->read_signed));
 	fprintf(f, "%slabels    rows, columns and k named after %s (%d, %d, %d by vote); "
 		   "renaming rows in A and C alike, columns in B and C, or k in A and B "
 		   "changes no register, so no program can observe it\n",
@@ -286,7 +297,7 @@ static void print_found(FILE *f, const char *pre, const struct probeplan *p,
 }
 
 static void print_diff(const struct lanemap *anchor, const struct lanemap *found,
-		       const struct lanediff *d)
+		       const struct lanediff *d, int read_signed)
 {
 	printf("compare   X = %s, Y = the device\n", anchor->name);
 	for (int op = 0; op < LM_NOPERANDS; op++) {
@@ -310,7 +321,15 @@ static void print_diff(const struct lanemap *anchor, const struct lanemap *found
 			       anchor->name, name, x->row[s], x->col[s]);
 		}
 	}
-	if (d->differ)
+	/* Signedness is no entry of the map: said on its own, and a
+	 * difference even when every entry agrees. */
+	if (read_signed && d->differ)
+		printf("device differs from %s: device reads unsigned operands as signed (%s), "
+		       "and in %d entries\n", anchor->name, signed_names(read_signed), d->differ);
+	else if (read_signed)
+		printf("device differs from %s: device reads unsigned operands as signed (%s); "
+		       "the lane map is the same\n", anchor->name, signed_names(read_signed));
+	else if (d->differ)
 		printf("device differs from %s in %d entries\n", anchor->name, d->differ);
 	else
 		printf("device matches %s\n", anchor->name);
@@ -351,17 +370,22 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 		if (yaml) {
 			printf("# %s's lane map, as fragsim probe solve found it\n", p.lm->instr);
 			print_found(stdout, "# ", &p, an, res);
-			printf("# %s\n", d.differ ? "differs from the profile named above"
-						  : "identical to the profile named above");
+			if (res->read_signed)
+				printf("# differs from the profile named above: device reads unsigned "
+				       "operands as signed (%s)%s\n", signed_names(res->read_signed),
+				       d.differ ? ", and its lane map differs" : "");
+			else
+				printf("# %s\n", d.differ ? "differs from the profile named above"
+							  : "identical to the profile named above");
 			fputs(text, stdout);
 		} else {
 			printf("probe     %splan for %s (%d waves), answers from %s, compared with %s\n",
 			       p.layout.kind == PROBE_SHORT ? "short " : "", p.lm->name,
 			       p.layout.waves, dump_dir, an->name);
 			print_found(stdout, "", &p, an, res);
-			print_diff(an, res->found, &d);
+			print_diff(an, res->found, &d, res->read_signed);
 		}
-		rc = d.differ ? FS_MISMATCH : FS_OK;
+		rc = d.differ || res->read_signed ? FS_MISMATCH : FS_OK;
 	} else {
 		cli_error(&err, rc);
 	}

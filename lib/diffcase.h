@@ -13,7 +13,9 @@
  *   - another builtin profile of the same shape as the hardware map
  *     under the case's kernel ("the hardware is really X");
  *   - the same profile as both kernel and hardware map ("the kernel was
- *     written and run for X": same scores, other register order).
+ *     written and run for X": same scores, other register order);
+ *   - when none of those matches exactly, two classes planted together
+ *     (DIFF_PAIR_TOP): two bugs at once.
  *
  * Comparison rules: integers exactly; floats bit for bit (==) unless a
  * tolerance is given; NaN equals NaN only where the simulation has NaN,
@@ -91,11 +93,22 @@ enum fs_rc diffcase_compare(const struct runcase *r, const struct attn_result *s
 			    struct diff_report *rep, struct fs_err *err);
 void diffcase_report_free(struct diff_report *rep);
 
-#define DIFF_MAX_HYP 128
+#define DIFF_MAX_HYP 192
+
+/* Pairs of bug classes tried when no single hypothesis matches: the
+ * DIFF_PAIR_TOP best classes that reproduce some entry the case as
+ * written gets wrong, two by two (a two-bug dump's classes each
+ * reproduce the entries the other leaves alone), and the best of them
+ * with every other class (one bug downstream of another reproduces
+ * nothing alone). */
+#define DIFF_PAIR_TOP 8
 
 struct diff_hyp {
 	char name[256];		/* "kernel assumption c_columns=contiguous" */
 	long matched;		/* elements the hypothesis reproduces */
+	long fixed;		/* of them, entries the case as written gets wrong */
+	int bug, bug2;		/* its classes (enum kern_bug); -1: none (a lane
+				 * map, a row layout), bug2 -1: one class */
 };
 
 /* A hypothesis that applies but was not run, and why. */
@@ -116,7 +129,10 @@ struct diff_diagnosis {
 };
 
 /*
- * Emulate every hypothesis and rank it against the dump. No hypothesis
+ * Emulate every hypothesis and rank it against the dump: every class,
+ * row layout and lane map alone; and, when none matches exactly, pairs
+ * of classes (DIFF_PAIR_TOP above), named "kernel assumptions A=x and
+ * B=y together". No hypothesis
  * vanishes: one the case cannot express is listed in skipped (not
  * applicable); one over a size limit (FS_EBUDGET) in notrun with the
  * limit's text; out of memory or an internal error in any hypothesis
@@ -127,7 +143,36 @@ enum fs_rc diffcase_diagnose(const struct runcase *r, const struct dump *d,
 			     const struct diff_opts *o, struct diff_diagnosis *dg,
 			     struct fs_err *err);
 
-/* "diagnosis: matches ... exactly (n/n elements)" and its kin. */
+/*
+ * The single hypotheses of case r emulated once and kept, to diagnose
+ * many dumps of one case (a test's matrix of planted bugs): the same
+ * hypotheses, ranking and verdict as diffcase_diagnose, whose results
+ * it would compute per dump; pairs are still emulated per dump. Holds
+ * every hypothesis's result (memory: that many simulations of r), so
+ * the CLI, which diagnoses one dump, does not use it.
+ */
+struct diff_hypset {
+	int n;
+	struct diff_hyp h[DIFF_MAX_HYP];	/* name, bug, bug2 */
+	struct attn_result *res;		/* [DIFF_MAX_HYP], n used */
+	struct diff_diagnosis notes;		/* skipped and not run */
+};
+
+enum fs_rc diffcase_hypset_build(const struct runcase *r, struct diff_hypset **hs,
+				 struct fs_err *err);
+enum fs_rc diffcase_diagnose_set(const struct runcase *r, const struct diff_hypset *hs,
+				 const struct dump *d, const struct diff_opts *o,
+				 struct diff_diagnosis *dg, struct fs_err *err);
+void diffcase_hypset_free(struct diff_hypset *hs);
+
+/*
+ * "diagnosis: matches ... exactly (n/n elements)" (a class, a pair of
+ * classes together, a lane map); else the closest single hypothesis and
+ * its share of the entries the case as written gets wrong, "diagnosis:
+ * no exact match; closest single is H: it reproduces f of the m
+ * mismatching entries (p%; k/n elements)"; else "no hypothesis
+ * reproduces the dump".
+ */
 void diffcase_verdict(const struct diff_diagnosis *dg, char *buf, size_t len);
 
 #endif

@@ -25,6 +25,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../sim/common/cpu.h"
+
+#ifdef CPU_X86
+#include <immintrin.h>
+#endif
+
 #define LN2_HI 0x1.62e42feep-1		/* 32 bits of ln 2 */
 #define LN2_LO 0x1.a39ef35793c76p-33	/* ln 2 - LN2_HI */
 #define INV_LN2 0x1.71547652b82fep+0	/* 1 / ln 2 */
@@ -88,6 +94,73 @@ double dm_exp(double x)
 		return 0.0;
 	k = reduce(x, &r);
 	return scale2(1.0 + expm1_small(r), k);
+}
+
+#ifdef CPU_X86
+/*
+ * dm_exp on 8 lanes: the same operations in the same order (nearest by
+ * the 1.5 * 2^52 add and subtract, the two-part reduction, Horner with
+ * a multiply then an add, 2^k from its bits), so the same bits. Only
+ * x in [-707, 708] is done here, where k is in [-1020, 1021] and 2^k
+ * and the result are normal (scale2's fast branch); a lane outside,
+ * NaN included, is done again by dm_exp.
+ */
+__attribute__((target("avx512f")))
+static void exp_n_avx512(const double *x, double *y, int n)
+{
+	static const double inv_fact[] = {
+		1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+		1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800,
+		1.0 / 479001600, 1.0 / 6227020800.0,
+	};
+	const __m512d magic = _mm512_set1_pd(0x1.8p52);
+	const __m512i mbits = _mm512_set1_epi64(0x4338000000000000LL);
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m512d v = _mm512_loadu_pd(x + i), kb, k, r, q, e;
+		__m512i kk;
+		__mmask8 in = _mm512_cmp_pd_mask(v, _mm512_set1_pd(-707.0), _CMP_GE_OQ) &
+			      _mm512_cmp_pd_mask(v, _mm512_set1_pd(708.0), _CMP_LE_OQ);
+
+		kb = _mm512_add_pd(_mm512_mul_pd(v, _mm512_set1_pd(INV_LN2)), magic);
+		k = _mm512_sub_pd(kb, magic);
+		r = _mm512_sub_pd(_mm512_sub_pd(v, _mm512_mul_pd(k, _mm512_set1_pd(LN2_HI))),
+				  _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
+		q = _mm512_set1_pd(inv_fact[11]);
+		for (int c = 10; c >= 0; c--)
+			q = _mm512_add_pd(_mm512_mul_pd(q, r), _mm512_set1_pd(inv_fact[c]));
+		e = _mm512_add_pd(r, _mm512_mul_pd(r, _mm512_mul_pd(r, q)));
+		e = _mm512_add_pd(_mm512_set1_pd(1.0), e);
+		/* the integer k is kb's low bits: 2^k = (k + 1023) << 52 */
+		kk = _mm512_sub_epi64(_mm512_castpd_si512(kb), mbits);
+		kk = _mm512_slli_epi64(_mm512_add_epi64(kk, _mm512_set1_epi64(1023)), 52);
+		if (in != 0xff) {	/* x before y is written: y may be x */
+			double xs[8], ys[8];
+
+			_mm512_storeu_pd(xs, v);
+			_mm512_storeu_pd(ys, _mm512_mul_pd(e, _mm512_castsi512_pd(kk)));
+			for (int l = 0; l < 8; l++)
+				y[i + l] = in >> l & 1 ? ys[l] : dm_exp(xs[l]);
+			continue;
+		}
+		_mm512_storeu_pd(y + i, _mm512_mul_pd(e, _mm512_castsi512_pd(kk)));
+	}
+	for (; i < n; i++)
+		y[i] = dm_exp(x[i]);
+}
+#endif
+
+void dm_exp_n(const double *x, double *y, int n)
+{
+#ifdef CPU_X86
+	if (cpu_has(CPU_AVX512F)) {
+		exp_n_avx512(x, y, n);
+		return;
+	}
+#endif
+	for (int i = 0; i < n; i++)
+		y[i] = dm_exp(x[i]);
 }
 
 double dm_exp2(double x)

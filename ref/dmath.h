@@ -22,6 +22,10 @@
 /* e^x; +inf above 709.78, +0 below -745.14, NaN for NaN. */
 double dm_exp(double x);
 
+/* y[i] = dm_exp(x[i]) for i < n, the same bits, 8 lanes at a time where
+ * the CPU has AVX-512 (x and y may be the same array). */
+void dm_exp_n(const double *x, double *y, int n);
+
 /* 2^x; exact when x is an integer in range. */
 double dm_exp2(double x);
 

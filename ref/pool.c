@@ -9,6 +9,8 @@
  */
 #include "pool.h"
 
+#include <math.h>
+
 int ref_pool_freed(const struct fs_inputs *in, int s, int j)
 {
 	return in->block_table[(size_t)s * in->MAXB + j / in->BS] < 0;
@@ -34,4 +36,22 @@ int ref_pool_row(const struct fs_inputs *in, int blk)
 			hi = mid - 1;
 	}
 	return -1;
+}
+
+/* An fp16 as a double: (1024 + m) 2^(e - 25), subnormals m 2^-24. */
+static double pool_f16(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	double v = e == 31 ? (m ? NAN : INFINITY) :
+		   e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+
+	return h & 0x8000 ? -v : v;
+}
+
+double ref_pool_vq(const struct fs_case *c, const struct fs_inputs *in,
+		   size_t at, size_t ts, int d)
+{
+	int q = in->v_cache_i8[at] - (c->v_dtype == VDT_Q4_0 ? 8 : 0);
+
+	return q * pool_f16(in->v_scale16[ts * (size_t)(in->D / 32) + (size_t)d / 32]);
 }

@@ -25,4 +25,14 @@ int ref_pool_row(const struct fs_inputs *in, int blk);
  */
 int ref_pool_freed(const struct fs_inputs *in, int s, int j);
 
+/*
+ * q8_0 or q4_0 V (llama.cpp's blocks, one byte an element, q4_0's 0..15
+ * with offset 8), dequantized here in double: the byte at v_cache element
+ * `at` less its offset, times the fp16 scale of its block of 32 dims,
+ * v_scale16[ts][d / 32] with ts = (blk * BS + slot) * Hkv + g, decoded by
+ * this file (not by sim's quant.c). Exact: a small integer times an fp16.
+ */
+double ref_pool_vq(const struct fs_case *c, const struct fs_inputs *in,
+		   size_t at, size_t ts, int d);
+
 #endif

@@ -16,7 +16,7 @@
  *                          k_scale16[blk][slot][g][d / 32]        f16)
  *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g])
  *                         (q8_0, q4_0: (v - 0 or 8) * f16
- *                          v_scale16[blk][slot][g][d / 32], ref_v_at)
+ *                          v_scale16[blk][slot][g][d / 32], ref_pool_vq)
  *   g = q_head / (Hq / Hkv)
  *   with cache.block_stride BSTR (in->BSTR, 0 = dense), [blk] of k_cache
  *   and v_cache is the BSTR elements from blk * BSTR (ref_blk0); the
@@ -50,18 +50,34 @@
  * cannot hide in both sides of the comparison.
  *
  * How the work is shared (ref_groups_compute): the rows of one sequence
- * and kv head are done together, in three passes, each an "omp for" over
- * independent pieces:
- *   scores   key blocks: gather each key's K once (the int8 row from its
- *            page, the float row transposed into doubles) and dot it with
- *            every row that sees it (ref/dot.c, exact int32 / the same
- *            fused double sums as the plain fma() loops, d in order);
+ * and kv head are done together, in passes, each an "omp for" over
+ * independent pieces, each timed (ref_stage_seconds, for make bench):
+ *   exact    key pieces: gather each key's int8 K once and take its
+ *            exact int32 product with every row that sees it, 16 keys x
+ *            6 rows at a time by vpdpbusd (tile_i8; dot_i8 per pair for
+ *            per_block32 scales or without VNNI);
+ *   q.k      key pieces: each key's float K made once (kept, or made
+ *            again: inputs_kv_row) and transposed into doubles, then
+ *            fused double dot products, 6 rows x 16 keys a call
+ *            (tile_qk), d in order;
  *   softmax  rows: max, exp and the sum in key order;
- *   PV       head-dim pieces: make each key's V piece once (v, |v| and
- *            the float V in double), then every row adds fma(p, v, o) in
- *            key order.
- * No pass sums across the pieces it splits, so every number is the one
- * the plain loops give, with any number of threads.
+ *   PV       head-dim pieces, twice: the quantized V (its int8 times its
+ *            scale, exact in double) for o and sum p |v|, 2 rows a call
+ *            (tile_pvq), then the float V for the float path's o, 4 rows
+ *            a call (tile_pvf); each row adds fma(p, v, o) in key order
+ *            (ref/pvpass.c).
+ * Rows of a PV tile whose visible keys differ are cut where a run starts
+ * or ends (ref_segments), so a tile never adds a key a row does not see
+ * and each row's keys still come in order. No pass sums across the
+ * pieces it splits, and a tile only chooses which independent sums share
+ * a load, so every number is the one the plain loops give, with any
+ * number of threads.
+ *
+ * The float path is in double, not f32, though f32 would halve its
+ * time: it is the baseline the INT8 error is measured against, and an
+ * f32 PV over n keys may be off by n * 2^-24 relative in the worst case
+ * (2^-7 at 131072 keys), the size of the INT8 errors it measures; and
+ * the reports' figures (cosines, KLD, tolerances) would move.
  */
 #include "ref.h"
 
@@ -70,14 +86,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "dmath.h"
 #include "dot.h"
 #include "pool.h"
+#include "pvpass.h"
+#include "tile.h"
 
 #define REF_MAX_D 1024	/* largest head_dim a case may have */
-#define REF_SCORE_KEYS 256	/* keys per piece of the scores pass */
-#define REF_PV_KEYS 32		/* keys gathered at a time in the PV pass */
-#define REF_PV_DIMS 128		/* head-dim elements per piece of the PV pass */
+#define REF_SCORE_KEYS 256	/* keys per piece of the scores passes */
 
 /* Every f16 is exactly a double: sign * m * 2^(e - 25), subnormals m * 2^-24. */
 static double ref_f16(uint16_t h)
@@ -96,7 +118,7 @@ static double ref_f16(uint16_t h)
 
 /* Where block blk starts in k_cache and v_cache, in elements: blk times
  * the case's block_stride, or times one dense block (Hkv * D * BS). */
-static size_t ref_blk0(const struct fs_inputs *in, int blk)
+size_t ref_blk0(const struct fs_inputs *in, int blk)
 {
 	size_t dense = (size_t)in->Hkv * (size_t)in->D * (size_t)in->BS;
 
@@ -105,9 +127,9 @@ static size_t ref_blk0(const struct fs_inputs *in, int blk)
 
 /* Block and slot of key j of sequence s: *blk is the row of the stored
  * arrays that holds its physical block (pool.h; the block itself in a
- * dense pool), so every [blk] below indexes what is stored. */
-static void ref_page(const struct fs_inputs *in, int s, int j, int *blk,
-		     int *slot)
+ * dense pool), so every [blk] (here and in pvpass.c) indexes what is
+ * stored. */
+void ref_page(const struct fs_inputs *in, int s, int j, int *blk, int *slot)
 {
 	int phys = in->block_table[(size_t)s * in->MAXB + j / in->BS];
 
@@ -160,33 +182,6 @@ void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 		       (((size_t)g * (D / 16) + d16) * BS + slot) * 16, 16);
 }
 
-/*
- * Element d of a key's V, dequantized here in double, its value at v_cache
- * element `at`: int8 times the slot's scale vs; float as stored; q8_0 and
- * q4_0 (llama.cpp's blocks: one byte an element, q4_0's 0..15 with offset
- * 8) times the fp16 scale of d's block of 32, v_scale16[ts][d / 32] with
- * ts = (blk * BS + slot) * Hkv + g, decoded by ref_f16 (not sim's
- * quant.c).
- */
-static double ref_v_at(const struct fs_case *c, const struct fs_inputs *in,
-		       size_t at, double vs, size_t ts, int d)
-{
-	int q;
-
-	switch (c->v_dtype) {
-	case VDT_INT8:
-		return in->v_cache_i8[at] * vs;
-	case VDT_Q8_0:
-	case VDT_Q4_0:
-		q = in->v_cache_i8[at] - (c->v_dtype == VDT_Q4_0 ? 8 : 0);
-		return q * ref_f16(in->v_scale16[ts * (size_t)(in->D / 32) + (size_t)d / 32]);
-	case VDT_BF16:
-	case VDT_F32:
-	default:
-		return in->v_cache_f[at];
-	}
-}
-
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
 {
 	size_t n = maxctx > 0 ? (size_t)maxctx : 1, nd = d > 0 ? (size_t)d : 1;
@@ -225,8 +220,8 @@ void ref_row_free(struct ref_row *r)
  * iff qpos >= 0, j <= qpos and, with a sliding window w, j > qpos - w.
  * That is one run of keys; it is clipped to the context.
  */
-static void ref_range(const struct fs_case *c, const struct fs_inputs *in,
-		      int s, int t, int *lo, int *hi)
+void ref_range(const struct fs_case *c, const struct fs_inputs *in, int s,
+	       int t, int *lo, int *hi)
 {
 	int n = in->context_lens[s], qpos = in->q_pos[(size_t)s * in->T + t];
 
@@ -257,6 +252,19 @@ static void ref_group_range(const struct fs_case *c, const struct fs_inputs *in,
 		*lo = *hi;
 }
 
+/* Quantized score from the exact product acc, scale index ts, for one
+ * scale per key (all but per_block32). */
+static double ref_score_acc(const struct fs_case *c, const struct fs_inputs *in,
+			    int32_t acc, size_t ts, double sq)
+{
+	/* ts = (blk * BS + slot) * Hkv + g, so g = ts % Hkv */
+	double sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0]
+		  : c->k_scale == KSCALE_PER_HEAD ? in->k_scale[ts % (size_t)in->Hkv]
+						  : in->k_scale[ts];
+
+	return (double)acc * sq * sk * c->softmax_scale;
+}
+
 /* Quantized score of a visible key from its gathered int8 K row k, scale
  * index ts (the formulas at the top of this file, in that order). */
 static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
@@ -274,12 +282,7 @@ static double ref_score_row(const struct fs_case *c, const struct fs_inputs *in,
 			       ref_f16(in->k_scale16[ts * nkb + kb]);
 		return sum * sq * c->softmax_scale;
 	}
-	/* ts = (blk * BS + slot) * Hkv + g, so g = ts % Hkv */
-	double sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0]
-		  : c->k_scale == KSCALE_PER_HEAD ? in->k_scale[ts % (size_t)in->Hkv]
-						  : in->k_scale[ts];
-
-	return (double)dot_i8(q, k, D) * sq * sk * c->softmax_scale;
+	return ref_score_acc(c, in, dot_i8(q, k, D), ts, sq);
 }
 
 /*
@@ -311,85 +314,250 @@ static double ref_logit(const struct fs_case *c, double s, double slope,
 	return s;
 }
 
-/*
- * Scores pass, keys [j0, j1): both paths for every row, -inf where the
- * row does not see the key. DOT_KEYS keys at a time: their K rows are
- * gathered once (int8 from the pages; float transposed for dot_f64_keys).
- */
-static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
-			    const struct ref_group *grp, int j0, int j1)
+/* Seconds each stage has taken, over every call (ref.h); only the master
+ * thread adds, after the barrier that ends the stage's loop. The master
+ * thread of a team is the thread that called ref_groups_compute, so a
+ * thread-local total is the caller's own: two programs' threads that
+ * run cases side by side through the library never share it. */
+static _Thread_local double ref_stage_s[REF_NSTAGE];
+
+static double ref_now(void)
 {
-	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ref_stage_end(enum ref_stage st, double *t)
+{
+	double now = ref_now();
+
+	ref_stage_s[st] += now - *t;
+	*t = now;
+}
+
+/* The master thread's own time inside a stage (REGEN_K, REGEN_V), from
+ * ref_sub_begin to ref_sub_end; 0 from another thread: not timed. */
+double ref_sub_begin(void)
+{
+#ifdef _OPENMP
+	if (omp_get_thread_num() != 0)
+		return 0;
+#endif
+	return ref_now();
+}
+
+void ref_sub_end(enum ref_stage st, double t0)
+{
+	if (t0 != 0)
+		ref_stage_s[st] += ref_now() - t0;
+}
+
+/*
+ * Exact scores, keys [j0, j1): the quantized score of every row of grp
+ * (the int32 products, the scales, then the logit), -inf where the row
+ * does not see the key. Each key's K row is gathered from its page once
+ * for every row.
+ */
+static void ref_pass_exact_pairs(const struct fs_case *c, const struct fs_inputs *in,
+				 const struct ref_group *grp, int j0, int j1)
+{
+	int BS = in->BS, s = grp->s, g = grp->g;
 	/* Without soft cap and ALiBi ref_logit is the identity: skip it. */
 	int logit = c->soft_cap > 0 || c->alibi;
-	int8_t kq[DOT_KEYS][REF_MAX_D];
-	float kbuf[REF_MAX_D];
-	double kt[REF_MAX_D * DOT_KEYS];
-	size_t ts[DOT_KEYS];
+	int8_t kq[REF_MAX_D];
 
-	for (int jb = j0; jb < j1; jb += DOT_KEYS) {
-		int nk = j1 - jb < DOT_KEYS ? j1 - jb : DOT_KEYS;
+	for (int j = j0; j < j1; j++) {
+		int blk, slot;
+		size_t ts;
 
-		/* The next keys' float rows are a page apart: fetch them now
-		 * (when kept; else inputs_kv_row makes them again). */
-		for (int j = jb + DOT_KEYS; in->k && j < jb + 2 * DOT_KEYS && j < j1; j++)
-			for (int d = 0; d < D; d += 16)
-				__builtin_prefetch(in->k + (((size_t)s * in->MAXCTX + j) *
-							    in->Hkv + g) * D + d);
-		for (int i = 0; i < DOT_KEYS; i++) {
-			const float *kf;
-			int blk, slot;
+		ref_page(in, s, j, &blk, &slot);
+		ts = ((size_t)blk * BS + slot) * in->Hkv + g;
+		ref_k_row(in, s, g, j, kq);
+		for (int r = 0; r < grp->rows; r++) {
+			struct ref_row *rr = &grp->row[r];
+			size_t qrow = ((size_t)s * in->T + grp->t[r]) * in->Hq + grp->qh[r];
+			int qpos = in->q_pos[(size_t)s * in->T + grp->t[r]];
+			int lo, hi;
 
-			if (i >= nk) {	/* a short last block: zeros, unused */
-				for (int d = 0; d < D; d++)
-					kt[(size_t)d * DOT_KEYS + i] = 0;
+			ref_range(c, in, s, grp->t[r], &lo, &hi);
+			if (j < lo || j >= hi) {
+				rr->score[j] = -INFINITY;
 				continue;
 			}
-			ref_page(in, s, jb + i, &blk, &slot);
-			ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
-			ref_k_row(in, s, g, jb + i, kq[i]);
-			kf = inputs_kv_row(c, in, 0, s, jb + i, g, 0, D, kbuf);
-			for (int d = 0; d < D; d++)
-				kt[(size_t)d * DOT_KEYS + i] = kf[d];
+			rr->score[j] = ref_score_row(c, in, in->q_int8 + qrow * in->D, kq,
+						     ts, in->q_scale[qrow]);
+			if (logit)
+				rr->score[j] = ref_logit(c, rr->score[j], c->alibi ?
+							 ref_alibi_slope(grp->qh[r], in->Hq)
+							 : 0, j - qpos);
 		}
-		for (int r0 = 0; r0 < grp->rows; r0 += 4) {
-			const float *qf[4];
-			double fo[4][DOT_KEYS];
+	}
+}
 
-			for (int u = 0; u < 4; u++) {
-				int r = r0 + u < grp->rows ? r0 + u : r0;
+/*
+ * The same, TILE_QK_KEYS keys by TILE_QK_ROWS rows at a time through
+ * tile_i8 (the CPU's int8 dot instruction), for one K scale per key:
+ * the keys' bytes gathered once as k + 128, four dims to a dword.
+ */
+static void ref_pass_exact_tiles(const struct fs_case *c, const struct fs_inputs *in,
+				 const struct ref_group *grp, int j0, int j1)
+{
+	int D = in->D, BS = in->BS, s = grp->s, g = grp->g;
+	int logit = c->soft_cap > 0 || c->alibi;
+	int8_t kq[REF_MAX_D];
+	uint8_t kt[REF_MAX_D * TILE_QK_KEYS];
+	size_t ts[TILE_QK_KEYS];
+	int32_t *sq_all = malloc((size_t)grp->rows * sizeof(int32_t));
 
-				qf[u] = in->q + (((size_t)s * in->T + grp->t[r]) *
-						 in->Hq + grp->qh[r]) * D;
+	if (!sq_all) {	/* no room for the row sums: the pairs one by one */
+		ref_pass_exact_pairs(c, in, grp, j0, j1);
+		return;
+	}
+	for (int r = 0; r < grp->rows; r++) {
+		const int8_t *q = in->q_int8 + (((size_t)s * in->T + grp->t[r]) * in->Hq +
+						grp->qh[r]) * D;
+		int32_t sum = 0;
+
+		for (int d = 0; d < D; d++)
+			sum += q[d];
+		sq_all[r] = sum;
+	}
+	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
+		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
+
+		for (int i = 0; i < TILE_QK_KEYS; i++) {
+			int blk, slot;
+
+			if (i >= nk) {	/* a short last block: unused */
+				memset(kq, 0, (size_t)D);
+				ts[i] = 0;
+			} else {
+				ref_page(in, s, jb + i, &blk, &slot);
+				ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
+				ref_k_row(in, s, g, jb + i, kq);
 			}
-			dot_f64_keys(qf, kt, D, fo);
-			for (int u = 0; u < 4 && r0 + u < grp->rows; u++) {
-				struct ref_row *rr = &grp->row[r0 + u];
-				size_t qrow = ((size_t)s * in->T + grp->t[r0 + u]) *
-					      in->Hq + grp->qh[r0 + u];
-				const int8_t *q = in->q_int8 + qrow * D;
-				double sq = in->q_scale[qrow];
-				double slope = c->alibi ? ref_alibi_slope(grp->qh[r0 + u],
-									  in->Hq) : 0;
-				int qpos = in->q_pos[(size_t)s * in->T + grp->t[r0 + u]];
+			for (int d = 0; d < D; d += 4) {
+				uint32_t w4;
+
+				memcpy(&w4, kq + d, 4);
+				w4 ^= 0x80808080u;
+				memcpy(kt + (size_t)d * TILE_QK_KEYS + 4 * i, &w4, 4);
+			}
+		}
+		for (int r0 = 0; r0 < grp->rows; r0 += TILE_QK_ROWS) {
+			int nr = grp->rows - r0 < TILE_QK_ROWS ? grp->rows - r0 : TILE_QK_ROWS;
+			const int8_t *qr[TILE_QK_ROWS];
+			int32_t sumq[TILE_QK_ROWS], acc[TILE_QK_ROWS][TILE_QK_KEYS];
+
+			for (int u = 0; u < TILE_QK_ROWS; u++) {
+				int r = r0 + (u < nr ? u : 0);
+				size_t qrow = ((size_t)s * in->T + grp->t[r]) * in->Hq + grp->qh[r];
+
+				qr[u] = in->q_int8 + qrow * D;
+				sumq[u] = sq_all[r];
+			}
+			tile_i8(nr, qr, sumq, kt, D, acc);
+			for (int u = 0; u < nr; u++) {
+				int r = r0 + u;
+				struct ref_row *rr = &grp->row[r];
+				size_t qrow = ((size_t)s * in->T + grp->t[r]) * in->Hq + grp->qh[r];
+				int qpos = in->q_pos[(size_t)s * in->T + grp->t[r]];
+				double sq = in->q_scale[qrow], slope = c->alibi ?
+					ref_alibi_slope(grp->qh[r], in->Hq) : 0;
 				int lo, hi;
 
-				ref_range(c, in, s, grp->t[r0 + u], &lo, &hi);
+				ref_range(c, in, s, grp->t[r], &lo, &hi);
 				for (int i = 0; i < nk; i++) {
 					int j = jb + i;
 
 					if (j < lo || j >= hi) {
-						rr->score[j] = rr->score_f[j] = -INFINITY;
+						rr->score[j] = -INFINITY;
 						continue;
 					}
-					rr->score[j] = ref_score_row(c, in, q, kq[i], ts[i], sq);
-					rr->score_f[j] = fo[u][i] * c->softmax_scale;
-					if (logit) {
+					rr->score[j] = ref_score_acc(c, in, acc[u][i], ts[i], sq);
+					if (logit)
 						rr->score[j] = ref_logit(c, rr->score[j], slope,
 									 j - qpos);
+				}
+			}
+		}
+	}
+	free(sq_all);
+}
+
+static void ref_pass_exact(const struct fs_case *c, const struct fs_inputs *in,
+			   const struct ref_group *grp, int j0, int j1)
+{
+	if (c->k_scale != KSCALE_PER_BLOCK32 && tile_i8_fast())
+		ref_pass_exact_tiles(c, in, grp, j0, j1);
+	else
+		ref_pass_exact_pairs(c, in, grp, j0, j1);
+}
+
+/*
+ * Float-path scores, keys [j0, j1): q . k in double from the logical
+ * BF16-rounded q and k (d in order, fused), TILE_QK_KEYS keys at a time:
+ * their float K rows made once (kept, or made again by inputs_kv_row)
+ * and transposed into doubles, then tile_qk over the rows six at a time.
+ * qd holds the group's q rows in double, [rows][D], made by the caller.
+ */
+static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
+			  const struct ref_group *grp, const double *qd, int j0,
+			  int j1)
+{
+	int D = in->D, s = grp->s, g = grp->g;
+	int logit = c->soft_cap > 0 || c->alibi;
+	float kbuf[REF_MAX_D];
+	double kt[REF_MAX_D * TILE_QK_KEYS];
+
+	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
+		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
+
+		double t0 = ref_sub_begin();
+
+		for (int i = 0; i < TILE_QK_KEYS; i++) {
+			const float *kf;
+
+			if (i >= nk) {	/* a short last block: zeros, unused */
+				for (int d = 0; d < D; d++)
+					kt[(size_t)d * TILE_QK_KEYS + i] = 0;
+				continue;
+			}
+			kf = inputs_kv_row(c, in, 0, s, jb + i, g, 0, D, kbuf);
+			for (int d = 0; d < D; d++)
+				kt[(size_t)d * TILE_QK_KEYS + i] = kf[d];
+		}
+		ref_sub_end(REF_STAGE_REGEN_K, t0);
+		for (int r0 = 0; r0 < grp->rows; r0 += TILE_QK_ROWS) {
+			int nr = grp->rows - r0 < TILE_QK_ROWS ? grp->rows - r0 : TILE_QK_ROWS;
+			const double *qr[TILE_QK_ROWS];
+			double fo[TILE_QK_ROWS][TILE_QK_KEYS];
+
+			for (int u = 0; u < TILE_QK_ROWS; u++)
+				qr[u] = qd + (size_t)(r0 + (u < nr ? u : 0)) * D;
+			tile_qk(nr, qr, kt, D, fo);
+			for (int u = 0; u < nr; u++) {
+				struct ref_row *rr = &grp->row[r0 + u];
+				int t = grp->t[r0 + u];
+				double slope = c->alibi ? ref_alibi_slope(grp->qh[r0 + u],
+									  in->Hq) : 0;
+				int qpos = in->q_pos[(size_t)s * in->T + t];
+				int lo, hi;
+
+				ref_range(c, in, s, t, &lo, &hi);
+				for (int i = 0; i < nk; i++) {
+					int j = jb + i;
+
+					if (j < lo || j >= hi) {
+						rr->score_f[j] = -INFINITY;
+						continue;
+					}
+					rr->score_f[j] = fo[u][i] * c->softmax_scale;
+					if (logit)
 						rr->score_f[j] = ref_logit(c, rr->score_f[j],
 									   slope, j - qpos);
-					}
 				}
 			}
 		}
@@ -398,24 +566,31 @@ static void ref_pass_scores(const struct fs_case *c, const struct fs_inputs *in,
 
 /* prob = softmax(score) over the finite entries of score[0..n); the max
  * and the sum through *max and *sum. Only [lo, hi) can be finite: the
- * rest adds exact zeros to the sum, so it is skipped. */
+ * rest adds exact zeros to the sum, so it is skipped. The max, the exps,
+ * the masking and the division go 8 at a time (tile.h, dm_exp_n: the
+ * plain loops' bits); the sum stays one chain in key order. */
 static void ref_softmax(const double *score, double *prob, int n, int lo,
 			int hi, double *max, double *sum)
 {
-	double m = -INFINITY, z = 0;
+	double m = tile_max(score + lo, hi - lo), z = 0;
 
-	for (int j = lo; j < hi; j++)
-		if (score[j] > m)
-			m = score[j];
-	for (int j = 0; j < n; j++)
+	for (int j = 0; j < lo; j++)
 		prob[j] = 0;
-	for (int j = lo; j < hi; j++) {
-		prob[j] = score[j] == -INFINITY ? 0 : dm_exp(score[j] - m);
-		z += prob[j];
-	}
-	/* z is 0 only when no key is visible; a NaN in z stays NaN. */
+	for (int j = hi; j < n; j++)
+		prob[j] = 0;
 	for (int j = lo; j < hi; j++)
-		prob[j] = z == 0 ? 0 : prob[j] / z;
+		prob[j] = score[j] - m;
+	dm_exp_n(prob + lo, prob + lo, hi - lo);
+	/* masked: 0, even when m is -inf */
+	tile_unmask(score + lo, prob + lo, hi - lo);
+	for (int j = lo; j < hi; j++)
+		z += prob[j];
+	/* z is 0 only when no key is visible; a NaN in z stays NaN. */
+	if (z == 0)
+		for (int j = lo; j < hi; j++)
+			prob[j] = 0;
+	else
+		tile_div(prob + lo, hi - lo, z);
 	*max = m;
 	*sum = z;
 }
@@ -443,106 +618,6 @@ static void ref_pass_softmax(const struct fs_case *c, const struct fs_inputs *in
 	ref_softmax(r->score_f, r->prob_f, n, lo, hi, &r->max_f, &r->sum_f);
 }
 
-/*
- * PV pass, head-dim elements [d0, d1) (a multiple of 16; DOT_SLICE at a
- * time, the last 16 by dot_pv_n when DOT_SLICE does not divide it): out,
- * out_absd and out_f of every row. REF_PV_KEYS keys at a time, each
- * key's V made once for every row that sees it: dequantized (the int8
- * times its double scale is exact in double), its |v|, and the float V
- * in double. They are laid out by slice, then key: vb[e][u] holds key
- * u's v, |v| and float V of slice e, DOT_SLICE each, so that one slice
- * of the keys (REF_PV_KEYS x 3 x DOT_SLICE doubles, 24 KiB) is one
- * contiguous run that stays in L1 while every row goes over it; hence
- * slices outside, rows inside. vb is 96 KiB of stack, which an OpenMP
- * thread's default stack holds.
- */
-#define REF_PV_SLICES (REF_PV_DIMS / DOT_SLICE)
-#define REF_PV_AHEAD 2	/* rows ahead whose sums are fetched */
-static void ref_pass_pv(const struct fs_case *c, const struct fs_inputs *in,
-			const struct ref_group *grp, int d0, int d1)
-{
-	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
-	double vb[REF_PV_SLICES][REF_PV_KEYS][3][DOT_SLICE];
-	float vfb[REF_PV_DIMS];
-
-	assert(w % 16 == 0 && w <= REF_PV_DIMS);
-	for (int i = 0; i < grp->rows; i++)
-		for (int d = d0; d < d1; d++)
-			grp->row[i].out[d] = grp->row[i].out_absd[d] =
-				grp->row[i].out_f[d] = 0;
-	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
-		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
-
-		for (int u = 0; u < nk; u++) {
-			int blk, slot;
-			const float *vf;
-			double vs = 0;	/* int8 V's scale */
-			size_t at;	/* V[j][g][d] is at + d * BS */
-
-			/* The next key's float row is a page away: fetch it
-			 * now (when kept; else inputs_kv_row makes it). */
-			for (int d = 0; in->v && u + 1 < nk && d < w; d += 16)
-				__builtin_prefetch(in->v + (((size_t)s * in->MAXCTX +
-							     jb + u + 1) * in->Hkv + g) *
-								   D + d0 + d);
-			ref_page(in, s, jb + u, &blk, &slot);
-			at = ref_blk0(in, blk) + ((size_t)g * D + d0) * BS + slot;
-			vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
-			if (c->v_dtype == VDT_INT8)
-				vs = in->v_scale[((size_t)blk * BS + slot) * in->Hkv + g];
-
-			for (int e = 0; e < w; e++) {
-				double *x = vb[e / DOT_SLICE][u][0] + e % DOT_SLICE;
-
-				x[0] = ref_v_at(c, in, at + (size_t)e * BS, vs,
-						((size_t)blk * BS + slot) * in->Hkv + g, d0 + e);
-				x[DOT_SLICE] = fabs(x[0]);
-				x[2 * DOT_SLICE] = vf[e];
-			}
-		}
-		for (int e = 0; e < w; e += DOT_SLICE) {
-			for (int i = 0; i < grp->rows; i++) {
-				struct ref_row *r = &grp->row[i];
-				int lo, hi, a, b;
-				const double *x;
-
-				/* Each row's sums and p are elsewhere (3 x 256 and
-				 * 2 x 256 bytes a call): fetch those of a later row
-				 * while this one runs. */
-				if (i + REF_PV_AHEAD < grp->rows) {
-					struct ref_row *n = &grp->row[i + REF_PV_AHEAD];
-
-					for (int k = 0; k < DOT_SLICE; k += 8) {
-						__builtin_prefetch(n->out + d0 + e + k, 1);
-						__builtin_prefetch(n->out_absd + d0 + e + k, 1);
-						__builtin_prefetch(n->out_f + d0 + e + k, 1);
-					}
-					for (int k = 0; k < nk; k += 8) {
-						__builtin_prefetch(n->prob + jb + k);
-						__builtin_prefetch(n->prob_f + jb + k);
-					}
-				}
-				ref_range(c, in, s, grp->t[i], &lo, &hi);
-				a = lo > jb ? lo : jb;
-				b = hi < jb + nk ? hi : jb + nk;
-				if (a >= b)
-					continue;
-				x = vb[e / DOT_SLICE][a - jb][0];
-				if (w - e < DOT_SLICE)	/* head_dim 80, 112: 16 left */
-					dot_pv_n(b - a, w - e, r->prob + a, r->prob_f + a,
-						 x, x + DOT_SLICE, x + 2 * DOT_SLICE,
-						 3 * DOT_SLICE, r->out + d0 + e,
-						 r->out_absd + d0 + e, r->out_f + d0 + e);
-				else
-					dot_pv(b - a, r->prob + a, r->prob_f + a, x,
-					       x + DOT_SLICE, x + 2 * DOT_SLICE,
-					       3 * DOT_SLICE, r->out + d0 + e,
-					       r->out_absd + d0 + e, r->out_f + d0 + e);
-			}
-		}
-	}
-}
-
 /* The group that flattened item p (a key piece, or a row) belongs to. */
 static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
 {
@@ -559,16 +634,41 @@ static int ref_find(const struct ref_group *grp, int n, int p, int is_row)
 	return lo;
 }
 
+void ref_stage_seconds(double out[REF_NSTAGE])
+{
+	for (int i = 0; i < REF_NSTAGE; i++)
+		out[i] = ref_stage_s[i];
+}
+
+/* Threads of the team this call runs in (1 outside any). */
+static int ref_team(void)
+{
+#ifdef _OPENMP
+	return omp_get_num_threads();
+#else
+	return 1;
+#endif
+}
+
 void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 			struct ref_group *grp, int n)
 {
-	int D = in->D, nslice = (D + REF_PV_DIMS - 1) / REF_PV_DIMS;
-	int npiece, nrow;
+	int D = in->D, npiece, nrow, pvw, nslice;
+	double t = ref_now();
+	double *qd = NULL;	/* every row's float q in double, [nrow][D] */
+	int oom = 0;
 
 	assert(D <= REF_MAX_D && D % 16 == 0);
 	if (n <= 0)
 		return;
-#pragma omp single
+	/* PV pieces of 128 head-dim elements, or of 32 when that leaves
+	 * fewer than 4 pieces a thread (a decode: 4 groups). The piece
+	 * width decides only who computes a sum, never its terms or their
+	 * order, so the thread count may choose it. */
+	pvw = n * ((D + REF_PV_DIMS - 1) / REF_PV_DIMS) >= 4 * ref_team() ? REF_PV_DIMS
+									  : TILE_SLICE;
+	nslice = (D + pvw - 1) / pvw;
+#pragma omp single copyprivate(qd, oom)
 	{
 		int piece = 0, row = 0;
 
@@ -584,6 +684,8 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 				 REF_SCORE_KEYS;
 			row += gr->rows;
 		}
+		qd = malloc((size_t)row * D * sizeof(double));
+		oom = qd == NULL;
 	}
 	npiece = grp[n - 1].piece0 + (grp[n - 1].jhi - grp[n - 1].jlo +
 				       REF_SCORE_KEYS - 1) / REF_SCORE_KEYS;
@@ -594,23 +696,77 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 		const struct ref_group *gr = &grp[ref_find(grp, n, p, 0)];
 		int j0 = gr->jlo + (p - gr->piece0) * REF_SCORE_KEYS;
 
-		ref_pass_scores(c, in, gr, j0, gr->jhi - j0 < REF_SCORE_KEYS
-					       ? gr->jhi : j0 + REF_SCORE_KEYS);
+		ref_pass_exact(c, in, gr, j0, gr->jhi - j0 < REF_SCORE_KEYS
+					      ? gr->jhi : j0 + REF_SCORE_KEYS);
 	}
+#pragma omp master
+	ref_stage_end(REF_STAGE_EXACT, &t);
+
+	/* q rows in double for tile_qk: exact, made once, not per key. */
+#pragma omp for schedule(static)
+	for (int i = 0; i < nrow; i++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
+		int r = i - gr->row0;
+		const float *q = in->q + (((size_t)gr->s * in->T + gr->t[r]) * in->Hq +
+					  gr->qh[r]) * D;
+
+		for (int d = 0; !oom && d < D; d++)
+			qd[(size_t)i * D + d] = q[d];
+	}
+#pragma omp for schedule(static)
+	for (int p = 0; p < npiece; p++) {
+		const struct ref_group *gr = &grp[ref_find(grp, n, p, 0)];
+		int j0 = gr->jlo + (p - gr->piece0) * REF_SCORE_KEYS;
+
+		if (!oom)
+			ref_pass_qk_f(c, in, gr, qd + (size_t)gr->row0 * D, j0,
+				      gr->jhi - j0 < REF_SCORE_KEYS ? gr->jhi
+								    : j0 + REF_SCORE_KEYS);
+		else	/* no room for qd: the rows one at a time */
+			for (int r = 0; r < gr->rows; r++) {
+				struct ref_group one = *gr;
+				double q1[REF_MAX_D];
+				const float *q = in->q + (((size_t)gr->s * in->T + gr->t[r]) *
+							  in->Hq + gr->qh[r]) * D;
+
+				for (int d = 0; d < D; d++)
+					q1[d] = q[d];
+				one.rows = 1;
+				one.t = gr->t + r;
+				one.qh = gr->qh + r;
+				one.row = gr->row + r;
+				ref_pass_qk_f(c, in, &one, q1, j0, gr->jhi - j0 < REF_SCORE_KEYS
+							       ? gr->jhi : j0 + REF_SCORE_KEYS);
+			}
+	}
+#pragma omp master
+	ref_stage_end(REF_STAGE_QK_F, &t);
 #pragma omp for schedule(static)
 	for (int i = 0; i < nrow; i++) {
 		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
 
 		ref_pass_softmax(c, in, gr, i - gr->row0);
 	}
+#pragma omp master
+	ref_stage_end(REF_STAGE_SOFTMAX, &t);
 #pragma omp for schedule(static)
 	for (int p = 0; p < n * nslice; p++) {
 		const struct ref_group *gr = &grp[p / nslice];
+		int d0 = p % nslice * pvw;
 
-		int d0 = p % nslice * REF_PV_DIMS;
-
-		ref_pass_pv(c, in, gr, d0, D - d0 < REF_PV_DIMS ? D : d0 + REF_PV_DIMS);
+		pvpass_quant(c, in, gr, d0, D - d0 < pvw ? D : d0 + pvw);
 	}
+#pragma omp master
+	ref_stage_end(REF_STAGE_PV_Q, &t);
+#pragma omp for schedule(static)
+	for (int p = 0; p < n * nslice; p++) {
+		const struct ref_group *gr = &grp[p / nslice];
+		int d0 = p % nslice * pvw;
+
+		pvpass_float(c, in, gr, d0, D - d0 < pvw ? D : d0 + pvw);
+	}
+#pragma omp master
+	ref_stage_end(REF_STAGE_PV_F, &t);
 #pragma omp for schedule(static)
 	for (int i = 0; i < nrow; i++) {
 		const struct ref_group *gr = &grp[ref_find(grp, n, i, 1)];
@@ -621,6 +777,8 @@ void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 			if (r->out_absd[d] > r->out_abs)
 				r->out_abs = r->out_absd[d];
 	}
+#pragma omp single
+	free(qd);
 }
 
 void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,

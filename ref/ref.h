@@ -79,4 +79,25 @@ void ref_row_compute(const struct fs_case *c, const struct fs_inputs *in,
 void ref_groups_compute(const struct fs_case *c, const struct fs_inputs *in,
 			struct ref_group *grp, int n);
 
+/*
+ * The stages of ref_groups_compute, each one pass over every group:
+ * the exact int32 products and quantized scores, the float path's q . k,
+ * both softmaxes, the quantized PV (o and sum p |v|), the float path's
+ * PV. ref_stage_seconds gives the wall seconds each has taken over every
+ * call from the calling thread (summed by the master thread, after each pass's
+ * barrier; REGEN_K and REGEN_V are the master thread's own time inside
+ * two of them): what `make bench` holds against each stage's ceiling. It is
+ * the reference's only state, written by timing alone: no result
+ * depends on it.
+ */
+enum ref_stage {
+	REF_STAGE_EXACT, REF_STAGE_QK_F, REF_STAGE_SOFTMAX, REF_STAGE_PV_Q,
+	REF_STAGE_PV_F,
+	/* Inside QK_F and PV_F: what the master thread spent making the
+	 * float K and V rows again (inputs_kv_row) and laying them out,
+	 * the price of not keeping them (docs/performance.md). */
+	REF_STAGE_REGEN_K, REF_STAGE_REGEN_V, REF_NSTAGE
+};
+void ref_stage_seconds(double out[REF_NSTAGE]);
+
 #endif

@@ -10,7 +10,9 @@
  * values by hand) and test_diffcase.c (a dump `fragsim diff` must name).
  *
  * What it models: decode or prefill, per_token_head K scales, int8 V,
- * no window, soft cap or ALiBi, no split-K. Addresses, written out:
+ * no window, soft cap or ALiBi, no split-K; the bugs of the fields of
+ * struct bugmodel (walks, block size, scales, kv head maps, loads, row
+ * beliefs, dims loaded, which keys a query sees). Addresses, written out:
  *   K[j][g][d]  k_cache[(((p*Hkv + g)*(D/16) + d/16)*BS + j%BS)*16 + d%16]
  *   sK[j][g]    k_scale[(p*BS + j%BS)*Hkv + g]
  *   V[j][g][d]  v_cache[((p*Hkv + g)*D + d)*BS + j%BS], scale as sK's
@@ -28,8 +30,10 @@
 
 #include "../lib/runcase.h"
 
-/* Which block a read takes: the table's, or the logical index itself. */
-enum bm_walk { BM_TABLE, BM_LOGICAL };
+/* Which block a read takes: the table's, the logical index itself, or
+ * where a packed cache puts it: first(s) + b, first(s) the blocks of the
+ * sequences before s (ceil(context / BS) each). */
+enum bm_walk { BM_TABLE, BM_LOGICAL, BM_PACKED };
 
 struct bugmodel {
 	enum bm_walk k_walk, ks_walk, v_walk;	/* K bytes, K scale, V (+ scale) */
@@ -53,6 +57,21 @@ struct bugmodel {
 	const int *row_src;
 	int spill;		/* decode: q head h reads the kv head of the first
 				 * head of its tile of M, (h / M) * M / G */
+	int gqa_modulo;		/* kv head = q head % Hkv */
+	int half_dims;		/* only dims d < D / 2 enter a score */
+	int per_tile;		/* key j takes the K scale of key j / N * N, its
+				 * tile's first (N the instruction's; no split-K) */
+	/* Which keys query t at p = q_pos sees, j < context always:
+	 * q_local: j <= t (the chunk-local index); q_future: j <= context - 1;
+	 * q_off_by_one: j <= p + 1; q_chunk_keys: p - t <= j <= p (the
+	 * history never visited). */
+	int q_local, q_future, q_off_by_one, q_chunk_keys;
+	/* c_columns: the score of key j, in its tile of N keys from kb, is
+	 * computed with the K bytes of key kb + col_src[j - kb] (its own K
+	 * scale and mask): the column the accumulator written there truly
+	 * holds. A source key past the sequence's blocks loads 0, as the
+	 * kernel's loop over its own blocks does. NULL: its own. */
+	const int *col_src;
 };
 
 /*
@@ -76,9 +95,13 @@ static inline int bm_block(const struct runcase *r, int s, int j, enum bm_walk w
 	const struct fs_inputs *in = &r->in;
 	int b = j / bs, p;
 
-	if (w == BM_LOGICAL)
+	if (w == BM_LOGICAL) {
 		p = b;
-	else
+	} else if (w == BM_PACKED) {
+		p = b;
+		for (int s2 = 0; s2 < s; s2++)
+			p += (r->c.seqs[s2].context + in->BS - 1) / in->BS;
+	} else
 		p = b < in->MAXB ? in->block_table[s * in->MAXB + b] : -1;
 	return p >= 0 && p < in->NB ? p : -1;
 }
@@ -139,9 +162,13 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 				const int8_t *q = &in->q_int8[row * D];
 				int qzero = 0;
 				int g = m->spill ? h / r->lm->m * r->lm->m / G :
+					m->gqa_modulo ? h % Hkv :
 					!m->kv_divide ? h / G :
 					c->mode == MODE_DECODE ? h / G * G / Hkv : h / Hkv;
-				int qp = in->q_pos[s * T + t], served = !m->grid;
+				int qp = m->q_local ? t : m->q_future ? c->seqs[s].context - 1 :
+					 in->q_pos[s * T + t];
+				int jlo = m->q_chunk_keys ? in->q_pos[s * T + t] - t : 0;
+				int served = !m->grid;
 				double sq = m->no_sq ? 1.0 : in->q_scale[row], mx = -INFINITY, l = 0;
 				double *sc = &scores[row * X], *o = &out[row * D];
 				int M = r->lm->m;
@@ -167,9 +194,13 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 					continue;
 				}
 
-				for (int j = 0; j <= qp && j < c->seqs[s].context; j++) {
-					int pk = bm_block(r, s, j, m->k_walk, bs);
-					int js = m->first_key ? 0 : j;
+				if (m->q_off_by_one)
+					qp++;
+				for (int j = jlo; j <= qp && j < c->seqs[s].context; j++) {
+					int N = r->lm->n, jk = m->col_src ? j / N * N + m->col_src[j % N] : j;
+					int pk = bm_block(r, s, jk, m->k_walk, bs);
+					int kzero = jk / bs >= (c->seqs[s].context + bs - 1) / bs;
+					int js = m->first_key ? 0 : m->per_tile ? j / r->lm->n * r->lm->n : j;
 					int ps = bm_block(r, s, js, m->ks_walk, bs);
 					double acc = 0, sk;
 
@@ -182,7 +213,10 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 							src = 16 * bugmodel_chunk(d / 16, j % r->lm->n, D / 16) +
 							      d % 16;
 						/* past head_dim: the last K-step's zero padding */
-						acc += src < D && !qzero ? q[d] * bm_kbyte(r, pk, g, j, src, bs) : 0;
+						if (m->half_dims && d >= D / 2)
+							break;
+						acc += src < D && !qzero && !kzero ?
+						       q[d] * bm_kbyte(r, pk, g, jk, src, bs) : 0;
 					}
 					sk = m->no_sk ? 1.0 : bm_scale(r, in->k_scale, ps, g, js, bs);
 					sc[j] = acc * sq * sk * c->softmax_scale;
@@ -190,7 +224,7 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 					if (!isnan(mx) && (isnan(sc[j]) || sc[j] > mx))
 						mx = sc[j];
 				}
-				for (int j = 0; j <= qp && j < c->seqs[s].context; j++) {
+				for (int j = jlo; j <= qp && j < c->seqs[s].context; j++) {
 					int pv = bm_block(r, s, j, m->v_walk, bs);
 					double p = exp(sc[j] - mx);
 					double vs = bm_scale(r, in->v_scale, pv, g, j, bs);

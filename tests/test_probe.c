@@ -277,6 +277,55 @@ static void another_device_is_named(void **state)
 }
 
 /*
+ * A plan with unsigned A and B (u8) answered by a device that reads them
+ * as signed: the one-hot waves hold bytes below 128, alike either way,
+ * so the products are found; the check waves ("extreme": 255 x 255, 16 a
+ * C slot, reads 16 x 1 = 16 where unsigned predicts 16 x 65025) hold only
+ * under the signed reading. Solve names that reading (read_signed, both
+ * plans) and finds the lane map the same; a device reading only A signed
+ * gives 1; a device reading u8 as u8 gives 0, as does a signed plan.
+ */
+static struct lanemap *with_types(const char *name, enum lm_dtype ta, enum lm_dtype tb)
+{
+	struct lanemap *lm = tu_builtin_valid(name);
+
+	lm->op[LM_A].type = ta;
+	lm->op[LM_B].type = tb;
+	return lm;
+}
+
+static void unsigned_read_as_signed_is_named(void **state)
+{
+	static const struct { enum lm_dtype da, db; int want; } dev[] = {
+		{ LM_I8, LM_I8, 3 }, { LM_I8, LM_U8, 1 }, { LM_U8, LM_I8, 2 }, { LM_U8, LM_U8, 0 },
+	};
+	const char *name = "rdna3-wmma-i32-16x16x16-iu8-w32";
+	struct lanemap *plan = with_types(name, LM_U8, LM_U8);
+
+	(void)state;
+	for (int kind = 0; kind < 2; kind++)
+		for (size_t i = 0; i < FS_ARRAY_LEN(dev); i++) {
+			struct lanemap *d = with_types(name, dev[i].da, dev[i].db);
+			struct run r = plan_kind(plan, d, kind ? PROBE_SHORT : PROBE_EXHAUSTIVE);
+			struct probe_result res;
+			struct fs_err err;
+
+			if (probe_solve(plan, &r.pl, plan, r.a, r.b, r.c, &res, &err) != FS_OK)
+				fail_msg("device %zu, %s plan: %s", i, kind ? "short" : "exhaustive",
+					 err.msg);
+			assert_int_equal(res.read_signed, dev[i].want);
+			assert_same_tables(plan, res.found);
+			/* the found map says what the device read */
+			assert_int_equal(res.found->op[LM_A].type, dev[i].da);
+			assert_int_equal(res.found->op[LM_B].type, dev[i].db);
+			lanemap_free(res.found);
+			lanemap_free(d);
+			run_free(&r);
+		}
+	lanemap_free(plan);
+}
+
+/*
  * Renaming k the same way in A and B changes no register: a device with
  * k -> k ^ 16 in both is reported identical to sm80. Swapping C's e 0 and
  * e 1 (columns 2t and 2t+1) is observable: every one of the 128 C
@@ -791,6 +840,46 @@ static void cli_names_the_difference(void **state)
 	tu_free(&r);
 }
 
+/* The CLI's verdict for a u8 plan on a device that reads signed bytes
+ * (tools/device/hip's unsigned RDNA3 profile, simulated by the signed
+ * one): exit 1, the reading named, the lane map the same. */
+static void cli_names_unsigned_read_as_signed(void **state)
+{
+	const char *u8 = FRAGSIM_SRC "/tools/device/hip/rdna3-wmma-i32-16x16x16-u8-w32.yaml";
+	struct run_result r;
+
+	(void)state;
+	r = tu_run("probe plan --isa %s --out %s/u", u8, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "probe_a.npy uint8 [22, 32, 16]"));
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/u --isa rdna3-wmma-i32-16x16x16-iu8-w32 --out %s/us",
+		   dir, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/u --dump %s/us", dir, dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "signed    A and B: the plan's bytes are unsigned (u8)"));
+	assert_non_null(strstr(r.out, "C: 0 of 256 entries differ: identical\n"));
+	assert_non_null(strstr(r.out, "device differs from rdna3-wmma-i32-16x16x16-u8-w32: device "
+				      "reads unsigned operands as signed (A and B); the lane map is "
+				      "the same\n"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/u --dump %s/us --yaml", dir, dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "# differs from the profile named above: device reads "
+				      "unsigned operands as signed (A and B)\n"));
+	assert_non_null(strstr(r.out, "type: i8"));
+	tu_free(&r);
+	r = tu_run("probe simulate --plan %s/u --isa %s --out %s/uu", dir, u8, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/u --dump %s/uu", dir, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "device matches rdna3-wmma-i32-16x16x16-u8-w32\n"));
+	tu_free(&r);
+}
+
 /* --yaml prints a profile the loader takes back: the device's map. */
 static void cli_yaml_round_trip(void **state)
 {
@@ -1176,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(replica_copies_reported),
 		cmocka_unit_test(device_reading_upper_copy),
 		cmocka_unit_test(another_device_is_named),
+		cmocka_unit_test(unsigned_read_as_signed_is_named),
 		cmocka_unit_test(k_renaming_unobservable_c_swap_observable),
 		cmocka_unit_test(answers_no_map_explains),
 		cmocka_unit_test(random_damage_never_crashes),
@@ -1189,6 +1279,7 @@ int main(void)
 		cmocka_unit_test(short_plan_messages),
 		cmocka_unit_test(cli_plan_simulate_solve),
 		cmocka_unit_test(cli_names_the_difference),
+		cmocka_unit_test(cli_names_unsigned_read_as_signed),
 		cmocka_unit_test(cli_yaml_round_trip),
 		cmocka_unit_test(cli_malformed_dumps),
 		cmocka_unit_test(cli_short_plan),

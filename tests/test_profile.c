@@ -257,6 +257,12 @@ static void unknown_target_names_its_profiles(void **state)
 		{ "gfx940", "cdna3-mfma-i32-16x16x32-i8, cdna3-mfma-i32-32x32x16-i8", NULL },
 		{ "gfx950", "the builtin profile for gfx950: cdna4-mfma-i32-16x16x64-i8 (", NULL },
 		{ "gfx1201", "rdna4-wmma-i32-16x16x16-iu8-w32", NULL },
+		{ "gfx1100", "the builtin profiles for gfx1100: rdna3-wmma-i32-16x16x16-iu8-w32, "
+			     "rdna3-wmma-i32-16x16x16-iu8-w64 (", NULL },
+		{ "gfx1151", "rdna3-wmma-i32-16x16x16-iu8-w32", "rdna4" },
+		{ "sm90", "sm80-mma-m16n8k16-s8, sm80-mma-m16n8k32-s8", NULL },
+		{ "sm86", "sm80-mma-m16n8k32-s8", NULL },
+		{ "sm70", "unknown profile 'sm70' (not a builtin name", "sm80" },
 		{ "nope", "unknown profile 'nope' (not a builtin name nor a .yaml file", "cdna" },
 		{ "gfx90a", "unknown profile 'gfx90a' (not a builtin name", "cdna" },
 	};

@@ -518,7 +518,8 @@ static enum fs_rc check_products(struct probe_solver *s, struct fs_err *err)
 int probe_wave_mismatch(const struct probe_solver *s, int w, int32_t *got,
 			int64_t *want)
 {
-	enum lm_dtype ta = s->plan->op[LM_A].type, tb = s->plan->op[LM_B].type;
+	enum lm_dtype ta = s->as_signed & 1 ? LM_I8 : s->plan->op[LM_A].type;
+	enum lm_dtype tb = s->as_signed & 2 ? LM_I8 : s->plan->op[LM_B].type;
 	const uint8_t *wa = &s->a[(size_t)w * (size_t)s->sa];
 	const uint8_t *wb = &s->b[(size_t)w * (size_t)s->sb];
 	const int32_t *wc = &s->c[(size_t)w * (size_t)s->sc];
@@ -557,6 +558,46 @@ static enum fs_rc check_waves(struct probe_solver *s, struct fs_err *err)
 			       probe_check_name(i), where, got, (long long)want);
 	}
 	return FS_OK;
+}
+
+/* The plan's prediction of every wave from the products found. */
+static enum fs_rc check_answers(struct probe_solver *s, int is_short, struct fs_err *err)
+{
+	return is_short ? probe_short_predict(s, err) : check_waves(s, err);
+}
+
+/*
+ * The answers failed their prediction (rc): is it the signedness? The
+ * one-hot waves hold bytes below 128, read alike signed or unsigned, so
+ * the products are found either way; the check waves hold bytes of 128
+ * and more. A device that reads the plan's unsigned (u8) A or B as
+ * signed (RDNA3's iu8 with its NEG bits ignored, as tinygrad's emulator
+ * does) fails them, and under that reading holds them all. Try each u8
+ * operand read as i8, then both: the first reading under which every
+ * wave holds is the device's (s->as_signed), and FS_OK; else rc, err
+ * as the first failure left it.
+ */
+static enum fs_rc check_signedness(struct probe_solver *s, int is_short, enum fs_rc rc,
+				   struct fs_err *err)
+{
+	int u = (s->plan->op[LM_A].type == LM_U8) | (s->plan->op[LM_B].type == LM_U8) << 1;
+
+	if (rc != FS_EINPUT || !u)
+		return rc;
+	for (int m = 1; m <= 3; m++) {
+		struct fs_err quiet = { 0 };
+
+		if ((m & u) != m)
+			continue;
+		s->as_signed = m;
+		if (check_answers(s, is_short, &quiet) == FS_OK) {
+			if (err)
+				memset(err, 0, sizeof(*err));
+			return FS_OK;
+		}
+	}
+	s->as_signed = 0;
+	return rc;
 }
 
 /* The anchor's label of node x in relation r. */
@@ -694,9 +735,10 @@ static enum fs_rc build_map(struct probe_solver *s, struct probe_result *res,
 	for (int op = 0; op < LM_NOPERANDS && !rc; op++) {
 		const struct lanemap_operand *po = &p->op[op];
 		int slots = p->wave * po->elems, entries, replicas;
+		/* what the device read: i8 for a u8 it took as signed */
+		enum lm_dtype type = op < 2 && s->as_signed >> op & 1 ? LM_I8 : po->type;
 
-		rc = lanemap_set_operand(lm, (enum lm_operand)op, po->type, po->elems,
-					 1, err);
+		rc = lanemap_set_operand(lm, (enum lm_operand)op, type, po->elems, 1, err);
 		if (rc)
 			break;
 		entries = lm->op[op].rows * lm->op[op].cols;
@@ -709,8 +751,8 @@ static enum fs_rc build_map(struct probe_solver *s, struct probe_result *res,
 				     lm->op[op].cols);
 			break;
 		}
-		rc = lanemap_set_operand(lm, (enum lm_operand)op, po->type, po->elems,
-					 replicas, err);
+		rc = lanemap_set_operand(lm, (enum lm_operand)op, type, po->elems, replicas,
+					 err);
 		for (int x = 0; x < slots && !rc; x++)
 			label_slot(s, (enum lm_operand)op, x, &lm->op[op].row[x],
 				   &lm->op[op].col[x]);
@@ -789,19 +831,20 @@ enum fs_rc probe_solve(const struct lanemap *plan, const struct probe_layout *pl
 		rc = is_short ? probe_short_terms(&s, &res->span_dim, err)
 			      : collect_terms(&s, err);
 	if (!rc && is_short)
-		rc = probe_short_predict(&s, err);
+		rc = check_signedness(&s, 1, probe_short_predict(&s, err), err);
 	if (!rc)
 		rc = build_classes(&s, err);
 	if (!rc)
 		rc = check_products(&s, err);
 	if (!rc && !is_short)
-		rc = check_waves(&s, err);
+		rc = check_signedness(&s, 0, check_waves(&s, err), err);
 	for (int r = 0; r < 3 && !rc; r++)
 		rc = assign_labels(&s, r, res);
 	if (!rc)
 		rc = build_map(&s, res, err);
 	if (!rc) {
 		res->terms = s.nt;
+		res->read_signed = s.as_signed;
 		res->slots[LM_A] = s.sa;
 		res->slots[LM_B] = s.sb;
 		res->slots[LM_C] = s.sc;

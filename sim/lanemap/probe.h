@@ -161,12 +161,17 @@ struct probe_result {
 	uint8_t read[2][LM_MAX_SLOTS];	/* 1: slot is read (A, B) */
 	int labels_anchored[3];	/* rows, cols, k whose label came from votes */
 	int span_dim;		/* short: the products are 2^span_dim */
+	int read_signed;	/* 1 A, 2 B: operands the plan has unsigned
+				   (u8) that the device read as signed: the
+				   check waves hold only so (found has i8) */
 };
 
 /*
  * Read the device's answers c for the plan laid out by pl and made from
  * `plan` (a, b as probe_plan wrote them), and name them with labels
- * anchored to `anchor` (same geometry). FS_OK with res->found set;
+ * anchored to `anchor` (same geometry). FS_OK with res->found set (and
+ * res->read_signed when the answers hold only with the plan's unsigned
+ * operands read as signed: the device ignores their signedness);
  * FS_EINPUT with err saying which wave and slot no lane map explains (for
  * a short plan: no linear map, and to plan again with --exhaustive);
  * FS_ENOMEM on out of memory. res->found is NULL after any failure.

@@ -38,6 +38,8 @@ struct probe_solver {
 	int *cls[3];		/* node -> class index, -1 when not in one */
 	int ncls[3];
 	int *label[3];		/* class -> label */
+	int as_signed;		/* 1 A, 2 B: a u8 operand of the plan read as
+				   i8 (the device's reading, probe_solve) */
 };
 
 /* An 8-bit register value as the operand's type reads it. */

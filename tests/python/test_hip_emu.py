@@ -1,6 +1,7 @@
 """test_hip_emu.py - the pieces of tools/device/emu/ (make hip-emu,
 docs/hip-emu.md) that need no tinygrad: the code-object loader of
-emu_runtime.py on a hand-built ELF, the kernel-descriptor refusals, and
+emu_runtime.py on a hand-built ELF, the bundle's gfx94x and gfx11
+objects, the kernel-descriptor refusals (CDNA3 and RDNA3), and
 patch_tinygrad.py on hand-made checkouts (the user's files untouched).
 
     pytest tests/python
@@ -77,9 +78,21 @@ def test_bundle_without_gfx94x_names_its_entries(tmp):
     try:
         er._bundle_entry(b)
     except er.EmuError as e:
-        assert str(e) == "the bundle has no gfx940-942 code object (entries: hipv4-amdgcn-amd-amdhsa--gfx90a)"
+        assert str(e) == ("the bundle has no gfx940-942 or gfx1100-1151 code object "
+                          "(entries: hipv4-amdgcn-amd-amdhsa--gfx90a)")
     else:
         raise AssertionError("a gfx90a bundle accepted")
+
+
+def test_bundle_takes_a_gfx1100_object_as_rdna3(tmp):
+    # a host entry first, then the gfx1100 object (4 bytes at offset 0x100)
+    host, dev = b"host-x86_64-unknown-linux-gnu", b"hipv4-amdgcn-amd-amdhsa--gfx1100"
+    b = bytearray(b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 2))
+    b += struct.pack("<QQQ", 0, 0, len(host)) + host + struct.pack("<QQQ", 0x100, 4, len(dev)) + dev
+    b += bytes(0x100 - len(b)) + b"\x7fELF"
+    ident, img = er._bundle_entry(bytes(b))
+    assert ident == dev.decode() and img == b"\x7fELF"
+    assert er._ARCH["gfx1100"] == "rdna3" and er._ARCH["gfx942"] == "cdna"
 
 
 def kd(props, user, private=0):
@@ -94,6 +107,16 @@ def test_descriptor_refusals(tmp):
     assert "private_segment_buffer (4 SGPRs)" in why
     assert "USER_SGPR_COUNT is 3" in er.check_descriptor(kd(1 << 3, 3))
     assert "uses scratch (private_segment_fixed_size 16)" in er.check_descriptor(kd(1 << 3, 2, 16))
+    # wave32 is RDNA3's, not CDNA3's; LLVM 15's gfx11 count of 15 user SGPRs
+    # with the kernarg pointer alone runs there only
+    w32 = 1 << 3 | 1 << 10
+    assert er.check_descriptor(kd(w32, 2)) == "it is a wave32 kernel; CDNA3 runs wave64"
+    assert er.check_descriptor(kd(w32, 15), "rdna3") == ""
+    assert er.check_descriptor(kd(w32, 2), "rdna3") == ""
+    assert "USER_SGPR_COUNT is 15, the kernarg pointer alone is 2" in er.check_descriptor(kd(1 << 3, 15))
+    assert "USER_SGPR_COUNT is 17" in er.check_descriptor(kd(w32, 17), "rdna3")
+    assert er.check_descriptor(kd(1 << 3, 15), "rdna3") == \
+        "it is a wave64 kernel; the emulator runs RDNA3 waves of 32 lanes only"
 
 
 def checkout(d, text):
@@ -139,7 +162,7 @@ def test_patcher_refuses_a_checkout_it_does_not_fit(tmp):
     assert r.returncode == 2 and "the emulator has no 'def run_asm(" in r.stderr
 
 
-def fake_module(kernel, props=1 << 3, user=2):
+def fake_module(kernel, props=1 << 3, user=2, arch="cdna"):
     """A loaded module of one kernel: its descriptor in a ctypes buffer
     (kernarg pointer only, entry 0x100 past the descriptor), and a
     stand-in emulator that records the run_asm call."""
@@ -156,7 +179,7 @@ def fake_module(kernel, props=1 << 3, user=2):
         sys.modules.setdefault(name, types.ModuleType(name))
     sys.modules["test.mockgpu.amd.emu"] = fake
     sys.modules["test.mockgpu.amd"].emu = fake
-    er._modules.append((buf, base, {"k.kd": 0}, {"k": kernel}, (1, 2), "test"))
+    er._modules.append((buf, base, {"k.kd": 0}, {"k": kernel}, (1, 2), "test", arch))
     return len(er._modules) - 1, base, calls
 
 
@@ -184,6 +207,19 @@ def test_launch_lays_out_explicit_and_v5_hidden_arguments(tmp):
     assert struct.unpack_from("<H", raw, 28)[0] == 64               # group size x
     assert struct.unpack_from("<H", raw, 34)[0] == 2                # grid dims: y > 1
     assert struct.unpack_from("<Q", raw, 40)[0] == 0                # no printf buffer
+
+
+def test_launch_runs_an_rdna3_kernel_as_rdna3(tmp):
+    kernel = {".name": "k", ".kernarg_segment_size": 8,
+              ".args": [{".value_kind": "by_value", ".offset": 0, ".size": 4}]}
+    mod, base, calls = fake_module(kernel, props=1 << 3 | 1 << 10, user=15, arch="rdna3")
+    import ctypes
+    n = ctypes.c_int32(9)
+    argv = (ctypes.c_void_p * 1)(ctypes.addressof(n))
+    assert er.launch(mod, "k", (4, 1, 1), (32, 1, 1), 0, ctypes.addressof(argv)) == ""
+    (a, k), = calls
+    assert k["arch"] == "rdna3" and a[2:8] == (4, 1, 1, 32, 1, 1)
+    assert k["rsrc2"] >> 1 & 0x1f == 15    # the workgroup ids go to s15, as on the GPU
 
 
 def test_launch_refuses_what_it_cannot_fill(tmp):

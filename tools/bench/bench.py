@@ -3,16 +3,20 @@
 workloads and hold the times against ceilings and a baseline measured in
 the same invocation.
 
-  1. peak (tools/bench/peak.c): int8 MAC/s ceiling (VNNI vpdpbusd, or AVX2)
-     and DRAM read bandwidth, on 1..max threads; again at the end, and the
-     better of the two is the ceiling
-  2. for each workload and thread count: the numpy float32 baseline
-     (tools/bench/numpy_ref.py, OpenBLAS, kernel printed), then fragsim
-     `run --emulate-only` and `run` (full check), --runs times each, each
-     run a child process whose wall time and peak RSS (wait4) are kept
-  3. one table, the context-scaling lines (4k -> 32k -> 128k) and the
-     targets of issue 12, each met or not met with its figures (and, not
-     met, what would move it)
+  1. peak (tools/bench/peak.c): int8 MAC/s ceiling (VNNI vpdpbusd, or AVX2),
+     f64 and f32 FMA/s (vfmadd) and DRAM read bandwidth, on 1..max threads;
+     again at the end, and the better of the two is the ceiling
+  2. for each workload and thread count (1, 2 and every core by default):
+     the numpy float32 baseline (tools/bench/numpy_ref.py, OpenBLAS,
+     kernel printed) and, when torch imports, the same attention in torch
+     on the CPU; then fragsim `run --emulate-only` and `run` (full check),
+     --runs times each, each run a child process whose wall time and peak
+     RSS (wait4) are kept; then one run of tools/bench/stages.c (the
+     library on the same case) for the reference's stage times
+  3. one table, the stage table (each stage's time against its ceiling),
+     the context-scaling lines (4k -> 32k -> 128k) and the targets of
+     issues 12 and 25, each met or not met with its figures (and, not met,
+     what would move it)
 
 A run that fails, times out or is killed shows as such in its row; the
 bench goes on. Columns (also in notes/README-bench.md):
@@ -31,6 +35,18 @@ bench goes on. Columns (also in notes/README-bench.md):
   RSS MiB / budget  peak RSS against 1.25 x (input tensors + requested
                     outputs) + 64 MiB; "?" after it: of a run that failed
   x numpy           numpy median / kernel s (> 1: fragsim is faster)
+  x torch           torch median / kernel s, when torch is installed
+
+Stage table (full rows): each stage's seconds, the seconds it would take
+at its ceiling, and the share (ceiling s / stage s, 100% = at the
+ceiling). The work counted: inputs, the input tensors' bytes at the DRAM
+read bandwidth; emulation, the largest of its int8 MACs at the int8 peak,
+its PV's f32 FMAs (one per visible key, dim and row) at the f32 peak and
+its must-read bytes at the DRAM bandwidth; the reference's exact product,
+one int8 MAC per visible (row, key) pair and dim; its quantized PV (o and
+sum p |v|), two f64 FMAs a pair and dim; the float path (its q.k and PV),
+two f64 FMAs a pair and dim; softmax (two exps a pair) has no measured
+ceiling.
 """
 import argparse
 import json
@@ -55,6 +71,8 @@ WORKLOADS = [
      "context": 32768, "history": 0, "tokens": 1},
     {"name": "decode-131072", "case": "decode-131072.yaml", "mode": "decode",
      "context": 131072, "history": 0, "tokens": 1},
+    {"name": "prefill-1024-4096", "case": "prefill-1024-after-4096.yaml",
+     "mode": "prefill", "context": 5120, "history": 4096, "tokens": 1024},
     {"name": "prefill-2048-8192", "case": "prefill-2048-after-8192.yaml",
      "mode": "prefill", "context": 10240, "history": 8192, "tokens": 2048},
 ]
@@ -75,7 +93,11 @@ def parse_args():
                    help="1 run per row (numpy keeps its warm-up: a cold baseline is a weak one)")
     p.add_argument("--only", action="append", default=[],
                    help="workload name or substring (repeatable, or comma separated)")
-    p.add_argument("--threads", default="1,2", help="thread counts [1,2]")
+    p.add_argument("--threads", default="1,2,all",
+                   help="thread counts; all is this machine's cores [1,2,all]")
+    p.add_argument("--stages", default="build-bench/bench/stages",
+                   help="the reference's stage timer (tools/bench/stages.c); '' to skip")
+    p.add_argument("--no-torch", action="store_true", help="skip the torch CPU baseline")
     p.add_argument("--modes", default="emul,full", help="emul, full or both [emul,full]")
     p.add_argument("--timeout", type=float, default=900, help="seconds per run [900]")
     p.add_argument("--exec", dest="exec_", default=None,
@@ -91,7 +113,8 @@ def parse_args():
     a = p.parse_args()
     if a.quick:
         a.runs = 1
-    a.threads = [int(t) for t in a.threads.split(",") if t]
+    ncpu = os.cpu_count() or 1
+    a.threads = sorted({ncpu if t == "all" else int(t) for t in a.threads.split(",") if t})
     a.modes = [m for m in a.modes.split(",") if m]
     if not a.threads or min(a.threads) < 1 or any(m not in ("emul", "full") for m in a.modes):
         p.error("--threads takes counts >= 1, --modes emul and/or full")
@@ -147,6 +170,16 @@ def expected_tiles(w):
         last = w["history"] + min(w["tokens"], r0 + 16) - 1
         n += last // TILE_N + 1
     return HQ * n
+
+
+def visible_pairs(w):
+    """(row, key) pairs the reference computes: every q head of every
+    token against each key it sees (decode: the whole context; prefill:
+    the history and the chunk's keys up to its own, causal)."""
+    if w["mode"] == "decode":
+        return HQ * w["context"]
+    t, h = w["tokens"], w["history"]
+    return HQ * (t * h + t * (t + 1) // 2)
 
 
 def macs(w, res):
@@ -260,6 +293,9 @@ def fragsim_rows(a, w, mode, threads, flags):
         row.update(wall_med=median(walls), wall_min=min(walls), wall_max=max(walls),
                    kernel=median([r["kernel"] for r in runs]),
                    inputs_s=median([r["json"].get("seconds_inputs", 0.0) for r in runs]),
+                   kernel_emul=median([r["json"].get("seconds_emulation", 0.0) for r in runs]),
+                   kernel_ref=median([r["json"].get("seconds_reference", 0.0) for r in runs])
+                   if mode == "full" else None,
                    rss=max(r["rss"] for r in runs), macs=macs(w, res),
                    tiles=res.get("tiles"), exec=res.get("exec"))
     if fails and fails[0]["rss"]:
@@ -293,17 +329,18 @@ def numpy_env(threads):
 FAST_BLAS = ("openblas", "mkl", "blis")
 
 
-def numpy_row(a, py, w, threads):
-    argv = [py, os.path.join(HERE, "numpy_ref.py"), "--mode", w["mode"],
+def numpy_row(a, py, w, threads, backend="numpy"):
+    argv = [py, os.path.join(HERE, "numpy_ref.py"), "--backend", backend, "--mode", w["mode"],
             "--threads", str(threads), "--runs", str(a.runs), "--coretype", "keep",
             "--q-heads", str(HQ), "--kv-heads", str(HKV), "--head-dim", str(D)]
     if w["mode"] == "decode":
         argv += ["--context", str(w["context"])]
     else:
         argv += ["--history", str(w["history"]), "--chunk", str(w["tokens"])]
-    if a.numpy_gather:
+    if a.numpy_gather and backend == "numpy":
         argv.append("--gather")
-    argv.append("--whole")
+    if backend == "numpy":
+        argv.append("--whole")
     # every run plus the warm-up, each within the per-run timeout
     r = run_child(argv, a.timeout * (2 * a.runs + 1), numpy_env(threads))
     if r["status"] != "ok" or r["rc"] != 0:
@@ -316,6 +353,10 @@ def numpy_row(a, py, w, threads):
         return {"status": "bad JSON from numpy_ref.py"}
     res["status"] = "ok"
     res["rss"] = r["rss"]
+    if backend == "torch":
+        log("%s torch %dt: median %.3f s (torch %s)" % (w["name"], threads, res["median_s"],
+            res["torch"]["version"]))
+        return res
     lib = res["blas"].get("library") or ""
     if lib not in FAST_BLAS:
         # Debian's numpy falls back to the reference BLAS (libblas3), 10-20x
@@ -326,6 +367,32 @@ def numpy_row(a, py, w, threads):
                              ", ".join(res["blas"].get("loaded") or []) or "path unknown"))
     log("%s numpy %dt: median %.3f s (%s, %s)" % (w["name"], threads, res["median_s"],
         res["blas"].get("library"), res["blas"].get("corename")))
+    return res
+
+
+def find_torch(a, py):
+    """A python that imports torch: the numpy one, else python3 on PATH."""
+    for cand in [py, shutil.which("python3"), "/usr/bin/python3"]:
+        if cand and os.path.exists(cand):
+            if run_child([cand, "-c", "import torch"], 120)["rc"] == 0:
+                return cand
+    return None
+
+
+def stage_row(a, w, threads):
+    """One run of the stage timer on the workload: the reference's stages."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    r = run_child([a.stages, os.path.join(HERE, w["case"])], a.timeout, env)
+    if r["rc"] != 0:
+        last = (r["err"].strip().splitlines() or [""])[-1]
+        log("%s stages %dt: %s rc=%s %s" % (w["name"], threads, r["status"], r["rc"], last))
+        return None
+    try:
+        res = json.loads(r["out"])
+    except ValueError:
+        return None
+    log("%s stages %dt: %s" % (w["name"], threads, ", ".join(
+        "%s %.3f s" % kv for kv in res["ref"].items())))
     return res
 
 
@@ -371,7 +438,8 @@ def llc_bytes():
 
 def run_peak(a, max_threads):
     mib = a.peak_mib or max(1024, 16 * llc_bytes() // MIB)
-    r = run_child([a.peak, str(max_threads), str(mib)], 600)
+    r = run_child([a.peak, str(max_threads), str(mib),
+                   ",".join(str(t) for t in a.threads)], 600)
     if r["rc"] != 0:
         log("peak failed (%s): %s" % (r["status"], r["err"].strip()[-200:]))
         return None
@@ -385,8 +453,9 @@ def peak_merge(p, q):
     machine a neighbour only ever pulls a ceiling down."""
     if not p or not q:
         return p or q
-    for key in ("int8_gmacs", "read_gbs"):
-        for t, v in q[key].items():
+    for key in ("int8_gmacs", "read_gbs", "f64_gfma", "f32_gfma"):
+        for t, v in q.get(key, {}).items():
+            p.setdefault(key, {})
             p[key][t] = max(p[key].get(t, 0), v)
     for t, v in q.get("gen_ns", {}).items():	# a time: the lower
         p.setdefault("gen_ns", {})[t] = min(p.get("gen_ns", {}).get(t, v), v)
@@ -395,9 +464,12 @@ def peak_merge(p, q):
 
 def peak_text(pk):
     by_t = lambda d: ", ".join("%st %s" % (t, v) for t, v in sorted(d.items(), key=lambda x: int(x[0])))
-    return "int8 %s: %s GMAC/s; DRAM read %s GB/s (%d MiB buffer); input generator %s ns/value/thread" % (
-        pk["int8_isa"], by_t(pk["int8_gmacs"]), by_t(pk["read_gbs"]), pk["read_buffer_mib"],
-        by_t(pk.get("gen_ns", {})) or "?")
+    return ("int8 %s: %s GMAC/s; %s: f64 %s, f32 %s G FMA/s; DRAM read %s GB/s (%d MiB "
+            "buffer); input generator %s ns/value/thread" % (
+                pk["int8_isa"], by_t(pk["int8_gmacs"]), pk.get("fma_isa", "fma ?"),
+                by_t(pk.get("f64_gfma", {})) or "?", by_t(pk.get("f32_gfma", {})) or "?",
+                by_t(pk["read_gbs"]), pk["read_buffer_mib"],
+                by_t(pk.get("gen_ns", {})) or "?"))
 
 
 # ---- the report ----------------------------------------------------------
@@ -406,11 +478,11 @@ def fmt(x, spec, missing="-"):
     return missing if x is None else format(x, spec)
 
 
-def derived(row, w, pk, npy):
+def derived(row, w, pk, npy, tch=None):
     """The ratio columns of one row (None where an input is missing)."""
     t = str(row["threads"])
     k = row.get("kernel")
-    d = {"gmacs": None, "pct_vnni": None, "x_mem": None, "x_numpy": None}
+    d = {"gmacs": None, "pct_vnni": None, "x_mem": None, "x_numpy": None, "x_torch": None}
     if k:
         d["gmacs"] = row["macs"] / k / 1e9
         if pk and t in pk["int8_gmacs"]:
@@ -419,18 +491,23 @@ def derived(row, w, pk, npy):
             d["x_mem"] = k / (must_read_bytes(w) / (pk["read_gbs"][t] * 1e9))
         if npy and npy.get("status") == "ok":
             d["x_numpy"] = npy["median_s"] / k
+        if tch and tch.get("status") == "ok":
+            d["x_torch"] = tch["median_s"] / k
     d["budget"] = rss_budget(w)
     return d
 
 
-def print_table(rows, wmap, pk, numpy_res, out):
+def print_table(rows, wmap, pk, numpy_res, out, torch_res=None):
+    torch_res = torch_res or {}
     hdr = ["workload", "mode", "thr", "wall med s", "min s", "max s", "kernel s",
-           "GMAC/s", "% VNNI", "x mem bound", "RSS / budget MiB", "x numpy", "status"]
+           "GMAC/s", "% VNNI", "x mem bound", "RSS / budget MiB", "x numpy", "x torch",
+           "status"]
     lines = []
     for row in rows:
         w = wmap[row["workload"]]
         npy = numpy_res.get((w["name"], row["threads"]))
-        d = derived(row, w, pk, npy)
+        tch = torch_res.get((w["name"], row["threads"]))
+        d = derived(row, w, pk, npy, tch)
         row.update(d)
         rss = row.get("rss") or row.get("rss_failed")
         status = row["status"]
@@ -451,7 +528,7 @@ def print_table(rows, wmap, pk, numpy_res, out):
                       "%s%s / %.0f%s" % (fmt(rss and rss / MIB, ".0f", "?"),
                                          "" if row.get("rss") else "?", d["budget"] / MIB,
                                          "" if not rss or rss <= d["budget"] else " OVER"),
-                      npy_cell, status])
+                      npy_cell, fmt(d["x_torch"], ".2f") if tch else "n/a", status])
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h)
               for i, h in enumerate(hdr)]
     def emit(cells):
@@ -464,6 +541,147 @@ def print_table(rows, wmap, pk, numpy_res, out):
         print("\n* fragsim has no --emulate-only yet: the emul row's kernel s is the "
               "emulation part of a full run; its wall time and RSS are the full run's.",
               file=out)
+
+
+STAGES = [
+    # (name, how the bench gets its seconds, its ceiling)
+    ("inputs", "seconds_inputs", "DRAM"),
+    ("emulation", "seconds_emulation", "int8 / f32 / DRAM"),
+    ("ref exact product", "exact", "int8"),
+    ("ref softmax", "softmax", None),
+    ("ref quantized PV (f64)", "pv_q", "f64"),
+    ("ref float path q.k (f64)", "qk_f", "f64"),
+    ("ref float path PV (f64)", "pv_f", "f64"),
+    ("ref compare and rest", "rest", None),
+]
+
+
+def stage_ceiling(name, w, res, pk, t):
+    """Seconds the stage would take at its ceiling (None: none measured)."""
+    t = str(t)
+    i8 = (pk or {}).get("int8_gmacs", {}).get(t)
+    f64 = (pk or {}).get("f64_gfma", {}).get(t)
+    f32 = (pk or {}).get("f32_gfma", {}).get(t)
+    bw = (pk or {}).get("read_gbs", {}).get(t)
+    pd = visible_pairs(w) * D
+    if name == "seconds_inputs":
+        return bw and input_bytes(w) / (bw * 1e9)
+    if name == "seconds_emulation":
+        if not (i8 and f32 and bw):
+            return None
+        return max(macs(w, res) / (i8 * 1e9), pd / (f32 * 1e9),
+                   must_read_bytes(w) / (bw * 1e9))
+    if name == "exact":
+        return i8 and pd / (i8 * 1e9)
+    if name == "pv_q":
+        return f64 and 2 * pd / (f64 * 1e9)
+    if name in ("qk_f", "pv_f"):
+        return f64 and pd / (f64 * 1e9)
+    return None
+
+
+def print_stages(rows, stage_res, wmap, pk, out):
+    """Per stage of each full row: seconds, seconds at the ceiling, share."""
+    print("\nstages of the full check (one stage-timer run each; ceiling s = the "
+          "stage's work at the measured peak, same threads; share = ceiling s / "
+          "stage s):", file=out)
+    any_ = False
+    for row in rows:
+        if row["mode"] != "full" or not row.get("n_ok"):
+            continue
+        w = wmap[row["workload"]]
+        st = stage_res.get((row["workload"], row["threads"]))
+        res = {"tiles": row.get("tiles")}
+        figs = {"seconds_inputs": row.get("inputs_s"),
+                "seconds_emulation": row.get("kernel_emul")}
+        if st:
+            figs.update(st["ref"])
+            ref_total = row.get("kernel_ref")
+            if ref_total is not None:
+                figs["rest"] = max(0.0, ref_total - sum(
+                    v for k, v in st["ref"].items() if not k.startswith("regen")))
+        cells = []
+        for label, key, ceil in STAGES:
+            sec = figs.get(key)
+            c = stage_ceiling(key, w, res, pk, row["threads"])
+            share = "%.0f%%" % (100 * c / sec) if c and sec else "-"
+            cells.append("%s %s s (ceiling %s%s, %s)" % (
+                label, fmt(sec, ".3f", "?"), fmt(c, ".3f", "-"),
+                " s " + ceil if c and ceil else "", share))
+        row["stages"] = {k: figs.get(k) for _, k, _ in STAGES}
+        print("  %s %dt:" % (row["workload"], row["threads"]), file=out)
+        for c in cells:
+            print("    " + c, file=out)
+        if st:
+            fp = st["ref"]["qk_f"] + st["ref"]["pv_f"]
+            print("    (float path, q.k + PV: %.3f s; double passes, quantized PV + float "
+                  "path: %.3f s)" % (fp, fp + st["ref"]["pv_q"]), file=out)
+            if "regen_k" in st["ref"]:
+                print("    (float K and V made again instead of kept, the master thread's "
+                      "share: K %.3f s of q.k's %.3f s, V %.3f s of PV's %.3f s)" % (
+                          st["ref"]["regen_k"], st["ref"]["qk_f"], st["ref"]["regen_v"],
+                          st["ref"]["pv_f"]), file=out)
+        any_ = True
+    if not any_:
+        print("  no full rows", file=out)
+
+
+def targets25(rows, numpy_res, torch_res, stage_res, out):
+    """Issue 25's targets, each met, NOT MET or unknown, with its figures."""
+    def find(wl, mode, t):
+        return next((r for r in rows if r["workload"] == wl and r["mode"] == mode
+                     and r["threads"] == t), None)
+
+    def base(res, wl, t):
+        n = res.get((wl, t))
+        return n["median_s"] if n and n.get("status") == "ok" else None
+    res = []
+    thr = sorted({r["threads"] for r in rows})
+    big = max(thr) if thr else None
+    pf, dc = "prefill-1024-4096", "decode-131072"
+    r = find(pf, "full", 1)
+    n = base(numpy_res, pf, 1)
+    if r:
+        x = r["wall_med"] / n if r.get("wall_med") and n else None
+        res.append(("1. prefill 1024/4096 full check 1t <= 4x numpy", None if x is None
+                    else x <= 4, "%.3f s wall, %sx numpy (%s s)" % (
+                        r.get("wall_med") or 0, fmt(x, ".2f", "?"), fmt(n, ".3f", "?"))))
+    if big and big >= 16:
+        r, n = find(pf, "full", big), base(torch_res, pf, big)
+        x = r["wall_med"] / n if r and r.get("wall_med") and n else None
+        res.append(("1. prefill 1024/4096 full check %dt <= 8x torch" % big,
+                    None if x is None else x <= 8, "%s s wall, %sx torch (%s s)" % (
+                        fmt(r and r.get("wall_med"), ".3f", "?"), fmt(x, ".2f", "?"),
+                        fmt(n, ".3f", "?"))))
+    r, n = find(dc, "full", 1), base(numpy_res, dc, 1)
+    if r:
+        x = r["wall_med"] / n if r.get("wall_med") and n else None
+        res.append(("2. decode 131072 full check 1t <= 1.5x numpy", None if x is None
+                    else x <= 1.5, "%.3f s wall, %sx numpy (%s s)" % (
+                        r.get("wall_med") or 0, fmt(x, ".2f", "?"), fmt(n, ".3f", "?"))))
+    if big and big > 1:
+        for wl in (dc, pf):
+            o, r = find(wl, "full", 1), find(wl, "full", big)
+            if o and r and o.get("wall_med") and r.get("wall_med"):
+                sp = o["wall_med"] / r["wall_med"]
+                ok = sp >= 10 if big >= 16 else None
+                res.append(("3. %s full check %dt >= 10x 1t%s" % (
+                    wl, big, "" if big >= 16 else " (needs 16 threads)"), ok,
+                    "%.2fx (%.3f s -> %.3f s)" % (sp, o["wall_med"], r["wall_med"])))
+        for wl in (dc, pf):
+            r, n = find(wl, "emul", big), base(torch_res, wl, big)
+            if r:
+                ok = None if not (r.get("wall_med") and n) else r["wall_med"] <= n
+                res.append(("4. %s emulate-only %dt wall <= torch" % (wl, big), ok,
+                            "%s s vs torch %s s" % (fmt(r.get("wall_med"), ".3f", "?"),
+                                                    fmt(n, ".3f", "?"))))
+    res.append(("5. per-stage times and shares printed", bool(stage_res),
+                "%d stage-timer rows" % len(stage_res)))
+    print("\ntargets (issue 25):", file=out)
+    for name, ok, figs in res:
+        print("  %-9s %s: %s" % ({True: "met", False: "NOT MET", None: "unknown"}[ok],
+                                 name, figs), file=out)
+    return res
 
 
 def scaling(rows, out):
@@ -622,14 +840,26 @@ def main():
     py, why = (None, "skipped (--no-numpy)") if a.no_numpy else find_python(a)
     if not py:
         log(why)
-    numpy_res, rows = {}, []
+    tpy = None if a.no_torch else find_torch(a, py)
+    if not tpy and not a.no_torch:
+        log("torch not importable: x torch column skipped")
+    stages_ok = a.stages and os.access(a.stages, os.X_OK)
+    if a.stages and not stages_ok:
+        log("%s is not built: no stage table (make bench builds it)" % a.stages)
+    numpy_res, torch_res, stage_res, rows = {}, {}, {}, []
     wmap = {w["name"]: w for w in WORKLOADS}
     for w in a.workloads:
         for t in a.threads:
             if py:
                 numpy_res[(w["name"], t)] = numpy_row(a, py, w, t)
+            if tpy:
+                torch_res[(w["name"], t)] = numpy_row(a, tpy, w, t, "torch")
             for mode in a.modes:
                 rows.append(fragsim_rows(a, w, mode, t, flags))
+            if stages_ok and "full" in a.modes:
+                st = stage_row(a, w, t)
+                if st:
+                    stage_res[(w["name"], t)] = st
     pk = peak_merge(pk, run_peak(a, max(a.threads)))
 
     print("fragsim bench: %s, %d cpus; %d run(s) per row, timeout %g s" % (
@@ -661,13 +891,24 @@ def main():
                 print("numpy %s %dt: %s" % (name, t, r["status"]), file=out)
     else:
         print("numpy: %s: x numpy column skipped" % why, file=out)
+    for (name, t), r in torch_res.items():
+        if r.get("status") == "ok":
+            print("torch %s %dt: median %.3f s, min %.3f, max %.3f (%d runs), torch %s, %d threads"
+                  % (name, t, r["median_s"], r["min_s"], r["max_s"], r["runs"],
+                     r["torch"]["version"], r["torch"]["threads"]), file=out)
+        else:
+            print("torch %s %dt: %s" % (name, t, r.get("status")), file=out)
     print("", file=out)
-    print_table(rows, wmap, pk, numpy_res, out)
+    print_table(rows, wmap, pk, numpy_res, out, torch_res)
+    print_stages(rows, stage_res, wmap, pk, out)
     scale = scaling(rows, out)
     tg = targets(rows, scale, numpy_res, pk, out)
+    tg += targets25(rows, numpy_res, torch_res, stage_res, out)
     if a.json:
         with open(a.json + ".tmp", "w") as f:
             json.dump({"peak": pk, "numpy": {"%s/%dt" % k: v for k, v in numpy_res.items()},
+                       "torch": {"%s/%dt" % k: v for k, v in torch_res.items()},
+                       "stages": {"%s/%dt" % k: v for k, v in stage_res.items()},
                        "rows": rows, "targets": [{"target": n, "met": ok, "figures": f_}
                                                  for n, ok, f_ in tg]}, f, indent=1)
         os.replace(a.json + ".tmp", a.json)

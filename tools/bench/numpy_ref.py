@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""numpy_ref.py - the float32 numpy baseline `make bench` compares fragsim with.
+"""numpy_ref.py - the float32 numpy baseline `make bench` compares fragsim with
+(and, with --backend torch, the same attention in PyTorch on the CPU).
 
 The same attention as a bench workload (shapes only: the values are
 random, timing does not depend on them), done the way a careful numpy user
@@ -12,6 +13,11 @@ would do it, so that "fragsim is N x faster" means something:
            visible key (keys past the block's causal horizon are skipped,
            as fragsim skips fully masked tiles), the causal mask on the
            diagonal block only, softmax, then P V_g
+
+--backend torch does the same steps with torch tensors (torch.matmul,
+amax, exp, sum; torch.set_num_threads(--threads)), for the torch CPU
+column: PyTorch's own GEMM and vectorised exp, another strong baseline.
+--gather and --whole are numpy's alone.
 
 K and V are contiguous float32 [Hkv, ctx, D] arrays prepared before timing
 (the strongest layout for BLAS); --gather instead keeps them as shuffled
@@ -71,6 +77,7 @@ def parse_args():
                    help="OPENBLAS_CORETYPE: auto (SkylakeX on an AVX-512 CPU, even over"
                         " a site default), keep (the environment's), or a name")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--backend", choices=["numpy", "torch"], default="numpy")
     p.add_argument("--whole", action="store_true",
                    help="also time the whole script a user would write: make K and V"
                         " (normal f32), quantize them to int8 per (token, head) with"
@@ -112,19 +119,24 @@ def blas_info(np):
         pass
     info["source"] = "/proc/self/maps"
     info["loaded"] = libs
+    # Debian's libopenblas names its calls openblas_*; the OpenBLAS that
+    # numpy's wheels bundle (scipy-openblas) prefixes them scipy_ and
+    # suffixes 64_.
     for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-            cfg = lib.openblas_get_config
-        except (OSError, AttributeError):
-            continue
-        cfg.restype = ctypes.c_char_p
-        core = lib.openblas_get_corename
-        core.restype = ctypes.c_char_p
-        info.update(library="openblas", path=os.path.realpath(path),
-                    config=cfg().decode(), corename=core().decode(),
-                    threads=lib.openblas_get_num_threads())
-        return info
+        for pre, suf in (("", ""), ("scipy_", "64_"), ("scipy_", "")):
+            try:
+                lib = ctypes.CDLL(path)
+                cfg = getattr(lib, pre + "openblas_get_config" + suf)
+                core = getattr(lib, pre + "openblas_get_corename" + suf)
+                nthr = getattr(lib, pre + "openblas_get_num_threads" + suf)
+            except (OSError, AttributeError):
+                continue
+            cfg.restype = ctypes.c_char_p
+            core.restype = ctypes.c_char_p
+            info.update(library="openblas", path=os.path.realpath(path),
+                        config=cfg().decode(), corename=core().decode(),
+                        threads=nthr())
+            return info
     # Not OpenBLAS (or not found): numpy's own build record.
     buf = io.StringIO()
     with redirect_stdout(buf):
@@ -207,6 +219,85 @@ def prefill_run(np, a, q, k, v):
     return out
 
 
+def torch_decode_run(torch, a, q, k, v):
+    hkv, d = a.kv_heads, a.head_dim
+    scale = 1.0 / float(d) ** 0.5
+    out = torch.empty((hkv, q.shape[1], d), dtype=torch.float32)
+    for h in range(hkv):
+        s = k[h] @ q[h].T			# [L, 6]
+        s *= scale
+        s -= s.amax(dim=0)
+        torch.exp(s, out=s)
+        l = s.sum(dim=0)
+        out[h] = (s.T @ v[h]) / l[:, None]
+    return out
+
+
+def torch_prefill_run(torch, a, q, k, v):
+    hkv, g, d, T, H = a.kv_heads, a.q_heads // a.kv_heads, a.head_dim, a.chunk, a.history
+    scale = 1.0 / float(d) ** 0.5
+    out = torch.empty((hkv, T, g, d), dtype=torch.float32)
+    for r0 in range(0, T, PREFILL_ROWS):
+        r1 = min(T, r0 + PREFILL_ROWS)
+        n = r1 - r0
+        diag = torch.triu(torch.full((n, n), float("-inf")), 1)[:, None, :]
+        for h in range(hkv):
+            kmax = H + r1
+            qb = q[h, r0:r1].reshape(n * g, d)
+            s = qb @ k[h, :kmax].T
+            s *= scale
+            s3 = s.view(n, g, kmax)
+            s3[:, :, H + r0:] += diag
+            s -= s.amax(dim=1, keepdim=True)
+            torch.exp(s, out=s)
+            l = s.sum(dim=1, keepdim=True)
+            o = s @ v[h, :kmax]
+            o /= l
+            out[h, r0:r1] = o.view(n, g, d)
+    return out
+
+
+def torch_main(a):
+    """The torch column: the same shapes and steps, timed the same way."""
+    try:
+        import torch
+    except ImportError:
+        print(json.dumps({"error": "torch is not installed for " + sys.executable}))
+        return 3
+    torch.set_num_threads(a.threads)
+    gen = torch.Generator().manual_seed(a.seed)
+    hkv, g, d = a.kv_heads, a.q_heads // a.kv_heads, a.head_dim
+    if a.mode == "decode":
+        q = torch.randn((hkv, g, d), generator=gen)
+        k = torch.randn((hkv, a.context, d), generator=gen)
+        v = torch.randn((hkv, a.context, d), generator=gen)
+        run = lambda: torch_decode_run(torch, a, q, k, v)
+    else:
+        ctx = a.history + a.chunk
+        q = torch.randn((hkv, a.chunk, g, d), generator=gen)
+        k = torch.randn((hkv, ctx, d), generator=gen)
+        v = torch.randn((hkv, ctx, d), generator=gen)
+        run = lambda: torch_prefill_run(torch, a, q, k, v)
+    with torch.inference_mode():
+        for _ in range(a.warmup):
+            run()
+        times = []
+        for _ in range(a.runs):
+            t0 = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t0)
+    times.sort()
+    print(json.dumps({
+        "mode": a.mode, "backend": "torch", "runs": a.runs,
+        "layout": "contiguous f32 [Hkv, ctx, D], prepared before timing",
+        "median_s": times[len(times) // 2], "min_s": times[0], "max_s": times[-1],
+        "whole_median_s": None,
+        "torch": {"version": torch.__version__, "threads": torch.get_num_threads(),
+                  "config": " ".join(torch.__config__.show().split())[:300]},
+    }))
+    return 0
+
+
 def quantize_rows(np, x):
     """Symmetric int8 per row (the last axis), absmax / 127, and back to
     f32: what a script checking an int8 cache in float would do."""
@@ -230,6 +321,9 @@ def whole_run(np, a, rng):
 
 def main():
     a = parse_args()
+    if a.backend == "torch":
+        os.environ["OMP_NUM_THREADS"] = str(a.threads)
+        return torch_main(a)
     os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
     os.environ["OMP_NUM_THREADS"] = str(a.threads)
     if a.coretype == "auto":

@@ -3,7 +3,8 @@ tinygrad's mock AMD GPU; docs/hip-emu.md): the code-object loader and
 the launch.
 
   register_bundle(bundle)   the offload bundle of one __hipRegisterFatBinary:
-                            its gfx94x code object is loaded (segments,
+                            its gfx94x (CDNA3) or gfx11 (RDNA3) code
+                            object is loaded (segments,
                             R_AMDGPU_ABS64 / RELATIVE64 relocations) and
                             its metadata read; returns the module number
   launch(module, name, grid, block, shmem, args)
@@ -83,6 +84,14 @@ def _map(b, i, n):
 
 
 # --- the offload bundle and the ELF code object -----------------------------
+# The targets a code object may be for, and the emulator's arch for each:
+# its CDNA tables (CDNA4's, which encode these instructions alike) or its
+# RDNA3 ones.
+_ARCH = {"gfx940": "cdna", "gfx941": "cdna", "gfx942": "cdna", "gfx1100": "rdna3",
+         "gfx1101": "rdna3", "gfx1102": "rdna3", "gfx1103": "rdna3", "gfx1150": "rdna3",
+         "gfx1151": "rdna3"}
+
+
 def _bundle_entry(bundle):
     if bundle[:24] != b"__CLANG_OFFLOAD_BUNDLE__":
         raise EmuError("not a clang offload bundle")
@@ -93,9 +102,9 @@ def _bundle_entry(bundle):
         ident = bundle[at + 24:at + 24 + idlen].decode()
         at += 24 + idlen
         ids.append(ident)
-        if "amdgcn-amd-amdhsa" in ident and ident.split("-")[-1].split(":")[0] in ("gfx940", "gfx941", "gfx942"):
+        if "amdgcn-amd-amdhsa" in ident and ident.split("-")[-1].split(":")[0] in _ARCH:
             return ident, bundle[off:off + size]
-    raise EmuError(f"the bundle has no gfx940-942 code object (entries: {', '.join(ids)})")
+    raise EmuError(f"the bundle has no gfx940-942 or gfx1100-1151 code object (entries: {', '.join(ids)})")
 
 
 def _load_elf(img):
@@ -170,7 +179,8 @@ def register_bundle(bundle):
     ident, img = _bundle_entry(bytes(bundle))
     m, base, syms, meta = _load_elf(img)
     kernels = {k[".name"]: k for k in meta.get("amdhsa.kernels", [])}
-    _modules.append((m, base, syms, kernels, tuple(meta.get("amdhsa.version", [0, 0])), ident))
+    _modules.append((m, base, syms, kernels, tuple(meta.get("amdhsa.version", [0, 0])), ident,
+                     _ARCH[ident.split("-")[-1].split(":")[0]]))
     return len(_modules) - 1
 
 
@@ -202,32 +212,42 @@ def _descriptor(base, syms, name):
                 rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, props=props)
 
 
-def check_descriptor(kd):
-    """"" if the mock dispatch can run the descriptor, else why not."""
+def check_descriptor(kd, arch="cdna"):
+    """"" if the mock dispatch can run the descriptor for arch (cdna or
+    rdna3), else why not."""
     asked = [f"{n} ({c} SGPRs)" for bit, n, c in _USER_SGPRS if kd["props"] >> bit & 1 and n != "kernarg_segment_ptr"]
     if asked:
         return ("its kernel descriptor asks for user SGPRs the mock dispatch does not set: " +
                 ", ".join(asked) + "; run_asm loads only the kernarg pointer")
     if not kd["props"] >> 3 & 1:
         return "its kernel descriptor does not ask for the kernarg segment pointer"
+    # The system SGPRs (workgroup ids) follow the USER_SGPR_COUNT user
+    # SGPRs, and run_asm puts them there. LLVM 15's gfx11 descriptors say
+    # 15 with only the kernarg pointer (s[0:1]) enabled: s2-s14 unset, the
+    # workgroup id x in s15, as on the GPU.
     user = kd["rsrc2"] >> 1 & 0x1f
-    if user != 2:
-        return f"COMPUTE_PGM_RSRC2.USER_SGPR_COUNT is {user}, the kernarg pointer alone is 2"
+    if user != 2 and not (arch == "rdna3" and 2 < user <= 16):
+        return (f"COMPUTE_PGM_RSRC2.USER_SGPR_COUNT is {user}, the kernarg pointer alone is 2"
+                + (" (or up to 16 on RDNA3)" if arch == "rdna3" else ""))
     if kd["private"] or kd["rsrc2"] & 1:
         return (f"it uses scratch (private_segment_fixed_size {kd['private']}): the mock gives "
                 "no private segment buffer (make hip-check rules scratch out)")
-    if kd["props"] >> 10 & 1:
+    # The emulator's wave is 64 lanes for cdna, 32 for rdna3 (its WMMA is
+    # written for wave32): a wave64 RDNA3 kernel cannot run on it.
+    if arch == "cdna" and kd["props"] >> 10 & 1:
         return "it is a wave32 kernel; CDNA3 runs wave64"
+    if arch == "rdna3" and not kd["props"] >> 10 & 1:
+        return "it is a wave64 kernel; the emulator runs RDNA3 waves of 32 lanes only"
     return ""
 
 
 def launch(module, name, grid, block, shmem, args):
-    m, base, syms, kernels, version, ident = _modules[module]
+    m, base, syms, kernels, version, ident, arch = _modules[module]
     k = kernels.get(name)
     if k is None:
         raise EmuError(f"kernel {name} is not in the code object's metadata")
     kd = _descriptor(base, syms, name)
-    why = check_descriptor(kd)
+    why = check_descriptor(kd, arch)
     if why:
         return why
     size = max(k.get(".kernarg_segment_size", 0), kd["kernarg"], 8)
@@ -262,5 +282,5 @@ def launch(module, name, grid, block, shmem, args):
     rsrc2 = kd["rsrc2"] & ~(0x1ff << 15) | (((lds + 511) // 512) << 15)
     from test.mockgpu.amd import emu
     emu.run_asm(kd["entry"], 0, grid[0], grid[1], grid[2], block[0], block[1], block[2], kargs,
-                rsrc2=rsrc2, scratch_size=0, arch="cdna", user_data=[kargs & 0xffffffff, kargs >> 32])
+                rsrc2=rsrc2, scratch_size=0, arch=arch, user_data=[kargs & 0xffffffff, kargs >> 32])
     return ""

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh - make hip-emu: the HIP harnesses on tinygrad's mock AMD GPU
-# (docs/hip-emu.md). Builds the harnesses for gfx940 with hipcc and this
+# (docs/hip-emu.md). Builds the harnesses with hipcc for gfx940 (CDNA3,
+# wave64, 16x16x32) and gfx1100 (RDNA3, wave32, 16x16x16) and this
 # directory's libamdhip64.so.5, patches a copy of the tinygrad checkout,
 # then runs on the emulator and checks each verdict:
 #
@@ -14,6 +15,18 @@
 #                                   (FSQ_PROFILE): probe solve against
 #                                   gfx936-quad sees C differ; diff names
 #                                   the hardware map cdna3-mfma-...
+#   rdna3 ...                       the same on RDNA3: the probe of
+#                                   rdna3-wmma-i32-16x16x16-iu8-w32, attn on
+#                                   each cases/device/rdna3-*, page_walk,
+#                                   and a build on a C map blocked as on
+#                                   RDNA4 (tools/device/hip/rdna3-wmma-c-
+#                                   blocked-w32.yaml)
+#   rdna3 unsigned probe            a plan with A and B unsigned (tools/
+#                                   device/hip/rdna3-wmma-i32-16x16x16-u8-
+#                                   w32.yaml): the emulator ignores iu8's
+#                                   NEG_LO bits, and probe solve must say
+#                                   "device reads unsigned operands as
+#                                   signed"
 #
 #   tools/device/emu/run.sh BUILD_DIR TINYGRAD_DIR
 #
@@ -22,7 +35,7 @@
 # tinygrad checkout does not fit (patch_tinygrad.py says why), 3 a build
 # failed. Environment: HIPCC, PYTHON (default /usr/bin/python3: its
 # libpython3.11 is embedded, and it needs numpy for tinygrad),
-# HIP_EMU_QUICK=1 skips the exhaustive probe.
+# HIP_EMU_QUICK=1 skips the exhaustive probes.
 set -eu
 if [ $# -ne 2 ]; then
 	echo "usage: tools/device/emu/run.sh BUILD_DIR TINYGRAD_DIR" >&2
@@ -45,17 +58,20 @@ if ! ${CC:-cc} -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -fPIC -share
 	echo "hip-emu: building libamdhip64.so.5 failed (needs libpython3.11-dev)" >&2
 	exit 3
 fi
-FRAGSIM=$fragsim sh tools/device/hip/build.sh gfx940 "$out/gfx940" >/dev/null || exit 3
-FRAGSIM=$fragsim FSQ_PROFILE=gfx936-quad sh tools/device/hip/build.sh gfx940 "$out/gfx940-quad" \
-	>/dev/null || exit 3
-# page_walk planted (block table ignored): build.sh builds c_columns only;
-# the same hipcc line as build.sh's, with the bug.
-if ! ${HIPCC:-hipcc} --offload-arch=gfx940 -O3 -ffp-contract=off -DFSQ_TARGET_CDNA3 \
-	-I"$out/gfx940/gen" -Itools/device -Itools/device/hip -DFSQ_BUGS=FSQ_BUG_PAGE_WALK \
-	tools/device/hip/attn_mmac.hip -o "$out/gfx940/attn_mmac_page_walk" > "$out/hipcc-page-walk.log" 2>&1; then
-	cat "$out/hipcc-page-walk.log" >&2
-	exit 3
-fi
+hip=tools/device/hip
+# build NAME TARGET [VAR=VALUE...]: build.sh into $out/NAME, its log kept
+build() {
+	n=$1 t=$2; shift 2
+	if ! env FRAGSIM="$fragsim" "$@" sh $hip/build.sh "$t" "$out/$n" > "$out/build-$n.log" 2>&1; then
+		cat "$out/build-$n.log" >&2
+		exit 3
+	fi
+}
+build gfx940 gfx940 FSQ_MORE_BUGS=page_walk
+build gfx940-quad gfx940 FSQ_PROFILE=gfx936-quad
+build gfx1100 gfx1100 FSQ_MORE_BUGS=page_walk
+build gfx1100-u8 gfx1100 FSQ_PROFILE=$hip/rdna3-wmma-i32-16x16x16-u8-w32.yaml
+build gfx1100-blocked gfx1100 FSQ_PROFILE=$hip/rdna3-wmma-c-blocked-w32.yaml
 FSQ_EMU_DIR=$here FSQ_EMU_TINYGRAD=$(cd "$out/tinygrad" && pwd)
 LD_LIBRARY_PATH=$(cd "$out/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FSQ_EMU_DIR FSQ_EMU_TINYGRAD LD_LIBRARY_PATH
@@ -67,9 +83,9 @@ verdict() {
 	dg=$(grep '^diagnosis: ' "$2" | tail -n1 | sed 's/^diagnosis: //; s/ (best: .*//' || true)
 	case $dg in ''|'none needed') ;; *) v="$v; $dg" ;; esac
 	if [ "$3" = "$rc" ] && grep -q -- "$4" "$2"; then
-		printf 'hip-emu: %-28s %s (%ss) ok\n' "$1" "$v" "$5"
+		printf 'hip-emu: %-30s %s (%ss) ok\n' "$1" "$v" "$5"
 	else
-		printf 'hip-emu: %-28s %s (rc %s, %ss) FAIL: expected rc %s and "%s" (%s)\n' "$1" "$v" \
+		printf 'hip-emu: %-30s %s (rc %s, %ss) FAIL: expected rc %s and "%s" (%s)\n' "$1" "$v" \
 			"$rc" "$5" "$3" "$4" "$2"
 		bad=1
 	fi
@@ -90,13 +106,14 @@ probe() {
 	verdict "$1" "$d/log" "$4" "$5" $(($(date +%s) - t0))
 }
 # attn NAME BIN CASE WANT_RC WANT_TEXT [ISA]: ISA rewrites the case's isa
-# (the kernel of a wrong-map build takes the golden of its own map)
+# (the kernel of a wrong-map build takes the golden of its own map; a
+# profile file by its absolute path, as the case moves)
 attn() {
 	d=$out/runs/$1 t0=$(date +%s)
 	rm -rf "$d" && mkdir -p "$d"
 	case=$3
 	if [ -n "${6:-}" ]; then
-		sed "s/^isa: .*/isa: $6/" "$3" > "$d/case.yaml"
+		sed "s|^isa: .*|isa: $6|" "$3" > "$d/case.yaml"
 		case=$d/case.yaml
 	fi
 	step "$d/log" "$fragsim" run "$case" --emulate-only --out "$d/golden"
@@ -105,7 +122,7 @@ attn() {
 	verdict "$1" "$d/log" "$4" "$5" $(($(date +%s) - t0))
 }
 isa=cdna3-mfma-i32-16x16x32-i8
-echo "hip-emu: tinygrad $(cat "$out/tinygrad/COMMIT"), harnesses for gfx940 in $out"
+echo "hip-emu: tinygrad $(cat "$out/tinygrad/COMMIT"), harnesses for gfx940 and gfx1100 in $out"
 probe "probe short" "$out/gfx940/probe_mmac" $isa 0 "device matches $isa"
 if [ "${HIP_EMU_QUICK:-0}" != 1 ]; then
 	probe "probe exhaustive" "$out/gfx940/probe_mmac" $isa 0 "device matches $isa" --exhaustive
@@ -126,6 +143,28 @@ attn "page_walk decode-shuffled" "$out/gfx940/attn_mmac_page_walk" cases/device/
 probe "wrong map: probe" "$out/gfx940-quad/probe_mmac" gfx936-quad 1 "device differs from gfx936-quad"
 attn "wrong map: attn prefill" "$out/gfx940-quad/attn_mmac" cases/device/cdna3-prefill-chunk.yaml \
 	1 "diagnosis: matches hardware map $isa (kernel written for gfx936-quad) exactly" gfx936-quad
+# RDNA3 (gfx1100, wave32): the emulator's WMMA and the profile.
+r3=rdna3-wmma-i32-16x16x16-iu8-w32
+probe "rdna3 probe short" "$out/gfx1100/probe_mmac" $r3 0 "device matches $r3"
+if [ "${HIP_EMU_QUICK:-0}" != 1 ]; then
+	probe "rdna3 probe exhaustive" "$out/gfx1100/probe_mmac" $r3 0 "device matches $r3" --exhaustive
+fi
+# iu8 with A and B unsigned: the emulator ignores the NEG_LO bits that
+# ask for it and reads signed bytes; the probe must show it.
+probe "rdna3 unsigned probe" "$out/gfx1100-u8/probe_mmac" $hip/rdna3-wmma-i32-16x16x16-u8-w32.yaml 1 \
+	"device reads unsigned operands as signed (A and B); the lane map is the same"
+for c in cases/device/rdna3-*.yaml; do
+	n=$(basename "$c" .yaml)
+	attn "attn $n" "$out/gfx1100/attn_mmac" "$c" 0 "verdict *match: the dump is what the case computes"
+done
+attn "rdna3 page_walk decode" "$out/gfx1100/attn_mmac_page_walk" cases/device/rdna3-decode-shuffled.yaml \
+	1 "diagnosis: matches kernel assumption page_walk=none"
+blocked=$hip/rdna3-wmma-c-blocked-w32.yaml
+probe "rdna3 wrong map: probe" "$out/gfx1100-blocked/probe_mmac" $blocked 1 \
+	"device differs from rdna3-wmma-c-blocked-w32"
+attn "rdna3 wrong map: attn decode" "$out/gfx1100-blocked/attn_mmac" cases/device/rdna3-decode-shuffled.yaml \
+	1 "diagnosis: matches hardware map $r3 (kernel written for rdna3-wmma-c-blocked-w32) exactly" \
+	"$(pwd)/$blocked"
 if [ $bad = 0 ]; then
 	echo "hip-emu: OK"
 else

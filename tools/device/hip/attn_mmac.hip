@@ -7,13 +7,14 @@
 //   fragsim diff CASE --dump dump
 //
 // Per tile (a row of the golden's acc_tiles) and lane, as the kernel does:
-//   Q fragment   8 bytes of the quantized Q per K-step, the rows and dims
-//                the lane map's A gives the lane (one 8-byte load when
-//                they are 8 adjacent dims of one row)
-//   K fragment   8 bytes straight from the paged cache [NB][Hkv][D/16]
-//                [BS][16] through the block table (one 8-byte load: the
-//                8 dims a lane holds sit in one 16-dim chunk of one key)
-//   one instruction per K-step, ceil(D/32) of them, the last zero-padded
+//   Q fragment   EA bytes of the quantized Q per K-step (8 on gfx936 and
+//                CDNA3, 16 on RDNA3), the rows and dims the lane map's A
+//                gives the lane (one 8-byte load per 8 adjacent dims of
+//                one row)
+//   K fragment   EB bytes straight from the paged cache [NB][Hkv][D/16]
+//                [BS][16] through the block table (one 8-byte load per 8
+//                dims, which sit in one 16-dim chunk of one key)
+//   one instruction per K-step, ceil(D/K) of them, the last zero-padded
 //                past head_dim; int32 accumulators (per_block32: one set per
 //                K-step, each restarted at 0, as the golden keeps them)
 //   scale recovery acc * sQ * sK * softmax_scale per element, the key
@@ -22,13 +23,14 @@
 //                workspace at their (row, column), then the wave stores
 //                the workspace row by row into scores; tail and causal
 //                masks give -inf
-// Build switches (build.sh): FSQ_TARGET_GFX936 / FSQ_TARGET_CDNA3 pick the
-// instruction and lane map (mmac.h); -DFSQ_BUGS=FSQ_BUG_C_COLUMNS plants
-// the contiguous-columns bug (also FSQ_BUG_PAGE_WALK,
-// FSQ_BUG_HEAD_DIM_HALF). head_dim comes from the golden at run time: the
-// kernel qk_tiles<8> (D = 256, the INT8 path's head_dim, no per_block32)
-// has its 8 K-steps unrolled, qk_tiles<0> takes any head_dim in a loop
-// (make hip-check counts the instructions of each). Exit status: 0
+// Build switches (build.sh): FSQ_TARGET_GFX936 / FSQ_TARGET_CDNA3 /
+// FSQ_TARGET_RDNA3 pick the instruction and lane map (mmac.h);
+// -DFSQ_BUGS=FSQ_BUG_C_COLUMNS plants the contiguous-columns bug (also
+// FSQ_BUG_PAGE_WALK, FSQ_BUG_HEAD_DIM_HALF). head_dim comes from the
+// golden at run time: the kernel qk_tiles<256 / K> (D = 256, the INT8
+// path's head_dim: qk_tiles<8> for K = 32, qk_tiles<16> for RDNA3's
+// K = 16) has its K-steps unrolled, qk_tiles<0> takes any head_dim in a
+// loop (make hip-check counts the instructions of each). Exit status: 0
 // written, 2 bad input, 3 the GPU or the write failed.
 #include <math.h>
 #include <stdio.h>
@@ -54,18 +56,125 @@
 
 #include "qk_frag.h"
 
-static_assert(W == 64 && M == 16 && N == 16 && K == 32 && EA == 8 && EB == 8 && EC == 4,
-	      "attn_mmac: a 16x16x32 INT8 instruction, wave64");
+static_assert(M == 16 && N == 16 && (K == 32 || K == 16) && EA % 8 == 0 && EB == EA,
+	      "attn_mmac: a 16x16xK INT8 instruction, K 32 or 16, whole 8-byte pieces of A and B");
+
+// The K-steps of D = 256 the unrolled kernel issues.
+#define FSQ_UNROLL (256 / K)
+
+// A lane's A or B fragment for one K-step as the instruction's registers.
+// With 8 bytes a lane (gfx936, CDNA3) it is qk_frag.h's load, shared with
+// the CPU harness that make test runs; with more (RDNA3's 16, k = e) it
+// is EA / 8 pieces of 8 elements, each one 8-byte load when the lane map
+// gives the piece 8 adjacent dims of one query row (A) or one key (B)
+// from a multiple of 8, else gathered byte by byte (fl says which, for
+// every piece alike). The loads are qk_frag.h's, at the piece's first
+// element.
+__device__ static inline int64_t qk_piece_a(const struct fsq_case *c, const struct fsq_bufs *b,
+					    int tile, int lane, int ks, int e0, int adjacent)
+{
+	int64_t v = 0;
+
+	if (adjacent) {
+		struct fsq_row r = fsq_row_of(c, b, tile, LM(a_row)(lane, e0));
+		int dim = ks * K + LM(a_col)(lane, e0);
+
+		/* 8 dims past head_dim: the last K-step's zero padding */
+		if (r.valid && dim < c->D)
+			v = fsq_load8(&b->q_int8[(((long)r.s * c->T + r.t) * c->Hq + r.qh) * c->D +
+						 dim]);
+		return v;
+	}
+	for (int e = 0; e < 8; e++) {
+		struct fsq_row r = fsq_row_of(c, b, tile, LM(a_row)(lane, e0 + e));
+
+		v |= (int64_t)(uint8_t)fsq_q(c, b, &r, ks * K + LM(a_col)(lane, e0 + e)) << (8 * e);
+	}
+	return v;
+}
+
+__device__ static inline int64_t qk_piece_b(const struct fsq_case *c, const struct fsq_bufs *b,
+					    int tile, int lane, int ks, int e0, int adjacent)
+{
+	int s = b->tiles[tile * FSQ_TILE_COLS], kb = b->tiles[tile * FSQ_TILE_COLS + 3];
+	int g = fsq_row_of(c, b, tile, 0).g;
+	int64_t v = 0;
+
+	if (adjacent) {
+		int key = kb + LM(b_col)(lane, e0), dim = ks * K + LM(b_row)(lane, e0);
+
+		if (!fsq_key_loadable(c, b, s, key) || dim >= c->D ||
+		    ((c->bugs & FSQ_BUG_HEAD_DIM_HALF) && dim >= c->D / 2))
+			return 0;
+		return fsq_load8(b->k_cache + fsq_k_offset(c, fsq_block(c, b, s, key), g, key, dim));
+	}
+	for (int e = 0; e < 8; e++)
+		v |= (int64_t)(uint8_t)fsq_k(c, b, s, g, kb + LM(b_col)(lane, e0 + e),
+					     ks * K + LM(b_row)(lane, e0 + e)) << (8 * e);
+	return v;
+}
+
+struct qk_pieces {
+	int64_t p[EA / 8];
+};
+
+__device__ static inline fsq_ab qk_frag_a(const struct fsq_case *c, const struct fsq_bufs *b,
+					  int tile, int lane, int ks, struct fsq_frag_flags fl)
+{
+#if EA == 8
+	return __builtin_bit_cast(fsq_ab, fsq_load_a(c, b, tile, lane, ks, fl));
+#else
+	struct qk_pieces v;
+
+	for (int p = 0; p < EA / 8; p++)
+		v.p[p] = qk_piece_a(c, b, tile, lane, ks, 8 * p, fl.a_adjacent);
+	return __builtin_bit_cast(fsq_ab, v);
+#endif
+}
+
+__device__ static inline fsq_ab qk_frag_b(const struct fsq_case *c, const struct fsq_bufs *b,
+					  int tile, int lane, int ks, struct fsq_frag_flags fl)
+{
+#if EB == 8
+	return __builtin_bit_cast(fsq_ab, fsq_load_b(c, b, tile, lane, ks, fl));
+#else
+	struct qk_pieces v;
+
+	for (int p = 0; p < EB / 8; p++)
+		v.p[p] = qk_piece_b(c, b, tile, lane, ks, 8 * p, fl.b_adjacent);
+	return __builtin_bit_cast(fsq_ab, v);
+#endif
+}
+
+// fl for qk_frag_*: qk_frag.h's for 8 bytes, else every piece's (host).
+static struct fsq_frag_flags qk_flags_of(void)
+{
+	struct fsq_frag_flags f = fsq_frag_flags_of();
+
+	if (EA == 8)
+		return f;
+	f.a_adjacent = f.b_adjacent = 1;
+	for (int l = 0; l < W; l++)
+		for (int e0 = 0; e0 < EA; e0 += 8)
+			for (int e = 0; e < 8; e++) {
+				f.a_adjacent &= LM(a_row)(l, e0 + e) == LM(a_row)(l, e0) &&
+						LM(a_col)(l, e0 + e) == LM(a_col)(l, e0) + e &&
+						LM(a_col)(l, e0) % 8 == 0;
+				f.b_adjacent &= LM(b_col)(l, e0 + e) == LM(b_col)(l, e0) &&
+						LM(b_row)(l, e0 + e) == LM(b_row)(l, e0) + e &&
+						LM(b_row)(l, e0) % 8 == 0;
+			}
+	return f;
+}
 
 // One K-step's instruction, and where its accumulators go: per_block32
 // keeps each K-step's own (restarted at 0), otherwise the tile's sum is
 // stored after the last.
-__device__ static inline fsq_v4i qk_kstep(const struct fsq_case *c, const struct fsq_bufs *b,
+__device__ static inline fsq_acc qk_kstep(const struct fsq_case *c, const struct fsq_bufs *b,
 					  int tile, int lane, int ks, struct fsq_frag_flags fl,
-					  fsq_v4i acc, int32_t *tile_acc)
+					  fsq_acc acc, int32_t *tile_acc)
 {
-	acc = fsq_mmac((long)fsq_load_a(c, b, tile, lane, ks, fl),
-		       (long)fsq_load_b(c, b, tile, lane, ks, fl), acc);
+	acc = fsq_mmac(qk_frag_a(c, b, tile, lane, ks, fl), qk_frag_b(c, b, tile, lane, ks, fl), acc);
 	if (c->ksteps_acc > 1) {
 		for (int e = 0; e < EC; e++)
 			tile_acc[((long)ks * W + lane) * EC + e] = acc[e], acc[e] = 0;
@@ -83,10 +192,10 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 					      struct fsq_frag_flags fl)
 {
 	__shared__ float ws[M][N];
-	int tile = blockIdx.x, lane = threadIdx.x;
+	int tile = fsq_bid(), lane = fsq_tid();
 	int kb = b.tiles[tile * FSQ_TILE_COLS + 3];
 	int32_t *tile_acc = &b.acc[(long)tile * c.ksteps_acc * W * EC];
-	fsq_v4i acc = { 0, 0, 0, 0 };
+	fsq_acc acc = {};
 
 	c.bugs = FSQ_BUGS;	// compile-time: the plant folds away
 	if (KS > 0) {
@@ -101,7 +210,7 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 	// Scale recovery in registers, then the transpose through LDS.
 	for (int i = lane; i < M * N; i += W)
 		ws[i / N][i % N] = -INFINITY;
-	__syncthreads();
+	fsq_barrier();
 	for (int e = 0; e < EC; e++) {
 		int m = LM(c_row)(lane, e);
 		int n = fsq_belief_col(&c, lane, e, EC, LM(c_col)(lane, e));
@@ -109,7 +218,7 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 
 		ws[m][n] = fsq_score(&c, &b, &r, kb + n, &tile_acc[lane * EC + e], W * EC);
 	}
-	__syncthreads();
+	fsq_barrier();
 	for (int i = lane; i < M * N; i += W) {
 		int m = i / N, n = i % N;
 		struct fsq_row r = fsq_row_of(&c, &b, tile, m);
@@ -155,6 +264,18 @@ int main(int argc, char **argv)
 			g.profile, LMU(NAME));
 		return 2;
 	}
+	if (g.kscale == FSG_KS_BLOCK32 && K != 32) {	/* fragsim refuses it too */
+		fprintf(stderr, "attn_mmac: %s: cache.k_scale: per_block32 needs a K-step of 32 "
+			"head-dim elements; %s has K = %d\n", argv[1], LMU(INSTRUCTION), K);
+		return 2;
+	}
+#if defined(FSQ_NOGPULIB)
+	if (g.soft_cap > 0) {	/* mmac.h: no device tanh in this build */
+		fprintf(stderr, "attn_mmac: %s: model: soft_cap is not run by this build "
+			"(-nogpulib: no device library, so no tanh)\n", argv[1]);
+		return 2;
+	}
+#endif
 	fsq_case_of(&c, &g, M, K, FSQ_BUGS);
 	memset(&b, 0, sizeof(b));
 	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
@@ -174,12 +295,12 @@ int main(int argc, char **argv)
 	b.alibi_slope = to_device(g.alibi_slope, (size_t)g.Hq);
 	b.scores = to_device(scores, nscores);
 	b.acc = to_device(acc, nacc);
-	if (g.n_tiles && c.ksteps == 8)
-		hipLaunchKernelGGL(qk_tiles<8>, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c, b,
-				   fsq_frag_flags_of());
+	if (g.n_tiles && c.ksteps == FSQ_UNROLL)
+		hipLaunchKernelGGL(qk_tiles<FSQ_UNROLL>, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c,
+				   b, qk_flags_of());
 	else if (g.n_tiles)
 		hipLaunchKernelGGL(qk_tiles<0>, dim3((unsigned)g.n_tiles), dim3(W), 0, 0, c, b,
-				   fsq_frag_flags_of());
+				   qk_flags_of());
 	HIP_OK(hipGetLastError());
 	HIP_OK(hipDeviceSynchronize());
 	HIP_OK(hipMemcpy(acc, b.acc, nacc * sizeof(int32_t), hipMemcpyDeviceToHost));

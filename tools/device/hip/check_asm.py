@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL]
+"""check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL] [--with TEXT] [--without TEXT]
 
 Check one kernel in the device assembly that `hipcc --cuda-device-only -S`
 wrote: the matrix instruction MNEMONIC appears exactly COUNT times in the
 kernel's body (once per K-step of the unrolled loop), the kernel uses no
 scratch (private segment size 0), and print its register counts. KERNEL
 is the kernel's name as written in the source (matched inside the
-mangled symbol); NAME<N> names the instance of a kernel template over
-one int (qk_tiles<8>: _Z8qk_tilesILi8EE...). One line of output:
+mangled symbol); NAME<N> or NAME<N,M,...> names the instance of a kernel
+template over ints (qk_tiles<8>: _Z8qk_tilesILi8EE..., probe<1,0>:
+_Z5probeILi1ELi0EE...). --with TEXT: every one of those instructions
+holds TEXT in its operands (RDNA3's iu8 signedness: neg_lo:[1,1,0]);
+--without TEXT: none does. One line of output:
 
   LABEL: KERNEL: 8 x v_mfma_i32_16x16x32_i8 (want 8), scratch 0, VGPRs 36 + AGPRs 4 = 40, SGPRs 30: OK
 
@@ -24,8 +27,17 @@ def fail(msg, code=2):
 
 
 def main(argv):
+    usage = "usage: check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL] [--with TEXT] [--without TEXT]"
+    argv, want_in, want_out = list(argv), [], []
+    for opt, into in (("--with", want_in), ("--without", want_out)):
+        while opt in argv:
+            at = argv.index(opt)
+            if at + 1 >= len(argv):
+                fail(usage)
+            into.append(argv[at + 1])
+            del argv[at:at + 2]
     if len(argv) not in (5, 6):
-        fail("usage: check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL]")
+        fail(usage)
     path, kernel, mnemonic, want = argv[1], argv[2], argv[3], argv[4]
     label = argv[5] if len(argv) == 6 else path
     try:
@@ -35,8 +47,9 @@ def main(argv):
         fail("%s: %s" % (path, e))
     # The kernel's symbol: a label line naming it, mangled or not.
     sym = None
-    t = re.match(r"^(\w+)<(\d+)>$", kernel)
-    prefix = ("_Z%d%sILi%sEE" % (len(t.group(1)), t.group(1), t.group(2)) if t
+    t = re.match(r"^(\w+)<(\d+(?:,\d+)*)>$", kernel)
+    prefix = ("_Z%d%sI%sE" % (len(t.group(1)), t.group(1),
+                              "".join("Li%sE" % n for n in t.group(2).split(","))) if t
               else "_Z%d%s" % (len(kernel), kernel))
     for i, line in enumerate(lines):
         m = re.match(r"^([A-Za-z_.$][\w.$]*):", line)
@@ -45,12 +58,13 @@ def main(argv):
             break
     if sym is None:
         fail("%s: no kernel '%s'" % (path, kernel))
-    body, stats = 0, {}
+    body, stats, operands = 0, {}, []
     for line in lines[start + 1:]:
         if line.startswith(".Lfunc_end"):
             break
         if line.split(";")[0].split() [:1] == [mnemonic]:
             body += 1
+            operands.append(line.split(";")[0])
     # The comments the AMDGPU backend prints after the function, and the
     # kernel descriptor's private segment size.
     in_kd = False
@@ -70,6 +84,14 @@ def main(argv):
     problems = []
     if body != want:
         problems.append("%d x %s, want %d" % (body, mnemonic, want))
+    for text in want_in:
+        n = sum(text not in o for o in operands)
+        if n:
+            problems.append("%d of them without %s" % (n, text))
+    for text in want_out:
+        n = sum(text in o for o in operands)
+        if n:
+            problems.append("%d of them with %s" % (n, text))
     if stats["private"] or stats["ScratchSize"]:
         problems.append("scratch: private segment %d, ScratchSize %d"
                         % (stats["private"], stats["ScratchSize"]))
@@ -77,8 +99,9 @@ def main(argv):
     if "NumAgprs" in stats:
         regs += " + AGPRs %d = %d" % (stats["NumAgprs"],
                                      stats.get("TotalNumVgprs", stats["NumVgprs"]))
-    print("%s: %s: %d x %s (want %d), scratch %d, %s, SGPRs %s: %s"
-          % (label, kernel, body, mnemonic, want, stats["private"], regs,
+    mods = "".join(", with %s" % t for t in want_in) + "".join(", without %s" % t for t in want_out)
+    print("%s: %s: %d x %s (want %d%s), scratch %d, %s, SGPRs %s: %s"
+          % (label, kernel, body, mnemonic, want, mods, stats["private"], regs,
              stats.get("NumSgprs", "?"), "; ".join(problems) if problems else "OK"))
     return 1 if problems else 0
 

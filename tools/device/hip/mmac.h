@@ -1,6 +1,6 @@
 /*
- * mmac.h - one INT8 16x16x32 matrix instruction for the HIP harnesses,
- * and the lane map that goes with it, chosen by one build switch:
+ * mmac.h - one INT8 matrix instruction for the HIP harnesses, and the
+ * lane map that goes with it, chosen by one build switch:
  *
  *   -DFSQ_TARGET_GFX936   gfx936 / gfx928 (Hygon DCU, DTK's hipcc):
  *                         v_mmac_i32_16x16x32_i8 through DTK's
@@ -12,6 +12,12 @@
  *                         v_mfma_i32_16x16x32_i8 through
  *                         __builtin_amdgcn_mfma_i32_16x16x32_i8; lane map
  *                         of cdna3-mfma-i32-16x16x32-i8
+ *   -DFSQ_TARGET_RDNA3    gfx1100-gfx1103, gfx1150, gfx1151 (RDNA3):
+ *                         v_wmma_i32_16x16x16_iu8 through
+ *                         __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32, lane
+ *                         map of rdna3-wmma-i32-16x16x16-iu8-w32; with
+ *                         -DFSQ_WAVE64 (and hipcc -mwavefrontsize64) the
+ *                         _w64 builtin and the -w64 map
  *
  * Another map (gfx936-quad, or the one fragsim probe solve found):
  * -DFSQ_LANEMAP='"its header"' -DFSQ_LM=fs_<name> -DFSQ_LMU=FS_<NAME>,
@@ -21,11 +27,23 @@
  * (tools/device/hip/build.sh puts them on the include path), so the
  * harness and the simulator read one map. The host pass of hipcc sees no
  * __gfx*__ macro, hence the explicit switch; the device pass checks that
- * the switch and the offload arch agree.
+ * the switch, the offload arch and the wave size agree.
  *
- * Operands: a lane's 8 A (and 8 B) bytes in element order, packed little
- * endian into a 64-bit value (element e = register e/4, byte e%4), and
- * its 4 C registers.
+ * Operands: a lane's EA A (and EB B) bytes in element order, packed
+ * little endian into EA/4 32-bit registers (element e = register e/4,
+ * byte e%4): fsq_ab; its EC C registers: fsq_acc. The shape is the lane
+ * map's (16x16x32 wave64 holds 8 A bytes and 4 C registers a lane,
+ * RDNA3's 16x16x16 wave32 16 and 8), so one source serves every target.
+ *
+ * RDNA3's iu8 reads each of A and B as signed or unsigned, chosen per
+ * instruction by its NEG bits (the builtin's A_sign and B_sign):
+ * fsq_mmac_u<UA, UB> asks for unsigned A (UA) and B (UB); the other
+ * targets' instructions read signed bytes only. fsq_mmac is <0, 0>.
+ *
+ * Work-item ids come from the amdgcn builtins (fsq_tid, fsq_bid), not
+ * threadIdx/blockIdx: Debian's hipcc has no device library for gfx11,
+ * so build.sh builds RDNA3 with -nogpulib, where threadIdx's library
+ * call would not link. They compile to the same registers everywhere.
  */
 #ifndef FSQ_HIP_MMAC_H
 #define FSQ_HIP_MMAC_H
@@ -33,9 +51,6 @@
 #include <hip/hip_runtime.h>
 
 #include "qk_tile.h"	/* LM(), LMU() */
-
-typedef int fsq_v4i __attribute__((ext_vector_type(4)));
-typedef int fsq_v2i __attribute__((ext_vector_type(2)));
 
 /* The lane map: one the build names, else the target's builtin profile. */
 #if defined(FSQ_LANEMAP)
@@ -48,6 +63,14 @@ typedef int fsq_v2i __attribute__((ext_vector_type(2)));
 #include "fragsim_lanemap_cdna3_mfma_i32_16x16x32_i8.h"
 #define FSQ_LM fs_cdna3_mfma_i32_16x16x32_i8
 #define FSQ_LMU FS_CDNA3_MFMA_I32_16X16X32_I8
+#elif defined(FSQ_TARGET_RDNA3) && defined(FSQ_WAVE64)
+#include "fragsim_lanemap_rdna3_wmma_i32_16x16x16_iu8_w64.h"
+#define FSQ_LM fs_rdna3_wmma_i32_16x16x16_iu8_w64
+#define FSQ_LMU FS_RDNA3_WMMA_I32_16X16X16_IU8_W64
+#elif defined(FSQ_TARGET_RDNA3)
+#include "fragsim_lanemap_rdna3_wmma_i32_16x16x16_iu8_w32.h"
+#define FSQ_LM fs_rdna3_wmma_i32_16x16x16_iu8_w32
+#define FSQ_LMU FS_RDNA3_WMMA_I32_16X16X16_IU8_W32
 #endif
 
 /* The instruction: the build's target and the offload arch agree. */
@@ -60,13 +83,94 @@ typedef int fsq_v2i __attribute__((ext_vector_type(2)));
 	!defined(__gfx941__) && !defined(__gfx942__)
 #error "FSQ_TARGET_CDNA3 needs --offload-arch=gfx940, gfx941 or gfx942"
 #endif
+#elif defined(FSQ_TARGET_RDNA3)
+#if defined(__HIP_DEVICE_COMPILE__) && !defined(__gfx1100__) && !defined(__gfx1101__) && \
+	!defined(__gfx1102__) && !defined(__gfx1103__) && !defined(__gfx1150__) && \
+	!defined(__gfx1151__)
+#error "FSQ_TARGET_RDNA3 needs --offload-arch=gfx1100-gfx1103, gfx1150 or gfx1151"
+#endif
 #else
-#error "build with -DFSQ_TARGET_GFX936 or -DFSQ_TARGET_CDNA3 (see mmac.h)"
+#error "build with -DFSQ_TARGET_GFX936, -DFSQ_TARGET_CDNA3 or -DFSQ_TARGET_RDNA3 (see mmac.h)"
+#endif
+#if defined(__HIP_DEVICE_COMPILE__) && defined(__AMDGCN_WAVEFRONT_SIZE) && \
+	__AMDGCN_WAVEFRONT_SIZE != FSQ_CAT(FSQ_LMU, WAVE)
+#error "the lane map's wave size is not the build's (RDNA3 wave64: -DFSQ_WAVE64 -mwavefrontsize64)"
 #endif
 
-/* c + A x B for one wave: one instruction. */
-__device__ static inline fsq_v4i fsq_mmac(long a, long b, fsq_v4i c)
+/* The operand registers of the map's shape (see above). */
+typedef int fsq_ab __attribute__((ext_vector_type(FSQ_CAT(FSQ_LMU, A_ELEMS) / 4)));
+typedef int fsq_acc __attribute__((ext_vector_type(FSQ_CAT(FSQ_LMU, C_ELEMS))));
+static_assert(FSQ_CAT(FSQ_LMU, A_ELEMS) == FSQ_CAT(FSQ_LMU, B_ELEMS) &&
+	      FSQ_CAT(FSQ_LMU, A_ELEMS) % 4 == 0, "mmac.h: A and B of whole registers, alike");
+/* A map given by FSQ_PROFILE must have the shape of the target's one
+ * instruction: another shape is another instruction, not another map. */
+#if defined(FSQ_TARGET_RDNA3)
+static_assert(FSQ_CAT(FSQ_LMU, M) == 16 && FSQ_CAT(FSQ_LMU, N) == 16 && FSQ_CAT(FSQ_LMU, K) == 16 &&
+	      FSQ_CAT(FSQ_LMU, A_ELEMS) == 16 &&
+	      FSQ_CAT(FSQ_LMU, C_ELEMS) * FSQ_CAT(FSQ_LMU, WAVE) == 256,
+	      "mmac.h: RDNA3's v_wmma_i32_16x16x16_iu8 needs a 16x16x16 map, 16 A bytes a lane");
+#else
+static_assert(FSQ_CAT(FSQ_LMU, M) == 16 && FSQ_CAT(FSQ_LMU, N) == 16 && FSQ_CAT(FSQ_LMU, K) == 32 &&
+	      FSQ_CAT(FSQ_LMU, A_ELEMS) == 8 && FSQ_CAT(FSQ_LMU, C_ELEMS) == 4 &&
+	      FSQ_CAT(FSQ_LMU, WAVE) == 64,
+	      "mmac.h: this target's 16x16x32 instruction needs a 16x16x32 wave64 map");
+#endif
+
+/* Work-item and workgroup id, x (see above). */
+__device__ static inline int fsq_tid(void)
 {
+#if defined(__HIP_DEVICE_COMPILE__)
+	return (int)__builtin_amdgcn_workitem_id_x();
+#else
+	return 0;
+#endif
+}
+
+__device__ static inline int fsq_bid(void)
+{
+#if defined(__HIP_DEVICE_COMPILE__)
+	return (int)__builtin_amdgcn_workgroup_id_x();
+#else
+	return 0;
+#endif
+}
+
+/* The workgroup barrier with its LDS fences (what __syncthreads is,
+ * without the device library's fence call). */
+__device__ static inline void fsq_barrier(void)
+{
+#if defined(__HIP_DEVICE_COMPILE__)
+	__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+	__builtin_amdgcn_s_barrier();
+	__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+#endif
+}
+
+/* -nogpulib (build.sh's RDNA3 builds): no device library, so no tanh for
+ * model: soft_cap (qk_tile.h). attn_mmac refuses a soft_cap golden on the
+ * host, naming the key, before any launch; this definition only lets the
+ * kernel link, and stops the wave should it ever be reached. */
+#if defined(FSQ_NOGPULIB) && defined(__HIP_DEVICE_COMPILE__)
+extern "C" __device__ double __ocml_tanh_f64(double x)
+{
+	(void)x;
+	__builtin_trap();
+}
+#endif
+
+/* Does the target's instruction read unsigned bytes (RDNA3's iu8)? */
+#if defined(FSQ_TARGET_RDNA3)
+#define FSQ_HAS_UNSIGNED 1
+#else
+#define FSQ_HAS_UNSIGNED 0
+#endif
+
+/* c + A x B for one wave: one instruction; UA, UB: A, B read unsigned. */
+template <int UA, int UB>
+__device__ static inline fsq_acc fsq_mmac_u(fsq_ab a, fsq_ab b, fsq_acc c)
+{
+	static_assert(FSQ_HAS_UNSIGNED || (!UA && !UB),
+		      "mmac.h: only RDNA3's iu8 instruction reads unsigned bytes");
 #if !defined(__HIP_DEVICE_COMPILE__)
 	(void)a, (void)b;	/* the host pass never runs it */
 #elif defined(FSQ_TARGET_GFX936) && defined(FSQ_MMAC_ASM)
@@ -75,13 +179,22 @@ __device__ static inline fsq_v4i fsq_mmac(long a, long b, fsq_v4i c)
 	asm volatile("s_nop 4\n\tv_mmac_i32_16x16x32_i8 %0, %1, %2, %0\n\ts_nop 4"
 		     : "+v"(c) : "v"(a), "v"(b));
 #elif defined(FSQ_TARGET_GFX936)
-	fsq_v2i a2 = __builtin_bit_cast(fsq_v2i, a), b2 = __builtin_bit_cast(fsq_v2i, b);
-
-	c = __builtin_hcu_mmac_i32_16x16x32_i8(a2, b2, c);
+	c = __builtin_hcu_mmac_i32_16x16x32_i8(a, b, c);
+#elif defined(FSQ_TARGET_CDNA3)
+	c = __builtin_amdgcn_mfma_i32_16x16x32_i8(__builtin_bit_cast(long, a),
+						  __builtin_bit_cast(long, b), c, 0, 0, 0);
+#elif defined(FSQ_WAVE64)
+	/* A_sign, B_sign: true reads signed (the NEG_LO bits, neg_lo:[1,1,0]) */
+	c = __builtin_amdgcn_wmma_i32_16x16x16_iu8_w64(!UA, a, !UB, b, c, false);
 #else
-	c = __builtin_amdgcn_mfma_i32_16x16x32_i8(a, b, c, 0, 0, 0);
+	c = __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32(!UA, a, !UB, b, c, false);
 #endif
 	return c;
+}
+
+__device__ static inline fsq_acc fsq_mmac(fsq_ab a, fsq_ab b, fsq_acc c)
+{
+	return fsq_mmac_u<0, 0>(a, b, c);
 }
 
 #endif

@@ -1,7 +1,10 @@
 // probe_mmac.hip - answer a `fragsim probe plan` on an AMD GPU or a
 // Hygon DCU: one wave per plan wave, each lane loads its A and B
 // registers from probe_a.npy and probe_b.npy, one instruction with C = 0,
-// each lane stores its C registers into probe_c.npy.
+// each lane stores its C registers into probe_c.npy. Any shape the
+// build's lane map has (mmac.h): wave64 or wave32, 8 or 16 bytes of A and
+// B and 4 or 8 C registers a lane (16x16x32 on gfx936 and CDNA3,
+// 16x16x16 on RDNA3).
 //
 //   fragsim probe plan --isa gfx936 --out plan
 //   probe_mmac plan dump              (built by build.sh for the target)
@@ -9,7 +12,10 @@
 //
 // Only the instruction and the plan's register contents decide the
 // answer: the lane map is used for nothing but the operand sizes and the
-// profile's name, which must be the plan's. C is prefilled with
+// profile's name, which must be the plan's. A plan whose A or B is u8
+// (probe_a.npy |u1: a profile with type u8) runs the instruction with
+// that operand unsigned, which only RDNA3's iu8 can; elsewhere it is
+// refused. C is prefilled with
 // 0x5a5a5a5a on the host and zeroed by each lane, so a lane that stores
 // nothing cannot look like an answer. Exit status: 0 written, 2 bad
 // input, 3 the GPU or the write failed.
@@ -26,15 +32,15 @@
 #define EB LMU(B_ELEMS)
 #define EC LMU(C_ELEMS)
 
-static_assert(EA == 8 && EB == 8 && EC == 4 && W == 64,
-	      "probe_mmac: a 16x16x32 INT8 instruction, wave64");
-
-__global__ void probe(const long *a, const long *b, int *c)
+// UA, UB: the plan's A, B are unsigned (one kernel per pair the target's
+// instruction can read).
+template <int UA, int UB>
+__global__ void __launch_bounds__(W) probe(const fsq_ab *a, const fsq_ab *b, int *c)
 {
-	int wave = blockIdx.x, lane = threadIdx.x;
-	fsq_v4i acc = { 0, 0, 0, 0 };
+	int wave = fsq_bid(), lane = fsq_tid();
+	fsq_acc acc = {};
 
-	acc = fsq_mmac(a[wave * W + lane], b[wave * W + lane], acc);
+	acc = fsq_mmac_u<UA, UB>(a[wave * W + lane], b[wave * W + lane], acc);
 	for (int e = 0; e < EC; e++)
 		c[(wave * W + lane) * EC + e] = acc[e];
 }
@@ -43,13 +49,33 @@ __global__ void probe(const long *a, const long *b, int *c)
 	fprintf(stderr, "probe_mmac: %s: %s\n", #x, hipGetErrorString(e_)); \
 	exit(3); } } while (0)
 
+// probe_a.npy or probe_b.npy of the plan: int8 or uint8 [waves, W, E];
+// *unsigned_ set for uint8. 0, or 2 with the reason printed.
+static int load_operand(const char *dir, const char *name, struct fsg_array *a,
+			int *unsigned_)
+{
+	char path[1200], err[1400], err_u[1400];
+
+	snprintf(path, sizeof(path), "%s/%s.npy", dir, name);
+	*unsigned_ = 0;
+	if (!fsg_npy(path, "|i1", 3, a, err, sizeof(err)))
+		return 0;
+	if (!fsg_npy(path, "|u1", 3, a, err_u, sizeof(err_u)))
+		return *unsigned_ = 1, 0;
+	if (strstr(err, "must be |i1"))	/* neither: name both */
+		fprintf(stderr, "probe_mmac: %s: must be |i1 or |u1 in C order\n", path);
+	else
+		fprintf(stderr, "probe_mmac: %s\n", err);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct fsg_array pa, pb;
 	struct fsd_writer w;
-	char err[1400], path[1200], isa[64] = "";
-	long *da, *db;
-	int *dc, *c;
+	char path[1200], isa[64] = "";
+	fsq_ab *da, *db;
+	int *dc, *c, ua, ub;
 	size_t waves, shape[3];
 	FILE *f;
 
@@ -75,12 +101,13 @@ int main(int argc, char **argv)
 			path, isa, LMU(NAME));
 		return 2;
 	}
-	snprintf(path, sizeof(path), "%s/probe_a.npy", argv[1]);
-	if (fsg_npy(path, "|i1", 3, &pa, err, sizeof(err)))
-		return fprintf(stderr, "probe_mmac: %s\n", err), 2;
-	snprintf(path, sizeof(path), "%s/probe_b.npy", argv[1]);
-	if (fsg_npy(path, "|i1", 3, &pb, err, sizeof(err)))
-		return fprintf(stderr, "probe_mmac: %s\n", err), 2;
+	if (load_operand(argv[1], "probe_a", &pa, &ua) || load_operand(argv[1], "probe_b", &pb, &ub))
+		return 2;
+	if ((ua || ub) && !FSQ_HAS_UNSIGNED) {
+		fprintf(stderr, "probe_mmac: %s: the plan's %s unsigned; %s reads signed bytes only\n",
+			argv[1], ua && ub ? "A and B are" : ua ? "A is" : "B is", LMU(INSTRUCTION));
+		return 2;
+	}
 	waves = pa.shape[0];
 	if (pa.shape[1] != W || pa.shape[2] != EA || pb.shape[0] != waves ||
 	    pb.shape[1] != W || pb.shape[2] != EB)
@@ -88,13 +115,22 @@ int main(int argc, char **argv)
 	c = (int *)malloc(waves * W * EC * sizeof(int));
 	if (!c)
 		return 3;
-	HIP_OK(hipMalloc(&da, waves * W * 8));
-	HIP_OK(hipMalloc(&db, waves * W * 8));
+	HIP_OK(hipMalloc(&da, waves * W * EA));
+	HIP_OK(hipMalloc(&db, waves * W * EB));
 	HIP_OK(hipMalloc(&dc, waves * W * EC * sizeof(int)));
-	HIP_OK(hipMemcpy(da, pa.data, waves * W * 8, hipMemcpyHostToDevice));
-	HIP_OK(hipMemcpy(db, pb.data, waves * W * 8, hipMemcpyHostToDevice));
+	HIP_OK(hipMemcpy(da, pa.data, waves * W * EA, hipMemcpyHostToDevice));
+	HIP_OK(hipMemcpy(db, pb.data, waves * W * EB, hipMemcpyHostToDevice));
 	HIP_OK(hipMemset(dc, 0x5a, waves * W * EC * sizeof(int)));
-	hipLaunchKernelGGL(probe, dim3((unsigned)waves), dim3(W), 0, 0, da, db, dc);
+	if (!ua && !ub)
+		hipLaunchKernelGGL((probe<0, 0>), dim3((unsigned)waves), dim3(W), 0, 0, da, db, dc);
+#if FSQ_HAS_UNSIGNED
+	else if (ua && ub)
+		hipLaunchKernelGGL((probe<1, 1>), dim3((unsigned)waves), dim3(W), 0, 0, da, db, dc);
+	else if (ua)
+		hipLaunchKernelGGL((probe<1, 0>), dim3((unsigned)waves), dim3(W), 0, 0, da, db, dc);
+	else
+		hipLaunchKernelGGL((probe<0, 1>), dim3((unsigned)waves), dim3(W), 0, 0, da, db, dc);
+#endif
 	HIP_OK(hipGetLastError());
 	HIP_OK(hipMemcpy(c, dc, waves * W * EC * sizeof(int), hipMemcpyDeviceToHost));
 	shape[0] = waves, shape[1] = W, shape[2] = EC;
@@ -104,7 +140,8 @@ int main(int argc, char **argv)
 		fsd_abort(&w);
 		return 3;
 	}
-	printf("probe_mmac: %zu waves of %s answered, %s/probe_c.npy written\n", waves,
-	       LMU(INSTRUCTION), argv[2]);
+	printf("probe_mmac: %zu waves of %s%s answered, %s/probe_c.npy written\n", waves,
+	       LMU(INSTRUCTION), ua && ub ? " (A and B unsigned)" : ua ? " (A unsigned)" :
+	       ub ? " (B unsigned)" : "", argv[2]);
 	return 0;
 }

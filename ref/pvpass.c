@@ -1,0 +1,232 @@
+/*
+ * pvpass.c - the reference's two PV passes (see pvpass.h): the quantized
+ * V for o and sum p |v|, and the float path's V for its o, over the rows
+ * of a group, in register tiles of rows x 32 dims (ref/tile.c) whose
+ * rows may see different runs of keys.
+ *
+ * Example (ref_segments): two rows of a tile see keys [0, 40) and
+ * [0, 64) of a block of 64: the block is cut at 40, so keys [0, 40) go
+ * to both rows in one call, then [40, 64) to the second alone; each row
+ * adds its keys in order, and no row adds a key it does not see.
+ */
+#include "pvpass.h"
+
+#include <assert.h>
+
+#include "pool.h"
+#include "tile.h"
+
+_Static_assert(REF_PV_SLICES * TILE_SLICE == REF_PV_DIMS,
+	       "a PV piece is whole TILE_SLICE slices");
+
+/*
+ * The rows of one PV tile over the keys [jb, jb + nk) of a block: row u
+ * sees [a[u], b[u]) of them. Cut the block where any row's run starts
+ * or ends; each piece is then seen whole by some of the rows, one call
+ * for all of them, and the pieces go in key order, so each row still
+ * adds its keys in order. seg[k] is piece k: keys [x, y), rows idx[0..nr).
+ */
+struct ref_seg {
+	int x, y, nr;
+	int idx[TILE_PVF_ROWS];
+};
+
+static int ref_segments(const int *a, const int *b, int nrow, struct ref_seg *seg)
+{
+	int cut[2 * TILE_PVF_ROWS], ncut = 0, nseg = 0;
+
+	for (int u = 0; u < nrow; u++)
+		if (a[u] < b[u]) {
+			cut[ncut++] = a[u];
+			cut[ncut++] = b[u];
+		}
+	for (int i = 1; i < ncut; i++)	/* insertion sort: at most 8 */
+		for (int k = i; k > 0 && cut[k - 1] > cut[k]; k--) {
+			int t = cut[k];
+
+			cut[k] = cut[k - 1];
+			cut[k - 1] = t;
+		}
+	for (int i = 0; i + 1 < ncut; i++) {
+		struct ref_seg *sg = &seg[nseg];
+
+		if (cut[i] == cut[i + 1])
+			continue;
+		sg->x = cut[i];
+		sg->y = cut[i + 1];
+		sg->nr = 0;
+		for (int u = 0; u < nrow; u++)
+			if (a[u] <= sg->x && b[u] >= sg->y)
+				sg->idx[sg->nr++] = u;
+		if (sg->nr)
+			nseg++;
+	}
+	return nseg;
+}
+
+/* Rows [r0, r0 + nrow) of grp: what each sees of keys [jb, jb + nk). */
+static void ref_tile_ranges(const struct fs_case *c, const struct fs_inputs *in,
+			    const struct ref_group *grp, int r0, int nrow, int jb,
+			    int nk, int *a, int *b)
+{
+	for (int u = 0; u < nrow; u++) {
+		int lo, hi;
+
+		ref_range(c, in, grp->s, grp->t[r0 + u], &lo, &hi);
+		a[u] = lo > jb ? lo : jb;
+		b[u] = hi < jb + nk ? hi : jb + nk;
+	}
+}
+
+/*
+ * Quantized PV, head-dim elements [d0, d1) (a multiple of 16): out and
+ * out_absd of every row. REF_PV_KEYS keys at a time, each key's V made
+ * once for every row that sees it: dequantized (the int8 times its
+ * double scale is exact in double), in vb[slice][key][TILE_SLICE] so
+ * that one slice of the block (16 KiB) stays in L1 while the rows go
+ * over it two at a time (tile_pvq, |v| made in registers). vb is 64
+ * KiB of stack, which an OpenMP thread's default stack holds.
+ */
+void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
+			 const struct ref_group *grp, int d0, int d1)
+{
+	int D = in->D, BS = in->BS, s = grp->s, g = grp->g, w = d1 - d0;
+	double vb[REF_PV_SLICES][REF_PV_KEYS][TILE_SLICE];
+	int8_t v8[REF_PV_KEYS][REF_PV_DIMS];
+
+	assert(w % 16 == 0 && w <= REF_PV_DIMS);
+	for (int i = 0; i < grp->rows; i++)
+		for (int d = d0; d < d1; d++)
+			grp->row[i].out[d] = grp->row[i].out_absd[d] = 0;
+	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
+		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
+
+		/* A page's V is [d][slot]: the keys of one page are copied
+		 * out by rows of d (consecutive slots, consecutive bytes) into
+		 * v8[key][d], then each key's bytes times its scale go to vb
+		 * 16 at a time (tile_dequant). */
+		for (int u = 0; u < nk;) {
+			int blk, slot, run;
+			size_t at;	/* V[j][g][d] is at + d * BS */
+
+			ref_page(in, s, jb + u, &blk, &slot);
+			run = BS - slot < nk - u ? BS - slot : nk - u;
+			at = ref_blk0(in, blk) + ((size_t)g * D + d0) * BS + slot;
+			if (c->v_dtype == VDT_INT8) {
+				for (int e = 0; e < w; e++) {
+					const int8_t *src = in->v_cache_i8 + at + (size_t)e * BS;
+
+					for (int k = 0; k < run; k++)
+						v8[u + k][e] = src[k];
+				}
+				for (int k = 0; k < run; k++) {
+					double vs = in->v_scale[((size_t)blk * BS + slot + k) *
+								in->Hkv + g];
+
+					for (int e = 0; e < w; e += 16)
+						tile_dequant(v8[u + k] + e, vs,
+							     vb[e / TILE_SLICE][u + k] + e % TILE_SLICE);
+				}
+			} else if (c->v_dtype == VDT_Q8_0 || c->v_dtype == VDT_Q4_0) {
+				/* llama.cpp's blocks, dequantized by ref/pool.c */
+				for (int k = 0; k < run; k++)
+					for (int e = 0; e < w; e++)
+						vb[e / TILE_SLICE][u + k][e % TILE_SLICE] =
+							ref_pool_vq(c, in, at + (size_t)e * BS + k,
+								    ((size_t)blk * BS + slot + k) *
+								    in->Hkv + g, d0 + e);
+			} else {
+				for (int k = 0; k < run; k++)
+					for (int e = 0; e < w; e++)
+						vb[e / TILE_SLICE][u + k][e % TILE_SLICE] =
+							in->v_cache_f[at + (size_t)e * BS + k];
+			}
+			u += run;
+		}
+		for (int e = 0; e < w; e += TILE_SLICE) {
+			int n = w - e < TILE_SLICE ? w - e : TILE_SLICE;
+
+			for (int r0 = 0; r0 < grp->rows; r0 += TILE_PVQ_ROWS) {
+				int nrow = grp->rows - r0 < TILE_PVQ_ROWS ? grp->rows - r0
+									  : TILE_PVQ_ROWS;
+				int a[TILE_PVQ_ROWS], b[TILE_PVQ_ROWS], nseg;
+				struct ref_seg seg[2 * TILE_PVQ_ROWS];
+
+				ref_tile_ranges(c, in, grp, r0, nrow, jb, nk, a, b);
+				nseg = ref_segments(a, b, nrow, seg);
+				for (int k = 0; k < nseg; k++) {
+					const double *p[TILE_PVQ_ROWS];
+					double *o[TILE_PVQ_ROWS], *oa[TILE_PVQ_ROWS];
+
+					for (int q = 0; q < seg[k].nr; q++) {
+						struct ref_row *r = &grp->row[r0 + seg[k].idx[q]];
+
+						p[q] = r->prob + seg[k].x;
+						o[q] = r->out + d0 + e;
+						oa[q] = r->out_absd + d0 + e;
+					}
+					tile_pvq(seg[k].nr, seg[k].y - seg[k].x, n, p,
+						 vb[e / TILE_SLICE][seg[k].x - jb], TILE_SLICE,
+						 o, oa);
+				}
+			}
+		}
+	}
+}
+
+/*
+ * Float-path PV, head-dim elements [d0, d1): out_f of every row, as
+ * pvpass_quant, from the float V (kept, or made again by inputs_kv_row)
+ * in double, the rows four at a time (tile_pvf).
+ */
+void pvpass_float(const struct fs_case *c, const struct fs_inputs *in,
+			 const struct ref_group *grp, int d0, int d1)
+{
+	int s = grp->s, g = grp->g, w = d1 - d0;
+	double vb[REF_PV_SLICES][REF_PV_KEYS][TILE_SLICE];
+	float vfb[REF_PV_DIMS];
+
+	assert(w % 16 == 0 && w <= REF_PV_DIMS);
+	for (int i = 0; i < grp->rows; i++)
+		for (int d = d0; d < d1; d++)
+			grp->row[i].out_f[d] = 0;
+	for (int jb = grp->jlo; jb < grp->jhi; jb += REF_PV_KEYS) {
+		int nk = grp->jhi - jb < REF_PV_KEYS ? grp->jhi - jb : REF_PV_KEYS;
+
+		double t0 = ref_sub_begin();
+
+		for (int u = 0; u < nk; u++) {
+			const float *vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
+
+			for (int e = 0; e < w; e++)
+				vb[e / TILE_SLICE][u][e % TILE_SLICE] = vf[e];
+		}
+		ref_sub_end(REF_STAGE_REGEN_V, t0);
+		for (int e = 0; e < w; e += TILE_SLICE) {
+			int n = w - e < TILE_SLICE ? w - e : TILE_SLICE;
+
+			for (int r0 = 0; r0 < grp->rows; r0 += TILE_PVF_ROWS) {
+				int nrow = grp->rows - r0 < TILE_PVF_ROWS ? grp->rows - r0
+									  : TILE_PVF_ROWS;
+				int a[TILE_PVF_ROWS], b[TILE_PVF_ROWS], nseg;
+				struct ref_seg seg[2 * TILE_PVF_ROWS];
+
+				ref_tile_ranges(c, in, grp, r0, nrow, jb, nk, a, b);
+				nseg = ref_segments(a, b, nrow, seg);
+				for (int k = 0; k < nseg; k++) {
+					const double *p[TILE_PVF_ROWS];
+					double *o[TILE_PVF_ROWS];
+
+					for (int q = 0; q < seg[k].nr; q++) {
+						struct ref_row *r = &grp->row[r0 + seg[k].idx[q]];
+
+						p[q] = r->prob_f + seg[k].x;
+						o[q] = r->out_f + d0 + e;
+					}
+					tile_pvf(seg[k].nr, seg[k].y - seg[k].x, n, p,
+						 vb[e / TILE_SLICE][seg[k].x - jb], TILE_SLICE, o);
+				}
+			}
+		}
+	}
+}
