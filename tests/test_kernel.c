@@ -827,6 +827,31 @@ static void mutate_na_with_mixed_reasons(void **state)
 }
 
 /*
+ * A pool of 4,194,304 blocks (past 2 GiB and 65,536 blocks: both
+ * block_offset classes apply) whose one sequence has the first three,
+ * contiguous: no 32-bit offset wraps and no id passes 16 bits, so both
+ * survive, each saying what case would catch it (cases/edge/
+ * sparse-pool.yaml is one).
+ */
+static void block_offset_survives_on_a_pool_used_at_its_start(void **state)
+{
+	char *path = tu_write_temp(".yaml",
+		"fragsim: 1\nname: low-pool\ncache: {placement: contiguous, num_blocks: 4194304}\n"
+		"sequences:\n  - {context: 40}\ndata: {seed: 3}\n");
+	struct run_result res = tu_run("mutate %s", path);
+
+	(void)state;
+	assert_int_equal(res.status, 1);
+	assert_non_null(strstr(res.out, "block_offset=int32             SURVIVED 1 case(s): no pool past 2 GiB "
+			       "(no block the tables name starts 2 GiB or more into its pool)\n"));
+	assert_non_null(strstr(res.out, "block_offset=u16               SURVIVED 1 case(s): no pool past 65,536 "
+			       "blocks (no block id past 65,535 in a table)\n"));
+	tu_free(&res);
+	unlink(path);
+	free(path);
+}
+
+/*
  * A correct suite whose case has block size 8 and tails: planting
  * tail_mask there reads K scales outside the block table. mutate used to
  * abort (SIGABRT, exit 134); now every class is caught but split_merge,
@@ -1387,6 +1412,7 @@ int main(void)
 		cmocka_unit_test(block_offset_dense_by_hand),
 		cmocka_unit_test(block_offset_int32_u16_by_hand),
 		cmocka_unit_test(window_blocks_free_by_hand),
+		cmocka_unit_test(block_offset_survives_on_a_pool_used_at_its_start),
 		cmocka_unit_test(masked_reads_outside_the_table_are_poison),
 		cmocka_unit_test(inapplicable_classes_by_rule),
 		cmocka_unit_test(mutate_reports_inapplicable_classes),
