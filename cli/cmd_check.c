@@ -36,11 +36,12 @@
 #include "report.h"
 #include "../lib/runcase.h"
 #include "htmlrep.h"
+#include "progress.h"
 
 struct check_args {
 	const char *junit, *shard, *exec, *report, *format;
 	struct opt_list exclude;
-	int json;
+	int json, quiet;
 };
 
 static const char *const check_formats[] = { "text", "github", NULL };
@@ -66,6 +67,9 @@ static const struct opt check_opts[] = {
 	  "skip the *.yaml found under a directory whose path\n"
 	  "(from that directory) or base name matches (fnmatch,\n"
 	  "'*' matches '/' too); repeatable"),
+	OPT_FLAG("--quiet", quiet,
+	  "no progress on stderr (shown for a case that runs over\n"
+	  "2 s), nor the note of a case predicted to take over a minute"),
 	OPT_END(),
 };
 #undef OPT_ARGS
@@ -73,7 +77,7 @@ static const struct opt check_opts[] = {
 static const char *const check_synopsis[] = {
 	"check <path>... [--junit <file>] [--shard <k>/<n>] [--json]",
 	" [--format text|github] [--exec auto|scalar|portable|avx2|avx512]",
-	" [--report <file.html>] [--exclude <glob>]...",
+	" [--report <file.html>] [--exclude <glob>]... [--quiet]",
 	NULL,
 };
 
@@ -151,7 +155,7 @@ static char *capture(void (*fn)(FILE *, const struct runcase *),
 
 /* Load, run and judge one case into o (and its JSON entry into j). */
 static void run_one(const char *path, enum attn_exec ex, struct json *j,
-		    struct outcome *o, int html, int github)
+		    struct outcome *o, int html, int github, int quiet)
 {
 	struct fs_err err = { 0 };
 	struct runcase r;
@@ -161,8 +165,13 @@ static void run_one(const char *path, enum attn_exec ex, struct json *j,
 	o->path = path;
 	e = runcase_load(path, &r, &err);
 	r.exec = ex;
-	if (!e)
+	if (!e) {
+		struct progress g;
+
+		progress_start(&g, &r, quiet);
 		e = runcase_exec(&r, &err);
+		progress_stop(&g, &r);
+	}
 	o->seconds = clock_seconds() - t0;
 	snprintf(o->name, sizeof(o->name), "%s", r.c.name);
 	if (e) {
@@ -381,7 +390,7 @@ int cmd_check(int argc, char **argv)
 		struct outcome *o = &res[nrun++];
 
 		run_one(ps.p[i], ex, a.json ? &j : NULL, o, a.report != NULL,
-			!strcmp(a.format, "github"));
+			!strcmp(a.format, "github"), a.quiet);
 		o->status == JUNIT_ERROR ? nerr++ : o->status == JUNIT_FAIL ? nfail++ : npass++;
 	}
 	if (a.json) {

@@ -96,7 +96,7 @@ static void print_value(FILE *f, double v, int is_int)
 static void print_loc(FILE *f, const struct runcase *r, enum dump_tensor t,
 		      const struct diff_loc *l)
 {
-	int is_int = t == DUMP_ACC || t == DUMP_Q_INT8;
+	int is_int = t == DUMP_ACC || t == DUMP_Q_INT8 || t == DUMP_P_INT8 || t == DUMP_PV_ACC;
 
 	fprintf(f, "          %s[", dump_name(t));
 	for (int i = 0; i < l->ndim; i++)
@@ -148,17 +148,18 @@ static void print_text(const struct runcase *r, const char *dir, const struct du
 	printf("case      %s (%s)\n", r->c.name, r->c.file);
 	printf("dump      %s:", dir);
 	for (int t = 0; t < DUMP_COUNT; t++) {
-		if (t == DUMP_ACC_TILES || !dump_has(d, (enum dump_tensor)t))
+		if (t == DUMP_ACC_TILES || t == DUMP_PV_TILES || !dump_has(d, (enum dump_tensor)t))
 			continue;
 		printf("%s %s", present++ ? "," : "", dump_name((enum dump_tensor)t));
 		if (t == DUMP_ACC)
 			printf(" (%zu tiles of %zu)", d->n_tiles, r->sim.n_tiles);
 	}
 	for (int t = 0; t < DUMP_COUNT; t++) {
-		int splitk = t >= DUMP_SPLITK_MAX;
+		int splitk = t >= DUMP_SPLITK_MAX && t <= DUMP_SPLITK_OUT;
+		int pv = t >= DUMP_P_INT8;
 
-		if (t == DUMP_ACC_TILES || dump_has(d, (enum dump_tensor)t) ||
-		    (splitk && !r->sim.seg_max))
+		if (t == DUMP_ACC_TILES || t == DUMP_PV_TILES || dump_has(d, (enum dump_tensor)t) ||
+		    (splitk && !r->sim.seg_max) || (pv && !r->sim.pv_tiles))
 			continue;
 		printf("%s %s", absent++ ? "," : "; absent, not compared:",
 		       dump_name((enum dump_tensor)t));

@@ -197,6 +197,12 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_LOAD_SWAP_K] = NEEDS(0),
 	[BUG_LOAD_UNSWIZZLED] = NEEDS(0),
 	[BUG_C_ROWS] = NEEDS(0),
+	/* pv8: INT8 PV; kernel_bug_na says where they cannot show */
+	[BUG_P_REGROUP_NONE] = NEEDS(0),
+	[BUG_PV_GROUP_MAX] = NEEDS(0),
+	[BUG_V_SCALE_APPLY] = NEEDS(0),
+	[BUG_P_SCALE_INDEX] = NEEDS(0),
+	[BUG_PV_RESCALE] = NEEDS(0),
 	[BUG_BLOCK_OFFSET_INT32] = NEEDS(NEED(NEED_POOL_2GIB)),
 	[BUG_BLOCK_OFFSET_U16] = NEEDS(NEED(NEED_POOL_64K)),
 };

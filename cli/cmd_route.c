@@ -42,8 +42,8 @@ int cmd_route(int argc, char **argv)
 	if (case_load_file(argv[0], &c, &err))
 		return cli_error(&err, FS_EINPUT);
 	route_check(&c, &v);
-	printf("%s: %s\n", c.name, v.inside ? "INT8 path: taken" :
-	       "INT8 path: refused");
+	printf("%s: %s%s%s\n", c.name, v.inside ? "INT8 path: taken" :
+	       "INT8 path: refused", v.pv[0] ? ", " : "", v.pv);
 	for (int i = 0; i < v.n; i++)
 		printf("  %s\n", v.reason[i]);
 	case_free(&c);

@@ -16,13 +16,14 @@
 #include "../lib/json.h"
 #include "../lib/outdir.h"
 #include "htmlrep.h"
+#include "progress.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
 struct run_args {
 	const char *out, *format, *exec, *report;
 	long threads;	/* 0: all cores */
-	int json, emulate_only, bf16;
+	int json, emulate_only, bf16, quiet;
 };
 
 #define OPT_ARGS struct run_args
@@ -52,6 +53,9 @@ static const struct opt run_opts[] = {
 	  "auto the fastest this CPU runs", .def = "auto"),
 	OPT_STRING("--report", report, "<file.html>",
 	  "also write an HTML report: the case, figures, plots"),
+	OPT_FLAG("--quiet", quiet,
+	  "no progress on stderr (shown when a run takes over 2 s),\n"
+	  "nor the note of a run predicted to take over a minute"),
 	OPT_END(),
 };
 #undef OPT_ARGS
@@ -60,6 +64,7 @@ static const char *const run_synopsis[] = {
 	"run <case.yaml> [--out <dir> [--format npy|safetensors] [--bf16]]",
 	" [--threads <n>] [--json] [--emulate-only]",
 	" [--exec auto|scalar|portable|avx2|avx512] [--report <file.html>]",
+	" [--quiet]",
 	NULL,
 };
 
@@ -78,7 +83,7 @@ int cmd_run(int argc, char **argv)
 	enum golden_format fmt = GOLDEN_NPY;
 	struct fs_err err = { 0 };
 	struct runcase r;
-	int tty = isatty(2), n, bad;
+	int n, bad;
 	enum fs_rc rc;
 
 	if ((n = opt_parse(&cmd_run_spec, &a, argc, argv, &bad)) < 0)
@@ -119,11 +124,13 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	rc = runcase_load(path, &r, &err);
 	if (!rc) {
-		if (tty)
-			fprintf(stderr, "fragsim: running %s ...\n", r.c.name);
+		struct progress g;
+
 		r.emulate_only = a.emulate_only;
 		r.exec = ex;
+		progress_start(&g, &r, a.quiet);
 		rc = runcase_exec(&r, &err);
+		progress_stop(&g, &r);
 	}
 	if (rc) {
 		runcase_free(&r);
@@ -151,9 +158,8 @@ int cmd_run(int argc, char **argv)
 			return cli_error(&err, wr);
 		}
 		if (!a.json)
-			printf("%s   written to %s\n",
-			       a.emulate_only ? "tensors (emulation only, not checked)" : "goldens",
-			       a.out);
+			report_goldens(stdout, &r, fmt, a.out, a.emulate_only ?
+				       "tensors (emulation only, not checked)" : "goldens");
 	} else if (a.out) {
 		const char *why = report_failure(&r);
 		char reason[512];

@@ -8,6 +8,7 @@
 #include "report.h"
 
 #include "../lib/casefile.h"
+#include "../lib/golden.h"
 
 #include <math.h>
 #include <string.h>
@@ -21,6 +22,52 @@ static void vars(FILE *f, const struct runcase *r)
 		case_mode_name(c->mode), c->n_seqs,
 		case_context_max(c), c->block_size, case_placement_name(c->placement),
 		r->lm ? r->lm->name : c->isa);
+}
+
+/* "96 B", "24.0 KiB", "1.5 GiB" */
+static const char *bytes_h(double b, char buf[32])
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	if (b < 1024) {
+		snprintf(buf, 32, "%.0f B", b);
+		return buf;
+	}
+	b /= 1024;
+	while (u < 3 && b >= 1024)
+		b /= 1024, u++;
+	snprintf(buf, 32, "%.1f %s", b, unit[u]);
+	return buf;
+}
+
+/*
+ * The tensors a checked run did not keep, hence did not check, as a
+ * list of words ("scores (and probs) and acc") and as the golden: names
+ * that keep them ("`scores` and `acc`"); 0 when it checked everything.
+ */
+static int unchecked(const struct runcase *r, char *what, size_t wl, char *names, size_t nl)
+{
+	static const char *const word[] = { "scores (and probs)", "acc", "split-K states" };
+	static const char *const key[] = { "scores", "acc", "splitk" };
+	int n = 0, k = 0;
+
+	if (r->emulate_only || !r->dropped)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		n += (r->dropped >> i) & 1;
+	what[0] = names[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		const char *sep;
+
+		if (!(r->dropped & (1u << i)))
+			continue;
+		sep = !k ? "" : k == n - 1 ? " and " : ", ";
+		snprintf(what + strlen(what), wl - strlen(what), "%s%s", sep, word[i]);
+		snprintf(names + strlen(names), nl - strlen(names), "%s`%s`", sep, key[i]);
+		k++;
+	}
+	return n;
 }
 
 /* Tensor w's mismatch count and first location, in a few words. */
@@ -124,7 +171,7 @@ void report_details(FILE *f, const struct runcase *r)
 
 void report_line(FILE *f, const struct runcase *r)
 {
-	char why[512];
+	char why[512], what[96], names[96];
 
 	vars(f, r);
 	report_reason(r, why, sizeof(why));
@@ -134,8 +181,53 @@ void report_line(FILE *f, const struct runcase *r)
 		fprintf(f, ": FAIL %s\n", why);
 	else if (r->c.expect_mismatch)
 		fprintf(f, ": OK caught as expected: %s\n", why);
+	else if (unchecked(r, what, sizeof(what), names, sizeof(names)))
+		fprintf(f, ": OK, but %s not checked (too large to keep); add %s to "
+			"`golden:` to check them\n", what, names);
 	else
 		fprintf(f, ": OK\n");
+}
+
+/*
+ * A golden: group of the default set ([inputs, acc, out]) whose tensors
+ * take over REPORT_LARGE_GOLDEN bytes: which, and the golden: list that
+ * leaves it out. Listed tensors are kept through the run, so they cost
+ * memory and time with or without --out (issue 25: a prefill of 2048
+ * over 8192 took 20.7 s and 2.5 GB with the default list, 6.0 s and 99
+ * MB with [inputs, out], and nothing said why).
+ */
+static void report_large_goldens(FILE *f, const struct runcase *r)
+{
+	static const unsigned groups[] = { GOLD_INPUTS, GOLD_ACC, GOLD_OUT };
+	struct golden_entry e[GOLDEN_MAX_TENSORS];
+	int n = golden_list(r, GOLDEN_NPY, e);
+	unsigned large = 0;
+	char h[32], list[128] = "";
+
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		double b = 0;
+
+		for (int i = 0; i < n; i++)
+			if (e[i].group == groups[g])
+				b += e[i].bytes;
+		if (b <= REPORT_LARGE_GOLDEN)
+			continue;
+		fprintf(f, "golden    %s takes %s (", case_golden_name(__builtin_ctz(groups[g])),
+			bytes_h(b, h));
+		for (int i = 0, k = 0; i < n; i++)
+			if (e[i].group == groups[g])
+				fprintf(f, "%s%s", k++ ? ", " : "", e[i].name);
+		fprintf(f, "), over %d MiB\n", (int)(REPORT_LARGE_GOLDEN / (1 << 20)));
+		large |= groups[g];
+	}
+	if (!large)
+		return;
+	for (int b = 0; case_golden_name(b); b++)
+		if ((r->c.golden & (1u << b)) && !(large & (1u << b)))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? ", " : "", case_golden_name(b));
+	fprintf(f, "          golden: [%s] leaves it out (the default is [inputs, acc, out])\n",
+		list);
 }
 
 void report_summary(FILE *f, const struct runcase *r)
@@ -147,7 +239,8 @@ void report_summary(FILE *f, const struct runcase *r)
 	fprintf(f, "case      %s (%s)\n", c->name, c->file);
 	fprintf(f, "isa       %s: %s, wave%d, %dx%dx%d\n", r->lm->name, r->lm->instr,
 		r->lm->wave, r->lm->m, r->lm->n, r->lm->k);
-	fprintf(f, "route     %s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused");
+	fprintf(f, "route     %s%s%s", r->route.inside ? "INT8 path: taken" : "INT8 path: refused",
+		r->route.pv[0] ? ", " : "", r->route.pv);
 	for (int i = 0; i < r->route.n; i++)
 		fprintf(f, "%s%s", i ? "; " : " (", r->route.reason[i]);
 	fprintf(f, "%s\n", r->route.n ? ")" : "");
@@ -170,15 +263,13 @@ void report_summary(FILE *f, const struct runcase *r)
 			st->compared - st->mismatches, st->compared,
 			w + 1 < CMP_NWHAT ? "  " : "");
 	}
-	if (r->dropped) {
-		static const char *const names[] = { "scores (and probs)", "acc", "split-K states" };
+	{
+		char what[96], names[96];
 
-		fprintf(f, "\nunchecked");
-		for (int i = 0; i < 3; i++)
-			if (r->dropped & (1u << i))
-				fprintf(f, " %s", names[i]);
-		fprintf(f, ": not kept, larger than the %zu MiB a check keeps beyond golden:; list them there to check them",
-			RUNCASE_CHECK_KEEP_MAX >> 20);
+		if (unchecked(r, what, sizeof(what), names, sizeof(names)))
+			fprintf(f, "\nunchecked %s: not kept, larger than the %zu MiB a check "
+				"keeps beyond golden:; add %s to `golden:` to check them",
+				what, RUNCASE_CHECK_KEEP_MAX >> 20, names);
 	}
 	fprintf(f, "\nquant     score max|err| %.3g, nmse %.3g; out cos min %.6f mean %.6f, max|err| %.3g\n",
 		q->score_max_abs, q->score_nmse, q->out_cos_min, q->out_cos_mean,
@@ -189,9 +280,20 @@ void report_summary(FILE *f, const struct runcase *r)
 		fprintf(f, "          keys [%d, %d): score max|err| %.3g, RMS dp %.3g (%ld keys)\n",
 			q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].score_max_abs,
 			q->bucket[b].rms_dp, q->bucket[b].keys);
+	/* pv.mode int8: the second product's quantization alone */
+	if (r->c.pv_mode == PV_INT8) {
+		fprintf(f, "          INT8 PV vs f32 PV: out cos min %.6f, nmse %.3g, max|err| %.3g\n",
+			q->pv_cos_min, q->pv_nmse, q->pv_max_abs);
+		for (int b = 0; b < q->n_buckets; b++)
+			if (q->bucket[b].pv_rows)
+				fprintf(f, "          queries at [%d, %d): PV nmse %.3g, max|err| %.3g (%ld rows)\n",
+					q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].pv_nmse,
+					q->bucket[b].pv_max_abs, q->bucket[b].pv_rows);
+	}
 	for (int i = 0; i < p->n_failed; i++)
 		fprintf(f, "check     FAIL %s\n", p->failed[i].reason);
 timing:
+	report_large_goldens(f, r);
 	fprintf(f, "time      inputs %.3f s, emulation %.3f s (%s), reference %.3f s\n",
 		r->t_inputs, r->t_sim, r->sim.exec ? r->sim.exec : "-", r->t_ref);
 	fprintf(f, "verdict   ");
@@ -286,6 +388,11 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_double(j, "kld_p99", q->kld_p99);
 	json_key_double(j, "top1", q->top1);
 	json_key_double(j, "rms_dp", q->rms_dp);
+	if (r->c.pv_mode == PV_INT8) {	/* the second product alone */
+		json_key_double(j, "pv_out_cos_min", q->pv_cos_min);
+		json_key_double(j, "pv_out_nmse", q->pv_nmse);
+		json_key_double(j, "pv_out_max_abs", q->pv_max_abs);
+	}
 	json_key(j, "buckets");
 	json_begin_array(j);
 	for (int b = 0; b < q->n_buckets; b++) {
@@ -317,4 +424,31 @@ void report_json(struct json *j, const struct runcase *r)
 	json_key_double(j, "seconds_emulation", r->t_sim);
 	json_key_double(j, "seconds_reference", r->t_ref);
 	json_end_object(j);
+}
+
+void report_goldens(FILE *f, const struct runcase *r, int fmt, const char *dir,
+		    const char *label)
+{
+	struct golden_entry e[GOLDEN_MAX_TENSORS];
+	int n = golden_list(r, (enum golden_format)fmt, e), col;
+	double total = 0;
+	char h[32];
+
+	for (int i = 0; i < n; i++)
+		total += e[i].bytes;
+	fprintf(f, "%s   written to %s (%s):", label, dir, bytes_h(total, h));
+	col = 101;	/* the first tensor on a line of its own */
+	for (int i = 0; i < n; i++) {
+		char item[96];
+		int len = snprintf(item, sizeof(item), "%s %s%s", e[i].name,
+				   bytes_h(e[i].bytes, h), i + 1 < n ? "," : "");
+
+		if (col + 1 + len > 100) {
+			fprintf(f, "\n         ");
+			col = 9;
+		}
+		fprintf(f, " %s", item);
+		col += 1 + len;
+	}
+	fputc('\n', f);
 }

@@ -33,6 +33,14 @@ const char *report_fail_type(const struct runcase *r);
 /* report_line, then each compared tensor's mismatch count and first
  * mismatch, then every failed check, one per line (a JUnit failure body). */
 void report_details(FILE *f, const struct runcase *r);
+/* The summary block of `fragsim run`: a `golden` line names a group of
+ * the default golden: set over REPORT_LARGE_GOLDEN bytes. */
+#define REPORT_LARGE_GOLDEN (256.0 * (1 << 20))
+/* "goldens   written to DIR (3.1 MiB):", then each tensor's data bytes
+ * (enum golden_format fmt), wrapped under it; label is "goldens" or
+ * what an emulation alone wrote. */
+void report_goldens(FILE *f, const struct runcase *r, int fmt, const char *dir,
+		    const char *label);
 /* The summary block of `fragsim run`. */
 void report_summary(FILE *f, const struct runcase *r);
 /* Where a mismatch is, as a JSON object (block_slot may be NULL). */

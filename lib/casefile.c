@@ -737,6 +737,46 @@ enum fs_rc casefile_after_decode_rows(struct case_loader *L,
 }
 
 /*
+ * pv: int8 multiplies the INT8 V cache through the instruction, so it
+ * needs int8 V; regroup says how int8's P reaches the instruction, and
+ * means nothing to f32 PV.
+ */
+enum fs_rc casefile_after_pv(struct case_loader *L, const struct case_key *k,
+			     yaml_node_t *map, yaml_node_t *v, const char *p,
+			     void *base)
+{
+	struct fs_case *c = base;
+	char q[YDOC_PATH_MAX];
+
+	(void)k;
+	(void)map;
+	if (!v)
+		return FS_OK;
+	if (c->pv_mode == PV_INT8 && c->v_dtype != VDT_INT8) {
+		ydoc_path(q, sizeof(q), p, "mode");
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "mode"), q,
+				 "int8 multiplies the INT8 V cache through the "
+				 "instruction; cache.v_dtype is %s, not int8",
+				 c->v_dtype == VDT_BF16 ? "bf16" : "f32");
+	}
+	if (c->pv_mode == PV_INT8 && (c->alibi || c->soft_cap > 0 ||
+				      c->k_scale == KSCALE_PER_BLOCK32)) {
+		ydoc_path(q, sizeof(q), p, "mode");
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "mode"), q,
+				 "int8 is the INT8 path's second product; it refuses %s (as the route does)",
+				 c->alibi ? "model.alibi" : c->soft_cap > 0 ? "model.soft_cap" :
+				 "cache.k_scale per_block32 (its reference needs per-token K scales)");
+	}
+	if (c->pv_mode == PV_F32 && ydoc_get(L->d, v, "regroup")) {
+		ydoc_path(q, sizeof(q), p, "regroup");
+		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "regroup"), q,
+				 "applies to pv.mode int8 only (f32 PV reads P "
+				 "from the workspace, not through the instruction)");
+	}
+	return FS_OK;
+}
+
+/*
  * kernel: one key per bug class (sim/attn/kernel.h's table), each spelled as
  * the correct value or the bug's; head_dim_loaded also takes a number.
  * And the rows under "kernel" (decode_rows), parsed first.

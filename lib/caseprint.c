@@ -91,6 +91,20 @@ static void print_str(FILE *f, const char *s)
 static void print_rows(FILE *f, const struct fs_case *c, const char *rows,
 		       const void *base, int indent);
 
+/*
+ * A quiet section (pv:) whose every row is quiet and 0, its default: not
+ * printed, so a case without it prints (and its golden manifest embeds)
+ * the bytes it did before the section existed.
+ */
+static int section_quiet(const struct case_key *sec, const void *base)
+{
+	for (const struct case_key *k = caseschema_next(NULL, sec->path); k;
+	     k = caseschema_next(k, sec->path))
+		if (!(k->flags & KEY_QUIET) || *(const int *)caseschema_cfield(base, k))
+			return 0;
+	return 1;
+}
+
 /* One row as "key: value" lines at indent, by its type or its hook. */
 static void print_key(FILE *f, const struct fs_case *c, const struct case_key *k,
 		      const void *base, int indent)
@@ -102,6 +116,8 @@ static void print_key(FILE *f, const struct fs_case *c, const struct case_key *k
 		return;
 	if ((k->flags & KEY_QUIET) && (k->type == KEY_INT || k->type == KEY_ENUM) &&
 	    *(const int *)v == 0)
+		return;
+	if ((k->flags & KEY_QUIET) && k->type == KEY_SECTION && section_quiet(k, base))
 		return;
 	if (k->print) {
 		k->print(f, c, k, base, indent);

@@ -50,6 +50,8 @@ static const char *const kscale_names[] = {
 static const char *const vdtype_names[] = { "int8", "bf16", "f32", "q8_0", "q4_0", NULL };
 static const char *const window_blocks_names[] = { "keep", "free", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };
+static const char *const pv_names[] = { "f32", "int8", NULL };
+static const char *const regroup_names[] = { "lds", "v_permuted", NULL };
 static const char *const rounding_names[] = {
 	"half_away_from_zero", "half_to_even", NULL,
 };
@@ -253,6 +255,22 @@ static const struct case_key schema[] = {
 	  .doc = "which q head a decode row holds: `replicated` repeats the G heads "
 		 "over all 16 rows, `packed` puts head i in row i and zero-pads "
 		 "the rows past G; decode only" },
+
+	{ "pv", KEY_SECTION, .flags = KEY_QUIET, .after = casefile_after_pv,
+	  .doc = "the second product, P x V (sim/attn/pv_int8.c); `show` prints "
+		 "it only when a key is not its default" },
+	{ "pv.mode", KEY_ENUM, FC(pv_mode), .names = pv_names, .def = "f32",
+	  .flags = KEY_QUIET,
+	  .doc = "`f32`: P in f32 times dequantized V, key by key; `int8`: P "
+		 "quantized per (row, group of the instruction's K keys) with V's "
+		 "per-token scale folded in, times the INT8 V cache through the "
+		 "QK instruction (needs `v_dtype: int8`); adds the goldens "
+		 "`p_int8`, `p_scale`, `pv_acc`, `pv_tiles`" },
+	{ "pv.regroup", KEY_ENUM, FC(pv_regroup), .names = regroup_names,
+	  .def = "lds", .flags = KEY_QUIET,
+	  .doc = "how P reaches PV's A operand (`mode: int8` only): `lds`, "
+		 "through LDS in A order; `v_permuted`, left in the C "
+		 "registers with V loaded in the matching key order" },
 
 	{ "data", KEY_SECTION, .doc = "how the input tensors are made" },
 	{ "data.seed", KEY_U64, FC(seed), .lo = 0, .hi = (double)INT64_MAX,

@@ -18,6 +18,10 @@
  *                           the lane and register holding that entry
  *   q_int8[s][t][qh][d]     A[row][d % K] in K-step d / K
  *   out, q_scale, splitk_*  the attention row (and segment, dim)
+ *   p_int8, p_scale, pv_acc pv.mode int8: group g = pv_tiles[g] as a tile
+ *                           of acc; p_int8's A[row][col] is key
+ *                           key_base + col, pv_acc's C[row][col] of column
+ *                           tile dt is dim dt*N + col
  *
  * Example: decode, gfx936, scores[0][0][7][25] with 24 q / 4 kv heads: kv
  * head 1, row 7 % 6 = 1, tile keys 16..31, column 9, held by lane 33
@@ -68,6 +72,7 @@ struct ctx {
 	struct dump_tile_index want_tiles;	/* the expectation's, for labels */
 	int G, M, N, K, BS, MAXB;
 	struct marks *mk;			/* NULL: none kept */
+	struct dump_tile_index sim_groups;	/* pv.mode int8: pv_tiles */
 };
 
 static int same_value(double got, double want, int is_float, double tol)
@@ -355,6 +360,79 @@ static void cmp_rows(const struct ctx *x, enum dump_tensor t, struct diff_stat *
 		}
 }
 
+/*
+ * pv.mode int8: p_int8 [g][lane][e] (A[row][col] of the group's PV
+ * operand), p_scale [g][row], pv_acc [g][dt][lane][e] (C[row][col] of
+ * column tile dt: dim dt*N + col), each group found by its pv_tiles row
+ * (seq, head, row_base, key_base, row_tile). Integers exact; p_scale as
+ * every float (--tol).
+ */
+static void cmp_pv(const struct ctx *x, enum dump_tensor t, struct diff_stat *st)
+{
+	const struct runcase *r = x->r;
+	const struct lanemap_operand *op = &r->lm->op[t == DUMP_P_INT8 ? LM_A : LM_C];
+	const int32_t *xy = x->d->t[DUMP_PV_TILES].data;
+	const void *got = x->d->t[t].data;
+	int W = r->lm->wave, E = t == DUMP_P_SCALE ? 1 : op->elems;
+	int per = t == DUMP_P_SCALE ? x->M : W * E, DT = t == DUMP_PV_ACC ? x->sim->pv_dt : 1;
+
+	for (size_t i = 0; i < x->d->n_groups; i++) {
+		const int32_t *tl = &xy[i * ATTN_TILE_COLS];
+		long j = dump_tile_find(&x->sim_groups, tl);
+		int s = tl[0], head = tl[1], rb = tl[2], kb = tl[3], rt = tl[4];
+
+		for (int dt = 0; dt < DT; dt++)
+			for (int k = 0; k < per; k++) {
+				int row = t == DUMP_P_SCALE ? k : op->row[k];
+				int qh = acc_q_head(x, head, rt, row);
+				int tok = r->c.mode == MODE_DECODE ? rb : rb + row;
+				size_t at = (i * DT + (size_t)dt) * per + (size_t)k;
+				size_t wt = ((size_t)j * DT + (size_t)dt) * per + (size_t)k;
+				double g, w;
+				int poison;
+				struct diff_loc l;
+
+				if (tok >= r->c.seqs[s].tokens)
+					continue;
+				if (t == DUMP_P_INT8) {
+					g = ((const int8_t *)got)[at];
+					w = j < 0 ? NAN : x->sim->p_int8[wt];
+					poison = 0;
+				} else if (t == DUMP_P_SCALE) {
+					g = ((const float *)got)[at];
+					w = j < 0 ? NAN : x->sim->p_scale[wt];
+					poison = f32_poison(got, at);
+				} else {
+					g = ((const int32_t *)got)[at];
+					w = j < 0 ? NAN : x->sim->pv_acc[wt];
+					poison = ((const int32_t *)got)[at] == DIFF_POISON_I32;
+				}
+				if (!element(x, st, g, w, t == DUMP_P_SCALE, poison))
+					continue;
+				if (t == DUMP_PV_ACC)
+					loc_init(&l, (size_t[4]){ i, (size_t)dt, (size_t)(k / E),
+								  (size_t)(k % E) }, 4);
+				else if (t == DUMP_P_INT8)
+					loc_init(&l, (size_t[3]){ i, (size_t)(k / E), (size_t)(k % E) }, 3);
+				else
+					loc_init(&l, (size_t[2]){ i, (size_t)k }, 2);
+				label_row(x, &l, s, tok, qh);
+				if (qh < 0)
+					l.kvh = head;
+				label_key(x, &l, s, t == DUMP_P_INT8 ? kb + op->col[k] : kb);
+				if (t == DUMP_PV_ACC)
+					l.dim = dt * x->N + op->col[k];
+				if (t != DUMP_P_SCALE) {
+					l.operand = t == DUMP_P_INT8 ? 'A' : 'C';
+					l.lane = k / E, l.elem = k % E, l.row = row, l.col = op->col[k];
+				}
+				l.got = g, l.want = w, l.no_tile = j < 0;
+				l.unwritten = poison;
+				keep(x, st, &l);
+			}
+	}
+}
+
 void diffcase_report_free(struct diff_report *rep)
 {
 	for (int t = 0; t < DUMP_COUNT; t++)
@@ -366,7 +444,7 @@ static enum fs_rc compare_marked(const struct runcase *r, const struct attn_resu
 				 const struct dump *d, const struct diff_opts *o,
 				 struct marks *mk, struct diff_report *rep, struct fs_err *err)
 {
-	struct ctx x = { r, sim, d, o, { 0, NULL }, { 0, NULL }, 0, 0, 0, 0, 0, 0, mk };
+	struct ctx x = { r, sim, d, o, { 0, NULL }, { 0, NULL }, 0, 0, 0, 0, 0, 0, mk, { 0, NULL } };
 	enum fs_rc rc = FS_OK;
 
 	memset(rep, 0, sizeof(*rep));
@@ -375,10 +453,12 @@ static enum fs_rc compare_marked(const struct runcase *r, const struct attn_resu
 	rc = dump_tile_index_build(sim->acc_tiles, sim->n_tiles, &x.sim_tiles, err);
 	if (!rc)
 		rc = dump_tile_index_build(r->sim.acc_tiles, r->sim.n_tiles, &x.want_tiles, err);
+	if (!rc && d->n_groups)
+		rc = dump_tile_index_build(sim->pv_tiles, sim->n_groups, &x.sim_groups, err);
 	for (int t = 0; t < DUMP_COUNT && !rc; t++) {
 		struct diff_stat *st = &rep->stat[t];
 
-		if (t == DUMP_ACC_TILES || !dump_has(d, (enum dump_tensor)t))
+		if (t == DUMP_ACC_TILES || t == DUMP_PV_TILES || !dump_has(d, (enum dump_tensor)t))
 			continue;
 		st->present = 1;
 		st->bf16 = d->bf16[t];
@@ -390,6 +470,8 @@ static enum fs_rc compare_marked(const struct runcase *r, const struct attn_resu
 		}
 		if (t == DUMP_ACC)
 			cmp_acc(&x, st);
+		else if (t >= DUMP_P_INT8)
+			cmp_pv(&x, (enum dump_tensor)t, st);
 		else
 			cmp_rows(&x, (enum dump_tensor)t, st);
 		rep->compared += st->compared;
@@ -397,6 +479,7 @@ static enum fs_rc compare_marked(const struct runcase *r, const struct attn_resu
 	}
 	dump_tile_index_free(&x.sim_tiles);
 	dump_tile_index_free(&x.want_tiles);
+	dump_tile_index_free(&x.sim_groups);
 	if (rc)
 		diffcase_report_free(rep);
 	return rc;

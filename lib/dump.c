@@ -44,6 +44,10 @@ static const struct {
 	[DUMP_SPLITK_MAX] = { "splitk_max", NPY_F32, 1 },
 	[DUMP_SPLITK_SUM] = { "splitk_sum", NPY_F32, 1 },
 	[DUMP_SPLITK_OUT] = { "splitk_out", NPY_F32, 1 },
+	[DUMP_P_INT8] = { "p_int8", NPY_I8, 0 },
+	[DUMP_P_SCALE] = { "p_scale", NPY_F32, 0 },
+	[DUMP_PV_ACC] = { "pv_acc", NPY_I32, 0 },
+	[DUMP_PV_TILES] = { "pv_tiles", NPY_I32, 0 },
 };
 
 const char *dump_name(enum dump_tensor t)
@@ -122,6 +126,25 @@ static int want_shape(enum dump_tensor t, const struct attn_result *w,
 		if (t == DUMP_SPLITK_OUT)
 			dims[4] = (size_t)w->D, n = 5;
 		break;
+	/* pv.mode int8: groups in any subset and order, as acc's tiles */
+	case DUMP_P_INT8:
+	case DUMP_P_SCALE:
+	case DUMP_PV_ACC:
+	case DUMP_PV_TILES:
+		if (!w->pv_tiles)
+			return 0;
+		*free_dim0 = 1;
+		dims[0] = 0;
+		if (t == DUMP_P_INT8)
+			dims[1] = (size_t)w->wave, dims[2] = (size_t)w->pv_ea, n = 3;
+		else if (t == DUMP_P_SCALE)
+			dims[1] = (size_t)w->rows, n = 2;
+		else if (t == DUMP_PV_ACC)
+			dims[1] = (size_t)w->pv_dt, dims[2] = (size_t)w->wave,
+			dims[3] = (size_t)w->ec, n = 4;
+		else
+			dims[1] = ATTN_TILE_COLS, n = 2;
+		break;
 	case DUMP_COUNT: return 0;
 	}
 	memcpy(shape, dims, sizeof(dims));
@@ -139,6 +162,7 @@ static enum fs_rc check_one(struct dump *d, enum dump_tensor t,
 	path_of(d, t, path, sizeof(path));
 	if (!n)
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+				  t >= DUMP_P_INT8 ? "the case's PV is f32 (pv.mode), so no %s" :
 				  "the case has no split-K segments, so no %s",
 				  tensors[t].name);
 	/* A BF16 entry reads as float32: name what the file says. */
@@ -281,6 +305,56 @@ static enum fs_rc check_tiles(struct dump *d, const struct attn_result *w,
 	return rc;
 }
 
+/*
+ * pv.mode int8: p_int8, p_scale and pv_acc need pv_tiles beside them,
+ * with as many rows, and every pv_tiles row is one group the simulation
+ * has, once.
+ */
+static enum fs_rc check_groups(struct dump *d, const struct attn_result *w,
+			       struct fs_err *err)
+{
+	struct dump_tile_index sim, own;
+	char path[1200];
+	enum fs_rc rc = FS_OK;
+	int any = 0;
+
+	for (int t = DUMP_P_INT8; t < DUMP_PV_TILES; t++)
+		any |= dump_has(d, (enum dump_tensor)t);
+	path_of(d, DUMP_PV_TILES, path, sizeof(path));
+	if (!any && !dump_has(d, DUMP_PV_TILES))
+		return FS_OK;
+	if (!dump_has(d, DUMP_PV_TILES) || !any)
+		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "%s", any ?
+				  "p_int8, p_scale and pv_acc need pv_tiles.npy beside them (which group each row is)" :
+				  "pv_tiles.npy without p_int8, p_scale or pv_acc");
+	d->n_groups = d->t[DUMP_PV_TILES].shape[0];
+	for (int t = DUMP_P_INT8; t < DUMP_PV_TILES; t++)
+		if (dump_has(d, (enum dump_tensor)t) && d->t[t].shape[0] != d->n_groups)
+			return fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					  "pv_tiles has %zu rows but %s has %zu groups",
+					  d->n_groups, tensors[t].name, d->t[t].shape[0]);
+	rc = dump_tile_index_build(w->pv_tiles, w->n_groups, &sim, err);
+	if (rc)
+		return rc;
+	rc = dump_tile_index_build(d->t[DUMP_PV_TILES].data, d->n_groups, &own, err);
+	for (size_t i = 0; i < d->n_groups && !rc; i++) {
+		const int32_t *p = (const int32_t *)d->t[DUMP_PV_TILES].data + i * ATTN_TILE_COLS;
+		long j = dump_tile_find(&own, p);
+
+		if (dump_tile_find(&sim, p) < 0)
+			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					"row %zu (seq %d, head %d, row_base %d, key_base %d, row_tile %d) is not a PV group the case runs",
+					i, p[0], p[1], p[2], p[3], p[4]);
+		else if (j != (long)i)
+			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					"rows %ld and %zu name the same group (%d, %d, %d, %d, %d)",
+					j, i, p[0], p[1], p[2], p[3], p[4]);
+	}
+	dump_tile_index_free(&sim);
+	dump_tile_index_free(&own);
+	return rc;
+}
+
 static int ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), m = strlen(tail);
@@ -380,7 +454,7 @@ enum fs_rc dump_load(const char *dir, const struct attn_result *want,
 		rc = load_safetensors(d, want, &found, err);
 	if (!rc && !found)
 		rc = fs_fail_at(err, FS_EINPUT, dir, 0, 0,
-				"no dump tensors (acc.npy with acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy, splitk_*.npy)");
+				"no dump tensors (acc.npy with acc_tiles.npy, scores.npy, out.npy, q_int8.npy, q_scale.npy, splitk_*.npy; pv.mode int8: p_int8.npy, p_scale.npy, pv_acc.npy with pv_tiles.npy)");
 	if (!rc && dump_has(d, DUMP_ACC) != dump_has(d, DUMP_ACC_TILES)) {
 		char path[1200];
 
@@ -393,6 +467,8 @@ enum fs_rc dump_load(const char *dir, const struct attn_result *want,
 	}
 	if (!rc && dump_has(d, DUMP_ACC))
 		rc = check_tiles(d, want, err);
+	if (!rc)
+		rc = check_groups(d, want, err);
 	if (rc)
 		dump_free(d);
 	return rc;

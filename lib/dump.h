@@ -8,6 +8,8 @@
  *     q_int8.npy q_scale.npy         i8 [S][T][Hq][D], f32 [S][T][Hq]
  *     splitk_max.npy splitk_sum.npy  f32 [S][T][Hq][NSEG]
  *     splitk_out.npy                 f32 [S][T][Hq][NSEG][D]
+ *     p_int8.npy p_scale.npy         pv.mode int8: i8 [g][wave][EA], f32 [g][M]
+ *     pv_acc.npy pv_tiles.npy        i32 [g][D/N][wave][EC], i32 [g][5]
  *
  * Or the same tensors, by the same names, in one .safetensors file: DIR
  * may be that file, or a directory holding one *.safetensors and no dump
@@ -49,6 +51,11 @@ enum dump_tensor {
 	DUMP_SPLITK_MAX,
 	DUMP_SPLITK_SUM,
 	DUMP_SPLITK_OUT,
+	/* pv.mode int8 (docs/dump-format.md): rows named by pv_tiles */
+	DUMP_P_INT8,
+	DUMP_P_SCALE,
+	DUMP_PV_ACC,
+	DUMP_PV_TILES,
 	DUMP_COUNT
 };
 
@@ -60,6 +67,7 @@ struct dump {
 	size_t n_tiles;			/* rows of acc_tiles (0 without acc) */
 	int32_t *tiles;			/* [n_tiles][ATTN_TILE_COLS]: acc_tiles,
 					 * row_tile filled in for 4 columns */
+	size_t n_groups;		/* rows of pv_tiles (0 without it) */
 };
 
 /* The file's name without ".npy", e.g. "acc_tiles". */

@@ -9,6 +9,7 @@
  *     [v_scale.npy] [pool_blocks.npy] block_table.npy context_lens.npy
  *     q_pos.npy                                                  (inputs)
  *     acc.npy acc_tiles.npy                                      (acc)
+ *     [p_int8.npy p_scale.npy pv_acc.npy pv_tiles.npy]  (acc, pv.mode int8)
  *     scores.npy                                                 (scores)
  *     out.npy                                                    (out)
  *     splitk_max.npy splitk_sum.npy splitk_out.npy               (splitk)
@@ -36,8 +37,6 @@
 #include "safetensors.h"
 #include "sha256.h"
 
-#define GOLDEN_MAX_TENSORS 24
-
 struct tensor {
 	const char *name;	/* without .npy */
 	enum npy_dtype dtype;
@@ -46,12 +45,14 @@ struct tensor {
 	const void *data;
 	uint16_t *bits;		/* BF16 copy of data (owned), or NULL */
 	char sha[65];
+	unsigned group;		/* its GOLD_* bit */
 };
 
 struct tlist {
 	struct tensor t[GOLDEN_MAX_TENSORS];
 	int n;
 	unsigned groups;	/* GOLD_* bits of the groups with a file in t */
+	unsigned cur;		/* the group add() is filling */
 };
 
 static void add(struct tlist *l, const char *name, enum npy_dtype dt,
@@ -66,6 +67,7 @@ static void add(struct tlist *l, const char *name, enum npy_dtype dt,
 	t->ndim = ndim;
 	t->data = data;
 	t->bits = NULL;
+	t->group = l->cur;
 	memcpy(t->shape, dims, sizeof(dims));
 }
 
@@ -79,9 +81,11 @@ static void collect(const struct runcase *r, struct tlist *l)
 	       NB = (size_t)in->NM;	/* the stored blocks (a sparse pool: pool_blocks) */
 
 	l->n = 0;
+	l->cur = 0;
 	l->groups = 0;
 	if (c->golden & GOLD_INPUTS) {
 		l->groups |= GOLD_INPUTS;
+		l->cur = GOLD_INPUTS;
 		add(l, "q", NPY_F32, in->q, 4, S, T, Hq, D, 0);
 		add(l, "q_int8", NPY_I8, in->q_int8, 4, S, T, Hq, D, 0);
 		add(l, "q_scale", NPY_F32, in->q_scale, 3, S, T, Hq, 0, 0);
@@ -126,6 +130,7 @@ static void collect(const struct runcase *r, struct tlist *l)
 	}
 	if (c->golden & GOLD_ACC) {
 		l->groups |= GOLD_ACC;
+		l->cur = GOLD_ACC;
 		if (a->ksteps_in_acc > 1)
 			add(l, "acc", NPY_I32, a->acc, 4, a->n_tiles, (size_t)a->ksteps_in_acc,
 			    (size_t)a->wave, (size_t)a->ec, 0);
@@ -134,17 +139,31 @@ static void collect(const struct runcase *r, struct tlist *l)
 			    (size_t)a->ec, 0, 0);
 		add(l, "acc_tiles", NPY_I32, a->acc_tiles, 2, a->n_tiles, ATTN_TILE_COLS,
 		    0, 0, 0);
+		/* pv.mode int8: the second product's registers, per group */
+		if (a->pv_acc) {
+			add(l, "p_int8", NPY_I8, a->p_int8, 3, a->n_groups, (size_t)a->wave,
+			    (size_t)a->pv_ea, 0, 0);
+			add(l, "p_scale", NPY_F32, a->p_scale, 2, a->n_groups, (size_t)a->rows,
+			    0, 0, 0);
+			add(l, "pv_acc", NPY_I32, a->pv_acc, 4, a->n_groups, (size_t)a->pv_dt,
+			    (size_t)a->wave, (size_t)a->ec, 0);
+			add(l, "pv_tiles", NPY_I32, a->pv_tiles, 2, a->n_groups, ATTN_TILE_COLS,
+			    0, 0, 0);
+		}
 	}
 	if (c->golden & GOLD_SCORES) {
 		l->groups |= GOLD_SCORES;
+		l->cur = GOLD_SCORES;
 		add(l, "scores", NPY_F32, a->scores, 4, S, T, Hq, (size_t)a->MAXCTX, 0);
 	}
 	if (c->golden & GOLD_OUT) {
 		l->groups |= GOLD_OUT;
+		l->cur = GOLD_OUT;
 		add(l, "out", NPY_F32, a->out, 4, S, T, Hq, D, 0);
 	}
 	if ((c->golden & GOLD_SPLITK) && a->nseg > 1) {
 		l->groups |= GOLD_SPLITK;
+		l->cur = GOLD_SPLITK;
 		add(l, "splitk_max", NPY_F32, a->seg_max, 4, S, T, Hq, (size_t)a->nseg, 0);
 		add(l, "splitk_sum", NPY_F32, a->seg_sum, 4, S, T, Hq, (size_t)a->nseg, 0);
 		add(l, "splitk_out", NPY_F32, a->seg_out, 5, S, T, Hq, (size_t)a->nseg, D);
@@ -182,6 +201,24 @@ static size_t count(const struct tensor *t)
 static size_t nbytes(const struct tensor *t)
 {
 	return count(t) * (t->bits ? 2 : npy_dtype_size(t->dtype));
+}
+
+int golden_list(const struct runcase *r, enum golden_format fmt,
+		struct golden_entry *e)
+{
+	struct tlist l;
+
+	collect(r, &l);
+	for (int i = 0; i < l.n; i++) {
+		const struct tensor *t = &l.t[i];
+		int bf16 = fmt == GOLDEN_SAFETENSORS_BF16 &&
+			   (!strcmp(t->name, "q") || !strcmp(t->name, "out"));
+
+		e[i].name = t->name;
+		e[i].bytes = (double)count(t) * (bf16 ? 2 : npy_dtype_size(t->dtype));
+		e[i].group = t->group;
+	}
+	return l.n;
 }
 
 /* q and out as BF16 (--bf16): the copies the file and the digests use. */

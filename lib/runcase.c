@@ -168,7 +168,7 @@ enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 			   const struct attn_result *sim,
 			   struct compare_report *rep, struct fs_err *err)
 {
-	return compare_run(c, r->lm, &r->in, sim, rep, err);
+	return compare_run_progress(c, r->lm, &r->in, sim, r->progress, rep, err);
 }
 
 /*
@@ -502,7 +502,7 @@ static enum fs_rc memory_check(const struct runcase *r, struct fs_err *err)
 
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 {
-	struct attn_opts opts = { NULL, ATTN_EXEC_AUTO, 0 };
+	struct attn_opts opts = { .exec = ATTN_EXEC_AUTO };
 	enum fs_rc rc;
 	double t0;
 
@@ -510,28 +510,186 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
 				  "route: strict, and the case is outside the INT8 path: %s",
 				  r->route.reason[0]);
+	fs_progress_stage(r->progress, FS_STAGE_INPUTS);
 	rc = runcase_inputs(r, err);
 	if (rc)
-		return rc;
+		goto done;
 
 	opts.exec = r->exec;
 	opts.drop = r->dropped = keep_plan(r);
+	opts.progress = r->progress;
+	if (r->predict)
+		runcase_predict(r);
 	t0 = clock_seconds();
+	fs_progress_stage(r->progress, FS_STAGE_EMULATION);
 	rc = runcase_emulate(r, &r->c, &opts, &r->sim, err);
 	if (rc)
-		return rc;
+		goto done;
 	r->have_sim = 1;
 	r->t_sim = clock_seconds() - t0;
 	if (r->emulate_only)
-		return FS_OK;
+		goto done;
 
 	t0 = clock_seconds();
+	fs_progress_stage(r->progress, FS_STAGE_REFERENCE);
 	rc = runcase_compare(r, &r->c, &r->sim, &r->cmp, err);
 	if (rc && rc != FS_MISMATCH)
-		return rc;	/* a mismatch is a verdict, in r->cmp */
+		goto done;	/* a mismatch is a verdict, in r->cmp */
+	rc = FS_OK;
 	r->have_cmp = 1;
 	r->t_ref = clock_seconds() - t0;
-	return FS_OK;
+done:
+	fs_progress_stage(r->progress, FS_STAGE_DONE);
+	return rc;
+}
+
+/*
+ * The prediction (runcase.h). Work in units whose cost per unit does
+ * not depend on the case's length: the emulation's tiles (out_sizes'
+ * bound, for the calibration case as for this one) x K-steps x the
+ * instruction's M x N x K; the reference's visible (row, key) pairs x
+ * head_dim (each pair is a dot product, a softmax term and a PV term);
+ * the exact accumulators' tiles. The smaller case keeps what makes the
+ * cost per unit: mode, heads, head_dim, block size and placement (a
+ * block table becomes a shuffle: the same gathers), scales, V dtype,
+ * split-K segment, kernel assumptions, executor and threads; it has 4
+ * sequences of at most 2048 keys (decode) or one of at most 32 tokens
+ * after 2016 (prefill), generated inputs. Short contexts would not do:
+ * a row's fixed costs weigh more there (a prefill of 64 tokens after
+ * 448 took 1.7x the seconds per pair of 1024 after 4096). It takes
+ * 0.1-0.7 s on a 2-core machine, hence RUNCASE_PREDICT_MIN_*.
+ * Its stages are timed through its own progress counters.
+ */
+struct stamps {
+	struct fs_progress p;
+	double t[FS_STAGE_N];	/* when each stage started; 0: never */
+};
+
+static void stamp_stage(struct fs_progress *p)
+{
+	struct stamps *st = p->ctx;
+	int s = atomic_load_explicit(&p->stage, memory_order_relaxed);
+
+	if (s >= 0 && s < FS_STAGE_N)
+		st->t[s] = clock_seconds();
+}
+
+/* Visible (row, key) pairs x head_dim of the reference. */
+static double ref_work(const struct fs_case *c)
+{
+	double w = 0;
+
+	for (int s = 0; s < c->n_seqs; s++)
+		for (int t = 0; t < c->seqs[s].tokens; t++) {
+			double keys = case_q_pos(c, s, t) + 1.0;
+
+			if (c->sliding_window > 0 && keys > c->sliding_window)
+				keys = c->sliding_window;
+			w += keys;
+		}
+	return w * c->q_heads * c->head_dim;
+}
+
+static double emul_work(const struct runcase *r, double *tiles)
+{
+	double need[3];
+	const struct lanemap *lm = r->lm;
+
+	*tiles = out_sizes(r, need);
+	return *tiles * ((r->c.head_dim + lm->k - 1) / lm->k) * (double)lm->m * lm->n * lm->k;
+}
+
+/* The smaller case of r's shape (see above). */
+static void calib_case(const struct fs_case *c, struct fs_case *m)
+{
+	*m = *c;
+	if (c->mode == MODE_DECODE) {
+		int ctx = c->seqs[0].context < 2048 ? c->seqs[0].context : 2048;
+		int tok = c->seqs[0].tokens < 2 ? c->seqs[0].tokens : 2;
+
+		m->n_seqs = 4;
+		for (int s = 0; s < m->n_seqs; s++)
+			m->seqs[s] = (struct case_seq){ ctx, ctx - tok, tok, NULL, 0 };
+	} else {
+		int tok = c->seqs[0].tokens < 32 ? c->seqs[0].tokens : 32;
+		int hist = c->seqs[0].history < 2016 ? c->seqs[0].history : 2016;
+
+		m->n_seqs = 1;
+		m->seqs[0] = (struct case_seq){ hist + tok, hist, tok, NULL, 0 };
+	}
+	for (int s = m->n_seqs; s < CASE_MAX_SEQS; s++)
+		m->seqs[s] = (struct case_seq){ 0 };
+	if (m->placement == PLACE_TABLE)
+		m->placement = PLACE_SHUFFLED;
+	m->spare_blocks = c->spare_blocks < 64 ? c->spare_blocks : 64;
+	m->num_blocks = case_blocks_needed(m) + m->spare_blocks;
+	m->q.npy[0] = m->k.npy[0] = m->v.npy[0] = '\0';
+}
+
+void runcase_predict(struct runcase *r)
+{
+	struct runcase_prediction *p = &r->pred;
+	struct runcase m;
+	struct stamps st;
+	struct fs_err err = { 0 };
+	double tiles, mtiles, w_emul, w_ref, m_emul, m_ref, t0 = clock_seconds(), end;
+	enum fs_rc rc;
+
+	memset(p, 0, sizeof(*p));
+	w_emul = emul_work(r, &tiles);
+	w_ref = r->emulate_only ? 0 : ref_work(&r->c);
+	if (w_emul < RUNCASE_PREDICT_MIN_EMUL && w_ref < RUNCASE_PREDICT_MIN_REF)
+		return;
+	memset(&m, 0, sizeof(m));
+	memset(&st, 0, sizeof(st));
+	calib_case(&r->c, &m.c);
+	m.lm = r->lm;	/* borrowed: freed by r */
+	m.route = r->route;
+	m.emulate_only = r->emulate_only;
+	m.exec = r->exec;
+	/* The same tensors kept as this case (a kept tensor is compared,
+	 * which costs per pair): those it keeps listed, nothing else. */
+	m.keep_max = 1;
+	m.c.golden = r->c.golden;
+	if (!(r->dropped & ATTN_DROP_SCORES))
+		m.c.golden |= GOLD_SCORES;
+	if (!(r->dropped & ATTN_DROP_ACC))
+		m.c.golden |= GOLD_ACC;
+	if (!(r->dropped & ATTN_DROP_SPLITK))
+		m.c.golden |= GOLD_SPLITK;
+	m.mem_avail = r->mem_avail;
+	st.p.on_stage = stamp_stage;
+	st.p.ctx = &st;
+	m.progress = &st.p;
+	rc = runcase_exec(&m, &err);
+	end = st.t[FS_STAGE_DONE];
+	if (!rc && m.have_sim && (m.emulate_only || m.have_cmp)) {
+		m_emul = emul_work(&m, &mtiles);
+		m_ref = ref_work(&m.c);
+		p->work[FS_STAGE_EMULATION] = w_emul;
+		p->sec[FS_STAGE_EMULATION] = (st.t[m.emulate_only ? FS_STAGE_DONE :
+						 FS_STAGE_REFERENCE] -
+					      st.t[FS_STAGE_EMULATION]) * w_emul / m_emul;
+		if (!r->emulate_only && m_ref > 0) {
+			double acc0 = st.t[FS_STAGE_EXACT_ACC] > 0 ? st.t[FS_STAGE_EXACT_ACC] : end;
+
+			p->work[FS_STAGE_REFERENCE] = w_ref;
+			p->sec[FS_STAGE_REFERENCE] = (acc0 - st.t[FS_STAGE_REFERENCE]) * w_ref / m_ref;
+			if (!(r->dropped & ATTN_DROP_ACC) && st.t[FS_STAGE_EXACT_ACC] > 0) {
+				p->work[FS_STAGE_EXACT_ACC] = tiles;
+				p->sec[FS_STAGE_EXACT_ACC] = (end - acc0) * tiles / mtiles;
+			}
+		}
+		p->sec[FS_STAGE_INPUTS] = r->t_inputs;
+		for (int s = 0; s < FS_STAGE_N; s++)
+			p->total += p->sec[s];
+		p->made = 1;
+	}
+	if (m.have_sim)
+		attn_free(&m.sim);
+	if (m.have_inputs)
+		inputs_free(&m.in);
+	p->calib_sec = clock_seconds() - t0;
 }
 
 enum fs_rc runcase_status(const struct runcase *r)

@@ -12,6 +12,26 @@
 #include "../sim/attn/inputs.h"
 #include "../sim/lanemap/lanemap.h"
 #include "../sim/attn/route.h"
+#include "../sim/common/progress.h"
+
+/*
+ * What a case is expected to take on this machine, stage by stage
+ * (enum fs_stage), before its emulation starts (issue 25 point 9):
+ * the case's work (tiles x K-steps for the emulation, visible row-key
+ * pairs x head_dim for the reference, tiles for the exact accumulators)
+ * times the seconds per unit that a smaller case of the same shape,
+ * kernel and executor took just now on the same threads. sec[] of a
+ * stage that will not run is 0; sec[FS_STAGE_INPUTS] is the measured
+ * input stage.
+ */
+struct runcase_prediction {
+	int made;		/* 0: the case is too small to be worth it, or
+				 * the smaller case could not run */
+	double sec[FS_STAGE_N];
+	double total;		/* their sum */
+	double calib_sec;	/* what measuring took */
+	double work[FS_STAGE_N];	/* the case's units, as above */
+};
 
 struct runcase {
 	struct fs_case c;
@@ -28,6 +48,11 @@ struct runcase {
 	size_t keep_max;	/* set before exec: RUNCASE_CHECK_KEEP_MAX when 0 */
 	size_t mem_avail;	/* set before inputs: bytes the case may use;
 				 * 0: what runcase_memory_available() says */
+	/* Set before exec: the stages and their counts for a watcher
+	 * (sim/common/progress.h; the CLI prints them); NULL: none. */
+	struct fs_progress *progress;
+	int predict;		/* set before exec: runcase_predict after the inputs */
+	struct runcase_prediction pred;	/* what it predicted (made 0: nothing) */
 };
 
 /*
@@ -55,6 +80,19 @@ enum fs_rc runcase_emulate(const struct runcase *r, const struct fs_case *c,
 enum fs_rc runcase_compare(const struct runcase *r, const struct fs_case *c,
 			   const struct attn_result *sim,
 			   struct compare_report *rep, struct fs_err *err);
+/*
+ * Fill r->pred (after runcase_inputs, before the emulation; runcase_exec
+ * calls it when r->predict is set). Cases whose work is below both
+ * RUNCASE_PREDICT_MIN_* run in seconds (a prefill check of 1e10 pairs x
+ * dims took 4 s on one thread here, a decode's 25 s; an emulation of
+ * 2e11 multiply-adds 8 s): nothing is measured for them (made 0), as
+ * the measurement would cost them a few percent. Never fails the run:
+ * a smaller case that cannot run leaves made 0.
+ */
+void runcase_predict(struct runcase *r);
+#define RUNCASE_PREDICT_MIN_REF 1e10	/* visible row-key pairs x head_dim */
+#define RUNCASE_PREDICT_MIN_EMUL 2e11	/* tiles x K-steps x M x N x K */
+
 /* FS_OK when every check holds (or emulate_only: nothing was checked),
  * FS_MISMATCH otherwise. */
 enum fs_rc runcase_status(const struct runcase *r);

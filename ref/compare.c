@@ -97,8 +97,10 @@
 
 #include "dmath.h"
 #include "dot.h"
+#include "pv_int8.h"
 #include "pool.h"
 #include "ref.h"
+#include "../sim/common/progress.h"
 
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
 #define CMP_U 0x1p-24		/* f32 unit roundoff */
@@ -126,10 +128,15 @@ struct cmp_part {
 	double dp2;
 	long b_keys[CASE_MAX_BUCKETS];
 	double b_max[CASE_MAX_BUCKETS], b_dp2[CASE_MAX_BUCKETS];
+	/* pv.mode int8: out against the f32-PV out (cmp_pv_quant) */
+	long pv_rows, b_pv_rows[CASE_MAX_BUCKETS];
+	double pv_err2, pv_ref2, pv_max, pv_cos_min;
+	double b_pv_err2[CASE_MAX_BUCKETS], b_pv_ref2[CASE_MAX_BUCKETS];
+	double b_pv_max[CASE_MAX_BUCKETS];
 };
 
 static const char *const what_names[CMP_NWHAT] = {
-	"acc", "scores", "probs", "out", "seg_max", "seg_sum",
+	"acc", "scores", "probs", "out", "seg_max", "seg_sum", "p_int8", "pv_acc",
 };
 
 const char *compare_what_name(enum compare_what w)
@@ -308,6 +315,41 @@ static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 	}
 }
 
+
+/*
+ * pv.mode int8: one row's out o against want, the reference's out of the
+ * same quantized inputs with P unquantized (f32 PV's answer), into the
+ * part and the bucket of the row's query position.
+ */
+static void cmp_pv_quant(const struct cmp_ctx *x, struct cmp_part *p, const float *o,
+			 const double *want, int qpos)
+{
+	double e2 = 0, w2 = 0, mx = 0, dot = 0, na = 0, cs;
+	int b = x->nb > 0 && qpos >= 0 ? (int)((long long)qpos * x->nb / x->MAXCTX) : -1;
+
+	for (int d = 0; d < x->D; d++) {
+		double a = o[d], f = want[d];
+
+		e2 += (a - f) * (a - f);
+		w2 += f * f;
+		dot += a * f;
+		na += a * a;
+		mx = max_nan(mx, fabs(a - f));
+	}
+	cs = na == 0 && w2 == 0 ? 1 : na == 0 || w2 == 0 ? 0 : dot / (sqrt(na) * sqrt(w2));
+	p->pv_rows++;
+	p->pv_err2 += e2;
+	p->pv_ref2 += w2;
+	p->pv_max = max_nan(p->pv_max, mx);
+	p->pv_cos_min = min_nan(p->pv_cos_min, cs);
+	if (b >= 0) {
+		p->b_pv_rows[b]++;
+		p->b_pv_err2[b] += e2;
+		p->b_pv_ref2[b] += w2;
+		p->b_pv_max[b] = max_nan(p->b_pv_max[b], mx);
+	}
+}
+
 /* Quantization error of one row (visible > 0; sr from the sim's scores
  * when it has them); fills *kld. */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
@@ -396,6 +438,8 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			cs = dot / (sqrt(na) * sqrt(nf));
 		p->cos_sum += cs;
 		p->cos_min = min_nan(p->cos_min, cs);
+		if (x->c->pv_mode == PV_INT8)
+			cmp_pv_quant(x, p, o, rr->out, qpos);
 	}
 }
 
@@ -469,10 +513,15 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	if (r->out) {
 		const float *o = r->out + row * x->D;
 		double tol = (walk + E) * rr->out_abs + CMP_ABS;
+		double slack[CASE_MAX_HEAD_DIM];
+		int pv8 = c->pv_mode == PV_INT8;
 
+		/* INT8 PV: P's quantization, one step a key (ref/pv_int8.h) */
+		if (pv8)
+			ref_pv_out_slack(c, x->in, s, qh, rr->prob, rr->n, r->pv_gk, slack);
 		st = &p->st[CMP_OUT];
 		for (int d = 0; d < x->D; d++) {
-			if (stat_note(st, o[d], rr->out[d], tol)) {
+			if (stat_note(st, o[d], rr->out[d], tol + (pv8 ? slack[d] : 0))) {
 				loc_row(&st->first, s, t, qh);
 				st->first.dim = d;
 			}
@@ -708,6 +757,7 @@ static void part_clear(struct cmp_part *p)
 	for (int w = 0; w < CMP_NWHAT; w++)
 		stat_clear(&p->st[w]);
 	p->cos_min = INFINITY;
+	p->pv_cos_min = INFINITY;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -831,7 +881,7 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 	for (size_t i = 0; i < nparts; i++) {
 		const struct cmp_part *p = &parts[i];
 
-		for (int w = CMP_SCORES; w < CMP_NWHAT; w++)
+		for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++)
 			stat_merge(&all.st[w], &p->st[w]);
 		all.rows += p->rows;
 		all.qrows += p->qrows;
@@ -844,13 +894,22 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 		all.cos_min = min_nan(all.cos_min, p->cos_min);
 		all.o_max = max_nan(all.o_max, p->o_max);
 		all.dp2 += p->dp2;
+		all.pv_rows += p->pv_rows;
+		all.pv_err2 += p->pv_err2;
+		all.pv_ref2 += p->pv_ref2;
+		all.pv_max = max_nan(all.pv_max, p->pv_max);
+		all.pv_cos_min = min_nan(all.pv_cos_min, p->pv_cos_min);
 		for (int b = 0; b < x->nb; b++) {
+			all.b_pv_rows[b] += p->b_pv_rows[b];
+			all.b_pv_err2[b] += p->b_pv_err2[b];
+			all.b_pv_ref2[b] += p->b_pv_ref2[b];
+			all.b_pv_max[b] = max_nan(all.b_pv_max[b], p->b_pv_max[b]);
 			all.b_keys[b] += p->b_keys[b];
 			all.b_max[b] = max_nan(all.b_max[b], p->b_max[b]);
 			all.b_dp2[b] += p->b_dp2[b];
 		}
 	}
-	for (int w = CMP_SCORES; w < CMP_NWHAT; w++) {
+	for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++) {
 		int ran = w == CMP_SCORES ? r->scores != NULL
 			: w == CMP_PROBS ? r->scores && r->row_max && r->row_sum
 			: w == CMP_OUT ? r->out != NULL
@@ -892,6 +951,16 @@ static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
 		bk->score_max_abs = r->scores && bk->keys ? all.b_max[b] : NAN;
 		bk->rms_dp = r->scores && bk->keys
 			   ? sqrt(all.b_dp2[b] / (double)bk->keys) : NAN;
+		bk->pv_rows = all.b_pv_rows[b];
+		bk->pv_nmse = bk->pv_rows && all.b_pv_ref2[b] > 0 ?
+			      all.b_pv_err2[b] / all.b_pv_ref2[b] : NAN;
+		bk->pv_max_abs = bk->pv_rows ? all.b_pv_max[b] : NAN;
+	}
+	q->pv_cos_min = q->pv_nmse = q->pv_max_abs = NAN;
+	if (all.pv_rows > 0) {
+		q->pv_cos_min = all.pv_cos_min;
+		q->pv_nmse = all.pv_ref2 > 0 ? all.pv_err2 / all.pv_ref2 : NAN;
+		q->pv_max_abs = all.pv_max;
 	}
 	check_thresholds(&x->c->check, rep);
 }
@@ -997,12 +1066,59 @@ static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
 	}
 }
 
+
+/* A ref/pv_int8.c stat as a compare_stat, exact (tol 0) or one step. */
+static void pv_stat(struct compare_stat *st, const struct ref_pv_stat *p, double tol)
+{
+	memset(st, 0, sizeof(*st));
+	st->ran = 1;
+	st->compared = p->compared;
+	st->mismatches = p->mismatches;
+	st->max_abs_err = p->max_abs_err;
+	st->max_err_tol = tol > 0 ? p->max_abs_err / tol : p->mismatches ? INFINITY : 0;
+	st->first = (struct compare_loc){ p->s, p->t, p->qh, p->key, p->dim, -1, p->group,
+					  0, p->lane, p->elem, p->row, p->col, p->got,
+					  p->want, tol };
+}
+
+/* pv.mode int8: p_int8 and pv_acc against ref/pv_int8.c. */
+static enum fs_rc cmp_pv(const struct cmp_ctx *x, struct compare_report *rep,
+			 struct fs_err *err)
+{
+	const struct attn_result *r = x->r;
+	struct ref_pv_golden g = {
+		r->p_int8, r->pv_acc, r->pv_tiles, r->n_groups, r->wave, r->rows,
+		x->lm ? x->lm->n : 0, r->pv_gk, r->pv_ea, r->ec, r->pv_dt,
+		x->lm ? x->lm->op[LM_A].row : NULL, x->lm ? x->lm->op[LM_A].col : NULL,
+		x->lm ? x->lm->op[LM_C].row : NULL, x->lm ? x->lm->op[LM_C].col : NULL,
+	};
+	struct ref_pv_stat pq, acc;
+	char msg[200];
+
+	if (!x->lm)
+		return fs_fail(err, FS_EINPUT, "pv_acc needs a lane map");
+	if (ref_pv_check(x->c, x->in, &g, &pq, &acc, msg, sizeof(msg)))
+		return fs_fail(err, FS_EINPUT, "%s", msg);
+	pv_stat(&rep->stat[CMP_P_INT8], &pq, 1);
+	pv_stat(&rep->stat[CMP_PV_ACC], &acc, 0);
+	rep->p_int8_one_step = pq.off_by_one;
+	return FS_OK;
+}
+
 /* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
 #define CMP_BLOCK_KEYS (1L << 21)
 
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err)
+{
+	return compare_run_progress(c, lm, in, r, NULL, rep, err);
+}
+
+enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *lm,
+				const struct fs_inputs *in, const struct attn_result *r,
+				struct fs_progress *prog, struct compare_report *rep,
+				struct fs_err *err)
 {
 	struct cmp_ctx x = { .c = c, .lm = lm, .in = in, .r = r };
 	long rows = (long)in->S * in->T * in->Hq;
@@ -1055,6 +1171,7 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 			       "buffers for %ld rows", rows);
 	}
 
+	fs_progress_total(prog, rows);
 #pragma omp parallel
 	{
 		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
@@ -1091,7 +1208,13 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 							&kld[row],
 							&kmeas[row]);
 				}
+				fs_progress_add(prog, (end < rows ? end : rows) - (long)i * CMP_CHUNK);
 			}
+		}
+#pragma omp single
+		if (ntc) {
+			fs_progress_stage(prog, FS_STAGE_EXACT_ACC);
+			fs_progress_total(prog, (long long)r->n_tiles);
 		}
 #pragma omp for schedule(static)
 		for (size_t i = 0; i < ntc; i++) {
@@ -1099,6 +1222,8 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 			for (size_t k = i * CMP_CHUNK;
 			     tb.k && k < (i + 1) * CMP_CHUNK && k < r->n_tiles; k++)
 				cmp_tile(&x, k, &tstat[i], &tb);
+			fs_progress_add(prog, (long long)((i + 1) * CMP_CHUNK < r->n_tiles ?
+							  CMP_CHUNK : r->n_tiles - i * CMP_CHUNK));
 		}
 		free(tolv);
 		tile_buf_free(&tb);
@@ -1115,7 +1240,13 @@ enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		for (size_t i = 0; i < ntc; i++)
 			stat_merge(&rep->stat[CMP_ACC], &tstat[i]);
 		rep->stat[CMP_ACC].ran = r->acc && r->n_tiles > 0;
-		cmp_finish(&x, parts, nparts, kld, nk, rep);
+		rc = FS_OK;
+		if (r->pv_acc)
+			rc = cmp_pv(&x, rep, err);
+		if (!rc)
+			cmp_finish(&x, parts, nparts, kld, nk, rep);
+	}
+	if (!rc && !oom) {
 		rc = rep->mismatches || rep->replica_mismatch || rep->n_failed
 		     ? FS_MISMATCH : FS_OK;
 	}

@@ -31,6 +31,8 @@ enum compare_what {
 	CMP_OUT,	/* attention output */
 	CMP_SEG_MAX,	/* split-K segment max: exact */
 	CMP_SEG_SUM,	/* split-K segment sum */
+	CMP_P_INT8,	/* pv.mode int8: Pq within one step of ref/pv_int8.c's */
+	CMP_PV_ACC,	/* pv.mode int8: PV accumulators, register order: exact */
 	CMP_NWHAT
 };
 
@@ -65,6 +67,9 @@ struct compare_bucket {
 	long keys;		/* visible (row, key) pairs in the bucket */
 	double score_max_abs;	/* max |s_sim - s_float| */
 	double rms_dp;		/* sqrt(mean (p_sim - p_float)^2) */
+	/* pv.mode int8, rows whose query sits in the bucket (its q_pos) */
+	long pv_rows;
+	double pv_nmse, pv_max_abs;	/* out against the f32-PV out */
 };
 
 /*
@@ -85,6 +90,12 @@ struct compare_quant {
 	double kld_p99;		/* sorted[ceil(0.99 n) - 1] */
 	double top1;		/* rows whose argmax key agrees (ties: lowest), 0..1 */
 	double rms_dp;		/* sqrt(mean over visible (row, key) of dp^2) */
+	/*
+	 * pv.mode int8: what the second product's quantization costs, the
+	 * sim's out against ref's out of the same quantized Q, K and V with
+	 * P unquantized (what f32 PV computes); NaN with f32 PV.
+	 */
+	double pv_cos_min, pv_nmse, pv_max_abs;
 	int n_buckets;		/* min(case buckets, CASE_MAX_BUCKETS) */
 	struct compare_bucket bucket[CASE_MAX_BUCKETS];	/* equal width over [0, MAXCTX) */
 };
@@ -101,6 +112,7 @@ struct compare_report {
 	struct compare_stat stat[CMP_NWHAT];	/* by enum compare_what */
 	long mismatches;			/* sum of stat[].mismatches */
 	long replica_mismatch;			/* the sim's own count: must be 0 */
+	long p_int8_one_step;			/* p_int8 entries one step from ref's */
 	struct compare_quant quant;
 	int n_failed;				/* thresholds not met */
 	struct compare_fail failed[COMPARE_MAX_FAILS];
@@ -123,5 +135,13 @@ const char *compare_what_name(enum compare_what w);
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err);
+/* compare_run, counting for a watcher (sim/common/progress.h): rows of
+ * the reference done, then (stage FS_STAGE_EXACT_ACC) chunks of
+ * accumulator tiles; prog only counts (NULL: none). */
+struct fs_progress;
+enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *lm,
+				const struct fs_inputs *in, const struct attn_result *r,
+				struct fs_progress *prog, struct compare_report *rep,
+				struct fs_err *err);
 
 #endif

@@ -45,7 +45,7 @@ REF_ORACLE_SIM = r'^\.\./sim/(attn/case|attn/inputs|common/cpu)\.h$'
 # compare.[ch] reads the sim's result (attn.h, fs.h) and walks its
 # accumulators in register order (lanemap.h); it computes nothing the
 # oracle needs, so the oracle stays independent of the mapping code.
-REF_COMPARE_SIM = r'^\.\./sim/(attn/attn|attn/case|common/fs|attn/inputs|lanemap/lanemap)\.h$'
+REF_COMPARE_SIM = r'^\.\./sim/(attn/attn|attn/case|common/fs|common/progress|attn/inputs|lanemap/lanemap)\.h$'
 
 # Calls that write text, or any bytes, to a stream.
 TEXT_OUT = (r'\b(printf|vprintf|fprintf|vfprintf|dprintf|puts|fputs|'

@@ -36,6 +36,7 @@
 #include "attn_fast.h"
 #include "attn_int.h"
 #include "attn_spec.h"
+#include "../common/progress.h"
 #include "quant.h"
 #include "tile_fast.h"
 
@@ -58,6 +59,7 @@ static void c_row_slots_free(struct kern *k)
 	free(k->col_contig);
 	free(k->row_inter);
 	free(k->seq_block0);
+	pv_plan_free(&k->pv);
 }
 
 /* The kernel's column tables and page walk from its assumptions. */
@@ -137,6 +139,10 @@ void attn_free(struct attn_result *r)
 	free(r->seg_max);
 	free(r->seg_sum);
 	free(r->seg_out);
+	free(r->p_int8);
+	free(r->p_scale);
+	free(r->pv_acc);
+	free(r->pv_tiles);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -378,20 +384,31 @@ static int run_units(const struct kern *k, const struct unit *units,
 	{
 		struct scratch x;
 		struct fscratch f;
+		struct pv_scratch px;
 		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
 		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast, ng, &x, &f);
 
+		if (!mine && k->pv.on && pv_scratch_alloc(k, &px)) {
+			attn_scratch_free(&x);
+			mine = -1;
+		}
 		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
-			for (size_t i = 0; i < nunits; i++)
-				if (fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
+			for (size_t i = 0; i < nunits; i++) {
+				if (k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
+				    fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
+				fs_progress_add(k->prog, (long long)((i + 1 < nunits ?
+					units[i + 1].tile0 : k->r->n_tiles) - units[i].tile0));
+			}
 		}
 		if (!mine) {
 			attn_scratch_free(&x);
 			if (fast)
 				attn_fast_free(&f);
+			if (k->pv.on)
+				pv_scratch_free(&px);
 		}
 	}
 	*badp = bad;
@@ -476,10 +493,13 @@ static int fast_split(const struct kern *k, const struct unit *units,
 		if (!team_nomem(mine, &nomem)) {
 			for (size_t i = 0; i < nunits; i++) {
 #pragma omp for schedule(dynamic, 1)
-				for (size_t p = p0[i]; p < p0[i + 1]; p++)
+				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
 					if (attn_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
 							   pc[p].tile0, sts, &x, &f))
 						failed++;
+					fs_progress_add(k->prog, (long long)((p + 1 < np ?
+						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
+				}
 				/* the barrier above: every state of unit i is written */
 #pragma omp for schedule(static)
 				for (int row = 0; row < k->G; row++)
@@ -579,6 +599,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 				(size_t)k.M * k.W * k.EC * sizeof(int));
 	}
 	rc = kernel_tables(&k, err);
+	if (!rc)
+		rc = pv_plan_build(&k, err);
 	if (rc) {
 		c_row_slots_free(&k);
 		return rc;
@@ -596,7 +618,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	} else if (want == ATTN_EXEC_AUTO) {
 		ops = tile_ops_best();
 	}
-	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
+	/* INT8 PV runs on its own lane-by-lane executor (pv_int8.c) */
+	fast = !k.pv.on && want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
 	       k.hw == lm && k.M <= TILE_ROWS &&
 	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
 	if (fast)
@@ -614,7 +637,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		for (int s = 0; units && s < c->n_seqs; s++)
 			for (int t = 0; t < c->seqs[s].tokens; t++)
 				for (int i = 0; i < nt; i++)
-					units[nunits++] = (struct unit){ s, t, i * k.M / k.G, i, 1, 0 };
+					units[nunits++] = (struct unit){ s, t, i * k.M / k.G, i, 1, 0, 0 };
 	} else if (c->mode == MODE_DECODE) {
 		int nrt = (k.G + k.M - 1) / k.M;
 
@@ -623,7 +646,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		for (int s = 0; units && s < c->n_seqs; s++)
 			for (int t = 0; t < c->seqs[s].tokens; t++)
 				for (int h = 0; h < k.Hkv; h++)
-					units[nunits++] = (struct unit){ s, t, h, 0, nrt, 0 };
+					units[nunits++] = (struct unit){ s, t, h, 0, nrt, 0, 0 };
 	} else {
 		int per = WAVES_PER_GROUP, cap = 0;
 
@@ -641,7 +664,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 					continue;	/* an earlier unit serves it: the same bytes */
 				for (int rt = 0; rt < nrt; rt += per)
 					units[nunits++] = (struct unit){
-						s, 0, h, rt, nrt - rt < per ? nrt - rt : per, 0 };
+						s, 0, h, rt, nrt - rt < per ? nrt - rt : per, 0, 0 };
 			}
 		}
 	}
@@ -657,6 +680,9 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		attn_unit_rows(&k, &units[i], rows);
 		units[i].tile0 = r->n_tiles;
 		r->n_tiles += unit_tiles(&k, &units[i], rows);
+		units[i].group0 = r->n_groups;
+		if (k.pv.on)
+			r->n_groups += pv_unit_groups(&k, &units[i], rows);
 	}
 	free(rows);
 
@@ -681,6 +707,16 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			r->acc_tiles = alloc_n(r->n_tiles * ATTN_TILE_COLS, sizeof(int32_t),
 					       &total, &over);
 		}
+		r->pv_gk = k.pv.on ? k.pv.GK : 0;
+		if (want_acc && k.pv.on) {
+			r->pv_ea = k.EA, r->pv_dt = k.pv.DT;
+			r->p_int8 = alloc_n(r->n_groups * k.W * k.EA, 1, &total, &over);
+			r->p_scale = alloc_n(r->n_groups * k.M, sizeof(float), &total, &over);
+			r->pv_acc = alloc_n(r->n_groups * k.pv.DT * k.W * k.EC, sizeof(int32_t),
+					    &total, &over);
+			r->pv_tiles = alloc_n(r->n_groups * ATTN_TILE_COLS, sizeof(int32_t),
+					      &total, &over);
+		}
 		if (want_seg) {
 			r->seg_max = alloc_n(rows_all * r->nseg, sizeof(float), &total, &over);
 			r->seg_sum = alloc_n(rows_all * r->nseg, sizeof(float), &total, &over);
@@ -688,6 +724,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		}
 		if (!r->out || (want_scores && !r->scores) || !r->row_max || !r->row_sum ||
 		    (want_acc && (!r->acc || !r->acc_tiles)) ||
+		    (want_acc && k.pv.on && (!r->p_int8 || !r->p_scale || !r->pv_acc ||
+					     !r->pv_tiles)) ||
 		    (want_seg && (!r->seg_max || !r->seg_sum || !r->seg_out))) {
 			attn_free(r);
 			free(units);
@@ -714,6 +752,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	}
 
 	r->exec = fast ? ops->name : "scalar";
+	k.prog = opts ? opts->progress : NULL;
+	fs_progress_total(k.prog, (long long)r->n_tiles);
 
 	/* Decode with fewer units than threads: split the units' split-K
 	 * segments over the threads instead (fast_split). */

@@ -31,6 +31,8 @@
 #include "inputs.h"
 #include "../lanemap/lanemap.h"
 
+struct fs_progress;
+
 #define ATTN_TILE_COLS 5	/* seq, head, row_base, token_base, row_tile */
 
 struct attn_result {
@@ -47,6 +49,21 @@ struct attn_result {
 	size_t n_tiles;
 	int ksteps_in_acc;	/* 1, or D/K for per_block32 */
 	int wave, ec;
+
+	/*
+	 * pv.mode int8 (sim/attn/pv_int8.c), one row per PV group (GK keys
+	 * of one row tile): the A operand as the kernel filled it, in
+	 * register order; P's scale per C row; the PV accumulators per
+	 * column tile of D, register order; and pv_tiles[g] = (seq, head,
+	 * row_base, key_base, row_tile) as acc_tiles, key_base the group's
+	 * first key. NULL with pv f32.
+	 */
+	int8_t *p_int8;		/* [n_groups][wave][pv_ea] */
+	float *p_scale;		/* [n_groups][rows] */
+	int32_t *pv_acc;	/* [n_groups][pv_dt][wave][ec] */
+	int32_t *pv_tiles;	/* [n_groups][ATTN_TILE_COLS] */
+	size_t n_groups;
+	int pv_ea, pv_dt, pv_gk;	/* A elements a lane, D / N, keys a group */
 
 	/* Split-K partial states, [S][T][Hq][NSEG] (+[D] for out). */
 	int nseg;
@@ -92,6 +109,9 @@ struct attn_opts {
 	const struct lanemap *hw;	/* NULL: the hardware is lm */
 	enum attn_exec exec;		/* 0: auto */
 	unsigned drop;			/* enum attn_drop bits; 0 keeps all */
+	/* Tiles done, for a watcher (sim/common/progress.h): the total is
+	 * set once the work units are numbered; NULL: none. It only counts. */
+	struct fs_progress *progress;
 };
 
 /* "auto", "scalar", "portable", "avx2", "avx512": 0, or -1 if unknown. */

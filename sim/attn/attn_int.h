@@ -23,6 +23,7 @@
 #include "kernel.h"
 #include "../lanemap/lanemap.h"
 #include "logit.h"
+#include "pv_int8.h"
 #include "quant.h"
 #include "tile_fast.h"	/* struct tile_order */
 
@@ -58,6 +59,10 @@ struct kern {
 	/* Fast path: the slot order of every C row, when they share one. */
 	struct tile_order ord;
 	int ord_ok;
+	/* Counts tiles done for a watcher (attn_opts.progress); NULL: none. */
+	struct fs_progress *prog;
+	/* pv.mode int8: where PV's registers come from (pv_int8.h) */
+	struct pv_plan pv;
 };
 
 /* One row of a row tile: which query it is. */
@@ -75,6 +80,7 @@ struct unit {
 	int s, t, h;		/* decode: h = kv head; prefill: h = q head */
 	int rt0, nrt;		/* prefill: first row tile and count */
 	size_t tile0;		/* first acc tile index */
+	size_t group0;		/* pv.mode int8: first pv group index */
 };
 
 /* Softmax state of one row within one segment. */

@@ -74,8 +74,8 @@ static enum lm_operand k_operand(const struct kern *k)
 }
 
 /* K's registers for one K-step, loaded from the paged cache. */
-static void load_k(const struct kern *k, const struct unit *u, int kb,
-		   int ks, uint8_t *reg)
+void attn_spec_load_k(const struct kern *k, const struct unit *u, int kb,
+		      int ks, uint8_t *reg)
 {
 	enum lm_operand op = k_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
@@ -107,8 +107,8 @@ static void load_k(const struct kern *k, const struct unit *u, int kb,
 }
 
 /* Q's registers for one K-step from the rows' quantized Q. */
-static void load_q(const struct kern *k, const struct row *rows, int ks,
-		   uint8_t *reg)
+void attn_spec_load_q(const struct kern *k, const struct row *rows, int ks,
+		      uint8_t *reg)
 {
 	enum lm_operand op = q_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
@@ -168,9 +168,9 @@ static float kern_logit(const struct kern *k, float s, int qh, int dist)
  * after_softmax, ws holds the unscaled logit and ps[m * N + n] the
  * sQ * sK that PV multiplies P by.
  */
-static void recover_scores(const struct kern *k, const struct unit *u,
-			   const struct row *rows, const int32_t *creg, int kb,
-			   int seg_end, float *ws, float *ps)
+void attn_spec_recover(const struct kern *k, const struct unit *u,
+		       const struct row *rows, const int32_t *creg, int kb,
+		       int seg_end, float *ws, float *ps)
 {
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
 	int slots = k->W * k->EC, after = k->kn->scale_after_softmax;
@@ -230,8 +230,29 @@ static void recover_scores(const struct kern *k, const struct unit *u,
 	}
 }
 
+/*
+ * The workspace as the kernel leaves it, into scores: in a correct kernel
+ * -inf exactly where a key is not visible.
+ */
+void attn_spec_store_scores(const struct kern *k, const struct unit *u,
+			    const struct row *rows, int kb, const float *ws)
+{
+	struct attn_result *r = k->r;
+
+	for (int m = 0; r->scores && m < k->M; m++) {
+		const struct row *w = &rows[m];
+		size_t ri;
+
+		if (!w->primary)
+			continue;
+		ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+		for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
+			r->scores[ri * k->MAXCTX + kb + n] = ws[m * k->N + n];
+	}
+}
+
 /* Is workspace value v a masked key's, as the kernel tells? */
-static int masked(const struct kern *k, float v)
+int attn_spec_masked(const struct kern *k, float v)
 {
 	return v == -INFINITY ||
 	       (k->kn->mask_value == KMASK_FINITE && v == KERNEL_MASK_FINITE);
@@ -290,7 +311,7 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			 * masked key by its mask value (finite: the sentinel).
 			 * pv_mask none reads V anyway: 0 * V, which is NaN where
 			 * the slot is poisoned (past the context). */
-			if (masked(k, ws[m * k->N + n])) {
+			if (attn_spec_masked(k, ws[m * k->N + n])) {
 				if (!k->kn->pv_unmasked)
 					continue;
 			} else if (k->kn->scale_after_softmax) {
@@ -383,7 +404,7 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 	attn_unit_rows(k, u, x->rows);
 	for (int i = 0; i < u->nrt; i++)
 		for (int ks = 0; ks < k->ksteps_run; ks++) {
-			load_q(k, &x->rows[i * k->M], ks, x->areg);
+			attn_spec_load_q(k, &x->rows[i * k->M], ks, x->areg);
 			if (mmac_read(k->hw, qop, x->areg,
 				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
 				return -1;
@@ -408,7 +429,7 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 					continue;
 				if (!loaded) {
 					for (int ks = 0; ks < k->ksteps_run; ks++) {
-						load_k(k, u, kb, ks, x->breg);
+						attn_spec_load_k(k, u, kb, ks, x->breg);
 						if (mmac_read(k->hw, kop, x->breg,
 							      &x->bm[(size_t)ks * mat], NULL))
 							return -1;
@@ -427,24 +448,21 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 				if (r->acc)
 					attn_acc_store(k, u, tile, u->rt0 + i, kb, x->creg);
 				tile++;
-				recover_scores(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
-				/* The workspace as the kernel leaves it: in a correct
-				 * kernel -inf exactly where a key is not visible. */
-				for (int m = 0; r->scores && m < k->M; m++) {
-					const struct row *w = &rows[m];
-					size_t ri;
-
-					if (!w->primary)
-						continue;
-					ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
-					for (int n = 0; n < k->N && kb + n < k->MAXCTX; n++)
-						r->scores[ri * k->MAXCTX + kb + n] =
-							x->ws[m * k->N + n];
-				}
+				attn_spec_recover(k, u, rows, x->creg, kb, hi, x->ws, x->ps);
+				attn_spec_store_scores(k, u, rows, kb, x->ws);
 				softmax_pv(k, u, rows, x->ws, x->ps, kb, &st[i * k->M], x->p);
 			}
 		}
 	}
+	attn_spec_finish(k, u, x, replica_bad);
+	return 0;
+}
+
+void attn_spec_finish(const struct kern *k, const struct unit *u,
+		      struct scratch *x, long *replica_bad)
+{
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+
 	/* Merge, then check that replica rows agree with their primary. */
 	for (int i = 0; i < R; i++) {
 		const struct row *w = &x->rows[i];
@@ -473,5 +491,4 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 			}
 		}
 	}
-	return 0;
 }

@@ -25,4 +25,26 @@ void attn_scratch_free(struct scratch *x);
 int attn_spec_unit(const struct kern *k, const struct unit *u,
 		   struct scratch *x, long *replica_bad);
 
+/*
+ * The pieces of a unit that the INT8 PV executor (pv_int8.c) shares with
+ * attn_spec_unit, so that its QK half is this file's, byte for byte:
+ * K's registers for K-step ks of the tile at key kb, Q's for K-step ks of
+ * a row tile, the scores of a tile from its C registers into the
+ * workspace ws[m * N + n] (ps: scale_recovery after_softmax's sQ sK), the
+ * workspace into scores, whether a workspace value is a masked key's, and
+ * the merge of the unit's rows with the replica check.
+ */
+void attn_spec_load_k(const struct kern *k, const struct unit *u, int kb,
+		      int ks, uint8_t *reg);
+void attn_spec_load_q(const struct kern *k, const struct row *rows, int ks,
+		      uint8_t *reg);
+void attn_spec_recover(const struct kern *k, const struct unit *u,
+		       const struct row *rows, const int32_t *creg, int kb,
+		       int seg_end, float *ws, float *ps);
+void attn_spec_store_scores(const struct kern *k, const struct unit *u,
+			    const struct row *rows, int kb, const float *ws);
+int attn_spec_masked(const struct kern *k, float v);
+void attn_spec_finish(const struct kern *k, const struct unit *u,
+		      struct scratch *x, long *replica_bad);
+
 #endif

@@ -75,6 +75,21 @@ enum case_route { ROUTE_REPORT, ROUTE_STRICT };
  *                    scores
  */
 enum case_rows { ROWS_REPLICATED, ROWS_PACKED };
+/*
+ * The second product, PV (pv:). f32: P in f32 times dequantized V, key by
+ * key (every case before issue 23). int8: P quantized per (row, 32-key
+ * group) with V's per-token scale folded in, times the INT8 V cache
+ * through the same matrix instruction as QK (sim/attn/pv_int8.c).
+ */
+enum case_pv { PV_F32, PV_INT8 };
+/*
+ * How the QK accumulators' P reaches PV's A operand (pv.regroup, int8):
+ *   PV_REGROUP_LDS         written to LDS in C order, read back in A order
+ *                          (the article's "4x4 transpose")
+ *   PV_REGROUP_V_PERMUTED  P stays in the C registers; V is loaded in the
+ *                          matching permuted key order
+ */
+enum case_regroup { PV_REGROUP_LDS, PV_REGROUP_V_PERMUTED };
 
 /* Golden tensors to write, as bits. */
 enum case_golden {
@@ -168,6 +183,10 @@ struct fs_case {
 	/* What the kernel under test assumes (kernel:); default correct. */
 	struct fs_kernel kernel;
 	enum case_rows decode_rows;	/* a layout, not a bug: not in kernel */
+
+	/* pv: the second product (default f32: the goldens of before) */
+	enum case_pv pv_mode;
+	enum case_regroup pv_regroup;
 
 	struct case_check check;
 	unsigned golden;	/* enum case_golden bits */

@@ -14,6 +14,7 @@
 
 #include "case.h"
 #include "../common/fs.h"
+#include "pv_int8.h"
 
 static const struct kern_bug_info bugs[BUG_COUNT] = {
 	[BUG_C_COLUMNS] = { "c_columns", "profile", "contiguous",
@@ -107,6 +108,17 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"K read from an XOR-swizzled shared-memory tile without unswizzling" },
 	[BUG_C_ROWS] = { "c_rows", "profile", "interleaved",
 		"a lane's accumulators of one column taken as rows strided by the lane count (mask, Q scale, ALiBi, output row)" },
+	/* pv8: INT8 PV (pv.mode int8, sim/attn/pv_int8.c) */
+	[BUG_P_REGROUP_NONE] = { "p_regroup", "exchanged", "none",
+		"INT8 PV: the QK C registers fed as the A operand without the exchange, V loaded in key order" },
+	[BUG_PV_GROUP_MAX] = { "pv_group_max", "per_group", "per_tile",
+		"INT8 PV: a tile's P computed before the group's later tiles raise the max, and not rescaled" },
+	[BUG_V_SCALE_APPLY] = { "v_scale_apply", "folded", "after_product",
+		"INT8 PV: P quantized without the V scale, the group's first key's scale applied after the product" },
+	[BUG_P_SCALE_INDEX] = { "p_scale_index", "per_row", "per_tile",
+		"INT8 PV: one P scale, the tile's largest, for every row" },
+	[BUG_PV_RESCALE] = { "pv_rescale", "applied", "missing",
+		"INT8 PV: O not rescaled by e^(m_old - m_new) when a group raises the max" },
 	/* paging: pools past 2 GiB and 65,536 blocks */
 	[BUG_BLOCK_OFFSET_INT32] = { "block_offset", "pool", "int32",
 		"a block's byte offset (and its scales') computed in 32-bit signed arithmetic: it wraps past 2 GiB" },
@@ -207,6 +219,12 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 		return 0;
 	case BUG_K_SCALE_FIRST: k->k_scale_first_key = 1; k->k_scale_per_tile = 0; return 0;
 	case BUG_C_ROWS: k->c_rows_interleaved = 1; return 0;
+	/* pv8 */
+	case BUG_P_REGROUP_NONE: k->p_regroup_none = 1; return 0;
+	case BUG_PV_GROUP_MAX: k->pv_group_max_per_tile = 1; return 0;
+	case BUG_V_SCALE_APPLY: k->v_scale_after_product = 1; return 0;
+	case BUG_P_SCALE_INDEX: k->p_scale_per_tile = 1; return 0;
+	case BUG_PV_RESCALE: k->pv_rescale_missing = 1; return 0;
 	case BUG_LOAD_SWAP_K: k->operand_load = KLOAD_SWAP_K_HALVES; return 0;
 	case BUG_LOAD_UNSWIZZLED: k->operand_load = KLOAD_UNSWIZZLED; return 0;
 	case BUG_GQA_KV_DIVIDE:
@@ -275,6 +293,12 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->operand_load == KLOAD_SWAP_K_HALVES) << BUG_LOAD_SWAP_K;
 	b |= (uint64_t)(k->operand_load == KLOAD_UNSWIZZLED) << BUG_LOAD_UNSWIZZLED;
 	b |= (uint64_t)(k->c_rows_interleaved != 0) << BUG_C_ROWS;
+	/* pv8 */
+	b |= (uint64_t)(k->p_regroup_none != 0) << BUG_P_REGROUP_NONE;
+	b |= (uint64_t)(k->pv_group_max_per_tile != 0) << BUG_PV_GROUP_MAX;
+	b |= (uint64_t)(k->v_scale_after_product != 0) << BUG_V_SCALE_APPLY;
+	b |= (uint64_t)(k->p_scale_per_tile != 0) << BUG_P_SCALE_INDEX;
+	b |= (uint64_t)(k->pv_rescale_missing != 0) << BUG_PV_RESCALE;
 	return b;
 }
 
@@ -707,6 +731,13 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			return NULL;
 		snprintf(buf, len, "block_size 16: the size the kernel assumes");
 		return buf;
+	/* pv8: the second product's classes need it in INT8 */
+	case BUG_P_REGROUP_NONE:
+	case BUG_PV_GROUP_MAX:
+	case BUG_V_SCALE_APPLY:
+	case BUG_P_SCALE_INDEX:
+	case BUG_PV_RESCALE:
+		return pv_bug_na(b, c, lm, buf, len);
 	case BUG_BLOCK_OFFSET_INT32: {
 		long top = kernel_top_block(c);
 		double blk = c->block_stride ? (double)c->block_stride :

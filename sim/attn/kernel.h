@@ -234,6 +234,12 @@ struct fs_kernel {
 	enum kern_gqa gqa;		/* gqa_map's values beside modulo */
 	enum kern_load operand_load;	/* how K's bytes reach its registers */
 	int c_rows_interleaved;		/* 1: kernel_interleaved_rows' belief */
+	/* pv8: the second product's classes (issue 23), pv.mode int8 only */
+	int p_regroup_none;		/* 1: C registers fed as A, no exchange */
+	int pv_group_max_per_tile;	/* 1: a tile's P before the group's max */
+	int v_scale_after_product;	/* 1: the group's first key's V scale after */
+	int p_scale_per_tile;		/* 1: one sP for every row of the tile */
+	int pv_rescale_missing;		/* 1: O not rescaled when the max grows */
 };
 
 /* The correct kernel: every field at its default. */
@@ -289,6 +295,12 @@ enum kern_bug {
 	BUG_LOAD_SWAP_K,	/* operand_load: swap_k_halves */
 	BUG_LOAD_UNSWIZZLED,	/* operand_load: unswizzled */
 	BUG_C_ROWS,		/* c_rows: interleaved */
+	/* pv8: the second product's classes (issue 23), pv.mode int8 */
+	BUG_P_REGROUP_NONE,	/* p_regroup: none */
+	BUG_PV_GROUP_MAX,	/* pv_group_max: per_tile */
+	BUG_V_SCALE_APPLY,	/* v_scale_apply: after_product */
+	BUG_P_SCALE_INDEX,	/* p_scale_index: per_tile */
+	BUG_PV_RESCALE,		/* pv_rescale: missing */
 	/* paging: pools past 2 GiB and 65,536 blocks (sparse, inputs.h) */
 	BUG_BLOCK_OFFSET_INT32,	/* block_offset: int32 */
 	BUG_BLOCK_OFFSET_U16,	/* block_offset: u16 */

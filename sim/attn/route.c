@@ -55,5 +55,8 @@ void route_check(const struct fs_case *c, struct route_verdict *v)
 	if (c->soft_cap > 0)
 		refuse(v, "logits soft cap %g, the INT8 path applies none",
 		       c->soft_cap);
+	if (c->pv_mode == PV_INT8)
+		snprintf(v->pv, sizeof(v->pv), "PV in INT8 (regroup %s)",
+			 c->pv_regroup == PV_REGROUP_LDS ? "lds" : "v_permuted");
 	v->inside = v->n == 0;
 }

@@ -48,7 +48,7 @@ static void same_floats(const float *a, const float *b, size_t n)
 /* r, its case and profile loaded: run it, then on the fast path. */
 static void run(struct runcase *r)
 {
-	struct attn_opts fast = { NULL, ATTN_EXEC_AUTO, 0 };
+	struct attn_opts fast = { .exec = ATTN_EXEC_AUTO };
 	struct fs_err err = { 0 };
 	struct attn_result f;
 	enum fs_rc rc;

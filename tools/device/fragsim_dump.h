@@ -33,6 +33,11 @@
  * reports it as unwritten instead of as a wrong value - or, worse, as
  * the -inf of a masked key that a -inf pre-fill would fake.
  *
+ * INT8 PV (pv.mode: int8): a kernel's p_int8 [g][wave][EA] int8,
+ * p_scale [g][M] f32, pv_acc [g][D/N][wave][EC] int32 and pv_tiles
+ * [g][5] int32 (one fsd_tile_row per group, key_base its first key) go
+ * through fsd_tensor under those names (docs/dump-format.md).
+ *
  * Every function returns 0, or -1 with w->error saying what failed (and
  * later calls on that writer fail too). Only fsd_abort and fsd_commit
  * release the writer's memory.
@@ -57,7 +62,7 @@
 #endif
 
 #define FSD_MAX_DIMS 5
-#define FSD_MAX_FILES 12
+#define FSD_MAX_FILES 16	/* every dump tensor, INT8 PV's four too, and the manifest */
 #define FSD_TILE_COORDS 5
 
 enum fsd_dtype { FSD_I8, FSD_I32, FSD_F32 };
@@ -152,14 +157,21 @@ static inline int fsd_fail(struct fsd_writer *w, const char *fmt, ...)
 static inline int fsd_known(const char *name, enum fsd_dtype *dtype)
 {
 	static const char *const f32[] = { "scores", "out", "q_scale", "splitk_max",
-					   "splitk_sum", "splitk_out" };
+					   "splitk_sum", "splitk_out", "p_scale" };
+	/* pv.mode int8: the groups' accumulators and coordinates */
+	static const char *const i32[] = { "pv_acc", "pv_tiles" };
 
 	for (size_t i = 0; i < sizeof(f32) / sizeof(f32[0]); i++)
 		if (!strcmp(name, f32[i])) {
 			*dtype = FSD_F32;
 			return 1;
 		}
-	if (!strcmp(name, "q_int8")) {
+	for (size_t i = 0; i < sizeof(i32) / sizeof(i32[0]); i++)
+		if (!strcmp(name, i32[i])) {
+			*dtype = FSD_I32;
+			return 1;
+		}
+	if (!strcmp(name, "q_int8") || !strcmp(name, "p_int8")) {
 		*dtype = FSD_I8;
 		return 1;
 	}
@@ -351,8 +363,9 @@ static inline int fsd_rmdir(const char *dir)
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
+		/* a name that does not fit is not ours: left, and rmdir fails */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
+			unlink(path);
 	}
 	closedir(d);
 	return rmdir(dir);

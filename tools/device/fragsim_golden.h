@@ -249,6 +249,12 @@ static const struct fsg_key fsg_keys[] = {
 	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
 	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */
 	{ "kernel.decode_rows", FSG_APPLIED, NULL, NULL },
+	/* written only when set: PV is not in QK^T, but a golden of INT8
+	 * PV holds tensors (p_int8, pv_acc) no harness writes yet */
+	{ "pv.mode", FSG_ONLY, "f32",
+	  "the harnesses emulate QK^T and f32 PV; INT8 PV (pv_acc) is not implemented in them" },
+	{ "pv.regroup", FSG_ONLY, "lds",
+	  "the harnesses emulate QK^T and f32 PV; INT8 PV (pv_acc) is not implemented in them" },
 	{ "kernel.c_columns", FSG_ONLY, "profile", NULL },
 	{ "kernel.operand_order", FSG_ONLY, "qk", NULL },
 	{ "kernel.head_dim_loaded", FSG_ONLY, "all", NULL },
@@ -272,6 +278,11 @@ static const struct fsg_key fsg_keys[] = {
 	{ "kernel.block_size_assumed", FSG_ONLY, "cache", NULL },
 	{ "kernel.operand_load", FSG_ONLY, "direct", NULL },
 	{ "kernel.c_rows", FSG_ONLY, "profile", NULL },
+	{ "kernel.p_regroup", FSG_ONLY, "exchanged", NULL },
+	{ "kernel.pv_group_max", FSG_ONLY, "per_group", NULL },
+	{ "kernel.v_scale_apply", FSG_ONLY, "folded", NULL },
+	{ "kernel.p_scale_index", FSG_ONLY, "per_row", NULL },
+	{ "kernel.pv_rescale", FSG_ONLY, "applied", NULL },
 	{ "data.*", FSG_INPUTS, NULL, NULL },
 	{ "check.*", FSG_INPUTS, NULL, NULL },
 };

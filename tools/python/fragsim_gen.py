@@ -149,6 +149,8 @@ CASE_KEYS = {k: (IRRELEVANT, _NOT_INPUT, None) for k in (
     "kernel.soft_cap_apply", "kernel.alibi_bias", "kernel.exp_base",
     "kernel.block_offset", "kernel.k_scale_walk", "kernel.v_page_walk",
     "kernel.block_size_assumed", "kernel.operand_load", "kernel.c_rows",
+    "pv.mode", "pv.regroup", "kernel.p_regroup", "kernel.pv_group_max",
+    "kernel.v_scale_apply", "kernel.p_scale_index", "kernel.pv_rescale",
     "check.out_cosine_min", "check.out_max_abs_max", "check.score_max_abs_max",
     "check.score_nmse_max", "check.kld_mean_max", "check.kld_median_max",
     "check.kld_p99_max", "check.top1_min", "check.rms_dp_max", "check.buckets")}

@@ -143,7 +143,16 @@ CASE_KEYS = {
     "kernel.block_size_assumed": _kernel({"cache"}, "block_size_assumed"),
     "kernel.operand_load": _kernel({"direct"}, "operand_load"),
     "kernel.c_rows": _kernel({"profile"}, "c_rows"),
+    "kernel.p_regroup": _kernel({"exchanged"}, "p_regroup"),
+    "kernel.pv_group_max": _kernel({"per_group"}, "pv_group_max"),
+    "kernel.v_scale_apply": _kernel({"folded"}, "v_scale_apply"),
+    "kernel.p_scale_index": _kernel({"per_row"}, "p_scale_index"),
+    "kernel.pv_rescale": _kernel({"applied"}, "pv_rescale"),
     "kernel.decode_rows": (IRRELEVANT, "a row layout: only acc", None),
+    "pv.mode": (REFUSED, "reference_out rebuilds f32 PV; INT8 PV (p_int8, "
+                "pv_acc) is not implemented here", {"f32"}),
+    "pv.regroup": (REFUSED, "reference_out rebuilds f32 PV; INT8 PV's regroup "
+                   "is not implemented here", {"lds"}),
     "data.seed": (IRRELEVANT, "in the tensors", None),
     "data.*.dist": (IRRELEVANT, "in the tensors", None),
     "data.*.scale": (IRRELEVANT, "in the tensors", None),

@@ -1,0 +1,355 @@
+/*
+ * pv_int8.c - the reference of INT8 PV (see pv_int8.h). Plain loops over
+ * logical keys, the golden's registers labelled by the profile's tables
+ * (data, not sim/'s code) and by the documented regroup rule:
+ *
+ *   regroup lds          A slot s holds P[a_row[s]][a_col[s]]
+ *   regroup v_permuted   lane L's i-th A slot of row r holds its i-th C
+ *                        entry of row r, QK tiles in order, registers in
+ *                        order: key t*N + c_col of that C slot
+ *
+ * Worked example (gfx936, v_permuted): lane 17, A byte 5 is its sixth
+ * slot of row 1; the lane's C entries of row 1 are columns 1, 5, 9, 13 of
+ * tile 0 then of tile 1, so byte 5 holds key 16 + 5 = 21. Its V is
+ * v_cache[block_table[s][(kb + 21) / BS]][g][d][(kb + 21) % BS].
+ *
+ * The reference's own Pq of a group row: s_j = acc_j sQ sK scale in
+ * double (ref_acc, exact), p'_j = exp(s_j - max s) sV_j over the visible
+ * keys of the group, Pq_j = round(clip p'_j / max p') in the case's
+ * rounding; the running max and normaliser of the kernel cancel in the
+ * ratio, so this needs nothing of the kernel's state.
+ */
+#include "pv_int8.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmath.h"
+#include "ref.h"
+
+/* Physical block of key j of sequence s, by the table; -1 past it. */
+static int pv_block(const struct fs_inputs *in, int s, int j)
+{
+	int b = j / in->BS;
+
+	return b < in->MAXB ? in->block_table[s * in->MAXB + b] : -1;
+}
+
+/* (blk, slot, kv head) index of the per-token scale caches. */
+static size_t pv_ts(const struct fs_inputs *in, int blk, int j, int g)
+{
+	return ((size_t)blk * in->BS + j % in->BS) * in->Hkv + g;
+}
+
+static int8_t pv_v(const struct fs_inputs *in, int blk, int j, int g, int d)
+{
+	return in->v_cache_i8[(size_t)blk * inputs_block_elems(in) +
+			      ((size_t)g * in->D + d) * in->BS + j % in->BS];
+}
+
+static double pv_round(double x, enum case_rounding r)
+{
+	return r == ROUND_HALF_EVEN ? nearbyint(x) : (x < 0 ? -floor(-x + 0.5) : floor(x + 0.5));
+}
+
+/* Key within the group that each A slot holds (key[W*EA]); 0 or -1. */
+static int pv_labels(const struct fs_case *c, const struct ref_pv_golden *g, int *key)
+{
+	int GT = g->K / g->N;
+
+	for (int L = 0; L < g->W; L++)
+		for (int e = 0; e < g->EA; e++) {
+			int s = L * g->EA + e, r = g->a_row[s], i = 0;
+
+			key[s] = -1;
+			if (c->pv_regroup == PV_REGROUP_LDS) {
+				key[s] = g->a_col[s];
+				continue;
+			}
+			for (int j = 0; j < e; j++)
+				i += g->a_row[L * g->EA + j] == r;
+			for (int t = 0; t < GT && key[s] < 0; t++)
+				for (int x = 0; x < g->EC && key[s] < 0; x++)
+					if (g->c_row[L * g->EC + x] == r && i-- == 0)
+						key[s] = t * g->N + g->c_col[L * g->EC + x];
+			if (key[s] < 0)
+				return -1;
+		}
+	return 0;
+}
+
+/* The query row of C row m of a group: 0, or -1 for a padding row. */
+static int pv_row_of(const struct fs_case *c, const int32_t *tl, int M, int m,
+		     int *t, int *qh, int *kvh)
+{
+	int G = c->q_heads / c->kv_heads;
+
+	if (c->mode == MODE_DECODE) {
+		int local = tl[4] * M + m;
+
+		if (c->decode_rows == ROWS_PACKED && local >= G)
+			return -1;
+		*t = tl[2], *qh = tl[1] * G + local % G, *kvh = tl[1];
+	} else {
+		*t = tl[2] + m, *qh = tl[1], *kvh = tl[1] / G;
+	}
+	return *t < c->seqs[tl[0]].tokens ? 0 : -1;
+}
+
+static int pv_visible(const struct fs_case *c, int qpos, int j)
+{
+	if (qpos < 0 || j > qpos)
+		return 0;
+	return !(c->sliding_window > 0 && j <= qpos - c->sliding_window);
+}
+
+static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
+		    int col, int s, int t, int qh, int key, int dim, double got,
+		    double want, int bad)
+{
+	double e = fabs(got - want);
+
+	st->compared++;
+	if (e > st->max_abs_err)
+		st->max_abs_err = e;
+	if (!bad)
+		return;
+	if (!st->mismatches++) {
+		st->group = gi, st->lane = slot / per, st->elem = slot % per;
+		st->row = row, st->col = col, st->s = s, st->t = t, st->qh = qh;
+		st->key = key, st->dim = dim, st->got = got, st->want = want;
+	}
+}
+
+/* One group: its p_int8 and pv_acc against the reference. */
+static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
+		     const struct ref_pv_golden *g, const int *key, size_t gi,
+		     struct ref_pv_stat *pq, struct ref_pv_stat *acc, int8_t *P,
+		     double *Wq, int *qrow)
+{
+	const int32_t *tl = &g->pv_tiles[gi * 5];
+	const int8_t *pa = &g->p_int8[gi * (size_t)g->W * g->EA];
+	int s = tl[0], kb = tl[3], K = g->K, ctx = c->seqs[s].context;
+	int hi = c->segment > 0 ? (kb / c->segment + 1) * c->segment : ctx;
+
+	if (hi > ctx)
+		hi = ctx;
+	for (int m = 0; m < g->M; m++) {
+		int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
+		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
+		double sc[256], pp[256], mx = -INFINITY, pmax = 0;
+		size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
+
+		/* the golden's Pq of row m, by the slots' labels */
+		for (int j = 0; j < K; j++)
+			P[m * K + j] = 0;
+		for (int sl = 0; sl < g->W * g->EA; sl++)
+			if (g->a_row[sl] == m)
+				P[m * K + key[sl]] = pa[sl];
+		/* a decode row repeating an earlier row's q head: its Pq */
+		qrow[m] = pad ? -1 : t * in->Hq + qh;
+		for (int m2 = 0; m2 < m && !pad; m2++)
+			if (qrow[m2] == qrow[m]) {
+				for (int j = 0; j < K; j++) {
+					double d = fabs(P[m * K + j] - Wq[m2 * K + j]);
+
+					pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1,
+						P[m * K + j], Wq[m2 * K + j],
+						Wq[m2 * K + j] < 0 ? P[m * K + j] != 0 : d > 1);
+					if (d == 1 && Wq[m2 * K + j] >= 0)
+						pq->off_by_one++;
+					Wq[m * K + j] = Wq[m2 * K + j];
+				}
+				pad = 2;	/* done: not a padding row */
+				break;
+			}
+		if (pad == 2)
+			continue;
+		for (int j = 0; j < K; j++) {
+			int kj = kb + j, blk = kj < hi ? pv_block(in, s, kj) : -1;
+			double sk;
+			size_t ts;
+
+			sc[j] = -INFINITY;
+			if (pad || blk < 0 || !pv_visible(c, qpos, kj))
+				continue;
+			ts = pv_ts(in, blk, kj, kvh);
+			sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
+			     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] : in->k_scale[ts];
+			sc[j] = (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
+				c->softmax_scale;
+			if (sc[j] > mx)
+				mx = sc[j];
+		}
+		for (int j = 0; j < K; j++) {
+			int kj = kb + j;
+
+			pp[j] = 0;
+			if (sc[j] == -INFINITY)
+				continue;
+			pp[j] = dm_exp(sc[j] - mx) *
+				in->v_scale[pv_ts(in, pv_block(in, s, kj), kj, kvh)];
+			if (pp[j] > pmax)
+				pmax = pp[j];
+		}
+		for (int j = 0; j < K; j++) {
+			double want = pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
+			double d = fabs(P[m * K + j] - want);
+
+			/* -1 marks a masked key for the rows that repeat this one */
+			Wq[m * K + j] = sc[j] == -INFINITY ? -1 : want;
+			/* one step is a rounding boundary crossed by f32 P;
+			 * a masked key or a padding row must be exactly 0 */
+			pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1, P[m * K + j], want,
+				sc[j] == -INFINITY ? d != 0 : d > 1);
+			if (d == 1 && sc[j] != -INFINITY)
+				pq->off_by_one++;
+		}
+		if (!pad)
+			continue;
+		for (int j = 0; j < K; j++)
+			P[m * K + j] = 0;	/* padding rows: their acc must be 0 */
+	}
+	for (int dt = 0; dt < g->DT; dt++)
+		for (int sl = 0; sl < g->W * g->EC; sl++) {
+			int m = g->c_row[sl], d = dt * g->N + g->c_col[sl];
+			int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
+			int64_t want = 0;
+			int32_t got = g->pv_acc[(gi * g->DT + dt) * g->W * g->EC + sl];
+
+			if (pad)
+				kvh = c->mode == MODE_DECODE ? tl[1] : tl[1] / (c->q_heads / c->kv_heads);
+			for (int j = 0; j < K; j++) {
+				int kj = kb + j, blk = kj < ctx ? pv_block(in, s, kj) : -1;
+
+				if (blk >= 0 && P[m * K + j])
+					want += (int64_t)P[m * K + j] * pv_v(in, blk, kj, kvh, d);
+			}
+			pv_note(acc, (long)gi, sl, g->EC, m, g->c_col[sl], s, pad ? -1 : t,
+				pad ? -1 : qh, kb, d, got, (double)want, got != want);
+		}
+}
+
+static void stat_add(struct ref_pv_stat *a, const struct ref_pv_stat *b)
+{
+	if (b->mismatches && !a->mismatches) {
+		long cm = a->compared, om = a->off_by_one;
+		double mx = a->max_abs_err;
+
+		*a = *b;
+		a->compared += cm, a->off_by_one += om;
+		a->max_abs_err = mx > b->max_abs_err ? mx : b->max_abs_err;
+		return;
+	}
+	a->compared += b->compared;
+	a->mismatches += b->mismatches;
+	a->off_by_one += b->off_by_one;
+	if (b->max_abs_err > a->max_abs_err)
+		a->max_abs_err = b->max_abs_err;
+}
+
+#define PV_CHUNK 64	/* groups per chunk: chunks combine in order */
+
+int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
+		 const struct ref_pv_golden *g, struct ref_pv_stat *pq,
+		 struct ref_pv_stat *acc, char *msg, size_t msglen)
+{
+	size_t nch = (g->n + PV_CHUNK - 1) / PV_CHUNK;
+	struct ref_pv_stat *cp, *ca;
+	int *key, bad = 0;
+
+	memset(pq, 0, sizeof(*pq));
+	memset(acc, 0, sizeof(*acc));
+	if (g->K > 256 || g->K % g->N) {
+		snprintf(msg, msglen, "pv: a group of %d keys is not whole tiles of %d (at most 256)",
+			 g->K, g->N);
+		return -1;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const int32_t *tl = &g->pv_tiles[i * 5];
+
+		if (tl[0] < 0 || tl[0] >= c->n_seqs || tl[1] < 0 ||
+		    tl[1] >= (c->mode == MODE_DECODE ? c->kv_heads : c->q_heads) ||
+		    tl[3] < 0 || tl[3] >= c->seqs[tl[0]].context || tl[4] < 0) {
+			snprintf(msg, msglen,
+				 "pv_tiles[%zu] = (%d, %d, %d, %d, %d) is out of the case's range",
+				 i, tl[0], tl[1], tl[2], tl[3], tl[4]);
+			return -1;
+		}
+	}
+	key = malloc((size_t)g->W * g->EA * sizeof(int));
+	cp = calloc(nch ? nch : 1, sizeof(*cp));
+	ca = calloc(nch ? nch : 1, sizeof(*ca));
+	if (!key || !cp || !ca || pv_labels(c, g, key)) {
+		snprintf(msg, msglen, key && cp && ca ?
+			 "pv: an A slot holds no key the regroup can name (the profile's C registers do not hold its A rows)" :
+			 "pv: out of memory");
+		free(key), free(cp), free(ca);
+		return -1;
+	}
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
+	for (size_t ch = 0; ch < nch; ch++) {
+		int8_t *P = malloc((size_t)g->M * g->K);
+		double *Wq = malloc((size_t)g->M * g->K * sizeof(double));
+		int *qrow = malloc((size_t)g->M * sizeof(int));
+
+		if (!P || !Wq || !qrow) {
+			free(P), free(Wq), free(qrow);
+			bad++;
+			continue;
+		}
+		for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
+			pv_group(c, in, g, key, i, &cp[ch], &ca[ch], P, Wq, qrow);
+		free(P), free(Wq), free(qrow);
+	}
+	for (size_t ch = 0; ch < nch; ch++) {
+		stat_add(pq, &cp[ch]);
+		stat_add(acc, &ca[ch]);
+	}
+	free(key), free(cp), free(ca);
+	if (bad) {
+		snprintf(msg, msglen, "pv: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
+		      int s, int qh, const double *prob, int n, int K, double *slack)
+{
+	int g = qh / (c->q_heads / c->kv_heads), D = in->D;
+	int seg = c->segment > 0 ? c->segment : n;
+
+	for (int d = 0; d < D; d++)
+		slack[d] = 0;
+	for (int lo = 0; lo < n; lo += seg)
+		for (int kb = lo; kb < lo + seg && kb < n; kb += K) {
+			int hi = kb + K < lo + seg ? kb + K : lo + seg;
+			double step = 0;
+
+			if (hi > n)
+				hi = n;
+			for (int j = kb; j < hi; j++)
+				if (prob[j] > 0) {
+					int blk = pv_block(in, s, j);
+					double x = prob[j] * in->v_scale[pv_ts(in, blk, j, g)];
+
+					if (x > step)
+						step = x;
+				}
+			if (step == 0)
+				continue;
+			step /= c->clip;
+			for (int j = kb; j < hi; j++)
+				if (prob[j] > 0) {
+					/* V[j][g][0..D) at stride BS from its first byte */
+					const int8_t *v = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
+						inputs_block_elems(in) + (size_t)g * D * in->BS + j % in->BS];
+
+					for (int d = 0; d < D; d++)
+						slack[d] += step * abs(v[(size_t)d * in->BS]);
+				}
+		}
+}

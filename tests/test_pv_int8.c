@@ -1,0 +1,525 @@
+/*
+ * test_pv_int8.c - the second product in INT8 (sim/attn/pv_int8.c,
+ * ref/pv_int8.c). Expected values are worked by hand from the inputs
+ * (never from the emulation), or the reference's:
+ *
+ *   - one lane's A bytes on gfx936 under both regroups, from a case
+ *     whose P is uniform (K all zero, so every score is 0) and whose
+ *     context (20 keys) masks keys 20..31 of the only group: a byte is
+ *     127 where its key is visible and 0 where not, so the bytes show
+ *     which keys a lane holds;
+ *   - pv_acc of that case by hand: 127 * sum over visible keys of the
+ *     INT8 V byte, read through the block table here;
+ *   - pv_acc exact and p_int8 within one step of ref/pv_int8.c on the
+ *     profiles, both regroups giving the same pv_acc and out bytes;
+ *   - the refusals: v_permuted where a lane's C registers hold a column
+ *     (CDNA3, RDNA3), int8 PV with float V;
+ *   - a dump of p_int8, p_scale, pv_acc and pv_tiles written through
+ *     tools/device/fragsim_dump.h, read back by `fragsim diff`;
+ *   - `fragsim diff` naming p_regroup none and pv_rescale missing from an
+ *     out.npy written by pv_model below, a plain-loop model of the INT8
+ *     PV kernel (bugmodel.h's cache readers, no sim/ code).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/npy.h"
+#include "../tools/device/fragsim_dump.h"
+#include "../lib/runcase.h"
+#include "bugmodel.h"
+#include "testutil.h"
+
+#define UNIFORM_CASE \
+	"fragsim: 1\nname: pv-uniform\nisa: %s\n" \
+	"model: {q_heads: 2, kv_heads: 1, head_dim: 32}\n" \
+	"sequences:\n  - {context: 20}\n" \
+	"pv: {mode: int8, regroup: %s}\n" \
+	"data: {seed: 5, k: {zero_rows: 1.0}, v: {dist: sign}}\n"
+
+static void run_text_err(const char *text, struct runcase *r, enum fs_rc want_exec,
+			 struct fs_err *err)
+{
+	char *path = tu_write_temp(".yaml", text);
+
+	assert_int_equal(runcase_load(path, r, err), FS_OK);
+	assert_int_equal(runcase_exec(r, err), want_exec);
+	free(path);
+}
+
+static void run_text(const char *text, struct runcase *r, enum fs_rc want_exec)
+{
+	struct fs_err err;
+
+	run_text_err(text, r, want_exec, &err);
+}
+
+static void run_uniform(const char *isa, const char *regroup, struct runcase *r)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), UNIFORM_CASE, isa, regroup);
+	run_text(text, r, FS_OK);
+	assert_int_equal(runcase_status(r), FS_OK);
+}
+
+/*
+ * gfx936, lane 17: C row 1, columns 1 + {0,4,8,12}. Under v_permuted its
+ * A bytes are P[1] at keys 1 5 9 13 (tile 0) then 17 21 25 29 (tile 1):
+ * visible through 19, so 127 x 5 then 0 x 3. Under lds the lane takes
+ * A[1][8..15]: keys 8..15, all visible. Lane 33 (row 1, c0 2): keys 2 6
+ * 10 14 18 22 26 30 (v_permuted: 127 x 5, 0 x 3); lds keys 16..23 (127 x
+ * 4, 0 x 4).
+ */
+static void one_lane_regroup_by_hand(void **state)
+{
+	static const int8_t perm17[8] = { 127, 127, 127, 127, 127, 0, 0, 0 };
+	static const int8_t lds17[8] = { 127, 127, 127, 127, 127, 127, 127, 127 };
+	static const int8_t perm33[8] = { 127, 127, 127, 127, 127, 0, 0, 0 };
+	static const int8_t lds33[8] = { 127, 127, 127, 127, 0, 0, 0, 0 };
+	struct runcase a, b;
+
+	(void)state;
+	run_uniform("gfx936", "lds", &a);
+	run_uniform("gfx936", "v_permuted", &b);
+	assert_int_equal(a.sim.n_groups, 1);
+	assert_int_equal(a.sim.pv_ea, 8);
+	assert_memory_equal(&a.sim.p_int8[17 * 8], lds17, 8);
+	assert_memory_equal(&b.sim.p_int8[17 * 8], perm17, 8);
+	assert_memory_equal(&a.sim.p_int8[33 * 8], lds33, 8);
+	assert_memory_equal(&b.sim.p_int8[33 * 8], perm33, 8);
+	/* P = e^0 = 1, V = +-1 so sV = 1/127: sP = max P sV / 127 */
+	for (int m = 0; m < 16; m++)
+		assert_true(a.sim.p_scale[m] == (1.0f / 127.0f) / 127.0f);
+	runcase_free(&a);
+	runcase_free(&b);
+}
+
+/*
+ * pv_acc of the uniform case: every row's Pq is 127 on keys 0..19, so
+ * C[row][d] = 127 * sum_{j < 20} V[j][d], V's bytes read here through
+ * the block table (v_cache [NB][Hkv][D][BS]). gfx936's C slot (L, e) is
+ * row L % 16, column L / 16 + 4e of column tile dt.
+ */
+static void pv_acc_by_hand(void **state)
+{
+	struct runcase r;
+
+	(void)state;
+	run_uniform("gfx936", "v_permuted", &r);
+	assert_int_equal(r.sim.pv_dt, 2);
+	for (int dt = 0; dt < 2; dt++)
+		for (int L = 0; L < 64; L++)
+			for (int e = 0; e < 4; e++) {
+				int d = dt * 16 + L / 16 + 4 * e;
+				int32_t want = 0;
+
+				for (int j = 0; j < 20; j++) {
+					int blk = r.in.block_table[j / 16];
+
+					want += 127 * r.in.v_cache_i8[((size_t)blk * 32 + d) * 16 + j % 16];
+				}
+				assert_int_equal(r.sim.pv_acc[(dt * 64 + L) * 4 + e], want);
+			}
+	runcase_free(&r);
+}
+
+/* The shipped INT8 PV cases: pv_acc exact, p_int8 within a step. */
+static void shipped_cases_match_reference(void **state)
+{
+	static const char *const cases[] = {
+		"cases/qwen35-27b/decode-pv-int8-v-permuted.yaml",
+		"cases/qwen35-27b/prefill-pv-int8-v-permuted.yaml",
+		"cases/edge/cdna3-pv-int8-decode.yaml",
+		"cases/edge/sm80-pv-int8-decode.yaml",
+		"cases/edge/sm80-pv-int8-prefill.yaml",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[1024];
+		struct runcase r;
+		struct fs_err err;
+		const struct compare_stat *pa, *pq;
+
+		snprintf(path, sizeof(path), "%s/%s", FRAGSIM_SRC, cases[i]);
+		assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+		assert_int_equal(runcase_exec(&r, &err), FS_OK);
+		pa = &r.cmp.stat[CMP_PV_ACC];
+		pq = &r.cmp.stat[CMP_P_INT8];
+		assert_true(pa->ran && pq->ran);
+		assert_true(pa->compared > 0 && pq->compared > 0);
+		assert_int_equal(pa->mismatches, 0);
+		assert_int_equal(pq->mismatches, 0);
+		assert_int_equal(r.cmp.stat[CMP_OUT].mismatches, 0);
+		assert_int_equal(runcase_status(&r), FS_OK);
+		runcase_free(&r);
+	}
+}
+
+/* lds and v_permuted: the same pv_acc and out bytes, other p_int8. */
+static void regroups_agree(void **state)
+{
+	static const char *const isas[] = { "gfx936", "sm80-mma-m16n8k32-s8" };
+	const char *body =
+		"fragsim: 1\nname: pv-both\nisa: %s\nmode: %s\n"
+		"sequences:\n  - {%s}\nsplit_k: {segment: %d}\n"
+		"pv: {mode: int8, regroup: %s}\ndata: {seed: 9}\n";
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		for (int pre = 0; pre < 2; pre++) {
+			char ta[512], tb[512];
+			const char *mode = pre ? "prefill" : "decode";
+			const char *seq = pre ? "history: 50, chunk: 30" : "context: 333";
+			struct runcase a, b;
+			size_t rows, pn;
+
+			snprintf(ta, sizeof(ta), body, isas[i], mode, seq, pre ? 0 : 128, "lds");
+			snprintf(tb, sizeof(tb), body, isas[i], mode, seq, pre ? 0 : 128, "v_permuted");
+			run_text(ta, &a, FS_OK);
+			run_text(tb, &b, FS_OK);
+			assert_int_equal(runcase_status(&a), FS_OK);
+			assert_int_equal(runcase_status(&b), FS_OK);
+			assert_int_equal(a.sim.n_groups, b.sim.n_groups);
+			pn = a.sim.n_groups * a.sim.pv_dt * a.sim.wave * a.sim.ec;
+			assert_memory_equal(a.sim.pv_acc, b.sim.pv_acc, pn * sizeof(int32_t));
+			rows = (size_t)a.sim.S * a.sim.T * a.sim.Hq * a.sim.D;
+			assert_memory_equal(a.sim.out, b.sim.out, rows * sizeof(float));
+			assert_memory_not_equal(a.sim.p_int8, b.sim.p_int8,
+						a.sim.n_groups * a.sim.wave * a.sim.pv_ea);
+			runcase_free(&a);
+			runcase_free(&b);
+		}
+}
+
+/* INT8 PV changes out but not the QK half: acc and scores keep their bytes. */
+static void qk_half_unchanged(void **state)
+{
+	const char *body = "fragsim: 1\nname: pv-qk\nsequences:\n  - {context: 200}\n"
+			   "golden: all\n%s";
+	char ta[256], tb[256];
+	struct runcase a, b;
+
+	(void)state;
+	snprintf(ta, sizeof(ta), body, "");
+	snprintf(tb, sizeof(tb), body, "pv: {mode: int8}\n");
+	run_text(ta, &a, FS_OK);
+	run_text(tb, &b, FS_OK);
+	assert_int_equal(a.sim.n_tiles, b.sim.n_tiles);
+	assert_null(a.sim.pv_acc);
+	assert_non_null(b.sim.pv_acc);
+	assert_memory_equal(a.sim.scores, b.sim.scores,
+			    (size_t)a.sim.S * a.sim.T * a.sim.Hq * a.sim.MAXCTX * sizeof(float));
+	assert_memory_not_equal(a.sim.out, b.sim.out,
+				(size_t)a.sim.S * a.sim.T * a.sim.Hq * a.sim.D * sizeof(float));
+	runcase_free(&a);
+	runcase_free(&b);
+}
+
+static void refusals_name_the_reason(void **state)
+{
+	static const char *const isas[] = { "cdna3-mfma-i32-16x16x32-i8",
+					    "rdna3-wmma-i32-16x16x16-iu8-w32" };
+	const char *bf16 = "fragsim: 1\nname: pv-bf16\ncache: {v_dtype: bf16}\n"
+			   "sequences:\n  - {context: 20}\npv: {mode: int8}\n";
+	char *path = tu_write_temp(".yaml", bf16);
+	struct runcase r;
+	struct fs_err err;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char text[1024];
+
+		snprintf(text, sizeof(text), UNIFORM_CASE, isas[i], "v_permuted");
+		run_text_err(text, &r, FS_EINPUT, &err);
+		assert_non_null(strstr(err.msg, "regroup v_permuted"));
+		assert_non_null(strstr(err.msg, "use regroup lds"));
+		runcase_free(&r);
+	}
+	assert_int_equal(runcase_load(path, &r, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "pv.mode"));
+	assert_non_null(strstr(err.msg, "v_dtype is bf16"));
+	free(path);
+}
+
+/*
+ * A plain-loop model of INT8 PV on gfx936, decode, no split-K, written
+ * from docs/design.md 1.6 alone: per row, groups of 32 keys; the max
+ * over the group, P = e^(s - m) in double, l = l alpha + sum P; P' = P
+ * sV, sP = max P' / 127, Pq = round(P' / sP) (half away from zero); acc
+ * = sum Pq V; O = O alpha + acc sP. Bugs:
+ *   regroup_none  A column k holds the key lane L's C registers give it,
+ *                 16 (e / 4) + c0 + 4 (e % 4) for k = 8 c0 + e, while V
+ *                 is loaded for key k: P of one key times V of another
+ *                 (past the context: the poisoned slot's bytes)
+ *   no_rescale    O keeps its scale when the max grows
+ */
+static void pv_model(const struct runcase *r, int regroup_none, int no_rescale, double *out)
+{
+	const struct fs_inputs *in = &r->in;
+	int T = in->T, Hq = in->Hq, D = in->D, G = Hq / in->Hkv, BS = in->BS;
+
+	for (int s = 0; s < in->S; s++)
+		for (int h = 0; h < Hq; h++) {
+			size_t row = (size_t)s * T * Hq + h;
+			const int8_t *q = &in->q_int8[row * D];
+			int g = h / G, ctx = r->c.seqs[s].context, qp = in->q_pos[s * T];
+			double m = -INFINITY, l = 0, *o = &out[row * D];
+
+			for (int d = 0; d < D; d++)
+				o[d] = 0;
+			for (int kb = 0; kb < ctx; kb += 32) {
+				double sc[32], P[32], pq[32], mx = m, alpha, sp = 0;
+
+				for (int j = 0; j < 32; j++) {
+					int key = kb + j, p = bm_block(r, s, key, BM_TABLE, BS);
+					double acc = 0;
+
+					sc[j] = -INFINITY;
+					if (key >= ctx || key > qp)
+						continue;
+					for (int d = 0; d < D; d++)
+						acc += q[d] * bm_kbyte(r, p, g, key, d, BS);
+					sc[j] = acc * in->q_scale[row] *
+						bm_scale(r, in->k_scale, p, g, key, BS) * r->c.softmax_scale;
+					if (sc[j] > mx)
+						mx = sc[j];
+				}
+				alpha = m == -INFINITY ? 0 : exp(m - mx);
+				l *= alpha;
+				for (int j = 0; j < 32; j++) {
+					int key = kb + j;
+
+					P[j] = sc[j] == -INFINITY ? 0 : exp(sc[j] - mx);
+					l += P[j];
+					if (P[j] > 0)
+						P[j] *= bm_scale(r, in->v_scale,
+								 bm_block(r, s, key, BM_TABLE, BS), g, key, BS);
+					if (P[j] > sp)
+						sp = P[j];
+				}
+				sp /= 127;
+				for (int j = 0; j < 32; j++)
+					pq[j] = sp > 0 ? floor(P[j] / sp + 0.5) : 0;
+				for (int d = 0; d < D; d++) {
+					double acc = 0;
+
+					for (int k = 0; k < 32; k++) {
+						int held = regroup_none ?
+							   16 * (k % 8 / 4) + k / 8 + 4 * (k % 4) : k;
+						int key = kb + k;
+
+						/* a key past the context reads the slot as it
+						 * lies (poison): regroup_none pairs it with a
+						 * visible key's P */
+						if (pq[held] == 0)
+							continue;
+						acc += pq[held] * bm_vbyte(r, bm_block(r, s, key, BM_TABLE, BS),
+									   g, key, d, BS);
+					}
+					o[d] = (no_rescale ? o[d] : o[d] * alpha) + acc * sp;
+				}
+				m = mx;
+			}
+			for (int d = 0; d < D; d++)
+				o[d] /= l;
+		}
+}
+
+/* diff names the class behind the model's out.npy, exactly and alone. */
+static void model_dump_named(int regroup_none, int no_rescale, const char *want)
+{
+	static const char text[] =
+		"fragsim: 1\nname: pv-model\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
+		"cache: {placement: shuffled}\nsequences:\n  - {context: 100}\n"
+		"pv: {mode: int8}\ndata: {seed: 12}\n";
+	char dir[64], path[128], line[256];
+	struct runcase r;
+	struct fs_err err;
+	struct run_result res;
+	size_t sh[4], n;
+	double *out;
+	float *f;
+	const char *got;
+
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvmodel"));
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	tu_put(path, text);
+	if (runcase_load(path, &r, &err) != FS_OK || runcase_inputs(&r, &err) != FS_OK)
+		fail_msg("%s", err.msg);
+	sh[0] = (size_t)r.in.S, sh[1] = (size_t)r.in.T, sh[2] = (size_t)r.in.Hq, sh[3] = (size_t)r.in.D;
+	n = sh[0] * sh[1] * sh[2] * sh[3];
+	out = malloc(n * sizeof(double));
+	f = malloc(n * sizeof(float));
+	assert_non_null(out && f);
+	pv_model(&r, regroup_none, no_rescale, out);
+	for (size_t i = 0; i < n; i++)
+		f[i] = (float)out[i];
+	assert_int_equal(tu_sh("mkdir %s/dump", dir), 0);
+	snprintf(path, sizeof(path), "%s/dump/out.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sh, f, NULL, &err), FS_OK);
+	res = tu_run("diff %s/case.yaml --dump %s/dump --tol 1e-4", dir, dir);
+	got = strstr(res.out, "diagnosis:");
+	snprintf(line, sizeof(line), "diagnosis: matches %s exactly (", want);
+	if (res.status != (want[0] == 't' ? 0 : 1) || !got || strncmp(got, line, strlen(line)) ||
+	    strstr(got, "; so do"))
+		fail_msg("%s: %s%s", want, got ? got : res.out, res.err);
+	tu_free(&res);
+	free(out), free(f);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/*
+ * fragsim_dump.h writes the four INT8 PV tensors under their names; diff
+ * reads them back. The values are the planted v_scale_apply kernel's
+ * (its emulation: this tests the writer and the reader, the models above
+ * test the naming), of every other group only, so the groups are found
+ * by their pv_tiles rows, not by position.
+ */
+static void dump_header_writes_pv_tensors(void **state)
+{
+	static const char text[] =
+		"fragsim: 1\nname: pv-fsd\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
+		"sequences:\n  - {context: 90}\npv: {mode: int8}\ndata: {seed: 4}\n";
+	char dir[64], path[128], out[160];
+	struct runcase r;
+	struct fs_err err;
+	struct fsd_writer w;
+	struct run_result res;
+	size_t n, ea, dt, W, EC, M;
+	int8_t *pi;
+	float *ps;
+	int32_t *pa, *pt;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvfsd"));
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	tu_put(path, text);
+	snprintf(out, sizeof(out), "%s/planted.yaml", dir);
+	{
+		char planted[512];
+
+		snprintf(planted, sizeof(planted), "%skernel: {v_scale_apply: after_product}\n", text);
+		tu_put(out, planted);
+	}
+	assert_int_equal(runcase_load(out, &r, &err), FS_OK);
+	r.emulate_only = 1;
+	assert_int_equal(runcase_exec(&r, &err), FS_OK);
+	n = (r.sim.n_groups + 1) / 2, W = (size_t)r.sim.wave, ea = (size_t)r.sim.pv_ea;
+	dt = (size_t)r.sim.pv_dt, EC = (size_t)r.sim.ec, M = (size_t)r.sim.rows;
+	pi = malloc(n * W * ea), ps = malloc(n * M * sizeof(float));
+	pa = malloc(n * dt * W * EC * sizeof(int32_t)), pt = malloc(n * 5 * sizeof(int32_t));
+	assert_non_null(pi && ps && pa && pt);
+	for (size_t i = 0; i < n; i++) {	/* groups 2i: in reverse order */
+		size_t g = 2 * (n - 1 - i);
+
+		memcpy(&pi[i * W * ea], &r.sim.p_int8[g * W * ea], W * ea);
+		memcpy(&ps[i * M], &r.sim.p_scale[g * M], M * sizeof(float));
+		memcpy(&pa[i * dt * W * EC], &r.sim.pv_acc[g * dt * W * EC],
+		       dt * W * EC * sizeof(int32_t));
+		memcpy(&pt[i * 5], &r.sim.pv_tiles[g * 5], 5 * sizeof(int32_t));
+	}
+	snprintf(out, sizeof(out), "%s/dump", dir);
+	if (fsd_begin(&w, out) ||
+	    fsd_tensor(&w, "p_int8", FSD_I8, pi, 3, (size_t[3]){ n, W, ea }) ||
+	    fsd_tensor(&w, "p_scale", FSD_F32, ps, 2, (size_t[2]){ n, M }) ||
+	    fsd_tensor(&w, "pv_acc", FSD_I32, pa, 4, (size_t[4]){ n, dt, W, EC }) ||
+	    fsd_tensor(&w, "pv_tiles", FSD_I32, pt, 2, (size_t[2]){ n, 5 }) ||
+	    fsd_commit(&w)) {
+		fsd_abort(&w);
+		fail_msg("%s", w.error);
+	}
+	res = tu_run("diff %s --dump %s", path, out);
+	assert_int_equal(res.status, 1);
+	assert_non_null(strstr(res.out, "dump      "));
+	assert_non_null(strstr(res.out, ": p_int8, p_scale, pv_acc;"));
+	assert_non_null(strstr(res.out, "diagnosis: matches kernel assumption v_scale_apply=after_product exactly ("));
+	tu_free(&res);
+	free(pi), free(ps), free(pa), free(pt);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/* Every other refusal of the INT8 PV keys and files names its cause. */
+static void more_refusals(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "fragsim: 1\nname: a\nsequences:\n  - {context: 20}\npv: {regroup: lds}\n",
+		  "pv.regroup: applies to pv.mode int8 only" },
+		{ "fragsim: 1\nname: a\nmodel: {alibi: true}\nsequences:\n  - {context: 20}\n"
+		  "pv: {mode: int8}\n", "pv.mode: int8 is the INT8 path's second product; it refuses model.alibi" },
+		{ "fragsim: 1\nname: a\nmodel: {soft_cap: 30}\nsequences:\n  - {context: 20}\n"
+		  "pv: {mode: int8}\n", "it refuses model.soft_cap" },
+		{ "fragsim: 1\nname: a\ncache: {k_scale: per_block32}\nsequences:\n  - {context: 20}\n"
+		  "pv: {mode: int8}\n", "it refuses cache.k_scale per_block32" },
+		{ "fragsim: 1\nname: a\npv: {mode: int4}\nsequences:\n  - {context: 20}\n",
+		  "pv.mode: must be one of f32, int8" },
+	};
+	char dir[64], path[128];
+	struct runcase r;
+	struct fs_err err;
+	struct run_result res;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *p = tu_write_temp(".yaml", bad[i].text);
+
+		assert_int_equal(runcase_load(p, &r, &err), FS_EINPUT);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("want '%s', got '%s'", bad[i].want, err.msg);
+		free(p);
+	}
+	/* CDNA3 32x32x16: a group of K = 16 keys is half a 32-key QK tile */
+	run_text("fragsim: 1\nname: a\nisa: cdna3-mfma-i32-32x32x16-i8\n"
+		 "sequences:\n  - {context: 40}\npv: {mode: int8}\n", &r, FS_EINPUT);
+	runcase_free(&r);
+	/* dumps: pv_acc without pv_tiles; PV files for an f32-PV case */
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvbad"));
+	snprintf(path, sizeof(path), "%s/int8.yaml", dir);
+	tu_put(path, "fragsim: 1\nname: a\nsequences:\n  - {context: 40}\npv: {mode: int8}\n");
+	snprintf(path, sizeof(path), "%s/f32.yaml", dir);
+	tu_put(path, "fragsim: 1\nname: a\nsequences:\n  - {context: 40}\n");
+	assert_int_equal(tu_sh("cd %s && %s run int8.yaml --emulate-only --out g > /dev/null && "
+			       "mkdir d && cp g/pv_acc.npy d/ && mkdir e && cp g/pv_acc.npy g/pv_tiles.npy e/",
+			       dir, FRAGSIM_BIN), 0);
+	res = tu_run("diff %s/int8.yaml --dump %s/d", dir, dir);
+	assert_int_equal(res.status, 2);
+	assert_non_null(strstr(res.err, "need pv_tiles.npy beside them"));
+	tu_free(&res);
+	res = tu_run("diff %s/f32.yaml --dump %s/e", dir, dir);
+	assert_int_equal(res.status, 2);
+	assert_non_null(strstr(res.err, "the case's PV is f32 (pv.mode), so no pv_acc"));
+	tu_free(&res);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+static void model_dumps_name_pv_classes(void **state)
+{
+	(void)state;
+	model_dump_named(1, 0, "kernel assumption p_regroup=none");
+	model_dump_named(0, 1, "kernel assumption pv_rescale=missing");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(one_lane_regroup_by_hand),
+		cmocka_unit_test(pv_acc_by_hand),
+		cmocka_unit_test(shipped_cases_match_reference),
+		cmocka_unit_test(regroups_agree),
+		cmocka_unit_test(qk_half_unchanged),
+		cmocka_unit_test(refusals_name_the_reason),
+		cmocka_unit_test(more_refusals),
+		cmocka_unit_test(dump_header_writes_pv_tensors),
+		cmocka_unit_test(model_dumps_name_pv_classes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
