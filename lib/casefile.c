@@ -757,7 +757,8 @@ enum fs_rc casefile_after_pv(struct case_loader *L, const struct case_key *k,
 		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "mode"), q,
 				 "int8 multiplies the INT8 V cache through the "
 				 "instruction; cache.v_dtype is %s, not int8",
-				 c->v_dtype == VDT_BF16 ? "bf16" : "f32");
+				 c->v_dtype == VDT_BF16 ? "bf16" : c->v_dtype == VDT_F32 ? "f32" :
+				 c->v_dtype == VDT_Q8_0 ? "q8_0" : "q4_0");
 	}
 	if (c->pv_mode == PV_INT8 && (c->alibi || c->soft_cap > 0 ||
 				      c->k_scale == KSCALE_PER_BLOCK32)) {
