@@ -203,6 +203,8 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_V_SCALE_APPLY] = NEEDS(0),
 	[BUG_P_SCALE_INDEX] = NEEDS(0),
 	[BUG_PV_RESCALE] = NEEDS(0),
+	[BUG_BLOCK_OFFSET_INT32] = NEEDS(NEED(NEED_POOL_2GIB)),
+	[BUG_BLOCK_OFFSET_U16] = NEEDS(NEED(NEED_POOL_64K)),
 };
 
 /* Is the edge key e (a first masked or first visible key) inside a

@@ -430,6 +430,22 @@ enum fs_rc casefile_after_k_scale(struct case_loader *L,
 	return FS_OK;
 }
 
+enum fs_rc casefile_after_v_dtype(struct case_loader *L,
+				  const struct case_key *k, yaml_node_t *map,
+				  yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+
+	(void)k;
+	(void)map;
+	if (case_v_blocks(c->v_dtype) && c->head_dim % 32)
+		return ydoc_fail(L->err, L->d, v, p,
+				 "%s needs a head_dim that is a multiple of 32 (one "
+				 "fp16 scale per 32 elements), not %d",
+				 c->v_dtype == VDT_Q8_0 ? "q8_0" : "q4_0", c->head_dim);
+	return FS_OK;
+}
+
 enum fs_rc casefile_after_block_stride(struct case_loader *L,
 				       const struct case_key *k, yaml_node_t *map,
 				       yaml_node_t *v, const char *p, void *base)
@@ -445,6 +461,21 @@ enum fs_rc casefile_after_block_stride(struct case_loader *L,
 				 "(kv_heads %d x head_dim %d x block_size %d), not %d",
 				 dense, c->kv_heads, c->head_dim, c->block_size,
 				 c->block_stride);
+	return FS_OK;
+}
+
+enum fs_rc casefile_after_window_blocks(struct case_loader *L,
+					const struct case_key *k, yaml_node_t *map,
+					yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+
+	(void)k;
+	(void)map;
+	if (v && c->window_free && c->sliding_window <= 0)
+		return ydoc_fail(L->err, L->d, v, p,
+				 "free needs a sliding window (model.sliding_window), "
+				 "and the case has none");
 	return FS_OK;
 }
 
@@ -726,7 +757,8 @@ enum fs_rc casefile_after_pv(struct case_loader *L, const struct case_key *k,
 		return ydoc_fail(L->err, L->d, ydoc_get(L->d, v, "mode"), q,
 				 "int8 multiplies the INT8 V cache through the "
 				 "instruction; cache.v_dtype is %s, not int8",
-				 c->v_dtype == VDT_BF16 ? "bf16" : "f32");
+				 c->v_dtype == VDT_BF16 ? "bf16" : c->v_dtype == VDT_F32 ? "f32" :
+				 c->v_dtype == VDT_Q8_0 ? "q8_0" : "q4_0");
 	}
 	if (c->pv_mode == PV_INT8 && (c->alibi || c->soft_cap > 0 ||
 				      c->k_scale == KSCALE_PER_BLOCK32)) {

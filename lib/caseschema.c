@@ -47,7 +47,8 @@ static const char *const placement_names[] = {
 static const char *const kscale_names[] = {
 	"per_token_head", "per_block32", "per_tensor", "per_head", NULL,
 };
-static const char *const vdtype_names[] = { "int8", "bf16", "f32", NULL };
+static const char *const vdtype_names[] = { "int8", "bf16", "f32", "q8_0", "q4_0", NULL };
+static const char *const window_blocks_names[] = { "keep", "free", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };
 static const char *const pv_names[] = { "f32", "int8", NULL };
 static const char *const regroup_names[] = { "lds", "v_permuted", NULL };
@@ -172,7 +173,9 @@ static const struct case_key schema[] = {
 	{ "cache.num_blocks", KEY_HOOK, .def = "auto", .parse = casefile_parse_num_blocks,
 	  .print = caseprint_num_blocks, .type_doc = "`auto` or int",
 	  .range_doc = "blocks needed to 4194304",
-	  .doc = "physical blocks NB; `auto` = blocks needed + `spare_blocks`" },
+	  .doc = "physical blocks NB; `auto` = blocks needed + `spare_blocks`; past "
+		 "65,536 blocks or 256 MiB of caches only the blocks the tables name "
+		 "are stored (a sparse pool), the rest is poison at no cost" },
 	{ "cache.spare_blocks", KEY_INT, FC(spare_blocks), .lo = 0, .hi = 1024,
 	  .def = "2", .flags = KEY_NOPRINT, .after = casefile_after_spare_blocks,
 	  .doc = "unused (poisoned) blocks; only with `num_blocks: auto` (`show` "
@@ -183,7 +186,11 @@ static const struct case_key schema[] = {
 	{ "cache.k_scale", KEY_ENUM, FC(k_scale), .names = kscale_names,
 	  .def = "per_token_head", .after = casefile_after_k_scale,
 	  .doc = "K scale granularity" },
-	ENUM_("cache.v_dtype", FC(v_dtype), vdtype_names, "int8", "V cache element type"),
+	{ "cache.v_dtype", KEY_ENUM, FC(v_dtype), .names = vdtype_names,
+	  .def = "int8", .after = casefile_after_v_dtype,
+	  .doc = "V cache element type; `q8_0`, `q4_0`: llama.cpp's blocks of 32 "
+		 "dims a token with one fp16 scale (their own scale and rounding, "
+		 "not quant:'s), dequantized before the f32 PV" },
 	{ "cache.shuffle_cache", KEY_BOOL, FC(shuffle_cache), .def = "false",
 	  .doc = "pre-permuted K cache layout (route check)" },
 	{ "cache.block_stride", KEY_INT, FC(block_stride), .lo = 0, .hi = 1 << 30,
@@ -194,6 +201,12 @@ static const struct case_key schema[] = {
 		 "(padded pages, or K and V interleaved in one pool); the gap is "
 		 "poison; 0 = dense, kv_heads * head_dim * block_size; `show` "
 		 "prints it only when set" },
+	{ "cache.window_blocks", KEY_ENUM, FC(window_free), .names = window_blocks_names,
+	  .def = "keep", .flags = KEY_QUIET, .after = casefile_after_window_blocks,
+	  .doc = "`free`: with a sliding window, the blocks wholly behind every "
+		 "query's window are unmapped as vLLM frees them (block-table "
+		 "entries -1, never written), so a kernel that reads them sees "
+		 "poison; needs `model.sliding_window`; `show` prints it only when set" },
 
 	{ "sequences", KEY_HOOK, .required = "", .parse = casefile_parse_sequences,
 	  .print = caseprint_sequences, .type_doc = "list of mappings",

@@ -46,7 +46,8 @@ enum case_key_type {
 #define KEY_LO_OPEN (1u << 0)	/* double: lo itself is out of range */
 #define KEY_NAN (1u << 1)	/* double: default NaN = "not checked" */
 #define KEY_NOPRINT (1u << 2)	/* show prints it elsewhere (a comment) */
-#define KEY_QUIET (1u << 3)	/* int: printed only when not 0, so cases
+#define KEY_QUIET (1u << 3)	/* int, enum: printed only when not 0 (the
+				   enum's first name), so cases
 				   without it print (and their golden
 				   manifests embed) the bytes they did */
 
@@ -127,7 +128,8 @@ case_key_hook casefile_parse_version, casefile_parse_isa,
 	casefile_after_name, casefile_after_model, casefile_after_soft_cap,
 	casefile_after_spare_blocks, casefile_after_k_scale,
 	casefile_after_decode_rows, casefile_after_segment,
-	casefile_after_block_stride, casefile_after_pv;
+	casefile_after_block_stride, casefile_after_window_blocks,
+	casefile_after_v_dtype, casefile_after_pv;
 case_print_hook caseprint_version, caseprint_softmax_scale,
 	caseprint_num_blocks, caseprint_sequences, caseprint_kernel,
 	caseprint_tensor, caseprint_outliers, caseprint_golden;

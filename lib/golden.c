@@ -6,7 +6,8 @@
  *                          name and digest, seed, rounding, every file with
  *                          dtype, shape and sha256
  *     q.npy q_int8.npy q_scale.npy k_cache.npy k_scale.npy v_cache.npy
- *     [v_scale.npy] block_table.npy context_lens.npy q_pos.npy   (inputs)
+ *     [v_scale.npy] [pool_blocks.npy] block_table.npy context_lens.npy
+ *     q_pos.npy                                                  (inputs)
  *     acc.npy acc_tiles.npy                                      (acc)
  *     [p_int8.npy p_scale.npy pv_acc.npy pv_tiles.npy]  (acc, pv.mode int8)
  *     scores.npy                                                 (scores)
@@ -77,7 +78,7 @@ static void collect(const struct runcase *r, struct tlist *l)
 	const struct attn_result *a = &r->sim;
 	size_t S = (size_t)in->S, T = (size_t)in->T, Hq = (size_t)in->Hq,
 	       Hkv = (size_t)in->Hkv, D = (size_t)in->D, BS = (size_t)in->BS,
-	       NB = (size_t)in->NB;
+	       NB = (size_t)in->NM;	/* the stored blocks (a sparse pool: pool_blocks) */
 
 	l->n = 0;
 	l->cur = 0;
@@ -102,18 +103,27 @@ static void collect(const struct runcase *r, struct tlist *l)
 			add(l, "k_scale", NPY_F32, in->k_scale, 1, Hkv, 0, 0, 0, 0);
 		else
 			add(l, "k_scale", NPY_F32, in->k_scale, 3, NB, BS, Hkv, 0, 0);
-		if (c->v_dtype == VDT_INT8) {
+		if (case_v_bytes(c->v_dtype)) {
 			if (in->BSTR)
 				add(l, "v_cache", NPY_I8, in->v_cache_i8, 2, NB, in->BSTR, 0, 0, 0);
 			else
 				add(l, "v_cache", NPY_I8, in->v_cache_i8, 4, NB, Hkv, D, BS, 0);
-			add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
+			/* q8_0, q4_0: one fp16 scale per 32 dims of a slot */
+			if (case_v_blocks(c->v_dtype))
+				add(l, "v_scale", NPY_F16, in->v_scale16, 4, NB, BS, Hkv, D / 32, 0);
+			else
+				add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
 		} else {
 			if (in->BSTR)
 				add(l, "v_cache", NPY_F32, in->v_cache_f, 2, NB, in->BSTR, 0, 0, 0);
 			else
 				add(l, "v_cache", NPY_F32, in->v_cache_f, 4, NB, Hkv, D, BS, 0);
 		}
+		/* A sparse pool (sim/attn/inputs.h) is written as stored:
+		 * row m of every [NB] array above is physical block
+		 * pool_blocks[m]; the others are poison and not written. */
+		if (in->pool_blocks)
+			add(l, "pool_blocks", NPY_I32, in->pool_blocks, 1, NB, 0, 0, 0, 0);
 		add(l, "block_table", NPY_I32, in->block_table, 2, S, (size_t)in->MAXB, 0, 0, 0);
 		add(l, "context_lens", NPY_I32, in->context_lens, 1, S, 0, 0, 0, 0);
 		add(l, "q_pos", NPY_I32, in->q_pos, 2, S, T, 0, 0, 0);

@@ -312,9 +312,10 @@ static double memory_need(const struct runcase *r, struct need *top,
 	static const char *const given_name[3] = { "data.q.npy", "data.k.npy", "data.v.npy" };
 	struct need a[RUNCASE_NEEDS], b[RUNCASE_NEEDS], kv;
 	int na = 0, nb = 0, one = 0, n_inputs, S = c->n_seqs, T = case_tokens_max(c), X = case_context_max(c);
-	int Hq = c->q_heads, Hkv = c->kv_heads, D = c->head_dim, vb = c->v_dtype == VDT_INT8 ? 1 : 4;
+	int Hq = c->q_heads, Hkv = c->kv_heads, D = c->head_dim, vb = case_v_bytes(c->v_dtype) ? 1 : 4;
 	double rows = (double)S * T * Hq, out[3], raw = 0, pa = 0, pb = 0, brows, tiles;
 	unsigned drop = keep_plan(r);
+	int nstored = inputs_pool_stored(c);
 
 	/* Phase a: the inputs, and the given tensors they are built from. */
 	need_add(a, &na, "the query (q f32, q_int8)", rows * D * 5,
@@ -324,21 +325,32 @@ static double memory_need(const struct runcase *r, struct need *top,
 		 S, X, Hkv, D);
 	if (runcase_keeps_kv(r))	/* else only the caches (ref regenerates) */
 		a[na++] = kv;
-	need_add(a, &na, "the K and V caches", (double)c->num_blocks * c->block_size * Hkv * D * (1 + vb),
-		 "cache.num_blocks %d x block_size %d x kv_heads %d x head_dim %d x %d bytes",
-		 c->num_blocks, c->block_size, Hkv, D, 1 + vb);
+	/* Only the stored blocks: a sparse pool's others cost nothing
+	 * (inputs_pool_stored; a dense pool stores num_blocks). */
+	if (inputs_pool_sparse(c))
+		need_add(a, &na, "the K and V caches", (double)nstored * c->block_size * Hkv * D * (1 + vb),
+			 "%d blocks the tables name (of cache.num_blocks %d, a sparse pool) x block_size %d x kv_heads %d x head_dim %d x %d bytes",
+			 nstored, c->num_blocks, c->block_size, Hkv, D, 1 + vb);
+	else
+		need_add(a, &na, "the K and V caches", (double)nstored * c->block_size * Hkv * D * (1 + vb),
+			 "cache.num_blocks %d x block_size %d x kv_heads %d x head_dim %d x %d bytes",
+			 c->num_blocks, c->block_size, Hkv, D, 1 + vb);
 	{
-		double slots = (double)c->num_blocks * c->block_size * Hkv;
+		double slots = (double)nstored * c->block_size * Hkv;
 		double ks = c->k_scale == KSCALE_PER_TENSOR ? 4.0 / slots :
 			    c->k_scale == KSCALE_PER_HEAD ? 4.0 * Hkv / slots :
 			    c->k_scale == KSCALE_PER_BLOCK32 ? (D / 32) * 2.0 : 4.0;
 
+		/* V's scales: f32 a slot (int8), fp16 per 32 dims (q8_0, q4_0) */
+		double vs = c->v_dtype == VDT_INT8 ? 4.0 : case_v_blocks(c->v_dtype) ? (D / 32) * 2.0 : 0.0;
+
 		need_add(a, &na, "the scales and tables",
-			 slots * (ks + (vb == 1 ? 4 : 0)) + rows * 4 +
+			 slots * (ks + vs) + rows * 4 +
 				 (double)S * (case_table_width(c) + T + 1) * 4,
-			 "cache.num_blocks %d x block_size %d x kv_heads %d scales, "
+			 "%s %d x block_size %d x kv_heads %d scales, "
 			 "and sequences %d x tokens %d x q_heads %d",
-			 c->num_blocks, c->block_size, Hkv, S, T, Hq);
+			 inputs_pool_sparse(c) ? "stored blocks" : "cache.num_blocks",
+			 nstored, c->block_size, Hkv, S, T, Hq);
 	}
 	n_inputs = na;
 	/* The cap counts the logical K and V, allocated or not. */

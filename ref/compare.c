@@ -98,6 +98,7 @@
 #include "dmath.h"
 #include "dot.h"
 #include "pv_int8.h"
+#include "pool.h"
 #include "ref.h"
 #include "../sim/common/progress.h"
 
@@ -269,7 +270,8 @@ static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 	if (x->c->k_scale != KSCALE_PER_BLOCK32)
 		return CMP_SCORE_REL * fabs(cs) + extra;
 	sq = in->q_scale[((size_t)s * x->T + t) * x->Hq + qh];
-	blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
+	/* the stored row of the key's block (a sparse pool: ref/pool.c) */
+	blk = ref_pool_row(in, in->block_table[(size_t)s * in->MAXB + j / in->BS]);
 	slot = j % in->BS;
 	ts = ((size_t)blk * in->BS + slot) * in->Hkv + g;
 	for (int kb = 0; kb < nkb; kb++)

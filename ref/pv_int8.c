@@ -27,14 +27,17 @@
 #include <string.h>
 
 #include "dmath.h"
+#include "pool.h"
 #include "ref.h"
 
-/* Physical block of key j of sequence s, by the table; -1 past it. */
+/* Block of key j of sequence s, by the table, as the row of the stored
+ * arrays that holds it (a sparse pool: ref/pool.c; else the physical
+ * block); -1 past the table or for a freed (window_blocks) entry. */
 static int pv_block(const struct fs_inputs *in, int s, int j)
 {
 	int b = j / in->BS;
 
-	return b < in->MAXB ? in->block_table[s * in->MAXB + b] : -1;
+	return b < in->MAXB ? ref_pool_row(in, in->block_table[s * in->MAXB + b]) : -1;
 }
 
 /* (blk, slot, kv head) index of the per-token scale caches. */

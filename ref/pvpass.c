@@ -13,6 +13,7 @@
 
 #include <assert.h>
 
+#include "pool.h"
 #include "tile.h"
 
 _Static_assert(REF_PV_SLICES * TILE_SLICE == REF_PV_DIMS,
@@ -126,6 +127,14 @@ void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
 						tile_dequant(v8[u + k] + e, vs,
 							     vb[e / TILE_SLICE][u + k] + e % TILE_SLICE);
 				}
+			} else if (c->v_dtype == VDT_Q8_0 || c->v_dtype == VDT_Q4_0) {
+				/* llama.cpp's blocks, dequantized by ref/pool.c */
+				for (int k = 0; k < run; k++)
+					for (int e = 0; e < w; e++)
+						vb[e / TILE_SLICE][u + k][e % TILE_SLICE] =
+							ref_pool_vq(c, in, at + (size_t)e * BS + k,
+								    ((size_t)blk * BS + slot + k) *
+								    in->Hkv + g, d0 + e);
 			} else {
 				for (int k = 0; k < run; k++)
 					for (int e = 0; e < w; e++)

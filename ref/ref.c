@@ -15,10 +15,14 @@
  *                          k_scale[g]; per_block32:
  *                          k_scale16[blk][slot][g][d / 32]        f16)
  *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g])
+ *                         (q8_0, q4_0: (v - 0 or 8) * f16
+ *                          v_scale16[blk][slot][g][d / 32], ref_pool_vq)
  *   g = q_head / (Hq / Hkv)
  *   with cache.block_stride BSTR (in->BSTR, 0 = dense), [blk] of k_cache
  *   and v_cache is the BSTR elements from blk * BSTR (ref_blk0); the
  *   scales stay dense
+ *   a sparse pool stores only the blocks the tables name: [blk] is then
+ *   the stored row of the table's block (ref_pool_row, pool.c)
  *
  * Quantized score of (s, t, q head) against key j:
  *   per_token_head  acc * sQ * sK[blk][slot][g] * softmax_scale
@@ -90,6 +94,7 @@
 
 #include "dmath.h"
 #include "dot.h"
+#include "pool.h"
 #include "pvpass.h"
 #include "tile.h"
 
@@ -120,12 +125,18 @@ size_t ref_blk0(const struct fs_inputs *in, int blk)
 	return (size_t)blk * (in->BSTR ? in->BSTR : dense);
 }
 
-/* Physical block and slot of key j of sequence s. */
+/* Block and slot of key j of sequence s: *blk is the row of the stored
+ * arrays that holds its physical block (pool.h; the block itself in a
+ * dense pool), so every [blk] (here and in pvpass.c) indexes what is
+ * stored. */
 void ref_page(const struct fs_inputs *in, int s, int j, int *blk, int *slot)
 {
-	*blk = in->block_table[(size_t)s * in->MAXB + j / in->BS];
+	int phys = in->block_table[(size_t)s * in->MAXB + j / in->BS];
+
+	assert(phys >= 0 && phys < in->NB);
+	*blk = ref_pool_row(in, phys);
 	*slot = j % in->BS;
-	assert(*blk >= 0 && *blk < in->NB);
+	assert(*blk >= 0 && *blk < in->NM);
 }
 
 int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
@@ -142,6 +153,8 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 		d1 = d0 + 32;
 		assert(d1 <= D);
 	}
+	if (ref_pool_freed(in, s, j))
+		return 0;	/* a freed block: the kernel loads 0 (pool.h) */
 	ref_page(in, s, j, &blk, &slot);
 	q = in->q_int8 + (((size_t)s * in->T + t) * in->Hq + qh) * D;
 	/* 16 dims at a time: one [blk][g][d / 16][slot][0..15] row each. */
@@ -159,6 +172,10 @@ void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 {
 	int D = in->D, BS = in->BS, blk, slot;
 
+	if (ref_pool_freed(in, s, j)) {
+		memset(k, 0, (size_t)D);	/* a freed block: loads 0 */
+		return;
+	}
 	ref_page(in, s, j, &blk, &slot);
 	for (int d16 = 0; d16 < D / 16; d16++)
 		memcpy(k + 16 * d16, in->k_cache + ref_blk0(in, blk) +

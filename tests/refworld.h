@@ -131,6 +131,7 @@ static inline void world_init(struct world *w, const struct spec *sp)
 	in->D = sp->D;
 	in->BS = sp->BS;
 	in->NB = sp->NB;
+	in->NM = sp->NB;	/* a dense pool: every block stored */
 	in->BSTR = (size_t)sp->bstr;
 	in->MAXB = case_table_width(c);
 	in->MAXCTX = case_context_max(c);

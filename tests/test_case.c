@@ -419,6 +419,12 @@ static void out_of_range(void **state)
 		     "model.sliding_window: must be between 0 and 1048576, not -1");
 	expect_error(BASE "model:\n  soft_cap: -1\n" SEQ, 4, 13,
 		     "model.soft_cap: must be at least 0, not -1");
+	expect_error(BASE "cache: {window_blocks: free}\n" SEQ, 3, 24,
+		     "cache.window_blocks: free needs a sliding window (model.sliding_window), and the case has none");
+	expect_error(BASE "cache: {window_blocks: maybe}\n" SEQ, 3, 24,
+		     "cache.window_blocks: must be one of keep, free, not 'maybe'");
+	expect_error(BASE "model: {head_dim: 80}\ncache: {v_dtype: q4_0}\n" SEQ, 4, 18,
+		     "cache.v_dtype: q4_0 needs a head_dim that is a multiple of 32 (one fp16 scale per 32 elements), not 80");
 	expect_error(BASE "cache: {spare_blocks: 1025}\n" SEQ, 3, 23,
 		     "cache.spare_blocks: must be between 0 and 1024, not 1025");
 	expect_error(BASE "cache: {num_blocks: 4194305}\n" SEQ, 3, 21,

@@ -961,6 +961,62 @@ static void memory_estimate_hand_worked(void **state)
 	runcase_free(&r);
 }
 
+/*
+ * A sparse pool is estimated by what it stores: cases/edge/sparse-pool.yaml
+ * has 4,194,304 blocks of 16 KiB of K and 16 KiB of V (128 GiB dense) and
+ * its tables name 5 + 2 of them, 7 x 32 KiB = 224 KiB of caches. It fits
+ * 8 MiB; 200 KiB is too little, by an estimate in KiB.
+ */
+static void memory_estimate_of_a_sparse_pool(void **state)
+{
+	struct fs_err err = { 0 };
+	struct runcase r;
+
+	(void)state;
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/edge/sparse-pool.yaml", &r, &err),
+			 FS_OK);
+	r.mem_avail = 8 << 20;
+	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
+	assert_int_equal(r.in.NM, 7);
+	runcase_free(&r);
+	assert_int_equal(runcase_load(FRAGSIM_SRC "/cases/edge/sparse-pool.yaml", &r, &err),
+			 FS_OK);
+	r.mem_avail = 200 * 1024;
+	assert_int_equal(runcase_inputs(&r, &err), FS_EBUDGET);
+	/* under a MiB in all, not the dense pool's 128 GiB */
+	if (strncmp(err.msg, "the case needs ", 15) || !strstr(err.msg, " KiB, over the limit"))
+		fail_msg("%s", err.msg);
+	runcase_free(&r);
+}
+
+/*
+ * INT8 PV on a sparse pool (blocks 4194000, 3 and 70000 of 4,194,304)
+ * and on freed blocks: the reference's PV reads the stored rows (it
+ * crashed on the physical block before ref/pv_int8.c asked ref/pool.c).
+ */
+static void int8_pv_on_sparse_and_freed_pools(void **state)
+{
+	static const char *const cases[] = {
+		"fragsim: 1\nname: pv-sparse\ncache: {placement: table, num_blocks: 4194304}\n"
+		"pv: {mode: int8}\nsequences:\n  - {context: 40, blocks: [4194000, 3, 70000]}\n",
+		"fragsim: 1\nname: pv-freed\nmodel: {sliding_window: 20}\n"
+		"cache: {window_blocks: free, block_size: 8}\npv: {mode: int8}\n"
+		"sequences:\n  - {context: 100}\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *path = tu_write_temp(".yaml", cases[i]);
+		struct run_result r = tu_run("check %s", path);
+
+		if (r.status != 0 || !strstr(r.out, "1 passed, 0 failed"))
+			fail_msg("case %zu: exit %d\n%s%s", i, r.status, r.out, r.err);
+		tu_free(&r);
+		unlink(path);
+		free(path);
+	}
+}
+
 /* check --junit to a path that cannot be written fails before the suite
  * runs (nothing on stdout), with exit 2, naming the path. */
 static void junit_path_checked_first(void **state)
@@ -1412,6 +1468,8 @@ int main(void)
 		cmocka_unit_test(splitk_limit_at_parse_time),
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
+		cmocka_unit_test(memory_estimate_of_a_sparse_pool),
+		cmocka_unit_test(int8_pv_on_sparse_and_freed_pools),
 		cmocka_unit_test(junit_path_checked_first),
 		cmocka_unit_test(inputs_cap_before_allocating),
 		/* issue 21 */

@@ -432,6 +432,43 @@ static void block_offset_named_from_an_independent_model(void **state)
 }
 
 /*
+ * block_offset int32 and u16, named from dumps that fragsim did not
+ * write: tests/data/bwrap/model.py (numpy, no sim/ code) recomputes the
+ * QK^T tiles of a sparse pool of 4,194,304 blocks from its golden
+ * inputs (pool_blocks.npy naming the stored rows) with the block's byte
+ * offset wrapped to int32, or its id cut to 16 bits. diff must name each
+ * class exactly, and find the model's correct kernel (pool) equal.
+ */
+static void block_wrap_named_from_an_independent_model(void **state)
+{
+	static const char *const kinds[3][2] = {
+		{ "int32", "diagnosis: matches kernel assumption block_offset=int32 exactly" },
+		{ "u16", "diagnosis: matches kernel assumption block_offset=u16 exactly" },
+		{ "pool", "diagnosis: none needed" },
+	};
+	char dir[64];
+
+	(void)state;
+	if (tu_sh("/usr/bin/python3 -c 'import numpy' 2>/dev/null"))
+		skip();
+	assert_non_null(tu_scratch_new(dir, 64, "bwrap"));
+	assert_int_equal(tu_sh("cd '%s' && '%s' run tests/data/bwrap/case.yaml --emulate-only --out %s/golden >/dev/null",
+			    FRAGSIM_SRC, FRAGSIM_BIN, dir), 0);
+	for (int i = 0; i < 3; i++) {
+		struct run_result r;
+
+		assert_int_equal(tu_sh("cd '%s' && /usr/bin/python3 tests/data/bwrap/model.py %s/golden %s/%s %s",
+				    FRAGSIM_SRC, dir, dir, kinds[i][0], kinds[i][0]), 0);
+		r = tu_run("diff tests/data/bwrap/case.yaml --dump %s/%s", dir, kinds[i][0]);
+		if (r.status != (i == 2 ? 0 : 1) || !strstr(r.out, kinds[i][1]))
+			fail_msg("%s: exit %d, no '%s' in:\n%s%s", kinds[i][0], r.status, kinds[i][1],
+				 r.out, r.err);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/*
  * h-bugs-b: a dump written by tests/bugmodel.h's plain-loop model of a
  * buggy kernel (no sim/ code), scores and out only, compared at
  * --tol 1e-4 (the model computes in double): `fragsim diff` must name
@@ -617,6 +654,7 @@ int main(void)
 		cmocka_unit_test(diff_survives_reads_outside_the_table),
 		cmocka_unit_test(usage_errors),
 		cmocka_unit_test(block_offset_named_from_an_independent_model),
+		cmocka_unit_test(block_wrap_named_from_an_independent_model),
 		/* h-bugs-b */
 		cmocka_unit_test(model_dumps_name_walks),
 		cmocka_unit_test(model_dump_names_block_size),

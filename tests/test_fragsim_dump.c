@@ -366,6 +366,8 @@ static void unsupported_case_features_are_refused_by_name(void **state)
 	static const struct { const char *cache, *msg; } cases[] = {
 		{ "{k_scale: per_head}", "case key cache.k_scale is per_head: the harnesses read K scales per (token, kv head), per tensor or per 32 dims" },
 		{ "{block_stride: 24576}", "case key cache.block_stride is 24576: the harnesses address a dense pool" },
+		/* past 65,536 blocks: stored sparse, rows named by pool_blocks */
+		{ "{placement: reversed, num_blocks: 70000}", "a sparse pool (only the blocks the tables name are stored, rows named by pool_blocks.npy): the harnesses address a dense pool" },
 	};
 	struct fixture *f = *state;
 

@@ -233,6 +233,160 @@ static long check_paged(const struct fs_case *c, const struct fs_inputs *in)
 	return checked;
 }
 
+/* This file's own stored row of physical block blk: a linear scan of
+ * pool_blocks (sim/ halves it), or blk itself in a dense pool; -1 none. */
+static int stored_row(const struct fs_inputs *in, int blk)
+{
+	if (!in->pool_blocks)
+		return blk;
+	for (int m = 0; m < in->NM; m++)
+		if (in->pool_blocks[m] == blk)
+			return m;
+	return -1;
+}
+
+/*
+ * A sparse pool: 4,194,304 blocks of 16 KiB of K and as much of V (128
+ * GiB dense) with two sequences of 37 and 20 keys, shuffled over the
+ * whole pool. Only their 3 + 2 blocks are stored, ascending in
+ * pool_blocks; the table is the one the dense pool's Fisher-Yates gives
+ * (drawn here again from GEN_BLOCKS); every key's K, V and scales sit in
+ * its block's stored row; a slot past a context and any block not named
+ * read as poison (inputs_k_scale NaN).
+ */
+static void sparse_pool_stores_named_blocks(void **state)
+{
+	static const int ctx[] = { 37, 20 };
+	const int NB = 1 << 22;
+	struct fs_case c;
+	struct fs_inputs in;
+	int8_t kq[D_MAX], vq[D_MAX];
+	int *perm = malloc((size_t)NB * sizeof(int));
+
+	(void)state;
+	base_case(&c, 16, PLACE_SHUFFLED, 2, ctx, NULL);
+	c.num_blocks = NB;
+	assert_true(inputs_pool_sparse(&c));
+	assert_int_equal(inputs_pool_stored(&c), 5);
+	build_ok(&c, NULL, &in);
+	assert_int_equal(in.NB, NB);
+	assert_int_equal(in.NM, 5);
+	assert_non_null(in.pool_blocks);
+	for (int m = 1; m < in.NM; m++)
+		assert_true(in.pool_blocks[m - 1] < in.pool_blocks[m]);
+	/* the dense pool's permutation, drawn here */
+	for (int i = 0; i < NB; i++)
+		perm[i] = i;
+	for (int i = NB - 1; i > 0; i--) {
+		int j = (int)(gen_u64(c.seed, GEN_BLOCKS, (uint64_t)i) % (uint64_t)(i + 1));
+		int t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	assert_int_equal(in.block_table[0], perm[0]);
+	assert_int_equal(in.block_table[1], perm[1]);
+	assert_int_equal(in.block_table[2], perm[2]);
+	assert_int_equal(in.block_table[in.MAXB], perm[3]);
+	assert_int_equal(in.block_table[in.MAXB + 1], perm[4]);
+	assert_int_equal(in.block_table[in.MAXB + 2], -1);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < ctx[s]; t++) {
+			int blk = phys_block(&in, s, t), m = stored_row(&in, blk), slot = t % 16;
+
+			assert_true(m >= 0);
+			for (int h = 0; h < in.Hkv; h++) {
+				float ks = quant_scale(k_row(&in, s, t, h), in.D, c.clip);
+				float vs = quant_scale(v_row(&in, s, t, h), in.D, c.clip);
+
+				quant_apply(k_row(&in, s, t, h), in.D, ks, c.clip, c.rounding, kq);
+				quant_apply(v_row(&in, s, t, h), in.D, vs, c.clip, c.rounding, vq);
+				assert_true(in.k_scale[scale_addr(&in, m, slot, h)] == ks);
+				assert_true(in.v_scale[scale_addr(&in, m, slot, h)] == vs);
+				/* inputs_k_scale takes the physical block */
+				assert_true(inputs_k_scale(&c, &in, blk, slot, h, 0) == ks);
+				for (int d = 0; d < in.D; d++) {
+					assert_int_equal(in.k_cache[k_addr(&in, m, h, d, slot)], kq[d]);
+					assert_int_equal(in.v_cache_i8[v_addr(&in, m, h, d, slot)], vq[d]);
+				}
+			}
+		}
+	/* slot 37 % 16 = 5 of sequence 0's last block, and blocks never named */
+	{
+		int m = stored_row(&in, phys_block(&in, 0, 36));
+
+		assert_int_equal(in.k_cache[k_addr(&in, m, 0, 0, 5)], INPUTS_POISON);
+		assert_true(is_nan(in.k_scale[scale_addr(&in, m, 5, 0)]));
+	}
+	for (int i = 5; i < 20; i++)
+		if (stored_row(&in, perm[i]) < 0)
+			assert_true(is_nan(inputs_k_scale(&c, &in, perm[i], 0, 0, 0)));
+	assert_int_equal(inputs_block_at(&in, perm[3]), stored_row(&in, perm[3]));
+	assert_int_equal(inputs_block_at(&in, NB), -1);
+	inputs_free(&in);
+	free(perm);
+
+	/* two table entries naming one block: found by the sort */
+	{
+		static const int one[] = { 16, 16 };
+		static int b0[] = { 4194000 }, b1[] = { 4194000 };
+		struct fs_err err;
+
+		base_case(&c, 16, PLACE_TABLE, 2, one, NULL);
+		c.num_blocks = NB;
+		c.seqs[0].blocks = b0, c.seqs[0].n_blocks = 1;
+		c.seqs[1].blocks = b1, c.seqs[1].n_blocks = 1;
+		assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+		assert_string_equal(err.msg, "sequence 1 block 0: physical block 4194000 is already used by sequence 0");
+		assert_null(in.k_cache);
+	}
+}
+
+/*
+ * q4_0 and q8_0 V in the paged V layout, by hand, from a given V whose
+ * row (key 0, kv head 0) is {-2, 1, 0.5, 0...} in dims 0..31 and zeros
+ * after: q4_0 stores {0, 12, 10, 8...} at v_cache[blk][0][d][0], one
+ * byte a dim, with fp16 0x3400 (0.25) for dims 0..31 and 0x8000 (-0,
+ * ggml's 0 / -8) for each zero block; q8_0 stores round(x * 63.5) =
+ * {-127, 64, 32, 0...} (d = 2 / 127, 1/d = 63.5) with fp16(2 / 127) =
+ * 0x2408. Slots no key owns keep poison and a NaN scale.
+ */
+static void v_blocks_stored_by_hand(void **state)
+{
+	static const int ctx[] = { 5 };
+	static const int8_t q4[3] = { 0, 12, 10 }, q8[3] = { -127, 64, 32 };
+	struct fs_case c;
+	struct fs_inputs in;
+	struct inputs_given g;
+	float *v;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		base_case(&c, 16, PLACE_CONTIGUOUS, 1, ctx, NULL);
+		c.v_dtype = i ? VDT_Q8_0 : VDT_Q4_0;
+		v = calloc((size_t)5 * 4 * 256, sizeof(float));
+		v[0] = -2, v[1] = 1, v[2] = 0.5f;
+		memset(&g, 0, sizeof(g));
+		g.v = v;
+		build_ok(&c, &g, &in);
+		assert_null(in.v_scale);
+		for (int d = 0; d < 256; d++) {
+			int8_t want = d < 3 ? (i ? q8[d] : q4[d]) : (i ? 0 : 8);
+
+			assert_int_equal(in.v_cache_i8[v_addr(&in, 0, 0, d, 0)], want);
+		}
+		assert_int_equal(in.v_scale16[scale_addr(&in, 0, 0, 0) * 8], i ? 0x2408 : 0x3400);
+		for (int kb = 1; kb < 8; kb++)
+			assert_int_equal(in.v_scale16[scale_addr(&in, 0, 0, 0) * 8 + kb],
+					 i ? 0x0000 : 0x8000);
+		/* slot 5, past the context: poison and a NaN fp16 */
+		assert_int_equal(in.v_cache_i8[v_addr(&in, 0, 0, 0, 5)], INPUTS_POISON);
+		assert_int_equal(in.v_scale16[scale_addr(&in, 0, 5, 0) * 8], 0x7e00);
+		inputs_free(&in);
+		free(v);
+	}
+}
+
 static void paging_every_placement_and_block_size(void **state)
 {
 	static const int ctx[] = { 37, 16, 1, 70 };
@@ -1098,6 +1252,10 @@ static void bad_cases_are_refused(void **state)
 	c.k_scale = KSCALE_PER_BLOCK32;
 	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "per_block32"));
+	c.k_scale = KSCALE_PER_TOKEN_HEAD;
+	c.v_dtype = VDT_Q8_0;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_EINPUT);
+	assert_non_null(strstr(err.msg, "needed by q8_0 and q4_0 V"));
 
 	base_case(&c, 16, PLACE_CONTIGUOUS, 2, ctx, NULL);
 	c.clip = 128;
@@ -1120,6 +1278,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(paging_every_placement_and_block_size),
+		cmocka_unit_test(sparse_pool_stores_named_blocks),
+		cmocka_unit_test(v_blocks_stored_by_hand),
 		cmocka_unit_test(hand_worked_address),
 		cmocka_unit_test(generated_values_match_gen),
 		cmocka_unit_test(sequences_do_not_depend_on_each_other),

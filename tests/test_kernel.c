@@ -343,6 +343,150 @@ static void block_offset_dense_by_hand(void **state)
 }
 
 /*
+ * block_offset int32 and u16 on a sparse pool of 4,194,304 blocks (16
+ * KiB of K each: Hkv 4 x D 256 x BS 16) whose one sequence holds blocks
+ * [262145, 1, 131073, 65537]. Only those four are stored, ascending: rows
+ * 3, 0, 2, 1 of k_cache. By hand:
+ *   int32: the byte offset b * 16384 taken modulo 2^32 as signed.
+ *     262145 * 16384 = 2^32 + 16384 -> 16384: block 1;
+ *     1 -> 16384: block 1;
+ *     131073 * 16384 = 2^31 + 16384 -> negative: before the pool, every
+ *     byte poison (-128);
+ *     65537 * 16384 = 2^30 + 16384 < 2^31: block 65537 itself.
+ *   u16: b & 0xffff: 262145 -> 1, 1 -> 1, 131073 -> 1, 65537 -> 1.
+ * Every acc of each kernel, from the stored rows named here and the
+ * paged layout, with the correct kernel's from the table.
+ */
+static void block_offset_int32_u16_by_hand(void **state)
+{
+	/* the stored row each kernel reads for logical blocks 0..3; -1 poison */
+	static const int rows[3][4] = {
+		{ 3, 0, 2, 1 },		/* correct: 262145, 1, 131073, 65537 */
+		{ 0, 0, -1, 1 },	/* int32 */
+		{ 0, 0, 0, 0 },		/* u16: every one is block 1 */
+	};
+	static const enum kern_bug plant[] = { BUG_COUNT, BUG_BLOCK_OFFSET_INT32,
+					       BUG_BLOCK_OFFSET_U16 };
+	static const int32_t stored[] = { 1, 65537, 131073, 262145 };
+	struct runcase r;
+	struct attn_result sim[3];
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: wrap\n"
+		  "cache: {placement: table, num_blocks: 4194304}\n"
+		  "sequences:\n  - {context: 64, blocks: [262145, 1, 131073, 65537]}\n"
+		  "data: {seed: 8}\n");
+	assert_int_equal(r.in.NB, 4194304);
+	assert_int_equal(r.in.NM, 4);
+	assert_non_null(r.in.pool_blocks);
+	assert_memory_equal(r.in.pool_blocks, stored, sizeof(stored));
+	for (int w = 0; w < 3; w++) {
+		emulate(&r, plant[w], &sim[w]);
+		assert_int_equal(sim[w].n_tiles, HKV * 4);
+		for (size_t t = 0; t < sim[w].n_tiles; t++) {
+			int g = sim[w].acc_tiles[t * ATTN_TILE_COLS + 1];
+			int kb = sim[w].acc_tiles[t * ATTN_TILE_COLS + 3];
+
+			for (int lane = 0; lane < 64; lane++)
+				for (int e = 0; e < 4; e++) {
+					int row = lane % 16, key = kb + lane / 16 + 4 * e;
+					int qh = g * G + row % G, m = rows[w][key / 16];
+					int32_t want = 0;
+
+					for (int d = 0; d < D; d++)
+						want += r.in.q_int8[(size_t)qh * D + d] *
+							(m < 0 ? -128 : k_byte(&r, m, key % 16, g, d));
+					assert_int_equal(sim[w].acc[(t * 64 + lane) * 4 + e], want);
+				}
+		}
+	}
+	for (int w = 1; w < 3; w++) {
+		assert_memory_not_equal(sim[w].acc, sim[0].acc, sim[0].n_tiles * 256 * sizeof(int32_t));
+		assert_memory_not_equal(sim[w].out, sim[0].out, 24 * D * sizeof(float));
+	}
+	for (int w = 0; w < 3; w++)
+		attn_free(&sim[w]);
+	runcase_free(&r);
+}
+
+/*
+ * cache.window_blocks free, by hand: a window of 25 keys, blocks of 8,
+ * one decode sequence of 100 keys over the table [3, 12, 0, 7, 9, 1, 15,
+ * 4, 11, 2, 6, 13, 8]. The query at 99 sees keys 75..99, so blocks 0..8
+ * (keys 0..71) lie wholly behind: their entries are -1 and blocks 3, 12,
+ * 0, 7, 9, 1, 15, 4, 11 hold poison. Tiles 64, 80 and 96 run; the
+ * correct kernel loads 0 for keys 64..71 (a freed entry is checked, not
+ * followed), so their accumulators are 0 exactly. A kernel that still
+ * reads them (modelled here: K bytes -128, the poison of a block no one
+ * wrote, so acc = -128 * sum of the Q row) is caught by the exact acc
+ * check, at key 64.
+ */
+static void window_blocks_free_by_hand(void **state)
+{
+	static const int table[] = { 3, 12, 0, 7, 9, 1, 15, 4, 11, 2, 6, 13, 8 };
+	struct runcase r;
+	struct attn_result sim;
+	struct compare_report rep;
+	struct fs_err err;
+	long freed_slots = 0;
+
+	(void)state;
+	load_text(&r, "fragsim: 1\nname: wfree\nmodel: {sliding_window: 25}\n"
+		  "cache: {block_size: 8, placement: table, num_blocks: 16, window_blocks: free}\n"
+		  "sequences:\n  - {context: 100, blocks: [3, 12, 0, 7, 9, 1, 15, 4, 11, 2, 6, 13, 8]}\n"
+		  "data: {seed: 8}\n");
+	for (int b = 0; b < 13; b++)
+		assert_int_equal(r.in.block_table[b], b < 9 ? -1 : table[b]);
+	for (int b = 0; b < 9; b++)
+		for (int slot = 0; slot < 8; slot++)
+			assert_int_equal(k_byte(&r, table[b], slot, 0, 0), -128);
+	emulate(&r, BUG_COUNT, &sim);
+	assert_int_equal(sim.n_tiles, HKV * 3);
+	for (size_t t = 0; t < sim.n_tiles; t++) {
+		int g = sim.acc_tiles[t * ATTN_TILE_COLS + 1];
+		int kb = sim.acc_tiles[t * ATTN_TILE_COLS + 3];
+
+		for (int lane = 0; lane < 64; lane++)
+			for (int e = 0; e < 4; e++) {
+				int row = lane % 16, key = kb + lane / 16 + 4 * e;
+				int qh = g * G + row % G;
+				int32_t want = 0;
+
+				for (int d = 0; key / 8 >= 9 && key / 8 < 13 && d < D; d++)
+					want += r.in.q_int8[(size_t)qh * D + d] *
+						k_byte(&r, table[key / 8], key % 8, g, d);
+				assert_int_equal(sim.acc[(t * 64 + lane) * 4 + e], want);
+			}
+	}
+	assert_int_equal(runcase_compare(&r, &r.c, &sim, &rep, &err), FS_OK);
+	/* the kernel that reads the freed blocks */
+	for (size_t t = 0; t < sim.n_tiles; t++) {
+		int g = sim.acc_tiles[t * ATTN_TILE_COLS + 1];
+		int kb = sim.acc_tiles[t * ATTN_TILE_COLS + 3];
+
+		for (int lane = 0; lane < 64; lane++)
+			for (int e = 0; e < 4; e++) {
+				int row = lane % 16, key = kb + lane / 16 + 4 * e;
+				int qh = g * G + row % G;
+				int32_t bad = 0;
+
+				if (key / 8 >= 9)
+					continue;
+				for (int d = 0; d < D; d++)
+					bad += r.in.q_int8[(size_t)qh * D + d] * -128;
+				sim.acc[(t * 64 + lane) * 4 + e] = bad;
+				freed_slots++;
+			}
+	}
+	assert_int_equal(freed_slots, HKV * 64 * 2);	/* keys 64..71: e 0 and 1 */
+	assert_int_equal(runcase_compare(&r, &r.c, &sim, &rep, &err), FS_MISMATCH);
+	assert_true(rep.stat[CMP_ACC].mismatches > 0);
+	assert_int_equal(rep.stat[CMP_ACC].first.key, 64);
+	attn_free(&sim);
+	runcase_free(&r);
+}
+
+/*
  * tail_mask contiguous lets keys past the context through, and their K
  * scale and V then come from outside the block table (a -1 entry, an
  * index past the table's row, or, ignoring the table, past the pool).
@@ -497,6 +641,18 @@ static void inapplicable_classes_by_rule(void **state)
 		  BUG_MERGE_STALE_LSE, NULL },
 		/* h-bugs-c */
 		{ "", BUG_BLOCK_OFFSET, "the pool is dense" },
+		/* int32: a pool block past 2^31 bytes (head_dim 128: blocks
+		 * of 8 KiB, so past block 262,143); u16: past block 65,535.
+		 * By the pool's size, whatever the placement names. */
+		{ "", BUG_BLOCK_OFFSET_INT32, "no pool past 2 GiB" },
+		{ "", BUG_BLOCK_OFFSET_U16, "no pool past 65,536 blocks" },
+		{ "cache: {placement: reversed, num_blocks: 65536}\n", BUG_BLOCK_OFFSET_U16,
+		  "no pool past 65,536 blocks" },
+		{ "cache: {placement: reversed, num_blocks: 65537}\n", BUG_BLOCK_OFFSET_U16, NULL },
+		{ "cache: {placement: reversed, num_blocks: 262144}\n", BUG_BLOCK_OFFSET_INT32,
+		  "no pool past 2 GiB" },
+		{ "cache: {placement: reversed, num_blocks: 262145}\n", BUG_BLOCK_OFFSET_INT32, NULL },
+		{ "cache: {placement: contiguous, num_blocks: 4194304}\n", BUG_BLOCK_OFFSET_INT32, NULL },
 		/* head_dim 128: one block is 4 x 128 x 16 = 8192 elements */
 		{ "cache: {block_stride: 8192}\n", BUG_BLOCK_OFFSET, "the pool is dense" },
 		{ "cache: {block_stride: 8208}\n", BUG_BLOCK_OFFSET, NULL },
@@ -602,7 +758,9 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"gqa_map=spill                  n/a: gfx936: every tile of 16 consecutive q heads lies in one group (G 4, kv_heads 1)\n",
 		"p_regroup=none                 n/a: pv.mode f32: P does not go through the instruction\n",
 		"pv_rescale=missing             n/a: pv.mode f32: P does not go through the instruction\n",
-		"0 of 21 applicable bug classes survive 1 case(s), 28 not applicable\n",
+		"block_offset=int32             n/a: no pool past 2 GiB: every block starts below 2^31 bytes\n",
+		"block_offset=u16               n/a: no pool past 65,536 blocks: every block id fits 16 bits\n",
+		"0 of 21 applicable bug classes survive 1 case(s), 30 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -640,7 +798,8 @@ static void mutate_reports_inapplicable_classes(void **state)
 			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), ('gqa_map', 'gfx936: '), "
 			    "('c_rows', 'gfx936: '), ('p_regroup', 'pv.mode '), ('pv_group_max', 'pv.mode '), "
 			    "('v_scale_apply', 'pv.mode '), ('p_scale_index', 'pv.mode '), "
-			    "('pv_rescale', 'pv.mode ')] 0 21 28\n");
+			    "('pv_rescale', 'pv.mode '), ('block_offset', 'no pool '), "
+			    "('block_offset', 'no pool ')] 0 21 30\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -660,15 +819,40 @@ static void mutate_na_with_mixed_reasons(void **state)
 	assert_non_null(strstr(res.out, "gqa_map=modulo                 n/a: kv_heads 1: both maps give "
 			       "every q head kv head 0 (case one-kv; other cases give other reasons)\n"));
 	/* gqa_map modulo and grid_permuted, block_size_assumed, c_rows
-	 * (gfx936), block_offset (a dense pool), the shape-bound softmax
-	 * classes (no window, cap, ALiBi, split-K, one token), and the five
-	 * INT8 PV classes (f32 PV) */
-	assert_non_null(strstr(res.out, "24 not applicable\n"));
+	 * (gfx936), block_offset (a dense pool; int32 and u16: a small
+	 * one), the shape-bound softmax classes (no window, cap, ALiBi,
+	 * split-K, one token), and the five INT8 PV classes (f32 PV) */
+	assert_non_null(strstr(res.out, "26 not applicable\n"));
 	tu_free(&res);
 	unlink(a);
 	unlink(b);
 	free(a);
 	free(b);
+}
+
+/*
+ * A pool of 4,194,304 blocks (past 2 GiB and 65,536 blocks: both
+ * block_offset classes apply) whose one sequence has the first three,
+ * contiguous: no 32-bit offset wraps and no id passes 16 bits, so both
+ * survive, each saying what case would catch it (cases/edge/
+ * sparse-pool.yaml is one).
+ */
+static void block_offset_survives_on_a_pool_used_at_its_start(void **state)
+{
+	char *path = tu_write_temp(".yaml",
+		"fragsim: 1\nname: low-pool\ncache: {placement: contiguous, num_blocks: 4194304}\n"
+		"sequences:\n  - {context: 40}\ndata: {seed: 3}\n");
+	struct run_result res = tu_run("mutate %s", path);
+
+	(void)state;
+	assert_int_equal(res.status, 1);
+	assert_non_null(strstr(res.out, "block_offset=int32             SURVIVED 1 case(s): no pool past 2 GiB "
+			       "(no block the tables name starts 2 GiB or more into its pool)\n"));
+	assert_non_null(strstr(res.out, "block_offset=u16               SURVIVED 1 case(s): no pool past 65,536 "
+			       "blocks (no block id past 65,535 in a table)\n"));
+	tu_free(&res);
+	unlink(path);
+	free(path);
 }
 
 /*
@@ -691,7 +875,7 @@ static void mutate_survives_reads_outside_the_table(void **state)
 	if (res.status != 0)
 		fail_msg("mutate exit %d:\n%s%s", res.status, res.out, res.err);
 	assert_non_null(strstr(res.out, "tail_mask=contiguous           caught by tail-7-40: "));
-	assert_non_null(strstr(res.out, "0 of 27 applicable bug classes survive 1 case(s), 22 not applicable\n"));
+	assert_non_null(strstr(res.out, "0 of 27 applicable bug classes survive 1 case(s), 24 not applicable\n"));
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -808,7 +992,8 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 			 /* gfx936 decode, blocks of 16, a dense pool */
 			 b == BUG_BLOCK_OFFSET || b == BUG_BLOCK_SIZE || b == BUG_GQA_GRID ||
 			 b == BUG_C_ROWS ||
-			 /* pv8: f32 PV, no P through the instruction */
+			 /* pv8: f32 PV, no P through the instruction; and
+			  * after them block_offset int32 and u16: a small pool */
 			 b >= BUG_P_REGROUP_NONE;
 		char want[96];
 		const char *line, *eol;
@@ -826,8 +1011,8 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	{
 		char want[96];
 
-		snprintf(want, sizeof(want), "5 of %d applicable bug classes survive 2 case(s), 22 not applicable",
-			 BUG_COUNT - 22);
+		snprintf(want, sizeof(want), "5 of %d applicable bug classes survive 2 case(s), 24 not applicable",
+			 BUG_COUNT - 24);
 		assert_non_null(strstr(res.out, want));
 	}
 	/* Issue 22 point 20: what kind of case would catch each survivor,
@@ -866,10 +1051,10 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "print(sorted(c[\"bug\"] + \"=\" + c[\"value\"] for c in d[\"classes\"] "
 		     "if c[\"verdict\"] == \"survived\"), "
 		     "d[\"survived\"], d[\"applicable\"] == %d, d[\"not_applicable\"], d[\"cases\"])'",
-		     BUG_COUNT - 22);
+		     BUG_COUNT - 24);
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out, "['mask_value=additive', 'mask_value=finite', 'page_walk=none', "
-			    "'pv_mask=none', 'tail_mask=contiguous'] 5 True 22 2\n");
+			    "'pv_mask=none', 'tail_mask=contiguous'] 5 True 24 2\n");
 	tu_free(&res);
 }
 
@@ -935,7 +1120,7 @@ static void mutation_cases_are_caught(void **state)
 	(void)state;
 	if (res.status != 0)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
-	assert_non_null(strstr(res.out, "49 passed, 0 failed"));
+	assert_non_null(strstr(res.out, "51 passed, 0 failed"));
 	tu_free(&res);
 	/* Without its bug a mutation case matches, and check says so. */
 	{
@@ -1230,6 +1415,9 @@ int main(void)
 		cmocka_unit_test(page_walk_invisible_on_contiguous_pages),
 		cmocka_unit_test(page_walks_by_hand),
 		cmocka_unit_test(block_offset_dense_by_hand),
+		cmocka_unit_test(block_offset_int32_u16_by_hand),
+		cmocka_unit_test(window_blocks_free_by_hand),
+		cmocka_unit_test(block_offset_survives_on_a_pool_used_at_its_start),
 		cmocka_unit_test(masked_reads_outside_the_table_are_poison),
 		cmocka_unit_test(inapplicable_classes_by_rule),
 		cmocka_unit_test(mutate_reports_inapplicable_classes),

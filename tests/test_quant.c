@@ -394,10 +394,69 @@ static void absmax_element_hits_clip(void **state)
 	}
 }
 
+/*
+ * llama.cpp's V blocks by hand (ggml's reference quantizers' rules, as
+ * quant.h states them).
+ * q8_0: {127, -63.5, 0.5, 1, 0...}: absmax 127, d = 1 (fp16 0x3c00),
+ * q = round half away: {127, -64, 1, 1, 0...}. All zeros: d 0, q 0.
+ * q4_0: {-2, 1, 0.5, 0...}: m = -2, d = m / -8 = 0.25 (0x3400), 1/d = 4:
+ * trunc(x * 4 + 8.5) = {0, 12, 10, 8...}, read back (q - 8) * d = x.
+ * Ties on the magnitude take the first: {2, -2, 0...} gives m = 2, d =
+ * -0.25 (0xb400), q = {trunc(-8 + 8.5), min(15, trunc(8 + 8.5))} = {0,
+ * 15}, so -2 reads back as (15 - 8) * -0.25 = -1.75, as in llama.cpp.
+ * All zeros: d = 0 / -8 = -0 (fp16 0x8000, as ggml's), every q 8 (the
+ * value 0).
+ */
+static void llama_cpp_v_blocks(void **state)
+{
+	float x[QUANT_QBLOCK];
+	int8_t q[QUANT_QBLOCK];
+	uint16_t d;
+
+	(void)state;
+	memset(x, 0, sizeof(x));
+	x[0] = 127, x[1] = -63.5f, x[2] = 0.5f, x[3] = 1;
+	quant_q8_0_block(x, &d, q);
+	assert_int_equal(d, 0x3c00);
+	assert_int_equal(q[0], 127);
+	assert_int_equal(q[1], -64);
+	assert_int_equal(q[2], 1);
+	assert_int_equal(q[3], 1);
+	for (int j = 4; j < QUANT_QBLOCK; j++)
+		assert_int_equal(q[j], 0);
+	memset(x, 0, sizeof(x));
+	quant_q8_0_block(x, &d, q);
+	assert_int_equal(d, 0);
+	assert_int_equal(q[0], 0);
+
+	x[0] = -2, x[1] = 1, x[2] = 0.5f;
+	quant_q4_0_block(x, &d, q);
+	assert_int_equal(d, 0x3400);
+	assert_int_equal(q[0], 0);
+	assert_int_equal(q[1], 12);
+	assert_int_equal(q[2], 10);
+	for (int j = 3; j < QUANT_QBLOCK; j++)
+		assert_int_equal(q[j], 8);
+	for (int j = 0; j < 3; j++)
+		assert_true((float)(q[j] - 8) * quant_f16_to_f32(d) == x[j]);
+	memset(x, 0, sizeof(x));
+	x[0] = 2, x[1] = -2;
+	quant_q4_0_block(x, &d, q);
+	assert_int_equal(d, 0xb400);
+	assert_int_equal(q[0], 0);
+	assert_int_equal(q[1], 15);
+	assert_true((float)(q[1] - 8) * quant_f16_to_f32(d) == -1.75f);
+	memset(x, 0, sizeof(x));
+	quant_q4_0_block(x, &d, q);
+	assert_int_equal(d, 0x8000);
+	assert_int_equal(q[0], 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_ties),
+		cmocka_unit_test(llama_cpp_v_blocks),
 		cmocka_unit_test(bf16_known_patterns),
 		cmocka_unit_test(bf16_random_against_nearest),
 		cmocka_unit_test(f16_known_values),

@@ -609,10 +609,129 @@ static void pv_pass_is_the_plain_fma_loop(void **state)
 	world_free(&w);
 }
 
+/*
+ * A sparse pool (sim/attn/inputs.h): 4,194,304 blocks, the table {4194000,
+ * 3}, so only blocks 3 and 4194000 are stored, as rows 0 and 1. Key 5
+ * lives in block 4194000 (row 1, slot 5), key 17 in block 3 (row 0, slot
+ * 1). ref_acc and ref_k_row read them through ref/pool.c; the dot
+ * products are made here from k_cache [2][1][2][16][16] directly.
+ */
+static void sparse_pool_read_by_its_stored_rows(void **state)
+{
+	static int blocks[] = { 4194000, 3 };
+	static const int key[2] = { 5, 17 }, row[2] = { 1, 0 };
+	struct fs_case c;
+	struct fs_inputs in;
+	struct fs_err err;
+	int8_t k[32];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.mode = MODE_DECODE;
+	c.q_heads = 2, c.kv_heads = 1, c.head_dim = 32, c.block_size = 16;
+	c.placement = PLACE_TABLE, c.num_blocks = 1 << 22;
+	c.k_scale = KSCALE_PER_TOKEN_HEAD, c.v_dtype = VDT_INT8;
+	c.n_seqs = 1;
+	c.seqs[0].context = 20, c.seqs[0].tokens = 1, c.seqs[0].history = 19;
+	c.seqs[0].blocks = blocks, c.seqs[0].n_blocks = 2;
+	c.rounding = ROUND_HALF_AWAY, c.clip = 127, c.seed = 77;
+	c.q.dist = c.k.dist = c.v.dist = DIST_NORMAL;
+	c.q.scale = c.k.scale = c.v.scale = 1.0;
+	c.softmax_scale = 1.0;
+	assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_OK);
+	assert_int_equal(in.NM, 2);
+	assert_int_equal(in.pool_blocks[0], 3);
+	assert_int_equal(in.pool_blocks[1], 4194000);
+	for (int i = 0; i < 2; i++) {
+		int slot = key[i] % 16;
+
+		ref_k_row(&in, 0, 0, key[i], k);
+		for (int qh = 0; qh < 2; qh++) {
+			int32_t want = 0;
+
+			for (int d = 0; d < 32; d++) {
+				int8_t kb = in.k_cache[(((size_t)row[i] * 2 + d / 16) * 16 + slot) * 16 + d % 16];
+
+				assert_int_equal(k[d], kb);
+				want += in.q_int8[qh * 32 + d] * kb;
+			}
+			assert_int_equal(ref_acc(&c, &in, 0, 0, qh, key[i], -1), want);
+		}
+	}
+	inputs_free(&in);
+}
+
+/*
+ * q8_0 and q4_0 V (llama.cpp's blocks) read by the reference: one decode
+ * row over a context of 3 keys (Hq 1, Hkv 1, D 64: two blocks of 32 dims
+ * a key). Its output is made here from ref's own probabilities and the
+ * stored bytes and fp16 scales, v_cache[blk][0][d][slot] and
+ * v_scale16[blk][slot][0][d / 32], in double: (q - 0 or 8) * scale
+ * (the fp16 decoded by this file's own shift, not quant.c's).
+ */
+static double f16_here(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+
+	return h & 0x8000 ? -v : v;
+}
+
+static void v_blocks_read_by_the_reference(void **state)
+{
+	static const enum case_vdtype types[] = { VDT_Q8_0, VDT_Q4_0 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct fs_case c;
+		struct fs_inputs in;
+		struct fs_err err;
+		struct ref_row r;
+
+		memset(&c, 0, sizeof(c));
+		c.mode = MODE_DECODE;
+		c.q_heads = 1, c.kv_heads = 1, c.head_dim = 64, c.block_size = 16;
+		c.placement = PLACE_REVERSED, c.num_blocks = 3;
+		c.k_scale = KSCALE_PER_TOKEN_HEAD, c.v_dtype = types[i];
+		c.n_seqs = 1;
+		c.seqs[0].context = 3, c.seqs[0].tokens = 1, c.seqs[0].history = 2;
+		c.rounding = ROUND_HALF_AWAY, c.clip = 127, c.seed = 5;
+		c.q.dist = c.k.dist = c.v.dist = DIST_NORMAL;
+		c.q.scale = c.k.scale = c.v.scale = 1.0;
+		c.softmax_scale = 0.125;
+		assert_int_equal(inputs_build(&c, NULL, &in, &err), FS_OK);
+		assert_null(in.v_scale);
+		assert_non_null(in.v_scale16);
+		assert_int_equal(ref_row_alloc(&r, 3, 64), 0);
+		ref_row_compute(&c, &in, 0, 0, 0, &r);
+		for (int d = 0; d < 64; d++) {
+			double want = 0;
+
+			for (int j = 0; j < 3; j++) {
+				int blk = in.block_table[0];	/* reversed: block 2 */
+				int q = in.v_cache_i8[((size_t)blk * 64 + d) * 16 + j];
+
+				assert_int_equal(blk, 2);
+				if (types[i] == VDT_Q4_0) {
+					assert_true(q >= 0 && q <= 15);
+					q -= 8;
+				}
+				want += r.prob[j] * q *
+					f16_here(in.v_scale16[((size_t)blk * 16 + j) * 2 + d / 32]);
+			}
+			assert_true(fabs(r.out[d] - want) <= 1e-12 * (1 + fabs(want)));
+		}
+		ref_row_free(&r);
+		inputs_free(&in);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(acc_walks_shuffled_block_table),
+		cmocka_unit_test(sparse_pool_read_by_its_stored_rows),
+		cmocka_unit_test(v_blocks_read_by_the_reference),
 		cmocka_unit_test(extremes_are_exact),
 		cmocka_unit_test(decode_row_with_int8_v),
 		cmocka_unit_test(float_path_and_float_v),

@@ -259,7 +259,7 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 			      struct fs_err *err)
 {
 	const char *f = c->file[0] ? c->file : NULL;
-	size_t nks = (size_t)in->NB * in->BS * in->Hkv;
+	size_t nks = (size_t)in->NM * in->BS * in->Hkv;	/* the stored blocks */
 	double sq = max_abs(in->q_scale, (size_t)in->S * in->T * in->Hq), sk = 0.0, v;
 	double a = (double)in->D * c->clip * c->clip, sc = c->softmax_scale, bound;
 
@@ -276,10 +276,22 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 			if (fabsf(x) > sk)
 				sk = fabsf(x);
 		}
-	if (c->v_dtype == VDT_INT8)
+	if (c->v_dtype == VDT_INT8) {
 		v = 127.0 * max_abs(in->v_scale, nks);
-	else
-		v = max_abs(in->v_cache_f, (size_t)in->NB * inputs_block_elems(in));
+	} else if (case_v_blocks(c->v_dtype)) {
+		/* |q - offset| <= 127 (q8_0) or 8 (q4_0) */
+		double qmax = c->v_dtype == VDT_Q8_0 ? 127.0 : 8.0;
+
+		v = 0.0;
+		for (size_t i = 0; i < nks * (size_t)(in->D / 32); i++) {
+			double x = fabs((double)quant_f16_to_f32(in->v_scale16[i])) * qmax;
+
+			if (x > v)	/* a poisoned slot's NaN is no maximum */
+				v = x;
+		}
+	} else {
+		v = max_abs(in->v_cache_f, (size_t)in->NM * inputs_block_elems(in));
+	}
 	if (isinf(sq) || isinf(sk) || isinf(v))
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
 				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",

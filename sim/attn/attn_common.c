@@ -172,59 +172,103 @@ size_t attn_seg_tiles(const struct kern *k, const struct unit *u,
 }
 
 /*
- * The scale tensors are [NB][BS][Hkv]: the kernel's index (blk * KBS +
- * slot) * Hkv + g, taken apart again with the true BS, is the (block,
- * slot, head) it reads; the same when KBS = BS. A block past the pool
- * reads NaN (inputs_k_scale).
+ * The scale tensors are [NB][BS][Hkv] (per_block32: [NB][BS][Hkv][D/32]
+ * f16): the kernel's index, its block start (attn_block_start: block *
+ * KBS * Hkv scales, or that offset in bytes wrapped to int32) plus (slot
+ * * Hkv + g), taken apart again with the true BS, is the (block, slot,
+ * head) it reads; the same when KBS = BS. A block past the pool reads NaN
+ * (inputs_k_scale).
  */
 float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
 {
 	const struct fs_inputs *in = k->in;
-	int blk = attn_k_scale_block(k, u->s, tok);
-	size_t si = ((size_t)blk * k->KBS + tok % k->KBS) * k->Hkv + attn_kv_head(k, u);
+	int blk = attn_k_scale_block(k, u->s, tok), d = ks * k->K;
+	size_t per = k->c->k_scale == KSCALE_PER_BLOCK32 ? (size_t)k->D / 32 : 1;
+	size_t st = blk < 0 ? SIZE_MAX :
+		    attn_block_start(k, blk, (size_t)k->KBS * k->Hkv * per, per > 1 ? 2 : 4);
+	size_t e, si;
 
-	if (blk < 0)
-		return inputs_k_scale(k->c, in, -1, 0, 0, ks * k->K);
+	if (st == SIZE_MAX)
+		return inputs_k_scale(k->c, in, -1, 0, 0, d);
+	e = st + ((size_t)(tok % k->KBS) * k->Hkv + attn_kv_head(k, u)) * per +
+	    (per > 1 ? (size_t)d / 32 : 0);
+	si = e / per;
 	return inputs_k_scale(k->c, in, (int)(si / ((size_t)k->BS * k->Hkv)),
-			      (int)(si / k->Hkv % k->BS), (int)(si % k->Hkv), ks * k->K);
+			      (int)(si / k->Hkv % k->BS), (int)(si % k->Hkv),
+			      per > 1 ? (int)(e % per) * 32 : d);
 }
 
 /*
  * Key tok's V column (attn_int.h). A block outside the pool (attn_block
- * -1) reads as a poisoned spare slot does: INPUTS_POISON with a NaN
- * scale, or NaN for float V.
+ * -1), or one a sparse pool does not store, reads as a poisoned spare
+ * slot does: INPUTS_POISON with a NaN scale, or NaN for float V.
  */
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 {
 	static const int8_t poison_i8 = INPUTS_POISON;
 	static const float poison_f = NAN;
 	const struct fs_inputs *in = k->in;
-	int g = attn_kv_head(k, u);
+	/* i8: one byte an element (int8, q8_0, q4_0) */
+	int g = attn_kv_head(k, u), i8 = case_v_bytes(k->c->v_dtype);
+	int qb = case_v_blocks(k->c->v_dtype);
 	int blk = attn_v_block(k, u->s, tok), slot = tok % k->KBS;
 	/* The kernel's offsets: its block start (block_offset: the pool's
-	 * stride, or one dense block) and its block size (KBS); the tensors'
-	 * sizes are the true ones. Elements from n on lie past v_cache. */
-	size_t a = (size_t)blk * attn_block_elems(k) + (size_t)g * k->D * k->KBS + slot;
-	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * k->BS * k->Hkv;
-	size_t si = ((size_t)blk * k->KBS + slot) * k->Hkv + g;
-	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D };
+	 * stride, one dense block, or wrapped to int32) and its block size
+	 * (KBS); the tensors' sizes are the true ones. Elements from n on
+	 * lie past v_cache. */
+	size_t b0 = blk < 0 ? SIZE_MAX : attn_block_start(k, blk, attn_block_elems(k), i8 ? 1 : 4);
+	/* V's scales: per slot one f32 (int8), or D/32 fp16 (q8_0, q4_0);
+	 * si is the kernel's index of the key's first, sb the elements of
+	 * one block's scales in the tensor */
+	size_t per = qb ? (size_t)k->D / 32 : 1, sb = (size_t)k->BS * k->Hkv * per;
+	size_t s0 = blk < 0 ? SIZE_MAX :
+		    attn_block_start(k, blk, (size_t)k->KBS * k->Hkv * per, qb ? 2 : 4);
+	size_t a = b0 + (size_t)g * k->D * k->KBS + slot;
+	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * sb;
+	size_t si = s0 + ((size_t)slot * k->Hkv + g) * per, be = inputs_block_elems(in);
+	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D, NULL, 0, NULL, 0, 0 };
+	ptrdiff_t at;
 
-	if (blk >= 0 && a >= vn)
+	if (b0 == SIZE_MAX || a >= vn)
 		blk = -1;	/* the whole column past the tensor */
-	else if (blk >= 0 && a + (size_t)(k->D - 1) * k->KBS >= vn)
+	else if (a + (size_t)(k->D - 1) * k->KBS >= vn)
 		v.n = (int)((vn - a + (size_t)k->KBS - 1) / k->KBS);
-	if (blk < 0) {
+	at = blk < 0 ? -1 : attn_stored(in, a);
+	if (blk >= 0 && in->pool_blocks &&
+	    (at < 0 || a % be + (size_t)(v.n - 1) * k->KBS >= be)) {
+		/* sparse, and the column leaves its block or starts in one
+		 * not stored: element by element (attn_v_elem) */
+		v.gather = in;
+		v.a = a;
+		at = 0;
+	}
+	v.qblocks = qb;
+	v.qoff = k->c->v_dtype == VDT_Q4_0 ? 8 : 0;
+	if (blk < 0 || at < 0) {
 		v.stride = 0;
-		v.i8 = k->c->v_dtype == VDT_INT8 ? &poison_i8 : NULL;
+		v.i8 = i8 ? &poison_i8 : NULL;
 		v.f = v.i8 ? NULL : &poison_f;
 		v.scale = NAN;
 		return v;
 	}
-	if (k->c->v_dtype == VDT_INT8) {
-		v.i8 = &in->v_cache_i8[a];
-		v.scale = si < sn ? in->v_scale[si] : NAN;
+	if (i8) {
+		ptrdiff_t sat = -1;
+
+		/* the scales' stored place; a key's D/32 fp16 scales must lie
+		 * in one stored block (an int32-wrapped start may not: NaN) */
+		if (s0 != SIZE_MAX && si < sn && si % sb + per <= sb) {
+			int m = inputs_block_at(in, (long)(si / sb));
+
+			if (m >= 0)
+				sat = (ptrdiff_t)((size_t)m * sb + si % sb);
+		}
+		v.i8 = v.gather ? &poison_i8 : &in->v_cache_i8[at];
+		if (qb)		/* the slot's D/32 fp16 scales, or none: NaN */
+			v.s16 = sat >= 0 ? &in->v_scale16[sat] : NULL;
+		else
+			v.scale = sat >= 0 ? in->v_scale[sat] : NAN;
 	} else {
-		v.f = &in->v_cache_f[a];
+		v.f = v.gather ? &poison_f : &in->v_cache_f[at];
 	}
 	return v;
 }

@@ -137,10 +137,22 @@ void attn_fast_order(struct kern *k)
 }
 
 /*
+ * The stored block of key tok (inputs_block_at): the fast executor runs
+ * the correct kernel only, whose block is the table's, stored in a
+ * sparse pool as in a dense one; every offset below is of the stored
+ * arrays, blocks apart as in the pool (the same numbers when dense).
+ */
+static int fast_block(const struct kern *k, int s, int tok)
+{
+	return inputs_block_at(k->in, attn_block(k, s, tok));
+}
+
+/*
  * The tile's K, chunk-major, under load_k's rule (a key inside the last
- * block loads its slot, one past the block table loads 0): in place in
- * the cache when the N keys are consecutive slots of one block, else
- * staged in kst. Returns the chunk stride in bytes; *kp the first chunk.
+ * block loads its slot, one past the block table or in a freed block,
+ * window_blocks, loads 0): in place in the cache when the N keys are
+ * consecutive slots of one block, else staged in kst. Returns the chunk
+ * stride in bytes; *kp the first chunk.
  */
 static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 		     int8_t *kst, const int8_t **kp)
@@ -148,8 +160,8 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 	const int8_t *kc = k->in->k_cache;
 	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / TILE_CHUNK;
 
-	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk) {
-		*kp = &kc[attn_k_offset(k, attn_block(k, u->s, kb), g, kb, 0)];
+	if (kb % k->BS + k->N <= k->BS && kb / k->BS < nblk && fast_block(k, u->s, kb) >= 0) {
+		*kp = &kc[attn_k_offset(k, fast_block(k, u->s, kb), g, kb, 0)];
 		return (size_t)k->BS * TILE_CHUNK;
 	}
 	for (int n = 0; n < k->N; n++) {
@@ -158,8 +170,8 @@ static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
 		for (int c = 0; c < C; c++) {
 			int8_t *dst = &kst[((size_t)c * k->N + n) * TILE_CHUNK];
 
-			if (tok / k->BS < nblk)
-				memcpy(dst, &kc[attn_k_offset(k, attn_block(k, u->s, tok), g,
+			if (tok / k->BS < nblk && fast_block(k, u->s, tok) >= 0)
+				memcpy(dst, &kc[attn_k_offset(k, fast_block(k, u->s, tok), g,
 							      tok, c * TILE_CHUNK)], TILE_CHUNK);
 			else
 				memset(dst, 0, TILE_CHUNK);
@@ -175,11 +187,12 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 	size_t a, bytes = (size_t)k->D * k->BS;
 	const int8_t *kp, *vp;
 
-	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > PREFETCH_MAX_BS)
+	if (kb >= hi || kb % k->BS || k->c->v_dtype != VDT_INT8 || k->BS > PREFETCH_MAX_BS ||
+	    fast_block(k, u->s, kb) < 0)
 		return;
 	/* Block and head start at the same offset in K and in int8 V: each
 	 * holds D * BS bytes per (block, head). */
-	a = attn_k_offset(k, attn_block(k, u->s, kb), attn_kv_head(k, u), 0, 0);
+	a = attn_k_offset(k, fast_block(k, u->s, kb), attn_kv_head(k, u), 0, 0);
 	kp = &k->in->k_cache[a];
 	vp = &k->in->v_cache_i8[a];
 	for (size_t i = 0; i < bytes; i += CACHE_LINE) {
@@ -187,7 +200,7 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 		__builtin_prefetch(vp + i);
 	}
 	/* The block's scales ([NB][BS][Hkv]): a miss each otherwise. */
-	a = (size_t)attn_block(k, u->s, kb) * k->BS * k->Hkv;
+	a = (size_t)fast_block(k, u->s, kb) * k->BS * k->Hkv;
 	for (size_t i = 0; i < (size_t)k->BS * k->Hkv; i += CACHE_LINE / sizeof(float)) {
 		if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD)
 			__builtin_prefetch(&k->in->k_scale[a + i]);
@@ -205,10 +218,11 @@ static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int k
 {
 	const float *vs;
 
-	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS)
+	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS ||
+	    fast_block(k, u->s, kb) < 0)
 		return NULL;
 	/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */
-	vs = &k->in->v_scale[((size_t)attn_block(k, u->s, kb) * k->BS + kb % k->BS) *
+	vs = &k->in->v_scale[((size_t)fast_block(k, u->s, kb) * k->BS + kb % k->BS) *
 			     k->Hkv + attn_kv_head(k, u)];
 	for (int n = 0; n < k->N; n++)
 		f->vsc[n] = vs[(size_t)n * k->Hkv];
@@ -228,10 +242,9 @@ static void stage_v(const struct kern *k, const struct unit *u, const struct til
 	for (int n = 0; n < nv; n++) {
 		struct vcol v = attn_v_col(k, u, kb + n);
 
+		/* attn_v_elem: the spec's value (q8_0, q4_0 dequantized) */
 		for (int d = 0; d < k->D; d++)
-			f->vn[(size_t)n * k->D + d] =
-				v.i8 ? (float)v.i8[(size_t)d * v.stride] * v.scale :
-				       v.f[(size_t)d * v.stride];
+			f->vn[(size_t)n * k->D + d] = attn_v_elem(&v, d);
 	}
 }
 
@@ -247,8 +260,8 @@ static void tile_kscales(const struct kern *k, const struct unit *u, int kb,
 	int N = k->N;
 
 	if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD && kb % k->BS + N <= k->BS &&
-	    kb + N <= hi) {
-		const float *s = &in->k_scale[((size_t)attn_block(k, u->s, kb) * k->BS +
+	    kb + N <= hi && fast_block(k, u->s, kb) >= 0) {
+		const float *s = &in->k_scale[((size_t)fast_block(k, u->s, kb) * k->BS +
 					       kb % k->BS) * k->Hkv + attn_kv_head(k, u)];
 
 		for (int n = 0; n < N; n++)

@@ -12,6 +12,7 @@
 #ifndef ATTN_INT_H
 #define ATTN_INT_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,7 @@
 #include "../lanemap/lanemap.h"
 #include "logit.h"
 #include "pv_int8.h"
+#include "quant.h"
 #include "tile_fast.h"	/* struct tile_order */
 
 #define ATTN_MAX_SEGMENTS 1024	/* split-K segments per context */
@@ -131,12 +133,32 @@ static inline int attn_block_walk(const struct kern *k, int s, int tok,
 		p = b;
 	else
 		p = b < k->MAXB ? k->in->block_table[s * k->MAXB + b] : -1;
+	/* block_offset u16: the id kept in a 16-bit descriptor field, so
+	 * block 65,536 + b reads block b */
+	if (p >= 0 && k->kn->block_offset == KBOFF_U16)
+		p &= 0xffff;
 	return p >= 0 && p < k->in->NB ? p : -1;
 }
 
 static inline int attn_block(const struct kern *k, int s, int tok)
 {
 	return attn_block_walk(k, s, tok, k->kn->page_walk);
+}
+
+/*
+ * Is key tok's block one cache.window_blocks free unmapped (a -1 entry
+ * of the table inside the context, inputs_blocks_freed)? The kernel
+ * walking the table checks the entry before it loads, as it does for a
+ * key past the table, and loads 0: a freed block is never read. A walk
+ * that ignores the table (page_walk none, identity) reads what lies at
+ * the block it computes, as any other.
+ */
+static inline int attn_block_freed(const struct kern *k, int s, int tok)
+{
+	int b = tok / k->KBS;
+
+	return k->kn->page_walk == KWALK_TABLE && b < k->MAXB &&
+	       k->in->block_table[s * k->MAXB + b] < 0;
 }
 
 /*
@@ -183,12 +205,56 @@ static inline size_t attn_pool_elems(const struct kern *k)
 	return (size_t)k->in->NB * (k->in->BSTR ? k->in->BSTR : (size_t)k->Hkv * k->D * k->BS);
 }
 
+/*
+ * Where physical block blk starts, in elements of esize bytes, in an
+ * array whose blocks lie belems elements apart: blk * belems; or, with
+ * block_offset int32, that offset in bytes computed in 32-bit signed
+ * arithmetic as the kernel does. The product wraps modulo 2^32 and is
+ * read as signed: SIZE_MAX (poison: an address before the array) when
+ * negative, else the element it falls on. Example: 16 KiB blocks (Hkv 4,
+ * D 256, BS 16), block 131,073: 2^31 + 16384 bytes wraps to -2^31 +
+ * 16384, before the pool; block 262,145 wraps to 16384, block 1.
+ */
+static inline size_t attn_block_start(const struct kern *k, int blk, size_t belems,
+				      size_t esize)
+{
+	uint64_t u;
+
+	if (k->kn->block_offset != KBOFF_INT32)
+		return (size_t)blk * belems;
+	u = (uint64_t)blk * belems * esize & 0xffffffffu;
+	return u >= 0x80000000u ? SIZE_MAX : (size_t)(u / esize);
+}
+
+/* The kernel's offset of K[tok][g][dim] of block blk; SIZE_MAX when its
+ * block start is (block_offset int32). */
 static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok,
 				   int dim)
 {
-	return (size_t)blk * attn_block_elems(k) +
-	       (((size_t)g * (k->D / INPUTS_K_CHUNK) + dim / INPUTS_K_CHUNK) * k->KBS +
-		tok % k->KBS) * INPUTS_K_CHUNK + dim % INPUTS_K_CHUNK;
+	size_t b0 = attn_block_start(k, blk, attn_block_elems(k), 1);
+
+	if (b0 == SIZE_MAX)
+		return SIZE_MAX;
+	return b0 + (((size_t)g * (k->D / INPUTS_K_CHUNK) + dim / INPUTS_K_CHUNK) * k->KBS +
+		     tok % k->KBS) * INPUTS_K_CHUNK + dim % INPUTS_K_CHUNK;
+}
+
+/*
+ * The stored element of element off of the physical pool (k_cache or
+ * v_cache, blocks inputs_block_elems apart): off itself in a dense pool;
+ * in a sparse one, the same place in its block's stored copy, or -1
+ * where the pool stores no such block (poison). off < attn_pool_elems.
+ */
+static inline ptrdiff_t attn_stored(const struct fs_inputs *in, size_t off)
+{
+	size_t be;
+	int m;
+
+	if (!in->pool_blocks)
+		return (ptrdiff_t)off;
+	be = inputs_block_elems(in);
+	m = inputs_block_at(in, (long)(off / be));
+	return m < 0 ? -1 : (ptrdiff_t)((size_t)m * be + off % be);
 }
 
 /*
@@ -196,20 +262,23 @@ static inline size_t attn_k_offset(const struct kern *k, int blk, int g, int tok
  * with block_size_assumed the kernel's offsets run on past the tensor
  * (block size 8 read as 16 doubles every block's stride), and a device
  * reads whatever lies there; the emulation reads poison, never past the
- * array.
+ * array. A block a sparse pool does not store is poison too.
  */
 static inline int8_t attn_k_byte(const struct kern *k, int blk, int g, int tok, int dim)
 {
 	size_t off = attn_k_offset(k, blk, g, tok, dim);
+	ptrdiff_t at = off < attn_pool_elems(k) ? attn_stored(k->in, off) : -1;
 
-	return off < attn_pool_elems(k) ? k->in->k_cache[off] :
-								  INPUTS_POISON;
+	return at >= 0 ? k->in->k_cache[at] : INPUTS_POISON;
 }
 
 /*
  * Where key tok's V column lives: element d is base[d * stride] (stride
  * BS; 0 for the poison column of a block outside the pool), times scale
  * for int8 V (NULL for float V). Looked up once per key, not per element.
+ * A column of a sparse pool that runs past its block (block_size_assumed,
+ * block_offset) is gathered instead: element d is pool element a + d *
+ * stride, read through attn_stored (attn_v_elem).
  */
 struct vcol {
 	const int8_t *i8;
@@ -218,7 +287,43 @@ struct vcol {
 	size_t stride;
 	int n;		/* elements 0..n-1 inside the tensor; the rest poison
 			 * (block_size_assumed: D for any other kernel) */
+	const struct fs_inputs *gather;	/* non-NULL: gather from a */
+	size_t a;
+	/* q8_0, q4_0 (quant.h): the key's D/32 fp16 scales, element d's at
+	 * s16[d / 32], replacing scale (NULL: a poisoned slot's, NaN); qoff
+	 * the offset of the stored value, 8 for q4_0, else 0 */
+	const uint16_t *s16;
+	int qblocks, qoff;
 };
+
+/* Element d of column v as the kernel reads it, scaled (int8 V; q8_0 and
+ * q4_0: (q - offset) * fp16 scale, rounded to f32 before PV as llama.cpp
+ * dequantizes). */
+static inline float attn_v_elem(const struct vcol *v, int d)
+{
+	ptrdiff_t at;
+	int q;
+
+	if (!v->i8) {	/* float V */
+		if (d >= v->n)
+			return NAN;
+		if (!v->gather)
+			return v->f[(size_t)d * v->stride];
+		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
+		return at < 0 ? NAN : v->gather->v_cache_f[at];
+	}
+	if (d >= v->n) {
+		q = INPUTS_POISON;
+	} else if (!v->gather) {
+		q = v->i8[(size_t)d * v->stride];
+	} else {
+		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
+		q = at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at];
+	}
+	if (v->qblocks)
+		return v->s16 ? (float)(q - v->qoff) * quant_f16_to_f32(v->s16[d / 32]) : NAN;
+	return (float)q * v->scale;
+}
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);
 /* Does row w see key j of a segment ending at seg_end (causal, window)? */

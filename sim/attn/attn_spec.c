@@ -95,8 +95,9 @@ void attn_spec_load_k(const struct kern *k, const struct unit *u, int kb,
 			dim = ks * k->K + (kk + k->K / 2) % k->K;
 		else if (k->kn->operand_load == KLOAD_UNSWIZZLED && dim < k->D)
 			dim = 16 * kernel_unswizzled_chunk(dim / 16, n, k->D / 16) + dim % 16;
-		/* dims past those loaded: the zero padding of the last K-step */
-		if (tok / k->KBS < nblk && dim < k->dims) {
+		/* dims past those loaded: the zero padding of the last K-step;
+		 * a freed block (window_blocks): 0, never read */
+		if (tok / k->KBS < nblk && dim < k->dims && !attn_block_freed(k, u->s, tok)) {
 			int blk = attn_block(k, u->s, tok);
 
 			v = blk < 0 ? INPUTS_POISON : attn_k_byte(k, blk, g, tok, dim);
@@ -318,7 +319,10 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 			}
 			v = attn_v_col(k, u, kb + n);
 			/* elements past v.n lie outside the V cache: poison */
-			if (v.i8)
+			if (v.gather || v.qblocks)
+				for (int d = 0; d < k->D; d++)
+					x->o[d] = fmaf(pn, attn_v_elem(&v, d), x->o[d]);
+			else if (v.i8)
 				for (int d = 0; d < k->D; d++)
 					x->o[d] = fmaf(pn, (float)(d < v.n ? v.i8[(size_t)d * v.stride] :
 									     INPUTS_POISON) * v.scale,

@@ -47,7 +47,20 @@ enum case_kscale {
 	KSCALE_PER_TENSOR,	/* f32 [1]: one scale for all of K */
 	KSCALE_PER_HEAD,	/* f32 [Hkv]: one static scale per kv head (FP8-style) */
 };
-enum case_vdtype { VDT_INT8, VDT_BF16, VDT_F32 };
+/* q8_0, q4_0: llama.cpp's V blocks (sim/attn/quant.h), for the f32 PV */
+enum case_vdtype { VDT_INT8, VDT_BF16, VDT_F32, VDT_Q8_0, VDT_Q4_0 };
+
+/* V stored one byte an element (int8, q8_0, q4_0), not as floats. */
+static inline int case_v_bytes(enum case_vdtype t)
+{
+	return t == VDT_INT8 || t == VDT_Q8_0 || t == VDT_Q4_0;
+}
+
+/* V with one fp16 scale per 32 dims of a token (q8_0, q4_0). */
+static inline int case_v_blocks(enum case_vdtype t)
+{
+	return t == VDT_Q8_0 || t == VDT_Q4_0;
+}
 enum case_rounding { ROUND_HALF_AWAY, ROUND_HALF_EVEN };
 enum case_dist { DIST_NORMAL, DIST_UNIFORM, DIST_SIGN };
 enum case_route { ROUTE_REPORT, ROUTE_STRICT };
@@ -148,6 +161,9 @@ struct fs_case {
 	int shuffle_cache;	/* pre-permuted K layout: refused by the route */
 	int block_stride;	/* elements from one block's start to the next in
 				 * k_cache and v_cache; 0 = dense, Hkv*D*BS */
+	int window_free;	/* cache.window_blocks: 0 keep, 1 free (blocks
+				 * wholly behind the sliding window unmapped:
+				 * their table entries -1, inputs.h) */
 
 	/* sequences */
 	int n_seqs;

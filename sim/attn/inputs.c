@@ -19,6 +19,8 @@
  *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
+ *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale16 [NB][BS][Hkv][D/32] f16
+ *                                             (q8_0, q4_0: quant.h)
  *
  * cache.block_stride BSTR puts block b of k_cache and v_cache at element
  * b * BSTR (dense: Hkv * D * BS), so each of the two is [NB][BSTR] with a
@@ -40,6 +42,16 @@
  *   = 2, lane 37 % 16 = 5: k_cache[1][h][2][1][5], scale k_scale[1][1][h].
  *   Slots 4..15 of block 1, 5..15 of block 2 and all of block 3 hold
  *   INPUTS_POISON (-128, which the quantizer never makes) and NaN scales.
+ *
+ * Sparse pools. A pool past INPUTS_DENSE_BLOCKS blocks or
+ * INPUTS_DENSE_POOL_BYTES stores only the blocks the tables name, in
+ * ascending physical order: a pool of 4,194,304 blocks whose one sequence
+ * holds blocks {4194300, 7} stores NM = 2 blocks, pool_blocks = {7,
+ * 4194300}, so physical block 4194300 is stored block 1 and every array
+ * is [2][...]; physical block 4194301 reads as poison and costs nothing.
+ * Shuffled placement still draws its permutation over the whole pool (4
+ * bytes a block, freed once the table is made), so its blocks are those
+ * of the dense pool.
  *
  * Generation. Element i (the flat logical index) of tensor X is
  *   mean + scale * draw(seed, GEN_X, i)   normal: gen_normal
@@ -101,6 +113,10 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 	if (c->k_scale == KSCALE_PER_BLOCK32 && c->head_dim % 32)
 		return fs_fail(err, FS_EINPUT,
 			       "head_dim %d is not a multiple of 32, needed by per_block32 K scales",
+			       c->head_dim);
+	if (case_v_blocks(c->v_dtype) && c->head_dim % 32)
+		return fs_fail(err, FS_EINPUT,
+			       "head_dim %d is not a multiple of 32, needed by q8_0 and q4_0 V",
 			       c->head_dim);
 	if (c->block_size < 1 || c->block_size > CASE_MAX_CONTEXT ||
 	    c->num_blocks < 1)
@@ -176,9 +192,10 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 {
 	const int qd[] = { in->S, in->T, in->Hq, in->D };
 	const int kd[] = { in->S, in->MAXCTX, in->Hkv, in->D };
-	const int cd[] = { in->NB, in->Hkv, in->D, in->BS };
+	/* the stored blocks only: a sparse pool's others cost nothing */
+	const int cd[] = { in->NM, in->Hkv, in->D, in->BS };
 	size_t pool;
-	const int sd[] = { in->NB, in->BS, in->Hkv, in->D / 32 };
+	const int sd[] = { in->NM, in->BS, in->Hkv, in->D / 32 };
 	const int td[] = { in->S, in->MAXB };
 	int bad = 0;
 
@@ -187,7 +204,7 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	bad |= count_of(&n->rows, 3, qd);
 	bad |= count_of(&n->cache, 4, cd);
 	/* a padded pool: NB rows of BSTR elements */
-	if (in->BSTR && fs_size_mul((size_t)in->NB, in->BSTR, &pool) == 0)
+	if (in->BSTR && fs_size_mul((size_t)in->NM, in->BSTR, &pool) == 0)
 		n->cache = pool;
 	else if (in->BSTR)
 		bad = 1;
@@ -217,6 +234,9 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 	if (c->v_dtype == VDT_INT8) {
 		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
 		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
+	} else if (case_v_blocks(c->v_dtype)) {
+		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
+		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);	/* v_scale16 */
 	} else {
 		add_bytes(n->cache, sizeof(float), bytes, gib, &bad);
 	}
@@ -271,21 +291,66 @@ static void fill_bytes(void *p, unsigned char x, size_t n)
 
 /* ---- block placement --------------------------------------------------- */
 
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * Fill block_table. scratch holds 2 * NB ints: a permutation (shuffled)
- * and the owner of each physical block, which catches a table that
- * reuses or overruns blocks (the other placements cannot, by design).
+ * A sparse pool's stored blocks: the table's entries, ascending, into
+ * in->pool_blocks [NM]. Two entries naming one block are the error the
+ * dense pool's owner array reports, found here by the sort.
+ */
+static enum fs_rc store_blocks(struct fs_inputs *in, struct fs_err *err)
+{
+	int m = 0;
+
+	for (size_t i = 0; i < (size_t)in->S * (size_t)in->MAXB; i++)
+		if (in->block_table[i] >= 0)
+			in->pool_blocks[m++] = in->block_table[i];
+	assert(m == in->NM);
+	qsort(in->pool_blocks, (size_t)m, sizeof(int32_t), cmp_i32);
+	for (int i = 1; i < m; i++) {
+		int32_t id = in->pool_blocks[i];
+		int first = -1;
+
+		if (id != in->pool_blocks[i - 1])
+			continue;
+		/* name the second use in table order, as the owner check does */
+		for (int s = 0; s < in->S; s++)
+			for (int b = 0; b < in->MAXB; b++) {
+				if (in->block_table[(size_t)s * in->MAXB + b] != id)
+					continue;
+				if (first < 0) {
+					first = s;
+					continue;
+				}
+				return fs_fail(err, FS_EINPUT,
+					       "sequence %d block %d: physical block %d is already used by sequence %d",
+					       s, b, id, first);
+			}
+	}
+	return FS_OK;
+}
+
+/*
+ * Fill block_table. scratch holds a permutation (shuffled) and the owner
+ * of each physical block, which catches a table that reuses or overruns
+ * blocks (the other placements cannot, by design): NB ints each, and no
+ * owners for a sparse pool (store_blocks checks it).
  */
 static enum fs_rc place_blocks(const struct fs_case *c, struct fs_inputs *in,
 			       int *scratch, struct fs_err *err)
 {
-	int NB = in->NB, *perm = scratch, *owner = scratch + NB;
+	int NB = in->NB, *perm = scratch, *owner = in->pool_blocks ? NULL : scratch + NB;
 	int next = 0;
 
-	for (int i = 0; i < NB; i++) {
+	for (int i = 0; perm && i < NB; i++)
 		perm[i] = i;
+	for (int i = 0; owner && i < NB; i++)
 		owner[i] = -1;
-	}
 	if (c->placement == PLACE_SHUFFLED) {
 		/* Fisher-Yates over the whole pool, so spares land anywhere. */
 		for (int i = NB - 1; i > 0; i--) {
@@ -322,15 +387,19 @@ static enum fs_rc place_blocks(const struct fs_case *c, struct fs_inputs *in,
 				return fs_fail(err, FS_EINPUT,
 					       "sequence %d block %d: physical block %d is not in 0..%d",
 					       s, b, id, NB - 1);
-			if (owner[id] >= 0)
+			if (owner && owner[id] >= 0)
 				return fs_fail(err, FS_EINPUT,
 					       "sequence %d block %d: physical block %d is already used by sequence %d",
 					       s, b, id, owner[id]);
-			owner[id] = s;
+			if (owner)
+				owner[id] = s;
 			in->block_table[(size_t)s * in->MAXB + b] = id;
 		}
+		/* window_blocks free: placed as with keep, then unmapped */
+		for (int b = 0; b < inputs_blocks_freed(c, s); b++)
+			in->block_table[(size_t)s * in->MAXB + b] = -1;
 	}
-	return FS_OK;
+	return in->pool_blocks ? store_blocks(in, err) : FS_OK;
 }
 
 /* ---- logical data ------------------------------------------------------ */
@@ -496,6 +565,12 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 
 		in->v_scale[slot_index(in, blk, slot, h)] = sc;
 		quant_apply(row, D, sc, c->clip, c->rounding, q);
+	} else if (case_v_blocks(c->v_dtype)) {
+		uint16_t *d16 = &in->v_scale16[slot_index(in, blk, slot, h) * (size_t)(D / 32)];
+
+		for (int kb = 0; kb < D / 32; kb++)
+			(c->v_dtype == VDT_Q8_0 ? quant_q8_0_block : quant_q4_0_block)(
+				row + 32 * kb, &d16[kb], q + 32 * kb);
 	} else {
 		for (int d = 0; d < D; d++)
 			in->v_cache_f[base + (size_t)d * (size_t)in->BS + (size_t)slot] = row[d];
@@ -543,7 +618,7 @@ static void put_v_run(const struct fs_case *c, struct fs_inputs *in, int blk,
 
 	/* bf16 and f32 V have no int8 cache: v_cache_i8 is NULL, and even
 	 * forming NULL + offset is undefined (clang's UBSan stops on it). */
-	if (c->v_dtype != VDT_INT8)
+	if (!case_v_bytes(c->v_dtype))
 		return;
 	dst0 = in->v_cache_i8 + base * (size_t)in->BS + (size_t)slot0;
 #ifdef __SSE2__
@@ -572,6 +647,10 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 	if (c->v_dtype == VDT_INT8) {
 		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
 		fill_f32(in->v_scale, n->slots, f32_nan());
+	} else if (case_v_blocks(c->v_dtype)) {
+		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
+		for (size_t i = 0; i < n->k16; i++)
+			in->v_scale16[i] = F16_NAN;
 	} else {
 		fill_f32(in->v_cache_f, n->cache, f32_nan());
 	}
@@ -656,12 +735,16 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 			int lb = run / runs_per_blk, slot0 = run % runs_per_blk * FILL_RUN;
 			int j0 = lb * BS + slot0;
 			int n = ctx - j0 < FILL_RUN ? ctx - j0 : FILL_RUN;
-			int blk = in->block_table[(size_t)s * in->MAXB + (size_t)lb];
+			/* the stored block: the caches hold NM of them */
+			int blk = inputs_block_at(in, in->block_table[(size_t)s * in->MAXB +
+								      (size_t)lb]);
 			int8_t vq[FILL_RUN][CASE_MAX_HEAD_DIM];
 			float kb[CASE_MAX_HEAD_DIM], vb[CASE_MAX_HEAD_DIM];
 
 			if (slot0 + n > BS)
 				n = BS - slot0;
+			if (blk < 0)
+				continue;	/* freed (window_blocks): never written */
 			for (int h = 0; h < Hkv; h++) {
 				for (int i = 0; i < n; i++) {
 					int j = j0 + i;
@@ -725,6 +808,7 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	in->BSTR = (size_t)c->block_stride;
 	in->MAXB = case_table_width(c);
 	in->MAXCTX = case_context_max(c);
+	in->NM = inputs_pool_stored(c);
 
 	/* Size everything before allocating anything. */
 	if (count_bytes(c, in, &n, &bytes, &gib)) {
@@ -759,14 +843,24 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 	if (c->v_dtype == VDT_INT8) {
 		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
 		in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
+	} else if (case_v_blocks(c->v_dtype)) {
+		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
+		in->v_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
 	} else {
 		in->v_cache_f = alloc_n(n.cache, sizeof(float), &bad);
 	}
 	in->block_table = alloc_n(n.table, sizeof(int32_t), &bad);
 	in->context_lens = alloc_n((size_t)in->S, sizeof(int32_t), &bad);
 	in->q_pos = alloc_n(n.pos, sizeof(int32_t), &bad);
+	if (inputs_pool_sparse(c))
+		in->pool_blocks = alloc_n((size_t)in->NM, sizeof(int32_t), &bad);
 	valid = alloc_n(2 * (size_t)in->S, sizeof(int), &bad);
-	scratch = alloc_n(2 * (size_t)in->NB, sizeof(int), &bad);
+	/* a permutation and owners (place_blocks); a sparse pool has no
+	 * owners, and only shuffled placement a permutation */
+	if (!in->pool_blocks)
+		scratch = alloc_n(2 * (size_t)in->NB, sizeof(int), &bad);
+	else if (c->placement == PLACE_SHUFFLED)
+		scratch = alloc_n((size_t)in->NB, sizeof(int), &bad);
 	mk = alloc_n(3, sizeof(*mk), &bad);
 	if (bad) {
 		rc = fs_nomem(err, "the case's tensors", bytes);
@@ -813,11 +907,54 @@ void inputs_free(struct fs_inputs *in)
 	free(in->k_scale16);
 	free(in->v_cache_i8);
 	free(in->v_scale);
+	free(in->v_scale16);
 	free(in->v_cache_f);
 	free(in->block_table);
 	free(in->context_lens);
 	free(in->q_pos);
+	free(in->pool_blocks);
 	memset(in, 0, sizeof(*in));
+}
+
+/* The dense pool's caches and scales, in bytes (double: a pool of
+ * millions of blocks may pass size_t on no machine, but passes the
+ * sparse limit long before). */
+static double dense_pool_bytes(const struct fs_case *c)
+{
+	double blk = c->block_stride ? (double)c->block_stride :
+		     (double)c->kv_heads * c->head_dim * c->block_size;
+	double vb = case_v_bytes(c->v_dtype) ? 1.0 : 4.0;
+	double slots = (double)c->block_size * c->kv_heads;
+
+	return (double)c->num_blocks *
+	       (blk * (1.0 + vb) + slots * (4.0 + (c->v_dtype == VDT_INT8 ? 4.0 : 0.0)));
+}
+
+int inputs_pool_sparse(const struct fs_case *c)
+{
+	return c->num_blocks > INPUTS_DENSE_BLOCKS ||
+	       dense_pool_bytes(c) > INPUTS_DENSE_POOL_BYTES;
+}
+
+int inputs_blocks_freed(const struct fs_case *c, int s)
+{
+	int behind;
+
+	if (!c->window_free || c->sliding_window <= 0)
+		return 0;
+	behind = case_q_pos(c, s, 0) - c->sliding_window + 1;
+	return behind > 0 ? behind / c->block_size : 0;
+}
+
+int inputs_pool_stored(const struct fs_case *c)
+{
+	int n = 0;
+
+	if (!inputs_pool_sparse(c))
+		return c->num_blocks;
+	for (int s = 0; s < c->n_seqs; s++)
+		n += case_blocks_of(c, s) - inputs_blocks_freed(c, s);
+	return n;
 }
 
 const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
@@ -848,7 +985,8 @@ float inputs_k_scale(const struct fs_case *c, const struct fs_inputs *in,
 		return in->k_scale[0];
 	if (c->k_scale == KSCALE_PER_HEAD)
 		return in->k_scale[h];
-	if (block < 0 || block >= in->NB || slot < 0 || slot >= in->BS)
+	block = inputs_block_at(in, block);
+	if (block < 0 || slot < 0 || slot >= in->BS)
 		return f32_nan();
 	si = slot_index(in, block, slot, h);
 	if (c->k_scale == KSCALE_PER_BLOCK32)

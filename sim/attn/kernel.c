@@ -119,6 +119,11 @@ static const struct kern_bug_info bugs[BUG_COUNT] = {
 		"INT8 PV: one P scale, the tile's largest, for every row" },
 	[BUG_PV_RESCALE] = { "pv_rescale", "applied", "missing",
 		"INT8 PV: O not rescaled by e^(m_old - m_new) when a group raises the max" },
+	/* paging: pools past 2 GiB and 65,536 blocks */
+	[BUG_BLOCK_OFFSET_INT32] = { "block_offset", "pool", "int32",
+		"a block's byte offset (and its scales') computed in 32-bit signed arithmetic: it wraps past 2 GiB" },
+	[BUG_BLOCK_OFFSET_U16] = { "block_offset", "pool", "u16",
+		"the block id truncated to 16 bits: block 65,536 + b read as block b" },
 };
 
 void kernel_default(struct fs_kernel *k)
@@ -200,6 +205,8 @@ int kernel_plant(struct fs_kernel *k, enum kern_bug b, int head_dim)
 	case BUG_MERGE_STALE_LSE: k->split_merge = KMERGE_STALE_LSE; return 0;
 	/* h-bugs-c */
 	case BUG_BLOCK_OFFSET: k->block_offset = KBOFF_DENSE; return 0;
+	case BUG_BLOCK_OFFSET_INT32: k->block_offset = KBOFF_INT32; return 0;
+	case BUG_BLOCK_OFFSET_U16: k->block_offset = KBOFF_U16; return 0;
 	/* h-bugs-b */
 	case BUG_K_SCALE_WALK: k->k_scale_walk_identity = 1; return 0;
 	case BUG_V_PAGE_WALK: k->v_walk_identity = 1; return 0;
@@ -271,6 +278,8 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim)
 	b |= (uint64_t)(k->split_merge == KMERGE_STALE_LSE) << BUG_MERGE_STALE_LSE;
 	/* h-bugs-c */
 	b |= (uint64_t)(k->block_offset == KBOFF_DENSE) << BUG_BLOCK_OFFSET;
+	b |= (uint64_t)(k->block_offset == KBOFF_INT32) << BUG_BLOCK_OFFSET_INT32;
+	b |= (uint64_t)(k->block_offset == KBOFF_U16) << BUG_BLOCK_OFFSET_U16;
 	/* h-bugs-b */
 	b |= (uint64_t)(k->k_scale_walk_identity != 0) << BUG_K_SCALE_WALK;
 	b |= (uint64_t)(k->v_walk_identity != 0) << BUG_V_PAGE_WALK;
@@ -509,6 +518,11 @@ static int lane_holds_two(const struct lanemap *lm, int by_col)
 	return 0;
 }
 
+long kernel_top_block(const struct fs_case *c)
+{
+	return (long)c->num_blocks - 1;
+}
+
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len)
 {
@@ -724,6 +738,28 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 	case BUG_P_SCALE_INDEX:
 	case BUG_PV_RESCALE:
 		return pv_bug_na(b, c, lm, buf, len);
+	case BUG_BLOCK_OFFSET_INT32: {
+		long top = kernel_top_block(c);
+		double blk = c->block_stride ? (double)c->block_stride :
+			     (double)c->kv_heads * c->head_dim * c->block_size;
+		/* the widest of the block's strides in bytes: float V's, K's
+		 * and int8 V's, or the scales' (per_block32 f16 per 32 dims) */
+		double per = blk * (case_v_bytes(c->v_dtype) ? 1.0 : 4.0);
+		double ks = (double)c->block_size * c->kv_heads *
+			    (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / 32 * 2.0 : 4.0);
+
+		if (ks > per)
+			per = ks;
+		if ((double)top * per > 2147483647.0)
+			return NULL;
+		snprintf(buf, len, "no pool past 2 GiB: every block starts below 2^31 bytes");
+		return buf;
+	}
+	case BUG_BLOCK_OFFSET_U16:
+		if (kernel_top_block(c) > 65535)
+			return NULL;
+		snprintf(buf, len, "no pool past 65,536 blocks: every block id fits 16 bits");
+		return buf;
 	case BUG_COUNT:
 		break;
 	}

@@ -133,10 +133,18 @@ enum kern_merge {
  *   KBOFF_DENSE  block * one block's elements (Hkv * D * BS): a kernel
  *                that assumes a dense pool, on padded pages or K and V
  *                interleaved; right when the stride is one block
+ *   KBOFF_INT32  the pool's offset in bytes (of K, V and the scales)
+ *                computed in 32-bit signed arithmetic: it wraps once a
+ *                block starts past 2 GiB, to an address before the pool
+ *                (poison) or to another block's bytes
+ *   KBOFF_U16    the block id kept in 16 bits: block 65,536 + b is read
+ *                as block b (a descriptor field's limit)
  */
 enum kern_boff {
 	KBOFF_POOL,
 	KBOFF_DENSE,
+	KBOFF_INT32,
+	KBOFF_U16,
 };
 
 /* scale_recovery's other bad values: a scale the logits never get. */
@@ -293,6 +301,9 @@ enum kern_bug {
 	BUG_V_SCALE_APPLY,	/* v_scale_apply: after_product */
 	BUG_P_SCALE_INDEX,	/* p_scale_index: per_tile */
 	BUG_PV_RESCALE,		/* pv_rescale: missing */
+	/* paging: pools past 2 GiB and 65,536 blocks (sparse, inputs.h) */
+	BUG_BLOCK_OFFSET_INT32,	/* block_offset: int32 */
+	BUG_BLOCK_OFFSET_U16,	/* block_offset: u16 */
 	BUG_COUNT
 };
 
@@ -370,6 +381,10 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  *   block_size_assumed               a cache block size other than 16
  *   split_merge                      a context cut into split-K segments
  *   block_offset (dense)             cache.block_stride past one block
+ *   block_offset int32               a pool block whose K or V bytes, or
+ *                                    scales, start past 2^31 - 1 bytes
+ *                                    (kernel_top_block)
+ *   block_offset u16                 a pool of more than 65,536 blocks
  *   scale_recovery, q_position       always
  * and (h-bugs-a):
  *   pv_mask, mask_value finite       always (a suite whose contexts all
@@ -413,6 +428,11 @@ int kernel_unswizzled_chunk(int c, int n, int chunks);
 
 /* gqa_map grid_permuted: the q head work unit b serves, (b % G)*G + b / G. */
 int kernel_grid_head(int b, int G);
+
+/* The pool's last block, num_blocks - 1: block_offset int32 and u16
+ * apply by the pool's size, a shape, as page_walk does; a suite whose
+ * tables never name a far block lets them survive (its weakness). */
+long kernel_top_block(const struct fs_case *c);
 
 const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			  const struct lanemap *lm, char *buf, size_t len);

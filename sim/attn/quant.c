@@ -31,6 +31,7 @@
 #include "quant.h"
 
 #include <assert.h>
+#include <math.h>
 #include <string.h>
 
 #include "../common/cpu.h"
@@ -361,4 +362,39 @@ void quant_apply(const float *x, int n, float scale, int clip,
 	else
 #endif
 		apply_plain(x, n, scale, clip, even, q);
+}
+
+void quant_q8_0_block(const float *x, uint16_t *d16, int8_t *q)
+{
+	float amax = 0.0f, d, id;
+
+	for (int j = 0; j < QUANT_QBLOCK; j++)
+		if (fabsf(x[j]) > amax)
+			amax = fabsf(x[j]);
+	d = amax / 127.0f;
+	id = d != 0.0f ? 1.0f / d : 0.0f;
+	*d16 = quant_f32_to_f16(d);
+	for (int j = 0; j < QUANT_QBLOCK; j++)
+		q[j] = (int8_t)roundf(x[j] * id);	/* |x * id| <= 127 */
+}
+
+void quant_q4_0_block(const float *x, uint16_t *d16, int8_t *q)
+{
+	float amax = 0.0f, m = 0.0f, d, id;
+
+	for (int j = 0; j < QUANT_QBLOCK; j++)
+		if (fabsf(x[j]) > amax) {	/* strict: the first of ties */
+			amax = fabsf(x[j]);
+			m = x[j];
+		}
+	d = m / -8.0f;
+	id = d != 0.0f ? 1.0f / d : 0.0f;
+	*d16 = quant_f32_to_f16(d);
+	for (int j = 0; j < QUANT_QBLOCK; j++) {
+		/* x * id is in [-8, 8]: the sum is positive, so the cast
+		 * truncates as ggml's (int8_t) does */
+		int v = (int)(x[j] * id + 8.5f);
+
+		q[j] = (int8_t)(v < 15 ? v : 15);
+	}
 }

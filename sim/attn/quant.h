@@ -26,4 +26,24 @@ void quant_apply(const float *x, int n, float scale, int clip,
 /* Round one value per the case's rounding mode. */
 float quant_round(float v, enum case_rounding r);
 
+/*
+ * llama.cpp's V block formats (ggml's block_q8_0 and block_q4_0), one
+ * block of QUANT_QBLOCK values along head_dim, with one fp16 scale. Both
+ * compute the scale d in f32, store fp16(d), and quantize with the f32
+ * 1/d (0 when d is 0), as ggml's reference quantizers do:
+ *   q8_0  d = absmax / 127, q = round(x / d) half away from zero, in
+ *         -127..127; the value is q * fp16(d)
+ *   q4_0  d = m / -8, m the element of largest magnitude (the first of
+ *         ties) with its sign; q = min(15, trunc(x / d + 8.5)), in 0..15
+ *         (4 bits, offset 8); the value is (q - 8) * fp16(d)
+ * Example q4_0: x = {-2, 1, 0.5, 0...}: m = -2, d = 0.25, 1/d = 4: q =
+ * {trunc(-8 + 8.5), trunc(4 + 8.5), trunc(2 + 8.5), 8...} = {0, 12, 10,
+ * 8...}: values -2, 1, 0.5, 0. The block's q go to q[0..31], one a byte
+ * (q4_0 too: the paged layout puts a token's dims BS bytes apart, so
+ * ggml's pairing of dims j and j + 16 in one byte has no place there).
+ */
+#define QUANT_QBLOCK 32
+void quant_q8_0_block(const float *x, uint16_t *d16, int8_t *q);
+void quant_q4_0_block(const float *x, uint16_t *d16, int8_t *q);
+
 #endif

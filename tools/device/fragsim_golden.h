@@ -242,6 +242,9 @@ static const struct fsg_key fsg_keys[] = {
 	/* written only when set (not 0): any value is a padded pool */
 	{ "cache.block_stride", FSG_ONLY, "0",
 	  "the harnesses address a dense pool (block b at b blocks' bytes)" },
+	/* written only when free */
+	{ "cache.window_blocks", FSG_ONLY, "keep",
+	  "the harnesses walk every key's block; freed ones (-1 entries) they would read" },
 	{ "sequences", FSG_APPLIED, NULL, NULL },	/* context_lens, q_pos, the table */
 	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
 	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */
@@ -544,6 +547,21 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	memset(g, 0, sizeof(*g));
 	if (fsg_manifest(g, dir, err, errlen))
 		return -1;
+	/* A sparse pool (more than 65,536 blocks, or past 256 MiB of caches)
+	 * is written as stored: k_cache's rows are the blocks pool_blocks
+	 * names, not blocks 0 .. NB - 1, which these harnesses index. */
+	snprintf(path, sizeof(path), "%s/pool_blocks.npy", dir);
+	{
+		FILE *pf = fopen(path, "rb");
+
+		if (pf) {
+			fclose(pf);
+			snprintf(err, errlen,
+				 "%s: a sparse pool (only the blocks the tables name are stored, rows named by pool_blocks.npy): the harnesses address a dense pool",
+				 dir);
+			return -1;
+		}
+	}
 	for (int i = 0; i < 8; i++) {
 		/* k_scale's rank follows its granularity (enum fsg_kscale) */
 		int ndim = i != 3 ? f[i].ndim : g->kscale == FSG_KS_TENSOR ? 1 :

@@ -169,8 +169,11 @@ CASE_KEYS.update({
                       {"per_token_head"}),
     "cache.block_stride": (REFUSED, "the check lays out a dense pool",
                            lambda v, c: not v),
-    "cache.v_dtype": (APPLIED, "int8: quantized per (token, head); bf16, f32: "
-                      "the rows as stored", None),
+    "cache.window_blocks": (REFUSED, "the check writes every key's block; "
+                            "freed ones (-1 entries) are not", {"keep"}),
+    "cache.v_dtype": (REFUSED, "int8: quantized per (token, head); bf16, f32: "
+                      "the rows as stored; q8_0 and q4_0 blocks are not rebuilt",
+                      {"int8", "bf16", "f32"}),
     "sequences.context": (APPLIED, "keys generated", None),
     "sequences.tokens": (APPLIED, "query tokens generated", None),
     "sequences.history": (APPLIED, "keys generated", None),

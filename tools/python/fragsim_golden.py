@@ -102,8 +102,12 @@ CASE_KEYS = {
                                                             "per_block32", "per_tensor"}),
     "cache.block_stride": (REFUSED, "a padded pool: gather_k and gather_v "
                            "read a dense one", lambda v, c: not v),
-    "cache.v_dtype": (APPLIED, "gather_v: int8 with v_scale, bf16 and f32 as "
-                      "stored", None),
+    "cache.v_dtype": (REFUSED, "gather_v: int8 with v_scale, bf16 and f32 as "
+                      "stored; q8_0 and q4_0 (fp16 scales per 32 dims) are not "
+                      "dequantized here", {"int8", "bf16", "f32"}),
+    "cache.window_blocks": (REFUSED, "freed blocks (block_table -1 inside a "
+                            "context): gather_k and gather_v read every key's "
+                            "block", {"keep"}),
     "cache.shuffle_cache": (IRRELEVANT, "a route verdict; the goldens keep "
                             "the plain paged layout", None),
     "sequences.context": (IRRELEVANT, "in the tensors: context_lens", None),
@@ -436,6 +440,20 @@ def _need(g, *names):
                               "include inputs)" % (g.path, n))
 
 
+def _stored(g, blocks):
+    """The rows of the stored arrays that hold physical blocks: the blocks
+    themselves, or for a sparse pool (pool_blocks.npy: the ascending ids
+    of the blocks the tables name; the others are poison, not written)
+    their positions in pool_blocks."""
+    if "pool_blocks" not in g:
+        return blocks
+    ids = g["pool_blocks"]
+    rows = np.searchsorted(ids, blocks)
+    if np.any(rows >= len(ids)) or np.any(ids[np.minimum(rows, len(ids) - 1)] != blocks):
+        raise GoldenError("%s: a block of the table is not in pool_blocks" % g.path)
+    return rows
+
+
 def gather_k(g, seq):
     """Sequence seq's K cache in logical key order: int8 [context, Hkv, D],
     and its scale: f32 [context, Hkv] (per_token_head; per_tensor: the one
@@ -449,7 +467,7 @@ def gather_k(g, seq):
     nb, hkv, d16, bs, _ = kc.shape
     ctx = int(g["context_lens"][seq])
     t = np.arange(ctx)
-    blocks = g["block_table"][seq][t // bs]
+    blocks = _stored(g, g["block_table"][seq][t // bs])
     slots = t % bs
     # [ctx, Hkv, D/16, 16] -> [ctx, Hkv, D]
     k = kc[blocks, :, :, slots, :].reshape(ctx, hkv, d16 * 16)
@@ -487,7 +505,10 @@ def gather_v(g, seq):
     bs = vc.shape[3]
     ctx = int(g["context_lens"][seq])
     t = np.arange(ctx)
-    blocks = g["block_table"][seq][t // bs]
+    if "v_scale" in g and g["v_scale"].ndim == 4:
+        raise NotImplementedError("gather_v: q8_0 or q4_0 V (v_scale f16 [NB, BS, "
+                                  "Hkv, D/32], llama.cpp's blocks) is not read here")
+    blocks = _stored(g, g["block_table"][seq][t // bs])
     slots = t % bs
     v = vc[blocks, :, :, slots]            # [ctx, Hkv, D]
     scale = g["v_scale"][blocks, slots, :] if "v_scale" in g else None
@@ -590,6 +611,10 @@ def vllm(g):
     _need(g, "q", "q_pos", "context_lens", "block_table", "k_cache")
     c = case(g)
     check_case(c)
+    if "pool_blocks" in g:
+        raise NotImplementedError("vllm_inputs: a sparse pool (pool_blocks.npy: "
+                                  "only the blocks the tables name are stored); "
+                                  "slot_mapping addresses a dense pool")
     v = g.manifest.get("vllm")
     if v is None:
         raise GoldenError("%s: the manifest has no vllm object (fragsim < 0.2.0?)"
