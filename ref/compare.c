@@ -175,6 +175,58 @@ static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 }
 
 /*
+ * The visible keys of a row, [*lo, *hi) of its n: cmp_visible's rule as
+ * one range (causal, and the sliding window's lower end).
+ */
+static void cmp_vis_range(const struct fs_case *c, int qpos, int n, int *lo,
+			  int *hi)
+{
+	*lo = c->sliding_window > 0 && qpos - c->sliding_window + 1 > 0
+	      ? qpos - c->sliding_window + 1 : 0;
+	*hi = qpos < 0 ? 0 : qpos + 1 < n ? qpos + 1 : n;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/*
+ * tolv[j] = cmp_score_tol(j) for every visible key of the row; returns E,
+ * the max of 2 tolv[j]. The per-(row, key) loop of the whole comparison:
+ * without per_block32 it is cmp_score_tol written out with the row's
+ * constants (ALiBi slope, soft cap) read once, not reloaded at every key
+ * (a store to tolv may alias them); the same expressions, the same bits.
+ */
+static double cmp_row_tol(const struct cmp_ctx *x, int s, int t, int qh,
+			  int qpos, const struct ref_row *rr, double *tolv)
+{
+	const struct fs_case *c = x->c;
+	const double *score = rr->score;
+	int alibi = c->alibi, lo, hi;
+	double cap = c->soft_cap, slope = alibi ? ref_alibi_slope(qh, x->Hq) : 0;
+	double E = 0;
+
+	cmp_vis_range(c, qpos, rr->n, &lo, &hi);
+	if (c->k_scale == KSCALE_PER_BLOCK32) {
+		for (int j = lo; j < hi; j++) {
+			tolv[j] = cmp_score_tol(x, s, t, qh, j, score[j]);
+			E = max_nan(E, 2 * tolv[j]);
+		}
+		return E;
+	}
+	for (int j = lo; j < hi; j++) {
+		double b = 0, cs, extra = 0;
+
+		if (alibi)
+			b = slope * (j - qpos);
+		cs = score[j] - b;
+		if (cap > 0 || alibi)
+			extra = CMP_LOGIT_REL * (fabs(cs) + fabs(b));
+		tolv[j] = CMP_SCORE_REL * fabs(cs) + extra;
+		E = max_nan(E, 2 * tolv[j]);
+	}
+	return E;
+}
+
+/*
  * The sim's scores of one row as a softmax in double: the top key (ties:
  * lowest), the max ms, e[j] = exp(s_j - ms) for visible j (else left as
  * is) and zs = their sum in key order.
@@ -358,12 +410,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	n = rr->n;
 	v = rr->visible;
 	qpos = x->in->q_pos[(size_t)s * x->T + t];
-	for (int j = 0; j < n; j++) {
-		if (!cmp_visible(c, qpos, j))
-			continue;
-		tolv[j] = cmp_score_tol(x, s, t, qh, j, rr->score[j]);
-		E = max_nan(E, 2 * tolv[j]);
-	}
+	E = cmp_row_tol(x, s, t, qh, qpos, rr, tolv);
 	walk = (16 + 4 * sqrt((double)v)) * CMP_U;
 	if (sc && v > 0)
 		cmp_sim_softmax(x, sc, n, qpos, e, &sr);
