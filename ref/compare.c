@@ -240,6 +240,8 @@ struct cmp_simrow {
 static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 			    int qpos, double *e, struct cmp_simrow *sr)
 {
+	int lo, hi;
+
 	sr->as = -1;
 	sr->ms = 0;
 	sr->zs = 0;
@@ -252,12 +254,13 @@ static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 			sr->ms = sc[j];
 		}
 	}
-	for (int j = 0; j < n; j++) {
-		if (!cmp_visible(x->c, qpos, j))
-			continue;
-		e[j] = dm_exp(sc[j] - sr->ms);
+	/* the exps 8 at a time (dm_exp_n: dm_exp's bits), the sum in order */
+	cmp_vis_range(x->c, qpos, n, &lo, &hi);
+	for (int j = lo; j < hi; j++)
+		e[j] = sc[j] - sr->ms;
+	dm_exp_n(e + lo, e + lo, hi - lo);
+	for (int j = lo; j < hi; j++)
 		sr->zs += e[j];
-	}
 }
 
 
@@ -296,10 +299,10 @@ static void cmp_pv_quant(const struct cmp_ctx *x, struct cmp_part *p, const floa
 }
 
 /* Quantization error of one row (visible > 0; sr from the sim's scores
- * when it has them); fills *kld. */
+ * when it has them); fills *kld. w: scratch of the row's n keys. */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			  const struct ref_row *rr, const struct cmp_simrow *sr,
-			  struct cmp_part *p, double *kld)
+			  struct cmp_part *p, double *kld, double *w)
 {
 	const struct attn_result *r = x->r;
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
@@ -309,7 +312,7 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	p->keys += rr->visible;
 	if (sc) {
 		double ms = sr->ms, mf = 0, zs = sr->zs, zf = 0, lzs, lzf, kl = 0;
-		int as = sr->as, af = -1;
+		int as = sr->as, af = -1, lo, hi;
 
 		for (int j = 0; j < n; j++) {
 			if (!cmp_visible(x->c, qpos, j))
@@ -333,6 +336,11 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 		}
 		lzs = dm_log(zs);
 		lzf = dm_log(zf);
+		/* w[j] = exp(lps), the sim's probability, 8 at a time */
+		cmp_vis_range(x->c, qpos, n, &lo, &hi);
+		for (int j = lo; j < hi; j++)
+			w[j] = sc[j] - ms - lzs;
+		dm_exp_n(w + lo, w + lo, hi - lo);
 		for (int j = 0; j < n; j++) {
 			double sf = rr->score_f[j], ds, lps, lpf, pf, dp;
 			int b;
@@ -348,7 +356,7 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			pf = rr->prob_f[j];
 			if (pf > 0)
 				kl += pf * (lpf - lps);
-			dp = dm_exp(lps) - pf;
+			dp = w[j] - pf;
 			p->dp2 += dp * dp;
 			if (x->nb > 0) {
 				b = (int)((long long)j * x->nb / x->MAXCTX);
@@ -467,7 +475,12 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 			}
 		}
 	}
+	/* tolv is scratch from here on: the split-K sums' and cmp_quant_row's
+	 * exps */
 	if (x->nseg > 1) {
+		int vlo, vhi;
+
+		cmp_vis_range(c, qpos, n, &vlo, &vhi);
 		for (int g = 0; g < case_segments_of(c, s); g++) {
 			int lo = g * c->segment, hi = lo + c->segment, vs = 0;
 			size_t at = (size_t)row * x->nseg + g;
@@ -483,9 +496,15 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 				if (sc[j] > m)
 					m = sc[j];
 			}
-			for (int j = lo; j < hi && m != -INFINITY; j++)
-				if (cmp_visible(c, qpos, j))
-					sum += dm_exp((double)sc[j] - m);
+			if (m != -INFINITY) {	/* the exps 8 at a time, summed in order */
+				int a = lo > vlo ? lo : vlo, z = hi < vhi ? hi : vhi;
+
+				for (int j = a; j < z; j++)
+					tolv[j] = (double)sc[j] - m;
+				dm_exp_n(tolv + a, tolv + a, z > a ? z - a : 0);
+				for (int j = a; j < z; j++)
+					sum += tolv[j];
+			}
 			st = &p->st[CMP_SEG_MAX];
 			if (stat_note(st, r->seg_max[at], m, 0)) {
 				loc_row(&st->first, s, t, qh);
@@ -501,7 +520,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 		}
 	}
 	if (v > 0) {
-		cmp_quant_row(x, row, qpos, rr, &sr, p, kld);
+		cmp_quant_row(x, row, qpos, rr, &sr, p, kld, tolv);
 		*kmeasured = sc != NULL;
 	}
 }
