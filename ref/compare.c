@@ -1,5 +1,8 @@
 /*
  * compare.c - the sim's attention result against ref/ (see compare.h).
+ * This file plans the blocks and compares the rows; the exact checks
+ * (acc tiles, INT8 PV, the shape) are compare_acc.c, the folding of the
+ * chunks into the report compare_report.c (compare_int.h between them).
  *
  * What is read, and how each register is labelled:
  *
