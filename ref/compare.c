@@ -1,5 +1,8 @@
 /*
  * compare.c - the sim's attention result against ref/ (see compare.h).
+ * This file plans the blocks and compares the rows; the exact checks
+ * (acc tiles, INT8 PV, the shape) are compare_acc.c, the folding of the
+ * chunks into the report compare_report.c (compare_int.h between them).
  *
  * What is read, and how each register is labelled:
  *
@@ -87,53 +90,21 @@
  * max is the same, and exp(s - row_max) is the e[j] of the sim's row
  * softmax when row_max is that max. No sum changes order.
  */
-#include "compare.h"
+#include "compare_int.h"
 
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dmath.h"
-#include "dot.h"
-#include "pv_int8.h"
 #include "pool.h"
+#include "pv_int8.h"
 #include "ref.h"
 #include "../sim/common/progress.h"
 
-#define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
 #define CMP_U 0x1p-24		/* f32 unit roundoff */
 #define CMP_SCORE_REL 0x1p-22
 #define CMP_LOGIT_REL 0x1p-20	/* soft cap and ALiBi steps (cmp_score_tol) */
 #define CMP_P_ABS 0x1p-40
 #define CMP_ABS 1e-30
-
-struct cmp_ctx {
-	const struct fs_case *c;
-	const struct lanemap *lm;
-	const struct fs_inputs *in;
-	const struct attn_result *r;
-	int S, T, Hq, G, D, MAXCTX;
-	int nseg;		/* r->nseg when split-K states are compared, else 0 */
-	int nb;			/* buckets */
-};
-
-/* Partial results of one chunk of rows. */
-struct cmp_part {
-	struct compare_stat st[CMP_NWHAT];
-	long rows, qrows, keys, top1_same;
-	double s_err2, s_ref2, s_max;
-	double cos_sum, cos_min, o_max;
-	double dp2;
-	long b_keys[CASE_MAX_BUCKETS];
-	double b_max[CASE_MAX_BUCKETS], b_dp2[CASE_MAX_BUCKETS];
-	/* pv.mode int8: out against the f32-PV out (cmp_pv_quant) */
-	long pv_rows, b_pv_rows[CASE_MAX_BUCKETS];
-	double pv_err2, pv_ref2, pv_max, pv_cos_min;
-	double b_pv_err2[CASE_MAX_BUCKETS], b_pv_ref2[CASE_MAX_BUCKETS];
-	double b_pv_max[CASE_MAX_BUCKETS];
-};
 
 static const char *const what_names[CMP_NWHAT] = {
 	"acc", "scores", "probs", "out", "seg_max", "seg_sum", "p_int8", "pv_acc",
@@ -142,81 +113,6 @@ static const char *const what_names[CMP_NWHAT] = {
 const char *compare_what_name(enum compare_what w)
 {
 	return (unsigned)w < CMP_NWHAT ? what_names[w] : "?";
-}
-
-/* Max and min that keep a NaN once seen. */
-static double max_nan(double m, double a)
-{
-	return isnan(m) || isnan(a) ? NAN : a > m ? a : m;
-}
-
-static double min_nan(double m, double a)
-{
-	return isnan(m) || isnan(a) ? NAN : a < m ? a : m;
-}
-
-static void stat_clear(struct compare_stat *st)
-{
-	struct compare_loc *l = &st->first;
-
-	memset(st, 0, sizeof(*st));
-	l->s = l->t = l->qh = l->key = l->dim = l->seg = -1;
-	l->tile = -1;
-	l->kstep = l->lane = l->elem = l->row = l->col = -1;
-}
-
-/*
- * Count one element. tol 0 means exact (-inf == -inf holds). Returns 1
- * when this is the stat's first mismatch: the caller then fills in where.
- */
-static int stat_note(struct compare_stat *st, double got, double want,
-		     double tol)
-{
-	double err = got == want ? 0 : fabs(got - want), ratio;
-	int bad;
-
-	if (isnan(err))
-		err = INFINITY;
-	if (tol == 0) {
-		bad = err != 0;
-		ratio = bad ? INFINITY : 0;
-	} else {
-		bad = !(err <= tol);
-		ratio = err / tol;
-	}
-	st->compared++;
-	if (err > st->max_abs_err)
-		st->max_abs_err = err;
-	if (ratio > st->max_err_tol)
-		st->max_err_tol = ratio;
-	if (!bad)
-		return 0;
-	if (st->mismatches++ > 0)
-		return 0;
-	st->first.got = got;
-	st->first.want = want;
-	st->first.tol = tol;
-	return 1;
-}
-
-/* Fold src (later rows) into dst (earlier rows). */
-static void stat_merge(struct compare_stat *dst, const struct compare_stat *src)
-{
-	if (dst->mismatches == 0 && src->mismatches > 0)
-		dst->first = src->first;
-	dst->compared += src->compared;
-	dst->mismatches += src->mismatches;
-	if (src->max_abs_err > dst->max_abs_err)
-		dst->max_abs_err = src->max_abs_err;
-	if (src->max_err_tol > dst->max_err_tol)
-		dst->max_err_tol = src->max_err_tol;
-}
-
-static void loc_row(struct compare_loc *l, int s, int t, int qh)
-{
-	l->s = s;
-	l->t = t;
-	l->qh = qh;
 }
 
 /* Same rule as ref.c, written again: compare.c must not trust the sim's. */
@@ -282,6 +178,58 @@ static double cmp_score_tol(const struct cmp_ctx *x, int s, int t, int qh,
 }
 
 /*
+ * The visible keys of a row, [*lo, *hi) of its n: cmp_visible's rule as
+ * one range (causal, and the sliding window's lower end).
+ */
+static void cmp_vis_range(const struct fs_case *c, int qpos, int n, int *lo,
+			  int *hi)
+{
+	*lo = c->sliding_window > 0 && qpos - c->sliding_window + 1 > 0
+	      ? qpos - c->sliding_window + 1 : 0;
+	*hi = qpos < 0 ? 0 : qpos + 1 < n ? qpos + 1 : n;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/*
+ * tolv[j] = cmp_score_tol(j) for every visible key of the row; returns E,
+ * the max of 2 tolv[j]. The per-(row, key) loop of the whole comparison:
+ * without per_block32 it is cmp_score_tol written out with the row's
+ * constants (ALiBi slope, soft cap) read once, not reloaded at every key
+ * (a store to tolv may alias them); the same expressions, the same bits.
+ */
+static double cmp_row_tol(const struct cmp_ctx *x, int s, int t, int qh,
+			  int qpos, const struct ref_row *rr, double *tolv)
+{
+	const struct fs_case *c = x->c;
+	const double *score = rr->score;
+	int alibi = c->alibi, lo, hi;
+	double cap = c->soft_cap, slope = alibi ? ref_alibi_slope(qh, x->Hq) : 0;
+	double E = 0;
+
+	cmp_vis_range(c, qpos, rr->n, &lo, &hi);
+	if (c->k_scale == KSCALE_PER_BLOCK32) {
+		for (int j = lo; j < hi; j++) {
+			tolv[j] = cmp_score_tol(x, s, t, qh, j, score[j]);
+			E = max_nan(E, 2 * tolv[j]);
+		}
+		return E;
+	}
+	for (int j = lo; j < hi; j++) {
+		double b = 0, cs, extra = 0;
+
+		if (alibi)
+			b = slope * (j - qpos);
+		cs = score[j] - b;
+		if (cap > 0 || alibi)
+			extra = CMP_LOGIT_REL * (fabs(cs) + fabs(b));
+		tolv[j] = CMP_SCORE_REL * fabs(cs) + extra;
+		E = max_nan(E, 2 * tolv[j]);
+	}
+	return E;
+}
+
+/*
  * The sim's scores of one row as a softmax in double: the top key (ties:
  * lowest), the max ms, e[j] = exp(s_j - ms) for visible j (else left as
  * is) and zs = their sum in key order.
@@ -295,6 +243,8 @@ struct cmp_simrow {
 static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 			    int qpos, double *e, struct cmp_simrow *sr)
 {
+	int lo, hi;
+
 	sr->as = -1;
 	sr->ms = 0;
 	sr->zs = 0;
@@ -307,12 +257,13 @@ static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 			sr->ms = sc[j];
 		}
 	}
-	for (int j = 0; j < n; j++) {
-		if (!cmp_visible(x->c, qpos, j))
-			continue;
-		e[j] = dm_exp(sc[j] - sr->ms);
+	/* the exps 8 at a time (dm_exp_n: dm_exp's bits), the sum in order */
+	cmp_vis_range(x->c, qpos, n, &lo, &hi);
+	for (int j = lo; j < hi; j++)
+		e[j] = sc[j] - sr->ms;
+	dm_exp_n(e + lo, e + lo, hi - lo);
+	for (int j = lo; j < hi; j++)
 		sr->zs += e[j];
-	}
 }
 
 
@@ -351,10 +302,10 @@ static void cmp_pv_quant(const struct cmp_ctx *x, struct cmp_part *p, const floa
 }
 
 /* Quantization error of one row (visible > 0; sr from the sim's scores
- * when it has them); fills *kld. */
+ * when it has them); fills *kld. w: scratch of the row's n keys. */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			  const struct ref_row *rr, const struct cmp_simrow *sr,
-			  struct cmp_part *p, double *kld)
+			  struct cmp_part *p, double *kld, double *w)
 {
 	const struct attn_result *r = x->r;
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
@@ -364,7 +315,7 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	p->keys += rr->visible;
 	if (sc) {
 		double ms = sr->ms, mf = 0, zs = sr->zs, zf = 0, lzs, lzf, kl = 0;
-		int as = sr->as, af = -1;
+		int as = sr->as, af = -1, lo, hi;
 
 		for (int j = 0; j < n; j++) {
 			if (!cmp_visible(x->c, qpos, j))
@@ -388,6 +339,11 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 		}
 		lzs = dm_log(zs);
 		lzf = dm_log(zf);
+		/* w[j] = exp(lps), the sim's probability, 8 at a time */
+		cmp_vis_range(x->c, qpos, n, &lo, &hi);
+		for (int j = lo; j < hi; j++)
+			w[j] = sc[j] - ms - lzs;
+		dm_exp_n(w + lo, w + lo, hi - lo);
 		for (int j = 0; j < n; j++) {
 			double sf = rr->score_f[j], ds, lps, lpf, pf, dp;
 			int b;
@@ -403,7 +359,7 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			pf = rr->prob_f[j];
 			if (pf > 0)
 				kl += pf * (lpf - lps);
-			dp = dm_exp(lps) - pf;
+			dp = w[j] - pf;
 			p->dp2 += dp * dp;
 			if (x->nb > 0) {
 				b = (int)((long long)j * x->nb / x->MAXCTX);
@@ -465,12 +421,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	n = rr->n;
 	v = rr->visible;
 	qpos = x->in->q_pos[(size_t)s * x->T + t];
-	for (int j = 0; j < n; j++) {
-		if (!cmp_visible(c, qpos, j))
-			continue;
-		tolv[j] = cmp_score_tol(x, s, t, qh, j, rr->score[j]);
-		E = max_nan(E, 2 * tolv[j]);
-	}
+	E = cmp_row_tol(x, s, t, qh, qpos, rr, tolv);
 	walk = (16 + 4 * sqrt((double)v)) * CMP_U;
 	if (sc && v > 0)
 		cmp_sim_softmax(x, sc, n, qpos, e, &sr);
@@ -527,7 +478,12 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 			}
 		}
 	}
+	/* tolv is scratch from here on: the split-K sums' and cmp_quant_row's
+	 * exps */
 	if (x->nseg > 1) {
+		int vlo, vhi;
+
+		cmp_vis_range(c, qpos, n, &vlo, &vhi);
 		for (int g = 0; g < case_segments_of(c, s); g++) {
 			int lo = g * c->segment, hi = lo + c->segment, vs = 0;
 			size_t at = (size_t)row * x->nseg + g;
@@ -543,9 +499,15 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 				if (sc[j] > m)
 					m = sc[j];
 			}
-			for (int j = lo; j < hi && m != -INFINITY; j++)
-				if (cmp_visible(c, qpos, j))
-					sum += dm_exp((double)sc[j] - m);
+			if (m != -INFINITY) {	/* the exps 8 at a time, summed in order */
+				int a = lo > vlo ? lo : vlo, z = hi < vhi ? hi : vhi;
+
+				for (int j = a; j < z; j++)
+					tolv[j] = (double)sc[j] - m;
+				dm_exp_n(tolv + a, tolv + a, z > a ? z - a : 0);
+				for (int j = a; j < z; j++)
+					sum += tolv[j];
+			}
 			st = &p->st[CMP_SEG_MAX];
 			if (stat_note(st, r->seg_max[at], m, 0)) {
 				loc_row(&st->first, s, t, qh);
@@ -561,408 +523,9 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 		}
 	}
 	if (v > 0) {
-		cmp_quant_row(x, row, qpos, rr, &sr, p, kld);
+		cmp_quant_row(x, row, qpos, rr, &sr, p, kld, tolv);
 		*kmeasured = sc != NULL;
 	}
-}
-
-/* Scratch of cmp_tile: one tile's reference accumulators. */
-struct cmp_tile_buf {
-	int8_t *k;		/* [N][D] K of the tile's keys */
-	int32_t *want;		/* [ksteps][M][N] */
-	int *t, *qh;		/* [M] query token and q head of each C row */
-};
-
-static void tile_buf_free(struct cmp_tile_buf *b)
-{
-	free(b->k);
-	free(b->want);
-	free(b->t);
-	free(b->qh);
-	memset(b, 0, sizeof(*b));
-}
-
-static int tile_buf_alloc(const struct cmp_ctx *x, struct cmp_tile_buf *b)
-{
-	int M = x->lm ? x->lm->m : 1, N = x->lm ? x->lm->n : 1;
-	int nks = x->r->ksteps_in_acc > 0 ? x->r->ksteps_in_acc : 1;
-
-	b->k = malloc((size_t)N * (x->D > 0 ? x->D : 1));
-	b->want = malloc((size_t)nks * M * N * sizeof(int32_t));
-	b->t = malloc((size_t)M * sizeof(int));
-	b->qh = malloc((size_t)M * sizeof(int));
-	if (!b->k || !b->want || !b->t || !b->qh) {
-		tile_buf_free(b);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Every accumulator slot of tile i whose key and query exist. The wanted
- * values are ref_acc's, computed per (C row, column) first - each key's K
- * gathered once, rows that repeat a (token, q head) copied - then the
- * slots are checked in register order.
- */
-static void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
-		     struct cmp_tile_buf *b)
-{
-	const struct attn_result *r = x->r;
-	const struct lanemap_operand *C = &x->lm->op[LM_C];
-	const int32_t *tl = r->acc_tiles + ATTN_TILE_COLS * i;
-	int s = tl[0], head = tl[1], rb = tl[2], tb = tl[3], rt = tl[4];
-	int W = x->lm->wave, EC = C->elems, nks = r->ksteps_in_acc;
-	int M = x->lm->m, N = x->lm->n, D = x->D;
-	int n = x->in->context_lens[s], len = nks > 1 ? 32 : D;
-	int ncol = n - tb < N ? n - tb : N;
-
-	for (int row = 0; row < M; row++) {
-		if (x->c->mode == MODE_DECODE) {
-			int local = rt * M + row;
-
-			/* packed: q head -1 marks a padding row past the group */
-			if (x->c->decode_rows == ROWS_PACKED)
-				b->qh[row] = local < x->G ? head * x->G + local : -1;
-			else
-				b->qh[row] = head * x->G + local % x->G;
-			b->t[row] = rb;
-		} else {
-			b->qh[row] = head;
-			b->t[row] = rb + row;
-		}
-	}
-	for (int col = 0; col < ncol; col++)
-		ref_k_row(x->in, s, x->c->mode == MODE_DECODE ? head : head / x->G, tb + col,
-			  b->k + (size_t)col * D);
-	for (int row = 0; row < M; row++) {
-		const int8_t *q;
-		int same = -1;
-
-		if (b->t[row] >= x->c->seqs[s].tokens)
-			continue;
-		if (b->qh[row] < 0) {	/* a zero A row: acc 0 */
-			for (int ks = 0; ks < nks; ks++)
-				memset(b->want + ((size_t)ks * M + row) * N, 0,
-				       (size_t)N * sizeof(*b->want));
-			continue;
-		}
-		for (int e = 0; e < row && same < 0; e++)
-			if (b->t[e] == b->t[row] && b->qh[e] == b->qh[row])
-				same = e;
-		q = x->in->q_int8 + (((size_t)s * x->T + b->t[row]) * x->Hq +
-				     b->qh[row]) * D;
-		for (int ks = 0; ks < nks; ks++) {
-			int32_t *w = b->want + ((size_t)ks * M + row) * N;
-			int d0 = nks > 1 ? 32 * ks : 0;
-
-			for (int col = 0; col < ncol; col++)
-				w[col] = same >= 0
-				       ? b->want[((size_t)ks * M + same) * N + col]
-				       : dot_i8(q + d0, b->k + (size_t)col * D + d0, len);
-		}
-	}
-	for (int ks = 0; ks < nks; ks++) {
-		for (int lane = 0; lane < W; lane++) {
-			for (int e = 0; e < EC; e++) {
-				int slot = lane * EC + e;
-				int row = C->row[slot], col = C->col[slot];
-				int qh = b->qh[row], t = b->t[row], j = tb + col;
-				size_t at = (((size_t)i * nks + ks) * W + lane) * EC + e;
-
-				if (t >= x->c->seqs[s].tokens || j >= n)
-					continue;
-				if (!stat_note(st, r->acc[at],
-					       b->want[((size_t)ks * M + row) * N + col], 0))
-					continue;
-				loc_row(&st->first, s, t, qh);
-				st->first.key = j;
-				st->first.tile = (long)i;
-				st->first.kstep = ks;
-				st->first.lane = lane;
-				st->first.elem = e;
-				st->first.row = row;
-				st->first.col = col;
-			}
-		}
-	}
-}
-
-/* Does r fit c and in? FS_OK, or FS_EINPUT with err saying what not. */
-static enum fs_rc cmp_validate(const struct cmp_ctx *x, struct fs_err *err)
-{
-	const struct fs_case *c = x->c;
-	const struct fs_inputs *in = x->in;
-	const struct attn_result *r = x->r;
-
-	if (r->S != in->S || r->T != in->T || r->Hq != in->Hq ||
-	    r->D != in->D || r->MAXCTX != in->MAXCTX)
-		return fs_fail(err, FS_EINPUT,
-			       "result shape [S %d, T %d, Hq %d, D %d, MAXCTX %d] "
-			       "does not match the inputs [%d, %d, %d, %d, %d]",
-			       r->S, r->T, r->Hq, r->D, r->MAXCTX, in->S, in->T,
-			       in->Hq, in->D, in->MAXCTX);
-	if (in->S != c->n_seqs || in->Hq != c->q_heads ||
-	    in->Hkv != c->kv_heads || in->D != c->head_dim || in->Hkv <= 0 ||
-	    in->Hq % in->Hkv != 0)
-		return fs_fail(err, FS_EINPUT, "inputs do not match the case");
-	if (c->k_scale == KSCALE_PER_BLOCK32 && in->D % 32 != 0)
-		return fs_fail(err, FS_EINPUT,
-			       "per_block32 k scales need head_dim %% 32 == 0, "
-			       "not %d", in->D);
-	if (r->nseg > 1 && (c->segment <= 0 ||
-			    r->nseg < case_segments_max(c)))
-		return fs_fail(err, FS_EINPUT,
-			       "result has %d split-K segments, the case %d",
-			       r->nseg, case_segments_max(c));
-	if (!r->acc || r->n_tiles == 0)
-		return FS_OK;
-	if (!x->lm || !r->acc_tiles)
-		return fs_fail(err, FS_EINPUT,
-			       "accumulators need a lane map and acc_tiles");
-	if (r->wave != x->lm->wave || r->ec != x->lm->op[LM_C].elems)
-		return fs_fail(err, FS_EINPUT,
-			       "acc holds %d lanes x %d elements, the profile "
-			       "%s %d x %d", r->wave, r->ec, x->lm->name,
-			       x->lm->wave, x->lm->op[LM_C].elems);
-	if (r->ksteps_in_acc != 1 &&
-	    !(c->k_scale == KSCALE_PER_BLOCK32 &&
-	      r->ksteps_in_acc == in->D / 32))
-		return fs_fail(err, FS_EINPUT,
-			       "acc holds %d k-steps per tile; compare needs 1, "
-			       "or head_dim/32 with per_block32 k scales",
-			       r->ksteps_in_acc);
-	for (size_t i = 0; i < r->n_tiles; i++) {
-		const int32_t *tl = r->acc_tiles + ATTN_TILE_COLS * i;
-		int heads = c->mode == MODE_DECODE ? in->Hkv : in->Hq;
-		int M = x->lm->m;
-		/* decode: G/M row tiles per kv head (one when G <= M);
-		 * prefill: the row tile that starts at row_base */
-		int rt_ok = c->mode == MODE_DECODE ?
-			    tl[4] >= 0 && tl[4] < (x->G + M - 1) / M :
-			    tl[2] % M == 0 && tl[4] == tl[2] / M;
-
-		if (tl[0] < 0 || tl[0] >= in->S || tl[1] < 0 ||
-		    tl[1] >= heads || tl[2] < 0 || tl[2] >= in->T || tl[3] < 0 ||
-		    tl[3] >= in->MAXCTX || !rt_ok)
-			return fs_fail(err, FS_EINPUT,
-				       "acc_tiles[%zu] = (%d, %d, %d, %d, %d) is out "
-				       "of range", i, tl[0], tl[1], tl[2], tl[3], tl[4]);
-	}
-	return FS_OK;
-}
-
-static void part_clear(struct cmp_part *p)
-{
-	memset(p, 0, sizeof(*p));
-	for (int w = 0; w < CMP_NWHAT; w++)
-		stat_clear(&p->st[w]);
-	p->cos_min = INFINITY;
-	p->pv_cos_min = INFINITY;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void report_fail(struct compare_report *rep, const char *name,
-			const char *fmt, ...)
-{
-	struct compare_fail *f;
-	va_list ap;
-
-	if (rep->n_failed >= COMPARE_MAX_FAILS)
-		return;
-	f = &rep->failed[rep->n_failed++];
-	f->name = name;
-	va_start(ap, fmt);
-	vsnprintf(f->reason, sizeof(f->reason), fmt, ap);
-	va_end(ap);
-}
-
-/* The shortest %.Ng text of v that reads back as v: a limit prints as
- * it was written (0.99999999, not %.6g's 1). */
-static void fmt_shortest(char *buf, size_t len, double v)
-{
-	for (int p = 1; p <= 17; p++) {
-		snprintf(buf, len, "%.*g", p, v);
-		if (strtod(buf, NULL) == v)
-			return;
-	}
-}
-
-/* value at 9 digits, or more until the text lies on value's side of
- * limit, so that a failure never reads "1 < 1". */
-static void fmt_against(char *buf, size_t len, double value, double limit)
-{
-	for (int p = 9; p <= 17; p++) {
-		double back;
-
-		snprintf(buf, len, "%.*g", p, value);
-		back = strtod(buf, NULL);
-		if ((back < limit) == (value < limit) && (back > limit) == (value > limit))
-			return;
-	}
-}
-
-/* A lower bound (is_min) or an upper bound on a metric; NaN limit = off. */
-static void check_limit(struct compare_report *rep, const char *name,
-			const char *label, double value, double limit,
-			int is_min)
-{
-	char v[32], l[32];
-
-	if (isnan(limit))
-		return;
-	fmt_shortest(l, sizeof(l), limit);
-	fmt_against(v, sizeof(v), value, limit);
-	if (isnan(value))
-		report_fail(rep, name, "%s not measured, %s %s", label, name, l);
-	else if (is_min && value < limit)
-		report_fail(rep, name, "%s %s < %s %s", label, v, name, l);
-	else if (!is_min && value > limit)
-		report_fail(rep, name, "%s %s > %s %s", label, v, name, l);
-}
-
-static void check_thresholds(const struct case_check *k,
-			     struct compare_report *rep)
-{
-	const struct compare_quant *q = &rep->quant;
-
-	check_limit(rep, "out_cosine_min", "out cosine", q->out_cos_min,
-		    k->out_cosine_min, 1);
-	check_limit(rep, "out_max_abs_max", "out max abs", q->out_max_abs,
-		    k->out_max_abs_max, 0);
-	check_limit(rep, "score_max_abs_max", "score max abs",
-		    q->score_max_abs, k->score_max_abs_max, 0);
-	check_limit(rep, "score_nmse_max", "score nmse", q->score_nmse,
-		    k->score_nmse_max, 0);
-	check_limit(rep, "kld_mean_max", "kld mean", q->kld_mean,
-		    k->kld_mean_max, 0);
-	check_limit(rep, "kld_median_max", "kld median", q->kld_median,
-		    k->kld_median_max, 0);
-	check_limit(rep, "kld_p99_max", "kld p99", q->kld_p99, k->kld_p99_max,
-		    0);
-	check_limit(rep, "top1_min", "top-1 rate", q->top1, k->top1_min, 1);
-	check_limit(rep, "rms_dp_max", "rms dp", q->rms_dp, k->rms_dp_max, 0);
-}
-
-/* KLD mean, median, p99 of n per-row values, sorted in place. */
-static void kld_stats(double *v, size_t n, struct compare_quant *q)
-{
-	double sum = 0;
-
-	q->kld_mean = q->kld_median = q->kld_p99 = NAN;
-	if (n == 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (isnan(v[i]))
-			return;
-		sum += v[i];
-	}
-	q->kld_mean = sum / (double)n;
-	qsort(v, n, sizeof(double), cmp_double);
-	q->kld_median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	q->kld_p99 = v[(99 * n + 99) / 100 - 1];	/* ceil(0.99 n) - 1 */
-}
-
-/* Combine the chunks in order, then the metrics and thresholds. */
-static void cmp_finish(const struct cmp_ctx *x, const struct cmp_part *parts,
-		       size_t nparts, double *kld, size_t nkld,
-		       struct compare_report *rep)
-{
-	const struct attn_result *r = x->r;
-	struct compare_quant *q = &rep->quant;
-	struct cmp_part all;
-
-	part_clear(&all);
-	for (size_t i = 0; i < nparts; i++) {
-		const struct cmp_part *p = &parts[i];
-
-		for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++)
-			stat_merge(&all.st[w], &p->st[w]);
-		all.rows += p->rows;
-		all.qrows += p->qrows;
-		all.keys += p->keys;
-		all.top1_same += p->top1_same;
-		all.s_err2 += p->s_err2;
-		all.s_ref2 += p->s_ref2;
-		all.s_max = max_nan(all.s_max, p->s_max);
-		all.cos_sum += p->cos_sum;
-		all.cos_min = min_nan(all.cos_min, p->cos_min);
-		all.o_max = max_nan(all.o_max, p->o_max);
-		all.dp2 += p->dp2;
-		all.pv_rows += p->pv_rows;
-		all.pv_err2 += p->pv_err2;
-		all.pv_ref2 += p->pv_ref2;
-		all.pv_max = max_nan(all.pv_max, p->pv_max);
-		all.pv_cos_min = min_nan(all.pv_cos_min, p->pv_cos_min);
-		for (int b = 0; b < x->nb; b++) {
-			all.b_pv_rows[b] += p->b_pv_rows[b];
-			all.b_pv_err2[b] += p->b_pv_err2[b];
-			all.b_pv_ref2[b] += p->b_pv_ref2[b];
-			all.b_pv_max[b] = max_nan(all.b_pv_max[b], p->b_pv_max[b]);
-			all.b_keys[b] += p->b_keys[b];
-			all.b_max[b] = max_nan(all.b_max[b], p->b_max[b]);
-			all.b_dp2[b] += p->b_dp2[b];
-		}
-	}
-	for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++) {
-		int ran = w == CMP_SCORES ? r->scores != NULL
-			: w == CMP_PROBS ? r->scores && r->row_max && r->row_sum
-			: w == CMP_OUT ? r->out != NULL
-			: x->nseg > 1;
-
-		rep->stat[w] = all.st[w];
-		rep->stat[w].ran = ran;
-	}
-	rep->rows = all.rows;
-	for (int w = 0; w < CMP_NWHAT; w++)
-		rep->mismatches += rep->stat[w].mismatches;
-	rep->replica_mismatch = r->replica_mismatch;
-
-	q->rows = all.qrows;
-	q->keys = all.keys;
-	q->score_max_abs = q->score_nmse = q->rms_dp = q->top1 = NAN;
-	q->out_cos_min = q->out_cos_mean = q->out_max_abs = NAN;
-	if (r->scores && all.qrows > 0) {
-		q->score_max_abs = all.s_max;
-		q->score_nmse = all.s_ref2 > 0 ? all.s_err2 / all.s_ref2
-			      : all.s_err2 == 0 ? 0 : INFINITY;
-		q->rms_dp = sqrt(all.dp2 / (double)all.keys);
-		q->top1 = (double)all.top1_same / (double)all.qrows;
-	}
-	if (r->out && all.qrows > 0) {
-		q->out_cos_min = all.cos_min;
-		q->out_cos_mean = all.cos_sum / (double)all.qrows;
-		q->out_max_abs = all.o_max;
-	}
-	kld_stats(kld, nkld, q);
-	q->n_buckets = x->nb;
-	for (int b = 0; b < x->nb; b++) {
-		struct compare_bucket *bk = &q->bucket[b];
-
-		/* Key j is in bucket j * nb / MAXCTX (floor). */
-		bk->lo = (int)(((long long)b * x->MAXCTX + x->nb - 1) / x->nb);
-		bk->hi = (int)(((long long)(b + 1) * x->MAXCTX + x->nb - 1) / x->nb);
-		bk->keys = all.b_keys[b];
-		bk->score_max_abs = r->scores && bk->keys ? all.b_max[b] : NAN;
-		bk->rms_dp = r->scores && bk->keys
-			   ? sqrt(all.b_dp2[b] / (double)bk->keys) : NAN;
-		bk->pv_rows = all.b_pv_rows[b];
-		bk->pv_nmse = bk->pv_rows && all.b_pv_ref2[b] > 0 ?
-			      all.b_pv_err2[b] / all.b_pv_ref2[b] : NAN;
-		bk->pv_max_abs = bk->pv_rows ? all.b_pv_max[b] : NAN;
-	}
-	q->pv_cos_min = q->pv_nmse = q->pv_max_abs = NAN;
-	if (all.pv_rows > 0) {
-		q->pv_cos_min = all.pv_cos_min;
-		q->pv_nmse = all.pv_ref2 > 0 ? all.pv_err2 / all.pv_ref2 : NAN;
-		q->pv_max_abs = all.pv_max;
-	}
-	check_thresholds(&x->c->check, rep);
 }
 
 /*
@@ -1066,45 +629,6 @@ static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
 	}
 }
 
-
-/* A ref/pv_int8.c stat as a compare_stat, exact (tol 0) or one step. */
-static void pv_stat(struct compare_stat *st, const struct ref_pv_stat *p, double tol)
-{
-	memset(st, 0, sizeof(*st));
-	st->ran = 1;
-	st->compared = p->compared;
-	st->mismatches = p->mismatches;
-	st->max_abs_err = p->max_abs_err;
-	st->max_err_tol = tol > 0 ? p->max_abs_err / tol : p->mismatches ? INFINITY : 0;
-	st->first = (struct compare_loc){ p->s, p->t, p->qh, p->key, p->dim, -1, p->group,
-					  0, p->lane, p->elem, p->row, p->col, p->got,
-					  p->want, tol };
-}
-
-/* pv.mode int8: p_int8 and pv_acc against ref/pv_int8.c. */
-static enum fs_rc cmp_pv(const struct cmp_ctx *x, struct compare_report *rep,
-			 struct fs_err *err)
-{
-	const struct attn_result *r = x->r;
-	struct ref_pv_golden g = {
-		r->p_int8, r->pv_acc, r->pv_tiles, r->n_groups, r->wave, r->rows,
-		x->lm ? x->lm->n : 0, r->pv_gk, r->pv_ea, r->ec, r->pv_dt,
-		x->lm ? x->lm->op[LM_A].row : NULL, x->lm ? x->lm->op[LM_A].col : NULL,
-		x->lm ? x->lm->op[LM_C].row : NULL, x->lm ? x->lm->op[LM_C].col : NULL,
-	};
-	struct ref_pv_stat pq, acc;
-	char msg[200];
-
-	if (!x->lm)
-		return fs_fail(err, FS_EINPUT, "pv_acc needs a lane map");
-	if (ref_pv_check(x->c, x->in, &g, &pq, &acc, msg, sizeof(msg)))
-		return fs_fail(err, FS_EINPUT, "%s", msg);
-	pv_stat(&rep->stat[CMP_P_INT8], &pq, 1);
-	pv_stat(&rep->stat[CMP_PV_ACC], &acc, 0);
-	rep->p_int8_one_step = pq.off_by_one;
-	return FS_OK;
-}
-
 /* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
 #define CMP_BLOCK_KEYS (1L << 21)
 
@@ -1178,7 +702,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 				      2 * sizeof(double));
 		struct cmp_tile_buf tb = { 0 };
 
-		if (!tolv || (ntc > 0 && tile_buf_alloc(&x, &tb))) {
+		if (!tolv || (ntc > 0 && cmp_tile_buf_alloc(&x, &tb))) {
 #pragma omp atomic write
 			oom = 1;
 		}
@@ -1195,7 +719,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 			     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
 				long end = (long)(i + 1) * CMP_CHUNK;
 
-				part_clear(&parts[i]);
+				cmp_part_clear(&parts[i]);
 				for (long row = (long)i * CMP_CHUNK;
 				     tolv && row < end && row < rows; row++) {
 					int sl = blk.slot[row - r0];
@@ -1226,7 +750,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 							  CMP_CHUNK : r->n_tiles - i * CMP_CHUNK));
 		}
 		free(tolv);
-		tile_buf_free(&tb);
+		cmp_tile_buf_free(&tb);
 	}
 
 	if (oom) {
