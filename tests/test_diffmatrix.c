@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../lib/diffcase.h"
+#include "bugclasses.h"
 #include "bugmodel.h"
 #include "testutil.h"
 
@@ -222,6 +223,7 @@ static void diff_names_every_class_on_three_maps(void **state)
 	char fails[8192] = "";
 	size_t nf = 0;
 	int named = 0, by_model = 0, na = 0;
+	int model_named[BUG_COUNT] = { 0 };	/* named from bugmodel.h's dump */
 
 	double t0 = omp_get_wtime();
 
@@ -313,6 +315,7 @@ static void diff_names_every_class_on_three_maps(void **state)
 				} else {
 					named++;
 					by_model += modelled;
+					model_named[b] += modelled;
 				}
 				if (modelled)
 					free(sc), free(out);
@@ -330,6 +333,25 @@ static void diff_names_every_class_on_three_maps(void **state)
 		for (char *l = strtok(fails, "\n"); l; l = strtok(NULL, "\n"))
 			print_message("%s\n", l);
 		fail_msg("failures above");
+	}
+	/* tests/bugclasses.h's rows for this test: each class named from
+	 * the model's dump, not the plant's, on some map and mode */
+	for (size_t i = 0; i < FS_ARRAY_LEN(bugclass_models); i++) {
+		int b;
+
+		if (strcmp(bugclass_models[i].file, "test_diffmatrix.c"))
+			continue;
+		for (b = 0; b < BUG_COUNT; b++) {
+			char cls[96];
+
+			snprintf(cls, sizeof(cls), "%s=%s", kernel_bug((enum kern_bug)b)->key,
+				 kernel_bug((enum kern_bug)b)->bad);
+			if (!strcmp(cls, bugclass_models[i].cls))
+				break;
+		}
+		if (b == BUG_COUNT || !model_named[b])
+			fail_msg("%s: tests/bugclasses.h says this test names it from "
+				 "bugmodel.h's dump, and it did not", bugclass_models[i].cls);
 	}
 }
 
