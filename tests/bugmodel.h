@@ -75,15 +75,17 @@ struct bugmodel {
 	 * holds. A source key past the sequence's blocks loads 0, as the
 	 * kernel's loop over its own blocks does. NULL: its own. */
 	const int *col_src;
-	/* The classes that move or mask a whole score, decode only:
+	/* The classes that move or mask a whole score (test_diffmatrix.c
+	 * names them from these dumps in decode):
 	 * transpose none: the score stored at key kb + n of a tile of N is
 	 * the score (its scales and mask with it) the correct kernel gives
 	 * key kb + sc_src[n]; it is paired with key kb + n's V. NULL: its own. */
 	const int *sc_src;
 	/* tail_mask contiguous: in a tile of N keys from kb, the mask tests
 	 * column mask_col[n] for the key at column n: key kb + n passes iff
-	 * kb + mask_col[n] < context, even past the context (its K, scale and
-	 * V then read where the walk puts them: a poisoned slot's NaN). */
+	 * kb + mask_col[n] is below the query's limit (the context, or its
+	 * causal edge), even past the context (its K, scale and V then read
+	 * where the walk puts them: a poisoned slot's NaN). */
 	const int *mask_col;
 	/* operand_order kq: C = K Q^T read as Q K^T. The entry read as
 	 * (row R of q head h, key kb + n) holds K[kb + R] . Q[the group's row
