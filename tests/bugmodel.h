@@ -7,12 +7,15 @@
  * a test change one addressing or scale rule at a time, as one bug class
  * does. It calls nothing of sim/'s kernel: no lane map, no block walk,
  * no offset helper. Header-only, shared by test_kernel.c (the wrong
- * values by hand) and test_diffcase.c (a dump `fragsim diff` must name).
+ * values by hand), test_diffcase.c and test_diffmatrix.c (dumps `fragsim
+ * diff` must name) and test_pv_int8.c (its cache readers).
  *
  * What it models: decode or prefill, per_token_head K scales, int8 V,
  * no window, soft cap or ALiBi, no split-K; the bugs of the fields of
  * struct bugmodel (walks, block size, scales, kv head maps, loads, row
- * beliefs, dims loaded, which keys a query sees). Addresses, written out:
+ * and column beliefs, the tail mask, the workspace's transpose, the
+ * operand order, scales after the softmax, dims loaded, which keys a
+ * query sees). Addresses, written out:
  *   K[j][g][d]  k_cache[(((p*Hkv + g)*(D/16) + d/16)*BS + j%BS)*16 + d%16]
  *   sK[j][g]    k_scale[(p*BS + j%BS)*Hkv + g]
  *   V[j][g][d]  v_cache[((p*Hkv + g)*D + d)*BS + j%BS], scale as sK's
@@ -72,6 +75,26 @@ struct bugmodel {
 	 * holds. A source key past the sequence's blocks loads 0, as the
 	 * kernel's loop over its own blocks does. NULL: its own. */
 	const int *col_src;
+	/* The classes that move or mask a whole score (test_diffmatrix.c
+	 * names them from these dumps in decode):
+	 * transpose none: the score stored at key kb + n of a tile of N is
+	 * the score (its scales and mask with it) the correct kernel gives
+	 * key kb + sc_src[n]; it is paired with key kb + n's V. NULL: its own. */
+	const int *sc_src;
+	/* tail_mask contiguous: in a tile of N keys from kb, the mask tests
+	 * column mask_col[n] for the key at column n: key kb + n passes iff
+	 * kb + mask_col[n] is below the query's limit (the context, or its
+	 * causal edge), even past the context (its K, scale and V then read
+	 * where the walk puts them: a poisoned slot's NaN). */
+	const int *mask_col;
+	/* operand_order kq: C = K Q^T read as Q K^T. The entry read as
+	 * (row R of q head h, key kb + n) holds K[kb + R] . Q[the group's row
+	 * n]: rows are the group's heads, R = h % G, row n the head
+	 * g*G + n % G. Its own scales (head h's, key kb + n's) and mask. */
+	int kq;
+	/* scale_recovery after_softmax: the score is acc * softmax_scale;
+	 * P = e^(s - max) * sQ * sK, the sum l of e^(s - max) alone. */
+	int after_softmax;
 };
 
 /*
@@ -196,42 +219,79 @@ static inline void bugmodel_run(const struct runcase *r, const struct bugmodel *
 
 				if (m->q_off_by_one)
 					qp++;
-				for (int j = jlo; j <= qp && j < c->seqs[s].context; j++) {
-					int N = r->lm->n, jk = m->col_src ? j / N * N + m->col_src[j % N] : j;
-					int pk = bm_block(r, s, jk, m->k_walk, bs);
-					int kzero = jk / bs >= (c->seqs[s].context + bs - 1) / bs;
-					int js = m->first_key ? 0 : m->per_tile ? j / r->lm->n * r->lm->n : j;
-					int ps = bm_block(r, s, js, m->ks_walk, bs);
-					double acc = 0, sk;
+				{
+					int N = r->lm->n, ctx = c->seqs[s].context;
+					int lim = qp + 1 < ctx ? qp + 1 : ctx;
+					int jmax = (ctx + N - 1) / N * N;
+					double *w = malloc((size_t)jmax * sizeof(double));
+					double *wsk = malloc((size_t)jmax * sizeof(double));
 
-					for (int d = 0; d < D; d++) {
-						int K = r->lm->k, src = d;
+					for (int j = 0; j < jmax; j++) {
+						int kb = j / N * N, n = j % N;
+						int vis = m->mask_col ? kb + m->mask_col[n] < lim : j < lim;
+						int jk = m->col_src ? kb + m->col_src[n] :
+							 m->kq ? kb + h % G : j;
+						int pk = bm_block(r, s, jk, m->k_walk, bs);
+						int kzero = jk / bs >= (ctx + bs - 1) / bs;
+						int js = m->first_key ? 0 : m->per_tile ? kb : j;
+						int ps = bm_block(r, s, js, m->ks_walk, bs);
+						const int8_t *qj = q;
+						double acc = 0, sk;
 
-						if (m->swap_halves)
-							src = d / K * K + (d % K + K / 2) % K;
-						if (m->unswizzled)
-							src = 16 * bugmodel_chunk(d / 16, j % r->lm->n, D / 16) +
-							      d % 16;
-						/* past head_dim: the last K-step's zero padding */
-						if (m->half_dims && d >= D / 2)
-							break;
-						acc += src < D && !qzero && !kzero ?
-						       q[d] * bm_kbyte(r, pk, g, jk, src, bs) : 0;
+						w[j] = -INFINITY, wsk[j] = 0;
+						if (j < jlo || !vis)
+							continue;
+						if (m->kq)
+							qj = &in->q_int8[(((size_t)s * T + t) * Hq + h / G * G + n % G) * D];
+						for (int d = 0; d < D; d++) {
+							int K = r->lm->k, src = d;
+
+							if (m->swap_halves)
+								src = d / K * K + (d % K + K / 2) % K;
+							if (m->unswizzled)
+								src = 16 * bugmodel_chunk(d / 16, j % N, D / 16) +
+								      d % 16;
+							/* past head_dim: the last K-step's zero padding */
+							if (m->half_dims && d >= D / 2)
+								break;
+							acc += src < D && !qzero && !kzero ?
+							       qj[d] * bm_kbyte(r, pk, g, jk, src, bs) : 0;
+						}
+						sk = m->no_sk ? 1.0 : bm_scale(r, in->k_scale, ps, g, js, bs);
+						wsk[j] = sk;
+						w[j] = m->after_softmax ? acc * c->softmax_scale :
+						       acc * sq * sk * c->softmax_scale;
 					}
-					sk = m->no_sk ? 1.0 : bm_scale(r, in->k_scale, ps, g, js, bs);
-					sc[j] = acc * sq * sk * c->softmax_scale;
-					/* a NaN (a poisoned scale) stays the max: the row is NaN */
-					if (!isnan(mx) && (isnan(sc[j]) || sc[j] > mx))
-						mx = sc[j];
-				}
-				for (int j = jlo; j <= qp && j < c->seqs[s].context; j++) {
-					int pv = bm_block(r, s, j, m->v_walk, bs);
-					double p = exp(sc[j] - mx);
-					double vs = bm_scale(r, in->v_scale, pv, g, j, bs);
+					if (m->sc_src) {
+						double *tw = malloc((size_t)jmax * sizeof(double));
 
-					l += p;
-					for (int d = 0; d < D; d++)
-						o[d] += p * bm_vbyte(r, pv, g, j, d, bs) * vs;
+						for (int j = 0; j < jmax; j++)
+							tw[j] = w[j / N * N + m->sc_src[j % N]];
+						memcpy(w, tw, (size_t)jmax * sizeof(double));
+						free(tw);
+					}
+					for (int j = 0; j < jmax; j++) {
+						if (j < X)
+							sc[j] = w[j];
+						/* a NaN (a poisoned scale) stays the max: the row is NaN */
+						if (!isnan(mx) && (isnan(w[j]) || w[j] > mx))
+							mx = w[j];
+					}
+					for (int j = 0; j < jmax; j++) {
+						int pv = bm_block(r, s, j, m->v_walk, bs);
+						double p, vs;
+
+						if (w[j] == -INFINITY)
+							continue;
+						p = exp(w[j] - mx);
+						vs = bm_scale(r, in->v_scale, pv, g, j, bs);
+						l += p;
+						if (m->after_softmax)
+							p *= sq * wsk[j];
+						for (int d = 0; d < D; d++)
+							o[d] += p * bm_vbyte(r, pv, g, j, d, bs) * vs;
+					}
+					free(w), free(wsk);
 				}
 				for (int d = 0; d < D; d++)
 					o[d] /= l;

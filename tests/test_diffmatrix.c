@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../lib/diffcase.h"
+#include "bugclasses.h"
 #include "bugmodel.h"
 #include "testutil.h"
 
@@ -40,18 +41,22 @@
  * models, on the plain case: that dump is independent of the emulation,
  * and "matches exactly" says the emulation plants what the model's
  * kernel does (c_columns among them: it applies on gfx936 alone here,
- * and the model's belief is gfx936's, from its published layout). For
- * the rest (the column beliefs tail_mask and transpose; operand_order; scale_recovery after_softmax; split_merge;
- * the softmax, mask, cap and ALiBi classes; block_offset) the dump is
- * the emulation's own plant, bit for bit. There "matches exactly" cannot
+ * and the model's belief is gfx936's, from its published layout; so are
+ * tail_mask's and transpose's, in decode; operand_order in decode on
+ * the 16x16 maps; scale_recovery after_softmax everywhere). For the rest
+ * (split_merge; the softmax, mask, cap and ALiBi classes; block_offset;
+ * the column classes where the model has no belief) the dump is the
+ * emulation's own plant, bit for bit. There "matches exactly" cannot
  * fail, so what the test holds is the rest of the line: the class is
  * named alone, no other hypothesis reproduces the same dump, on every
  * map and mode it applies to, so the diagnosis can tell it from every
  * other class. Whether the plant is the bug is pinned elsewhere, by hand
  * or by an independent model: test_kernel.c (the column and row beliefs,
- * operand order, scales, by hand), test_softmax_bugs.c (the softmax and
- * mask classes, a model of each on gfx936) and tests/data/boff/model.py
- * (block_offset, numpy). Ties the case cannot break are listed in
+ * operand order, scales, by hand), test_softmax_bugs.c (the softmax,
+ * mask and merge classes, a model of each on gfx936) and
+ * tests/data/boff/model.py, bwrap/model.py (block_offset, numpy);
+ * docs/bug-classes.md's table and test_bugclasses.c list, per class, the
+ * test that names it from an independent model's dump. Ties the case cannot break are listed in
  * mx_ties with why.
  */
 #define MX_VARIANTS 5
@@ -91,6 +96,29 @@ static int mx_model(enum kern_bug b, const struct runcase *r, struct bugmodel *m
 			src[n] = 4 * (n % 4) + n / 4;
 		m->col_src = src;
 		return 1;
+	case BUG_TRANSPOSE:
+	case BUG_TAIL_MASK:
+		/* gfx936 decode, from the same layout: the workspace written in
+		 * register order stores at column n the score of true column
+		 * 4 (n % 4) + n / 4; the mask's test of the register index
+		 * passes column n iff that column is inside the context */
+		if (strcmp(r->lm->name, "gfx936") || r->c.mode != MODE_DECODE)
+			return 0;
+		for (int n = 0; n < 16; n++)
+			src[n] = 4 * (n % 4) + n / 4;
+		if (b == BUG_TRANSPOSE)
+			m->sc_src = src;
+		else
+			m->mask_col = src;
+		return 1;
+	case BUG_OPERAND_ORDER:
+		/* a 16x16 tile's C read transposed, decode (rows: the group's
+		 * q heads): no lane map enters */
+		if (r->c.mode != MODE_DECODE)
+			return 0;
+		m->kq = 1;
+		return 1;
+	case BUG_SCALE_RECOVERY: m->after_softmax = 1; return 1;
 	case BUG_C_ROWS:
 		/* CDNA3 16x16 only, worked from its published map in
 		 * test_kernel.c: believed row p is true row 4 (p % 4) + p / 4 */
@@ -195,6 +223,7 @@ static void diff_names_every_class_on_three_maps(void **state)
 	char fails[8192] = "";
 	size_t nf = 0;
 	int named = 0, by_model = 0, na = 0;
+	int model_named[BUG_COUNT] = { 0 };	/* named from bugmodel.h's dump */
 
 	double t0 = omp_get_wtime();
 
@@ -286,6 +315,7 @@ static void diff_names_every_class_on_three_maps(void **state)
 				} else {
 					named++;
 					by_model += modelled;
+					model_named[b] += modelled;
 				}
 				if (modelled)
 					free(sc), free(out);
@@ -303,6 +333,25 @@ static void diff_names_every_class_on_three_maps(void **state)
 		for (char *l = strtok(fails, "\n"); l; l = strtok(NULL, "\n"))
 			print_message("%s\n", l);
 		fail_msg("failures above");
+	}
+	/* tests/bugclasses.h's rows for this test: each class named from
+	 * the model's dump, not the plant's, on some map and mode */
+	for (size_t i = 0; i < FS_ARRAY_LEN(bugclass_models); i++) {
+		int b;
+
+		if (strcmp(bugclass_models[i].file, "test_diffmatrix.c"))
+			continue;
+		for (b = 0; b < BUG_COUNT; b++) {
+			char cls[96];
+
+			snprintf(cls, sizeof(cls), "%s=%s", kernel_bug((enum kern_bug)b)->key,
+				 kernel_bug((enum kern_bug)b)->bad);
+			if (!strcmp(cls, bugclass_models[i].cls))
+				break;
+		}
+		if (b == BUG_COUNT || !model_named[b])
+			fail_msg("%s: tests/bugclasses.h says this test names it from "
+				 "bugmodel.h's dump, and it did not", bugclass_models[i].cls);
 	}
 }
 

@@ -16,9 +16,11 @@
  *     (CDNA3, RDNA3), int8 PV with float V;
  *   - a dump of p_int8, p_scale, pv_acc and pv_tiles written through
  *     tools/device/fragsim_dump.h, read back by `fragsim diff`;
- *   - `fragsim diff` naming p_regroup none and pv_rescale missing from an
- *     out.npy written by pv_model below, a plain-loop model of the INT8
- *     PV kernel (bugmodel.h's cache readers, no sim/ code).
+ *   - `fragsim diff` naming each INT8 PV class (p_regroup none,
+ *     pv_rescale missing, pv_group_max per_tile, v_scale_apply
+ *     after_product, p_scale_index per_tile) from an out.npy written by
+ *     pv_model below, a plain-loop model of the INT8 PV kernel
+ *     (bugmodel.h's cache readers, no sim/ code).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,81 +259,120 @@ static void refusals_name_the_reason(void **state)
  *                 is loaded for key k: P of one key times V of another
  *                 (past the context: the poisoned slot's bytes)
  *   no_rescale    O keeps its scale when the max grows
+ *   group_max     pv_group_max per_tile: the P of the group's tile of 16
+ *                 keys taken with the max so far (the row's, then its
+ *                 tiles' in order), not the group's; l and O rescaled as
+ *                 the correct kernel does, from the group's max
+ *   v_after       v_scale_apply after_product: P' = P (no sV), and acc sP
+ *                 times the V scale of the group's first key
+ *   p_tile        p_scale_index per_tile: sP the largest P' of the tile's
+ *                 rows (the q heads of one kv head), for every row
  */
-static void pv_model(const struct runcase *r, int regroup_none, int no_rescale, double *out)
+struct pv_bugs {
+	int regroup_none, no_rescale, group_max, v_after, p_tile;
+};
+
+static void pv_model(const struct runcase *r, const struct pv_bugs *bg, double *out)
 {
 	const struct fs_inputs *in = &r->in;
 	int T = in->T, Hq = in->Hq, D = in->D, G = Hq / in->Hkv, BS = in->BS;
+	double *m = malloc((size_t)G * sizeof(double)), *l = malloc((size_t)G * sizeof(double));
+	double *P = malloc((size_t)G * 32 * sizeof(double)), *alpha = malloc((size_t)G * sizeof(double));
+	double *sp = malloc((size_t)G * sizeof(double));
 
+	assert_non_null(m && l && P && alpha && sp);
 	for (int s = 0; s < in->S; s++)
-		for (int h = 0; h < Hq; h++) {
-			size_t row = (size_t)s * T * Hq + h;
-			const int8_t *q = &in->q_int8[row * D];
-			int g = h / G, ctx = r->c.seqs[s].context, qp = in->q_pos[s * T];
-			double m = -INFINITY, l = 0, *o = &out[row * D];
+		for (int g = 0; g < in->Hkv; g++) {
+			int ctx = r->c.seqs[s].context, qp = in->q_pos[s * T];
 
-			for (int d = 0; d < D; d++)
-				o[d] = 0;
-			for (int kb = 0; kb < ctx; kb += 32) {
-				double sc[32], P[32], pq[32], mx = m, alpha, sp = 0;
-
-				for (int j = 0; j < 32; j++) {
-					int key = kb + j, p = bm_block(r, s, key, BM_TABLE, BS);
-					double acc = 0;
-
-					sc[j] = -INFINITY;
-					if (key >= ctx || key > qp)
-						continue;
-					for (int d = 0; d < D; d++)
-						acc += q[d] * bm_kbyte(r, p, g, key, d, BS);
-					sc[j] = acc * in->q_scale[row] *
-						bm_scale(r, in->k_scale, p, g, key, BS) * r->c.softmax_scale;
-					if (sc[j] > mx)
-						mx = sc[j];
-				}
-				alpha = m == -INFINITY ? 0 : exp(m - mx);
-				l *= alpha;
-				for (int j = 0; j < 32; j++) {
-					int key = kb + j;
-
-					P[j] = sc[j] == -INFINITY ? 0 : exp(sc[j] - mx);
-					l += P[j];
-					if (P[j] > 0)
-						P[j] *= bm_scale(r, in->v_scale,
-								 bm_block(r, s, key, BM_TABLE, BS), g, key, BS);
-					if (P[j] > sp)
-						sp = P[j];
-				}
-				sp /= 127;
-				for (int j = 0; j < 32; j++)
-					pq[j] = sp > 0 ? floor(P[j] / sp + 0.5) : 0;
-				for (int d = 0; d < D; d++) {
-					double acc = 0;
-
-					for (int k = 0; k < 32; k++) {
-						int held = regroup_none ?
-							   16 * (k % 8 / 4) + k / 8 + 4 * (k % 4) : k;
-						int key = kb + k;
-
-						/* a key past the context reads the slot as it
-						 * lies (poison): regroup_none pairs it with a
-						 * visible key's P */
-						if (pq[held] == 0)
-							continue;
-						acc += pq[held] * bm_vbyte(r, bm_block(r, s, key, BM_TABLE, BS),
-									   g, key, d, BS);
-					}
-					o[d] = (no_rescale ? o[d] : o[d] * alpha) + acc * sp;
-				}
-				m = mx;
+			for (int i = 0; i < G; i++) {
+				m[i] = -INFINITY, l[i] = 0;
+				for (int d = 0; d < D; d++)
+					out[((size_t)s * T * Hq + g * G + i) * D + d] = 0;
 			}
-			for (int d = 0; d < D; d++)
-				o[d] /= l;
+			for (int kb = 0; kb < ctx; kb += 32) {
+				double vs0 = bm_scale(r, in->v_scale, bm_block(r, s, kb, BM_TABLE, BS), g, kb, BS);
+				double tile_sp = 0;
+
+				for (int i = 0; i < G; i++) {
+					size_t row = (size_t)s * T * Hq + g * G + i;
+					const int8_t *q = &in->q_int8[row * D];
+					double sc[32], mx = m[i], mt = m[i];
+
+					for (int j = 0; j < 32; j++) {
+						int key = kb + j, p = bm_block(r, s, key, BM_TABLE, BS);
+						double acc = 0;
+
+						sc[j] = -INFINITY;
+						if (key >= ctx || key > qp)
+							continue;
+						for (int d = 0; d < D; d++)
+							acc += q[d] * bm_kbyte(r, p, g, key, d, BS);
+						sc[j] = acc * in->q_scale[row] *
+							bm_scale(r, in->k_scale, p, g, key, BS) * r->c.softmax_scale;
+						if (sc[j] > mx)
+							mx = sc[j];
+					}
+					alpha[i] = m[i] == -INFINITY ? 0 : exp(m[i] - mx);
+					l[i] *= alpha[i];
+					sp[i] = 0;
+					for (int j = 0; j < 32; j++) {
+						int key = kb + j;
+						double *pj = &P[i * 32 + j];
+
+						/* per_tile: the running max of the tiles so far */
+						if (bg->group_max && j % 16 == 0)
+							for (int k = j; k < j + 16; k++)
+								mt = sc[k] > mt ? sc[k] : mt;
+						*pj = sc[j] == -INFINITY ? 0 :
+						      exp(sc[j] - (bg->group_max ? mt : mx));
+						l[i] += *pj;
+						if (*pj > 0 && !bg->v_after)
+							*pj *= bm_scale(r, in->v_scale,
+									bm_block(r, s, key, BM_TABLE, BS), g, key, BS);
+						if (*pj > sp[i])
+							sp[i] = *pj;
+					}
+					if (sp[i] > tile_sp)
+						tile_sp = sp[i];
+					m[i] = mx;
+				}
+				for (int i = 0; i < G; i++) {
+					double spi = (bg->p_tile ? tile_sp : sp[i]) / 127, pq[32];
+					double *o = &out[((size_t)s * T * Hq + g * G + i) * D];
+
+					for (int j = 0; j < 32; j++)
+						pq[j] = spi > 0 ? floor(P[i * 32 + j] / spi + 0.5) : 0;
+					for (int d = 0; d < D; d++) {
+						double acc = 0;
+
+						for (int k = 0; k < 32; k++) {
+							int held = bg->regroup_none ?
+								   16 * (k % 8 / 4) + k / 8 + 4 * (k % 4) : k;
+							int key = kb + k;
+
+							/* a key past the context reads the slot as it
+							 * lies (poison): regroup_none pairs it with a
+							 * visible key's P */
+							if (pq[held] == 0)
+								continue;
+							acc += pq[held] * bm_vbyte(r, bm_block(r, s, key, BM_TABLE, BS),
+										   g, key, d, BS);
+						}
+						o[d] = (bg->no_rescale ? o[d] : o[d] * alpha[i]) +
+						       acc * spi * (bg->v_after ? vs0 : 1.0);
+					}
+				}
+			}
+			for (int i = 0; i < G; i++)
+				for (int d = 0; d < D; d++)
+					out[((size_t)s * T * Hq + g * G + i) * D + d] /= l[i];
 		}
+	free(m), free(l), free(P), free(alpha), free(sp);
 }
 
 /* diff names the class behind the model's out.npy, exactly and alone. */
-static void model_dump_named(int regroup_none, int no_rescale, const char *want)
+static void model_dump_named(const struct pv_bugs *bg, const char *want)
 {
 	static const char text[] =
 		"fragsim: 1\nname: pv-model\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
@@ -356,7 +397,7 @@ static void model_dump_named(int regroup_none, int no_rescale, const char *want)
 	out = malloc(n * sizeof(double));
 	f = malloc(n * sizeof(float));
 	assert_non_null(out && f);
-	pv_model(&r, regroup_none, no_rescale, out);
+	pv_model(&r, bg, out);
 	for (size_t i = 0; i < n; i++)
 		f[i] = (float)out[i];
 	assert_int_equal(tu_sh("mkdir %s/dump", dir), 0);
@@ -503,8 +544,11 @@ static void more_refusals(void **state)
 static void model_dumps_name_pv_classes(void **state)
 {
 	(void)state;
-	model_dump_named(1, 0, "kernel assumption p_regroup=none");
-	model_dump_named(0, 1, "kernel assumption pv_rescale=missing");
+	model_dump_named(&(struct pv_bugs){ .regroup_none = 1 }, "kernel assumption p_regroup=none");
+	model_dump_named(&(struct pv_bugs){ .no_rescale = 1 }, "kernel assumption pv_rescale=missing");
+	model_dump_named(&(struct pv_bugs){ .group_max = 1 }, "kernel assumption pv_group_max=per_tile");
+	model_dump_named(&(struct pv_bugs){ .v_after = 1 }, "kernel assumption v_scale_apply=after_product");
+	model_dump_named(&(struct pv_bugs){ .p_tile = 1 }, "kernel assumption p_scale_index=per_tile");
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /*
  * test_softmax_bugs.c - the softmax and mask bug classes (issue 22:
  * pv_mask, mask_value, window_edge, the q_position values beside chunk,
- * soft_cap_apply, alibi_bias, exp_base, split_merge beside no_rescale)
+ * soft_cap_apply, alibi_bias, exp_base, split_merge)
  * against a model of each buggy kernel written here, in plain loops over
  * the case's paged inputs, in double, sharing no code with sim/:
  *
@@ -24,7 +24,8 @@
  *     are not masked (pv_mask none: every key of a tile that runs, so
  *     0 * NaN where the slot is poisoned); out = sum o_i e^(m_i - M) /
  *     sum l_i e^(m_i - M) over the segments that saw a key (empty_nan:
- *     all of them; stale_lse: an empty one read as the one before it).
+ *     all of them; stale_lse: an empty one read as the one before it;
+ *     no_rescale: out = sum o_i / sum l_i, without the e^(m_i - M)).
  *
  * Each class is checked two ways: the emulation with it planted agrees
  * with the model (NaN where the model has NaN, within 1e-3 elsewhere),
@@ -48,6 +49,7 @@
 struct bug {
 	int pv_all, mask, edge, qpos;
 	int cap, alibi, exp2, merge;	/* soft_cap_apply, alibi_bias, exp_base, split_merge */
+	int no_rescale;			/* split_merge no_rescale: weights e^(m_i - M) left out */
 };
 
 static void load_text(struct runcase *r, const char *text)
@@ -282,7 +284,7 @@ static void model(const struct runcase *r, const struct bug *b, float *scores, f
 				for (int g = 0; g < nseg; g++)
 					if (sm[g] != -INFINITY || b->merge == KMERGE_EMPTY_NAN)
 						l += sl[g] == 0.0 && b->merge != KMERGE_EMPTY_NAN ? 0.0 :
-						     sl[g] * m_exp(b, sm[g] - mx);
+						     sl[g] * (b->no_rescale ? 1.0 : m_exp(b, sm[g] - mx));
 				for (int d = 0; d < D; d++) {
 					double o = 0.0;
 
@@ -291,7 +293,8 @@ static void model(const struct runcase *r, const struct bug *b, float *scores, f
 							continue;
 						if (sl[g] == 0.0 && b->merge != KMERGE_EMPTY_NAN)
 							continue;	/* stale zeros */
-						o += so[(size_t)g * D + d] / sl[g] * sl[g] * m_exp(b, sm[g] - mx);
+						o += so[(size_t)g * D + d] / sl[g] * sl[g] *
+						     (b->no_rescale ? 1.0 : m_exp(b, sm[g] - mx));
 					}
 					out[row * D + d] = (float)(l == 0.0 ? 0.0 : o / l);
 				}
@@ -547,6 +550,11 @@ static void split_merge_values(void **state)
 		  PREFILL("", "", "sequences:\n  - {history: 8, chunk: 40}\nsplit_k: {segment: 16}\n"), 1 },
 		{ BUG_MERGE_STALE_LSE, { .merge = KMERGE_STALE_LSE },
 		  PREFILL("", "", "sequences:\n  - {history: 8, chunk: 40}\nsplit_k: {segment: 16}\n"), 0 },
+		/* no_rescale: every segment's (o_i, l_i) summed as they are,
+		 * out = sum o_i / sum l_i, each o_i and l_i relative to its own
+		 * max; a decode over 3 segments, whose maxima differ */
+		{ BUG_SPLIT_MERGE, { .no_rescale = 1 },
+		  DECODE("", "sequences:\n  - {context: 40}\n  - {context: 48}\nsplit_k: {segment: 16}\n"), 0 },
 	};
 
 	(void)state;
