@@ -394,7 +394,9 @@ static void alibi_bias_by_hand(void **state)
 		else
 			for (int j = 0; j < 20; j++)
 				differs(p.x[j], good_x[j], val[b]);
-		snprintf(k, sizeof(k), b ? "kernel: {alibi_bias: %s}\n" : "", val[b]);
+		k[0] = 0;
+		if (b)
+			snprintf(k, sizeof(k), "kernel: {alibi_bias: %s}\n", val[b]);
 		load(&h, ", alibi: true", 0, 0, 20, k);
 		out_is(&h, 0, soft_out(&p, 0));
 		for (int j = 0; j < 20; j++)
