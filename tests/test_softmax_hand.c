@@ -207,8 +207,9 @@ static void pv_mask_none_by_hand(void **state)
 /*
  * mask_value, prefill of 4 tokens after 4 (context 8, one tile): token t
  * at p = 4 + t sees keys 0..p. finite: the scores of keys p+1..7 are
- * -65504, not -inf; they still carry p = e^(-65504 - m) = 0, so out is
- * the correct sum_{j<=p} e^{s_j} j / sum e^{s_j}. additive: a masked
+ * -65504, not -inf (the wrong value is in the scores); their p is
+ * e^(-65504 - m) = 0 and PV skips them, so out is the correct sum_{j<=p}
+ * e^{s_j} j / sum e^{s_j}. additive: a masked
  * key scores s + -inf = -inf, but slots 8..15 past the context have a
  * NaN K scale: NaN + -inf = NaN, the row's max and out NaN.
  */
@@ -225,9 +226,8 @@ static void mask_value_by_hand(void **state)
 	load(&h, "", 1, 4, 4, "kernel: {mask_value: finite}\n");
 	for (int t = 0; t < 4; t++) {
 		out_is(&h, t, range_out(0, 4 + t));
-		for (int j = 0; j < 8; j++) {
+		for (int j = 0; j < 8; j++)
 			near(score(&h, t, j), j <= 4 + t ? s_of(j) : -65504.0, "scores", t, j);
-		}
 	}
 	unload(&h);
 	load(&h, "", 1, 4, 4, "kernel: {mask_value: additive}\n");
