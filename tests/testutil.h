@@ -76,6 +76,29 @@ static inline float tu_f32_from_bits(uint32_t u)
 	return x;
 }
 
+/*
+ * What the helpers below make in /tmp (tu_write_temp's files,
+ * tu_scratch_new's directories) is removed when the test binary exits,
+ * so a test that fails halfway, or forgets to clean up, leaves nothing
+ * behind. Only by the process that made them: a forked child that
+ * exits must not take its parent's files.
+ */
+#define TU_MAX_LEFTOVERS 4096
+static char *tu_leftover[TU_MAX_LEFTOVERS];
+static int tu_nleftover;
+static pid_t tu_leftover_pid;
+static inline void tu_leftovers_clean(void);
+
+static inline void tu_leftover_add(const char *path)
+{
+	if (tu_nleftover == 0) {
+		tu_leftover_pid = getpid();
+		atexit(tu_leftovers_clean);
+	}
+	if (tu_nleftover < TU_MAX_LEFTOVERS)
+		tu_leftover[tu_nleftover++] = strdup(path);
+}
+
 /* Run `FRAGSIM_BIN <args>` through the shell (args is shell text). */
 static inline struct run_result tu_run(const char *fmt, ...)
 {
@@ -117,6 +140,7 @@ static inline char *tu_write_temp(const char *suffix, const char *text)
 	fd = mkstemps(path, (int)strlen(suffix));
 	if (fd < 0)
 		return NULL;
+	tu_leftover_add(path);
 	f = fdopen(fd, "w");
 	fputs(text, f);
 	fclose(f);
@@ -202,7 +226,10 @@ static inline char *tu_scratch_new(char *dir, size_t n, const char *tag)
 	if (strlen(tag) + sizeof("/tmp/fragsim--XXXXXX") > n)
 		return NULL;
 	snprintf(dir, n, "/tmp/fragsim-%s-XXXXXX", tag);
-	return mkdtemp(dir);
+	if (!mkdtemp(dir))
+		return NULL;
+	tu_leftover_add(dir);
+	return dir;
 }
 
 static inline int tu_scratch_free(const char *dir)
@@ -211,6 +238,21 @@ static inline int tu_scratch_free(const char *dir)
 	if (strncmp(dir, "/tmp/fragsim-", 13) != 0 || strstr(dir, "/.."))
 		return -1;
 	return tu_rmtree(dir);
+}
+
+static inline void tu_leftovers_clean(void)
+{
+	if (getpid() != tu_leftover_pid)
+		return;
+	for (int i = 0; i < tu_nleftover; i++) {
+		struct stat st;
+
+		if (tu_leftover[i] && lstat(tu_leftover[i], &st) == 0)
+			(void)(S_ISDIR(st.st_mode) ? tu_scratch_free(tu_leftover[i])
+						   : unlink(tu_leftover[i]));
+		free(tu_leftover[i]);
+	}
+	tu_nleftover = 0;
 }
 
 /*
