@@ -175,19 +175,6 @@ static void fake_from_ref(const struct world *w, const struct lanemap *lm,
 		fake_acc(w, lm, r);
 }
 
-static void fake_free(struct attn_result *r)
-{
-	free(r->out);
-	free(r->scores);
-	free(r->row_max);
-	free(r->row_sum);
-	free(r->acc);
-	free(r->acc_tiles);
-	free(r->seg_max);
-	free(r->seg_sum);
-	free(r->seg_out);
-}
-
 static enum fs_rc run(const struct world *w, const struct lanemap *lm,
 		      const struct attn_result *r, struct compare_report *rep)
 {
@@ -225,7 +212,7 @@ static void correct_result_matches(void **state)
 	assert_int_equal(rep.stat[CMP_ACC].first.lane, -1);
 	assert_true(rep.stat[CMP_SCORES].max_err_tol <= 1);
 	assert_int_equal(rep.n_failed, 0);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -260,7 +247,7 @@ static void wrong_acc_is_located(void **state)
 	assert_true(l->got == 4 && l->want == 3 && l->tol == 0);
 	assert_true(rep.stat[CMP_ACC].max_abs_err == 1);
 	assert_true(isinf(rep.stat[CMP_ACC].max_err_tol));
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -290,7 +277,7 @@ static void wrong_score_is_located(void **state)
 	assert_int_equal(l->lane, -1);
 	assert_true(l->got == *sc);
 	assert_close(l->want, 8 * 0.25 * 0.5 / sqrt(32.0));
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -313,7 +300,7 @@ static void wrong_out_is_located(void **state)
 	assert_int_equal(l->qh, 1);
 	assert_int_equal(l->dim, 5);
 	assert_int_equal(l->key, -1);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -334,7 +321,7 @@ static void nan_is_a_mismatch(void **state)
 	assert_int_equal(rep.stat[CMP_OUT].mismatches, 1);
 	assert_int_equal(rep.stat[CMP_OUT].first.dim, 7);
 	assert_true(isinf(rep.stat[CMP_OUT].max_abs_err));
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -385,7 +372,7 @@ static void masked_and_past_end_scores_are_minus_inf(void **state)
 	assert_int_equal(rep.stat[CMP_SCORES].first.s, 1);
 	assert_int_equal(rep.stat[CMP_SCORES].first.t, 1);
 	assert_int_equal(rep.stat[CMP_SCORES].first.qh, 1);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -435,7 +422,7 @@ static void score_tolerance_boundary(void **state)
 		assert_close(st->max_err_tol,
 			     fabs((double)cases[i].v - 0.125) / (0x1p-25 + 1e-30));
 	}
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -473,7 +460,7 @@ static void soft_cap_alibi_score_tolerance(void **state)
 	assert_int_equal(rep.stat[CMP_SCORES].mismatches, 1);
 	assert_int_equal(rep.stat[CMP_SCORES].first.key, 0);
 	assert_close(rep.stat[CMP_SCORES].first.tol, tol);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -510,7 +497,7 @@ static void out_tolerance_boundary(void **state)
 	assert_int_equal(rep.stat[CMP_OUT].first.dim, 0);
 	assert_close(rep.stat[CMP_OUT].first.tol, tol);
 	ref_row_free(&rr);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -532,7 +519,7 @@ static void probs_follow_sim_row_sum(void **state)
 	assert_int_equal(rep.stat[CMP_PROBS].mismatches, 3);
 	assert_int_equal(rep.stat[CMP_PROBS].first.qh, 1);
 	assert_int_equal(rep.stat[CMP_PROBS].first.key, 0);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -573,7 +560,7 @@ static void split_k_states(void **state)
 	assert_int_equal(rep.mismatches, 1);
 	assert_int_equal(rep.stat[CMP_SEG_SUM].first.qh, 0);
 	assert_int_equal(rep.stat[CMP_SEG_SUM].first.seg, 1);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -623,7 +610,7 @@ static void per_block32_acc_by_kstep(void **state)
 	assert_int_equal(rep.stat[CMP_ACC].first.lane, 19);
 	assert_true(rep.stat[CMP_ACC].first.want ==
 		    ref_acc(&w.c, &w.in, 0, 0, 1, 1, 1));
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -730,7 +717,7 @@ static void metrics_on_two_key_rows(void **state)
 	assert_near(q->bucket[0].rms_dp, sqrt(dp2 / 8), 1e-15);
 	assert_near(q->bucket[1].rms_dp, sqrt(dp2 / 8), 1e-15);
 	assert_int_equal(rep.n_failed, 0);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 }
 
@@ -767,7 +754,7 @@ static void threshold_failures_say_why(void **state)
 	assert_int_equal(rep.n_failed, 1);
 	assert_string_equal(rep.failed[0].reason,
 			    "out cosine not measured, out_cosine_min 0.999");
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 }
 
@@ -905,7 +892,7 @@ static void same_report_for_1_and_3_threads_one(const struct spec *sp,
 	assert_int_equal(one.stat[CMP_SCORES].first.t, 0);
 	assert_int_equal(one.stat[CMP_SCORES].first.qh, 3);
 	assert_true(one.n_failed == 2);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -976,7 +963,7 @@ static void misfits_are_input_errors(void **state)
 	r.nseg = 1;
 	w.c.q_heads = 3;
 	expect_input_error(&w, lm, &r, "inputs do not match the case");
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -1014,7 +1001,7 @@ static void decode_group_of_two_row_tiles(void **state)
 	assert_int_equal(run(&w, lm, &r, &rep), FS_MISMATCH);
 	assert_true(rep.stat[CMP_ACC].mismatches > 0);
 	assert_int_equal(rep.stat[CMP_ACC].first.qh, 16);	/* row 0 of tile 0 */
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }
@@ -1033,7 +1020,7 @@ static void replica_disagreement_fails(void **state)
 	assert_int_equal(run(&w, lm, &r, &rep), FS_MISMATCH);
 	assert_int_equal(rep.mismatches, 0);
 	assert_int_equal(rep.replica_mismatch, 2);
-	fake_free(&r);
+	attn_free(&r);
 	world_free(&w);
 	lanemap_free(lm);
 }

@@ -63,12 +63,12 @@ static int op_red(const struct lanemap_operand *o, enum lm_operand op, int slot)
 	return op == LM_A ? o->col[slot] : o->row[slot];
 }
 
-static enum lm_operand q_operand(const struct kern *k)
+enum lm_operand attn_spec_q_operand(const struct kern *k)
 {
 	return k->kn->operand_kq ? LM_B : LM_A;
 }
 
-static enum lm_operand k_operand(const struct kern *k)
+enum lm_operand attn_spec_k_operand(const struct kern *k)
 {
 	return k->kn->operand_kq ? LM_A : LM_B;
 }
@@ -77,7 +77,7 @@ static enum lm_operand k_operand(const struct kern *k)
 void attn_spec_load_k(const struct kern *k, const struct unit *u, int kb,
 		      int ks, uint8_t *reg)
 {
-	enum lm_operand op = k_operand(k);
+	enum lm_operand op = attn_spec_k_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
 	const struct fs_inputs *in = k->in;
 	int g = attn_kv_head(k, u);
@@ -110,7 +110,7 @@ void attn_spec_load_k(const struct kern *k, const struct unit *u, int kb,
 void attn_spec_load_q(const struct kern *k, const struct row *rows, int ks,
 		      uint8_t *reg)
 {
-	enum lm_operand op = q_operand(k);
+	enum lm_operand op = attn_spec_q_operand(k);
 	const struct lanemap_operand *o = &k->lm->op[op];
 
 	for (int slot = 0; slot < k->W * o->elems; slot++) {
@@ -395,7 +395,7 @@ int attn_spec_unit_q(const struct kern *k, const struct unit *u,
 	for (int i = 0; i < u->nrt; i++)
 		for (int ks = 0; ks < k->ksteps_run; ks++) {
 			attn_spec_load_q(k, &x->rows[i * k->M], ks, x->areg);
-			if (mmac_read(k->hw, q_operand(k), x->areg,
+			if (mmac_read(k->hw, attn_spec_q_operand(k), x->areg,
 				      &x->am[((size_t)i * k->ksteps + ks) * mat], NULL))
 				return -1;
 		}
@@ -424,7 +424,7 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
 	int slots = k->W * k->EC;
 	size_t tile = u->tile0, mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
-	enum lm_operand qop = q_operand(k), kop = k_operand(k);
+	enum lm_operand qop = attn_spec_q_operand(k), kop = attn_spec_k_operand(k);
 
 	if (attn_spec_unit_q(k, u, x))
 		return -1;

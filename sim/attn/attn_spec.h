@@ -28,7 +28,8 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 /*
  * The pieces of a unit that the INT8 PV executor (pv_int8.c) shares with
  * attn_spec_unit, so that its QK half is this file's, byte for byte:
- * the unit's rows and Q's operand for every K-step of its row tiles
+ * which operand Q and K are (operand_order), the unit's rows and Q's
+ * operand for every K-step of its row tiles
  * (x->rows, x->am; -1 if the map cannot be read), a segment's row states
  * reset to no key seen, K's registers for K-step ks of the tile at key
  * kb, Q's for K-step ks of a row tile, the scores of a tile from its C registers into the
@@ -36,6 +37,8 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
  * workspace into scores, whether a workspace value is a masked key's, and
  * the merge of the unit's rows with the replica check.
  */
+enum lm_operand attn_spec_q_operand(const struct kern *k);
+enum lm_operand attn_spec_k_operand(const struct kern *k);
 int attn_spec_unit_q(const struct kern *k, const struct unit *u,
 		     struct scratch *x);
 void attn_spec_seg_reset(const struct kern *k, struct rstate *st, int R);

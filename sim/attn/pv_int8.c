@@ -478,8 +478,7 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 	size_t mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
 	size_t cstride = (size_t)k->ksteps * slots, tsz = (size_t)k->M * N;
 	/* QK's operands as attn_spec.c places them (operand_order) */
-	enum lm_operand qop = k->kn->operand_kq ? LM_B : LM_A;
-	enum lm_operand kop = k->kn->operand_kq ? LM_A : LM_B;
+	enum lm_operand qop = attn_spec_q_operand(k), kop = attn_spec_k_operand(k);
 
 	if (attn_spec_unit_q(k, u, x))
 		return -1;
