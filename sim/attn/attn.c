@@ -385,17 +385,26 @@ static int run_units(const struct kern *k, const struct unit *units,
 		struct scratch x;
 		struct fscratch f;
 		struct pv_scratch px;
+		struct pv_fscratch pf;
 		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
-		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast, ng, &x, &f);
+		/* INT8 PV's fast path has its own scratch (pf), not f */
+		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast && !k->pv.on, ng,
+					&x, &f);
 
 		if (!mine && k->pv.on && pv_scratch_alloc(k, &px)) {
 			attn_scratch_free(&x);
 			mine = -1;
 		}
+		if (!mine && k->pv.on && fast && pv_fast_alloc(k, maxrt, &pf)) {
+			attn_scratch_free(&x);
+			pv_scratch_free(&px);
+			mine = -1;
+		}
 		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++) {
-				if (k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
+				if (k->pv.on && fast ? pv_fast_unit(k, &units[i], ops, &x, &px, &pf, &bad) :
+				    k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
 				    fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
@@ -405,10 +414,12 @@ static int run_units(const struct kern *k, const struct unit *units,
 		}
 		if (!mine) {
 			attn_scratch_free(&x);
-			if (fast)
+			if (fast && !k->pv.on)
 				attn_fast_free(&f);
 			if (k->pv.on)
 				pv_scratch_free(&px);
+			if (k->pv.on && fast)
+				pv_fast_free(&pf);
 		}
 	}
 	*badp = bad;
@@ -618,11 +629,14 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	} else if (want == ATTN_EXEC_AUTO) {
 		ops = tile_ops_best();
 	}
-	/* INT8 PV runs on its own lane-by-lane executor (pv_int8.c) */
-	fast = !k.pv.on && want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
+	/* INT8 PV: its own executors, lane by lane (pv_int8.c) or fast
+	 * (pv_fast.c), which runs replica rows as rows, so needs no
+	 * agreement of their slot orders */
+	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
 	       k.hw == lm && k.M <= TILE_ROWS &&
-	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
-	if (fast)
+	       (k.pv.on ? pv_fast_ok(&k) :
+		c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
+	if (fast && !k.pv.on)
 		attn_fast_order(&k);
 
 	/* Work units, then their tile counts, so tile indices are fixed
@@ -757,7 +771,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 
 	/* Decode with fewer units than threads: split the units' split-K
 	 * segments over the threads instead (fast_split). */
-	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
+	if (fast && !k.pv.on && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
 		failed = fast_split(&k, units, nunits, ops, maxrt, &nomem);
 	else

@@ -99,6 +99,19 @@ __attribute__((target(AVX2))) static void exp_avx2(float *x, int n)
 		x[i] = fs_expf(x[i]);
 }
 
+__attribute__((target(AVX2))) static void
+pvq_avx2(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c)
+{
+	tile_pvq_body(R, K, D, a, b4, c);
+}
+
+__attribute__((target(AVX2))) static void
+pvo_avx2(int R, int D, float *const *o, uint16_t act, const float *alpha,
+	   const float *sp, const int32_t *c)
+{
+	tile_pvo_body(R, D, o, act, alpha, sp, c);
+}
+
 static const struct tile_ops avx2_ops = {
 	.isa = TILE_AVX2,
 	.name = "avx2",
@@ -108,6 +121,8 @@ static const struct tile_ops avx2_ops = {
 	.pv = pv_avx2,
 	.pv_i8 = pv_i8_avx2,
 	.scores16 = tile_generic_scores16,
+	.pvq = pvq_avx2,
+	.pvo = pvo_avx2,
 	.softmax16 = tile_generic_softmax16,
 };
 

@@ -1,0 +1,401 @@
+/*
+ * pv_fast.c - the fast executor of INT8 PV (pv.mode: int8): the same
+ * work unit as pv_int8.c, group by group in its order, for the correct
+ * kernel on its own hardware map, with the register round trips of the
+ * two products taken out. Called by the driver (attn.c) only; it calls
+ * pv_int8.c's softmax and quantization steps (so both executors share
+ * them), attn_spec.c's scale recovery, attn_fast.c's K staging and the
+ * vector kernels (tile_fast.h).
+ *
+ * Why it gives the scalar executor's bytes (acc, scores, probs, out,
+ * seg states, p_int8, p_scale, pv_acc, pv_tiles), group by group:
+ *   - QK: as attn_fast.h argues for f32 PV, for the correct kernel on its
+ *     own map (hw == lm) load_q, load_k and mmac_read are the identity on
+ *     the matrices, so the C registers of a tile are the profile's
+ *     scatter of C = Q K^T: computed here as int32 dot products (the qk
+ *     kernel, K staged under load_k's rule by attn_fast_tile_k), then
+ *     placed slot by slot for acc (C row invalid: 0, as its Q registers
+ *     are), tile by tile in the scalar order.
+ *   - Scores: for the correct kernel every column map is the profile's
+ *     (col_scale = col_mask = col_write = col), so attn_spec_recover's
+ *     ws[m][n] is (float)C[m][n] * sq * sK(kb + n) * scale (per_block32:
+ *     the K-steps' (float)C * sK summed in K-step order, then * sq *
+ *     scale), then logit_apply, where attn_key_visible says so, else
+ *     -inf: computed here the same way, per (m, n), with the same K
+ *     scales (attn_fast_kscales) and the same visibility call.
+ *   - Softmax (fast_softmax): pv_int8.c's group_softmax for the correct
+ *     kernel (one max for the group) with the exps computed ahead by the
+ *     exp kernel, fs_expf bit for bit: the max and the sum walk each row's
+ *     slots in its order, the sum split by lane as there, l fused as
+ *     there. Quantization is pv_int8_quantize, the scalar's step 3 itself,
+ *     so sP and Pq are its floats.
+ *   - The A registers are built from Pq through the plan as the scalar
+ *     executor builds them (p_int8 is those bytes) and read through the
+ *     map with mmac_read, as it does: A[m][c] for every (m, c).
+ *   - PV: B[c][n] of column tile dt is the V byte of key bkey[c] (the plan's
+ *     b_key of B row c: every slot of row c names the same key, checked
+ *     by pv_fast_ok), element dt * N + n, poison past the column's end, as
+ *     group_product loads it. So C = A B of each column tile is
+ *     pv_acc[m][d] = sum over c of A[m][c] * Vb[c][d] with Vb[c][d] the
+ *     byte of key bkey[c]: the pvq kernel computes that for all D at once
+ *     in int32, exact (|A B| <= 2^14 per term, K terms: no wrap, so the
+ *     scalar's wrapping sum is the same number), then it is scattered into
+ *     the C register order the golden keeps.
+ *   - O: group_product does o *= alpha per active row, then per C slot
+ *     that is its entry's primary o = fmaf((float)C, sP, o). A valid map
+ *     holds every entry (m, n), so that is one o = fmaf((float)C[m][d],
+ *     sP, o * alpha) per (active row, d): the pvo kernel, the same floats.
+ * Decode replica rows run as their own rows here, as in the scalar
+ * executor, so replica_mismatch is counted by attn_spec_finish as there.
+ */
+#include "attn_fast.h"
+#include "attn_spec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lanemap/mmac.h"
+
+int pv_fast_ok(const struct kern *k)
+{
+	const struct lanemap_operand *oa = &k->lm->op[LM_A], *ob = &k->lm->op[LM_B];
+	int key[LM_MAX_SLOTS];
+
+	if (!k->pv.on || k->hw != k->lm || k->M > TILE_ROWS || k->D % TILE_CHUNK ||
+	    oa->type != LM_I8 || ob->type != LM_I8 || k->lm->op[LM_C].type != LM_I32 ||
+	    k->K > LM_MAX_SLOTS || k->K % 4)
+		return 0;
+	/* every B slot of row c loads the same key */
+	for (int c = 0; c < k->K; c++)
+		key[c] = -1;
+	for (int s = 0; s < k->W * k->EB; s++) {
+		int c = ob->row[s];
+
+		if (key[c] >= 0 && key[c] != k->pv.b_key[s])
+			return 0;
+		key[c] = k->pv.b_key[s];
+	}
+	for (int c = 0; c < k->K; c++)
+		if (key[c] < 0)
+			return 0;
+	return 1;
+}
+
+void pv_fast_free(struct pv_fscratch *f)
+{
+	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
+	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
+	memset(f, 0, sizeof(*f));
+}
+
+int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
+{
+	const struct lanemap_operand *ob = &k->lm->op[LM_B];
+	size_t M = (size_t)k->M, D = (size_t)k->D, K = (size_t)k->K;
+
+	memset(f, 0, sizeof(*f));
+	f->kst = malloc(D * k->N);
+	f->qb = malloc((size_t)nrt * M * D);
+	f->qsum = malloc((size_t)nrt * M * sizeof(int32_t));
+	f->dot = malloc((size_t)k->ksteps * M * k->N * sizeof(int32_t));
+	f->a8 = malloc(M * K);
+	f->b4 = malloc(K * D);
+	f->c = malloc(M * D * sizeof(int32_t));
+	f->bkey = malloc(K * sizeof(int));
+	f->ksc = malloc((size_t)k->ksteps * k->N * sizeof(float));
+	f->ex = malloc((M * K + M) * sizeof(float));
+	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
+	    !f->bkey || !f->ksc || !f->ex) {
+		pv_fast_free(f);
+		return -1;
+	}
+	for (int s = 0; s < k->W * k->EB; s++)
+		f->bkey[ob->row[s]] = k->pv.b_key[s];
+	return 0;
+}
+
+/* Q of the unit's row tiles, a row of zeros where invalid, and its sums. */
+static void fast_q(const struct kern *k, const struct unit *u, const struct row *rows,
+		   struct pv_fscratch *f)
+{
+	for (int r = 0; r < u->nrt * k->M; r++) {
+		int8_t *qd = &f->qb[(size_t)r * k->D];
+		int32_t s = 0;
+
+		if (rows[r].valid)
+			memcpy(qd, rows[r].q, (size_t)k->D);
+		else
+			memset(qd, 0, (size_t)k->D);
+		for (int d = 0; d < k->D; d++)
+			s += qd[d];
+		f->qsum[r] = s;
+	}
+}
+
+/*
+ * Row tile i on the tile at kt: C as dots, its C registers into creg when
+ * acc is kept, and the workspace ws (attn_spec_recover's values, see the
+ * head).
+ */
+static void fast_tile(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		      const struct row *rows, int i, int kt, int hi, struct pv_fscratch *f,
+		      int32_t *creg, float *ws)
+{
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	const int8_t *kp, *q = &f->qb[(size_t)i * k->M * k->D];
+	size_t cstride = attn_fast_tile_k(k, u, kt, f->kst, &kp);
+	size_t kstride = (size_t)k->M * k->N;
+	int slots = k->W * k->EC, nks = k->per_block32 ? k->ksteps : 1, N = k->N;
+	float ss = (float)k->c->softmax_scale;
+
+	if (k->per_block32)
+		attn_fast_qk_ksteps(k, q, k->M, kp, cstride, f->dot, kstride);
+	else
+		ops->qk(q, &f->qsum[i * k->M], k->M, kp, cstride, N, k->D, f->dot);
+	for (int ks = 0; creg && ks < nks; ks++)
+		for (int sl = 0; sl < slots; sl++) {
+			int m = oc->row[sl];
+
+			creg[ks * slots + sl] = rows[m].valid ?
+				f->dot[ks * kstride + (size_t)m * N + oc->col[sl]] : 0;
+		}
+	attn_fast_kscales(k, u, kt, hi, f->ksc);
+	for (int m = 0; m < k->M; m++) {
+		const struct row *w = &rows[m];
+
+		for (int n = 0; n < N; n++) {
+			const int32_t *dt = &f->dot[(size_t)m * N + n];
+			float sc;
+
+			if (!attn_key_visible(k, w, hi, kt + n)) {
+				ws[m * N + n] = -INFINITY;
+				continue;
+			}
+			if (k->per_block32) {
+				float acc = 0.0f;
+
+				for (int ks = 0; ks < k->ksteps; ks++)
+					acc += (float)dt[ks * kstride] * f->ksc[ks * N + n];
+				sc = acc * w->sq * ss;
+			} else {
+				sc = (float)dt[0] * w->sq * f->ksc[n] * ss;
+			}
+			if (k->lmod.on)
+				sc = logit_apply(&k->lmod, sc, w->qh, kt + n - w->q_pos);
+			ws[m * N + n] = sc;
+		}
+	}
+}
+
+/*
+ * Step 2 for the correct kernel: group_softmax's loops with the exps
+ * ahead (f->ex: P's arguments [M][GK], then the alphas' [M]).
+ */
+static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
+			 const struct row *rows, struct pv_scratch *x,
+			 struct pv_fscratch *f, struct rstate *st)
+{
+	const int *col = k->col_write;
+	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
+	float *ex = f->ex, *ea = &f->ex[M * GK];
+
+	for (int m = 0; m < M; m++) {
+		const int *sl = &k->rowslots[m * k->rowcap];
+		float mx = -INFINITY;
+
+		x->active[m] = 0;
+		ea[m] = 0.0f;
+		for (int j = 0; j < GK; j++)
+			ex[m * GK + j] = -INFINITY;
+		if (!rows[m].valid)
+			continue;
+		for (int t = 0; t < GT; t++)
+			for (int i = 0; i < k->rowcount[m]; i++) {
+				float v = x->ws[(size_t)t * M * N + m * N + col[sl[i]]];
+
+				if (v > mx)
+					mx = v;
+			}
+		if (mx < st[m].m)
+			mx = st[m].m;
+		if (mx == -INFINITY)
+			continue;
+		x->active[m] = 1;
+		ea[m] = st[m].m == -INFINITY ? 0.0f : st[m].m - mx;
+		for (int t = 0; t < GT; t++)
+			for (int i = 0; i < k->rowcount[m]; i++) {
+				int n = col[sl[i]];
+
+				ex[m * GK + t * N + n] = x->ws[(size_t)t * M * N + m * N + n] - mx;
+			}
+		x->sp[m] = mx;	/* the new max, until the quantization's sP */
+	}
+	ops->exp(ex, M * GK + M);
+	for (int m = 0; m < M; m++) {
+		const int *sl = &k->rowslots[m * k->rowcap];
+		float sum = 0.0f;
+
+		for (int j = 0; j < GK; j++)
+			x->p[m * GK + j] = 0.0f;
+		if (!x->active[m])
+			continue;
+		x->alpha[m] = st[m].m == -INFINITY ? 0.0f : ea[m];
+		for (int t = 0; t < GT; t++) {
+			const float *ws = &x->ws[(size_t)t * M * N];
+			float part = 0.0f;
+			int lane = -1;
+
+			for (int i = 0; i < k->rowcount[m]; i++) {
+				int n = col[sl[i]];
+
+				if (sl[i] / k->EC != lane) {
+					sum += part;
+					part = 0.0f;
+					lane = sl[i] / k->EC;
+				}
+				x->p[m * GK + t * N + n] = ws[m * N + n] == -INFINITY ? 0.0f :
+							   ex[m * GK + t * N + n];
+				part += x->p[m * GK + t * N + n];
+			}
+			sum += part;
+		}
+		st[m].l = fmaf(st[m].l, x->alpha[m], sum);	/* fused, as pv_int8.c */
+		st[m].m = x->sp[m];
+	}
+}
+
+/*
+ * B of the group, four keys a d (tile_fast.h's b4): four keys in
+ * consecutive slots of one int8 column each, as one 4-byte read per d;
+ * else byte by byte, as group_product reads them.
+ */
+static void fast_b4(const struct kern *k, const struct pv_scratch *x, struct pv_fscratch *f)
+{
+	int D = k->D;
+
+	for (int q = 0; q < k->pv.GK / 4; q++) {
+		const struct vcol *v0 = &x->vc[f->bkey[4 * q]];
+		int8_t *bq = &f->b4[(size_t)q * D * 4];
+		int run = v0->n >= D && v0->stride > 0;
+
+		for (int i = 1; run && i < 4; i++) {
+			const struct vcol *v = &x->vc[f->bkey[4 * q + i]];
+
+			run = v->n >= D && v->stride == v0->stride && v->i8 == v0->i8 + i;
+		}
+		if (run) {
+			for (int d = 0; d < D; d++)
+				memcpy(&bq[d * 4], &v0->i8[(size_t)d * v0->stride], 4);
+			continue;
+		}
+		for (int i = 0; i < 4; i++) {
+			const struct vcol *v = &x->vc[f->bkey[4 * q + i]];
+
+			for (int d = 0; d < D; d++)
+				bq[d * 4 + i] = (int8_t)(d < v->n ? v->i8[(size_t)d * v->stride] :
+							 INPUTS_POISON);
+		}
+	}
+}
+
+/* Steps 4-6 of one group (pv_int8.c's group_product, without the registers of B and C). */
+static int fast_product(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+			const struct row *rows, int rt, int kb, size_t gi,
+			struct pv_scratch *x, struct pv_fscratch *f, struct rstate *st)
+{
+	const struct pv_plan *p = &k->pv;
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	struct attn_result *r = k->r;
+	int GK = p->GK, D = k->D, N = k->N, slots = k->W * k->EC;
+	float *orow[TILE_ROWS];
+	uint16_t act = 0;
+
+	for (int s = 0; s < k->W * k->EA; s++)
+		x->areg[s] = rows[p->a_row[s]].valid ?
+			     (uint8_t)x->pq[p->a_row[s] * GK + p->a_key[s]] : 0;
+	if (mmac_read(k->hw, LM_A, x->areg, x->am, NULL))
+		return -1;
+	for (int i = 0; i < k->M * GK; i++)
+		f->a8[i] = (int8_t)x->am[i];
+	if (r->p_int8)
+		pv_int8_store_group(k, u, gi, rt, kb, x);
+	fast_b4(k, x, f);
+	ops->pvq(k->M, GK, D, f->a8, f->b4, f->c);
+	for (int dt = 0; r->pv_acc && dt < p->DT; dt++) {
+		int32_t *acc = &r->pv_acc[(gi * p->DT + dt) * slots];
+
+		for (int s = 0; s < slots; s++)
+			acc[s] = f->c[(size_t)oc->row[s] * D + dt * N + oc->col[s]];
+	}
+	for (int m = 0; m < k->M; m++) {
+		orow[m] = st[m].o;
+		act |= (uint16_t)((x->active[m] != 0) << m);
+	}
+	ops->pvo(k->M, D, orow, act, x->alpha, x->sp, f->c);
+	return 0;
+}
+
+int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
+		 long *replica_bad)
+{
+	const struct pv_plan *p = &k->pv;
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int slots = k->W * k->EC, N = k->N;
+	size_t tile = u->tile0, gi = u->group0;
+	size_t cstride = (size_t)k->ksteps * slots, tsz = (size_t)k->M * N;
+
+	attn_unit_rows(k, u, x->rows);
+	fast_q(k, u, x->rows, f);
+	for (int sg = 0; sg < nseg; sg++) {
+		struct rstate *st = &x->st[(size_t)sg * R];
+		int lo, hi;
+
+		attn_seg_bounds(k, u->s, sg, &lo, &hi);
+		attn_spec_seg_reset(k, st, R);
+		for (int kb = lo; kb < hi; kb += p->GK) {
+			for (int t = 0; t < p->GT; t++) {
+				int kt = kb + t * N;
+
+				px->needed[t] = 0;
+				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
+					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
+			}
+			for (int j = 0; j < p->GK; j++)
+				px->vc[j] = attn_v_col(k, u, kb + j);
+			for (int i = 0; i < u->nrt; i++) {
+				const struct row *rows = &x->rows[i * k->M];
+				int any = 0;
+
+				for (int t = 0; t < p->GT; t++) {
+					int kt = kb + t * N;
+					int32_t *creg = &px->creg[t * cstride];
+					float *ws = &px->ws[t * tsz];
+
+					if (!px->needed[t] || !attn_tile_needed(k, rows, kt, hi)) {
+						for (size_t j = 0; j < tsz; j++)
+							ws[j] = -INFINITY;
+						continue;
+					}
+					any = 1;
+					fast_tile(k, u, ops, rows, i, kt, hi, f, k->r->acc ? creg : NULL, ws);
+					if (k->r->acc)
+						attn_acc_store(k, u, tile, u->rt0 + i, kt, creg);
+					tile++;
+					attn_spec_store_scores(k, u, rows, kt, ws);
+				}
+				if (!any)
+					continue;
+				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
+				pv_int8_quantize(k, rows, px);
+				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
+						 &st[i * k->M]))
+					return -1;
+				gi++;
+			}
+		}
+	}
+	attn_spec_finish(k, u, x, replica_bad);
+	return 0;
+}
