@@ -113,6 +113,8 @@ struct pv_fscratch {
 	float *ksc;		/* [ksteps][N]: a tile's K scales */
 	float *ex;		/* [M][K] + [M]: exps' arguments, then P and alpha */
 	int *bkey;		/* [K]: the key whose V B row c holds (the plan's) */
+	int mr;			/* rows computed per row tile: G for decode's
+				 * replicas, else M (pv_fast.c) */
 };
 
 /* Does the fast INT8 PV executor serve k (the driver also asks for the

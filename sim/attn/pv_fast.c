@@ -45,8 +45,14 @@
  *     that is its entry's primary o = fmaf((float)C, sP, o). A valid map
  *     holds every entry (m, n), so that is one o = fmaf((float)C[m][d],
  *     sP, o * alpha) per (active row, d): the pvo kernel, the same floats.
- * Decode replica rows run as their own rows here, as in the scalar
- * executor, so replica_mismatch is counted by attn_spec_finish as there.
+ * Decode, one row tile (G < M), replica rows summing their slots in
+ * their primary's order (attn_fast_rows_agree): a replica row has its
+ * primary's Q, mask and slot order, so every step above gives it its
+ * primary's values; only the f->mr = G distinct rows are computed, and a
+ * replica's Pq, sP, C row and state are copied from its primary (packed
+ * rows past G are invalid: zero A rows, C 0). replica_mismatch is then 0
+ * by construction, as attn_fast.h says for f32 PV. Otherwise (prefill,
+ * several row tiles, orders that differ) every row runs as its own.
  */
 #include "attn_fast.h"
 #include "attn_spec.h"
@@ -112,7 +118,32 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	}
 	for (int s = 0; s < k->W * k->EB; s++)
 		f->bkey[ob->row[s]] = k->pv.b_key[s];
+	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
+		k->G : k->M;
 	return 0;
+}
+
+/* The computed row whose values C row m takes (see the head), -1 for none. */
+static int fast_src(const struct kern *k, const struct pv_fscratch *f,
+		    const struct row *rows, int m)
+{
+	return m < f->mr ? m : rows[m].valid ? m % k->G : -1;
+}
+
+/* Copy a replica row's Pq, sP and softmax step from its primary. */
+static void fast_replicas(const struct kern *k, const struct row *rows,
+			  struct pv_scratch *x, const struct pv_fscratch *f)
+{
+	for (int m = f->mr; m < k->M; m++) {
+		int p = fast_src(k, f, rows, m);
+
+		if (p < 0)
+			continue;
+		memcpy(&x->pq[m * k->pv.GK], &x->pq[p * k->pv.GK], (size_t)k->pv.GK);
+		x->sp[m] = x->sp[p];
+		x->active[m] = x->active[p];
+		x->alpha[m] = x->alpha[p];
+	}
 }
 
 /* Q of the unit's row tiles, a row of zeros where invalid, and its sums. */
@@ -150,18 +181,18 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 	float ss = (float)k->c->softmax_scale;
 
 	if (k->per_block32)
-		attn_fast_qk_ksteps(k, q, k->M, kp, cstride, f->dot, kstride);
+		attn_fast_qk_ksteps(k, q, f->mr, kp, cstride, f->dot, kstride);
 	else
-		ops->qk(q, &f->qsum[i * k->M], k->M, kp, cstride, N, k->D, f->dot);
+		ops->qk(q, &f->qsum[i * k->M], f->mr, kp, cstride, N, k->D, f->dot);
 	for (int ks = 0; creg && ks < nks; ks++)
 		for (int sl = 0; sl < slots; sl++) {
-			int m = oc->row[sl];
+			int m = fast_src(k, f, rows, oc->row[sl]);
 
-			creg[ks * slots + sl] = rows[m].valid ?
+			creg[ks * slots + sl] = m >= 0 && rows[m].valid ?
 				f->dot[ks * kstride + (size_t)m * N + oc->col[sl]] : 0;
 		}
 	attn_fast_kscales(k, u, kt, hi, f->ksc);
-	for (int m = 0; m < k->M; m++) {
+	for (int m = 0; m < f->mr; m++) {
 		const struct row *w = &rows[m];
 
 		for (int n = 0; n < N; n++) {
@@ -208,8 +239,8 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 		ea[m] = 0.0f;
 		for (int j = 0; j < GK; j++)
 			ex[m * GK + j] = -INFINITY;
-		if (!rows[m].valid)
-			continue;
+		if (m >= f->mr || !rows[m].valid)
+			continue;	/* not computed: a replica copies its primary */
 		for (int t = 0; t < GT; t++)
 			for (int i = 0; i < k->rowcount[m]; i++) {
 				float v = x->ws[(size_t)t * M * N + m * N + col[sl[i]]];
@@ -266,27 +297,42 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 }
 
 /*
- * B of the group, four keys a d (tile_fast.h's b4): four keys in
- * consecutive slots of one int8 column each, as one 4-byte read per d;
- * else byte by byte, as group_product reads them.
+ * B of the group, four keys a d (tile_fast.h's b4): a run of quads of
+ * keys in consecutive slots of one int8 column each (a block's keys of
+ * the group) by the vquad kernel; any other quad byte by byte, as
+ * group_product reads B (poison past a column's end).
  */
-static void fast_b4(const struct kern *k, const struct pv_scratch *x, struct pv_fscratch *f)
+static int fast_quad_run(const struct kern *k, const struct pv_scratch *x,
+			 const struct pv_fscratch *f, int j0)
+{
+	const struct vcol *v0 = &x->vc[f->bkey[j0]];
+	int j = j0;
+
+	if (v0->n < k->D || v0->stride == 0 || v0->stride > INT32_MAX)
+		return 0;
+	for (; j < k->pv.GK; j++) {
+		const struct vcol *v = &x->vc[f->bkey[j]];
+
+		if (v->n < k->D || v->stride != v0->stride || v->i8 != v0->i8 + (j - j0))
+			break;
+	}
+	return (j - j0) / 4;
+}
+
+static void fast_b4(const struct kern *k, const struct tile_ops *ops,
+		    const struct pv_scratch *x, struct pv_fscratch *f)
 {
 	int D = k->D;
 
-	for (int q = 0; q < k->pv.GK / 4; q++) {
-		const struct vcol *v0 = &x->vc[f->bkey[4 * q]];
+	for (int q = 0; q < k->pv.GK / 4;) {
 		int8_t *bq = &f->b4[(size_t)q * D * 4];
-		int run = v0->n >= D && v0->stride > 0;
+		int run = fast_quad_run(k, x, f, 4 * q);
 
-		for (int i = 1; run && i < 4; i++) {
-			const struct vcol *v = &x->vc[f->bkey[4 * q + i]];
-
-			run = v->n >= D && v->stride == v0->stride && v->i8 == v0->i8 + i;
-		}
 		if (run) {
-			for (int d = 0; d < D; d++)
-				memcpy(&bq[d * 4], &v0->i8[(size_t)d * v0->stride], 4);
+			const struct vcol *v0 = &x->vc[f->bkey[4 * q]];
+
+			ops->vquad(v0->i8, (int)v0->stride, D, run, bq);
+			q += run;
 			continue;
 		}
 		for (int i = 0; i < 4; i++) {
@@ -296,6 +342,7 @@ static void fast_b4(const struct kern *k, const struct pv_scratch *x, struct pv_
 				bq[d * 4 + i] = (int8_t)(d < v->n ? v->i8[(size_t)d * v->stride] :
 							 INPUTS_POISON);
 		}
+		q++;
 	}
 }
 
@@ -320,19 +367,22 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 		f->a8[i] = (int8_t)x->am[i];
 	if (r->p_int8)
 		pv_int8_store_group(k, u, gi, rt, kb, x);
-	fast_b4(k, x, f);
-	ops->pvq(k->M, GK, D, f->a8, f->b4, f->c);
+	fast_b4(k, ops, x, f);
+	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
 	for (int dt = 0; r->pv_acc && dt < p->DT; dt++) {
 		int32_t *acc = &r->pv_acc[(gi * p->DT + dt) * slots];
 
-		for (int s = 0; s < slots; s++)
-			acc[s] = f->c[(size_t)oc->row[s] * D + dt * N + oc->col[s]];
+		for (int s = 0; s < slots; s++) {
+			int m = fast_src(k, f, rows, oc->row[s]);
+
+			acc[s] = m < 0 ? 0 : f->c[(size_t)m * D + dt * N + oc->col[s]];
+		}
 	}
-	for (int m = 0; m < k->M; m++) {
+	for (int m = 0; m < f->mr; m++) {
 		orow[m] = st[m].o;
 		act |= (uint16_t)((x->active[m] != 0) << m);
 	}
-	ops->pvo(k->M, D, orow, act, x->alpha, x->sp, f->c);
+	ops->pvo(f->mr, D, orow, act, x->alpha, x->sp, f->c);
 	return 0;
 }
 
@@ -389,11 +439,21 @@ int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_o
 					continue;
 				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
 				pv_int8_quantize(k, rows, px);
+				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
 						 &st[i * k->M]))
 					return -1;
 				gi++;
 			}
+		}
+		/* the replicas' states: their primaries' */
+		for (int m = f->mr; f->mr < k->M && m < k->M; m++) {
+			int src = fast_src(k, f, x->rows, m);
+
+			if (src < 0)
+				continue;
+			st[m].m = st[src].m, st[m].l = st[src].l;
+			memcpy(st[m].o, st[src].o, (size_t)k->D * sizeof(float));
 		}
 	}
 	attn_spec_finish(k, u, x, replica_bad);

@@ -127,6 +127,14 @@ struct tile_ops {
 	void (*pvq)(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c);
 
 	/*
+	 * INT8 PV's B from the V cache (pv_fast.c): nq quads of keys in
+	 * consecutive slots, element d of key j at v[d * ld + j], into the
+	 * four-keys-a-d planes of pvq, b4[(q * D + d) * 4 + i] = v[d * ld +
+	 * 4 q + i] for q < nq, i < 4, d < D. Byte copies, in any order.
+	 */
+	void (*vquad)(const int8_t *v, int ld, int D, int nq, int8_t *b4);
+
+	/*
 	 * INT8 PV's update of O, for rows r < R with bit r of act:
 	 *   o[r][d] = fmaf((float)c[r][d], sp[r], o[r][d] * alpha[r])
 	 * pv_int8.c's o *= alpha, then its fused o + acc sP, per (row, d).

@@ -107,6 +107,12 @@ pvo_generic(int R, int D, float *const *o, uint16_t act, const float *alpha,
 	tile_pvo_body(R, D, o, act, alpha, sp, c);
 }
 
+static void
+vquad_generic(const int8_t *v, int ld, int D, int nq, int8_t *b4)
+{
+	tile_vquad_body(v, ld, D, nq, b4);
+}
+
 static const struct tile_ops generic_ops = {
 	.isa = TILE_PORTABLE,
 	.name = "portable",
@@ -118,6 +124,7 @@ static const struct tile_ops generic_ops = {
 	.scores16 = tile_generic_scores16,
 	.pvq = pvq_generic,
 	.pvo = pvo_generic,
+	.vquad = vquad_generic,
 	.softmax16 = tile_generic_softmax16,
 };
 

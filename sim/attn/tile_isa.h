@@ -123,6 +123,15 @@ tile_pvq_body(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c
 	}
 }
 
+/* INT8 PV's B planes, quad by quad, 4 bytes a d. */
+static inline __attribute__((always_inline)) void
+tile_vquad_body(const int8_t *v, int ld, int D, int nq, int8_t *b4)
+{
+	for (int q = 0; q < nq; q++)
+		for (int d = 0; d < D; d++)
+			memcpy(&b4[((size_t)q * D + d) * 4], &v[(size_t)d * ld + 4 * q], 4);
+}
+
 /* INT8 PV's O update, row by row. */
 static inline __attribute__((always_inline)) void
 tile_pvo_body(int R, int D, float *const *o, uint16_t act, const float *alpha,
