@@ -22,7 +22,8 @@
  *     the K-steps' (float)C * sK summed in K-step order, then * sq *
  *     scale), then logit_apply, where attn_key_visible says so, else
  *     -inf: computed here the same way, per (m, n), with the same K
- *     scales (attn_fast_kscales) and the same visibility call.
+ *     scales (attn_fast_kscales), attn_key_visible's conditions taken as
+ *     one range of keys per row (fast_visible).
  *   - Softmax (fast_softmax): pv_int8.c's group_softmax for the correct
  *     kernel (one max for the group) with the exps computed ahead by the
  *     exp kernel, fs_expf bit for bit: the max and the sum walk each row's
@@ -31,7 +32,10 @@
  *     so sP and Pq are its floats.
  *   - The A registers are built from Pq through the plan as the scalar
  *     executor builds them (p_int8 is those bytes) and read through the
- *     map with mmac_read, as it does: A[m][c] for every (m, c).
+ *     map with mmac_read, as it does: A[m][c] for every (m, c). When A's
+ *     registers are not kept and each entry has one slot (mmac_read
+ *     cannot find replicas that disagree), A[m][c] is taken from its
+ *     owner slot's Pq entry directly (arow, aidx): the same bytes.
  *   - PV: B[c][n] of column tile dt is the V byte of key bkey[c] (the plan's
  *     b_key of B row c: every slot of row c names the same key, checked
  *     by pv_fast_ok), element dt * N + n, poison past the column's end, as
@@ -92,6 +96,7 @@ void pv_fast_free(struct pv_fscratch *f)
 {
 	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
 	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
+	free(f->arow), free(f->aidx);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -111,13 +116,22 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->bkey = malloc(K * sizeof(int));
 	f->ksc = malloc((size_t)k->ksteps * k->N * sizeof(float));
 	f->ex = malloc((M * K + M) * sizeof(float));
-	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
+	f->arow = malloc(M * K * sizeof(int));
+	f->aidx = malloc(M * K * sizeof(int));
+	if (!f->arow || !f->aidx ||
+	    !f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
 	    !f->bkey || !f->ksc || !f->ex) {
 		pv_fast_free(f);
 		return -1;
 	}
 	for (int s = 0; s < k->W * k->EB; s++)
 		f->bkey[ob->row[s]] = k->pv.b_key[s];
+	for (int i = 0; i < k->M * k->K; i++) {
+		int s = k->lm->op[LM_A].owner[i * k->lm->op[LM_A].replicas];
+
+		f->arow[i] = k->pv.a_row[s];
+		f->aidx[i] = k->pv.a_row[s] * k->pv.GK + k->pv.a_key[s];
+	}
 	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
 		k->G : k->M;
 	return 0;
@@ -165,6 +179,33 @@ static void fast_q(const struct kern *k, const struct unit *u, const struct row 
 }
 
 /*
+ * The keys kt + [*a, *b) of a tile that row w sees: attn_key_visible's
+ * conditions (valid, before the segment's end, at most its last key, from
+ * k_lo, inside the window) are each a bound, so together one range.
+ */
+static void fast_visible(const struct kern *k, const struct row *w, int hi, int kt,
+			 int *a, int *b)
+{
+	int lo = kt, up = kt + k->N;
+	int last = w->q_pos + (k->kn->q_position == KQPOS_OFF_BY_ONE);
+
+	*a = *b = 0;
+	if (!w->valid)
+		return;
+	if (up > hi)
+		up = hi;
+	if (up > last + 1)
+		up = last + 1;
+	if (lo < w->k_lo)
+		lo = w->k_lo;
+	if (k->c->sliding_window > 0 &&
+	    lo < w->q_pos - k->c->sliding_window - k->kn->window_edge + 1)
+		lo = w->q_pos - k->c->sliding_window - k->kn->window_edge + 1;
+	if (lo < up)
+		*a = lo - kt, *b = up - kt;
+}
+
+/*
  * Row tile i on the tile at kt: C as dots, its C registers into creg when
  * acc is kept, and the workspace ws (attn_spec_recover's values, see the
  * head).
@@ -194,15 +235,16 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 	attn_fast_kscales(k, u, kt, hi, f->ksc);
 	for (int m = 0; m < f->mr; m++) {
 		const struct row *w = &rows[m];
+		int a, b;
 
-		for (int n = 0; n < N; n++) {
+		fast_visible(k, w, hi, kt, &a, &b);
+		for (int n = 0; n < N; n++)
+			if (n < a || n >= b)
+				ws[m * N + n] = -INFINITY;
+		for (int n = a; n < b; n++) {
 			const int32_t *dt = &f->dot[(size_t)m * N + n];
 			float sc;
 
-			if (!attn_key_visible(k, w, hi, kt + n)) {
-				ws[m * N + n] = -INFINITY;
-				continue;
-			}
 			if (k->per_block32) {
 				float acc = 0.0f;
 
@@ -358,15 +400,21 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 	float *orow[TILE_ROWS];
 	uint16_t act = 0;
 
-	for (int s = 0; s < k->W * k->EA; s++)
-		x->areg[s] = rows[p->a_row[s]].valid ?
-			     (uint8_t)x->pq[p->a_row[s] * GK + p->a_key[s]] : 0;
-	if (mmac_read(k->hw, LM_A, x->areg, x->am, NULL))
-		return -1;
-	for (int i = 0; i < k->M * GK; i++)
-		f->a8[i] = (int8_t)x->am[i];
-	if (r->p_int8)
-		pv_int8_store_group(k, u, gi, rt, kb, x);
+	if (r->p_int8 || k->lm->op[LM_A].replicas > 1) {
+		for (int s = 0; s < k->W * k->EA; s++)
+			x->areg[s] = rows[p->a_row[s]].valid ?
+				     (uint8_t)x->pq[p->a_row[s] * GK + p->a_key[s]] : 0;
+		if (mmac_read(k->hw, LM_A, x->areg, x->am, NULL))
+			return -1;
+		for (int i = 0; i < k->M * GK; i++)
+			f->a8[i] = (int8_t)x->am[i];
+		if (r->p_int8)
+			pv_int8_store_group(k, u, gi, rt, kb, x);
+	} else {
+		/* one slot an entry: mmac_read cannot fail, A[i] is its slot's */
+		for (int i = 0; i < k->M * GK; i++)
+			f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
+	}
 	fast_b4(k, ops, x, f);
 	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
 	for (int dt = 0; r->pv_acc && dt < p->DT; dt++) {
