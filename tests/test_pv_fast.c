@@ -7,6 +7,7 @@
  *   - every shipped case with `pv: {mode: int8}` (found by a walk of
  *     cases/, so a new one is tested without an edit here), rewritten
  *     with `golden: all`, and generated shapes (split-K inside a group,
+ *     split over the threads by segment and by unit,
  *     per-head K scales, head_dim 80, packed and replicated decode rows, two
  *     row tiles, several sequences, sm80 and CDNA3, v_permuted, blocks
  *     of 8 and 64), give byte-identical goldens (acc,
@@ -267,6 +268,11 @@ static void generated_shapes(void **state)
 		 * two sequences */
 		"mode: decode\nmodel: {q_heads: 12, kv_heads: 2, head_dim: 128}\n"
 		"sequences:\n  - {context: 300}\n  - {context: 77}\nsplit_k: {segment: 40}\n"
+		"pv: {mode: int8}\n",
+		/* split-K with 16 units: the units over the threads (run_units),
+		 * not their segments (pv_split) */
+		"mode: decode\nmodel: {q_heads: 32, kv_heads: 8, head_dim: 64}\n"
+		"sequences:\n  - {context: 130}\n  - {context: 200}\nsplit_k: {segment: 64}\n"
 		"pv: {mode: int8}\n",
 		/* decode rows packed: the rows past the group are zero */
 		"mode: decode\nmodel: {q_heads: 12, kv_heads: 2, head_dim: 64}\n"

@@ -528,6 +528,116 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	return failed;
 }
 
+/* A piece of pv_split: segments [sg0, sg1) of a unit, its first tile and group. */
+struct pvpiece {
+	size_t tile0, group0;
+	int sg0, sg1;
+};
+
+/*
+ * INT8 PV, fast path, decode with few units: as fast_split, a unit's
+ * pieces of SPLIT_SEGS segments on any thread (pv_fast_segs, their tiles
+ * and groups numbered before), into one shared array of states; then the
+ * unit's merge and replica check on one thread (attn_spec_finish over
+ * that array). Each segment's states and goldens depend on it alone, so
+ * the bytes are pv_fast_unit's for any thread count. Returns the number
+ * of failures; *nomem as run_units, *badp the replica count.
+ */
+static int pv_split(const struct kern *k, const struct unit *units, size_t nunits,
+		    const struct tile_ops *ops, int maxrt, long *badp, int *nomemp)
+{
+	size_t R = (size_t)maxrt * k->M, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
+	struct pvpiece *pc;
+	struct rstate *sts;
+	float *obuf;
+	struct row *rows;
+	int failed = 0, nomem = 0;
+	long bad = 0;
+
+	*nomemp = 0;
+	p0 = malloc((nunits + 1) * sizeof(*p0));
+	rows = malloc(R * sizeof(*rows));
+	for (size_t i = 0; p0 && i < nunits; i++)
+		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
+	pc = malloc((np ? np : 1) * sizeof(*pc));
+	sts = malloc(nst * sizeof(*sts));
+	obuf = malloc(nst * k->D * sizeof(float));
+	if (!p0 || !rows || !pc || !sts || !obuf) {
+		free(p0), free(rows), free(pc), free(sts), free(obuf);
+		*nomemp = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < nst; i++)
+		sts[i].o = &obuf[i * k->D];
+	np = 0;
+	for (size_t i = 0; i < nunits; i++) {
+		int nseg = case_segments_of(k->c, units[i].s);
+		size_t tile = units[i].tile0, gi = units[i].group0, nt, ngr;
+
+		p0[i] = np;
+		attn_unit_rows(k, &units[i], rows);
+		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
+			pc[np] = (struct pvpiece){ tile, gi, sg,
+						   sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
+			for (int j = sg; j < pc[np].sg1; j++) {
+				pv_fast_seg_counts(k, &units[i], rows, j, &nt, &ngr);
+				tile += nt, gi += ngr;
+			}
+			np++;
+		}
+	}
+	p0[nunits] = np;
+#pragma omp parallel reduction(+ : failed, bad)
+	{
+		struct scratch x;
+		struct pv_scratch px;
+		struct pv_fscratch pf;
+		int mine = attn_scratch_alloc(k, maxrt, 1, &x);
+
+		if (!mine && pv_scratch_alloc(k, &px)) {
+			attn_scratch_free(&x);
+			mine = -1;
+		}
+		if (!mine && pv_fast_alloc(k, maxrt, &pf)) {
+			attn_scratch_free(&x);
+			pv_scratch_free(&px);
+			mine = -1;
+		}
+		if (!team_nomem(mine, &nomem)) {
+			for (size_t i = 0; i < nunits; i++) {
+#pragma omp for schedule(dynamic, 1)
+				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
+					if (pv_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
+							 pc[p].tile0, pc[p].group0, sts, &x, &px, &pf))
+						failed++;
+					fs_progress_add(k->prog, (long long)((p + 1 < np ?
+						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
+				}
+				/* the barrier above: every state of unit i is written */
+#pragma omp single
+				{
+					struct rstate *own = x.st;
+
+					x.st = sts;
+					attn_unit_rows(k, &units[i], x.rows);
+					attn_spec_finish(k, &units[i], &x, &bad);
+					x.st = own;
+				}
+				/* and single's: merged before the next unit's states */
+			}
+		}
+		if (!mine) {
+			attn_scratch_free(&x);
+			pv_scratch_free(&px);
+			pv_fast_free(&pf);
+		}
+	}
+	free(p0), free(rows), free(pc), free(sts), free(obuf);
+	*badp = bad;
+	*nomemp = nomem;
+	return failed;
+}
+
 /*
  * gqa_map grid_permuted (prefill): the q head work unit b serves, or -1
  * when an earlier unit serves it already (both would compute the same
@@ -770,10 +880,12 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	fs_progress_total(k.prog, (long long)r->n_tiles);
 
 	/* Decode with fewer units than threads: split the units' split-K
-	 * segments over the threads instead (fast_split). */
-	if (fast && !k.pv.on && c->mode == MODE_DECODE && r->nseg > 1 &&
+	 * segments over the threads instead (fast_split; pv_split for INT8
+	 * PV). */
+	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
-		failed = fast_split(&k, units, nunits, ops, maxrt, &nomem);
+		failed = k.pv.on ? pv_split(&k, units, nunits, ops, maxrt, &bad, &nomem) :
+			 fast_split(&k, units, nunits, ops, maxrt, &nomem);
 	else
 		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad, &nomem);
 	free(units);

@@ -125,7 +125,20 @@ int pv_fast_ok(const struct kern *k);
 /* 0, or -1 out of memory with nothing held; nrt: the most row tiles of a unit. */
 int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f);
 void pv_fast_free(struct pv_fscratch *f);
-/* One unit, pv_int8_unit's bytes. 0, or -1 if the A map cannot be read. */
+/*
+ * Split-K segments [sg0, sg1) of a unit, their first tile and group
+ * numbered tile and gi; segment sg's row states into sts[sg * nrt * M
+ * + i]. A segment's states and goldens depend on that segment alone, so
+ * any split gives the same bytes. pv_fast_seg_counts: the tiles and
+ * groups of segment sg (rows: the unit's, attn_unit_rows).
+ */
+int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f);
+void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
+			int sg, size_t *tiles, size_t *groups);
+/* One unit, pv_int8_unit's bytes: segs over all segments, then
+ * attn_spec_finish. 0, or -1 if the A map cannot be read. */
 int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
 		 long *replica_bad);

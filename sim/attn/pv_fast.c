@@ -434,20 +434,40 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 	return 0;
 }
 
-int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
-		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
-		 long *replica_bad)
+void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
+			int sg, size_t *tiles, size_t *groups)
+{
+	int lo, hi;
+
+	*tiles = *groups = 0;
+	attn_seg_bounds(k, u->s, sg, &lo, &hi);
+	for (int kb = lo; kb < hi; kb += k->pv.GK)
+		for (int i = 0; i < u->nrt; i++) {
+			int any = 0;
+
+			for (int t = 0; t < k->pv.GT; t++)
+				if (kb + t * k->N < hi &&
+				    attn_tile_needed(k, &rows[i * k->M], kb + t * k->N, hi)) {
+					(*tiles)++;
+					any = 1;
+				}
+			*groups += (size_t)any;
+		}
+}
+
+int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f)
 {
 	const struct pv_plan *p = &k->pv;
-	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int R = u->nrt * k->M;
 	int slots = k->W * k->EC, N = k->N;
-	size_t tile = u->tile0, gi = u->group0;
 	size_t cstride = (size_t)k->ksteps * slots, tsz = (size_t)k->M * N;
 
 	attn_unit_rows(k, u, x->rows);
 	fast_q(k, u, x->rows, f);
-	for (int sg = 0; sg < nseg; sg++) {
-		struct rstate *st = &x->st[(size_t)sg * R];
+	for (int sg = sg0; sg < sg1; sg++) {
+		struct rstate *st = &sts[(size_t)sg * R];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
@@ -504,6 +524,16 @@ int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_o
 			memcpy(st[m].o, st[src].o, (size_t)k->D * sizeof(float));
 		}
 	}
+	return 0;
+}
+
+int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
+		 long *replica_bad)
+{
+	if (pv_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0, u->group0,
+			 x->st, x, px, f))
+		return -1;
 	attn_spec_finish(k, u, x, replica_bad);
 	return 0;
 }
