@@ -15,7 +15,8 @@
  *     scatter of C = Q K^T: computed here as int32 dot products (the qk
  *     kernel, K staged under load_k's rule by attn_fast_tile_k), then
  *     placed slot by slot for acc (C row invalid: 0, as its Q registers
- *     are), tile by tile in the scalar order.
+ *     are), tile by tile in the scalar order; scores as fast_scores_out
+ *     says.
  *   - Scores: for the correct kernel every column map is the profile's
  *     (col_scale = col_mask = col_write = col), so attn_spec_recover's
  *     ws[m][n] is (float)C[m][n] * sq * sK(kb + n) * scale (per_block32:
@@ -262,6 +263,30 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 }
 
 /*
+ * attn_spec_store_scores for keys kt .. hi - 1 only. A tile that crosses
+ * its segment's end holds -inf past it, which the scalar executor writes
+ * and the next segment's tile then overwrites; that segment may run on
+ * another thread here (pv_split), so only the segment's own keys are
+ * written: the same final bytes (keys past the context stay -inf).
+ */
+static void fast_scores_out(const struct kern *k, const struct unit *u,
+			    const struct row *rows, int kt, int hi, const float *ws)
+{
+	float *sc = k->r->scores;
+
+	for (int m = 0; sc && m < k->M; m++) {
+		const struct row *w = &rows[m];
+		size_t ri;
+
+		if (!w->primary)
+			continue;
+		ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+		for (int n = 0; n < k->N && kt + n < hi && kt + n < k->MAXCTX; n++)
+			sc[ri * k->MAXCTX + kt + n] = ws[m * k->N + n];
+	}
+}
+
+/*
  * Step 2 for the correct kernel: group_softmax's loops with the exps
  * ahead (f->ex: P's arguments [M][GK], then the alphas' [M]).
  */
@@ -501,7 +526,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 					if (k->r->acc)
 						attn_acc_store(k, u, tile, u->rt0 + i, kt, creg);
 					tile++;
-					attn_spec_store_scores(k, u, rows, kt, ws);
+					fast_scores_out(k, u, rows, kt, hi, ws);
 				}
 				if (!any)
 					continue;
