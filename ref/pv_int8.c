@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "dmath.h"
+#include "dot.h"
 #include "pool.h"
 #include "ref.h"
 
@@ -133,6 +134,7 @@ struct pv_work {
 	int *qrow;	/* [M] */
 	int *blk;	/* [K] stored block row of each key, -1 past the context */
 	int8_t *vg;	/* [K][D] the group's V, 0 for a key with no block */
+	int8_t *kg;	/* [K][D] the group's K rows (ref_k_row), for dot_i8 */
 	int32_t *want;	/* [M][D] the exact product of P and vg */
 };
 
@@ -169,6 +171,8 @@ static void pv_product(const struct fs_inputs *in, const struct ref_pv_golden *g
 
 			if (!p)
 				continue;
+			/* each d its own exact sum: vectors across d */
+#pragma omp simd
 			for (int d = 0; d < D; d++)
 				wm[d] += p * vj[d];
 		}
@@ -188,12 +192,19 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 	double *Wq = w->Wq;
 	int *qrow = w->qrow, kvg = c->mode == MODE_DECODE ? tl[1] :
 				  tl[1] / (c->q_heads / c->kv_heads);
+	int kdot = in->D % 32 == 0 && in->D <= 1024;	/* dot_i8's domain */
 
 	if (hi > ctx)
 		hi = ctx;
 	/* the stored block of each key, looked up once per group */
 	for (int j = 0; j < K; j++)
 		w->blk[j] = kb + j < ctx ? pv_block(in, s, kb + j) : -1;
+	/* K of the group's keys once, each row's acc then dot_i8 of its Q and
+	 * a K row: ref_acc's exact int32, which it computes per (row, key)
+	 * (dot_i8 takes whole 32s of dims, else ref_acc itself) */
+	for (int j = 0; kdot && j < K; j++)
+		if (kb + j < hi && w->blk[j] >= 0)
+			ref_k_row(in, s, kvg, kb + j, &w->kg[(size_t)j * in->D]);
 	for (int m = 0; m < g->M; m++) {
 		int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
 		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
@@ -236,8 +247,10 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			ts = pv_ts(in, blk, kj, kvh);
 			sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
 			     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] : in->k_scale[ts];
-			sc[j] = (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
-				c->softmax_scale;
+			sc[j] = (double)(kdot ? dot_i8(&in->q_int8[qi * in->D],
+						       &w->kg[(size_t)j * in->D], in->D) :
+					 ref_acc(c, in, s, t, qh, kj, -1)) *
+				in->q_scale[qi] * sk * c->softmax_scale;
 			if (sc[j] > mx)
 				mx = sc[j];
 		}
@@ -355,12 +368,14 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 		w.blk = malloc((size_t)g->K * sizeof(int));
 		w.vg = malloc((size_t)g->K * in->D);
 		w.want = malloc((size_t)g->M * in->D * sizeof(int32_t));
-		if (w.P && w.Wq && w.qrow && w.blk && w.vg && w.want)
+		w.kg = malloc((size_t)g->K * in->D);
+		if (w.P && w.Wq && w.qrow && w.blk && w.vg && w.want && w.kg)
 			for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
 				pv_group(c, in, g, key, i, &cp[ch], &ca[ch], &w);
 		else
 			bad++;
 		free(w.P), free(w.Wq), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
+		free(w.kg);
 	}
 	for (size_t ch = 0; ch < nch; ch++) {
 		stat_add(pq, &cp[ch]);
@@ -374,14 +389,14 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 	return 0;
 }
 
-#define SLACK_KEYS 256	/* keys of a group whose V rows are held at once */
+#define SLACK_KEYS 32	/* keys of a group whose V rows are gathered at once */
 
 /*
- * Per group, the keys with prob > 0 and their V rows found once (the
- * block lookup was per key and d before), then per d the keys in order:
- * slack[d] takes the same additions in the same order as a loop over
- * keys outside and d inside, so the same bits; d outside reads each V
- * row's bytes of one d side by side (a block holds a d's slots together).
+ * Per group, the keys with prob > 0 and their V rows gathered once into
+ * vg[i][d] (the block lookup was per key and d before), then per key in
+ * order, per d: slack[d] takes the same additions in the same order as
+ * the plain loop over keys outside and d inside, so the same bits, with
+ * the d side by side (each d its own sum, vectors across d).
  */
 void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 		      int s, int qh, const double *prob, int n, int K, double *slack)
@@ -389,6 +404,7 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 	int g = qh / (c->q_heads / c->kv_heads), D = in->D, BS = in->BS;
 	int seg = c->segment > 0 ? c->segment : n;
 	const int8_t *vp[SLACK_KEYS];
+	int8_t *vg = malloc((size_t)SLACK_KEYS * D);
 
 	for (int d = 0; d < D; d++)
 		slack[d] = 0;
@@ -418,13 +434,25 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 						/* V[j][g][0..D) at stride BS from its first byte */
 						vp[nv++] = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
 							inputs_block_elems(in) + (size_t)g * D * BS + j % BS];
-				for (int d = 0; d < D; d++) {
-					double sd = slack[d];
-
+				if (!vg) {	/* no scratch: the plain loop */
 					for (int i = 0; i < nv; i++)
-						sd += step * abs(vp[i][(size_t)d * BS]);
-					slack[d] = sd;
+						for (int d = 0; d < D; d++)
+							slack[d] += step * abs(vp[i][(size_t)d * BS]);
+					continue;
+				}
+				for (int d = 0; d < D; d++)
+					for (int i = 0; i < nv; i++)
+						vg[(size_t)i * D + d] = vp[i][(size_t)d * BS];
+				for (int i = 0; i < nv; i++) {
+					const int8_t *v = &vg[(size_t)i * D];
+
+					/* each d its own sum, in key order: vectors across
+					 * d, no term reordered */
+#pragma omp simd
+					for (int d = 0; d < D; d++)
+						slack[d] += step * abs(v[d]);
 				}
 			}
 		}
+	free(vg);
 }
