@@ -114,6 +114,7 @@ struct pv_fscratch {
 	float *ex;		/* [M][K] + [M]: exps' arguments, then P and alpha */
 	int *bkey;		/* [K]: the key whose V B row c holds (the plan's) */
 	int *arow, *aidx;	/* [M*K]: A entry i's slot's P row, and its Pq index */
+	uint8_t *rcol, *rbrk;	/* [M][rowcap]: row m's slots' columns, lane starts */
 	int mr;			/* rows computed per row tile: G for decode's
 				 * replicas, else M (pv_fast.c) */
 };

@@ -3,9 +3,12 @@
  * work unit as pv_int8.c, group by group in its order, for the correct
  * kernel on its own hardware map, with the register round trips of the
  * two products taken out. Called by the driver (attn.c) only; it calls
- * pv_int8.c's softmax and quantization steps (so both executors share
- * them), attn_spec.c's scale recovery, attn_fast.c's K staging and the
- * vector kernels (tile_fast.h).
+ * pv_int8.c for the layout of a group's golden rows, attn_spec.c for the
+ * replica check and merge, attn_fast.c for K's staging and scales, and
+ * the vector kernels (tile_fast.h: qk, exp, vquad, pvq, pvo). Its steps
+ * 2 and 3 are pv_int8.c's for the correct kernel only: a change to those
+ * (a new V scale, say) must be made in both, or the case kept off this
+ * executor (pv_fast_ok).
  *
  * Why it gives the scalar executor's bytes (acc, scores, probs, out,
  * seg states, p_int8, p_scale, pv_acc, pv_tiles), group by group:
@@ -29,8 +32,8 @@
  *     kernel (one max for the group) with the exps computed ahead by the
  *     exp kernel, fs_expf bit for bit: the max and the sum walk each row's
  *     slots in its order, the sum split by lane as there, l fused as
- *     there. Quantization is pv_int8_quantize, the scalar's step 3 itself,
- *     so sP and Pq are its floats.
+ *     there. Quantization (fast_quantize) is group_quantize with every
+ *     bug off, the same operations in its order, quant_apply's Pq.
  *   - The A registers are built from Pq through the plan as the scalar
  *     executor builds them (p_int8 is those bytes) and read through the
  *     map with mmac_read, as it does: A[m][c] for every (m, c). When A's
@@ -67,6 +70,7 @@
 #include <string.h>
 
 #include "../lanemap/mmac.h"
+#include "quant.h"
 
 int pv_fast_ok(const struct kern *k)
 {
@@ -97,7 +101,7 @@ void pv_fast_free(struct pv_fscratch *f)
 {
 	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
 	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
-	free(f->arow), free(f->aidx);
+	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -119,7 +123,9 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->ex = malloc((M * K + M) * sizeof(float));
 	f->arow = malloc(M * K * sizeof(int));
 	f->aidx = malloc(M * K * sizeof(int));
-	if (!f->arow || !f->aidx ||
+	f->rcol = malloc(M * (size_t)k->rowcap);
+	f->rbrk = malloc(M * (size_t)k->rowcap);
+	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
 	    !f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
 	    !f->bkey || !f->ksc || !f->ex) {
 		pv_fast_free(f);
@@ -135,6 +141,16 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	}
 	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
 		k->G : k->M;
+	/* each row's slots in slot order: their column, and whether each
+	 * starts a new lane (the softmax's sum breaks there) */
+	for (int m = 0; m < k->M; m++)
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			const int *sl = &k->rowslots[m * k->rowcap];
+
+			f->rcol[m * k->rowcap + i] = (uint8_t)k->col_write[sl[i]];
+			f->rbrk[m * k->rowcap + i] = (uint8_t)(i == 0 ||
+							       sl[i] / k->EC != sl[i - 1] / k->EC);
+		}
 	return 0;
 }
 
@@ -294,12 +310,11 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 			 const struct row *rows, struct pv_scratch *x,
 			 struct pv_fscratch *f, struct rstate *st)
 {
-	const int *col = k->col_write;
 	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
 	float *ex = f->ex, *ea = &f->ex[M * GK];
 
 	for (int m = 0; m < M; m++) {
-		const int *sl = &k->rowslots[m * k->rowcap];
+		const uint8_t *rc = &f->rcol[m * k->rowcap];
 		float mx = -INFINITY;
 
 		x->active[m] = 0;
@@ -310,7 +325,7 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 			continue;	/* not computed: a replica copies its primary */
 		for (int t = 0; t < GT; t++)
 			for (int i = 0; i < k->rowcount[m]; i++) {
-				float v = x->ws[(size_t)t * M * N + m * N + col[sl[i]]];
+				float v = x->ws[(size_t)t * M * N + m * N + rc[i]];
 
 				if (v > mx)
 					mx = v;
@@ -323,7 +338,7 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 		ea[m] = st[m].m == -INFINITY ? 0.0f : st[m].m - mx;
 		for (int t = 0; t < GT; t++)
 			for (int i = 0; i < k->rowcount[m]; i++) {
-				int n = col[sl[i]];
+				int n = rc[i];
 
 				ex[m * GK + t * N + n] = x->ws[(size_t)t * M * N + m * N + n] - mx;
 			}
@@ -331,7 +346,7 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 	}
 	ops->exp(ex, M * GK + M);
 	for (int m = 0; m < M; m++) {
-		const int *sl = &k->rowslots[m * k->rowcap];
+		const uint8_t *rc = &f->rcol[m * k->rowcap], *rb = &f->rbrk[m * k->rowcap];
 		float sum = 0.0f;
 
 		for (int j = 0; j < GK; j++)
@@ -342,15 +357,13 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 		for (int t = 0; t < GT; t++) {
 			const float *ws = &x->ws[(size_t)t * M * N];
 			float part = 0.0f;
-			int lane = -1;
 
 			for (int i = 0; i < k->rowcount[m]; i++) {
-				int n = col[sl[i]];
+				int n = rc[i];
 
-				if (sl[i] / k->EC != lane) {
+				if (rb[i]) {	/* a new lane: its part into the sum */
 					sum += part;
 					part = 0.0f;
-					lane = sl[i] / k->EC;
 				}
 				x->p[m * GK + t * N + n] = ws[m * N + n] == -INFINITY ? 0.0f :
 							   ex[m * GK + t * N + n];
@@ -360,6 +373,38 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 		}
 		st[m].l = fmaf(st[m].l, x->alpha[m], sum);	/* fused, as pv_int8.c */
 		st[m].m = x->sp[m];
+	}
+}
+
+/*
+ * Step 3 for the correct kernel (pv_int8.c's group_quantize with every
+ * bug off): P' = P sV(key) where the key is not masked (ws -inf: its
+ * scale is not read), 0 where it is; sP = the first largest P' (NaN
+ * taken, as there) / clip; Pq = quant_apply's. Rows not active have sP
+ * 0 and P 0, as there.
+ */
+static void fast_quantize(const struct kern *k, struct pv_scratch *x)
+{
+	int GK = k->pv.GK, N = k->N, M = k->M;
+
+	for (int m = 0; m < M; m++) {
+		float *pm = &x->p[m * GK], mx = 0.0f;
+
+		x->sp[m] = 0.0f;
+		if (x->active[m]) {
+			for (int j = 0; j < GK; j++) {
+				if (x->ws[(size_t)(j / N) * M * N + m * N + j % N] == -INFINITY) {
+					pm[j] = 0.0f;
+					continue;
+				}
+				pm[j] *= x->vc[j].scale;
+				/* NaN propagates: fmaxf would drop it */
+				if (!(pm[j] <= mx))
+					mx = pm[j];
+			}
+			x->sp[m] = mx / (float)k->c->clip;
+		}
+		quant_apply(pm, GK, x->sp[m], k->c->clip, k->c->rounding, &x->pq[m * GK]);
 	}
 }
 
@@ -531,7 +576,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				if (!any)
 					continue;
 				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
-				pv_int8_quantize(k, rows, px);
+				fast_quantize(k, px);
 				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
 						 &st[i * k->M]))

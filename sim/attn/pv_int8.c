@@ -551,21 +551,9 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 }
 
 /*
- * Steps 2 and 3 and a group's p_int8, p_scale and pv_tiles rows, for the
- * fast executor (pv_fast.c): this file's own steps, so that both
- * executors compute P, sP and Pq by one code.
+ * A group's p_int8, p_scale and pv_tiles rows, for the fast executor
+ * (pv_fast.c): this file's layout of them, written by one code.
  */
-void pv_int8_softmax(const struct kern *k, const struct row *rows,
-		     struct pv_scratch *x, struct rstate *st)
-{
-	group_softmax(k, rows, x, st);
-}
-
-void pv_int8_quantize(const struct kern *k, const struct row *rows, struct pv_scratch *x)
-{
-	group_quantize(k, rows, x);
-}
-
 void pv_int8_store_group(const struct kern *k, const struct unit *u, size_t gi,
 			 int rt, int kb, const struct pv_scratch *x)
 {

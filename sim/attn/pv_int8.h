@@ -94,16 +94,10 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 		 struct pv_scratch *px, long *replica_bad);
 
 /*
- * pv_int8_unit's steps for the fast executor (pv_fast.c), the same code:
- * step 2 (one softmax step over the group's GT workspaces x->ws into
- * x->p, x->alpha, x->active and the rows' states st), step 3 (sP and Pq
- * into x->sp, x->pq; needs x->vc) and the group's golden rows (p_int8
- * from x->areg, p_scale from x->sp, pv_tiles) at index gi.
+ * For the fast executor (pv_fast.c): group gi's golden rows, p_int8 from
+ * x->areg, p_scale from x->sp and its pv_tiles row, as pv_int8_unit
+ * writes them.
  */
-struct rstate;
-void pv_int8_softmax(const struct kern *k, const struct row *rows,
-		     struct pv_scratch *x, struct rstate *st);
-void pv_int8_quantize(const struct kern *k, const struct row *rows, struct pv_scratch *x);
 void pv_int8_store_group(const struct kern *k, const struct unit *u, size_t gi,
 			 int rt, int kb, const struct pv_scratch *x);
 
