@@ -17,12 +17,15 @@
  *    |    '-> tile_fast.c    one table of vector kernels, chosen once
  *    |         |-> cpu.h     which vector extensions this CPU has
  *    |         '-> tile_generic.c, tile_avx2.c, tile_avx512.c
+ *    |-> pv_int8.c, pv_fast.c  pv.mode int8: its scalar and fast
+ *    |                       executors (pv_fast.c on attn_fast.c's K
+ *    |                       staging and the same table)
  *    '-> attn_common.c       what both executors share: rows, masks,
  *                            block walk, K offset, scales, merge
  *
  * Executors. The scalar executor is the definition; the fast one runs
  * only the correct kernel on its own map and gives the same bytes
- * (attn_fast.h says why). Work units in any order on any thread: each
+ * (attn_fast.h says why; pv_fast.c for INT8 PV). Work units in any order on any thread: each
  * writes only its own rows and tiles, whose indices are fixed before any
  * thread starts, so the bytes do not depend on the thread count.
  */
