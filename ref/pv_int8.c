@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "dmath.h"
+#include "dot.h"
 #include "pool.h"
 #include "ref.h"
 
@@ -126,19 +127,84 @@ static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
 	}
 }
 
+/* A thread's scratch for pv_group. */
+struct pv_work {
+	int8_t *P;	/* [M][K] the golden's Pq, by key */
+	double *Wq;	/* [M][K] the reference's Pq (-1: masked) */
+	int *qrow;	/* [M] */
+	int *blk;	/* [K] stored block row of each key, -1 past the context */
+	int8_t *vg;	/* [K][D] the group's V, 0 for a key with no block */
+	int8_t *kg;	/* [K][D] the group's K rows (ref_k_row), for dot_i8 */
+	int32_t *want;	/* [M][D] the exact product of P and vg */
+};
+
+/*
+ * want[m][d] = sum over keys j of P[m][j] * V[j][d], exact in int32
+ * (|P V| <= 2^14, K <= 256 keys: below 2^22). V of the group's keys read
+ * once into vg, [key][d], rather than once per C slot: the kv head is the
+ * group's (every row of a decode or a prefill tile has the tile's), and
+ * a key past the context or without a block adds nothing, as in the
+ * per-slot sum this replaces (an int32 sum is the same in any order).
+ */
+static void pv_product(const struct fs_inputs *in, const struct ref_pv_golden *g,
+		       int kb, int kvh, struct pv_work *w)
+{
+	int K = g->K, D = in->D;
+
+	for (int j = 0; j < K; j++) {
+		int8_t *vj = &w->vg[(size_t)j * D];
+
+		if (w->blk[j] < 0) {
+			memset(vj, 0, (size_t)D);
+			continue;
+		}
+		for (int d = 0; d < D; d++)
+			vj[d] = pv_v(in, w->blk[j], kb + j, kvh, d);
+	}
+	for (int m = 0; m < g->M; m++) {
+		int32_t *wm = &w->want[(size_t)m * D];
+
+		memset(wm, 0, (size_t)D * sizeof(int32_t));
+		for (int j = 0; j < K; j++) {
+			int32_t p = w->P[m * K + j];
+			const int8_t *vj = &w->vg[(size_t)j * D];
+
+			if (!p)
+				continue;
+			/* each d its own exact sum: vectors across d */
+#pragma omp simd
+			for (int d = 0; d < D; d++)
+				wm[d] += p * vj[d];
+		}
+	}
+}
+
 /* One group: its p_int8 and pv_acc against the reference. */
 static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		     const struct ref_pv_golden *g, const int *key, size_t gi,
-		     struct ref_pv_stat *pq, struct ref_pv_stat *acc, int8_t *P,
-		     double *Wq, int *qrow)
+		     struct ref_pv_stat *pq, struct ref_pv_stat *acc, struct pv_work *w)
 {
 	const int32_t *tl = &g->pv_tiles[gi * 5];
 	const int8_t *pa = &g->p_int8[gi * (size_t)g->W * g->EA];
 	int s = tl[0], kb = tl[3], K = g->K, ctx = c->seqs[s].context;
 	int hi = c->segment > 0 ? (kb / c->segment + 1) * c->segment : ctx;
+	int8_t *P = w->P;
+	double *Wq = w->Wq;
+	int *qrow = w->qrow, kvg = c->mode == MODE_DECODE ? tl[1] :
+				  tl[1] / (c->q_heads / c->kv_heads);
+	int kdot = in->D % 32 == 0 && in->D <= 1024;	/* dot_i8's domain */
 
 	if (hi > ctx)
 		hi = ctx;
+	/* the stored block of each key, looked up once per group */
+	for (int j = 0; j < K; j++)
+		w->blk[j] = kb + j < ctx ? pv_block(in, s, kb + j) : -1;
+	/* K of the group's keys once, each row's acc then dot_i8 of its Q and
+	 * a K row: ref_acc's exact int32, which it computes per (row, key)
+	 * (dot_i8 takes whole 32s of dims, else ref_acc itself) */
+	for (int j = 0; kdot && j < K; j++)
+		if (kb + j < hi && w->blk[j] >= 0)
+			ref_k_row(in, s, kvg, kb + j, &w->kg[(size_t)j * in->D]);
 	for (int m = 0; m < g->M; m++) {
 		int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
 		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
@@ -171,7 +237,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		if (pad == 2)
 			continue;
 		for (int j = 0; j < K; j++) {
-			int kj = kb + j, blk = kj < hi ? pv_block(in, s, kj) : -1;
+			int kj = kb + j, blk = kj < hi ? w->blk[j] : -1;
 			double sk;
 			size_t ts;
 
@@ -181,8 +247,10 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			ts = pv_ts(in, blk, kj, kvh);
 			sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
 			     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] : in->k_scale[ts];
-			sc[j] = (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
-				c->softmax_scale;
+			sc[j] = (double)(kdot ? dot_i8(&in->q_int8[qi * in->D],
+						       &w->kg[(size_t)j * in->D], in->D) :
+					 ref_acc(c, in, s, t, qh, kj, -1)) *
+				in->q_scale[qi] * sk * c->softmax_scale;
 			if (sc[j] > mx)
 				mx = sc[j];
 		}
@@ -192,8 +260,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			pp[j] = 0;
 			if (sc[j] == -INFINITY)
 				continue;
-			pp[j] = dm_exp(sc[j] - mx) *
-				in->v_scale[pv_ts(in, pv_block(in, s, kj), kj, kvh)];
+			pp[j] = dm_exp(sc[j] - mx) * in->v_scale[pv_ts(in, w->blk[j], kj, kvh)];
 			if (pp[j] > pmax)
 				pmax = pp[j];
 		}
@@ -215,21 +282,15 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		for (int j = 0; j < K; j++)
 			P[m * K + j] = 0;	/* padding rows: their acc must be 0 */
 	}
+	/* the kv head of every row is the tile's (pv_row_of's kvh) */
+	pv_product(in, g, kb, kvg, w);
 	for (int dt = 0; dt < g->DT; dt++)
 		for (int sl = 0; sl < g->W * g->EC; sl++) {
 			int m = g->c_row[sl], d = dt * g->N + g->c_col[sl];
 			int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
-			int64_t want = 0;
+			int32_t want = w->want[(size_t)m * in->D + d];
 			int32_t got = g->pv_acc[(gi * g->DT + dt) * g->W * g->EC + sl];
 
-			if (pad)
-				kvh = c->mode == MODE_DECODE ? tl[1] : tl[1] / (c->q_heads / c->kv_heads);
-			for (int j = 0; j < K; j++) {
-				int kj = kb + j, blk = kj < ctx ? pv_block(in, s, kj) : -1;
-
-				if (blk >= 0 && P[m * K + j])
-					want += (int64_t)P[m * K + j] * pv_v(in, blk, kj, kvh, d);
-			}
 			pv_note(acc, (long)gi, sl, g->EC, m, g->c_col[sl], s, pad ? -1 : t,
 				pad ? -1 : qh, kb, d, got, (double)want, got != want);
 		}
@@ -265,6 +326,11 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 
 	memset(pq, 0, sizeof(*pq));
 	memset(acc, 0, sizeof(*acc));
+	if (g->DT * g->N != in->D) {
+		snprintf(msg, msglen, "pv: %d column tiles of %d are not head_dim %d",
+			 g->DT, g->N, in->D);
+		return -1;
+	}
 	if (g->K > 256 || g->K % g->N) {
 		snprintf(msg, msglen, "pv: a group of %d keys is not whole tiles of %d (at most 256)",
 			 g->K, g->N);
@@ -294,18 +360,22 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 	}
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
 	for (size_t ch = 0; ch < nch; ch++) {
-		int8_t *P = malloc((size_t)g->M * g->K);
-		double *Wq = malloc((size_t)g->M * g->K * sizeof(double));
-		int *qrow = malloc((size_t)g->M * sizeof(int));
+		struct pv_work w;
 
-		if (!P || !Wq || !qrow) {
-			free(P), free(Wq), free(qrow);
+		w.P = malloc((size_t)g->M * g->K);
+		w.Wq = malloc((size_t)g->M * g->K * sizeof(double));
+		w.qrow = malloc((size_t)g->M * sizeof(int));
+		w.blk = malloc((size_t)g->K * sizeof(int));
+		w.vg = malloc((size_t)g->K * in->D);
+		w.want = malloc((size_t)g->M * in->D * sizeof(int32_t));
+		w.kg = malloc((size_t)g->K * in->D);
+		if (w.P && w.Wq && w.qrow && w.blk && w.vg && w.want && w.kg)
+			for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
+				pv_group(c, in, g, key, i, &cp[ch], &ca[ch], &w);
+		else
 			bad++;
-			continue;
-		}
-		for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
-			pv_group(c, in, g, key, i, &cp[ch], &ca[ch], P, Wq, qrow);
-		free(P), free(Wq), free(qrow);
+		free(w.P), free(w.Wq), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
+		free(w.kg);
 	}
 	for (size_t ch = 0; ch < nch; ch++) {
 		stat_add(pq, &cp[ch]);
@@ -319,11 +389,22 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 	return 0;
 }
 
+#define SLACK_KEYS 32	/* keys of a group whose V rows are gathered at once */
+
+/*
+ * Per group, the keys with prob > 0 and their V rows gathered once into
+ * vg[i][d] (the block lookup was per key and d before), then per key in
+ * order, per d: slack[d] takes the same additions in the same order as
+ * the plain loop over keys outside and d inside, so the same bits, with
+ * the d side by side (each d its own sum, vectors across d).
+ */
 void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 		      int s, int qh, const double *prob, int n, int K, double *slack)
 {
-	int g = qh / (c->q_heads / c->kv_heads), D = in->D;
+	int g = qh / (c->q_heads / c->kv_heads), D = in->D, BS = in->BS;
 	int seg = c->segment > 0 ? c->segment : n;
+	const int8_t *vp[SLACK_KEYS];
+	int8_t *vg = malloc((size_t)SLACK_KEYS * D);
 
 	for (int d = 0; d < D; d++)
 		slack[d] = 0;
@@ -345,14 +426,33 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 			if (step == 0)
 				continue;
 			step /= c->clip;
-			for (int j = kb; j < hi; j++)
-				if (prob[j] > 0) {
-					/* V[j][g][0..D) at stride BS from its first byte */
-					const int8_t *v = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
-						inputs_block_elems(in) + (size_t)g * D * in->BS + j % in->BS];
+			for (int j0 = kb; j0 < hi; j0 += SLACK_KEYS) {
+				int nv = 0;
 
-					for (int d = 0; d < D; d++)
-						slack[d] += step * abs(v[(size_t)d * in->BS]);
+				for (int j = j0; j < hi && j < j0 + SLACK_KEYS; j++)
+					if (prob[j] > 0)
+						/* V[j][g][0..D) at stride BS from its first byte */
+						vp[nv++] = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
+							inputs_block_elems(in) + (size_t)g * D * BS + j % BS];
+				if (!vg) {	/* no scratch: the plain loop */
+					for (int i = 0; i < nv; i++)
+						for (int d = 0; d < D; d++)
+							slack[d] += step * abs(vp[i][(size_t)d * BS]);
+					continue;
 				}
+				for (int d = 0; d < D; d++)
+					for (int i = 0; i < nv; i++)
+						vg[(size_t)i * D + d] = vp[i][(size_t)d * BS];
+				for (int i = 0; i < nv; i++) {
+					const int8_t *v = &vg[(size_t)i * D];
+
+					/* each d its own sum, in key order: vectors across
+					 * d, no term reordered */
+#pragma omp simd
+					for (int d = 0; d < D; d++)
+						slack[d] += step * abs(v[d]);
+				}
+			}
 		}
+	free(vg);
 }

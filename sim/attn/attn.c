@@ -17,12 +17,15 @@
  *    |    '-> tile_fast.c    one table of vector kernels, chosen once
  *    |         |-> cpu.h     which vector extensions this CPU has
  *    |         '-> tile_generic.c, tile_avx2.c, tile_avx512.c
+ *    |-> pv_int8.c, pv_fast.c  pv.mode int8: its scalar and fast
+ *    |                       executors (pv_fast.c on attn_fast.c's K
+ *    |                       staging and the same table)
  *    '-> attn_common.c       what both executors share: rows, masks,
  *                            block walk, K offset, scales, merge
  *
  * Executors. The scalar executor is the definition; the fast one runs
  * only the correct kernel on its own map and gives the same bytes
- * (attn_fast.h says why). Work units in any order on any thread: each
+ * (attn_fast.h says why; pv_fast.c for INT8 PV). Work units in any order on any thread: each
  * writes only its own rows and tiles, whose indices are fixed before any
  * thread starts, so the bytes do not depend on the thread count.
  */
@@ -385,17 +388,26 @@ static int run_units(const struct kern *k, const struct unit *units,
 		struct scratch x;
 		struct fscratch f;
 		struct pv_scratch px;
+		struct pv_fscratch pf;
 		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
-		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast, ng, &x, &f);
+		/* INT8 PV's fast path has its own scratch (pf), not f */
+		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast && !k->pv.on, ng,
+					&x, &f);
 
 		if (!mine && k->pv.on && pv_scratch_alloc(k, &px)) {
 			attn_scratch_free(&x);
 			mine = -1;
 		}
+		if (!mine && k->pv.on && fast && pv_fast_alloc(k, maxrt, &pf)) {
+			attn_scratch_free(&x);
+			pv_scratch_free(&px);
+			mine = -1;
+		}
 		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
 			for (size_t i = 0; i < nunits; i++) {
-				if (k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
+				if (k->pv.on && fast ? pv_fast_unit(k, &units[i], ops, &x, &px, &pf, &bad) :
+				    k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
 				    fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
 					   attn_spec_unit(k, &units[i], &x, &bad))
 					failed++;
@@ -405,10 +417,12 @@ static int run_units(const struct kern *k, const struct unit *units,
 		}
 		if (!mine) {
 			attn_scratch_free(&x);
-			if (fast)
+			if (fast && !k->pv.on)
 				attn_fast_free(&f);
 			if (k->pv.on)
 				pv_scratch_free(&px);
+			if (k->pv.on && fast)
+				pv_fast_free(&pf);
 		}
 	}
 	*badp = bad;
@@ -517,6 +531,116 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	return failed;
 }
 
+/* A piece of pv_split: segments [sg0, sg1) of a unit, its first tile and group. */
+struct pvpiece {
+	size_t tile0, group0;
+	int sg0, sg1;
+};
+
+/*
+ * INT8 PV, fast path, decode with few units: as fast_split, a unit's
+ * pieces of SPLIT_SEGS segments on any thread (pv_fast_segs, their tiles
+ * and groups numbered before), into one shared array of states; then the
+ * unit's merge and replica check on one thread (attn_spec_finish over
+ * that array). Each segment's states and goldens depend on it alone, so
+ * the bytes are pv_fast_unit's for any thread count. Returns the number
+ * of failures; *nomem as run_units, *badp the replica count.
+ */
+static int pv_split(const struct kern *k, const struct unit *units, size_t nunits,
+		    const struct tile_ops *ops, int maxrt, long *badp, int *nomemp)
+{
+	size_t R = (size_t)maxrt * k->M, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
+	struct pvpiece *pc;
+	struct rstate *sts;
+	float *obuf;
+	struct row *rows;
+	int failed = 0, nomem = 0;
+	long bad = 0;
+
+	*nomemp = 0;
+	p0 = malloc((nunits + 1) * sizeof(*p0));
+	rows = malloc(R * sizeof(*rows));
+	for (size_t i = 0; p0 && i < nunits; i++)
+		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
+	pc = malloc((np ? np : 1) * sizeof(*pc));
+	sts = malloc(nst * sizeof(*sts));
+	obuf = malloc(nst * k->D * sizeof(float));
+	if (!p0 || !rows || !pc || !sts || !obuf) {
+		free(p0), free(rows), free(pc), free(sts), free(obuf);
+		*nomemp = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < nst; i++)
+		sts[i].o = &obuf[i * k->D];
+	np = 0;
+	for (size_t i = 0; i < nunits; i++) {
+		int nseg = case_segments_of(k->c, units[i].s);
+		size_t tile = units[i].tile0, gi = units[i].group0, nt, ngr;
+
+		p0[i] = np;
+		attn_unit_rows(k, &units[i], rows);
+		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
+			pc[np] = (struct pvpiece){ tile, gi, sg,
+						   sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
+			for (int j = sg; j < pc[np].sg1; j++) {
+				pv_fast_seg_counts(k, &units[i], rows, j, &nt, &ngr);
+				tile += nt, gi += ngr;
+			}
+			np++;
+		}
+	}
+	p0[nunits] = np;
+#pragma omp parallel reduction(+ : failed, bad)
+	{
+		struct scratch x;
+		struct pv_scratch px;
+		struct pv_fscratch pf;
+		int mine = attn_scratch_alloc(k, maxrt, 1, &x);
+
+		if (!mine && pv_scratch_alloc(k, &px)) {
+			attn_scratch_free(&x);
+			mine = -1;
+		}
+		if (!mine && pv_fast_alloc(k, maxrt, &pf)) {
+			attn_scratch_free(&x);
+			pv_scratch_free(&px);
+			mine = -1;
+		}
+		if (!team_nomem(mine, &nomem)) {
+			for (size_t i = 0; i < nunits; i++) {
+#pragma omp for schedule(dynamic, 1)
+				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
+					if (pv_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
+							 pc[p].tile0, pc[p].group0, sts, &x, &px, &pf))
+						failed++;
+					fs_progress_add(k->prog, (long long)((p + 1 < np ?
+						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
+				}
+				/* the barrier above: every state of unit i is written */
+#pragma omp single
+				{
+					struct rstate *own = x.st;
+
+					x.st = sts;
+					attn_unit_rows(k, &units[i], x.rows);
+					attn_spec_finish(k, &units[i], &x, &bad);
+					x.st = own;
+				}
+				/* and single's: merged before the next unit's states */
+			}
+		}
+		if (!mine) {
+			attn_scratch_free(&x);
+			pv_scratch_free(&px);
+			pv_fast_free(&pf);
+		}
+	}
+	free(p0), free(rows), free(pc), free(sts), free(obuf);
+	*badp = bad;
+	*nomemp = nomem;
+	return failed;
+}
+
 /*
  * gqa_map grid_permuted (prefill): the q head work unit b serves, or -1
  * when an earlier unit serves it already (both would compute the same
@@ -618,11 +742,14 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	} else if (want == ATTN_EXEC_AUTO) {
 		ops = tile_ops_best();
 	}
-	/* INT8 PV runs on its own lane-by-lane executor (pv_int8.c) */
-	fast = !k.pv.on && want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
+	/* INT8 PV: its own executors, lane by lane (pv_int8.c) or fast
+	 * (pv_fast.c), which runs replica rows as rows, so needs no
+	 * agreement of their slot orders */
+	fast = want != ATTN_EXEC_SCALAR && kernel_is_default(&c->kernel) &&
 	       k.hw == lm && k.M <= TILE_ROWS &&
-	       (c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
-	if (fast)
+	       (k.pv.on ? pv_fast_ok(&k) :
+		c->mode == MODE_DECODE ? attn_fast_rows_agree(&k) : 1);
+	if (fast && !k.pv.on)
 		attn_fast_order(&k);
 
 	/* Work units, then their tile counts, so tile indices are fixed
@@ -756,10 +883,12 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	fs_progress_total(k.prog, (long long)r->n_tiles);
 
 	/* Decode with fewer units than threads: split the units' split-K
-	 * segments over the threads instead (fast_split). */
+	 * segments over the threads instead (fast_split; pv_split for INT8
+	 * PV). */
 	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
-		failed = fast_split(&k, units, nunits, ops, maxrt, &nomem);
+		failed = k.pv.on ? pv_split(&k, units, nunits, ops, maxrt, &bad, &nomem) :
+			 fast_split(&k, units, nunits, ops, maxrt, &nomem);
 	else
 		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad, &nomem);
 	free(units);

@@ -154,8 +154,8 @@ static int fast_block(const struct kern *k, int s, int tok)
  * consecutive slots of one block, else staged in kst. Returns the chunk
  * stride in bytes; *kp the first chunk.
  */
-static size_t tile_k(const struct kern *k, const struct unit *u, int kb,
-		     int8_t *kst, const int8_t **kp)
+size_t attn_fast_tile_k(const struct kern *k, const struct unit *u, int kb,
+			int8_t *kst, const int8_t **kp)
 {
 	const int8_t *kc = k->in->k_cache;
 	int g = attn_kv_head(k, u), nblk = case_blocks_of(k->c, u->s), C = k->D / TILE_CHUNK;
@@ -253,8 +253,8 @@ static void stage_v(const struct kern *k, const struct unit *u, const struct til
  * per-token scales of one block read in place (stride Hkv), since a call
  * per key was ~6 % of a decode run.
  */
-static void tile_kscales(const struct kern *k, const struct unit *u, int kb,
-			 int hi, float *ksc)
+void attn_fast_kscales(const struct kern *k, const struct unit *u, int kb,
+		       int hi, float *ksc)
 {
 	const struct fs_inputs *in = k->in;
 	int N = k->N;
@@ -274,8 +274,8 @@ static void tile_kscales(const struct kern *k, const struct unit *u, int kb,
 }
 
 /* Per-K-step dots (per_block32): dotk[ks][r][n], plain C. */
-static void qk_ksteps(const struct kern *k, const int8_t *q, int R,
-		      const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
+void attn_fast_qk_ksteps(const struct kern *k, const int8_t *q, int R,
+			 const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride)
 {
 	int cper = k->K / TILE_CHUNK;
 
@@ -567,10 +567,10 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 				any |= f->needed[i] = fast_needed(k, &x->rows[i * k->M], kb, hi);
 			if (!any)
 				continue;
-			cstride = tile_k(k, u, kb, f->kst, &kt);
+			cstride = attn_fast_tile_k(k, u, kb, f->kst, &kt);
 			if (kb % k->BS == 0 && k->BS >= N)
 				tile_prefetch(k, u, kb + k->BS, hi);
-			tile_kscales(k, u, kb, hi, f->ksc);
+			attn_fast_kscales(k, u, kb, hi, f->ksc);
 			for (int j = 0; j < ng; j++) {
 				int gn = dec ? (nrows - j * TILE_ROWS < TILE_ROWS ? nrows - j * TILE_ROWS : TILE_ROWS) : k->M;
 				const int8_t *q = &f->qb[(size_t)j * TILE_ROWS * k->D];
@@ -578,7 +578,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 				if (!(dec ? f->needed[0] : f->needed[j]))
 					continue;
 				if (k->per_block32)
-					qk_ksteps(k, q, gn, kt, cstride,
+					attn_fast_qk_ksteps(k, q, gn, kt, cstride,
 						  &f->dot[(size_t)j * TILE_ROWS * N], kstride);
 				else
 					ops->qk(q, &f->qsum[j * TILE_ROWS], gn, kt, cstride, N,

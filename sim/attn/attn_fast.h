@@ -83,4 +83,65 @@ void attn_fast_merge(const struct kern *k, const struct unit *u,
 int attn_fast_unit(const struct kern *k, const struct unit *u,
 		   const struct tile_ops *ops, struct scratch *x, struct fscratch *f);
 
+/*
+ * attn_fast.c's K staging and per-K-step dots, for pv_fast.c: the tile
+ * at kb's K chunk-major under load_k's rule (in place or in kst; the
+ * chunk stride returned, *kp the first chunk), and per_block32's
+ * dot[ks * kstride + r * N + n].
+ */
+size_t attn_fast_tile_k(const struct kern *k, const struct unit *u, int kb,
+			int8_t *kst, const int8_t **kp);
+/* The K scales of keys kb .. min(kb + N, hi) - 1 into ksc[ks * N + n]
+ * (attn_k_scale's values; ks < ksteps under per_block32, else 0). */
+void attn_fast_kscales(const struct kern *k, const struct unit *u, int kb,
+		       int hi, float *ksc);
+void attn_fast_qk_ksteps(const struct kern *k, const int8_t *q, int R,
+			 const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride);
+
+/*
+ * The fast executor of INT8 PV (pv_fast.c, whose head says why it gives
+ * pv_int8.c's bytes): a thread's scratch beside struct pv_scratch.
+ */
+struct pv_fscratch {
+	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
+	int8_t *qb;		/* [nrt][M][D]: Q of the unit's rows, 0 if invalid */
+	int32_t *qsum;		/* [nrt][M] */
+	int32_t *dot;		/* [ksteps][M][N] */
+	int8_t *a8;		/* [M][K]: PV's A matrix */
+	int8_t *b4;		/* [K/4][D][4]: V of each A column's key, 4 keys a d */
+	int32_t *c;		/* [M][D]: A B */
+	float *ksc;		/* [ksteps][N]: a tile's K scales */
+	float *ex;		/* [M][K] + [M]: exps' arguments, then P and alpha */
+	int *bkey;		/* [K]: the key whose V B row c holds (the plan's) */
+	int *arow, *aidx;	/* [M*K]: A entry i's slot's P row, and its Pq index */
+	uint8_t *rcol, *rbrk;	/* [M][rowcap]: row m's slots' columns, lane starts */
+	int mr;			/* rows computed per row tile: G for decode's
+				 * replicas, else M (pv_fast.c) */
+};
+
+/* Does the fast INT8 PV executor serve k (the driver also asks for the
+ * correct kernel)? Its profile's operands are int8 (C int32) and M at
+ * most TILE_ROWS, hw is lm, K a multiple of 4, and each B row names one key. */
+int pv_fast_ok(const struct kern *k);
+/* 0, or -1 out of memory with nothing held; nrt: the most row tiles of a unit. */
+int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f);
+void pv_fast_free(struct pv_fscratch *f);
+/*
+ * Split-K segments [sg0, sg1) of a unit, their first tile and group
+ * numbered tile and gi; segment sg's row states into sts[sg * nrt * M
+ * + i]. A segment's states and goldens depend on that segment alone, so
+ * any split gives the same bytes. pv_fast_seg_counts: the tiles and
+ * groups of segment sg (rows: the unit's, attn_unit_rows).
+ */
+int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f);
+void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
+			int sg, size_t *tiles, size_t *groups);
+/* One unit, pv_int8_unit's bytes: segs over all segments, then
+ * attn_spec_finish. 0, or -1 if the A map cannot be read. */
+int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
+		 long *replica_bad);
+
 #endif

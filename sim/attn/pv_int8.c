@@ -549,3 +549,17 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 	attn_spec_finish(k, u, x, replica_bad);
 	return 0;
 }
+
+/*
+ * A group's p_int8, p_scale and pv_tiles rows, for the fast executor
+ * (pv_fast.c): this file's layout of them, written by one code.
+ */
+void pv_int8_store_group(const struct kern *k, const struct unit *u, size_t gi,
+			 int rt, int kb, const struct pv_scratch *x)
+{
+	struct attn_result *r = k->r;
+
+	memcpy(&r->p_int8[gi * k->W * k->EA], x->areg, (size_t)k->W * k->EA);
+	memcpy(&r->p_scale[gi * k->M], x->sp, (size_t)k->M * sizeof(float));
+	group_store_tile(k, u, gi, rt, kb);
+}

@@ -93,4 +93,12 @@ void pv_scratch_free(struct pv_scratch *x);
 int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 		 struct pv_scratch *px, long *replica_bad);
 
+/*
+ * For the fast executor (pv_fast.c): group gi's golden rows, p_int8 from
+ * x->areg, p_scale from x->sp and its pv_tiles row, as pv_int8_unit
+ * writes them.
+ */
+void pv_int8_store_group(const struct kern *k, const struct unit *u, size_t gi,
+			 int rt, int kb, const struct pv_scratch *x);
+
 #endif

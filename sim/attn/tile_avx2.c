@@ -99,6 +99,49 @@ __attribute__((target(AVX2))) static void exp_avx2(float *x, int n)
 		x[i] = fs_expf(x[i]);
 }
 
+__attribute__((target(AVX2))) static void
+pvq_avx2(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c)
+{
+	tile_pvq_body(R, K, D, a, b4, c);
+}
+
+__attribute__((target(AVX2))) static void
+pvo_avx2(int R, int D, float *const *o, uint16_t act, const float *alpha,
+	   const float *sp, const int32_t *c)
+{
+	tile_pvo_body(R, D, o, act, alpha, sp, c);
+}
+
+/*
+ * INT8 PV's B planes: four d rows of four quads (16 bytes each) are a
+ * 4 x 4 matrix of int32, transposed in registers into four d of each
+ * quad (SSE2 unpacks); the quads past a multiple of 4 byte-wise.
+ */
+__attribute__((target(AVX2))) static void
+vquad_avx2(const int8_t *v, int ld, int D, int nq, int8_t *b4)
+{
+	int q0 = 0;
+
+	for (; q0 + 4 <= nq; q0 += 4) {
+		int8_t *o0 = &b4[(size_t)q0 * D * 4];
+
+		for (int d = 0; d + 4 <= D; d += 4) {
+			__m128i r0 = _mm_loadu_si128((const __m128i *)&v[(size_t)d * ld + 4 * q0]);
+			__m128i r1 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 1) * ld + 4 * q0]);
+			__m128i r2 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 2) * ld + 4 * q0]);
+			__m128i r3 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 3) * ld + 4 * q0]);
+			__m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpackhi_epi32(r0, r1);
+			__m128i t2 = _mm_unpacklo_epi32(r2, r3), t3 = _mm_unpackhi_epi32(r2, r3);
+
+			_mm_storeu_si128((__m128i *)&o0[(size_t)d * 4], _mm_unpacklo_epi64(t0, t2));
+			_mm_storeu_si128((__m128i *)&o0[((size_t)D + d) * 4], _mm_unpackhi_epi64(t0, t2));
+			_mm_storeu_si128((__m128i *)&o0[((size_t)2 * D + d) * 4], _mm_unpacklo_epi64(t1, t3));
+			_mm_storeu_si128((__m128i *)&o0[((size_t)3 * D + d) * 4], _mm_unpackhi_epi64(t1, t3));
+		}
+	}
+	tile_vquad_body(&v[4 * q0], ld, D, nq - q0, &b4[(size_t)q0 * D * 4]);
+}
+
 static const struct tile_ops avx2_ops = {
 	.isa = TILE_AVX2,
 	.name = "avx2",
@@ -108,6 +151,9 @@ static const struct tile_ops avx2_ops = {
 	.pv = pv_avx2,
 	.pv_i8 = pv_i8_avx2,
 	.scores16 = tile_generic_scores16,
+	.pvq = pvq_avx2,
+	.pvo = pvo_avx2,
+	.vquad = vquad_avx2,
 	.softmax16 = tile_generic_softmax16,
 };
 

@@ -29,6 +29,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <string.h>
 
 #include "../common/fexp.h"
 
@@ -562,6 +563,86 @@ static void pv_i8_avx512_any(float *o, int R, int D, const int8_t *v, int ld,
 		tile_generic_pv_i8(o, R, D, v, ld, scale, p, vis, upd, alpha, scratch);
 }
 
+/*
+ * INT8 PV's product with vpdpbusd, which multiplies unsigned bytes by
+ * signed ones: A's bytes go in as a + 128 (the sign bit flipped), so each
+ * sum is sum a B + 128 sum B, and the column sums of B (the same
+ * instruction on bytes of 1) are taken off. All int32, exact: |(a + 128)
+ * B| <= 2^15 per term, at most 64 keys here (16 registers of B).
+ */
+#define PVQ_QUADS 16
+
+__attribute__((target(AVX512))) static void
+pvq_avx512(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c)
+{
+	const __m512i ones = _mm512_set1_epi8(1), flip = _mm512_set1_epi32((int)0x80808080u);
+	__m512i bq[PVQ_QUADS];
+	int nq = K / 4;
+
+	if (nq > PVQ_QUADS) {
+		tile_pvq_body(R, K, D, a, b4, c);
+		return;
+	}
+	for (int d0 = 0; d0 < D; d0 += 16) {
+		__m512i cs = _mm512_setzero_si512();
+
+		for (int q = 0; q < nq; q++) {
+			bq[q] = _mm512_loadu_si512(&b4[((size_t)q * D + d0) * 4]);
+			cs = _mm512_dpbusd_epi32(cs, ones, bq[q]);
+		}
+		cs = _mm512_slli_epi32(cs, 7);
+		for (int r = 0; r < R; r++) {
+			__m512i acc = _mm512_setzero_si512();
+
+			for (int q = 0; q < nq; q++) {
+				int32_t w;
+
+				memcpy(&w, &a[r * K + 4 * q], 4);
+				acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_set1_epi32(w), flip),
+							  bq[q]);
+			}
+			_mm512_storeu_si512(&c[(size_t)r * D + d0], _mm512_sub_epi32(acc, cs));
+		}
+	}
+}
+
+__attribute__((target(AVX512))) static void
+pvo_avx512(int R, int D, float *const *o, uint16_t act, const float *alpha,
+	   const float *sp, const int32_t *c)
+{
+	tile_pvo_body(R, D, o, act, alpha, sp, c);
+}
+
+/*
+ * INT8 PV's B planes: four d rows of four quads (16 bytes each) are a
+ * 4 x 4 matrix of int32, transposed in registers into four d of each
+ * quad (SSE2 unpacks); the quads past a multiple of 4 byte-wise.
+ */
+__attribute__((target(AVX512))) static void
+vquad_avx512(const int8_t *v, int ld, int D, int nq, int8_t *b4)
+{
+	int q0 = 0;
+
+	for (; q0 + 4 <= nq; q0 += 4) {
+		int8_t *o0 = &b4[(size_t)q0 * D * 4];
+
+		for (int d = 0; d + 4 <= D; d += 4) {
+			__m128i r0 = _mm_loadu_si128((const __m128i *)&v[(size_t)d * ld + 4 * q0]);
+			__m128i r1 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 1) * ld + 4 * q0]);
+			__m128i r2 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 2) * ld + 4 * q0]);
+			__m128i r3 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 3) * ld + 4 * q0]);
+			__m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpackhi_epi32(r0, r1);
+			__m128i t2 = _mm_unpacklo_epi32(r2, r3), t3 = _mm_unpackhi_epi32(r2, r3);
+
+			_mm_storeu_si128((__m128i *)&o0[(size_t)d * 4], _mm_unpacklo_epi64(t0, t2));
+			_mm_storeu_si128((__m128i *)&o0[((size_t)D + d) * 4], _mm_unpackhi_epi64(t0, t2));
+			_mm_storeu_si128((__m128i *)&o0[((size_t)2 * D + d) * 4], _mm_unpacklo_epi64(t1, t3));
+			_mm_storeu_si128((__m128i *)&o0[((size_t)3 * D + d) * 4], _mm_unpackhi_epi64(t1, t3));
+		}
+	}
+	tile_vquad_body(&v[4 * q0], ld, D, nq - q0, &b4[(size_t)q0 * D * 4]);
+}
+
 static const struct tile_ops avx512_ops = {
 	.isa = TILE_AVX512,
 	.name = "avx512-vnni",
@@ -571,6 +652,9 @@ static const struct tile_ops avx512_ops = {
 	.pv = pv_avx512_any,
 	.pv_i8 = pv_i8_avx512_any,
 	.scores16 = scores16_avx512,
+	.pvq = pvq_avx512,
+	.pvo = pvo_avx512,
+	.vquad = vquad_avx512,
 	.softmax16 = softmax16_avx512,
 };
 

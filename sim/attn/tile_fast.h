@@ -117,6 +117,31 @@ struct tile_ops {
 	 *   m[r] = mnew;  vis[n] bit r: ws[r][n] != -inf, for updated rows r
 	 * Returns the updated rows' bits.
 	 */
+	/*
+	 * INT8 PV's product (pv_fast.c), for R rows of A [R][K] and B held
+	 * four keys a d, b4[((j / 4) * D + d) * 4 + j % 4] = B[j][d]:
+	 *   c[r][d] = sum over j < K of a[r][j] * B[j][d], in int32
+	 * exact in any order (|a B| <= 2^14, so K < 2^16 terms never wrap).
+	 * K a multiple of 4, D of 16.
+	 */
+	void (*pvq)(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c);
+
+	/*
+	 * INT8 PV's B from the V cache (pv_fast.c): nq quads of keys in
+	 * consecutive slots, element d of key j at v[d * ld + j], into the
+	 * four-keys-a-d planes of pvq, b4[(q * D + d) * 4 + i] = v[d * ld +
+	 * 4 q + i] for q < nq, i < 4, d < D. Byte copies, in any order.
+	 */
+	void (*vquad)(const int8_t *v, int ld, int D, int nq, int8_t *b4);
+
+	/*
+	 * INT8 PV's update of O, for rows r < R with bit r of act:
+	 *   o[r][d] = fmaf((float)c[r][d], sp[r], o[r][d] * alpha[r])
+	 * pv_int8.c's o *= alpha, then its fused o + acc sP, per (row, d).
+	 */
+	void (*pvo)(int R, int D, float *const *o, uint16_t act, const float *alpha,
+		    const float *sp, const int32_t *c);
+
 	uint16_t (*softmax16)(int R, uint16_t valid, const struct tile_order *ord,
 			      const float *ws, float *p, float *m, float *l,
 			      float *alpha, uint16_t *vis);

@@ -94,6 +94,25 @@ uint16_t tile_generic_softmax16(int R, uint16_t valid,
 	return upd;
 }
 
+static void
+pvq_generic(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c)
+{
+	tile_pvq_body(R, K, D, a, b4, c);
+}
+
+static void
+pvo_generic(int R, int D, float *const *o, uint16_t act, const float *alpha,
+	   const float *sp, const int32_t *c)
+{
+	tile_pvo_body(R, D, o, act, alpha, sp, c);
+}
+
+static void
+vquad_generic(const int8_t *v, int ld, int D, int nq, int8_t *b4)
+{
+	tile_vquad_body(v, ld, D, nq, b4);
+}
+
 static const struct tile_ops generic_ops = {
 	.isa = TILE_PORTABLE,
 	.name = "portable",
@@ -103,6 +122,9 @@ static const struct tile_ops generic_ops = {
 	.pv = tile_generic_pv,
 	.pv_i8 = tile_generic_pv_i8,
 	.scores16 = tile_generic_scores16,
+	.pvq = pvq_generic,
+	.pvo = pvo_generic,
+	.vquad = vquad_generic,
 	.softmax16 = tile_generic_softmax16,
 };
 

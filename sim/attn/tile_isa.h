@@ -15,6 +15,7 @@
 #define TILE_ISA_H
 
 #include <math.h>
+#include <string.h>
 
 #include "tile_fast.h"
 
@@ -99,6 +100,53 @@ tile_vconv_body(const int8_t *v, int ld, int D, int N, const float *scale,
 	for (int n = 0; n < N; n++)
 		for (int d = 0; d < D; d++)
 			vn[(size_t)n * D + d] = (float)v[(size_t)d * ld + n] * scale[n];
+}
+
+/* INT8 PV's product: rows of c over d side by side, keys of zero P skipped. */
+static inline __attribute__((always_inline)) void
+tile_pvq_body(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c)
+{
+	for (int r = 0; r < R; r++) {
+		int32_t *cr = &c[(size_t)r * D];
+
+		memset(cr, 0, (size_t)D * sizeof(int32_t));
+		for (int j = 0; j < K; j++) {
+			const int8_t *bj = &b4[(size_t)(j / 4) * D * 4 + j % 4];
+			int32_t p = a[r * K + j];
+
+			if (!p)
+				continue;
+#pragma omp simd
+			for (int d = 0; d < D; d++)
+				cr[d] += p * bj[4 * d];
+		}
+	}
+}
+
+/* INT8 PV's B planes, quad by quad, 4 bytes a d. */
+static inline __attribute__((always_inline)) void
+tile_vquad_body(const int8_t *v, int ld, int D, int nq, int8_t *b4)
+{
+	for (int q = 0; q < nq; q++)
+		for (int d = 0; d < D; d++)
+			memcpy(&b4[((size_t)q * D + d) * 4], &v[(size_t)d * ld + 4 * q], 4);
+}
+
+/* INT8 PV's O update, row by row. */
+static inline __attribute__((always_inline)) void
+tile_pvo_body(int R, int D, float *const *o, uint16_t act, const float *alpha,
+	      const float *sp, const int32_t *c)
+{
+	for (int r = 0; r < R; r++) {
+		float *orow = o[r], al = alpha[r], s = sp[r];
+		const int32_t *cr = &c[(size_t)r * D];
+
+		if (!(act >> r & 1))
+			continue;
+#pragma omp simd
+		for (int d = 0; d < D; d++)
+			orow[d] = fmaf((float)cr[d], s, orow[d] * al);
+	}
 }
 
 /* A row's max in slot order, as softmax_pv takes it. */

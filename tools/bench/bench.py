@@ -15,8 +15,8 @@ the same invocation.
      library on the same case) for the reference's stage times
   3. one table, the stage table (each stage's time against its ceiling),
      the context-scaling lines (4k -> 32k -> 128k) and the targets of
-     issues 12 and 25, each met or not met with its figures (and, not met,
-     what would move it)
+     issues 12 and 25 and of issue 23 point 14 (INT8 PV beside f32 PV),
+     each met or not met with its figures (and, not met, what would move it)
 
 A run that fails, times out or is killed shows as such in its row; the
 bench goes on. Columns (also in notes/README-bench.md):
@@ -75,6 +75,16 @@ WORKLOADS = [
      "mode": "prefill", "context": 5120, "history": 4096, "tokens": 1024},
     {"name": "prefill-2048-8192", "case": "prefill-2048-after-8192.yaml",
      "mode": "prefill", "context": 10240, "history": 8192, "tokens": 2048},
+    # INT8 PV (issue 23 point 14): an f32 workload's case plus pv: {mode:
+    # int8}; "base" names that workload, whose numpy and torch baselines
+    # (the same attention) serve both; no stage-timer row (stages.c times
+    # the f32 PV reference's passes)
+    {"name": "decode-131072-pv-int8", "case": "decode-131072-pv-int8.yaml",
+     "mode": "decode", "context": 131072, "history": 0, "tokens": 1,
+     "base": "decode-131072"},
+    {"name": "prefill-1024-4096-pv-int8", "case": "prefill-1024-after-4096-pv-int8.yaml",
+     "mode": "prefill", "context": 5120, "history": 4096, "tokens": 1024,
+     "base": "prefill-1024-4096"},
 ]
 HQ, HKV, D, BS, SPARE_BLOCKS = 24, 4, 256, 16, 2
 TILE_N = 16		# key columns per MMAC tile (gfx936 16x16x32)
@@ -684,6 +694,41 @@ def targets25(rows, numpy_res, torch_res, stage_res, out):
     return res
 
 
+def targets2314(rows, out):
+    """Issue 23 point 14: INT8 PV emulate-only no slower than f32 PV (the
+    emulation's own seconds: the inputs are the same), and the full check
+    of INT8 PV at most 1.2x the f32 one (wall), per workload and threads."""
+    res = []
+    for w in WORKLOADS:
+        b = w.get("base")
+        if not b:
+            continue
+        for t in sorted({r["threads"] for r in rows}):
+            def find(wl, mode):
+                return next((r for r in rows if r["workload"] == wl and r["mode"] == mode
+                             and r["threads"] == t), None)
+            i8, f = find(w["name"], "emul"), find(b, "emul")
+            if i8 or f:
+                x, y = i8 and i8.get("kernel_emul"), f and f.get("kernel_emul")
+                res.append(("23.14 %s %dt int8 PV emulate-only <= f32 PV" % (b, t),
+                            None if not (x and y) else x <= y,
+                            "%s s vs %s s (%sx)" % (fmt(x, ".3f", "?"), fmt(y, ".3f", "?"),
+                                                    fmt(x / y if x and y else None, ".2f", "?"))))
+            i8, f = find(w["name"], "full"), find(b, "full")
+            if i8 or f:
+                x, y = i8 and i8.get("wall_med"), f and f.get("wall_med")
+                res.append(("23.14 %s %dt full int8 <= 1.2x full f32" % (b, t),
+                            None if not (x and y) else x <= 1.2 * y,
+                            "%s s vs %s s wall (%sx)" % (
+                                fmt(x, ".3f", "?"), fmt(y, ".3f", "?"),
+                                fmt(x / y if x and y else None, ".2f", "?"))))
+    print("\ntargets (issue 23 point 14, INT8 PV):", file=out)
+    for name, ok, figs in res or [("no INT8 PV rows beside their f32 ones", None, "-")]:
+        print("  %-9s %s: %s" % ({True: "met", False: "NOT MET", None: "unknown"}[ok],
+                                 name, figs), file=out)
+    return res
+
+
 def scaling(rows, out):
     """Kernel time per key along 4k -> 32k -> 128k, emul rows."""
     lines, verdicts = [], []
@@ -850,13 +895,15 @@ def main():
     wmap = {w["name"]: w for w in WORKLOADS}
     for w in a.workloads:
         for t in a.threads:
+            b = w.get("base")
             if py:
-                numpy_res[(w["name"], t)] = numpy_row(a, py, w, t)
+                numpy_res[(w["name"], t)] = numpy_res.get((b, t)) or numpy_row(a, py, w, t)
             if tpy:
-                torch_res[(w["name"], t)] = numpy_row(a, tpy, w, t, "torch")
+                torch_res[(w["name"], t)] = torch_res.get((b, t)) or \
+                    numpy_row(a, tpy, w, t, "torch")
             for mode in a.modes:
                 rows.append(fragsim_rows(a, w, mode, t, flags))
-            if stages_ok and "full" in a.modes:
+            if stages_ok and "full" in a.modes and not b:
                 st = stage_row(a, w, t)
                 if st:
                     stage_res[(w["name"], t)] = st
@@ -904,6 +951,7 @@ def main():
     scale = scaling(rows, out)
     tg = targets(rows, scale, numpy_res, pk, out)
     tg += targets25(rows, numpy_res, torch_res, stage_res, out)
+    tg += targets2314(rows, out)
     if a.json:
         with open(a.json + ".tmp", "w") as f:
             json.dump({"peak": pk, "numpy": {"%s/%dt" % k: v for k, v in numpy_res.items()},

@@ -1,0 +1,609 @@
+/*
+ * pv_fast.c - the fast executor of INT8 PV (pv.mode: int8): the same
+ * work unit as pv_int8.c, group by group in its order, for the correct
+ * kernel on its own hardware map, with the register round trips of the
+ * two products taken out. Called by the driver (attn.c) only; it calls
+ * pv_int8.c for the layout of a group's golden rows, attn_spec.c for the
+ * replica check and merge, attn_fast.c for K's staging and scales, and
+ * the vector kernels (tile_fast.h: qk, exp, vquad, pvq, pvo). Its steps
+ * 2 and 3 are pv_int8.c's for the correct kernel only: a change to those
+ * (a new V scale, say) must be made in both, or the case kept off this
+ * executor (pv_fast_ok).
+ *
+ * Why it gives the scalar executor's bytes (acc, scores, probs, out,
+ * seg states, p_int8, p_scale, pv_acc, pv_tiles), group by group:
+ *   - QK: as attn_fast.h argues for f32 PV, for the correct kernel on its
+ *     own map (hw == lm) load_q, load_k and mmac_read are the identity on
+ *     the matrices, so the C registers of a tile are the profile's
+ *     scatter of C = Q K^T: computed here as int32 dot products (the qk
+ *     kernel, K staged under load_k's rule by attn_fast_tile_k), then
+ *     placed slot by slot for acc (C row invalid: 0, as its Q registers
+ *     are), tile by tile in the scalar order; scores as fast_scores_out
+ *     says.
+ *   - Scores: for the correct kernel every column map is the profile's
+ *     (col_scale = col_mask = col_write = col), so attn_spec_recover's
+ *     ws[m][n] is (float)C[m][n] * sq * sK(kb + n) * scale (per_block32:
+ *     the K-steps' (float)C * sK summed in K-step order, then * sq *
+ *     scale), then logit_apply, where attn_key_visible says so, else
+ *     -inf: computed here the same way, per (m, n), with the same K
+ *     scales (attn_fast_kscales), attn_key_visible's conditions taken as
+ *     one range of keys per row (fast_visible).
+ *   - Softmax (fast_softmax): pv_int8.c's group_softmax for the correct
+ *     kernel (one max for the group) with the exps computed ahead by the
+ *     exp kernel, fs_expf bit for bit: the max and the sum walk each row's
+ *     slots in its order, the sum split by lane as there, l fused as
+ *     there. Quantization (fast_quantize) is group_quantize with every
+ *     bug off, the same operations in its order, quant_apply's Pq.
+ *   - The A registers are built from Pq through the plan as the scalar
+ *     executor builds them (p_int8 is those bytes) and read through the
+ *     map with mmac_read, as it does: A[m][c] for every (m, c). When A's
+ *     registers are not kept and each entry has one slot (mmac_read
+ *     cannot find replicas that disagree), A[m][c] is taken from its
+ *     owner slot's Pq entry directly (arow, aidx): the same bytes.
+ *   - PV: B[c][n] of column tile dt is the V byte of key bkey[c] (the plan's
+ *     b_key of B row c: every slot of row c names the same key, checked
+ *     by pv_fast_ok), element dt * N + n, poison past the column's end, as
+ *     group_product loads it. So C = A B of each column tile is
+ *     pv_acc[m][d] = sum over c of A[m][c] * Vb[c][d] with Vb[c][d] the
+ *     byte of key bkey[c]: the pvq kernel computes that for all D at once
+ *     in int32, exact (|A B| <= 2^14 per term, K terms: no wrap, so the
+ *     scalar's wrapping sum is the same number), then it is scattered into
+ *     the C register order the golden keeps.
+ *   - O: group_product does o *= alpha per active row, then per C slot
+ *     that is its entry's primary o = fmaf((float)C, sP, o). A valid map
+ *     holds every entry (m, n), so that is one o = fmaf((float)C[m][d],
+ *     sP, o * alpha) per (active row, d): the pvo kernel, the same floats.
+ * Decode, one row tile (G < M), replica rows summing their slots in
+ * their primary's order (attn_fast_rows_agree): a replica row has its
+ * primary's Q, mask and slot order, so every step above gives it its
+ * primary's values; only the f->mr = G distinct rows are computed, and a
+ * replica's Pq, sP, C row and state are copied from its primary (packed
+ * rows past G are invalid: zero A rows, C 0). replica_mismatch is then 0
+ * by construction, as attn_fast.h says for f32 PV. Otherwise (prefill,
+ * several row tiles, orders that differ) every row runs as its own.
+ */
+#include "attn_fast.h"
+#include "attn_spec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lanemap/mmac.h"
+#include "quant.h"
+
+int pv_fast_ok(const struct kern *k)
+{
+	const struct lanemap_operand *oa = &k->lm->op[LM_A], *ob = &k->lm->op[LM_B];
+	int key[LM_MAX_SLOTS];
+
+	if (!k->pv.on || k->hw != k->lm || k->M > TILE_ROWS || k->D % TILE_CHUNK ||
+	    oa->type != LM_I8 || ob->type != LM_I8 || k->lm->op[LM_C].type != LM_I32 ||
+	    k->K > LM_MAX_SLOTS || k->K % 4)
+		return 0;
+	/* every B slot of row c loads the same key */
+	for (int c = 0; c < k->K; c++)
+		key[c] = -1;
+	for (int s = 0; s < k->W * k->EB; s++) {
+		int c = ob->row[s];
+
+		if (key[c] >= 0 && key[c] != k->pv.b_key[s])
+			return 0;
+		key[c] = k->pv.b_key[s];
+	}
+	for (int c = 0; c < k->K; c++)
+		if (key[c] < 0)
+			return 0;
+	return 1;
+}
+
+void pv_fast_free(struct pv_fscratch *f)
+{
+	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
+	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
+	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
+	memset(f, 0, sizeof(*f));
+}
+
+int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
+{
+	const struct lanemap_operand *ob = &k->lm->op[LM_B];
+	size_t M = (size_t)k->M, D = (size_t)k->D, K = (size_t)k->K;
+
+	memset(f, 0, sizeof(*f));
+	f->kst = malloc(D * k->N);
+	f->qb = malloc((size_t)nrt * M * D);
+	f->qsum = malloc((size_t)nrt * M * sizeof(int32_t));
+	f->dot = malloc((size_t)k->ksteps * M * k->N * sizeof(int32_t));
+	f->a8 = malloc(M * K);
+	f->b4 = malloc(K * D);
+	f->c = malloc(M * D * sizeof(int32_t));
+	f->bkey = malloc(K * sizeof(int));
+	f->ksc = malloc((size_t)k->ksteps * k->N * sizeof(float));
+	f->ex = malloc((M * K + M) * sizeof(float));
+	f->arow = malloc(M * K * sizeof(int));
+	f->aidx = malloc(M * K * sizeof(int));
+	f->rcol = malloc(M * (size_t)k->rowcap);
+	f->rbrk = malloc(M * (size_t)k->rowcap);
+	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
+	    !f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
+	    !f->bkey || !f->ksc || !f->ex) {
+		pv_fast_free(f);
+		return -1;
+	}
+	for (int s = 0; s < k->W * k->EB; s++)
+		f->bkey[ob->row[s]] = k->pv.b_key[s];
+	for (int i = 0; i < k->M * k->K; i++) {
+		int s = k->lm->op[LM_A].owner[i * k->lm->op[LM_A].replicas];
+
+		f->arow[i] = k->pv.a_row[s];
+		f->aidx[i] = k->pv.a_row[s] * k->pv.GK + k->pv.a_key[s];
+	}
+	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
+		k->G : k->M;
+	/* each row's slots in slot order: their column, and whether each
+	 * starts a new lane (the softmax's sum breaks there) */
+	for (int m = 0; m < k->M; m++)
+		for (int i = 0; i < k->rowcount[m]; i++) {
+			const int *sl = &k->rowslots[m * k->rowcap];
+
+			f->rcol[m * k->rowcap + i] = (uint8_t)k->col_write[sl[i]];
+			f->rbrk[m * k->rowcap + i] = (uint8_t)(i == 0 ||
+							       sl[i] / k->EC != sl[i - 1] / k->EC);
+		}
+	return 0;
+}
+
+/* The computed row whose values C row m takes (see the head), -1 for none. */
+static int fast_src(const struct kern *k, const struct pv_fscratch *f,
+		    const struct row *rows, int m)
+{
+	return m < f->mr ? m : rows[m].valid ? m % k->G : -1;
+}
+
+/* Copy a replica row's Pq, sP and softmax step from its primary. */
+static void fast_replicas(const struct kern *k, const struct row *rows,
+			  struct pv_scratch *x, const struct pv_fscratch *f)
+{
+	for (int m = f->mr; m < k->M; m++) {
+		int p = fast_src(k, f, rows, m);
+
+		if (p < 0)
+			continue;
+		memcpy(&x->pq[m * k->pv.GK], &x->pq[p * k->pv.GK], (size_t)k->pv.GK);
+		x->sp[m] = x->sp[p];
+		x->active[m] = x->active[p];
+		x->alpha[m] = x->alpha[p];
+	}
+}
+
+/* Q of the unit's row tiles, a row of zeros where invalid, and its sums. */
+static void fast_q(const struct kern *k, const struct unit *u, const struct row *rows,
+		   struct pv_fscratch *f)
+{
+	for (int r = 0; r < u->nrt * k->M; r++) {
+		int8_t *qd = &f->qb[(size_t)r * k->D];
+		int32_t s = 0;
+
+		if (rows[r].valid)
+			memcpy(qd, rows[r].q, (size_t)k->D);
+		else
+			memset(qd, 0, (size_t)k->D);
+		for (int d = 0; d < k->D; d++)
+			s += qd[d];
+		f->qsum[r] = s;
+	}
+}
+
+/*
+ * The keys kt + [*a, *b) of a tile that row w sees: attn_key_visible's
+ * conditions (valid, before the segment's end, at most its last key, from
+ * k_lo, inside the window) are each a bound, so together one range.
+ */
+static void fast_visible(const struct kern *k, const struct row *w, int hi, int kt,
+			 int *a, int *b)
+{
+	int lo = kt, up = kt + k->N;
+	int last = w->q_pos + (k->kn->q_position == KQPOS_OFF_BY_ONE);
+
+	*a = *b = 0;
+	if (!w->valid)
+		return;
+	if (up > hi)
+		up = hi;
+	if (up > last + 1)
+		up = last + 1;
+	if (lo < w->k_lo)
+		lo = w->k_lo;
+	if (k->c->sliding_window > 0 &&
+	    lo < w->q_pos - k->c->sliding_window - k->kn->window_edge + 1)
+		lo = w->q_pos - k->c->sliding_window - k->kn->window_edge + 1;
+	if (lo < up)
+		*a = lo - kt, *b = up - kt;
+}
+
+/*
+ * Row tile i on the tile at kt: C as dots, its C registers into creg when
+ * acc is kept, and the workspace ws (attn_spec_recover's values, see the
+ * head).
+ */
+static void fast_tile(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		      const struct row *rows, int i, int kt, int hi, struct pv_fscratch *f,
+		      int32_t *creg, float *ws)
+{
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	const int8_t *kp, *q = &f->qb[(size_t)i * k->M * k->D];
+	size_t cstride = attn_fast_tile_k(k, u, kt, f->kst, &kp);
+	size_t kstride = (size_t)k->M * k->N;
+	int slots = k->W * k->EC, nks = k->per_block32 ? k->ksteps : 1, N = k->N;
+	float ss = (float)k->c->softmax_scale;
+
+	if (k->per_block32)
+		attn_fast_qk_ksteps(k, q, f->mr, kp, cstride, f->dot, kstride);
+	else
+		ops->qk(q, &f->qsum[i * k->M], f->mr, kp, cstride, N, k->D, f->dot);
+	for (int ks = 0; creg && ks < nks; ks++)
+		for (int sl = 0; sl < slots; sl++) {
+			int m = fast_src(k, f, rows, oc->row[sl]);
+
+			creg[ks * slots + sl] = m >= 0 && rows[m].valid ?
+				f->dot[ks * kstride + (size_t)m * N + oc->col[sl]] : 0;
+		}
+	attn_fast_kscales(k, u, kt, hi, f->ksc);
+	for (int m = 0; m < f->mr; m++) {
+		const struct row *w = &rows[m];
+		int a, b;
+
+		fast_visible(k, w, hi, kt, &a, &b);
+		for (int n = 0; n < N; n++)
+			if (n < a || n >= b)
+				ws[m * N + n] = -INFINITY;
+		for (int n = a; n < b; n++) {
+			const int32_t *dt = &f->dot[(size_t)m * N + n];
+			float sc;
+
+			if (k->per_block32) {
+				float acc = 0.0f;
+
+				for (int ks = 0; ks < k->ksteps; ks++)
+					acc += (float)dt[ks * kstride] * f->ksc[ks * N + n];
+				sc = acc * w->sq * ss;
+			} else {
+				sc = (float)dt[0] * w->sq * f->ksc[n] * ss;
+			}
+			if (k->lmod.on)
+				sc = logit_apply(&k->lmod, sc, w->qh, kt + n - w->q_pos);
+			ws[m * N + n] = sc;
+		}
+	}
+}
+
+/*
+ * attn_spec_store_scores for keys kt .. hi - 1 only. A tile that crosses
+ * its segment's end holds -inf past it, which the scalar executor writes
+ * and the next segment's tile then overwrites; that segment may run on
+ * another thread here (pv_split), so only the segment's own keys are
+ * written: the same final bytes (keys past the context stay -inf).
+ */
+static void fast_scores_out(const struct kern *k, const struct unit *u,
+			    const struct row *rows, int kt, int hi, const float *ws)
+{
+	float *sc = k->r->scores;
+
+	for (int m = 0; sc && m < k->M; m++) {
+		const struct row *w = &rows[m];
+		size_t ri;
+
+		if (!w->primary)
+			continue;
+		ri = ((size_t)u->s * k->T + w->t) * k->Hq + w->qh;
+		for (int n = 0; n < k->N && kt + n < hi && kt + n < k->MAXCTX; n++)
+			sc[ri * k->MAXCTX + kt + n] = ws[m * k->N + n];
+	}
+}
+
+/*
+ * Step 2 for the correct kernel: group_softmax's loops with the exps
+ * ahead (f->ex: P's arguments [M][GK], then the alphas' [M]).
+ */
+static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
+			 const struct row *rows, struct pv_scratch *x,
+			 struct pv_fscratch *f, struct rstate *st)
+{
+	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
+	float *ex = f->ex, *ea = &f->ex[M * GK];
+
+	for (int m = 0; m < M; m++) {
+		const uint8_t *rc = &f->rcol[m * k->rowcap];
+		float mx = -INFINITY;
+
+		x->active[m] = 0;
+		ea[m] = 0.0f;
+		for (int j = 0; j < GK; j++)
+			ex[m * GK + j] = -INFINITY;
+		if (m >= f->mr || !rows[m].valid)
+			continue;	/* not computed: a replica copies its primary */
+		for (int t = 0; t < GT; t++)
+			for (int i = 0; i < k->rowcount[m]; i++) {
+				float v = x->ws[(size_t)t * M * N + m * N + rc[i]];
+
+				if (v > mx)
+					mx = v;
+			}
+		if (mx < st[m].m)
+			mx = st[m].m;
+		if (mx == -INFINITY)
+			continue;
+		x->active[m] = 1;
+		ea[m] = st[m].m == -INFINITY ? 0.0f : st[m].m - mx;
+		for (int t = 0; t < GT; t++)
+			for (int i = 0; i < k->rowcount[m]; i++) {
+				int n = rc[i];
+
+				ex[m * GK + t * N + n] = x->ws[(size_t)t * M * N + m * N + n] - mx;
+			}
+		x->sp[m] = mx;	/* the new max, until the quantization's sP */
+	}
+	ops->exp(ex, M * GK + M);
+	for (int m = 0; m < M; m++) {
+		const uint8_t *rc = &f->rcol[m * k->rowcap], *rb = &f->rbrk[m * k->rowcap];
+		float sum = 0.0f;
+
+		for (int j = 0; j < GK; j++)
+			x->p[m * GK + j] = 0.0f;
+		if (!x->active[m])
+			continue;
+		x->alpha[m] = st[m].m == -INFINITY ? 0.0f : ea[m];
+		for (int t = 0; t < GT; t++) {
+			const float *ws = &x->ws[(size_t)t * M * N];
+			float part = 0.0f;
+
+			for (int i = 0; i < k->rowcount[m]; i++) {
+				int n = rc[i];
+
+				if (rb[i]) {	/* a new lane: its part into the sum */
+					sum += part;
+					part = 0.0f;
+				}
+				x->p[m * GK + t * N + n] = ws[m * N + n] == -INFINITY ? 0.0f :
+							   ex[m * GK + t * N + n];
+				part += x->p[m * GK + t * N + n];
+			}
+			sum += part;
+		}
+		st[m].l = fmaf(st[m].l, x->alpha[m], sum);	/* fused, as pv_int8.c */
+		st[m].m = x->sp[m];
+	}
+}
+
+/*
+ * Step 3 for the correct kernel (pv_int8.c's group_quantize with every
+ * bug off): P' = P sV(key) where the key is not masked (ws -inf: its
+ * scale is not read), 0 where it is; sP = the first largest P' (NaN
+ * taken, as there) / clip; Pq = quant_apply's. Rows not active have sP
+ * 0 and P 0, as there.
+ */
+static void fast_quantize(const struct kern *k, struct pv_scratch *x)
+{
+	int GK = k->pv.GK, N = k->N, M = k->M;
+
+	for (int m = 0; m < M; m++) {
+		float *pm = &x->p[m * GK], mx = 0.0f;
+
+		x->sp[m] = 0.0f;
+		if (x->active[m]) {
+			for (int j = 0; j < GK; j++) {
+				if (x->ws[(size_t)(j / N) * M * N + m * N + j % N] == -INFINITY) {
+					pm[j] = 0.0f;
+					continue;
+				}
+				pm[j] *= x->vc[j].scale;
+				/* NaN propagates: fmaxf would drop it */
+				if (!(pm[j] <= mx))
+					mx = pm[j];
+			}
+			x->sp[m] = mx / (float)k->c->clip;
+		}
+		quant_apply(pm, GK, x->sp[m], k->c->clip, k->c->rounding, &x->pq[m * GK]);
+	}
+}
+
+/*
+ * B of the group, four keys a d (tile_fast.h's b4): a run of quads of
+ * keys in consecutive slots of one int8 column each (a block's keys of
+ * the group) by the vquad kernel; any other quad byte by byte, as
+ * group_product reads B (poison past a column's end).
+ */
+static int fast_quad_run(const struct kern *k, const struct pv_scratch *x,
+			 const struct pv_fscratch *f, int j0)
+{
+	const struct vcol *v0 = &x->vc[f->bkey[j0]];
+	int j = j0;
+
+	if (v0->n < k->D || v0->stride == 0 || v0->stride > INT32_MAX)
+		return 0;
+	for (; j < k->pv.GK; j++) {
+		const struct vcol *v = &x->vc[f->bkey[j]];
+
+		if (v->n < k->D || v->stride != v0->stride || v->i8 != v0->i8 + (j - j0))
+			break;
+	}
+	return (j - j0) / 4;
+}
+
+static void fast_b4(const struct kern *k, const struct tile_ops *ops,
+		    const struct pv_scratch *x, struct pv_fscratch *f)
+{
+	int D = k->D;
+
+	for (int q = 0; q < k->pv.GK / 4;) {
+		int8_t *bq = &f->b4[(size_t)q * D * 4];
+		int run = fast_quad_run(k, x, f, 4 * q);
+
+		if (run) {
+			const struct vcol *v0 = &x->vc[f->bkey[4 * q]];
+
+			ops->vquad(v0->i8, (int)v0->stride, D, run, bq);
+			q += run;
+			continue;
+		}
+		for (int i = 0; i < 4; i++) {
+			const struct vcol *v = &x->vc[f->bkey[4 * q + i]];
+
+			for (int d = 0; d < D; d++)
+				bq[d * 4 + i] = (int8_t)(d < v->n ? v->i8[(size_t)d * v->stride] :
+							 INPUTS_POISON);
+		}
+		q++;
+	}
+}
+
+/* Steps 4-6 of one group (pv_int8.c's group_product, without the registers of B and C). */
+static int fast_product(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+			const struct row *rows, int rt, int kb, size_t gi,
+			struct pv_scratch *x, struct pv_fscratch *f, struct rstate *st)
+{
+	const struct pv_plan *p = &k->pv;
+	const struct lanemap_operand *oc = &k->lm->op[LM_C];
+	struct attn_result *r = k->r;
+	int GK = p->GK, D = k->D, N = k->N, slots = k->W * k->EC;
+	float *orow[TILE_ROWS];
+	uint16_t act = 0;
+
+	if (r->p_int8 || k->lm->op[LM_A].replicas > 1) {
+		for (int s = 0; s < k->W * k->EA; s++)
+			x->areg[s] = rows[p->a_row[s]].valid ?
+				     (uint8_t)x->pq[p->a_row[s] * GK + p->a_key[s]] : 0;
+		if (mmac_read(k->hw, LM_A, x->areg, x->am, NULL))
+			return -1;
+		for (int i = 0; i < k->M * GK; i++)
+			f->a8[i] = (int8_t)x->am[i];
+		if (r->p_int8)
+			pv_int8_store_group(k, u, gi, rt, kb, x);
+	} else {
+		/* one slot an entry: mmac_read cannot fail, A[i] is its slot's */
+		for (int i = 0; i < k->M * GK; i++)
+			f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
+	}
+	fast_b4(k, ops, x, f);
+	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
+	for (int dt = 0; r->pv_acc && dt < p->DT; dt++) {
+		int32_t *acc = &r->pv_acc[(gi * p->DT + dt) * slots];
+
+		for (int s = 0; s < slots; s++) {
+			int m = fast_src(k, f, rows, oc->row[s]);
+
+			acc[s] = m < 0 ? 0 : f->c[(size_t)m * D + dt * N + oc->col[s]];
+		}
+	}
+	for (int m = 0; m < f->mr; m++) {
+		orow[m] = st[m].o;
+		act |= (uint16_t)((x->active[m] != 0) << m);
+	}
+	ops->pvo(f->mr, D, orow, act, x->alpha, x->sp, f->c);
+	return 0;
+}
+
+void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
+			int sg, size_t *tiles, size_t *groups)
+{
+	int lo, hi;
+
+	*tiles = *groups = 0;
+	attn_seg_bounds(k, u->s, sg, &lo, &hi);
+	for (int kb = lo; kb < hi; kb += k->pv.GK)
+		for (int i = 0; i < u->nrt; i++) {
+			int any = 0;
+
+			for (int t = 0; t < k->pv.GT; t++)
+				if (kb + t * k->N < hi &&
+				    attn_tile_needed(k, &rows[i * k->M], kb + t * k->N, hi)) {
+					(*tiles)++;
+					any = 1;
+				}
+			*groups += (size_t)any;
+		}
+}
+
+int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f)
+{
+	const struct pv_plan *p = &k->pv;
+	int R = u->nrt * k->M;
+	int slots = k->W * k->EC, N = k->N;
+	size_t cstride = (size_t)k->ksteps * slots, tsz = (size_t)k->M * N;
+
+	attn_unit_rows(k, u, x->rows);
+	fast_q(k, u, x->rows, f);
+	for (int sg = sg0; sg < sg1; sg++) {
+		struct rstate *st = &sts[(size_t)sg * R];
+		int lo, hi;
+
+		attn_seg_bounds(k, u->s, sg, &lo, &hi);
+		attn_spec_seg_reset(k, st, R);
+		for (int kb = lo; kb < hi; kb += p->GK) {
+			for (int t = 0; t < p->GT; t++) {
+				int kt = kb + t * N;
+
+				px->needed[t] = 0;
+				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
+					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
+			}
+			for (int j = 0; j < p->GK; j++)
+				px->vc[j] = attn_v_col(k, u, kb + j);
+			for (int i = 0; i < u->nrt; i++) {
+				const struct row *rows = &x->rows[i * k->M];
+				int any = 0;
+
+				for (int t = 0; t < p->GT; t++) {
+					int kt = kb + t * N;
+					int32_t *creg = &px->creg[t * cstride];
+					float *ws = &px->ws[t * tsz];
+
+					if (!px->needed[t] || !attn_tile_needed(k, rows, kt, hi)) {
+						for (size_t j = 0; j < tsz; j++)
+							ws[j] = -INFINITY;
+						continue;
+					}
+					any = 1;
+					fast_tile(k, u, ops, rows, i, kt, hi, f, k->r->acc ? creg : NULL, ws);
+					if (k->r->acc)
+						attn_acc_store(k, u, tile, u->rt0 + i, kt, creg);
+					tile++;
+					fast_scores_out(k, u, rows, kt, hi, ws);
+				}
+				if (!any)
+					continue;
+				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
+				fast_quantize(k, px);
+				fast_replicas(k, rows, px, f);
+				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
+						 &st[i * k->M]))
+					return -1;
+				gi++;
+			}
+		}
+		/* the replicas' states: their primaries' */
+		for (int m = f->mr; f->mr < k->M && m < k->M; m++) {
+			int src = fast_src(k, f, x->rows, m);
+
+			if (src < 0)
+				continue;
+			st[m].m = st[src].m, st[m].l = st[src].l;
+			memcpy(st[m].o, st[src].o, (size_t)k->D * sizeof(float));
+		}
+	}
+	return 0;
+}
+
+int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
+		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
+		 long *replica_bad)
+{
+	if (pv_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0, u->group0,
+			 x->st, x, px, f))
+		return -1;
+	attn_spec_finish(k, u, x, replica_bad);
+	return 0;
+}
