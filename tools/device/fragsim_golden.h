@@ -570,7 +570,7 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 		p = fsg_json_at(m, "clip");
 		g->clip = p ? atoi(p) : 0;
 		p = fsg_json_at(m, "rounding");
-		g->round_even = p && !strncmp(p, "\"half_to_even\"", 15);
+		g->round_even = p && !strncmp(p, "\"half_to_even\"", 14);
 		if (!rc && g->pv_int8 && (g->clip < 1 || g->clip > 127 || !p ||
 					  (!g->round_even && strncmp(p, "\"half_away_from_zero\"", 21)))) {
 			snprintf(err, errlen, "%s: pv.mode int8 needs the manifest's rounding and clip (1 to 127)",
