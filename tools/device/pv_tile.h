@@ -116,6 +116,18 @@ struct fsp_lds {
 	int active[M];			/* something visible so far */
 };
 
+/* rint, round and fma as instructions on AMD devices: the builds
+ * without a device library (RDNA3's -nogpulib) have no __ocml_ calls. */
+#if defined(__HIP_DEVICE_COMPILE__)
+#define FSP_RINTF __builtin_rintf
+#define FSP_ROUNDF __builtin_roundf
+#define FSP_FMAF __builtin_fmaf
+#else
+#define FSP_RINTF rintf
+#define FSP_ROUNDF roundf
+#define FSP_FMAF fmaf
+#endif
+
 FSQ_HD float fsp_exp(float x)
 {
 	return (float)exp((double)x);
@@ -131,7 +143,7 @@ FSQ_HD int8_t fsp_quant(float x, float sp, int clip, int even)
 	v = x / sp;
 	v = v != v ? 0.0f : v;
 	v = v > lim ? lim : v < -lim ? -lim : v;
-	v = even ? rintf(v) : roundf(v);
+	v = even ? FSP_RINTF(v) : FSP_ROUNDF(v);
 	v = v > (float)clip ? (float)clip : v < -(float)clip ? -(float)clip : v;
 	return (int8_t)v;
 }
@@ -256,7 +268,7 @@ FSQ_HD void fsp_row(const struct fsq_case *c, const struct fsp_case *pc,
 					pmax = pv;
 			}
 		}
-		p->l[st] = fmaf(p->l[st], lds->alpha[m], sum);
+		p->l[st] = FSP_FMAF(p->l[st], lds->alpha[m], sum);
 		p->m[st] = mx;
 		lds->sp[m] = pmax / (float)pc->clip;
 	}
@@ -345,7 +357,7 @@ FSQ_HD void fsp_o(const struct fsq_case *c, const struct fsp_case *pc,
 
 		p->pv_acc[(((long)gi * pc->DT + dt) * W + lane) * EC + e] = acc[e];
 		if (lds->active[m])
-			*o = fmaf((float)acc[e], lds->sp[m], *o * lds->alpha[m]);
+			*o = FSP_FMAF((float)acc[e], lds->sp[m], *o * lds->alpha[m]);
 	}
 }
 
@@ -377,7 +389,7 @@ FSQ_HD void fsp_finish(const struct fsq_case *c, const struct fsp_case *pc,
 		wgt = p->l[st] * fsp_exp(p->m[st] - mx);
 		l += wgt;
 		for (int d = 0; d < c->D; d++)
-			out[d] = fmaf(p->o[st * c->D + d] / p->l[st], wgt, out[d]);
+			out[d] = FSP_FMAF(p->o[st * c->D + d] / p->l[st], wgt, out[d]);
 	}
 	/* a row that sees nothing (l exactly 0) is 0 */
 	for (int d = 0; d < c->D; d++)
@@ -617,14 +629,20 @@ static inline int fsp_dump(const char *prog, const struct fsq_case *c,
 	return rc;
 }
 
-/* A harness that has no PV half refuses an INT8 PV golden by name, and
- * every harness a planted p_regroup_none without INT8 PV. 0 or 2. */
+/* A harness that has no PV half refuses an INT8 PV golden by name; every
+ * harness refuses a planted p_regroup_none without INT8 PV, and
+ * c_columns (a QK-only plant) with it. 0 or 2. */
 static inline int fsp_refuse(const char *prog, const struct fsg_golden *g, int bugs,
 			     int has_pv, const char *why)
 {
 	if (g->pv_int8 && !has_pv) {
 		fprintf(stderr, "%s: case key pv.mode is int8: %s; refusing the golden rather than ignoring the key\n",
 			prog, why);
+		return 2;
+	}
+	if (g->pv_int8 && (bugs & FSQ_BUG_C_COLUMNS)) {
+		fprintf(stderr, "%s: c_columns is planted in QK^T's score recovery only, and the golden is pv.mode int8 (the PV half reads the C map as it is)\n",
+			prog);
 		return 2;
 	}
 	if (!g->pv_int8 && (bugs & FSQ_BUG_P_REGROUP_NONE)) {
