@@ -682,7 +682,7 @@ static void dump_parents_are_made(void **state)
 static void int8_pv_matches_and_names_p_regroup_none(void **state)
 {
 	static const char *const extra[][2] = {
-		/* sm80: split-K over the window, half_to_even, clip 100 */
+		/* tests/data/dump_h/sm80-pv-int8-splitk.yaml with the other regroup */
 		{ "sm80-split", "isa: sm80-mma-m16n8k32-s8\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64, sliding_window: 50}\n"
 		  "split_k: {segment: 48}\nsequences:\n  - {context: 170}\n  - {context: 33}\n"
 		  "quant: {rounding: half_to_even, clip: 100}\ndata: {seed: 5}\n" },
@@ -699,8 +699,9 @@ static void int8_pv_matches_and_names_p_regroup_none(void **state)
 	} runs[] = {
 		{ "sm80_pv", "cases/edge/sm80-pv-int8-decode.yaml", NULL },
 		{ "sm80_pv", "cases/edge/sm80-pv-int8-prefill.yaml", NULL },
-		{ "sm80_pv", "sm80-split", "lds" },
+		{ "sm80_pv", "tests/data/dump_h/sm80-pv-int8-splitk.yaml", NULL },	/* lds */
 		{ "sm80_pv", "sm80-split", "v_permuted" },
+		{ "sm80_pv", "tests/data/dump_h/sm80-pv-int8-mqa.yaml", NULL },	/* v_permuted */
 		{ "qk_pv", "gfx936-decode", "lds" },
 		{ "qk_pv", "gfx936-decode", "v_permuted" },
 		{ "qk_pv", "gfx936-prefill", "lds" },
