@@ -2,7 +2,9 @@
  * fragsim_golden.h - read what a device harness needs from a golden
  * directory (`fragsim run CASE --emulate-only --out DIR` with golden
  * [inputs, acc]): the quantized Q, the paged K cache and its scales, the
- * block table, the context lengths, the query positions and the tile list.
+ * block table, the context lengths, the query positions and the tile list;
+ * with pv.mode int8 also the paged V cache, its per-token scales and the
+ * PV group list (pv_tiles), and P's rounding and clip from the manifest.
  * C99, C++ and HIP/CUDA host code; one file, no library. Shared by the
  * HIP harness (hip/attn_mmac.hip), the CUDA one (attn_sm80.cu) and the
  * CPU harness (qk_cpu.c), so all read a golden the same way.
@@ -24,7 +26,8 @@
  * case as fragsim read it, every key written out (its "case_yaml"), and
  * fsg_load walks every line of it against fsg_keys[] below: a key the
  * harnesses apply (soft cap, ALiBi, the sliding window, the K scale
- * granularities, the decode row layout), a key that cannot change what
+ * granularities, the decode row layout, INT8 PV with its regroup, its
+ * split-K segments and P's quantization), a key that cannot change what
  * they compute (how the inputs were made: the golden holds them), or a
  * key that must have the value the harnesses implement (the kernel:
  * bug keys: a harness runs the correct kernel and plants its own bugs).
