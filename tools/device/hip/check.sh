@@ -10,8 +10,9 @@
 # dim 256 pv_units<8,16> issues per group 2 QK tiles x 8 K-steps and 16
 # PV column tiles, 32 instructions, of which exactly 16 start from C = 0
 # and read one A operand (P, shared by the column tiles: check_asm.py
-# --pv); pv_units<0,0> (any head_dim) one per QK tile in the K-step loop
-# and one in the column-tile loop: 3 on CDNA3 and gfx936 (2 QK tiles a
+# --pv, on gfx940; DTK's gfx936 assembly is not seen here);
+# pv_units<0,0> (any head_dim) one per QK tile in the K-step loop and
+# one in the column-tile loop: 3 on CDNA3 and gfx936 (2 QK tiles a
 # group), 2 on RDNA3 (16-key groups, one QK tile; RDNA3 has only the
 # loop form). The planted p_regroup_none build (attn_mmac_p_regroup_none)
 # is checked alike. On RDNA3 also the iu8 signedness each probe kernel asks
@@ -50,7 +51,14 @@ check() {
 		asm "$dir" $f "qk_tiles<$unroll>" "$unroll" "$@"
 		asm "$dir" $f "qk_tiles<0>" 1 "$@"
 		if [ "$unroll" = 8 ]; then
-			asm "$dir" $f "pv_units<8,16>" 32 "$@" --pv 16
+			# --pv reads C = 0 as the literal LLVM prints for
+			# MFMA (checked on gfx940); DTK's v_mmac is not seen
+			# here, so gfx936 counts the 32 alone
+			if [ "$target" = gfx936 ]; then
+				asm "$dir" $f "pv_units<8,16>" 32 "$@"
+			else
+				asm "$dir" $f "pv_units<8,16>" 32 "$@" --pv 16
+			fi
 			asm "$dir" $f "pv_units<0,0>" 3 "$@"
 		else
 			asm "$dir" $f "pv_units<0,0>" 2 "$@"
