@@ -84,6 +84,10 @@ bad=0
 verdict() {
 	v=$(grep -E '^(device (matches|differs)|verdict )' "$2" | tail -n1 | sed 's/^verdict *//' || true)
 	[ -n "$v" ] || v="no verdict: $(tail -n1 "$2")"
+	# a refusal the run expects: the harness's message, not fragsim run's
+	if [ "$3" = 2 ] && [ "$rc" = 2 ]; then
+		v="refused: $(tail -n1 "$2" | sed "s|^[a-z_]*: .*/golden: ||; s|^[a-z_]*: ||" | cut -c1-100)..."
+	fi
 	dg=$(grep '^diagnosis: ' "$2" | tail -n1 | sed 's/^diagnosis: //; s/ (best: .*//' || true)
 	case $dg in ''|'none needed') ;; *) v="$v; $dg" ;; esac
 	if [ "$3" = "$rc" ] && grep -q -- "$4" "$2"; then
