@@ -496,6 +496,7 @@ static void harnesses_walk_every_case_key(void **state)
 	static const char *const must_run[] = {
 		"model.soft_cap", "model.alibi", "model.sliding_window", "model.head_dim",
 		"cache.k_scale", "kernel.decode_rows", "cache.placement", "mode",
+		"pv.mode", "pv.regroup", "split_k.segment", "quant.rounding", "quant.clip",
 	};
 	static const struct {
 		const char *bin, *isa;
@@ -668,6 +669,112 @@ static void dump_parents_are_made(void **state)
 			    f->dir, f->dir, f->dir, f->dir, f->dir, f->dir), 0);
 }
 
+/*
+ * INT8 PV (tools/device/pv_tile.h) on the harnesses' CPU twins: the CUDA
+ * harness's (sm80, the instruction by the PTX text) and qk_cpu.c
+ * (gfx936 and CDNA3, the instruction by the lane map). A correct dump
+ * matches in every tensor, p_int8, p_scale, pv_acc and out among them,
+ * with either regroup, split-K and half_to_even rounding; the planted
+ * p_regroup_none is named exactly; where the map cannot keep P in its C
+ * registers (CDNA3), the plant is refused by name, as fragsim refuses
+ * v_permuted there.
+ */
+static void int8_pv_matches_and_names_p_regroup_none(void **state)
+{
+	static const char *const extra[][2] = {
+		/* tests/data/dump_h/sm80-pv-int8-splitk.yaml with the other regroup */
+		{ "sm80-split", "isa: sm80-mma-m16n8k32-s8\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64, sliding_window: 50}\n"
+		  "split_k: {segment: 48}\nsequences:\n  - {context: 170}\n  - {context: 33}\n"
+		  "quant: {rounding: half_to_even, clip: 100}\ndata: {seed: 5}\n" },
+		/* gfx936 decode, two sequences, 16 column tiles a group */
+		{ "gfx936-decode", "isa: gfx936\nmodel: {q_heads: 24, kv_heads: 4, head_dim: 256}\n"
+		  "cache: {placement: shuffled}\nsequences:\n  - {context: 300}\n  - {context: 37}\n"
+		  "data: {seed: 7}\n" },
+		/* gfx936 chunked prefill with split-K, head_dim 80 */
+		{ "gfx936-prefill", "isa: gfx936\nmode: prefill\nmodel: {q_heads: 4, kv_heads: 2, head_dim: 80}\n"
+		  "split_k: {segment: 40}\nsequences:\n  - {history: 70, chunk: 21}\ndata: {seed: 6}\n" },
+	};
+	static const struct {
+		const char *bin, *cs, *regroup;	/* regroup: NULL = the case's own */
+	} runs[] = {
+		{ "sm80_pv", "cases/edge/sm80-pv-int8-decode.yaml", NULL },
+		{ "sm80_pv", "cases/edge/sm80-pv-int8-prefill.yaml", NULL },
+		{ "sm80_pv", "tests/data/dump_h/sm80-pv-int8-splitk.yaml", NULL },	/* lds */
+		{ "sm80_pv", "sm80-split", "v_permuted" },
+		{ "sm80_pv", "tests/data/dump_h/sm80-pv-int8-mqa.yaml", NULL },	/* v_permuted */
+		{ "qk_pv", "gfx936-decode", "lds" },
+		{ "qk_pv", "gfx936-decode", "v_permuted" },
+		{ "qk_pv", "gfx936-prefill", "lds" },
+		{ "qk_pv", "gfx936-prefill", "v_permuted" },
+		{ "qk_pv_cdna3", "cases/edge/cdna3-pv-int8-decode.yaml", NULL },
+	};
+	struct fixture *f = *state;
+
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c", "qk_pv"),
+			 0);
+	assert_int_equal(tu_sh("'%s' lanemap --isa cdna3-mfma-i32-16x16x32-i8 --format c > %s/gen/cdna3.h && "
+			    "cd '%s' && %s -std=c99 -pedantic -Wall -Wextra -Werror -O1 -ffp-contract=off "
+			    "-I%s/gen -Itools/device -DFSQ_LANEMAP='\"cdna3.h\"' "
+			    "-DFSQ_LM=fs_cdna3_mfma_i32_16x16x32_i8 -DFSQ_LMU=FS_CDNA3_MFMA_I32_16X16X32_I8 "
+			    "tools/device/qk_cpu.c -o %s/qk_pv_cdna3 -lm", FRAGSIM_BIN, f->dir, FRAGSIM_SRC,
+			    FRAGSIM_CC, f->dir, f->dir), 0);
+	if (f->have_cxx)
+		assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "sm80_pv"), 0);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char cs[400];
+		struct run_result r;
+
+		if (!f->have_cxx && !strcmp(runs[i].bin, "sm80_pv"))
+			continue;
+		if (runs[i].regroup) {
+			for (size_t e = 0; e < sizeof(extra) / sizeof(extra[0]); e++)
+				if (!strcmp(extra[e][0], runs[i].cs)) {
+					char text[1200];
+
+					snprintf(cs, sizeof(cs), "%s/pv-%zu.yaml", f->dir, i);
+					snprintf(text, sizeof(text),
+						 "fragsim: 1\nname: pv-%s-%s\n%spv: {mode: int8, regroup: %s}\n",
+						 extra[e][0], runs[i].regroup, extra[e][1], runs[i].regroup);
+					tu_put(cs, text);
+				}
+		} else {
+			snprintf(cs, sizeof(cs), "%s/%s", FRAGSIM_SRC, runs[i].cs);
+		}
+		assert_int_equal(tu_sh("rm -rf %s/g-pv && '%s' run %s --emulate-only --out %s/g-pv >/dev/null",
+				    f->dir, FRAGSIM_BIN, cs, f->dir), 0);
+		assert_int_equal(tu_sh("rm -rf %s/d-pv && %s/%s %s/g-pv %s/d-pv >/dev/null", f->dir,
+				    f->dir, runs[i].bin, f->dir, f->dir), 0);
+		r = tu_run("diff %s --dump %s/d-pv", cs, f->dir);
+		if (r.status || !strstr(r.out, "verdict   match") ||
+		    !strstr(r.out, "scores, out, p_int8, p_scale, pv_acc;"))
+			fail_msg("%s on %s (%s): exit %d\n%s%s", runs[i].bin, runs[i].cs,
+				 runs[i].regroup ? runs[i].regroup : "its regroup", r.status, r.out, r.err);
+		tu_free(&r);
+		if (strstr(runs[i].bin, "cdna3")) {
+			char p[300], *err;
+
+			assert_int_equal(tu_sh("%s/%s %s/g-pv %s/d-pv2 p_regroup_none 2>%s/pv.err", f->dir,
+					    runs[i].bin, f->dir, f->dir, f->dir), 2);
+			snprintf(p, sizeof(p), "%s/pv.err", f->dir);
+			err = tu_slurp(p);
+			if (!strstr(err, "p_regroup_none on cdna3-mfma-i32-16x16x32-i8: lane 0's C registers do not hold the row-0 entries"))
+				fail_msg("cdna3 p_regroup_none: %s", err);
+			free(err);
+			continue;
+		}
+		assert_int_equal(tu_sh("rm -rf %s/d-pv && %s/%s %s/g-pv %s/d-pv p_regroup_none >/dev/null",
+				    f->dir, f->dir, runs[i].bin, f->dir, f->dir), 0);
+		r = tu_run("diff %s --dump %s/d-pv", cs, f->dir);
+		if (r.status != 1 || !strstr(r.out, "diagnosis: matches kernel assumption p_regroup=none exactly"))
+			fail_msg("%s on %s, p_regroup_none: exit %d\n%s%s", runs[i].bin, runs[i].cs,
+				 r.status, r.out, r.err);
+		tu_free(&r);
+	}
+	/* The plant needs INT8 PV, and c_columns is QK's alone. */
+	assert_int_equal(tu_sh("%s/qk_pv %s/golden-decode %s/d-pv3 p_regroup_none 2>/dev/null", f->dir,
+			    f->dir, f->dir), 2);
+}
+
 static void probe_answer_through_the_header(void **state)
 {
 	struct fixture *f = *state;
@@ -709,6 +816,7 @@ int main(void)
 		cmocka_unit_test(harness_alibi_slopes_are_fragsims),
 		cmocka_unit_test(unwritten_entries_are_named),
 		cmocka_unit_test(dump_parents_are_made),
+		cmocka_unit_test(int8_pv_matches_and_names_p_regroup_none),
 	};
 
 	return cmocka_run_group_tests_name("dump_h", tests, setup, teardown);

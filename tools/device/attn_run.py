@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""attn_run.py GOLDEN_DIR OUT_DIR [--bug page_walk|head_dim_half] [--lanemap HEADER]
+"""attn_run.py GOLDEN_DIR OUT_DIR [--bug page_walk|head_dim_half|p_regroup_none] [--lanemap HEADER]
 
 Build attn_sm80.cu with nvcc and run the QK^T tiles of a case on real
 tensor cores; attn_sm80 reads GOLDEN_DIR itself (fragsim_golden.h) and
 writes OUT_DIR through fragsim_dump.h: acc.npy [tiles, 32, 4] int32 in
 register order, acc_tiles.npy (the tiles run), scores.npy and
-manifest.json, a dump `fragsim diff CASE --dump OUT_DIR` reads.
+manifest.json, a dump `fragsim diff CASE --dump OUT_DIR` reads. A case
+with pv: {mode: int8} runs the PV half too (pv_tile.h: mma.m16n8k32 for
+PV as well, the case's regroup, lds or v_permuted) and adds p_int8.npy,
+p_scale.npy, pv_acc.npy, pv_tiles.npy and out.npy; --bug p_regroup_none
+plants INT8 PV's missing exchange (the C registers fed as A).
 
 GOLDEN_DIR is `fragsim run CASE --emulate-only --out GOLDEN_DIR` of a
 case on the sm80-mma-m16n8k32-s8 profile with golden [inputs, acc]: the

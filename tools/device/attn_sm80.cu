@@ -64,6 +64,8 @@
 #error "the lane map is not of mma.m16n8k32 .s8 (warp 32, 16 A, 8 B, 4 C elements a lane)"
 #endif
 
+#include "pv_tile.h"
+
 // Lane `lane`'s A and B registers for K-step ks of tile `tile`: element i
 // of a lane is register i / 4, byte i % 4.
 FSQ_HD void sm80_frags(const struct fsq_case *c, const struct fsq_bufs *b, int tile,
@@ -133,6 +135,17 @@ FSQ_HD void sm80_ws_store(const struct fsq_case *c, const struct fsq_bufs *b, in
 }
 
 #ifdef __CUDACC__
+// d += A B for the warp: the one instruction, QK's and PV's.
+__device__ static inline void sm80_mma(int32_t d[EC], const uint32_t a[EA / 4],
+				       const uint32_t bk[EB / 4])
+{
+	asm volatile(
+		"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+		"{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		: "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(bk[0]), "r"(bk[1]));
+}
+
 __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs b)
 {
 	__shared__ float ws[M][N];
@@ -144,12 +157,7 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 		uint32_t a[EA / 4], bk[EB / 4];
 
 		sm80_frags(&c, &b, tile, lane, ks, a, bk);
-		asm volatile(
-			"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
-			"{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-			: "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-			: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
-			  "r"(bk[0]), "r"(bk[1]));
+		sm80_mma(d, a, bk);
 		sm80_acc_keep(&c, tile_acc, lane, ks, d);
 	}
 	// The transpose through shared memory into logical key order.
@@ -160,6 +168,53 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 	__syncthreads();
 	for (int i = lane; i < M * N; i += W)
 		sm80_ws_store(&c, &b, tile, i, ws);
+}
+
+// INT8 PV, one warp per PV unit (pv_tile.h's phases, the barriers
+// where it says): q.tiles are the groups' QK tiles, GT a group.
+__global__ void __launch_bounds__(W) pv_units(struct fsq_case c, struct fsp_case pc,
+					      struct fsq_bufs q, struct fsp_bufs p)
+{
+	__shared__ struct fsp_lds lds;
+	int u = blockIdx.x, lane = threadIdx.x;
+
+	for (int j = p.unit_first[u]; j < p.unit_first[u + 1]; j++) {
+		int gi = p.unit_groups[j];
+		int8_t pq[FSP_GT * EC];
+		uint32_t a[EA / 4];
+
+		for (int t = 0; t < FSP_GT; t++) {
+			int32_t d[EC] = { 0, 0, 0, 0 };
+			int32_t *tile_acc = &p.qk_acc[((long)u * FSP_GT + t) * c.ksteps_acc * W * EC];
+
+			for (int ks = 0; ks < c.ksteps; ks++) {
+				uint32_t qa[EA / 4], kk[EB / 4];
+
+				sm80_frags(&c, &q, gi * FSP_GT + t, lane, ks, qa, kk);
+				sm80_mma(d, qa, kk);
+				sm80_acc_keep(&c, tile_acc, lane, ks, d);
+			}
+		}
+		fsp_scores(&c, &pc, &q, &p, u, gi, lane, &lds);
+		__syncthreads();
+		for (int m = lane; m < M; m += W)
+			fsp_row(&c, &pc, &q, &p, u, gi, m, &lds);
+		__syncthreads();
+		fsp_pq(&c, &pc, &q, &p, gi, lane, &lds, pq);
+		__syncthreads();
+		fsp_a(&pc, &p, gi, lane, &lds, pq, a);
+		for (int dt = 0; dt < pc.DT; dt++) {
+			uint32_t vb[EB / 4];
+			int32_t acc[EC] = { 0, 0, 0, 0 };
+
+			fsp_b(&c, &q, &p, gi, lane, dt, vb);
+			sm80_mma(acc, a, vb);
+			fsp_o(&c, &pc, &p, u, gi, lane, dt, acc, &lds);
+		}
+		__syncthreads();
+	}
+	for (int m = lane; m < M; m += W)
+		fsp_finish(&c, &pc, &q, &p, u, m);
 }
 
 #define CUDA_OK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -177,10 +232,10 @@ template <typename T> static T *to_device(const T *h, size_t n)
 }
 
 // Run every tile on the GPU; b holds host pointers, acc [n][ksteps_acc]
-// [W][EC] and b->scores (both poisoned) are filled. Returns the GPU's
-// name for the log.
+// [W][EC] and b->scores (both poisoned) are filled, and with INT8 PV h's
+// outputs. Returns the GPU's name for the log.
 static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
-			    struct fsq_bufs *hb, int32_t *acc, size_t nacc)
+			    struct fsq_bufs *hb, int32_t *acc, size_t nacc, struct fsp_host *h)
 {
 	static cudaDeviceProp prop;
 	size_t nscores = (size_t)c->S * c->T * c->Hq * c->MAXCTX;
@@ -206,6 +261,37 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 	CUDA_OK(cudaMemcpy(acc, b.acc, nacc * sizeof(int32_t), cudaMemcpyDeviceToHost));
 	CUDA_OK(cudaMemcpy(hb->scores, b.scores, nscores * sizeof(float),
 			   cudaMemcpyDeviceToHost));
+	if (h->pc.on && h->pc.n_units) {
+		struct fsq_bufs q = b;
+		struct fsp_bufs p;
+
+		memset(&p, 0, sizeof(p));
+		q.tiles = to_device(h->tiles, h->n_tiles * FSQ_TILE_COLS);
+		p.v_cache = to_device(g->v_cache, g->a[8].count);
+		p.v_scale = to_device(g->v_scale, g->a[9].count);
+		p.groups = to_device(g->pv_tiles, g->a[10].count);
+		p.unit_first = to_device(h->unit_first, (size_t)h->pc.n_units + 1);
+		p.unit_groups = to_device(h->unit_groups, h->n_groups);
+		p.a_src = to_device(h->a_src, (size_t)W * EA);
+		p.b_key = to_device(h->b_key, (size_t)W * EB);
+		p.qk_acc = to_device(h->qk_acc, h->n_qk_acc);
+		p.o = to_device(h->o, h->n_state * c->D);
+		p.m = to_device(h->m, h->n_state);
+		p.l = to_device(h->l, h->n_state);
+		p.p_int8 = to_device(h->p_int8, h->n_p_int8);
+		p.p_scale = to_device(h->p_scale, h->n_p_scale);
+		p.pv_acc = to_device(h->pv_acc, h->n_pv_acc);
+		p.out = to_device(h->out, h->n_out);
+		pv_units<<<(unsigned)h->pc.n_units, W>>>(*c, h->pc, q, p);
+		CUDA_OK(cudaGetLastError());
+		CUDA_OK(cudaDeviceSynchronize());
+		CUDA_OK(cudaMemcpy(h->p_int8, p.p_int8, h->n_p_int8, cudaMemcpyDeviceToHost));
+		CUDA_OK(cudaMemcpy(h->p_scale, p.p_scale, h->n_p_scale * sizeof(float),
+				   cudaMemcpyDeviceToHost));
+		CUDA_OK(cudaMemcpy(h->pv_acc, p.pv_acc, h->n_pv_acc * sizeof(int32_t),
+				   cudaMemcpyDeviceToHost));
+		CUDA_OK(cudaMemcpy(h->out, p.out, h->n_out * sizeof(float), cudaMemcpyDeviceToHost));
+	}
 	CUDA_OK(cudaGetDeviceProperties(&prop, 0));
 	return prop.name;
 }
@@ -257,11 +343,79 @@ static int ptx_c_col(int lane, int i)
 	return (lane & 3) * 2 + (i & 1);
 }
 
+// D += A B for the warp, every lane's registers read back through the
+// PTX layout above.
+static void ptx_mma(const uint32_t a[W][EA / 4], const uint32_t bk[W][EB / 4], int32_t *d)
+{
+	static int32_t am[M][K], bm[K][N];
+
+	for (int l = 0; l < W; l++) {
+		for (int i = 0; i < EA; i++)
+			am[ptx_a_row(l, i)][ptx_a_col(l, i)] =
+				(int8_t)(uint8_t)(a[l][i / 4] >> (8 * (i % 4)));
+		for (int i = 0; i < EB; i++)
+			bm[ptx_b_row(l, i)][ptx_b_col(l)] =
+				(int8_t)(uint8_t)(bk[l][i / 4] >> (8 * (i % 4)));
+	}
+	for (int l = 0; l < W; l++)
+		for (int e = 0; e < EC; e++)
+			for (int k = 0; k < K; k++)
+				d[l * EC + e] += am[ptx_c_row(l, e)][k] * bm[k][ptx_c_col(l, e)];
+}
+
+// INT8 PV: pv_units's phases, each over the warp's lanes in turn.
+static void sm80_pv_run(const struct fsq_case *c, const struct fsp_case *pc,
+			const struct fsq_bufs *q, const struct fsp_bufs *p)
+{
+	static struct fsp_lds lds;
+	static uint32_t a[W][EA / 4], bk[W][EB / 4];
+	static int8_t pq[W][FSP_GT * EC];
+	static int32_t d[W * EC];
+
+	for (int u = 0; u < pc->n_units; u++) {
+		for (int j = p->unit_first[u]; j < p->unit_first[u + 1]; j++) {
+			int gi = p->unit_groups[j];
+
+			for (int t = 0; t < FSP_GT; t++) {
+				int32_t *tile_acc = &p->qk_acc[((size_t)u * FSP_GT + t) *
+							       c->ksteps_acc * W * EC];
+
+				memset(d, 0, sizeof(d));
+				for (int ks = 0; ks < c->ksteps; ks++) {
+					for (int l = 0; l < W; l++)
+						sm80_frags(c, q, gi * FSP_GT + t, l, ks, a[l], bk[l]);
+					ptx_mma(a, bk, d);
+					for (int l = 0; l < W; l++)
+						sm80_acc_keep(c, tile_acc, l, ks, &d[l * EC]);
+				}
+			}
+			for (int l = 0; l < W; l++)
+				fsp_scores(c, pc, q, p, u, gi, l, &lds);
+			for (int m = 0; m < M; m++)
+				fsp_row(c, pc, q, p, u, gi, m, &lds);
+			for (int l = 0; l < W; l++)
+				fsp_pq(c, pc, q, p, gi, l, &lds, pq[l]);
+			for (int l = 0; l < W; l++)
+				fsp_a(pc, p, gi, l, &lds, pq[l], a[l]);
+			for (int dt = 0; dt < pc->DT; dt++) {
+				for (int l = 0; l < W; l++)
+					fsp_b(c, q, p, gi, l, dt, bk[l]);
+				memset(d, 0, sizeof(d));
+				ptx_mma(a, bk, d);
+				for (int l = 0; l < W; l++)
+					fsp_o(c, pc, p, u, gi, l, dt, &d[l * EC], &lds);
+			}
+		}
+		for (int m = 0; m < M; m++)
+			fsp_finish(c, pc, q, p, u, m);
+	}
+}
+
 static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g,
-			    struct fsq_bufs *b, int32_t *acc, size_t nacc)
+			    struct fsq_bufs *b, int32_t *acc, size_t nacc, struct fsp_host *h)
 {
 	static uint32_t a[W][EA / 4], bk[W][EB / 4];
-	static int32_t am[M][K], bm[K][N], d[W * EC];
+	static int32_t d[W * EC];
 	static float ws[M][N];
 
 	(void)nacc;
@@ -270,22 +424,11 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 
 		memset(d, 0, sizeof(d));
 		for (int ks = 0; ks < c->ksteps; ks++) {
-			for (int l = 0; l < W; l++) {
+			for (int l = 0; l < W; l++)
 				sm80_frags(c, b, tile, l, ks, a[l], bk[l]);
-				for (int i = 0; i < EA; i++)
-					am[ptx_a_row(l, i)][ptx_a_col(l, i)] =
-						(int8_t)(uint8_t)(a[l][i / 4] >> (8 * (i % 4)));
-				for (int i = 0; i < EB; i++)
-					bm[ptx_b_row(l, i)][ptx_b_col(l)] =
-						(int8_t)(uint8_t)(bk[l][i / 4] >> (8 * (i % 4)));
-			}
-			for (int l = 0; l < W; l++) {
-				for (int e = 0; e < EC; e++)
-					for (int k = 0; k < K; k++)
-						d[l * EC + e] += am[ptx_c_row(l, e)][k] *
-								 bm[k][ptx_c_col(l, e)];
+			ptx_mma(a, bk, d);
+			for (int l = 0; l < W; l++)
 				sm80_acc_keep(c, tile_acc, l, ks, &d[l * EC]);
-			}
 		}
 		for (int i = 0; i < M * N; i++)
 			ws[i / N][i % N] = -INFINITY;
@@ -293,6 +436,14 @@ static const char *sm80_run(const struct fsq_case *c, const struct fsg_golden *g
 			sm80_ws_put(c, b, tile, l, &tile_acc[l * EC], ws);
 		for (int i = 0; i < M * N; i++)
 			sm80_ws_store(c, b, tile, i, ws);
+	}
+	if (h->pc.on) {
+		struct fsq_bufs q = *b;
+		struct fsp_bufs p;
+
+		q.tiles = h->tiles;
+		fsp_host_bufs(&p, h, g);
+		sm80_pv_run(c, &h->pc, &q, &p);
 	}
 	return "the CPU (built without nvcc)";
 }
@@ -316,6 +467,7 @@ int main(int argc, char **argv)
 	struct fsg_golden g;
 	struct fsq_case c;
 	struct fsq_bufs b;
+	struct fsp_host h;
 	char err[1400];
 	const char *where;
 	size_t nscores, nacc;
@@ -326,28 +478,41 @@ int main(int argc, char **argv)
 	// c_columns: no wrong belief to plant on this map (see the top).
 	bugs = argc == 4 ? fsq_bug_of(argv[3]) : 0;
 	if (argc < 3 || argc > 4 || bugs < 0 || bugs == FSQ_BUG_C_COLUMNS) {
-		fprintf(stderr, "usage: attn_sm80 GOLDEN DUMP [none|page_walk|head_dim_half]\n");
+		fprintf(stderr, "usage: attn_sm80 GOLDEN DUMP [none|page_walk|head_dim_half|p_regroup_none]\n");
 		return 2;
 	}
 	if (fsg_load(&g, argv[1], err, sizeof(err)))
 		return fprintf(stderr, "attn_sm80: %s\n", err), 2;
-	if (sm80_case(&g, bugs, &c)) {
+	if (sm80_case(&g, bugs, &c) || fsp_refuse("attn_sm80", &g, bugs, 1, NULL)) {
 		fsg_free(&g);
 		return 2;
 	}
+	rc = fsp_host_make(&h, &c, &g, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "attn_sm80: %s: %s\n", argv[1], rc == 2 ? err : "out of memory");
+		fsg_free(&g);
+		return rc;
+	}
 	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
 		fprintf(stderr, "attn_sm80: out of memory\n");
+		fsp_host_free(&h);
 		fsg_free(&g);
 		return 3;
 	}
 	fsq_host_bufs(&b, &g, scores);
-	where = sm80_run(&c, &g, &b, acc, nacc);
-	rc = fsq_dump("attn_sm80", &c, &g, acc, W, EC, b.scores, argv[2]);
-	if (!rc)
+	where = sm80_run(&c, &g, &b, acc, nacc, &h);
+	rc = fsp_dump("attn_sm80", &c, &g, acc, W, EC, b.scores, &h, argv[2]);
+	if (!rc && h.pc.on)
+		printf("attn_sm80: %zu tiles and %zu PV groups (%d units, regroup %s) of %s on %s, bug %s, written to %s\n",
+		       g.n_tiles, g.n_groups, h.pc.n_units,
+		       g.pv_regroup == FSG_PV_V_PERMUTED ? "v_permuted" : "lds", LMU(NAME), where,
+		       argc == 4 ? argv[3] : "none", argv[2]);
+	else if (!rc)
 		printf("attn_sm80: %zu tiles of %s on %s, bug %s, written to %s\n", g.n_tiles,
 		       LMU(NAME), where, argc == 4 ? argv[3] : "none", argv[2]);
 	free(b.scores);
 	free(acc);
+	fsp_host_free(&h);
 	fsg_free(&g);
 	return rc;
 }

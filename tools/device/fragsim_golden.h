@@ -2,7 +2,9 @@
  * fragsim_golden.h - read what a device harness needs from a golden
  * directory (`fragsim run CASE --emulate-only --out DIR` with golden
  * [inputs, acc]): the quantized Q, the paged K cache and its scales, the
- * block table, the context lengths, the query positions and the tile list.
+ * block table, the context lengths, the query positions and the tile list;
+ * with pv.mode int8 also the paged V cache, its per-token scales and the
+ * PV group list (pv_tiles), and P's rounding and clip from the manifest.
  * C99, C++ and HIP/CUDA host code; one file, no library. Shared by the
  * HIP harness (hip/attn_mmac.hip), the CUDA one (attn_sm80.cu) and the
  * CPU harness (qk_cpu.c), so all read a golden the same way.
@@ -24,7 +26,8 @@
  * case as fragsim read it, every key written out (its "case_yaml"), and
  * fsg_load walks every line of it against fsg_keys[] below: a key the
  * harnesses apply (soft cap, ALiBi, the sliding window, the K scale
- * granularities, the decode row layout), a key that cannot change what
+ * granularities, the decode row layout, INT8 PV with its regroup, its
+ * split-K segments and P's quantization), a key that cannot change what
  * they compute (how the inputs were made: the golden holds them), or a
  * key that must have the value the harnesses implement (the kernel:
  * bug keys: a harness runs the correct kernel and plants its own bugs).
@@ -64,6 +67,17 @@ enum fsg_kscale {
 	FSG_KS_BLOCK32,			/* [NB][BS][Hkv][D/32]: one per 32 dims */
 };
 
+/* pv.regroup (pv.mode int8): how P becomes the PV A operand. */
+enum fsg_pv_regroup {
+	FSG_PV_LDS,			/* written in C order to LDS, read in A order */
+	FSG_PV_V_PERMUTED,		/* kept in the C registers, V permuted */
+};
+
+/* The golden's arrays, in fsg_load's order (g.a[]): the QK inputs, then
+ * with pv.mode int8 V and the PV groups. */
+#define FSG_N_QK_ARRAYS 8
+#define FSG_N_ARRAYS 11
+
 struct fsg_golden {
 	int prefill;			/* mode: prefill (1) or decode (0) */
 	/* From the manifest's case_yaml (the score modifiers in the order
@@ -75,6 +89,14 @@ struct fsg_golden {
 	int packed_rows;		/* decode: the manifest's decode_rows is
 					   "packed" (1) or "replicated" (0) */
 	double softmax_scale;
+	/* pv.mode int8 (the PV half): the regroup, split_k.segment (the
+	 * softmax state's segments; 0 none), and P's quantization from the
+	 * manifest's rounding and clip (quant:) */
+	int pv_int8;
+	enum fsg_pv_regroup pv_regroup;
+	int segment;
+	int clip, round_even;
+	int v_not_int8;			/* cache.v_dtype is not int8 */
 	char profile[64];		/* the lane map the goldens follow */
 	int S, T, Hq, Hkv, D, G;	/* G = Hq / Hkv */
 	int NB, BS, MAXB, MAXCTX;
@@ -93,7 +115,12 @@ struct fsg_golden {
 	int32_t *seq_block0;		/* [S] first logical block of each
 					   sequence counted over all sequences */
 	float *alibi_slope;		/* [Hq] (fsg_alibi_slope), or NULL */
-	struct fsg_array a[8];		/* owners of the data above */
+	/* pv.mode int8 only (NULL, 0 otherwise) */
+	int8_t *v_cache;		/* [NB][Hkv][D][BS] */
+	float *v_scale;			/* [NB][BS][Hkv] */
+	int32_t *pv_tiles;		/* [n_groups][FSG_TILE_COLS]: the groups */
+	size_t n_groups;
+	struct fsg_array a[FSG_N_ARRAYS];	/* owners of the data above */
 };
 
 static inline int fsg_npy(const char *path, const char *descr, int ndim,
@@ -236,7 +263,9 @@ static const struct fsg_key fsg_keys[] = {
 	{ "cache.placement", FSG_APPLIED, NULL, NULL },	/* the block table */
 	{ "cache.k_scale", FSG_ONLY, "per_token_head per_tensor per_block32",
 	  "the harnesses read K scales per (token, kv head), per tensor or per 32 dims" },
-	{ "cache.v_dtype", FSG_INPUTS, NULL, NULL },	/* V: not in QK^T */
+	/* V: not in QK^T; INT8 PV reads it as int8, which fragsim's pv.mode
+	 * int8 requires (fsg_manifest checks) */
+	{ "cache.v_dtype", FSG_INPUTS, NULL, NULL },
 	{ "cache.shuffle_cache", FSG_ONLY, "false",
 	  "the harnesses load K in the plain paged layout" },
 	/* written only when set (not 0): any value is a padded pool */
@@ -246,15 +275,20 @@ static const struct fsg_key fsg_keys[] = {
 	{ "cache.window_blocks", FSG_ONLY, "keep",
 	  "the harnesses walk every key's block; freed ones (-1 entries) they would read" },
 	{ "sequences", FSG_APPLIED, NULL, NULL },	/* context_lens, q_pos, the table */
-	{ "quant.*", FSG_INPUTS, NULL, NULL },		/* Q comes quantized */
-	{ "split_k.segment", FSG_INPUTS, NULL, NULL },	/* no softmax here */
+	/* Q comes quantized; INT8 PV quantizes P with the manifest's
+	 * rounding and clip */
+	{ "quant.rounding", FSG_APPLIED, NULL, NULL },
+	{ "quant.clip", FSG_APPLIED, NULL, NULL },
+	{ "quant.*", FSG_INPUTS, NULL, NULL },
+	/* the softmax's segments: applied by INT8 PV (pv_tile.h), no
+	 * softmax in QK^T alone */
+	{ "split_k.segment", FSG_APPLIED, NULL, NULL },
 	{ "kernel.decode_rows", FSG_APPLIED, NULL, NULL },
-	/* written only when set: PV is not in QK^T, but a golden of INT8
-	 * PV holds tensors (p_int8, pv_acc) no harness writes yet */
-	{ "pv.mode", FSG_ONLY, "f32",
-	  "the harnesses emulate QK^T and f32 PV; INT8 PV (pv_acc) is not implemented in them" },
-	{ "pv.regroup", FSG_ONLY, "lds",
-	  "the harnesses emulate QK^T and f32 PV; INT8 PV (pv_acc) is not implemented in them" },
+	/* written only when set: f32 (the harnesses run QK^T only) or int8
+	 * (the PV half too, pv_tile.h; a harness without it refuses by
+	 * name, fsg_pv_refuse) */
+	{ "pv.mode", FSG_APPLIED, NULL, NULL },
+	{ "pv.regroup", FSG_APPLIED, NULL, NULL },
 	{ "kernel.c_columns", FSG_ONLY, "profile", NULL },
 	{ "kernel.operand_order", FSG_ONLY, "qk", NULL },
 	{ "kernel.head_dim_loaded", FSG_ONLY, "all", NULL },
@@ -426,6 +460,14 @@ static inline int fsg_case(struct fsg_golden *g, const char *text, const char *p
 			g->alibi = !strcmp(val, "true");
 		else if (!strcmp(full, "model.sliding_window"))
 			g->window = atoi(val);
+		else if (!strcmp(full, "pv.mode"))
+			g->pv_int8 = !strcmp(val, "int8");
+		else if (!strcmp(full, "pv.regroup"))
+			g->pv_regroup = !strcmp(val, "v_permuted") ? FSG_PV_V_PERMUTED : FSG_PV_LDS;
+		else if (!strcmp(full, "split_k.segment"))
+			g->segment = atoi(val);
+		else if (!strcmp(full, "cache.v_dtype"))
+			g->v_not_int8 = strcmp(val, "int8") != 0;
 		else if (!strcmp(full, "cache.k_scale"))
 			g->kscale = !strcmp(val, "per_tensor") ? FSG_KS_TENSOR :
 				    !strcmp(val, "per_block32") ? FSG_KS_BLOCK32 :
@@ -454,7 +496,7 @@ static inline float fsg_alibi_slope(int h, int H)
 
 static inline void fsg_free(struct fsg_golden *g)
 {
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < FSG_N_ARRAYS; i++)
 		free(g->a[i].data);
 	free(g->tokens);
 	free(g->seq_block0);
@@ -526,6 +568,24 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 		}
 		rc = fsg_case(g, text, path, err, errlen);
 		free(text);
+		/* P's quantization (pv.mode int8): the manifest's rounding and
+		 * clip, which are the case's quant: */
+		p = fsg_json_at(m, "clip");
+		g->clip = p ? atoi(p) : 0;
+		p = fsg_json_at(m, "rounding");
+		g->round_even = p && !strncmp(p, "\"half_to_even\"", 14);
+		if (!rc && g->pv_int8 && (g->clip < 1 || g->clip > 127 || !p ||
+					  (!g->round_even && strncmp(p, "\"half_away_from_zero\"", 21)))) {
+			snprintf(err, errlen, "%s: pv.mode int8 needs the manifest's rounding and clip (1 to 127)",
+				 path);
+			rc = -1;
+		}
+		if (!rc && g->pv_int8 && g->v_not_int8) {	/* fragsim refuses it too */
+			snprintf(err, errlen,
+				 "%s: case key cache.v_dtype is not int8: INT8 PV multiplies the int8 V cache; refusing the golden rather than ignoring the key",
+				 path);
+			rc = -1;
+		}
 		free(m);
 		return rc;
 	}
@@ -535,11 +595,13 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 			   size_t errlen)
 {
-	static const struct { const char *name, *descr; int ndim; } f[8] = {
+	static const struct { const char *name, *descr; int ndim; } f[FSG_N_ARRAYS] = {
 		{ "q_int8", "|i1", 4 }, { "q_scale", "<f4", 3 },
 		{ "k_cache", "|i1", 5 }, { "k_scale", "<f4", 3 },
 		{ "block_table", "<i4", 2 }, { "context_lens", "<i4", 1 },
 		{ "q_pos", "<i4", 2 }, { "acc_tiles", "<i4", 2 },
+		/* pv.mode int8 */
+		{ "v_cache", "|i1", 4 }, { "v_scale", "<f4", 3 }, { "pv_tiles", "<i4", 2 },
 	};
 	char path[1200];
 	int nblk = 0;
@@ -562,7 +624,7 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 			return -1;
 		}
 	}
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < (g->pv_int8 ? FSG_N_ARRAYS : FSG_N_QK_ARRAYS); i++) {
 		/* k_scale's rank follows its granularity (enum fsg_kscale) */
 		int ndim = i != 3 ? f[i].ndim : g->kscale == FSG_KS_TENSOR ? 1 :
 			   g->kscale == FSG_KS_BLOCK32 ? 4 : 3;
@@ -608,6 +670,22 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	g->NB = (int)g->a[2].shape[0], g->Hkv = (int)g->a[2].shape[1];
 	g->BS = (int)g->a[2].shape[3], g->MAXB = (int)g->a[4].shape[1];
 	g->n_tiles = g->a[7].shape[0];
+	if (g->pv_int8) {
+		g->v_cache = (int8_t *)g->a[8].data;
+		g->v_scale = (float *)g->a[9].data;
+		g->pv_tiles = (int32_t *)g->a[10].data;
+		g->n_groups = g->a[10].shape[0];
+		if (g->a[8].shape[0] != (size_t)g->NB || g->a[8].shape[1] != (size_t)g->Hkv ||
+		    g->a[8].shape[2] != (size_t)g->D || g->a[8].shape[3] != (size_t)g->BS ||
+		    g->a[9].shape[0] != (size_t)g->NB || g->a[9].shape[1] != (size_t)g->BS ||
+		    g->a[9].shape[2] != (size_t)g->Hkv || g->a[10].shape[1] != FSG_TILE_COLS) {
+			snprintf(err, errlen,
+				 "%s: v_cache [NB][Hkv][D][BS], v_scale [NB][BS][Hkv] (per token and kv head) and pv_tiles [n][%d] disagree with the golden's shapes",
+				 dir, FSG_TILE_COLS);
+			fsg_free(g);
+			return -1;
+		}
+	}
 	if (g->a[7].shape[1] != FSG_TILE_COLS) {
 		/* A golden of a fragsim before row_tile: its rows cannot tell
 		 * the row tiles of a decode group larger than M apart. */

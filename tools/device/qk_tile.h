@@ -40,6 +40,8 @@
  *                       gfx936 the truth is lane / 16 + 4 * e)
  *   FSQ_BUG_PAGE_WALK   the logical block used as the physical one
  *   FSQ_BUG_HEAD_DIM_HALF  only the first D/2 dims of K loaded
+ *   FSQ_BUG_P_REGROUP_NONE INT8 PV: the C registers fed as the PV A
+ *                       operand without the exchange (pv_tile.h)
  *
  * C99, C++ and HIP/CUDA (device and host).
  */
@@ -62,6 +64,7 @@
 #define FSQ_BUG_C_COLUMNS 1
 #define FSQ_BUG_PAGE_WALK 2
 #define FSQ_BUG_HEAD_DIM_HALF 4
+#define FSQ_BUG_P_REGROUP_NONE 8	/* INT8 PV (pv_tile.h) */
 
 /* The lane map is a header of `fragsim lanemap --format c`; the includer
  * names its prefixes in FSQ_LM and FSQ_LMU (fs_gfx936, FS_GFX936), and
@@ -99,7 +102,8 @@ static inline int fsq_bug_of(const char *name)
 		return 0;
 	return !strcmp(name, "c_columns") ? FSQ_BUG_C_COLUMNS :
 	       !strcmp(name, "page_walk") ? FSQ_BUG_PAGE_WALK :
-	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF : -1;
+	       !strcmp(name, "head_dim_half") ? FSQ_BUG_HEAD_DIM_HALF :
+	       !strcmp(name, "p_regroup_none") ? FSQ_BUG_P_REGROUP_NONE : -1;
 }
 
 /* The case as the kernel sees it, from its golden (host code): rows and
@@ -315,31 +319,44 @@ static inline int fsq_outputs(const struct fsq_case *c, const struct fsg_golden 
 }
 
 /*
- * Write a harness's results to dir through fragsim_dump.h (host code):
- * acc [n_tiles][ksteps_acc][wave][ec] in register order for the golden's tiles, the
+ * A harness's QK results into writer w (host code): acc [n_tiles]
+ * [ksteps_acc][wave][ec] in register order for the golden's tiles, the
  * tiles' coordinates, scores [S][T][Hq][MAXCTX] and the row mapping the
- * kernel used. 0, or 3 with the reason on stderr after "prog: ".
+ * kernel used. 0, or -1 with w->error set.
  */
-static inline int fsq_dump(const char *prog, const struct fsq_case *c,
-			   const struct fsg_golden *g, const int32_t *acc, int wave, int ec,
-			   const float *scores, const char *dir)
+static inline int fsq_dump_qk(struct fsd_writer *w, const struct fsq_case *c,
+			      const struct fsg_golden *g, const int32_t *acc, int wave, int ec,
+			      const float *scores)
 {
 	size_t shape[4] = { (size_t)g->S, (size_t)g->T, (size_t)g->Hq, (size_t)g->MAXCTX };
-	struct fsd_writer w;
-	int rc = fsd_begin(&w, dir) ? 3 : 0;
 
-	w.packed_rows = c->packed_rows;
-	for (size_t i = 0; !rc && i < g->n_tiles; i++) {
+	w->packed_rows = c->packed_rows;
+	for (size_t i = 0; i < g->n_tiles; i++) {
 		const int32_t *xy = &g->acc_tiles[i * FSG_TILE_COLS];
 		struct fsd_tile t;
 
 		t.seq = xy[0], t.head = xy[1], t.row_base = xy[2], t.key_base = xy[3];
 		t.row_tile = xy[4];
-		if (fsd_acc_tile(&w, &t, wave, ec, c->ksteps_acc,
+		if (fsd_acc_tile(w, &t, wave, ec, c->ksteps_acc,
 				 &acc[i * (size_t)c->ksteps_acc * wave * ec]))
-			rc = 3;
+			return -1;
 	}
-	if (!rc && (fsd_tensor(&w, "scores", FSD_F32, scores, 4, shape) || fsd_commit(&w)))
+	return fsd_tensor(w, "scores", FSD_F32, scores, 4, shape);
+}
+
+/*
+ * Write a harness's QK results to dir through fragsim_dump.h (host code,
+ * fsq_dump_qk's tensors). 0, or 3 with the reason on stderr after
+ * "prog: ".
+ */
+static inline int fsq_dump(const char *prog, const struct fsq_case *c,
+			   const struct fsg_golden *g, const int32_t *acc, int wave, int ec,
+			   const float *scores, const char *dir)
+{
+	struct fsd_writer w;
+	int rc = fsd_begin(&w, dir) ? 3 : 0;
+
+	if (!rc && (fsq_dump_qk(&w, c, g, acc, wave, ec, scores) || fsd_commit(&w)))
 		rc = 3;
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", prog, w.error);

@@ -6,7 +6,7 @@ HIP harnesses on tinygrad's mock AMD GPU (tools/device/emu/, docs/hip-emu.md).
 
 SRC is the user's checkout; it is only read. DST receives a copy of
 SRC's tinygrad/, test/mockgpu/ and test/amd/helpers.py (what the
-emulator imports) with two
+emulator imports) with three
 fixes to test/mockgpu/amd/emu.py, each applied by replacing one exact
 line of the verified commit:
 
@@ -18,6 +18,13 @@ line of the verified commit:
             (D0.i64 = PC + 4LL) fails with "unknown variable: PC". The
             harness reaches its lane-map tables through s_getpc and the
             GOT. The fix passes the instruction's PC, as SOPP does.
+  lds-exec  _compile_mem_op reads LDS for every lane of a DS load, the
+            lanes EXEC masks off too, at the address their VGPR holds,
+            unchecked: an idle lane's stale address past the kernel's LDS
+            reads past the emulator's buffer, and the process faults
+            (INT8 PV's row phase, one lane a row, pv_tile.h). The fix
+            gives a masked lane address 0; active lanes read as before,
+            and a masked lane's result was never written back.
 
 Exit status: 0 copied and patched; 2 SRC is not a checkout these fixes
 fit (the message says which line is missing or what commit it is).
@@ -37,6 +44,9 @@ FIXES = [
     ("getpc",
      "    srcs = {'S0': ctx.rsrc_dyn(ssrc0_off, None, bits['s0'], literal)}\n",
      "    srcs = {'S0': ctx.rsrc_dyn(ssrc0_off, None, bits['s0'], literal), 'PC': ctx.rpc().cast(dtypes.int64)}\n"),
+    ("lds-exec",
+     "      addr = ctx.rvgpr_dyn(addr_reg, lane)\n",
+     "      addr = _lane_active(exec_mask, lane).where(ctx.rvgpr_dyn(addr_reg, lane), _c(0))\n"),
 ]
 # What the runtime (emu_runtime.py) calls: each must still be there.
 NEEDED = ["def run_asm(lib: int, lib_sz: int, gx: int, gy: int, gz: int, lx: int, ly: int, lz: int, args_ptr: int, rsrc2: int = 0x19c,\n",
@@ -90,7 +100,7 @@ def main():
     with open(os.path.join(dst, "COMMIT"), "w") as f:
         f.write(head + "\n")
     note = "" if head == VERIFIED else f" (not the verified {VERIFIED}: the fixes' lines matched)"
-    print(f"patch_tinygrad: {src} at {head}{note}: copied to {dst}, fixes mfma-i8 and getpc applied")
+    print(f"patch_tinygrad: {src} at {head}{note}: copied to {dst}, fixes mfma-i8, getpc and lds-exec applied")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@
 #   probe short, probe exhaustive   probe_mmac answers the plan; probe
 #                                   solve: device matches the profile
 #   attn <case>                     attn_mmac on each cases/device/cdna3-*
+#   attn pv-int8-hd128, p_regroup   INT8 PV (tests/data/dump_h/cdna3-pv-
+#                                   int8-hd128.yaml): match; the planted
+#                                   p_regroup_none refused by name (and
+#                                   on RDNA3, with no device exp, INT8 PV)
 #                                   golden; fragsim diff: match
 #   c_columns, page_walk            planted bugs: diff says mismatch, names
 #                                   page_walk; c_columns has no CDNA3 class
@@ -67,7 +71,7 @@ build() {
 		exit 3
 	fi
 }
-build gfx940 gfx940 FSQ_MORE_BUGS=page_walk
+build gfx940 gfx940 "FSQ_MORE_BUGS=page_walk p_regroup_none"
 build gfx940-quad gfx940 FSQ_PROFILE=gfx936-quad
 build gfx1100 gfx1100 FSQ_MORE_BUGS=page_walk
 build gfx1100-u8 gfx1100 FSQ_PROFILE=$hip/rdna3-wmma-i32-16x16x16-u8-w32.yaml
@@ -80,6 +84,10 @@ bad=0
 verdict() {
 	v=$(grep -E '^(device (matches|differs)|verdict )' "$2" | tail -n1 | sed 's/^verdict *//' || true)
 	[ -n "$v" ] || v="no verdict: $(tail -n1 "$2")"
+	# a refusal the run expects: the harness's message, not fragsim run's
+	if [ "$3" = 2 ] && [ "$rc" = 2 ]; then
+		v="refused: $(tail -n1 "$2" | sed "s|^[a-z_]*: .*/golden: ||; s|^[a-z_]*: ||" | cut -c1-100)..."
+	fi
 	dg=$(grep '^diagnosis: ' "$2" | tail -n1 | sed 's/^diagnosis: //; s/ (best: .*//' || true)
 	case $dg in ''|'none needed') ;; *) v="$v; $dg" ;; esac
 	if [ "$3" = "$rc" ] && grep -q -- "$4" "$2"; then
@@ -138,6 +146,14 @@ attn "c_columns prefill-chunk" "$out/gfx940/attn_mmac_c_columns" cases/device/cd
 	1 "diagnosis: no hypothesis reproduces the dump"
 attn "page_walk decode-shuffled" "$out/gfx940/attn_mmac_page_walk" cases/device/cdna3-decode-shuffled.yaml \
 	1 "diagnosis: matches kernel assumption page_walk=none"
+# INT8 PV (pv_tile.h) at head_dim 128, the loop instance pv_units<0,0>
+# (the unrolled one faults inside the emulator: docs/hip-emu.md); the
+# planted p_regroup_none cannot feed CDNA3's C registers as A (a lane
+# holds a column of C), so that build refuses the golden by name.
+pv=tests/data/dump_h/cdna3-pv-int8-hd128.yaml
+attn "attn pv-int8-hd128" "$out/gfx940/attn_mmac" $pv 0 "verdict *match: the dump is what the case computes"
+attn "pv p_regroup_none refused" "$out/gfx940/attn_mmac_p_regroup_none" $pv 2 \
+	"p_regroup_none on $isa: lane 0's C registers do not hold the row-0 entries"
 # A kernel built on gfx936-quad's map (FSQ_PROFILE) on CDNA3: the probe
 # sees the C map differ, diff names the map the instruction really has.
 probe "wrong map: probe" "$out/gfx940-quad/probe_mmac" gfx936-quad 1 "device differs from gfx936-quad"
@@ -159,6 +175,9 @@ for c in cases/device/rdna3-*.yaml; do
 done
 attn "rdna3 page_walk decode" "$out/gfx1100/attn_mmac_page_walk" cases/device/rdna3-decode-shuffled.yaml \
 	1 "diagnosis: matches kernel assumption page_walk=none"
+# The RDNA3 build has no device exp (-nogpulib): INT8 PV refused by name.
+attn "rdna3 pv-int8 refused" "$out/gfx1100/attn_mmac" $pv 2 \
+	"case key pv.mode is int8: this build has no device library" $r3
 blocked=$hip/rdna3-wmma-c-blocked-w32.yaml
 probe "rdna3 wrong map: probe" "$out/gfx1100-blocked/probe_mmac" $blocked 1 \
 	"device differs from rdna3-wmma-c-blocked-w32"

@@ -55,6 +55,7 @@
 #define EC LMU(C_ELEMS)
 
 #include "qk_frag.h"
+#include "pv_tile.h"
 
 static_assert(M == 16 && N == 16 && (K == 32 || K == 16) && EA % 8 == 0 && EB == EA,
 	      "attn_mmac: a 16x16xK INT8 instruction, K 32 or 16, whole 8-byte pieces of A and B");
@@ -228,6 +229,94 @@ __global__ void __launch_bounds__(W) qk_tiles(struct fsq_case c, struct fsq_bufs
 	}
 }
 
+// pv_tile.h's registers as the instruction's operand.
+__device__ static inline fsq_ab pv_ab(const uint32_t *r)
+{
+	fsq_ab v;
+
+#pragma unroll
+	for (int i = 0; i < EA / 4; i++)
+		v[i] = (int)r[i];
+	return v;
+}
+
+// INT8 PV, one wave per PV unit: pv_tile.h's phases with the barriers
+// where it says. q.tiles are the groups' QK tiles, FSP_GT a group. KS >
+// 0: QK's K-steps unrolled (c.ksteps == KS), DTU > 0: the PV column
+// tiles unrolled (D / N == DTU, all sharing one A operand); 0: loops.
+template <int KS, int DTU>
+__global__ void __launch_bounds__(W) pv_units(struct fsq_case c, struct fsp_case pc,
+					      struct fsq_bufs q, struct fsp_bufs p,
+					      struct fsq_frag_flags fl)
+{
+	__shared__ struct fsp_lds lds;
+	int u = fsq_bid(), lane = fsq_tid();
+
+	c.bugs = FSQ_BUGS;	// compile-time, as qk_tiles's
+	pc.from_c = pc.from_c || (FSQ_BUGS & FSQ_BUG_P_REGROUP_NONE);
+	for (int j = p.unit_first[u]; j < p.unit_first[u + 1]; j++) {
+		int gi = p.unit_groups[j];
+		int8_t pq[FSP_GT * EC];
+		uint32_t ar[EA / 4];
+		fsq_ab a;
+
+#pragma unroll
+		for (int t = 0; t < FSP_GT; t++) {
+			int32_t *tile_acc = &p.qk_acc[((long)u * FSP_GT + t) * c.ksteps_acc * W * EC];
+			fsq_acc acc = {};
+
+			if (KS > 0) {
+#pragma unroll
+				for (int ks = 0; ks < KS; ks++)
+					acc = qk_kstep(&c, &q, gi * FSP_GT + t, lane, ks, fl, acc, tile_acc);
+			} else {
+#pragma unroll 1
+				for (int ks = 0; ks < c.ksteps; ks++)
+					acc = qk_kstep(&c, &q, gi * FSP_GT + t, lane, ks, fl, acc, tile_acc);
+			}
+		}
+		fsp_scores(&c, &pc, &q, &p, u, gi, lane, &lds);
+		fsq_barrier();
+		for (int m = lane; m < M; m += W)
+			fsp_row(&c, &pc, &q, &p, u, gi, m, &lds);
+		fsq_barrier();
+		fsp_pq(&c, &pc, &q, &p, gi, lane, &lds, pq);
+		fsq_barrier();
+		fsp_a(&pc, &p, gi, lane, &lds, pq, ar);
+		a = pv_ab(ar);
+		if (DTU > 0) {
+#pragma unroll
+			for (int dt = 0; dt < DTU; dt++) {
+				uint32_t br[EB / 4];
+				int32_t d[EC];
+				fsq_acc z = {};
+
+				fsp_b(&c, &q, &p, gi, lane, dt, br);
+				z = fsq_mmac(a, pv_ab(br), z);
+				for (int e = 0; e < EC; e++)
+					d[e] = z[e];
+				fsp_o(&c, &pc, &p, u, gi, lane, dt, d, &lds);
+			}
+		} else {
+#pragma unroll 1
+			for (int dt = 0; dt < pc.DT; dt++) {
+				uint32_t br[EB / 4];
+				int32_t d[EC];
+				fsq_acc z = {};
+
+				fsp_b(&c, &q, &p, gi, lane, dt, br);
+				z = fsq_mmac(a, pv_ab(br), z);
+				for (int e = 0; e < EC; e++)
+					d[e] = z[e];
+				fsp_o(&c, &pc, &p, u, gi, lane, dt, d, &lds);
+			}
+		}
+		fsq_barrier();
+	}
+	for (int m = lane; m < M; m += W)
+		fsp_finish(&c, &pc, &q, &p, u, m);
+}
+
 #define HIP_OK(x) do { hipError_t e_ = (x); if (e_ != hipSuccess) { \
 	fprintf(stderr, "attn_mmac: %s: %s\n", #x, hipGetErrorString(e_)); \
 	exit(3); } } while (0)
@@ -247,6 +336,7 @@ int main(int argc, char **argv)
 	struct fsg_golden g;
 	struct fsq_case c;
 	struct fsq_bufs b;
+	struct fsp_host h;
 	char err[1400];
 	size_t nscores, nacc;
 	float *scores;
@@ -277,6 +367,20 @@ int main(int argc, char **argv)
 	}
 #endif
 	fsq_case_of(&c, &g, M, K, FSQ_BUGS);
+#if defined(FSQ_NOGPULIB)
+	/* mmac.h: no device exp in this build */
+	rc = fsp_refuse("attn_mmac", &g, FSQ_BUGS, 0,
+			"this build has no device library (-nogpulib), so no exp for the softmax");
+#else
+	rc = fsp_refuse("attn_mmac", &g, FSQ_BUGS, 1, NULL);
+#endif
+	if (rc)
+		return rc;
+	rc = fsp_host_make(&h, &c, &g, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "attn_mmac: %s: %s\n", argv[1], rc == 2 ? err : "out of memory");
+		return rc;
+	}
 	memset(&b, 0, sizeof(b));
 	if (fsq_outputs(&c, &g, W, EC, &acc, &scores, &nacc, &nscores)) {
 		fprintf(stderr, "attn_mmac: out of memory\n");
@@ -305,12 +409,54 @@ int main(int argc, char **argv)
 	HIP_OK(hipDeviceSynchronize());
 	HIP_OK(hipMemcpy(acc, b.acc, nacc * sizeof(int32_t), hipMemcpyDeviceToHost));
 	HIP_OK(hipMemcpy(scores, b.scores, nscores * sizeof(float), hipMemcpyDeviceToHost));
-	rc = fsq_dump("attn_mmac", &c, &g, acc, W, EC, scores, argv[2]);
+	if (h.pc.on && h.pc.n_units) {
+		struct fsq_bufs q = b;
+		struct fsp_bufs p;
+
+		memset(&p, 0, sizeof(p));
+		q.tiles = to_device(h.tiles, h.n_tiles * FSQ_TILE_COLS);
+		p.v_cache = to_device(g.v_cache, g.a[8].count);
+		p.v_scale = to_device(g.v_scale, g.a[9].count);
+		p.groups = to_device(g.pv_tiles, g.a[10].count);
+		p.unit_first = to_device(h.unit_first, (size_t)h.pc.n_units + 1);
+		p.unit_groups = to_device(h.unit_groups, h.n_groups);
+		p.a_src = to_device(h.a_src, (size_t)W * EA);
+		p.b_key = to_device(h.b_key, (size_t)W * EB);
+		p.qk_acc = to_device(h.qk_acc, h.n_qk_acc);
+		p.o = to_device(h.o, h.n_state * c.D);
+		p.m = to_device(h.m, h.n_state);
+		p.l = to_device(h.l, h.n_state);
+		p.p_int8 = to_device(h.p_int8, h.n_p_int8);
+		p.p_scale = to_device(h.p_scale, h.n_p_scale);
+		p.pv_acc = to_device(h.pv_acc, h.n_pv_acc);
+		p.out = to_device(h.out, h.n_out);
+		// RDNA3 has the loop form only: unrolled, its 16 K-steps and 16
+		// column tiles spill to scratch (and its build runs no PV).
+		if (c.ksteps == FSQ_UNROLL && h.pc.DT == 256 / N && !FSQ_HAS_UNSIGNED)
+			hipLaunchKernelGGL((pv_units<FSQ_HAS_UNSIGNED ? 0 : FSQ_UNROLL,
+						    FSQ_HAS_UNSIGNED ? 0 : 256 / N>),
+					   dim3((unsigned)h.pc.n_units), dim3(W), 0, 0, c, h.pc, q, p,
+					   qk_flags_of());
+		else
+			hipLaunchKernelGGL((pv_units<0, 0>), dim3((unsigned)h.pc.n_units), dim3(W), 0, 0,
+					   c, h.pc, q, p, qk_flags_of());
+		HIP_OK(hipGetLastError());
+		HIP_OK(hipDeviceSynchronize());
+		HIP_OK(hipMemcpy(h.p_int8, p.p_int8, h.n_p_int8, hipMemcpyDeviceToHost));
+		HIP_OK(hipMemcpy(h.p_scale, p.p_scale, h.n_p_scale * sizeof(float),
+				 hipMemcpyDeviceToHost));
+		HIP_OK(hipMemcpy(h.pv_acc, p.pv_acc, h.n_pv_acc * sizeof(int32_t),
+				 hipMemcpyDeviceToHost));
+		HIP_OK(hipMemcpy(h.out, p.out, h.n_out * sizeof(float), hipMemcpyDeviceToHost));
+	}
+	rc = fsp_dump("attn_mmac", &c, &g, acc, W, EC, scores, &h, argv[2]);
 	if (!rc)
-		printf("attn_mmac: %zu tiles of %s (%s), bugs 0x%x, written to %s\n", g.n_tiles,
-		       LMU(NAME), LMU(INSTRUCTION), FSQ_BUGS, argv[2]);
+		printf("attn_mmac: %zu tiles%s of %s (%s), bugs 0x%x, written to %s\n", g.n_tiles,
+		       h.pc.on ? " and their INT8 PV groups" : "", LMU(NAME), LMU(INSTRUCTION),
+		       FSQ_BUGS, argv[2]);
 	free(scores);
 	free(acc);
+	fsp_host_free(&h);
 	fsg_free(&g);
 	return rc;
 }

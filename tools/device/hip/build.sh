@@ -12,8 +12,10 @@
 #   OUTDIR/probe_mmac              answers a fragsim probe plan
 #   OUTDIR/attn_mmac               the QK^T tiles of a golden, dumped
 #   OUTDIR/attn_mmac_c_columns     the same with the contiguous-columns bug
-#   OUTDIR/attn_mmac_BUG           with FSQ_MORE_BUGS="page_walk head_dim_half"
-#                                  (either or both), those bugs planted
+#   OUTDIR/attn_mmac_BUG           with FSQ_MORE_BUGS="page_walk head_dim_half
+#                                  p_regroup_none" (any of them), that bug
+#                                  planted (p_regroup_none: INT8 PV's C
+#                                  registers fed as A, pv_tile.h)
 # With --asm, the device assembly only (OUTDIR/*.s, no GPU runtime needed).
 # Environment: FRAGSIM (default build/fragsim), HIPCC (default hipcc),
 # FSQ_PROFILE (a profile name or YAML to use instead of the target's
@@ -90,7 +92,8 @@ for b in ${FSQ_MORE_BUGS:-}; do
 	case $b in
 	page_walk) m=FSQ_BUG_PAGE_WALK ;;
 	head_dim_half) m=FSQ_BUG_HEAD_DIM_HALF ;;
-	*) echo "build.sh: FSQ_MORE_BUGS: unknown bug '$b' (page_walk, head_dim_half)" >&2
+	p_regroup_none) m=FSQ_BUG_P_REGROUP_NONE ;;
+	*) echo "build.sh: FSQ_MORE_BUGS: unknown bug '$b' (page_walk, head_dim_half, p_regroup_none)" >&2
 	   exit 2 ;;
 	esac
 	compile -DFSQ_BUGS=$m "$here/attn_mmac.hip" -o "$out/attn_mmac_$b$ext"

@@ -6,7 +6,16 @@
 # instruction per K-step of the unrolled loop (D/K for attn_mmac's
 # qk_tiles<256/K>: 8 on CDNA3, 16 on RDNA3; 1 for probe_mmac), one in the
 # loop of qk_tiles<0> (any head_dim), no scratch, and the register
-# counts, printed. On RDNA3 also the iu8 signedness each probe kernel asks
+# counts, printed. INT8 PV (pv_units, pv_tile.h) the same way: at head
+# dim 256 pv_units<8,16> issues per group 2 QK tiles x 8 K-steps and 16
+# PV column tiles, 32 instructions, of which exactly 16 start from C = 0
+# and read one A operand (P, shared by the column tiles: check_asm.py
+# --pv, on gfx940; DTK's gfx936 assembly is not seen here);
+# pv_units<0,0> (any head_dim) one per QK tile in the K-step loop and
+# one in the column-tile loop: 3 on CDNA3 and gfx936 (2 QK tiles a
+# group), 2 on RDNA3 (16-key groups, one QK tile; RDNA3 has only the
+# loop form). The planted p_regroup_none build (attn_mmac_p_regroup_none)
+# is checked alike. On RDNA3 also the iu8 signedness each probe kernel asks
 # for: probe<UA,UB> reads A (B) unsigned when UA (UB) is 1, which clears
 # its NEG_LO bit (neg_lo:[1,1,0] is both signed; LLVM prints no neg_lo
 # when both are clear), and the attention kernels read signed bytes. The
@@ -36,11 +45,24 @@ asm() {
 check() {
 	target=$1 dir=$2 mnemonic=$3 unroll=$4 probe=$5
 	shift 5
-	sh "$here/build.sh" --asm "$target" "$build/hip/$dir"
+	FSQ_MORE_BUGS=p_regroup_none sh "$here/build.sh" --asm "$target" "$build/hip/$dir"
 	asm "$dir" probe_mmac "$probe" 1 "$@"
-	for f in attn_mmac attn_mmac_c_columns; do
+	for f in attn_mmac attn_mmac_c_columns attn_mmac_p_regroup_none; do
 		asm "$dir" $f "qk_tiles<$unroll>" "$unroll" "$@"
 		asm "$dir" $f "qk_tiles<0>" 1 "$@"
+		if [ "$unroll" = 8 ]; then
+			# --pv reads C = 0 as the literal LLVM prints for
+			# MFMA (checked on gfx940); DTK's v_mmac is not seen
+			# here, so gfx936 counts the 32 alone
+			if [ "$target" = gfx936 ]; then
+				asm "$dir" $f "pv_units<8,16>" 32 "$@"
+			else
+				asm "$dir" $f "pv_units<8,16>" 32 "$@" --pv 16
+			fi
+			asm "$dir" $f "pv_units<0,0>" 3 "$@"
+		else
+			asm "$dir" $f "pv_units<0,0>" 2 "$@"
+		fi
 	done
 }
 check gfx940 gfx940 v_mfma_i32_16x16x32_i8 8 "probe<0,0>"

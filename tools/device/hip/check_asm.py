@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL] [--with TEXT] [--without TEXT]
+"""check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL] [--with TEXT] [--without TEXT] [--pv N]
 
 Check one kernel in the device assembly that `hipcc --cuda-device-only -S`
 wrote: the matrix instruction MNEMONIC appears exactly COUNT times in the
@@ -10,7 +10,11 @@ mangled symbol); NAME<N> or NAME<N,M,...> names the instance of a kernel
 template over ints (qk_tiles<8>: _Z8qk_tilesILi8EE..., probe<1,0>:
 _Z5probeILi1ELi0EE...). --with TEXT: every one of those instructions
 holds TEXT in its operands (RDNA3's iu8 signedness: neg_lo:[1,1,0]);
---without TEXT: none does. One line of output:
+--without TEXT: none does. --pv N: INT8 PV's column tiles of one group
+(pv_units in attn_mmac.hip): exactly N of the instructions start from
+C = 0 and read one A operand register (P, shared by the group's column
+tiles); the QK instructions beside them accumulate, or read another A.
+One line of output:
 
   LABEL: KERNEL: 8 x v_mfma_i32_16x16x32_i8 (want 8), scratch 0, VGPRs 36 + AGPRs 4 = 40, SGPRs 30: OK
 
@@ -27,9 +31,9 @@ def fail(msg, code=2):
 
 
 def main(argv):
-    usage = "usage: check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL] [--with TEXT] [--without TEXT]"
-    argv, want_in, want_out = list(argv), [], []
-    for opt, into in (("--with", want_in), ("--without", want_out)):
+    usage = "usage: check_asm.py FILE.s KERNEL MNEMONIC COUNT [LABEL] [--with TEXT] [--without TEXT] [--pv N]"
+    argv, want_in, want_out, want_pv = list(argv), [], [], []
+    for opt, into in (("--with", want_in), ("--without", want_out), ("--pv", want_pv)):
         while opt in argv:
             at = argv.index(opt)
             if at + 1 >= len(argv):
@@ -92,6 +96,20 @@ def main(argv):
         n = sum(text in o for o in operands)
         if n:
             problems.append("%d of them with %s" % (n, text))
+    pv = None
+    if want_pv:
+        # operands: D, A, B, C (and modifiers after C)
+        fresh = {}
+        for o in operands:
+            ops = [x.strip() for x in o.split(None, 1)[1].split(",")]
+            if len(ops) >= 4 and ops[3].split()[0] == "0":
+                fresh[ops[1]] = fresh.get(ops[1], 0) + 1
+        pv = max(fresh.values()) if fresh else 0
+        try:
+            if pv != int(want_pv[-1]):
+                problems.append("%d from C = 0 on one A operand, want %s" % (pv, want_pv[-1]))
+        except ValueError:
+            fail(usage)
     if stats["private"] or stats["ScratchSize"]:
         problems.append("scratch: private segment %d, ScratchSize %d"
                         % (stats["private"], stats["ScratchSize"]))
@@ -100,6 +118,8 @@ def main(argv):
         regs += " + AGPRs %d = %d" % (stats["NumAgprs"],
                                      stats.get("TotalNumVgprs", stats["NumVgprs"]))
     mods = "".join(", with %s" % t for t in want_in) + "".join(", without %s" % t for t in want_out)
+    if pv is not None:
+        mods += "; %d of them from C = 0 on one A operand (PV, want %s)" % (pv, want_pv[-1])
     print("%s: %s: %d x %s (want %d%s), scratch %d, %s, SGPRs %s: %s"
           % (label, kernel, body, mnemonic, want, mods, stats["private"], regs,
              stats.get("NumSgprs", "?"), "; ".join(problems) if problems else "OK"))

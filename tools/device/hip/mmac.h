@@ -147,11 +147,19 @@ __device__ static inline void fsq_barrier(void)
 }
 
 /* -nogpulib (build.sh's RDNA3 builds): no device library, so no tanh for
- * model: soft_cap (qk_tile.h). attn_mmac refuses a soft_cap golden on the
+ * model: soft_cap (qk_tile.h) and no exp for INT8 PV (pv_tile.h). attn_mmac refuses a soft_cap golden on the
  * host, naming the key, before any launch; this definition only lets the
  * kernel link, and stops the wave should it ever be reached. */
 #if defined(FSQ_NOGPULIB) && defined(__HIP_DEVICE_COMPILE__)
 extern "C" __device__ double __ocml_tanh_f64(double x)
+{
+	(void)x;
+	__builtin_trap();
+}
+
+/* Likewise exp for INT8 PV's softmax (pv_tile.h): attn_mmac refuses a
+ * pv.mode int8 golden by name in this build. */
+extern "C" __device__ double __ocml_exp_f64(double x)
 {
 	(void)x;
 	__builtin_trap();
