@@ -17,7 +17,12 @@
  * double (ref_acc, exact), p'_j = exp(s_j - max s) sV_j over the visible
  * keys of the group, Pq_j = round(clip p'_j / max p') in the case's
  * rounding; the running max and normaliser of the kernel cancel in the
- * ratio, so this needs nothing of the kernel's state.
+ * ratio, so this needs nothing of the kernel's state. With V per_channel
+ * (cache.v_scale) nothing cancels: Pq_j = round(clip exp(s_j - M)), M
+ * the max over the row's visible keys from its segment's start to the
+ * group's end, the reference's own (pv_run_at); e.g. clip 127, a group
+ * whose best key is 0.5 below an earlier key's score: its Pq is
+ * round(127 e^-0.5) = round(77.03) = 77.
  */
 #include "pv_int8.h"
 
@@ -126,16 +131,68 @@ static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
 	}
 }
 
+/* Double score of row (s, t, qh) (kv head kvh, at qpos) against key kj,
+ * -inf where it is masked or its block is not in the table. */
+static double pv_score(const struct fs_case *c, const struct fs_inputs *in, int s,
+		       int t, int qh, int kvh, int qpos, int kj)
+{
+	int blk = pv_block(in, s, kj);
+	size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
+	double sk;
+
+	if (blk < 0 || !pv_visible(c, qpos, kj))
+		return -INFINITY;
+	sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
+	     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] :
+	     in->k_scale[pv_ts(in, blk, kj, kvh)];
+	return (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
+	       c->softmax_scale;
+}
+
+/*
+ * V per_channel: Pq = round(clip e^(s - M)), with M the row's running max
+ * when the kernel quantizes the group, the max over the visible keys from
+ * the segment's start to the group's end: no ratio cancels it. A row's
+ * max so far is kept in runs[], one slot per row (direct-mapped), so that
+ * a chunk's groups in key order scan each key once; a slot holding
+ * another row, or one already past kb, starts again from the segment.
+ */
+#define PV_RUNS 256
+
+struct pv_run {
+	int s, t, qh, lo;	/* the row and its segment's first key; s -1 empty */
+	int end;		/* keys [lo, end) are in mx */
+	double mx;
+};
+
+static struct pv_run *pv_run_at(const struct fs_case *c, const struct fs_inputs *in,
+				struct pv_run *runs, int s, int t, int qh, int kvh,
+				int qpos, int lo, int kb)
+{
+	struct pv_run *r = &runs[(((size_t)s * in->T + t) * in->Hq + qh) % PV_RUNS];
+
+	if (r->s != s || r->t != t || r->qh != qh || r->lo != lo || r->end > kb)
+		*r = (struct pv_run){ s, t, qh, lo, lo, -INFINITY };
+	for (; r->end < kb; r->end++) {
+		double x = pv_score(c, in, s, t, qh, kvh, qpos, r->end);
+
+		if (x > r->mx)
+			r->mx = x;
+	}
+	return r;
+}
+
 /* One group: its p_int8 and pv_acc against the reference. */
 static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		     const struct ref_pv_golden *g, const int *key, size_t gi,
 		     struct ref_pv_stat *pq, struct ref_pv_stat *acc, int8_t *P,
-		     double *Wq, int *qrow)
+		     double *Wq, int *qrow, struct pv_run *runs)
 {
 	const int32_t *tl = &g->pv_tiles[gi * 5];
 	const int8_t *pa = &g->p_int8[gi * (size_t)g->W * g->EA];
 	int s = tl[0], kb = tl[3], K = g->K, ctx = c->seqs[s].context;
 	int hi = c->segment > 0 ? (kb / c->segment + 1) * c->segment : ctx;
+	int lo = c->segment > 0 ? kb / c->segment * c->segment : 0;
 
 	if (hi > ctx)
 		hi = ctx;
@@ -143,7 +200,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
 		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
 		double sc[256], pp[256], mx = -INFINITY, pmax = 0;
-		size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
+		struct pv_run *run = NULL;
 
 		/* the golden's Pq of row m, by the slots' labels */
 		for (int j = 0; j < K; j++)
@@ -171,20 +228,19 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		if (pad == 2)
 			continue;
 		for (int j = 0; j < K; j++) {
-			int kj = kb + j, blk = kj < hi ? pv_block(in, s, kj) : -1;
-			double sk;
-			size_t ts;
+			int kj = kb + j;
 
-			sc[j] = -INFINITY;
-			if (pad || blk < 0 || !pv_visible(c, qpos, kj))
-				continue;
-			ts = pv_ts(in, blk, kj, kvh);
-			sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
-			     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] : in->k_scale[ts];
-			sc[j] = (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
-				c->softmax_scale;
+			sc[j] = pad || kj >= hi ? -INFINITY :
+				pv_score(c, in, s, t, qh, kvh, qpos, kj);
 			if (sc[j] > mx)
 				mx = sc[j];
+		}
+		if (in->v_scale_ch && !pad) {	/* the running max, and past the group */
+			run = pv_run_at(c, in, runs, s, t, qh, kvh, qpos, lo, kb);
+			if (run->mx > mx)
+				mx = run->mx;
+			run->mx = mx;
+			run->end = kb + K < hi ? kb + K : hi;
 		}
 		for (int j = 0; j < K; j++) {
 			int kj = kb + j;
@@ -192,11 +248,14 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			pp[j] = 0;
 			if (sc[j] == -INFINITY)
 				continue;
-			pp[j] = dm_exp(sc[j] - mx) *
-				in->v_scale[pv_ts(in, pv_block(in, s, kj), kj, kvh)];
+			/* per_channel: p itself, over the fixed scale 1 / clip */
+			pp[j] = dm_exp(sc[j] - mx) * (in->v_scale_ch ? 1.0 :
+				in->v_scale[pv_ts(in, pv_block(in, s, kj), kj, kvh)]);
 			if (pp[j] > pmax)
 				pmax = pp[j];
 		}
+		if (run)
+			pmax = 1;
 		for (int j = 0; j < K; j++) {
 			double want = pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
 			double d = fabs(P[m * K + j] - want);
@@ -297,15 +356,18 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 		int8_t *P = malloc((size_t)g->M * g->K);
 		double *Wq = malloc((size_t)g->M * g->K * sizeof(double));
 		int *qrow = malloc((size_t)g->M * sizeof(int));
+		struct pv_run *runs = malloc(PV_RUNS * sizeof(*runs));
 
-		if (!P || !Wq || !qrow) {
-			free(P), free(Wq), free(qrow);
+		if (!P || !Wq || !qrow || !runs) {
+			free(P), free(Wq), free(qrow), free(runs);
 			bad++;
 			continue;
 		}
+		for (int i = 0; i < PV_RUNS; i++)
+			runs[i].s = -1;
 		for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
-			pv_group(c, in, g, key, i, &cp[ch], &ca[ch], P, Wq, qrow);
-		free(P), free(Wq), free(qrow);
+			pv_group(c, in, g, key, i, &cp[ch], &ca[ch], P, Wq, qrow, runs);
+		free(P), free(Wq), free(qrow), free(runs);
 	}
 	for (size_t ch = 0; ch < nch; ch++) {
 		stat_add(pq, &cp[ch]);
@@ -327,7 +389,9 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 
 	for (int d = 0; d < D; d++)
 		slack[d] = 0;
-	for (int lo = 0; lo < n; lo += seg)
+	for (int lo = 0; lo < n; lo += seg) {
+		double run = 0;	/* per_channel: the largest p so far in the segment */
+
 		for (int kb = lo; kb < lo + seg && kb < n; kb += K) {
 			int hi = kb + K < lo + seg ? kb + K : lo + seg;
 			double step = 0;
@@ -337,11 +401,17 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 			for (int j = kb; j < hi; j++)
 				if (prob[j] > 0) {
 					int blk = pv_block(in, s, j);
-					double x = prob[j] * in->v_scale[pv_ts(in, blk, j, g)];
+					double x = prob[j] * (in->v_scale_ch ? 1.0 :
+							      in->v_scale[pv_ts(in, blk, j, g)]);
 
 					if (x > step)
 						step = x;
 				}
+			/* per_channel: a step of 1/clip in units of the running
+			 * max's p, times |Vq| sV[d] */
+			if (in->v_scale_ch && step < run)
+				step = run;
+			run = step;
 			if (step == 0)
 				continue;
 			step /= c->clip;
@@ -350,9 +420,13 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 					/* V[j][g][0..D) at stride BS from its first byte */
 					const int8_t *v = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
 						inputs_block_elems(in) + (size_t)g * D * in->BS + j % in->BS];
+					const float *sv = in->v_scale_ch ? &in->v_scale_ch[(size_t)g * D] :
+							  NULL;
 
 					for (int d = 0; d < D; d++)
-						slack[d] += step * abs(v[(size_t)d * in->BS]);
+						slack[d] += step * abs(v[(size_t)d * in->BS]) *
+							    (sv ? (double)sv[d] : 1.0);
 				}
 		}
+	}
 }

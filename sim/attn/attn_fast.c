@@ -204,21 +204,24 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 	for (size_t i = 0; i < (size_t)k->BS * k->Hkv; i += CACHE_LINE / sizeof(float)) {
 		if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD)
 			__builtin_prefetch(&k->in->k_scale[a + i]);
-		__builtin_prefetch(&k->in->v_scale[a + i]);
+		if (k->in->v_scale)	/* NULL per_channel: no offset on it */
+			__builtin_prefetch(&k->in->v_scale[a + i]);
 	}
 }
 
 /*
- * When the tile's nv keys are all N keys, int8, in consecutive slots of
- * one block: their V (element d of key n at v[d * BS + n]) and the scales
- * in f->vsc; else NULL.
+ * When the tile's nv keys are all N keys, int8 with per-token scales, in
+ * consecutive slots of one block: their V (element d of key n at v[d * BS
+ * + n]) and the scales in f->vsc; else NULL. V per_channel (a scale per
+ * dim, not per key) takes stage_v's element path, attn_v_elem's bits.
  */
 static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int kb,
 			       int nv, struct fscratch *f)
 {
 	const float *vs;
 
-	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS ||
+	if (k->c->v_dtype != VDT_INT8 || k->c->v_scale != VSCALE_PER_TOKEN_HEAD ||
+	    nv != k->N || kb % k->BS + k->N > k->BS ||
 	    fast_block(k, u->s, kb) < 0)
 		return NULL;
 	/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */

@@ -18,6 +18,7 @@
  *               [Hkv]                     f32 (per_head)
  *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
+ *                                 or v_scale_ch [Hkv][D]     (per_channel)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale16 [NB][BS][Hkv][D/32] f16
  *                                             (q8_0, q4_0: quant.h)
@@ -69,7 +70,11 @@
  * for Q, K (per_token_head) and V; per 32 elements with the scale first
  * rounded to f16 (per_block32: the stored scale is the one used); or one
  * scale over all valid K (per_tensor); or one over all valid K of each kv
- * head (per_head: the static per-head scale of FP8-style caches).
+ * head (per_head: the static per-head scale of FP8-style caches). Int8 V
+ * per (token, head) row, or (v_scale per_channel) with one static scale
+ * per (kv head, dim) over every valid V row, each element quantized by
+ * its dim's scale: V of dim 3 that is 2.54 at its largest over the case
+ * gets sV = 2.54 / 127 = 0.02, and 1.0 there stores round(1.0 / 0.02) = 50.
  */
 #include "inputs.h"
 
@@ -118,6 +123,9 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 		return fs_fail(err, FS_EINPUT,
 			       "head_dim %d is not a multiple of 32, needed by q8_0 and q4_0 V",
 			       c->head_dim);
+	if (c->v_scale == VSCALE_PER_CHANNEL && c->v_dtype != VDT_INT8)
+		return fs_fail(err, FS_EINPUT,
+			       "v_scale per_channel scales the int8 V cache; this V is not int8");
 	if (c->block_size < 1 || c->block_size > CASE_MAX_CONTEXT ||
 	    c->num_blocks < 1)
 		return fs_fail(err, FS_EINPUT,
@@ -233,7 +241,8 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);
 	if (c->v_dtype == VDT_INT8) {
 		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
-		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
+		add_bytes(c->v_scale == VSCALE_PER_CHANNEL ? (size_t)in->Hkv * (size_t)in->D :
+			  n->slots, sizeof(float), bytes, gib, &bad);
 	} else if (case_v_blocks(c->v_dtype)) {
 		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
 		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);	/* v_scale16 */
@@ -560,7 +569,10 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 	size_t base = (size_t)blk * inputs_block_elems(in) +
 		      (size_t)h * (size_t)D * (size_t)in->BS;
 
-	if (c->v_dtype == VDT_INT8) {
+	if (c->v_dtype == VDT_INT8 && c->v_scale == VSCALE_PER_CHANNEL) {
+		quant_apply_each(row, D, &in->v_scale_ch[(size_t)h * (size_t)D], c->clip,
+				 c->rounding, q);
+	} else if (c->v_dtype == VDT_INT8) {
 		float sc = quant_scale(row, D, c->clip);
 
 		in->v_scale[slot_index(in, blk, slot, h)] = sc;
@@ -646,7 +658,8 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 			in->k_scale16[i] = F16_NAN;
 	if (c->v_dtype == VDT_INT8) {
 		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
-		fill_f32(in->v_scale, n->slots, f32_nan());
+		if (in->v_scale)	/* per_channel's scales have no slots */
+			fill_f32(in->v_scale, n->slots, f32_nan());
 	} else if (case_v_blocks(c->v_dtype)) {
 		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
 		for (size_t i = 0; i < n->k16; i++)
@@ -683,6 +696,44 @@ static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
 					amax = a;
 			}
 	return amax;
+}
+
+/*
+ * v_scale per_channel: sV[h][d] = absmax over every valid V row of kv
+ * head h, dim d / clip, into in->v_scale_ch (a static scale, as a
+ * deployment calibrates it; a dim zero everywhere gets 0 and stores 0).
+ * |x| as quant_scale takes it: a NaN never wins. The heads are
+ * independent, so threads share them and the result is theirs alone.
+ */
+static void v_chan_scales(const struct fs_inputs *in, const struct fs_case *c,
+			  const struct maker *mk)
+{
+	int D = in->D;
+
+#pragma omp parallel for schedule(static)
+	for (int h = 0; h < in->Hkv; h++) {
+		float *amax = &in->v_scale_ch[(size_t)h * (size_t)D], buf[CASE_MAX_HEAD_DIM];
+
+		for (int d = 0; d < D; d++)
+			amax[d] = 0.0f;
+		for (int s = 0; s < in->S; s++)
+			for (int j = 0; j < c->seqs[s].context; j++) {
+				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+					     (size_t)in->Hkv + (size_t)h;
+				const float *x = in->v ? in->v + row * (size_t)D : buf;
+
+				if (!in->v)
+					make_row(mk, s, j, h, in->MAXCTX, in->Hkv, buf);
+				for (int d = 0; d < D; d++) {
+					float a = x[d] < 0.0f ? -x[d] : x[d];
+
+					if (a > amax[d])
+						amax[d] = a;
+				}
+			}
+		for (int d = 0; d < D; d++)
+			amax[d] /= (float)c->clip;
+	}
 }
 
 /* mk[0], mk[1]: K's and V's makers, used when in->k, in->v are not kept. */
@@ -722,6 +773,8 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 			head_scale[h] = k_absmax(in, c, &mk[0], h) / (float)c->clip;
 			in->k_scale[h] = head_scale[h];
 		}
+	if (in->v_scale_ch)
+		v_chan_scales(in, c, &mk[1]);
 	/* K and V rows by runs of up to FILL_RUN keys of one block, so that
 	 * int8 V, stored [d][slot], is written FILL_RUN bytes at a time
 	 * instead of one byte every block_size bytes. */
@@ -842,7 +895,11 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		in->k_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
 	if (c->v_dtype == VDT_INT8) {
 		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
-		in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
+		if (c->v_scale == VSCALE_PER_CHANNEL)
+			in->v_scale_ch = alloc_n((size_t)in->Hkv * (size_t)in->D,
+						 sizeof(float), &bad);
+		else
+			in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
 	} else if (case_v_blocks(c->v_dtype)) {
 		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
 		in->v_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
@@ -907,6 +964,7 @@ void inputs_free(struct fs_inputs *in)
 	free(in->k_scale16);
 	free(in->v_cache_i8);
 	free(in->v_scale);
+	free(in->v_scale_ch);
 	free(in->v_scale16);
 	free(in->v_cache_f);
 	free(in->block_table);
@@ -927,7 +985,8 @@ static double dense_pool_bytes(const struct fs_case *c)
 	double slots = (double)c->block_size * c->kv_heads;
 
 	return (double)c->num_blocks *
-	       (blk * (1.0 + vb) + slots * (4.0 + (c->v_dtype == VDT_INT8 ? 4.0 : 0.0)));
+	       (blk * (1.0 + vb) + slots * (4.0 + (c->v_dtype == VDT_INT8 &&
+						    c->v_scale == VSCALE_PER_TOKEN_HEAD ? 4.0 : 0.0)));
 }
 
 int inputs_pool_sparse(const struct fs_case *c)

@@ -237,6 +237,9 @@ static const struct fsg_key fsg_keys[] = {
 	{ "cache.k_scale", FSG_ONLY, "per_token_head per_tensor per_block32",
 	  "the harnesses read K scales per (token, kv head), per tensor or per 32 dims" },
 	{ "cache.v_dtype", FSG_INPUTS, NULL, NULL },	/* V: not in QK^T */
+	/* written only when set: V's scales, not in QK^T either (a PV half
+	 * reading v_scale per (token, kv head) must refuse per_channel) */
+	{ "cache.v_scale", FSG_INPUTS, NULL, NULL },
 	{ "cache.shuffle_cache", FSG_ONLY, "false",
 	  "the harnesses load K in the plain paged layout" },
 	/* written only when set (not 0): any value is a padded pool */
