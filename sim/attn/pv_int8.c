@@ -159,7 +159,7 @@ const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm
 	case BUG_V_SCALE_APPLY:
 		if (c->v_scale != VSCALE_PER_CHANNEL)
 			return NULL;
-		snprintf(buf, len, "v_scale per_channel: P is quantized without V's scale and sV applied after the product, per output column, in the correct kernel too: no key's scale to misplace");
+		snprintf(buf, len, "v_scale per_channel: the correct kernel too quantizes P without V's scale and applies sV after the product, per output column");
 		return buf;
 	}
 	snprintf(buf, len, "not a bug class");
