@@ -272,7 +272,8 @@ static const struct case_key schema[] = {
 	  .flags = KEY_QUIET,
 	  .doc = "`f32`: P in f32 times dequantized V, key by key; `int8`: P "
 		 "quantized per (row, group of the instruction's K keys) with V's "
-		 "per-token scale folded in, times the INT8 V cache through the "
+		 "per-token scale folded in (`v_scale: per_channel`: with the fixed "
+		 "scale 1/clip), times the INT8 V cache through the "
 		 "QK instruction (needs `v_dtype: int8`); adds the goldens "
 		 "`p_int8`, `p_scale`, `pv_acc`, `pv_tiles`" },
 	{ "pv.regroup", KEY_ENUM, FC(pv_regroup), .names = regroup_names,

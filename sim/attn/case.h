@@ -89,8 +89,10 @@ enum case_rows { ROWS_REPLICATED, ROWS_PACKED };
 /*
  * The second product, PV (pv:). f32: P in f32 times dequantized V, key by
  * key (every case before issue 23). int8: P quantized per (row, 32-key
- * group) with V's per-token scale folded in, times the INT8 V cache
- * through the same matrix instruction as QK (sim/attn/pv_int8.c).
+ * group) with V's per-token scale folded in (V per_channel: with the
+ * fixed scale 1/clip, sV applied per output column after the product),
+ * times the INT8 V cache through the same matrix instruction as QK
+ * (sim/attn/pv_int8.c).
  */
 enum case_pv { PV_F32, PV_INT8 };
 /*

@@ -367,7 +367,9 @@ static void group_softmax(const struct kern *k, const struct row *rows,
  * and x->pq. A masked key's P' is 0 without reading its V scale (pv_mask
  * none reads it: a poisoned scale makes P' NaN). v_scale_apply
  * after_product: P' = P, sV applied after the product. p_scale_index
- * per_tile: one sP, the tile's largest, for every row.
+ * per_tile: one sP, the tile's largest, for every row. V per_channel:
+ * P' = clip P, Pq = round(P') (quant_apply with scale 1: x / 1 is x),
+ * sP = 1 / clip for a row that sees a key; neither class changes that.
  */
 static void group_quantize(const struct kern *k, const struct row *rows,
 			   struct pv_scratch *x)
