@@ -784,6 +784,37 @@ static void v_per_channel_shipped_cases(void **state)
 	}
 }
 
+/*
+ * INT8 PV over a sparse pool whose kernel reads V from blocks the pool
+ * does not store (v_page_walk identity: logical blocks 0..4; block_offset
+ * u16: ids cut to 16 bits): such a V column reads as poison, and one that
+ * leaves its stored block is gathered element by element, as f32 PV
+ * reads it. B's bytes were read at d * BS past the one poison byte such
+ * a column points at (AddressSanitizer: a global-buffer-overflow in
+ * group_product, make asan). Each planted case is caught.
+ */
+static void sparse_pool_unstored_v_read_as_poison(void **state)
+{
+	static const char *const bugs[] = { "v_page_walk: identity", "block_offset: u16" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char text[512];
+		struct runcase r;
+		struct fs_err err;
+
+		snprintf(text, sizeof(text), "fragsim: 1\nname: pv-sparse-poison\nexpect: mismatch\n"
+			 "cache: {block_size: 16, placement: table, num_blocks: 4194304}\n"
+			 "sequences:\n  - {context: 70, blocks: [4194300, 1, 262145, 131073, 65537]}\n"
+			 "pv: {mode: int8}\nkernel: {%s}\n"
+			 "golden: [acc, scores, out]\ndata: {seed: 21}\n", bugs[i]);
+		run_text_err(text, &r, FS_OK, &err);
+		assert_int_equal(runcase_status(&r), FS_MISMATCH);
+		assert_int_equal(runcase_expected(&r), FS_OK);
+		runcase_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -799,6 +830,7 @@ int main(void)
 		cmocka_unit_test(v_per_channel_by_hand),
 		cmocka_unit_test(v_per_channel_calibration_and_refusals),
 		cmocka_unit_test(v_per_channel_shipped_cases),
+		cmocka_unit_test(sparse_pool_unstored_v_read_as_poison),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -305,6 +305,20 @@ struct vcol {
  * the key's scale, or per_channel dim d's, one f32 product; q8_0 and
  * q4_0: (q - offset) * fp16 scale, rounded to f32 before PV as llama.cpp
  * dequantizes). */
+/* The stored byte of element d of a one-byte V column (int8, q8_0,
+ * q4_0), unscaled: what INT8 PV loads into B, and attn_v_elem scales. */
+static inline int attn_v_byte(const struct vcol *v, int d)
+{
+	ptrdiff_t at;
+
+	if (d >= v->n)
+		return INPUTS_POISON;
+	if (!v->gather)
+		return v->i8[(size_t)d * v->stride];
+	at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
+	return at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at];
+}
+
 static inline float attn_v_elem(const struct vcol *v, int d)
 {
 	ptrdiff_t at;
@@ -318,14 +332,7 @@ static inline float attn_v_elem(const struct vcol *v, int d)
 		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
 		return at < 0 ? NAN : v->gather->v_cache_f[at];
 	}
-	if (d >= v->n) {
-		q = INPUTS_POISON;
-	} else if (!v->gather) {
-		q = v->i8[(size_t)d * v->stride];
-	} else {
-		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
-		q = at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at];
-	}
+	q = attn_v_byte(v, d);
 	if (v->qblocks)
 		return v->s16 ? (float)(q - v->qoff) * quant_f16_to_f32(v->s16[d / 32]) : NAN;
 	if (v->sch)

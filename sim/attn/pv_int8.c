@@ -462,8 +462,10 @@ static int group_product(const struct kern *k, const struct unit *u,
 			const struct vcol *v = &x->vc[p->b_key[s]];
 			int d = dt * k->N + ob->col[s];
 
-			x->breg[s] = (uint8_t)(d < v->n ? v->i8[(size_t)d * v->stride] :
-					       INPUTS_POISON);
+			/* attn_v_byte: a sparse pool's column that leaves its
+			 * block (block_offset) is gathered, not read past the
+			 * one poison byte v->i8 then points at */
+			x->breg[s] = (uint8_t)attn_v_byte(v, d);
 		}
 		if (mmac_read(k->hw, LM_B, x->breg, x->vm, NULL))
 			return -1;
