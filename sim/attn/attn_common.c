@@ -300,6 +300,14 @@ int attn_c_primary(const struct lanemap_operand *oc, int s)
 	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
 }
 
+/* A segment's partial output of dim d: o / l, times sV[d] when chan. */
+static inline float seg_norm(const struct rstate *x, int d, int chan, const float *sv)
+{
+	float o = x->o[d] / x->l;
+
+	return chan ? o * (sv ? sv[d] : NAN) : o;
+}
+
 /*
  * The split-K merge of one row. The correct kernel skips a segment that
  * saw no key (m = -inf). split_merge empty_nan has no such guard: the
@@ -309,14 +317,6 @@ int attn_c_primary(const struct lanemap_operand *oc, int s)
  * holds, the state the row's previous segment stored (zeros before
  * segment 0).
  */
-/* A segment's partial output of dim d: o / l, times sV[d] when chan. */
-static inline float seg_norm(const struct rstate *x, int d, int chan, const float *sv)
-{
-	float o = x->o[d] / x->l;
-
-	return chan ? o * (sv ? sv[d] : NAN) : o;
-}
-
 void attn_merge_row(const struct kern *k, const struct unit *u,
 		    const struct row *w, struct rstate *const *segs, int nseg)
 {
