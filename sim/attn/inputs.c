@@ -698,42 +698,97 @@ static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
 	return amax;
 }
 
+/* Keys of every sequence in one piece of v_chan_scales; at most
+ * CHAN_PIECES pieces, so their partial maxima stay small. */
+#define CHAN_KEYS 512
+#define CHAN_PIECES 64
+
+/* |x| into amax[h][d] as quant_scale takes it, on the bits: for
+ * non-negative floats the integer order is the float order, and a NaN
+ * counts 0 (never wins); integer max vectorises. Over the V rows of keys
+ * [k0, k1) of all sequences in order, every kv head. */
+static void v_chan_piece(const struct fs_inputs *in, const struct fs_case *c,
+			 const struct maker *mk, long k0, long k1, uint32_t *amax)
+{
+	float buf[CASE_MAX_HEAD_DIM];
+	long base = 0;
+	int D = in->D;
+
+	for (int s = 0; s < in->S; s++) {
+		long ctx = c->seqs[s].context;
+
+		for (long g = k0 > base ? k0 : base; g < k1 && g < base + ctx; g++)
+			for (int h = 0; h < in->Hkv; h++) {
+				int j = (int)(g - base);
+				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+					     (size_t)in->Hkv + (size_t)h;
+				const float *x = in->v ? in->v + row * (size_t)D : buf;
+				uint32_t *am = amax + (size_t)h * (size_t)D;
+
+				if (!in->v)
+					make_row(mk, s, j, h, in->MAXCTX, in->Hkv, buf);
+#pragma omp simd
+				for (int d = 0; d < D; d++) {
+					uint32_t a;
+
+					memcpy(&a, &x[d], sizeof(a));
+					a &= 0x7fffffffu;
+					a = a > 0x7f800000u ? 0 : a;
+					am[d] = a > am[d] ? a : am[d];
+				}
+			}
+		base += ctx;
+	}
+}
+
 /*
  * v_scale per_channel: sV[h][d] = absmax over every valid V row of kv
  * head h, dim d / clip, into in->v_scale_ch (a static scale, as a
  * deployment calibrates it; a dim zero everywhere gets 0 and stores 0).
- * |x| as quant_scale takes it: a NaN never wins. The heads are
- * independent, so threads share them and the result is theirs alone.
+ * The keys of all sequences are cut into pieces, each piece's maxima
+ * taken on its own thread, then combined: a max does not depend on the
+ * order, so neither does the result. Without memory for the pieces, one
+ * pass on this thread gives the same maxima.
  */
 static void v_chan_scales(const struct fs_inputs *in, const struct fs_case *c,
 			  const struct maker *mk)
 {
-	int D = in->D;
+	size_t hd = (size_t)in->Hkv * (size_t)in->D;
+	long keys = 0, per;
+	int np;
+	uint32_t *part, *amax;
 
-#pragma omp parallel for schedule(static)
-	for (int h = 0; h < in->Hkv; h++) {
-		float *amax = &in->v_scale_ch[(size_t)h * (size_t)D], buf[CASE_MAX_HEAD_DIM];
-
-		for (int d = 0; d < D; d++)
-			amax[d] = 0.0f;
-		for (int s = 0; s < in->S; s++)
-			for (int j = 0; j < c->seqs[s].context; j++) {
-				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
-					     (size_t)in->Hkv + (size_t)h;
-				const float *x = in->v ? in->v + row * (size_t)D : buf;
-
-				if (!in->v)
-					make_row(mk, s, j, h, in->MAXCTX, in->Hkv, buf);
-				for (int d = 0; d < D; d++) {
-					float a = x[d] < 0.0f ? -x[d] : x[d];
-
-					if (a > amax[d])
-						amax[d] = a;
-				}
-			}
-		for (int d = 0; d < D; d++)
-			amax[d] /= (float)c->clip;
+	for (int s = 0; s < in->S; s++)
+		keys += c->seqs[s].context;
+	per = (keys + CHAN_PIECES - 1) / CHAN_PIECES;
+	per = per < CHAN_KEYS ? CHAN_KEYS : per;
+	np = (int)((keys + per - 1) / per);
+	part = calloc((size_t)(np > 1 ? np + 1 : 1) * hd, sizeof(uint32_t));
+	amax = part;	/* the maxima, piece 0's row when there are pieces */
+	if (!part) {
+		/* v_scale_ch is float-sized: it holds the bits until the end */
+		amax = (uint32_t *)(void *)in->v_scale_ch;
+		memset(amax, 0, hd * sizeof(uint32_t));
+		v_chan_piece(in, c, mk, 0, keys, amax);
+	} else if (np <= 1) {
+		v_chan_piece(in, c, mk, 0, keys, amax);
+	} else {
+#pragma omp parallel for schedule(dynamic, 1)
+		for (int i = 0; i < np; i++)
+			v_chan_piece(in, c, mk, i * per, (i + 1) * per, part + (size_t)(i + 1) * hd);
+		for (int i = 1; i <= np; i++)
+			for (size_t e = 0; e < hd; e++)
+				amax[e] = part[(size_t)i * hd + e] > amax[e] ? part[(size_t)i * hd + e] :
+					  amax[e];
 	}
+	for (size_t e = 0; e < hd; e++) {
+		float a;
+		uint32_t b = amax[e];
+
+		memcpy(&a, &b, sizeof(a));
+		in->v_scale_ch[e] = a / (float)c->clip;
+	}
+	free(part);
 }
 
 /* mk[0], mk[1]: K's and V's makers, used when in->k, in->v are not kept. */
