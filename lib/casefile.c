@@ -446,6 +446,30 @@ enum fs_rc casefile_after_v_dtype(struct case_loader *L,
 	return FS_OK;
 }
 
+/*
+ * v_scale picks the scales of the int8 V cache; bf16 and f32 V have none,
+ * and q8_0 and q4_0 carry their own fp16 scale per 32 dims (their format's,
+ * not quant:'s): the key is refused with them, whatever its value.
+ */
+enum fs_rc casefile_after_v_scale(struct case_loader *L,
+				  const struct case_key *k, yaml_node_t *map,
+				  yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+
+	(void)k;
+	(void)map;
+	if (v && c->v_dtype != VDT_INT8)
+		return ydoc_fail(L->err, L->d, v, p,
+				 "applies to v_dtype int8 only; v_dtype %s %s",
+				 c->v_dtype == VDT_BF16 ? "bf16" : c->v_dtype == VDT_F32 ? "f32" :
+				 c->v_dtype == VDT_Q8_0 ? "q8_0" : "q4_0",
+				 case_v_blocks(c->v_dtype) ?
+				 "has its own fp16 scale per 32 dims of a token" :
+				 "is stored unquantized, with no scale");
+	return FS_OK;
+}
+
 enum fs_rc casefile_after_block_stride(struct case_loader *L,
 				       const struct case_key *k, yaml_node_t *map,
 				       yaml_node_t *v, const char *p, void *base)

@@ -48,6 +48,7 @@ static const char *const kscale_names[] = {
 	"per_token_head", "per_block32", "per_tensor", "per_head", NULL,
 };
 static const char *const vdtype_names[] = { "int8", "bf16", "f32", "q8_0", "q4_0", NULL };
+static const char *const vscale_names[] = { "per_token_head", "per_channel", NULL };
 static const char *const window_blocks_names[] = { "keep", "free", NULL };
 static const char *const rows_names[] = { "replicated", "packed", NULL };
 static const char *const pv_names[] = { "f32", "int8", NULL };
@@ -191,6 +192,14 @@ static const struct case_key schema[] = {
 	  .doc = "V cache element type; `q8_0`, `q4_0`: llama.cpp's blocks of 32 "
 		 "dims a token with one fp16 scale (their own scale and rounding, "
 		 "not quant:'s), dequantized before the f32 PV" },
+	{ "cache.v_scale", KEY_ENUM, FC(v_scale), .names = vscale_names,
+	  .def = "per_token_head", .flags = KEY_QUIET, .after = casefile_after_v_scale,
+	  .doc = "int8 V's scale granularity (`v_dtype: int8` only): `per_token_head`, "
+		 "f32 [NB, BS, Hkv], one per (token, kv head) row; `per_channel`, f32 "
+		 "[Hkv, D], one static scale per (kv head, dim) over every valid token "
+		 "of the case (INT8 PV then quantizes P with the fixed scale 1/clip and "
+		 "applies sV per output column after the product); `show` prints it "
+		 "only when set" },
 	{ "cache.shuffle_cache", KEY_BOOL, FC(shuffle_cache), .def = "false",
 	  .doc = "pre-permuted K cache layout (route check)" },
 	{ "cache.block_stride", KEY_INT, FC(block_stride), .lo = 0, .hi = 1 << 30,
@@ -263,7 +272,8 @@ static const struct case_key schema[] = {
 	  .flags = KEY_QUIET,
 	  .doc = "`f32`: P in f32 times dequantized V, key by key; `int8`: P "
 		 "quantized per (row, group of the instruction's K keys) with V's "
-		 "per-token scale folded in, times the INT8 V cache through the "
+		 "per-token scale folded in (`v_scale: per_channel`: with the fixed "
+		 "scale 1/clip), times the INT8 V cache through the "
 		 "QK instruction (needs `v_dtype: int8`); adds the goldens "
 		 "`p_int8`, `p_scale`, `pv_acc`, `pv_tiles`" },
 	{ "pv.regroup", KEY_ENUM, FC(pv_regroup), .names = regroup_names,

@@ -111,6 +111,8 @@ static void collect(const struct runcase *r, struct tlist *l)
 			/* q8_0, q4_0: one fp16 scale per 32 dims of a slot */
 			if (case_v_blocks(c->v_dtype))
 				add(l, "v_scale", NPY_F16, in->v_scale16, 4, NB, BS, Hkv, D / 32, 0);
+			else if (in->v_scale_ch)	/* per_channel: static, no block */
+				add(l, "v_scale", NPY_F32, in->v_scale_ch, 2, Hkv, D, 0, 0, 0);
 			else
 				add(l, "v_scale", NPY_F32, in->v_scale, 3, NB, BS, Hkv, 0, 0);
 		} else {

@@ -341,8 +341,11 @@ static double memory_need(const struct runcase *r, struct need *top,
 			    c->k_scale == KSCALE_PER_HEAD ? 4.0 * Hkv / slots :
 			    c->k_scale == KSCALE_PER_BLOCK32 ? (D / 32) * 2.0 : 4.0;
 
-		/* V's scales: f32 a slot (int8), fp16 per 32 dims (q8_0, q4_0) */
-		double vs = c->v_dtype == VDT_INT8 ? 4.0 : case_v_blocks(c->v_dtype) ? (D / 32) * 2.0 : 0.0;
+		/* V's scales: f32 a slot (int8), fp16 per 32 dims (q8_0, q4_0),
+		 * or per_channel f32 per (kv head, dim), none a slot */
+		double vs = c->v_dtype == VDT_INT8 && c->v_scale == VSCALE_PER_CHANNEL ?
+			    4.0 * Hkv * D / slots :
+			    c->v_dtype == VDT_INT8 ? 4.0 : case_v_blocks(c->v_dtype) ? (D / 32) * 2.0 : 0.0;
 
 		need_add(a, &na, "the scales and tables",
 			 slots * (ks + vs) + rows * 4 +

@@ -17,7 +17,12 @@
  * double (ref_acc, exact), p'_j = exp(s_j - max s) sV_j over the visible
  * keys of the group, Pq_j = round(clip p'_j / max p') in the case's
  * rounding; the running max and normaliser of the kernel cancel in the
- * ratio, so this needs nothing of the kernel's state.
+ * ratio, so this needs nothing of the kernel's state. With V per_channel
+ * (cache.v_scale) nothing cancels: Pq_j = round(clip exp(s_j - M)), M
+ * the max over the row's visible keys from its segment's start to the
+ * group's end, the reference's own (pv_run_at); e.g. clip 127, a group
+ * whose best key is 0.5 below an earlier key's score: its Pq is
+ * round(127 e^-0.5) = round(77.03) = 77.
  */
 #include "pv_int8.h"
 
@@ -127,6 +132,57 @@ static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
 	}
 }
 
+/* Double score of row (s, t, qh) (kv head kvh, at qpos) against key kj,
+ * -inf where it is masked or its block is not in the table. */
+static double pv_score(const struct fs_case *c, const struct fs_inputs *in, int s,
+		       int t, int qh, int kvh, int qpos, int kj)
+{
+	int blk = pv_block(in, s, kj);
+	size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
+	double sk;
+
+	if (blk < 0 || !pv_visible(c, qpos, kj))
+		return -INFINITY;
+	sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
+	     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] :
+	     in->k_scale[pv_ts(in, blk, kj, kvh)];
+	return (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
+	       c->softmax_scale;
+}
+
+/*
+ * V per_channel: Pq = round(clip e^(s - M)), with M the row's running max
+ * when the kernel quantizes the group, the max over the visible keys from
+ * the segment's start to the group's end: no ratio cancels it. A row's
+ * max so far is kept in runs[], one slot per row (direct-mapped), so that
+ * a chunk's groups in key order scan each key once; a slot holding
+ * another row, or one already past kb, starts again from the segment.
+ */
+#define PV_RUNS 256
+
+struct pv_run {
+	int s, t, qh, lo;	/* the row and its segment's first key; s -1 empty */
+	int end;		/* keys [lo, end) are in mx */
+	double mx;
+};
+
+static struct pv_run *pv_run_at(const struct fs_case *c, const struct fs_inputs *in,
+				struct pv_run *runs, int s, int t, int qh, int kvh,
+				int qpos, int lo, int kb)
+{
+	struct pv_run *r = &runs[(((size_t)s * in->T + t) * in->Hq + qh) % PV_RUNS];
+
+	if (r->s != s || r->t != t || r->qh != qh || r->lo != lo || r->end > kb)
+		*r = (struct pv_run){ s, t, qh, lo, lo, -INFINITY };
+	for (; r->end < kb; r->end++) {
+		double x = pv_score(c, in, s, t, qh, kvh, qpos, r->end);
+
+		if (x > r->mx)
+			r->mx = x;
+	}
+	return r;
+}
+
 /* A thread's scratch for pv_group. */
 struct pv_work {
 	int8_t *P;	/* [M][K] the golden's Pq, by key */
@@ -136,6 +192,7 @@ struct pv_work {
 	int8_t *vg;	/* [K][D] the group's V, 0 for a key with no block */
 	int8_t *kg;	/* [K][D] the group's K rows (ref_k_row), for dot_i8 */
 	int32_t *want;	/* [M][D] the exact product of P and vg */
+	struct pv_run *runs;	/* [PV_RUNS] V per_channel: rows' running maxes */
 };
 
 /*
@@ -193,6 +250,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 	int *qrow = w->qrow, kvg = c->mode == MODE_DECODE ? tl[1] :
 				  tl[1] / (c->q_heads / c->kv_heads);
 	int kdot = in->D % 32 == 0 && in->D <= 1024;	/* dot_i8's domain */
+	int lo = c->segment > 0 ? kb / c->segment * c->segment : 0;
 
 	if (hi > ctx)
 		hi = ctx;
@@ -209,6 +267,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
 		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
 		double sc[256], pp[256], mx = -INFINITY, pmax = 0;
+		struct pv_run *run = NULL;
 		size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
 
 		/* the golden's Pq of row m, by the slots' labels */
@@ -254,16 +313,27 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			if (sc[j] > mx)
 				mx = sc[j];
 		}
+		if (in->v_scale_ch && !pad) {	/* the running max, and past the group */
+			run = pv_run_at(c, in, w->runs, s, t, qh, kvh, qpos, lo, kb);
+			if (run->mx > mx)
+				mx = run->mx;
+			run->mx = mx;
+			run->end = kb + K < hi ? kb + K : hi;
+		}
 		for (int j = 0; j < K; j++) {
 			int kj = kb + j;
 
 			pp[j] = 0;
 			if (sc[j] == -INFINITY)
 				continue;
-			pp[j] = dm_exp(sc[j] - mx) * in->v_scale[pv_ts(in, w->blk[j], kj, kvh)];
+			/* per_channel: p itself, over the fixed scale 1 / clip */
+			pp[j] = dm_exp(sc[j] - mx) * (in->v_scale_ch ? 1.0 :
+				in->v_scale[pv_ts(in, w->blk[j], kj, kvh)]);
 			if (pp[j] > pmax)
 				pmax = pp[j];
 		}
+		if (run)
+			pmax = 1;
 		for (int j = 0; j < K; j++) {
 			double want = pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
 			double d = fabs(P[m * K + j] - want);
@@ -369,13 +439,16 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 		w.vg = malloc((size_t)g->K * in->D);
 		w.want = malloc((size_t)g->M * in->D * sizeof(int32_t));
 		w.kg = malloc((size_t)g->K * in->D);
-		if (w.P && w.Wq && w.qrow && w.blk && w.vg && w.want && w.kg)
+		w.runs = malloc(PV_RUNS * sizeof(*w.runs));
+		for (int i = 0; w.runs && i < PV_RUNS; i++)
+			w.runs[i].s = -1;
+		if (w.P && w.Wq && w.qrow && w.blk && w.vg && w.want && w.kg && w.runs)
 			for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
 				pv_group(c, in, g, key, i, &cp[ch], &ca[ch], &w);
 		else
 			bad++;
 		free(w.P), free(w.Wq), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
-		free(w.kg);
+		free(w.kg), free(w.runs);
 	}
 	for (size_t ch = 0; ch < nch; ch++) {
 		stat_add(pq, &cp[ch]);
@@ -404,11 +477,14 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 	int g = qh / (c->q_heads / c->kv_heads), D = in->D, BS = in->BS;
 	int seg = c->segment > 0 ? c->segment : n;
 	const int8_t *vp[SLACK_KEYS];
+	const float *sv = in->v_scale_ch ? &in->v_scale_ch[(size_t)g * D] : NULL;
 	int8_t *vg = malloc((size_t)SLACK_KEYS * D);
 
 	for (int d = 0; d < D; d++)
 		slack[d] = 0;
-	for (int lo = 0; lo < n; lo += seg)
+	for (int lo = 0; lo < n; lo += seg) {
+		double run = 0;	/* per_channel: the largest p so far in the segment */
+
 		for (int kb = lo; kb < lo + seg && kb < n; kb += K) {
 			int hi = kb + K < lo + seg ? kb + K : lo + seg;
 			double step = 0;
@@ -418,11 +494,17 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 			for (int j = kb; j < hi; j++)
 				if (prob[j] > 0) {
 					int blk = pv_block(in, s, j);
-					double x = prob[j] * in->v_scale[pv_ts(in, blk, j, g)];
+					double x = prob[j] * (in->v_scale_ch ? 1.0 :
+							      in->v_scale[pv_ts(in, blk, j, g)]);
 
 					if (x > step)
 						step = x;
 				}
+			/* per_channel: a step of 1/clip in units of the running
+			 * max's p, times |Vq| sV[d] */
+			if (in->v_scale_ch && step < run)
+				step = run;
+			run = step;
 			if (step == 0)
 				continue;
 			step /= c->clip;
@@ -437,7 +519,8 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 				if (!vg) {	/* no scratch: the plain loop */
 					for (int i = 0; i < nv; i++)
 						for (int d = 0; d < D; d++)
-							slack[d] += step * abs(vp[i][(size_t)d * BS]);
+							slack[d] += step * abs(vp[i][(size_t)d * BS]) *
+								    (sv ? (double)sv[d] : 1.0);
 					continue;
 				}
 				for (int d = 0; d < D; d++)
@@ -450,9 +533,10 @@ void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
 					 * d, no term reordered */
 #pragma omp simd
 					for (int d = 0; d < D; d++)
-						slack[d] += step * abs(v[d]);
+						slack[d] += step * abs(v[d]) * (sv ? (double)sv[d] : 1.0);
 				}
 			}
 		}
+	}
 	free(vg);
 }

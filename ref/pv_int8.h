@@ -11,11 +11,15 @@
  *           addressing, bit for bit
  *   p_int8  within one quantization step of the reference's own Pq,
  *           round(clip * p_j sV_j / max over the group of p sV), from
- *           its own double scores; entries one step off are counted
- *           (rounding at a boundary), more than one is a mismatch
+ *           its own double scores (V per_channel: round(clip e^(s_j -
+ *           M)), M the running max at the group's end); entries one step
+ *           off are counted (rounding at a boundary), more than one is a
+ *           mismatch
  *   out     ref_pv_out_slack: the bound P's quantization adds to the out
  *           tolerance, one step per key: sum over groups of
- *           max_group(p sV) / clip * sum_group |Vq[d]|
+ *           max_group(p sV) / clip * sum_group |Vq[d]| (per_channel: the
+ *           largest p of the segment so far / clip * sum_group |Vq[d]|
+ *           sV[d])
  */
 #ifndef REF_PV_INT8_H
 #define REF_PV_INT8_H

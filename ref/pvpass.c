@@ -82,7 +82,7 @@ static void ref_tile_ranges(const struct fs_case *c, const struct fs_inputs *in,
  * Quantized PV, head-dim elements [d0, d1) (a multiple of 16): out and
  * out_absd of every row. REF_PV_KEYS keys at a time, each key's V made
  * once for every row that sees it: dequantized (the int8 times its
- * double scale is exact in double), in vb[slice][key][TILE_SLICE] so
+ * double scale, the key's or per_channel the dim's, is exact in double), in vb[slice][key][TILE_SLICE] so
  * that one slice of the block (16 KiB) stays in L1 while the rows go
  * over it two at a time (tile_pvq, |v| made in registers). vb is 64
  * KiB of stack, which an OpenMP thread's default stack holds.
@@ -119,7 +119,13 @@ void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
 					for (int k = 0; k < run; k++)
 						v8[u + k][e] = src[k];
 				}
-				for (int k = 0; k < run; k++) {
+				/* per_channel: v_scale_ch[g][d], no slot's */
+				for (int k = 0; k < run && in->v_scale_ch; k++)
+					for (int e = 0; e < w; e++)
+						vb[e / TILE_SLICE][u + k][e % TILE_SLICE] =
+							(double)v8[u + k][e] *
+							in->v_scale_ch[(size_t)g * D + d0 + e];
+				for (int k = 0; k < run && !in->v_scale_ch; k++) {
 					double vs = in->v_scale[((size_t)blk * BS + slot + k) *
 								in->Hkv + g];
 

@@ -14,7 +14,8 @@
  *                         (per_tensor: k_scale[0]; per_head:
  *                          k_scale[g]; per_block32:
  *                          k_scale16[blk][slot][g][d / 32]        f16)
- *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g])
+ *   V[j][g][d]            v_cache[blk][g][d][slot]   (* v_scale[blk][slot][g];
+ *                          per_channel: * v_scale_ch[g][d], pvpass.c)
  *                         (q8_0, q4_0: (v - 0 or 8) * f16
  *                          v_scale16[blk][slot][g][d / 32], ref_pool_vq)
  *   g = q_head / (Hq / Hkv)

@@ -234,8 +234,9 @@ static int shipped_walk(const char *dir, int *n)
 				continue;
 			}
 			(*n)++;
-			if (strstr(t, "expect: mismatch")) {
-				/* a planted bug: the scalar executor */
+			if (strstr(t, "expect: mismatch") || strstr(t, "v_scale: per_channel")) {
+				/* a planted bug, or V per channel (P over 1/clip, sV
+				 * in the epilogue): the scalar executor */
 				same_goldens(path, 0);
 			} else {
 				tmp = with_all_goldens(t);

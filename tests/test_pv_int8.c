@@ -16,6 +16,13 @@
  *     (CDNA3, RDNA3), int8 PV with float V;
  *   - a dump of p_int8, p_scale, pv_acc and pv_tiles written through
  *     tools/device/fragsim_dump.h, read back by `fragsim diff`;
+ *   - V scaled per channel (cache.v_scale: per_channel): p_int8,
+ *     p_scale, pv_acc and out of a four-value case worked by hand (the
+ *     fixed P scale 1/127, the running max of an earlier group, sV per
+ *     output column after the product, a zero channel), the f32 PV of
+ *     the same case from both executors, the reference agreeing; the
+ *     static calibration over every sequence, and the key refused with
+ *     every other V type;
  *   - `fragsim diff` naming each INT8 PV class (p_regroup none,
  *     pv_rescale missing, pv_group_max per_tile, v_scale_apply
  *     after_product, p_scale_index per_tile) from an out.npy written by
@@ -26,12 +33,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../lib/npy.h"
 #include "../tools/device/fragsim_dump.h"
 #include "../lib/runcase.h"
+#include "../sim/attn/quant.h"
 #include "bugmodel.h"
 #include "testutil.h"
 
@@ -551,6 +560,261 @@ static void model_dumps_name_pv_classes(void **state)
 	model_dump_named(&(struct pv_bugs){ .p_tile = 1 }, "kernel assumption p_scale_index=per_tile");
 }
 
+/*
+ * V scaled per channel (cache.v_scale: per_channel), worked by hand on
+ * gfx936: one q head and one kv head, head_dim 16, decode of 40 keys,
+ * given as .npy files (BF16-exact):
+ *
+ *   Q     = (127, 0, ..., 0)                 sQ = 1
+ *   K[j]  = (a_j, 127, 0, ..., 0)            sK = 1, a_j = 0 for j < 32,
+ *                                            -1 for j >= 32
+ *   V[j]  = (2 c_j, e_j / 2, 0, ..., 0)      c_0 = 127, else (j % 7) - 3;
+ *                                            e_5 = -127, else j % 3
+ *
+ * Calibration: dim 0's absmax is 254, so sV[0] = 254 / 127 = 2 and Vq =
+ * c_j; dim 1's is 63.5, sV[1] = 0.5 and Vq = e_j; dims 2..15 are zero in
+ * every token: scale 0, bytes 0. softmax_scale 2^-7: s_j = 127 a_j / 128,
+ * so 0 on keys 0..31 and -0.9921875 on 32..39.
+ *
+ * Group 0 (keys 0..31): the max is 0, P = 1, l = 32; Pq = round(127 * 1)
+ * = 127 on every key. Group 1 (keys 32..63, 40.. past the context): its
+ * best score -0.9921875 is below the running max 0, so alpha = 1 and P =
+ * e^-0.9921875 = 0.3707..., Pq = round(127 * 0.3707) = round(47.08) = 47
+ * (the per-token path would rescale it to 127), 0 past the context;
+ * l = 32 + 8 P. p_scale is the fixed 1/127 for every row.
+ *
+ * pv_acc, from the sums of Vq: sum_{j<32} c_j = 127 - 3 = 124 (c_1..c_28
+ * are four cycles of -2 -1 0 1 2 3 -3, summing 0; c_29..c_31 = -2 -1 0);
+ * sum_{32..39} c_j = 1 2 3 -3 -2 -1 0 1 = 1; sum_{j<32} e_j = 31 - 2 - 127
+ * = -98; sum_{32..39} e_j = 2 0 1 2 0 1 2 0 = 8. So dim 0: 127 * 124 =
+ * 15748 then 47 * 1 = 47; dim 1: 127 * -98 = -12446 then 47 * 8 = 376.
+ *
+ * out[d] = sV[d] (acc_0[d] + acc_1[d]) (1/127) / l: dim 0 = 2 (124 +
+ * 47/127) / (32 + 8 P), dim 1 = 0.5 (-98 + 376/127) / (32 + 8 P), dims
+ * 2..15 are 0. The f32 PV of the same case: 2 (124 + P) / (32 + 8 P) and
+ * 0.5 (-98 + 8 P) / (32 + 8 P), from either executor.
+ */
+#define CH_D 16
+#define CH_CTX 40
+
+static int ch_c(int j) { return j == 0 ? 127 : j % 7 - 3; }
+static int ch_e(int j) { return j == 5 ? -127 : j % 3; }
+
+static void ch_load(const char *dir, const char *pv, enum attn_exec exec,
+		    struct runcase *r)
+{
+	float q[CH_D] = { 127.0f }, k[CH_CTX * CH_D] = { 0 }, v[CH_CTX * CH_D] = { 0 };
+	size_t sq[4] = { 1, 1, 1, CH_D }, sk[4] = { 1, CH_CTX, 1, CH_D };
+	char path[160], text[640];
+	struct fs_err err;
+
+	for (int j = 0; j < CH_CTX; j++) {
+		k[j * CH_D] = j < 32 ? 0.0f : -1.0f, k[j * CH_D + 1] = 127.0f;
+		v[j * CH_D] = 2.0f * (float)ch_c(j), v[j * CH_D + 1] = 0.5f * (float)ch_e(j);
+	}
+	snprintf(path, sizeof(path), "%s/q.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sq, q, NULL, &err), FS_OK);
+	snprintf(path, sizeof(path), "%s/k.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sk, k, NULL, &err), FS_OK);
+	snprintf(path, sizeof(path), "%s/v.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sk, v, NULL, &err), FS_OK);
+	snprintf(text, sizeof(text),
+		 "fragsim: 1\nname: pv-channel-hand\n"
+		 "model: {q_heads: 1, kv_heads: 1, head_dim: %d, softmax_scale: 0.0078125}\n"
+		 "cache: {v_scale: per_channel}\nsequences:\n  - {context: %d}\n"
+		 "pv: {mode: %s}\n"
+		 "data:\n  q: {npy: q.npy}\n  k: {npy: k.npy}\n  v: {npy: v.npy}\n"
+		 "golden: all\n", CH_D, CH_CTX, pv);
+	snprintf(path, sizeof(path), "%s/case-%s.yaml", dir, pv);
+	assert_int_equal(tu_put(path, text), 0);
+	assert_int_equal(runcase_load(path, r, &err), FS_OK);
+	r->exec = exec;
+	if (runcase_exec(r, &err) != FS_OK)
+		fail_msg("%s", err.msg);
+}
+
+static void ch_near(double got, double want, const char *what)
+{
+	if (!(fabs(got - want) <= 1e-6 * fabs(want)))
+		fail_msg("%s: emulation %.9g, by hand %.9g", what, got, want);
+}
+
+static void v_per_channel_by_hand(void **state)
+{
+	double P = exp(-0.9921875), l = 32.0 + 8.0 * P;
+	struct runcase r, f[2];
+	char dir[128];
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvchan"));
+	ch_load(dir, "int8", ATTN_EXEC_AUTO, &r);
+	assert_null(r.in.v_scale);
+	assert_true(r.in.v_scale_ch[0] == 2.0f && r.in.v_scale_ch[1] == 0.5f);
+	for (int d = 2; d < CH_D; d++)
+		assert_true(r.in.v_scale_ch[d] == 0.0f);
+	assert_int_equal(r.sim.n_groups, 2);
+	/* lds: lane L holds A row L % 16, keys 8 (L / 16) + e */
+	for (int L = 0; L < 64; L++)
+		for (int e = 0; e < 8; e++) {
+			assert_int_equal(r.sim.p_int8[L * 8 + e], 127);
+			assert_int_equal(r.sim.p_int8[(64 + L) * 8 + e], L < 16 ? 47 : 0);
+		}
+	for (int m = 0; m < 32; m++)
+		assert_true(r.sim.p_scale[m] == 1.0f / 127.0f);
+	/* C slot (L, e): row L % 16, column L / 16 + 4 e */
+	for (int g = 0; g < 2; g++)
+		for (int L = 0; L < 64; L++)
+			for (int e = 0; e < 4; e++) {
+				int col = L / 16 + 4 * e;
+				int32_t want = col == 0 ? (g ? 47 : 15748) : col == 1 ? (g ? 376 : -12446) : 0;
+
+				assert_int_equal(r.sim.pv_acc[(g * 64 + L) * 4 + e], want);
+			}
+	ch_near(r.sim.out[0], 2.0 * (124.0 + 47.0 / 127.0) / l, "int8 out[0]");
+	ch_near(r.sim.out[1], 0.5 * (-98.0 + 376.0 / 127.0) / l, "int8 out[1]");
+	for (int d = 2; d < CH_D; d++)
+		assert_true(r.sim.out[d] == 0.0f);
+	/* the reference: pv_acc exact, its own Pq the same, out in bound */
+	assert_int_equal(r.cmp.stat[CMP_PV_ACC].mismatches, 0);
+	assert_int_equal(r.cmp.stat[CMP_P_INT8].mismatches, 0);
+	assert_int_equal(r.cmp.p_int8_one_step, 0);
+	assert_true(r.cmp.stat[CMP_P_INT8].compared > 0);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+
+	ch_load(dir, "f32", ATTN_EXEC_SCALAR, &f[0]);
+	ch_load(dir, "f32", ATTN_EXEC_AUTO, &f[1]);
+	for (int i = 0; i < 2; i++) {
+		ch_near(f[i].sim.out[0], 2.0 * (124.0 + P) / l, "f32 out[0]");
+		ch_near(f[i].sim.out[1], 0.5 * (-98.0 + 8.0 * P) / l, "f32 out[1]");
+		assert_int_equal(runcase_status(&f[i]), FS_OK);
+	}
+	assert_memory_equal(f[0].sim.out, f[1].sim.out, CH_D * sizeof(float));
+	runcase_free(&f[0]);
+	runcase_free(&f[1]);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/*
+ * The static calibration spans every sequence: sV[h][d] is the absmax
+ * over both sequences' valid V rows (the logical V, inputs_kv_row) / clip,
+ * and every stored byte is that row's element over its dim's scale
+ * (the shared quantizer, quant.c). The key is refused with every V type
+ * that is not int8, at its line and column.
+ */
+static void v_per_channel_calibration_and_refusals(void **state)
+{
+	static const char *const vt[] = { "bf16", "f32", "q8_0", "q4_0" };
+	const char *body = "fragsim: 1\nname: pv-chan-cal\n"
+			   "model: {q_heads: 4, kv_heads: 2, head_dim: 32}\n"
+			   "cache: {v_scale: per_channel}\n"
+			   "sequences:\n  - {context: 10}\n  - {context: 37}\n"
+			   "quant: {clip: 100}\ndata: {seed: 3, v: {outlier_channels: [4]}}\n";
+	struct runcase r;
+	struct fs_err err;
+	char *path;
+
+	(void)state;
+	run_text(body, &r, FS_OK);
+	for (int h = 0; h < 2; h++)
+		for (int d = 0; d < 32; d++) {
+			float amax = 0.0f, buf[32];
+
+			for (int s = 0; s < 2; s++)
+				for (int j = 0; j < r.c.seqs[s].context; j++) {
+					float x = fabsf(inputs_kv_row(&r.c, &r.in, 1, s, j, h, d, 1, buf)[0]);
+
+					amax = x > amax ? x : amax;
+				}
+			assert_true(r.in.v_scale_ch[h * 32 + d] == amax / 100.0f);
+			for (int s = 0; s < 2; s++)
+				for (int j = 0; j < r.c.seqs[s].context; j++) {
+					int blk = r.in.block_table[s * r.in.MAXB + j / 16];
+					int8_t want;
+
+					quant_apply(inputs_kv_row(&r.c, &r.in, 1, s, j, h, d, 1, buf),
+						    1, amax / 100.0f, 100, ROUND_HALF_AWAY, &want);
+					assert_int_equal(r.in.v_cache_i8[(((size_t)blk * 2 + h) * 32 + d) * 16 +
+									 j % 16], want);
+				}
+		}
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+	for (int i = 0; i < 4; i++) {
+		char text[512];
+
+		snprintf(text, sizeof(text), "fragsim: 1\nname: x\nmodel: {head_dim: 64}\n"
+			 "cache: {v_dtype: %s, v_scale: per_channel}\n"
+			 "sequences:\n  - {context: 20}\n", vt[i]);
+		path = tu_write_temp(".yaml", text);
+		assert_int_equal(runcase_load(path, &r, &err), FS_EINPUT);
+		assert_int_equal(err.line, 4);
+		assert_non_null(strstr(err.msg, "cache.v_scale"));
+		assert_non_null(strstr(err.msg, "applies to v_dtype int8 only"));
+		assert_non_null(strstr(err.msg, vt[i]));
+		free(path);
+	}
+}
+
+/* The shipped per-channel cases: pv_acc exact, p_int8 within a step. */
+static void v_per_channel_shipped_cases(void **state)
+{
+	static const char *const cases[] = {
+		"cases/edge/v-per-channel-decode.yaml",
+		"cases/edge/cdna3-v-per-channel-prefill.yaml",
+		"cases/edge/sm80-v-per-channel-decode.yaml",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[1024];
+		struct runcase r;
+		struct fs_err err;
+
+		snprintf(path, sizeof(path), "%s/%s", FRAGSIM_SRC, cases[i]);
+		assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+		assert_int_equal(r.c.v_scale, VSCALE_PER_CHANNEL);
+		assert_int_equal(runcase_exec(&r, &err), FS_OK);
+		assert_true(r.cmp.stat[CMP_PV_ACC].compared > 0);
+		assert_int_equal(r.cmp.stat[CMP_PV_ACC].mismatches, 0);
+		assert_int_equal(r.cmp.stat[CMP_P_INT8].mismatches, 0);
+		assert_int_equal(r.cmp.stat[CMP_OUT].mismatches, 0);
+		assert_int_equal(runcase_status(&r), FS_OK);
+		runcase_free(&r);
+	}
+}
+
+/*
+ * INT8 PV over a sparse pool whose kernel reads V from blocks the pool
+ * does not store (v_page_walk identity: logical blocks 0..4; block_offset
+ * u16: ids cut to 16 bits): such a V column reads as poison, and one that
+ * leaves its stored block is gathered element by element, as f32 PV
+ * reads it. B's bytes were read at d * BS past the one poison byte such
+ * a column points at (AddressSanitizer: a global-buffer-overflow in
+ * group_product, make asan). Each planted case is caught.
+ */
+static void sparse_pool_unstored_v_read_as_poison(void **state)
+{
+	static const char *const bugs[] = { "v_page_walk: identity", "block_offset: u16" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char text[512];
+		struct runcase r;
+		struct fs_err err;
+
+		snprintf(text, sizeof(text), "fragsim: 1\nname: pv-sparse-poison\nexpect: mismatch\n"
+			 "cache: {block_size: 16, placement: table, num_blocks: 4194304}\n"
+			 "sequences:\n  - {context: 70, blocks: [4194300, 1, 262145, 131073, 65537]}\n"
+			 "pv: {mode: int8}\nkernel: {%s}\n"
+			 "golden: [acc, scores, out]\ndata: {seed: 21}\n", bugs[i]);
+		run_text_err(text, &r, FS_OK, &err);
+		assert_int_equal(runcase_status(&r), FS_MISMATCH);
+		assert_int_equal(runcase_expected(&r), FS_OK);
+		runcase_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -563,6 +827,10 @@ int main(void)
 		cmocka_unit_test(more_refusals),
 		cmocka_unit_test(dump_header_writes_pv_tensors),
 		cmocka_unit_test(model_dumps_name_pv_classes),
+		cmocka_unit_test(v_per_channel_by_hand),
+		cmocka_unit_test(v_per_channel_calibration_and_refusals),
+		cmocka_unit_test(v_per_channel_shipped_cases),
+		cmocka_unit_test(sparse_pool_unstored_v_read_as_poison),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

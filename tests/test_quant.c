@@ -452,6 +452,46 @@ static void llama_cpp_v_blocks(void **state)
 	assert_int_equal(q[0], 8);
 }
 
+/*
+ * quant_apply_each (V per channel): element i by its own scale, as
+ * quant_apply of that one element with scale[i] would give. By hand:
+ * x = {1.0, 1.0, -0.75, 5, NaN, 2.5}, scales {0.5, 0, 0.5, 0.02, 1, 1},
+ * clip 127: 1 / 0.5 = 2; a zero scale stores 0 (not 1 / 0 = inf clamped
+ * to 127); -0.75 / 0.5 = -1.5 -> -2 (half away) or -2 (half even, -2 is
+ * even); 5 / 0.02 = 250 -> clipped 127; NaN -> 0; 2.5 -> 3 or 2.
+ */
+static void apply_each_by_hand_and_as_apply(void **state)
+{
+	const float x[6] = { 1.0f, 1.0f, -0.75f, 5.0f, NAN, 2.5f };
+	const float sc[6] = { 0.5f, 0.0f, 0.5f, 0.02f, 1.0f, 1.0f };
+	static const int8_t away[6] = { 2, 0, -2, 127, 0, 3 }, even[6] = { 2, 0, -2, 127, 0, 2 };
+	float xs[300], ss[300];
+	int8_t q[300];
+	uint32_t seed = 7;
+
+	(void)state;
+	quant_apply_each(x, 6, sc, 127, ROUND_HALF_AWAY, q);
+	assert_memory_equal(q, away, 6);
+	quant_apply_each(x, 6, sc, 127, ROUND_HALF_EVEN, q);
+	assert_memory_equal(q, even, 6);
+	for (int i = 0; i < 300; i++) {
+		seed = seed * 1103515245u + 12345u;
+		xs[i] = ((float)(seed >> 8) / 16777216.0f - 0.5f) * 9.0f;
+		ss[i] = i % 17 == 0 ? 0.0f : (float)(1 + i % 13) / 64.0f;
+	}
+	for (int r = 0; r < 2; r++)
+		for (int clip = 1; clip <= 127; clip += 63) {
+			quant_apply_each(xs, 300, ss, clip, r ? ROUND_HALF_EVEN : ROUND_HALF_AWAY, q);
+			for (int i = 0; i < 300; i++) {
+				int8_t one;
+
+				quant_apply(&xs[i], 1, ss[i], clip, r ? ROUND_HALF_EVEN : ROUND_HALF_AWAY,
+					    &one);
+				assert_int_equal(q[i], one);
+			}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +508,7 @@ int main(void)
 		cmocka_unit_test(absmax_element_hits_clip),
 		cmocka_unit_test(apply_matches_round_and_clamp),
 		cmocka_unit_test(scale_absmax_edges),
+		cmocka_unit_test(apply_each_by_hand_and_as_apply),
 	};
 
 	return cmocka_run_group_tests_name("quant", tests, NULL, NULL);

@@ -279,7 +279,9 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 			if (fabsf(x) > sk)
 				sk = fabsf(x);
 		}
-	if (c->v_dtype == VDT_INT8) {
+	if (c->v_dtype == VDT_INT8 && in->v_scale_ch) {
+		v = 127.0 * max_abs(in->v_scale_ch, (size_t)in->Hkv * in->D);
+	} else if (c->v_dtype == VDT_INT8) {
 		v = 127.0 * max_abs(in->v_scale, nks);
 	} else if (case_v_blocks(c->v_dtype)) {
 		/* |q - offset| <= 127 (q8_0) or 8 (q4_0) */

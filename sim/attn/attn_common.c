@@ -11,6 +11,7 @@
  *   k_cache  [NB][Hkv][D/16][BS][16] i8   (attn_k_offset, attn_int.h)
  *   v_cache  [NB][Hkv][D][BS]             (attn_v_col)
  *   k_scale, v_scale  [NB][BS][Hkv]       (per-token-head)
+ *   v_scale_ch        [Hkv][D]            (V per_channel: attn_v_chan)
  * Example (D = 256, BS = 16, Hkv = 4): key 37 of kv head 2, dim 100, with
  * block_table[s][2] = 9, is k_cache[9][2][6][5][4], byte 157268.
  *
@@ -198,6 +199,15 @@ float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks)
 			      per > 1 ? (int)(e % per) * 32 : d);
 }
 
+const float *attn_v_chan(const struct kern *k, const struct unit *u)
+{
+	int g = attn_kv_head(k, u);
+
+	if (!k->in->v_scale_ch || g < 0 || g >= k->Hkv)
+		return NULL;
+	return &k->in->v_scale_ch[(size_t)g * k->D];
+}
+
 /*
  * Key tok's V column (attn_int.h). A block outside the pool (attn_block
  * -1), or one a sparse pool does not store, reads as a poisoned spare
@@ -226,7 +236,7 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 	size_t a = b0 + (size_t)g * k->D * k->KBS + slot;
 	size_t vn = attn_pool_elems(k), sn = (size_t)in->NB * sb;
 	size_t si = s0 + ((size_t)slot * k->Hkv + g) * per, be = inputs_block_elems(in);
-	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D, NULL, 0, NULL, 0, 0 };
+	struct vcol v = { NULL, NULL, 0.0f, (size_t)k->KBS, k->D, NULL, 0, NULL, 0, 0, NULL };
 	ptrdiff_t at;
 
 	if (b0 == SIZE_MAX || a >= vn)
@@ -265,8 +275,12 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 		v.i8 = v.gather ? &poison_i8 : &in->v_cache_i8[at];
 		if (qb)		/* the slot's D/32 fp16 scales, or none: NaN */
 			v.s16 = sat >= 0 ? &in->v_scale16[sat] : NULL;
+		else if (in->v_scale_ch)	/* per_channel: the head's, no slot's */
+			v.sch = attn_v_chan(k, u);
 		else
 			v.scale = sat >= 0 ? in->v_scale[sat] : NAN;
+		if (in->v_scale_ch && !v.sch)
+			v.scale = NAN;
 	} else {
 		v.f = v.gather ? &poison_f : &in->v_cache_f[at];
 	}
@@ -284,6 +298,14 @@ struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok)
 int attn_c_primary(const struct lanemap_operand *oc, int s)
 {
 	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
+}
+
+/* A segment's partial output of dim d: o / l, times sV[d] when chan. */
+static inline float seg_norm(const struct rstate *x, int d, int chan, const float *sv)
+{
+	float o = x->o[d] / x->l;
+
+	return chan ? o * (sv ? sv[d] : NAN) : o;
 }
 
 /*
@@ -305,6 +327,13 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 	enum kern_merge bug = k->kn->split_merge;
 	const struct rstate *as[ATTN_MAX_SEGMENTS];
 	static const struct rstate zero = { 0.0f, 0.0f, NULL };
+	/* INT8 PV with V per_channel: o sums acc / clip in V's int8 units;
+	 * the segment's epilogue takes it to V's by sV[d] after normalising,
+	 * (o / l) * sV[d], two f32 roundings, the partial the merge weighs
+	 * (and seg_out) as f32 PV's o / l. No scale (a kv head past Hkv):
+	 * NaN. */
+	int chan = k->pv.on && k->in->v_scale_ch;
+	const float *sv = chan ? attn_v_chan(k, u) : NULL;
 
 	/* What the merge reads for each segment. */
 	for (int i = 0; i < nseg; i++) {
@@ -337,14 +366,14 @@ void attn_merge_row(const struct kern *k, const struct unit *u,
 		/* Partial outputs are kept normalized, as split-K kernels
 		 * store them: o / l, weighted by l * e^(m - M). */
 		for (int d = 0; d < k->D; d++)
-			out[d] = fmaf(x->o[d] / x->l, wgt, out[d]);	/* fused */
+			out[d] = fmaf(seg_norm(x, d, chan, sv), wgt, out[d]);	/* fused */
 		if (r->seg_max) {
 			size_t si = ri * r->nseg + i;
 
 			r->seg_max[si] = x->m;
 			r->seg_sum[si] = x->l;
 			for (int d = 0; d < k->D; d++)
-				r->seg_out[si * k->D + d] = x->o[d] / x->l;
+				r->seg_out[si * k->D + d] = seg_norm(x, d, chan, sv);
 		}
 	}
 	/* Only a row that sees nothing (every segment empty, l exactly 0)

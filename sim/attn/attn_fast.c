@@ -204,22 +204,30 @@ static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, in
 	for (size_t i = 0; i < (size_t)k->BS * k->Hkv; i += CACHE_LINE / sizeof(float)) {
 		if (k->c->k_scale == KSCALE_PER_TOKEN_HEAD)
 			__builtin_prefetch(&k->in->k_scale[a + i]);
-		__builtin_prefetch(&k->in->v_scale[a + i]);
+		if (k->in->v_scale)	/* NULL per_channel: no offset on it */
+			__builtin_prefetch(&k->in->v_scale[a + i]);
 	}
 }
 
+/* Are the tile's nv keys all N keys, int8, in consecutive slots of one
+ * block? */
+static int tile_v_whole(const struct kern *k, const struct unit *u, int kb, int nv)
+{
+	return k->c->v_dtype == VDT_INT8 && nv == k->N && kb % k->BS + k->N <= k->BS &&
+	       fast_block(k, u->s, kb) >= 0;
+}
+
 /*
- * When the tile's nv keys are all N keys, int8, in consecutive slots of
- * one block: their V (element d of key n at v[d * BS + n]) and the scales
- * in f->vsc; else NULL.
+ * When tile_v_whole and V's scales are per token: their V (element d of
+ * key n at v[d * BS + n]) and the scales in f->vsc; else NULL. V
+ * per_channel (a scale per dim, not per key) is staged by stage_v.
  */
 static const int8_t *tile_v_i8(const struct kern *k, const struct unit *u, int kb,
 			       int nv, struct fscratch *f)
 {
 	const float *vs;
 
-	if (k->c->v_dtype != VDT_INT8 || nv != k->N || kb % k->BS + k->N > k->BS ||
-	    fast_block(k, u->s, kb) < 0)
+	if (!tile_v_whole(k, u, kb, nv) || k->c->v_scale != VSCALE_PER_TOKEN_HEAD)
 		return NULL;
 	/* v_scale [NB][BS][Hkv]: the N slots of one block, stride Hkv */
 	vs = &k->in->v_scale[((size_t)fast_block(k, u->s, kb) * k->BS + kb % k->BS) *
@@ -234,9 +242,21 @@ static void stage_v(const struct kern *k, const struct unit *u, const struct til
 		    int kb, int nv, struct fscratch *f)
 {
 	const int8_t *v8 = tile_v_i8(k, u, kb, nv, f);
+	const float *sv = k->in->v_scale_ch ? attn_v_chan(k, u) : NULL;
 
 	if (v8) {
 		ops->vconv(v8, k->BS, k->D, k->N, f->vsc, f->vn);
+		return;
+	}
+	if (sv && tile_v_whole(k, u, kb, nv)) {
+		/* per_channel: (float)q * 1 is exact, then times sV[d], one
+		 * rounding: attn_v_elem's bits */
+		for (int n = 0; n < k->N; n++)
+			f->vsc[n] = 1.0f;
+		ops->vconv(attn_v_col(k, u, kb).i8, k->BS, k->D, k->N, f->vsc, f->vn);
+		for (int n = 0; n < k->N; n++)
+			for (int d = 0; d < k->D; d++)
+				f->vn[(size_t)n * k->D + d] *= sv[d];
 		return;
 	}
 	for (int n = 0; n < nv; n++) {

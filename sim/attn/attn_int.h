@@ -294,11 +294,31 @@ struct vcol {
 	 * the offset of the stored value, 8 for q4_0, else 0 */
 	const uint16_t *s16;
 	int qblocks, qoff;
+	/* int8 V per_channel: kv head g's D scales, element d's at sch[d],
+	 * replacing scale (NULL otherwise, and for a column outside the
+	 * pool, whose scale is NaN; a kv head past Hkv, gqa_map's, reads
+	 * NaN too) */
+	const float *sch;
 };
 
-/* Element d of column v as the kernel reads it, scaled (int8 V; q8_0 and
+/* Element d of column v as the kernel reads it, scaled (int8 V: q times
+ * the key's scale, or per_channel dim d's, one f32 product; q8_0 and
  * q4_0: (q - offset) * fp16 scale, rounded to f32 before PV as llama.cpp
  * dequantizes). */
+/* The stored byte of element d of a one-byte V column (int8, q8_0,
+ * q4_0), unscaled: what INT8 PV loads into B, and attn_v_elem scales. */
+static inline int attn_v_byte(const struct vcol *v, int d)
+{
+	ptrdiff_t at;
+
+	if (d >= v->n)
+		return INPUTS_POISON;
+	if (!v->gather)
+		return v->i8[(size_t)d * v->stride];
+	at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
+	return at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at];
+}
+
 static inline float attn_v_elem(const struct vcol *v, int d)
 {
 	ptrdiff_t at;
@@ -312,20 +332,21 @@ static inline float attn_v_elem(const struct vcol *v, int d)
 		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
 		return at < 0 ? NAN : v->gather->v_cache_f[at];
 	}
-	if (d >= v->n) {
-		q = INPUTS_POISON;
-	} else if (!v->gather) {
-		q = v->i8[(size_t)d * v->stride];
-	} else {
-		at = attn_stored(v->gather, v->a + (size_t)d * v->stride);
-		q = at < 0 ? INPUTS_POISON : v->gather->v_cache_i8[at];
-	}
+	q = attn_v_byte(v, d);
 	if (v->qblocks)
 		return v->s16 ? (float)(q - v->qoff) * quant_f16_to_f32(v->s16[d / 32]) : NAN;
+	if (v->sch)
+		return (float)q * v->sch[d];
 	return (float)q * v->scale;
 }
 
 struct vcol attn_v_col(const struct kern *k, const struct unit *u, int tok);
+/*
+ * V per_channel: the D scales of the kv head unit u reads V of, or NULL
+ * (per-token V, or a kv head past Hkv: no scale there, NaN to its
+ * readers). A static scale has no block: every key's is the same.
+ */
+const float *attn_v_chan(const struct kern *k, const struct unit *u);
 /* Does row w see key j of a segment ending at seg_end (causal, window)? */
 int attn_key_visible(const struct kern *k, const struct row *w, int seg_end,
 		     int j);

@@ -318,8 +318,9 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 				pn *= ps[m * k->N + n];
 			}
 			v = attn_v_col(k, u, kb + n);
-			/* elements past v.n lie outside the V cache: poison */
-			if (v.gather || v.qblocks)
+			/* elements past v.n lie outside the V cache: poison;
+			 * per_channel V scales each element by its dim's */
+			if (v.gather || v.qblocks || v.sch)
 				for (int d = 0; d < k->D; d++)
 					x->o[d] = fmaf(pn, attn_v_elem(&v, d), x->o[d]);
 			else if (v.i8)

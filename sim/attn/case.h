@@ -49,6 +49,17 @@ enum case_kscale {
 };
 /* q8_0, q4_0: llama.cpp's V blocks (sim/attn/quant.h), for the f32 PV */
 enum case_vdtype { VDT_INT8, VDT_BF16, VDT_F32, VDT_Q8_0, VDT_Q4_0 };
+/*
+ * The int8 V cache's scales (cache.v_scale; other V types have their own):
+ *   VSCALE_PER_TOKEN_HEAD  f32 [NB][BS][Hkv], absmax of each (token, kv
+ *                          head) row / clip, written with the row
+ *   VSCALE_PER_CHANNEL     f32 [Hkv][D], one static scale per (kv head,
+ *                          dim): absmax over every valid token of every
+ *                          sequence / clip, as deployed static V scales
+ *                          are calibrated; a channel zero everywhere has
+ *                          scale 0 and stores 0
+ */
+enum case_vscale { VSCALE_PER_TOKEN_HEAD, VSCALE_PER_CHANNEL };
 
 /* V stored one byte an element (int8, q8_0, q4_0), not as floats. */
 static inline int case_v_bytes(enum case_vdtype t)
@@ -78,8 +89,10 @@ enum case_rows { ROWS_REPLICATED, ROWS_PACKED };
 /*
  * The second product, PV (pv:). f32: P in f32 times dequantized V, key by
  * key (every case before issue 23). int8: P quantized per (row, 32-key
- * group) with V's per-token scale folded in, times the INT8 V cache
- * through the same matrix instruction as QK (sim/attn/pv_int8.c).
+ * group) with V's per-token scale folded in (V per_channel: with the
+ * fixed scale 1/clip, sV applied per output column after the product),
+ * times the INT8 V cache through the same matrix instruction as QK
+ * (sim/attn/pv_int8.c).
  */
 enum case_pv { PV_F32, PV_INT8 };
 /*
@@ -158,6 +171,7 @@ struct fs_case {
 	enum case_placement placement;
 	enum case_kscale k_scale;
 	enum case_vdtype v_dtype;
+	enum case_vscale v_scale;	/* int8 V only (casefile refuses it else) */
 	int shuffle_cache;	/* pre-permuted K layout: refused by the route */
 	int block_stride;	/* elements from one block's start to the next in
 				 * k_cache and v_cache; 0 = dense, Hkv*D*BS */

@@ -18,6 +18,7 @@
  *               [Hkv]                     f32 (per_head)
  *   k_scale16   [NB][BS][Hkv][D/32]       f16 bits (per_block32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale [NB][BS][Hkv]    (v int8)
+ *                                 or v_scale_ch [Hkv][D]     (per_channel)
  *   v_cache_f   [NB][Hkv][D][BS]                              (bf16, f32)
  *   v_cache_i8  [NB][Hkv][D][BS]  + v_scale16 [NB][BS][Hkv][D/32] f16
  *                                             (q8_0, q4_0: quant.h)
@@ -69,7 +70,11 @@
  * for Q, K (per_token_head) and V; per 32 elements with the scale first
  * rounded to f16 (per_block32: the stored scale is the one used); or one
  * scale over all valid K (per_tensor); or one over all valid K of each kv
- * head (per_head: the static per-head scale of FP8-style caches).
+ * head (per_head: the static per-head scale of FP8-style caches). Int8 V
+ * per (token, head) row, or (v_scale per_channel) with one static scale
+ * per (kv head, dim) over every valid V row, each element quantized by
+ * its dim's scale: V of dim 3 that is 2.54 at its largest over the case
+ * gets sV = 2.54 / 127 = 0.02, and 1.0 there stores round(1.0 / 0.02) = 50.
  */
 #include "inputs.h"
 
@@ -118,6 +123,9 @@ static enum fs_rc check_case(const struct fs_case *c, struct fs_err *err)
 		return fs_fail(err, FS_EINPUT,
 			       "head_dim %d is not a multiple of 32, needed by q8_0 and q4_0 V",
 			       c->head_dim);
+	if (c->v_scale == VSCALE_PER_CHANNEL && c->v_dtype != VDT_INT8)
+		return fs_fail(err, FS_EINPUT,
+			       "v_scale per_channel scales the int8 V cache; this V is not int8");
 	if (c->block_size < 1 || c->block_size > CASE_MAX_CONTEXT ||
 	    c->num_blocks < 1)
 		return fs_fail(err, FS_EINPUT,
@@ -233,7 +241,8 @@ static int count_bytes(const struct fs_case *c, const struct fs_inputs *in,
 		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);
 	if (c->v_dtype == VDT_INT8) {
 		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
-		add_bytes(n->slots, sizeof(float), bytes, gib, &bad);
+		add_bytes(c->v_scale == VSCALE_PER_CHANNEL ? (size_t)in->Hkv * (size_t)in->D :
+			  n->slots, sizeof(float), bytes, gib, &bad);
 	} else if (case_v_blocks(c->v_dtype)) {
 		add_bytes(n->cache, 1, bytes, gib, &bad);	/* v_cache_i8 */
 		add_bytes(n->k16, sizeof(uint16_t), bytes, gib, &bad);	/* v_scale16 */
@@ -560,7 +569,10 @@ static void put_v_row(const struct fs_case *c, struct fs_inputs *in,
 	size_t base = (size_t)blk * inputs_block_elems(in) +
 		      (size_t)h * (size_t)D * (size_t)in->BS;
 
-	if (c->v_dtype == VDT_INT8) {
+	if (c->v_dtype == VDT_INT8 && c->v_scale == VSCALE_PER_CHANNEL) {
+		quant_apply_each(row, D, &in->v_scale_ch[(size_t)h * (size_t)D], c->clip,
+				 c->rounding, q);
+	} else if (c->v_dtype == VDT_INT8) {
 		float sc = quant_scale(row, D, c->clip);
 
 		in->v_scale[slot_index(in, blk, slot, h)] = sc;
@@ -646,7 +658,8 @@ static void poison_caches(const struct fs_case *c, struct fs_inputs *in,
 			in->k_scale16[i] = F16_NAN;
 	if (c->v_dtype == VDT_INT8) {
 		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
-		fill_f32(in->v_scale, n->slots, f32_nan());
+		if (in->v_scale)	/* per_channel's scales have no slots */
+			fill_f32(in->v_scale, n->slots, f32_nan());
 	} else if (case_v_blocks(c->v_dtype)) {
 		fill_bytes(in->v_cache_i8, (unsigned char)INPUTS_POISON, n->cache);
 		for (size_t i = 0; i < n->k16; i++)
@@ -683,6 +696,99 @@ static float k_absmax(const struct fs_inputs *in, const struct fs_case *c,
 					amax = a;
 			}
 	return amax;
+}
+
+/* Keys of every sequence in one piece of v_chan_scales; at most
+ * CHAN_PIECES pieces, so their partial maxima stay small. */
+#define CHAN_KEYS 512
+#define CHAN_PIECES 64
+
+/* |x| into amax[h][d] as quant_scale takes it, on the bits: for
+ * non-negative floats the integer order is the float order, and a NaN
+ * counts 0 (never wins); integer max vectorises. Over the V rows of keys
+ * [k0, k1) of all sequences in order, every kv head. */
+static void v_chan_piece(const struct fs_inputs *in, const struct fs_case *c,
+			 const struct maker *mk, long k0, long k1, uint32_t *amax)
+{
+	float buf[CASE_MAX_HEAD_DIM];
+	long base = 0;
+	int D = in->D;
+
+	for (int s = 0; s < in->S; s++) {
+		long ctx = c->seqs[s].context;
+
+		for (long g = k0 > base ? k0 : base; g < k1 && g < base + ctx; g++)
+			for (int h = 0; h < in->Hkv; h++) {
+				int j = (int)(g - base);
+				size_t row = ((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+					     (size_t)in->Hkv + (size_t)h;
+				const float *x = in->v ? in->v + row * (size_t)D : buf;
+				uint32_t *am = amax + (size_t)h * (size_t)D;
+
+				if (!in->v)
+					make_row(mk, s, j, h, in->MAXCTX, in->Hkv, buf);
+#pragma omp simd
+				for (int d = 0; d < D; d++) {
+					uint32_t a;
+
+					memcpy(&a, &x[d], sizeof(a));
+					a &= 0x7fffffffu;
+					a = a > 0x7f800000u ? 0 : a;
+					am[d] = a > am[d] ? a : am[d];
+				}
+			}
+		base += ctx;
+	}
+}
+
+/*
+ * v_scale per_channel: sV[h][d] = absmax over every valid V row of kv
+ * head h, dim d / clip, into in->v_scale_ch (a static scale, as a
+ * deployment calibrates it; a dim zero everywhere gets 0 and stores 0).
+ * The keys of all sequences are cut into pieces, each piece's maxima
+ * taken on its own thread, then combined: a max does not depend on the
+ * order, so neither does the result. Without memory for the pieces, one
+ * pass on this thread gives the same maxima.
+ */
+static void v_chan_scales(const struct fs_inputs *in, const struct fs_case *c,
+			  const struct maker *mk)
+{
+	size_t hd = (size_t)in->Hkv * (size_t)in->D;
+	long keys = 0, per;
+	int np;
+	uint32_t *part, *amax;
+
+	for (int s = 0; s < in->S; s++)
+		keys += c->seqs[s].context;
+	per = (keys + CHAN_PIECES - 1) / CHAN_PIECES;
+	per = per < CHAN_KEYS ? CHAN_KEYS : per;
+	np = (int)((keys + per - 1) / per);
+	part = calloc((size_t)(np > 1 ? np + 1 : 1) * hd, sizeof(uint32_t));
+	amax = part;	/* the maxima, piece 0's row when there are pieces */
+	if (!part) {
+		/* v_scale_ch is float-sized: it holds the bits until the end */
+		amax = (uint32_t *)(void *)in->v_scale_ch;
+		memset(amax, 0, hd * sizeof(uint32_t));
+		v_chan_piece(in, c, mk, 0, keys, amax);
+	} else if (np <= 1) {
+		v_chan_piece(in, c, mk, 0, keys, amax);
+	} else {
+#pragma omp parallel for schedule(dynamic, 1)
+		for (int i = 0; i < np; i++)
+			v_chan_piece(in, c, mk, i * per, (i + 1) * per, part + (size_t)(i + 1) * hd);
+		for (int i = 1; i <= np; i++)
+			for (size_t e = 0; e < hd; e++)
+				amax[e] = part[(size_t)i * hd + e] > amax[e] ? part[(size_t)i * hd + e] :
+					  amax[e];
+	}
+	for (size_t e = 0; e < hd; e++) {
+		float a;
+		uint32_t b = amax[e];
+
+		memcpy(&a, &b, sizeof(a));
+		in->v_scale_ch[e] = a / (float)c->clip;
+	}
+	free(part);
 }
 
 /* mk[0], mk[1]: K's and V's makers, used when in->k, in->v are not kept. */
@@ -722,6 +828,8 @@ static void fill_inputs(const struct fs_case *c, struct fs_inputs *in,
 			head_scale[h] = k_absmax(in, c, &mk[0], h) / (float)c->clip;
 			in->k_scale[h] = head_scale[h];
 		}
+	if (in->v_scale_ch)
+		v_chan_scales(in, c, &mk[1]);
 	/* K and V rows by runs of up to FILL_RUN keys of one block, so that
 	 * int8 V, stored [d][slot], is written FILL_RUN bytes at a time
 	 * instead of one byte every block_size bytes. */
@@ -842,7 +950,11 @@ enum fs_rc inputs_build(const struct fs_case *c, const struct inputs_given *g,
 		in->k_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
 	if (c->v_dtype == VDT_INT8) {
 		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
-		in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
+		if (c->v_scale == VSCALE_PER_CHANNEL)
+			in->v_scale_ch = alloc_n((size_t)in->Hkv * (size_t)in->D,
+						 sizeof(float), &bad);
+		else
+			in->v_scale = alloc_n(n.slots, sizeof(float), &bad);
 	} else if (case_v_blocks(c->v_dtype)) {
 		in->v_cache_i8 = alloc_n(n.cache, 1, &bad);
 		in->v_scale16 = alloc_n(n.k16, sizeof(uint16_t), &bad);
@@ -907,6 +1019,7 @@ void inputs_free(struct fs_inputs *in)
 	free(in->k_scale16);
 	free(in->v_cache_i8);
 	free(in->v_scale);
+	free(in->v_scale_ch);
 	free(in->v_scale16);
 	free(in->v_cache_f);
 	free(in->block_table);
@@ -927,7 +1040,8 @@ static double dense_pool_bytes(const struct fs_case *c)
 	double slots = (double)c->block_size * c->kv_heads;
 
 	return (double)c->num_blocks *
-	       (blk * (1.0 + vb) + slots * (4.0 + (c->v_dtype == VDT_INT8 ? 4.0 : 0.0)));
+	       (blk * (1.0 + vb) + slots * (4.0 + (c->v_dtype == VDT_INT8 &&
+						    c->v_scale == VSCALE_PER_TOKEN_HEAD ? 4.0 : 0.0)));
 }
 
 int inputs_pool_sparse(const struct fs_case *c)

@@ -5,7 +5,8 @@
  *   k_cache [NB][Hkv][D/16][BS][16] int8: K[token][h][d] of sequence s is
  *           at block = block_table[s][token / BS], slot = token % BS,
  *           [block][h][d / 16][slot][d % 16]
- *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv], or float;
+ *   v_cache [NB][Hkv][D][BS]: int8 with v_scale [NB][BS][Hkv] (or, with
+ *           cache.v_scale per_channel, v_scale_ch [Hkv][D]), or float;
  *           q8_0 and q4_0 (llama.cpp's blocks, quant.h): one byte an
  *           element, v_scale16 [NB][BS][Hkv][D/32] f16 per 32 dims
  *
@@ -64,7 +65,9 @@ struct fs_inputs {
 
 	int8_t *v_cache_i8;	/* int8 V: [NB][Hkv][D][BS]; q8_0 (-127..127)
 				 * and q4_0 (0..15, offset 8) the same */
-	float *v_scale;		/* int8 V: [NB][BS][Hkv] */
+	float *v_scale;		/* int8 V: [NB][BS][Hkv]; NULL per_channel */
+	float *v_scale_ch;	/* int8 V per_channel: [Hkv][D], static (no
+				 * block, so nothing in it is poison) */
 	uint16_t *v_scale16;	/* q8_0, q4_0: f16 bits [NB][BS][Hkv][D/32] */
 	float *v_cache_f;	/* bf16/f32 V: [NB][Hkv][D][BS] (bf16 values rounded) */
 

@@ -77,7 +77,10 @@ int pv_fast_ok(const struct kern *k)
 	const struct lanemap_operand *oa = &k->lm->op[LM_A], *ob = &k->lm->op[LM_B];
 	int key[LM_MAX_SLOTS];
 
-	if (!k->pv.on || k->hw != k->lm || k->M > TILE_ROWS || k->D % TILE_CHUNK ||
+	/* V per channel (P over 1/clip, sV in the epilogue) is the scalar
+	 * executor's (pv_int8.c); this one folds a per-token sV into P */
+	if (!k->pv.on || k->c->v_scale != VSCALE_PER_TOKEN_HEAD || k->hw != k->lm ||
+	    k->M > TILE_ROWS || k->D % TILE_CHUNK ||
 	    oa->type != LM_I8 || ob->type != LM_I8 || k->lm->op[LM_C].type != LM_I32 ||
 	    k->K > LM_MAX_SLOTS || k->K % 4)
 		return 0;

@@ -19,13 +19,17 @@
  *   3. P quantized per (row, group) with V's per-token scale folded in,
  *      P' = P * sV(key) in f32, sP = max P' / clip, Pq = round(P' / sP)
  *      (quant.rounding); sV cannot be applied after the product, as it
- *      varies along PV's reduction
+ *      varies along PV's reduction. V per_channel (cache.v_scale): no
+ *      key's scale, P' = clip * P in f32, Pq = round(P'), the fixed
+ *      sP = 1 / clip; sV[d] varies along O's columns, so it comes after
+ *      the product, in the segment's epilogue (attn_merge_row)
  *   4. the regroup: A's registers from Pq through the plan (pv_int8.h):
  *      lds reads P back in A order; v_permuted keeps the C registers
  *      and loads V in the matching key order
  *   5. per column tile: B from the paged V cache, v_cache[blk][g][d]
  *      [slot], no dequantized V; the instruction (sim/lanemap/mmac)
- *   6. O = O * alpha + float(acc) * sP, fused, per C slot
+ *   6. O = O * alpha + float(acc) * sP, fused, per C slot; per_channel
+ *      the partial out is (O / l) * sV[d] (attn_merge_row)
  *
  * Worked example, gfx936, regroup v_permuted: lane 17 holds C row 1,
  * columns 1 + {0,4,8,12} of each QK tile, so its A bytes 0-3 are
@@ -144,12 +148,19 @@ const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm
 			 lm->k);
 		return buf;
 	case BUG_P_SCALE_INDEX:
+		if (c->v_scale == VSCALE_PER_CHANNEL) {
+			snprintf(buf, len, "v_scale per_channel: every row's P scale is the fixed 1/clip already");
+			return buf;
+		}
 		if (c->mode != MODE_DECODE || case_group(c) > 1)
 			return NULL;
 		snprintf(buf, len, "GQA group of 1: every row of a decode tile is the same q head");
 		return buf;
 	case BUG_V_SCALE_APPLY:
-		return NULL;
+		if (c->v_scale != VSCALE_PER_CHANNEL)
+			return NULL;
+		snprintf(buf, len, "v_scale per_channel: the correct kernel too quantizes P without V's scale and applies sV after the product, per output column");
+		return buf;
 	}
 	snprintf(buf, len, "not a bug class");
 	return buf;
@@ -356,12 +367,18 @@ static void group_softmax(const struct kern *k, const struct row *rows,
  * and x->pq. A masked key's P' is 0 without reading its V scale (pv_mask
  * none reads it: a poisoned scale makes P' NaN). v_scale_apply
  * after_product: P' = P, sV applied after the product. p_scale_index
- * per_tile: one sP, the tile's largest, for every row.
+ * per_tile: one sP, the tile's largest, for every row. V per_channel:
+ * P' = clip P, Pq = round(P') (quant_apply with scale 1: x / 1 is x),
+ * sP = 1 / clip for a row that sees a key; neither class changes that.
  */
 static void group_quantize(const struct kern *k, const struct row *rows,
 			   struct pv_scratch *x)
 {
 	int GK = k->pv.GK, N = k->N;
+	/* V per_channel: no key's scale to fold in; P' = clip P and Pq =
+	 * round(P'), the fixed scale sP = 1 / clip (sV comes after the
+	 * product, attn_merge_row) */
+	int chan = k->in->v_scale_ch != NULL;
 	float tile_max = 0.0f;
 
 	for (int m = 0; m < k->M; m++) {
@@ -380,21 +397,23 @@ static void group_quantize(const struct kern *k, const struct row *rows,
 			}
 			if (k->kn->scale_after_softmax && !msk)
 				pm[j] *= x->ps[(size_t)(j / N) * k->M * N + m * N + j % N];
-			if (!k->kn->v_scale_after_product)
+			if (chan)
+				pm[j] *= (float)k->c->clip;
+			else if (!k->kn->v_scale_after_product)
 				pm[j] *= x->vc[j].scale;
 			/* NaN propagates: fmaxf would drop it */
 			if (!(pm[j] <= mx))
 				mx = pm[j];
 		}
-		x->sp[m] = mx / (float)k->c->clip;
+		x->sp[m] = chan ? 1.0f / (float)k->c->clip : mx / (float)k->c->clip;
 		if (!(x->sp[m] <= tile_max) && rows[m].valid)
 			tile_max = x->sp[m];
 	}
 	for (int m = 0; m < k->M; m++) {
 		if (k->kn->p_scale_per_tile && x->active[m])
 			x->sp[m] = tile_max;
-		quant_apply(&x->p[m * GK], GK, x->sp[m], k->c->clip, k->c->rounding,
-			    &x->pq[m * GK]);
+		quant_apply(&x->p[m * GK], GK, chan && x->active[m] ? 1.0f : x->sp[m],
+			    k->c->clip, k->c->rounding, &x->pq[m * GK]);
 	}
 }
 
@@ -443,8 +462,10 @@ static int group_product(const struct kern *k, const struct unit *u,
 			const struct vcol *v = &x->vc[p->b_key[s]];
 			int d = dt * k->N + ob->col[s];
 
-			x->breg[s] = (uint8_t)(d < v->n ? v->i8[(size_t)d * v->stride] :
-					       INPUTS_POISON);
+			/* attn_v_byte: a sparse pool's column that leaves its
+			 * block (block_offset) is gathered, not read past the
+			 * one poison byte v->i8 then points at */
+			x->breg[s] = (uint8_t)attn_v_byte(v, d);
 		}
 		if (mmac_read(k->hw, LM_B, x->breg, x->vm, NULL))
 			return -1;
@@ -457,8 +478,8 @@ static int group_product(const struct kern *k, const struct unit *u,
 			int m = oc->row[s], d = dt * k->N + oc->col[s];
 			/* v_scale_apply after_product: the group's first key's
 			 * scale for all of it */
-			float sc = k->kn->v_scale_after_product ? x->sp[m] * x->vc[0].scale :
-				   x->sp[m];
+			float sc = k->kn->v_scale_after_product && !k->in->v_scale_ch ?
+				   x->sp[m] * x->vc[0].scale : x->sp[m];
 
 			if (!attn_c_primary(oc, s) || !x->active[m])
 				continue;

@@ -364,6 +364,30 @@ void quant_apply(const float *x, int n, float scale, int clip,
 		apply_plain(x, n, scale, clip, even, q);
 }
 
+/* quant_apply's rule element by element: a 0 scale gives 0, not x / 0 =
+ * inf clamped to clip. Selects, not branches, so the loop vectorises. */
+QUANT_INLINE void each_loop(const float *x, int n, const float *scale, int clip,
+			    int even, int8_t *q)
+{
+#pragma omp simd
+	for (int i = 0; i < n; i++) {
+		float sc = scale[i];
+		int8_t v = quant_one(x[i], sc == 0.0f ? 1.0f : sc, clip, even);
+
+		q[i] = sc == 0.0f ? 0 : v;
+	}
+}
+
+void quant_apply_each(const float *x, int n, const float *scale, int clip,
+		      enum case_rounding r, int8_t *q)
+{
+	assert(clip >= 1 && clip <= 127);
+	if (r == ROUND_HALF_EVEN)
+		each_loop(x, n, scale, clip, 1, q);
+	else
+		each_loop(x, n, scale, clip, 0, q);
+}
+
 void quant_q8_0_block(const float *x, uint16_t *d16, int8_t *q)
 {
 	float amax = 0.0f, d, id;

@@ -23,6 +23,9 @@ float quant_scale(const float *x, int n, int clip);
 /* Quantize n values with a given scale (0 gives zeros; a NaN x gives 0). */
 void quant_apply(const float *x, int n, float scale, int clip,
 		 enum case_rounding r, int8_t *q);
+/* quant_apply with element i's own scale[i] (V scaled per channel). */
+void quant_apply_each(const float *x, int n, const float *scale, int clip,
+		      enum case_rounding r, int8_t *q);
 /* Round one value per the case's rounding mode. */
 float quant_round(float v, enum case_rounding r);
 

@@ -450,5 +450,58 @@ def test_field_record_names_real_classes(tmp):
         assert key in rows and "`%s`" % value in rows[key], (key, value)
 
 
+def test_v_per_channel_rebuilt_and_checked(tmp):
+    """cache.v_scale: per_channel on .npy V whose dim 0 is 2 c_j (absmax
+    254: sV 2, Vq c_j), dim 1 e_j / 2 (absmax 63.5: sV 0.5) and dims 2..
+    zero in every token (scale 0, bytes 0), worked by hand: fragsim_gen
+    quantizes V per (kv head, dim) over every valid token and matches the
+    golden's v_cache and v_scale [Hkv, D] bit for bit, and finds a
+    tampered scale; gather_v broadcasts the scales and reference_out
+    (float64 from the quantized inputs) rebuilds fragsim's f32 PV out."""
+    ctx, D = 40, 64
+    c = np.array([127 if j == 0 else j % 7 - 3 for j in range(ctx)], np.float32)
+    e = np.array([-127 if j == 5 else j % 3 for j in range(ctx)], np.float32)
+    v = np.zeros((1, ctx, 1, D), np.float32)
+    v[0, :, 0, 0], v[0, :, 0, 1] = 2 * c, e / 2
+    np.save(os.path.join(tmp, "v.npy"), v)
+    path = os.path.join(tmp, "chan.yaml")
+    with open(path, "w") as f:
+        f.write("fragsim: 1\nname: chan\nmodel: {q_heads: 2, kv_heads: 1, head_dim: %d}\n"
+                "cache: {v_scale: per_channel}\nsequences:\n  - {context: %d}\n"
+                "data: {seed: 4, v: {npy: v.npy}}\ngolden: all\n" % (D, ctx))
+    out = os.path.join(tmp, "g")
+    sh([FRAGSIM, "run", path, "--out", out], check=True)
+    g = fg.load(out)
+    assert g["v_scale"].shape == (1, D)
+    assert g["v_scale"][0, 0] == 2 and g["v_scale"][0, 1] == 0.5
+    assert not g["v_scale"][0, 2:].any()
+    vq, vs = fg.gather_v(g, 0)
+    assert np.array_equal(vq[:, 0, 0], c.astype(np.int8))
+    assert np.array_equal(vq[:, 0, 1], e.astype(np.int8)) and not vq[:, 0, 2:].any()
+    assert vs.shape == (ctx, 1, D)
+    close(fg.reference_out(g), g["out"], 1e-3)
+    # fragsim_gen on generated V (a .npy V is refused there): equal, then
+    # one scale changed is found
+    path = os.path.join(tmp, "gen.yaml")
+    with open(path, "w") as f:
+        f.write("fragsim: 1\nname: chan-gen\nmodel: {q_heads: 4, kv_heads: 2, head_dim: 32}\n"
+                "cache: {v_scale: per_channel}\nsequences:\n  - {context: 21}\n"
+                "  - {context: 9}\nquant: {clip: 90}\n"
+                "data: {seed: 8, v: {outlier_channels: [6]}}\n")
+    out = os.path.join(tmp, "gg")
+    sh([FRAGSIM, "run", path, "--emulate-only", "--out", out], check=True)
+    shown = os.path.join(tmp, "gen.shown.yaml")
+    with open(shown, "w") as f:
+        f.write(sh([FRAGSIM, "show", path], check=True).stdout.decode())
+    r = sh([sys.executable, GEN, "check", shown, out])
+    assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+    vs = np.load(os.path.join(out, "v_scale.npy"))
+    assert vs.shape == (2, 32)
+    vs[1, 6] *= 2
+    np.save(os.path.join(out, "v_scale.npy"), vs)
+    r = sh([sys.executable, GEN, "check", shown, out])
+    assert r.returncode == 1 and "v_scale" in r.stdout.decode(), r.stdout.decode()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(globals()))

@@ -97,6 +97,7 @@ struct fsg_golden {
 	int segment;
 	int clip, round_even;
 	int v_not_int8;			/* cache.v_dtype is not int8 */
+	int v_per_channel;		/* cache.v_scale is per_channel */
 	char profile[64];		/* the lane map the goldens follow */
 	int S, T, Hq, Hkv, D, G;	/* G = Hq / Hkv */
 	int NB, BS, MAXB, MAXCTX;
@@ -266,6 +267,10 @@ static const struct fsg_key fsg_keys[] = {
 	/* V: not in QK^T; INT8 PV reads it as int8, which fragsim's pv.mode
 	 * int8 requires (fsg_manifest checks) */
 	{ "cache.v_dtype", FSG_INPUTS, NULL, NULL },
+	/* written only when set: V's scales, not in QK^T either; the PV half
+	 * reads them per (token, kv head), so fsg_manifest refuses
+	 * per_channel with pv.mode int8 */
+	{ "cache.v_scale", FSG_INPUTS, NULL, NULL },
 	{ "cache.shuffle_cache", FSG_ONLY, "false",
 	  "the harnesses load K in the plain paged layout" },
 	/* written only when set (not 0): any value is a padded pool */
@@ -468,6 +473,8 @@ static inline int fsg_case(struct fsg_golden *g, const char *text, const char *p
 			g->segment = atoi(val);
 		else if (!strcmp(full, "cache.v_dtype"))
 			g->v_not_int8 = strcmp(val, "int8") != 0;
+		else if (!strcmp(full, "cache.v_scale"))
+			g->v_per_channel = !strcmp(val, "per_channel");
 		else if (!strcmp(full, "cache.k_scale"))
 			g->kscale = !strcmp(val, "per_tensor") ? FSG_KS_TENSOR :
 				    !strcmp(val, "per_block32") ? FSG_KS_BLOCK32 :
@@ -583,6 +590,12 @@ static inline int fsg_manifest(struct fsg_golden *g, const char *dir, char *err,
 		if (!rc && g->pv_int8 && g->v_not_int8) {	/* fragsim refuses it too */
 			snprintf(err, errlen,
 				 "%s: case key cache.v_dtype is not int8: INT8 PV multiplies the int8 V cache; refusing the golden rather than ignoring the key",
+				 path);
+			rc = -1;
+		}
+		if (!rc && g->pv_int8 && g->v_per_channel) {
+			snprintf(err, errlen,
+				 "%s: case key cache.v_scale is per_channel: this harness's INT8 PV folds a per-token V scale into P; refusing the golden rather than ignoring the key",
 				 path);
 			rc = -1;
 		}

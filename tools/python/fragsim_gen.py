@@ -20,7 +20,9 @@ which compares q.npy exactly, and K and V through the int8 caches (the
 logical K and V are not golden files): the regenerated rows quantized
 per (token, head) with fragsim's absmax quantizer must give k_cache,
 k_scale, v_cache and v_scale exactly (a bf16 or f32 V cache holds the
-rows as they are, BF16-exact, with no v_scale). Exit 0 equal, 1 different, 2 bad
+rows as they are, BF16-exact, with no v_scale; with cache.v_scale
+per_channel, V is quantized per (kv head, dim) by the absmax over every
+valid token, and v_scale [Hkv, D] compared too). Exit 0 equal, 1 different, 2 bad
 usage or a case this checker does not cover: CASE_KEYS declares every
 case key as applied, irrelevant to the inputs, or refused (K scales
 other than per_token_head, a tensor read from .npy), and a key it does
@@ -171,6 +173,9 @@ CASE_KEYS.update({
                            lambda v, c: not v),
     "cache.window_blocks": (REFUSED, "the check writes every key's block; "
                             "freed ones (-1 entries) are not", {"keep"}),
+    "cache.v_scale": (APPLIED, "check: per_token_head quantizes V per (token, "
+                      "head), per_channel per (head, dim) over every valid "
+                      "token", None),
     "cache.v_dtype": (REFUSED, "int8: quantized per (token, head); bf16, f32: "
                       "the rows as stored; q8_0 and q4_0 blocks are not rebuilt",
                       {"int8", "bf16", "f32"}),
@@ -227,12 +232,19 @@ def logical(case, tensor):
     return x
 
 
-def quantize(x, clip, even):
+def quantize(x, clip, even, scale=None):
     """fragsim's absmax quantizer of one row (sim/attn/quant.c): scale =
-    absmax / clip, q = round(x / scale), clamped to +-clip."""
-    scale = np.float32(np.abs(x).max()) / np.float32(clip)
-    if scale == 0:
-        return np.zeros(x.shape, np.int8), scale
+    absmax / clip, q = round(x / scale), clamped to +-clip. With scale
+    given (an array, one per element: V per channel), x / scale[i], and
+    an element whose scale is 0 stores 0."""
+    zero = None
+    if scale is None:
+        scale = np.float32(np.abs(x).max()) / np.float32(clip)
+        if scale == 0:
+            return np.zeros(x.shape, np.int8), scale
+    else:
+        zero = scale == 0
+        scale = np.where(zero, np.float32(1), scale).astype(np.float32)
     v = np.clip(x / scale, -np.float32(clip + 1), np.float32(clip + 1))
     t = np.trunc(v)
     frac = v - t
@@ -243,7 +255,17 @@ def quantize(x, clip, even):
     else:
         up, down = frac >= 0.5, frac <= -0.5
     q = t.astype(np.int32) + up.astype(np.int32) - down.astype(np.int32)
-    return np.clip(q, -clip, clip).astype(np.int8), scale
+    q = np.clip(q, -clip, clip).astype(np.int8)
+    return (q if zero is None else np.where(zero, 0, q).astype(np.int8)), scale
+
+
+def channel_scales(case, v, clip):
+    """V per channel (cache.v_scale: per_channel): f32 [Hkv, D], the
+    absmax over every valid token of every sequence of each kv head and
+    dim, / clip (sim/attn/inputs.c's v_chan_scales); rows past a context
+    are 0 in v, so they change no max."""
+    amax = np.abs(v).max(axis=(0, 1)) if v.size else np.zeros(v.shape[2:], np.float32)
+    return (amax.astype(np.float32) / np.float32(clip)).astype(np.float32)
 
 
 def check(case, golden):
@@ -265,6 +287,11 @@ def check(case, golden):
     vs = np.load(f"{golden}/v_scale.npy") if vint8 else None
     BS, D = cache["block_size"], case["model"]["head_dim"]
     k, v = logical(case, "k"), logical(case, "v")
+    chan = vint8 and cache.get("v_scale", "per_token_head") == "per_channel"
+    if chan:
+        vsc = channel_scales(case, v, clip)
+        if vs.shape != vsc.shape or vs.view(np.uint32).tobytes() != vsc.view(np.uint32).tobytes():
+            bad.append("v_scale")
     for s, (_, ctx) in enumerate(seq_rows(case)):
         for j in range(ctx):
             blk, slot = table[s, j // BS], j % BS
@@ -273,7 +300,10 @@ def check(case, golden):
                 if not (np.array_equal(kc[blk, h, :, slot, :].reshape(D), kq) and
                         ks[blk, slot, h].view(np.uint32) == np.float32(ksc).view(np.uint32)):
                     bad.append(f"k[{s}][{j}][{h}]")
-                if vint8:
+                if chan:
+                    vq, _ = quantize(v[s, j, h], clip, even, vsc[h])
+                    same = np.array_equal(vc[blk, h, :, slot], vq)
+                elif vint8:
                     vq, vsc = quantize(v[s, j, h], clip, even)
                     same = (np.array_equal(vc[blk, h, :, slot], vq) and
                             vs[blk, slot, h].view(np.uint32) == np.float32(vsc).view(np.uint32))

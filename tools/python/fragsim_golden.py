@@ -21,7 +21,9 @@ case in the manifest alone, in the layouts of docs/formats.md:
     k_cache  int8 [NB, Hkv, D/16, BS, 16]    k_scale  f32 [NB, BS, Hkv]
              (per_block32: f16 [NB, BS, Hkv, D/32]; per_tensor: f32 [1])
     v_cache  int8 [NB, Hkv, D, BS]           v_scale  f32 [NB, BS, Hkv]
-             (v_dtype bf16 or f32: f32 [NB, Hkv, D, BS], no v_scale)
+             (v_scale per_channel: f32 [Hkv, D], one static scale per
+             kv head and dim; v_dtype bf16 or f32: f32 [NB, Hkv, D, BS],
+             no v_scale)
     q_int8   int8 [S, T, Hq, D]              q_scale  f32 [S, T, Hq]
     block_table int32 [S, MAXB] (-1 unused), context_lens int32 [S],
     q_pos int32 [S, T] (key t is visible to a query at position p iff
@@ -105,6 +107,8 @@ CASE_KEYS = {
     "cache.v_dtype": (REFUSED, "gather_v: int8 with v_scale, bf16 and f32 as "
                       "stored; q8_0 and q4_0 (fp16 scales per 32 dims) are not "
                       "dequantized here", {"int8", "bf16", "f32"}),
+    "cache.v_scale": (APPLIED, "gather_v: per_channel's v_scale [Hkv, D], "
+                      "one scale per kv head and dim for every key", None),
     "cache.window_blocks": (REFUSED, "freed blocks (block_table -1 inside a "
                             "context): gather_k and gather_v read every key's "
                             "block", {"keep"}),
@@ -496,7 +500,9 @@ def dequant_k(k, scale):
 
 def gather_v(g, seq):
     """Sequence seq's V in logical key order, [context, Hkv, D]: int8 with
-    its f32 [context, Hkv] scale, or (bf16/f32 caches) float with None."""
+    its f32 [context, Hkv] scale (per_channel: [context, Hkv, D], the static
+    [Hkv, D] scales broadcast over the keys, a view), or (bf16/f32 caches)
+    float with None."""
     _need(g, "v_cache", "block_table", "context_lens")
     vc = g["v_cache"]
     if vc.ndim != 4:
@@ -511,7 +517,10 @@ def gather_v(g, seq):
     blocks = _stored(g, g["block_table"][seq][t // bs])
     slots = t % bs
     v = vc[blocks, :, :, slots]            # [ctx, Hkv, D]
-    scale = g["v_scale"][blocks, slots, :] if "v_scale" in g else None
+    if "v_scale" in g and g["v_scale"].ndim == 2:    # per_channel [Hkv, D]
+        scale = np.broadcast_to(g["v_scale"], (ctx,) + g["v_scale"].shape)
+    else:
+        scale = g["v_scale"][blocks, slots, :] if "v_scale" in g else None
     if (scale is None) != (vc.dtype != np.int8):
         raise GoldenError("%s: v_cache %s %s v_scale" % (
             g.path, vc.dtype, "without" if scale is None else "with"))
@@ -573,7 +582,8 @@ def reference_out(g):
         k, ks = gather_k(g, s)
         v, vs = gather_v(g, s)
         kf = dequant_k(k, ks)
-        vf = v.astype(np.float64) * (vs[..., None] if vs is not None else 1.0)
+        vf = v.astype(np.float64) * (1.0 if vs is None else
+                                     vs if vs.ndim == 3 else vs[..., None])
         hkv = kf.shape[1]
         group = hq // hkv
         vis = mask(g, s)
