@@ -509,26 +509,32 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 {
 	int D = in->D, s = grp->s, g = grp->g;
 	int logit = c->soft_cap > 0 || c->alibi;
-	float kbuf[REF_MAX_D];
+	float kbuf[TILE_QK_KEYS][REF_MAX_D];
+	const float *kf[TILE_QK_KEYS];
 	double kt[REF_MAX_D * TILE_QK_KEYS];
+	uint64_t keys[TILE_QK_KEYS];
+	struct inputs_kv kv;	/* K's multipliers and stream key, once */
 
+	inputs_kv_init(&kv, c, in, 0);
 	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
 		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
 
 		double t0 = ref_sub_begin();
 
+		inputs_kv_keys(&kv, s, jb, nk, g, keys);
 		for (int i = 0; i < TILE_QK_KEYS; i++) {
-			const float *kf;
-
-			if (i >= nk) {	/* a short last block: zeros, unused */
-				for (int d = 0; d < D; d++)
-					kt[(size_t)d * TILE_QK_KEYS + i] = 0;
-				continue;
+			if (i < nk) {
+				kf[i] = inputs_kv_get(&kv, keys[i], s, jb + i, g, 0, D, kbuf[i]);
+			} else {	/* a short last block: zeros, unused */
+				memset(kbuf[i], 0, (size_t)D * sizeof(float));
+				kf[i] = kbuf[i];
 			}
-			kf = inputs_kv_row(c, in, 0, s, jb + i, g, 0, D, kbuf);
-			for (int d = 0; d < D; d++)
-				kt[(size_t)d * TILE_QK_KEYS + i] = kf[d];
 		}
+		/* transposed a dim at a time: kt's stores go in order (a key at
+		 * a time they went 128 bytes apart) */
+		for (int d = 0; d < D; d++)
+			for (int i = 0; i < TILE_QK_KEYS; i++)
+				kt[(size_t)d * TILE_QK_KEYS + i] = kf[i][d];
 		ref_sub_end(REF_STAGE_REGEN_K, t0);
 		for (int r0 = 0; r0 < grp->rows; r0 += TILE_QK_ROWS) {
 			int nr = grp->rows - r0 < TILE_QK_ROWS ? grp->rows - r0 : TILE_QK_ROWS;
