@@ -94,6 +94,10 @@
 
 #include <stdlib.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "dmath.h"
 #include "pool.h"
 #include "pv_int8.h"
@@ -301,11 +305,18 @@ static void cmp_pv_quant(const struct cmp_ctx *x, struct cmp_part *p, const floa
 	}
 }
 
-/* Quantization error of one row (visible > 0; sr from the sim's scores
- * when it has them); fills *kld. w: scratch of the row's n keys. */
+/*
+ * Quantization error of one row (visible > 0; sr from the sim's scores
+ * when it has them); fills *kld. w: scratch of the row's n keys.
+ * defer: the row's part is its own (cmp_walk_rows), and the terms of
+ * the four sums that run over every key of a chunk's rows (s_err2,
+ * s_ref2, dp2, b_dp2) are not added but left in the row's arrays, ds^2
+ * in score[j], sf^2 in prob[j], dp^2 in prob_f[j] (each read for the
+ * last time before), for cmp_fold_row to add in the chunk's order.
+ */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
-			  const struct ref_row *rr, const struct cmp_simrow *sr,
-			  struct cmp_part *p, double *kld, double *w)
+			  struct ref_row *rr, const struct cmp_simrow *sr,
+			  struct cmp_part *p, double *kld, double *w, int defer)
 {
 	const struct attn_result *r = x->r;
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
@@ -351,8 +362,6 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			if (!cmp_visible(x->c, qpos, j))
 				continue;
 			ds = sc[j] - sf;
-			p->s_err2 += ds * ds;
-			p->s_ref2 += sf * sf;
 			p->s_max = max_nan(p->s_max, fabs(ds));
 			lps = sc[j] - ms - lzs;
 			lpf = sf - mf - lzf;
@@ -360,12 +369,21 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			if (pf > 0)
 				kl += pf * (lpf - lps);
 			dp = w[j] - pf;
-			p->dp2 += dp * dp;
+			if (defer) {
+				rr->score[j] = ds * ds;
+				rr->prob[j] = sf * sf;
+				rr->prob_f[j] = dp * dp;
+			} else {
+				p->s_err2 += ds * ds;
+				p->s_ref2 += sf * sf;
+				p->dp2 += dp * dp;
+			}
 			if (x->nb > 0) {
 				b = (int)((long long)j * x->nb / x->MAXCTX);
 				p->b_keys[b]++;
 				p->b_max[b] = max_nan(p->b_max[b], fabs(ds));
-				p->b_dp2[b] += dp * dp;
+				if (!defer)
+					p->b_dp2[b] += dp * dp;
 			}
 		}
 		/* Rounding can leave -1e-17 where P_float == P_sim. */
@@ -400,8 +418,9 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 }
 
 static void cmp_row(const struct cmp_ctx *x, long row,
-		    const struct ref_row *rr, double *tolv, double *e,
-		    struct cmp_part *p, double *kld, unsigned char *kmeasured)
+		    struct ref_row *rr, double *tolv, double *e,
+		    struct cmp_part *p, double *kld, unsigned char *kmeasured,
+		    int defer)
 {
 	const struct fs_case *c = x->c;
 	const struct attn_result *r = x->r;
@@ -523,8 +542,61 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 		}
 	}
 	if (v > 0) {
-		cmp_quant_row(x, row, qpos, rr, &sr, p, kld, tolv);
+		cmp_quant_row(x, row, qpos, rr, &sr, p, kld, tolv, defer);
 		*kmeasured = sc != NULL;
+	}
+}
+
+/*
+ * Row rp's part (cmp_row with defer) into its chunk's part p, the rows
+ * of a chunk in order: what cmp_row would have added to p itself. The
+ * counts, maxima, minima and stats combine in any grouping; cos_sum and
+ * the pv sums get one term a row, so adding the row's (0 + that term,
+ * exact) is adding the term; the four sums over keys get their terms
+ * from the row's arrays one by one, keys in order, as cmp_quant_row
+ * adds them. So the chunk's part has the same bits either way.
+ */
+static void cmp_fold_row(const struct cmp_ctx *x, long row,
+			 const struct ref_row *rr, const struct cmp_part *rp,
+			 struct cmp_part *p)
+{
+	int s = (int)(row / ((long)x->T * x->Hq)), t = (int)(row / x->Hq % x->T);
+	int qpos = x->in->q_pos[(size_t)s * x->T + t];
+
+	for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++)
+		stat_merge(&p->st[w], &rp->st[w]);
+	p->rows += rp->rows;
+	p->qrows += rp->qrows;
+	p->keys += rp->keys;
+	p->top1_same += rp->top1_same;
+	p->s_max = max_nan(p->s_max, rp->s_max);
+	p->cos_sum += rp->cos_sum;
+	p->cos_min = min_nan(p->cos_min, rp->cos_min);
+	p->o_max = max_nan(p->o_max, rp->o_max);
+	p->pv_rows += rp->pv_rows;
+	p->pv_err2 += rp->pv_err2;
+	p->pv_ref2 += rp->pv_ref2;
+	p->pv_max = max_nan(p->pv_max, rp->pv_max);
+	p->pv_cos_min = min_nan(p->pv_cos_min, rp->pv_cos_min);
+	for (int b = 0; b < x->nb; b++) {
+		p->b_pv_rows[b] += rp->b_pv_rows[b];
+		p->b_pv_err2[b] += rp->b_pv_err2[b];
+		p->b_pv_ref2[b] += rp->b_pv_ref2[b];
+		p->b_pv_max[b] = max_nan(p->b_pv_max[b], rp->b_pv_max[b]);
+		p->b_keys[b] += rp->b_keys[b];
+		p->b_max[b] = max_nan(p->b_max[b], rp->b_max[b]);
+	}
+	/* cmp_quant_row's deferred terms: there when it saw the sim's scores */
+	if (!x->r->scores || rp->qrows == 0)
+		return;
+	for (int j = 0; j < rr->n; j++) {
+		if (!cmp_visible(x->c, qpos, j))
+			continue;
+		p->s_err2 += rr->score[j];
+		p->s_ref2 += rr->prob[j];
+		p->dp2 += rr->prob_f[j];
+		if (x->nb > 0)
+			p->b_dp2[(int)((long long)j * x->nb / x->MAXCTX)] += rr->prob_f[j];
 	}
 }
 
@@ -629,6 +701,26 @@ static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
 	}
 }
 
+/* Threads of the team this runs in (1 outside one), and of the team a
+ * parallel region would have. */
+static int cmp_team(void)
+{
+#ifdef _OPENMP
+	return omp_get_num_threads();
+#else
+	return 1;
+#endif
+}
+
+static int cmp_max_team(void)
+{
+#ifdef _OPENMP
+	return omp_get_max_threads();
+#else
+	return 1;
+#endif
+}
+
 /* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
 #define CMP_BLOCK_KEYS (1L << 21)
 
@@ -656,7 +748,8 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	enum fs_rc rc;
 	int oom = 0;
 	size_t nk = 0;
-	long brows;
+	long brows, rcap;
+	struct cmp_part *rparts;
 
 	memset(rep, 0, sizeof(*rep));
 	for (int w = 0; w < CMP_NWHAT; w++)
@@ -695,6 +788,12 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 			       "buffers for %ld rows", rows);
 	}
 
+	/* parts of single rows, for blocks of fewer chunks than threads;
+	 * without them (no memory) the chunks are shared out as always */
+	rcap = CMP_CHUNK * (long)cmp_max_team();
+	if (rcap > brows)
+		rcap = brows;
+	rparts = cmp_max_team() > 1 ? malloc((size_t)rcap * sizeof(*rparts)) : NULL;
 	fs_progress_total(prog, rows);
 #pragma omp parallel
 	{
@@ -711,9 +810,30 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 		for (long r0 = 0; r0 < rows; r0 += brows) {
 			long r1 = r0 + brows < rows ? r0 + brows : rows;
 
+			long nch = (r1 + CMP_CHUNK - 1) / CMP_CHUNK - r0 / CMP_CHUNK;
+			/* Fewer chunks than threads (a decode: 16 rows of 131072
+			 * keys a block, one chunk): the rows, not the chunks, are
+			 * shared out, each into its own part, then folded into
+			 * their chunk's in row order (cmp_fold_row: the same bits) */
+			int by_rows = rparts && nch < cmp_team() && r1 - r0 <= rcap;
+
 #pragma omp single
 			block_plan(&x, &blk, r0, r1);
 			ref_groups_compute(c, in, blk.grp, blk.n_grp);
+			if (by_rows) {
+#pragma omp for schedule(dynamic, 1)
+				for (long row = r0; row < r1; row++) {
+					int sl = blk.slot[row - r0];
+
+					kld[row] = NAN;
+					kmeas[row] = 0;
+					cmp_part_clear(&rparts[row - r0]);
+					if (tolv && sl >= 0)
+						cmp_row(&x, row, &blk.rr[sl], tolv,
+							tolv + x.MAXCTX, &rparts[row - r0],
+							&kld[row], &kmeas[row], 1);
+				}
+			}
 #pragma omp for schedule(static)
 			for (size_t i = (size_t)r0 / CMP_CHUNK;
 			     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
@@ -724,13 +844,19 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 				     tolv && row < end && row < rows; row++) {
 					int sl = blk.slot[row - r0];
 
+					if (by_rows) {
+						if (sl >= 0)
+							cmp_fold_row(&x, row, &blk.rr[sl],
+								     &rparts[row - r0], &parts[i]);
+						continue;
+					}
 					kld[row] = NAN;
 					kmeas[row] = 0;
 					if (sl >= 0)
 						cmp_row(&x, row, &blk.rr[sl], tolv,
 							tolv + x.MAXCTX, &parts[i],
 							&kld[row],
-							&kmeas[row]);
+							&kmeas[row], 0);
 				}
 				fs_progress_add(prog, (end < rows ? end : rows) - (long)i * CMP_CHUNK);
 			}
@@ -775,6 +901,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 		     ? FS_MISMATCH : FS_OK;
 	}
 	free(parts);
+	free(rparts);
 	free(tstat);
 	free(kld);
 	free(kmeas);

@@ -168,18 +168,49 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 	return acc;
 }
 
+/* K of kv head g in slot `slot` of stored block blk: k[D]. */
+static void ref_k_copy(const struct fs_inputs *in, int g, int blk, int slot,
+		       int8_t *k)
+{
+	int D = in->D, BS = in->BS;
+	const int8_t *src = in->k_cache + ref_blk0(in, blk) +
+			    ((size_t)g * (D / 16) * BS + slot) * 16;
+
+	for (int d16 = 0; d16 < D / 16; d16++)
+		memcpy(k + 16 * d16, src + (size_t)d16 * BS * 16, 16);
+}
+
 void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 {
-	int D = in->D, BS = in->BS, blk, slot;
+	int blk, slot;
 
 	if (ref_pool_freed(in, s, j)) {
-		memset(k, 0, (size_t)D);	/* a freed block: loads 0 */
+		memset(k, 0, (size_t)in->D);	/* a freed block: loads 0 */
 		return;
 	}
 	ref_page(in, s, j, &blk, &slot);
-	for (int d16 = 0; d16 < D / 16; d16++)
-		memcpy(k + 16 * d16, in->k_cache + ref_blk0(in, blk) +
-		       (((size_t)g * (D / 16) + d16) * BS + slot) * 16, 16);
+	ref_k_copy(in, g, blk, slot, k);
+}
+
+void ref_k_rows(const struct fs_inputs *in, int s, int g, int j0, int n,
+		int8_t *k)
+{
+	int plb = -1, blk = 0;
+
+	for (int i = 0; i < n; i++) {
+		int j = j0 + i, slot;
+
+		if (ref_pool_freed(in, s, j)) {
+			memset(k + (size_t)i * in->D, 0, (size_t)in->D);
+			continue;
+		}
+		/* one lookup a block: a sparse pool's is a binary search */
+		if (j / in->BS != plb) {
+			ref_page(in, s, j, &blk, &slot);
+			plb = j / in->BS;
+		}
+		ref_k_copy(in, g, blk, j % in->BS, k + (size_t)i * in->D);
+	}
 }
 
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
@@ -424,19 +455,32 @@ static void ref_pass_exact_tiles(const struct fs_case *c, const struct fs_inputs
 			sum += q[d];
 		sq_all[r] = sum;
 	}
+	int plb = -1, blk = 0;
+
 	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
 		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
 
 		for (int i = 0; i < TILE_QK_KEYS; i++) {
-			int blk, slot;
+			int slot;
 
 			if (i >= nk) {	/* a short last block: unused */
 				memset(kq, 0, (size_t)D);
 				ts[i] = 0;
 			} else {
-				ref_page(in, s, jb + i, &blk, &slot);
+				/* the page once a block (ref_page: a sparse
+				 * pool's lookup is a binary search), then the
+				 * key's bytes from it (ref_k_row without the
+				 * second lookup) */
+				if ((jb + i) / BS != plb) {
+					ref_page(in, s, jb + i, &blk, &slot);
+					plb = (jb + i) / BS;
+				}
+				slot = (jb + i) % BS;
 				ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
-				ref_k_row(in, s, g, jb + i, kq);
+				if (ref_pool_freed(in, s, jb + i))
+					memset(kq, 0, (size_t)D);
+				else
+					ref_k_copy(in, g, blk, slot, kq);
 			}
 			for (int d = 0; d < D; d += 4) {
 				uint32_t w4;

@@ -62,6 +62,9 @@ double ref_alibi_slope(int h, int H);
 
 /* K of key j of sequence s, kv head g, gathered from its page: k[D]. */
 void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k);
+/* The same for keys j0 .. j0 + n - 1: k[n][D], one page lookup a block. */
+void ref_k_rows(const struct fs_inputs *in, int s, int g, int j0, int n,
+		int8_t *k);
 
 /* Buffers for one row; ref_row_compute fills them. */
 int ref_row_alloc(struct ref_row *r, int maxctx, int d);

@@ -886,6 +886,12 @@ static void same_report_for_1_and_3_threads_one(const struct spec *sp,
 	omp_set_num_threads(3);
 	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
 	assert_same_report(&one, &three);
+	/* More threads than chunks: the rows are shared out one by one and
+	 * folded into their chunks (compare.c, cmp_fold_row), the decode's
+	 * at 3 threads already (2 chunks), the prefill's at 16 (10). */
+	omp_set_num_threads(16);
+	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
+	assert_same_report(&one, &three);
 	assert_true(one.stat[CMP_ACC].mismatches > 1);
 	assert_true(one.stat[CMP_SCORES].mismatches > 1);
 	assert_int_equal(one.stat[CMP_SCORES].first.s, 0);
