@@ -574,11 +574,7 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 				kf[i] = kbuf[i];
 			}
 		}
-		/* transposed a dim at a time: kt's stores go in order (a key at
-		 * a time they went 128 bytes apart) */
-		for (int d = 0; d < D; d++)
-			for (int i = 0; i < TILE_QK_KEYS; i++)
-				kt[(size_t)d * TILE_QK_KEYS + i] = kf[i][d];
+		tile_kt(kf, D, kt);	/* transposed in registers, 8 x 8 */
 		ref_sub_end(REF_STAGE_REGEN_K, t0);
 		for (int r0 = 0; r0 < grp->rows; r0 += TILE_QK_ROWS) {
 			int nr = grp->rows - r0 < TILE_QK_ROWS ? grp->rows - r0 : TILE_QK_ROWS;
