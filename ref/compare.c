@@ -721,8 +721,30 @@ static int cmp_max_team(void)
 #endif
 }
 
-/* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
+/* Rows per block: about CMP_BLOCK_KEYS (row, key) pairs (compare.h). */
 #define CMP_BLOCK_KEYS (1L << 21)
+
+long compare_block_rows(long rows, int maxctx, int G, int *chunks)
+{
+	long b = CMP_BLOCK_KEYS / (maxctx > 0 ? maxctx : 1);
+
+	if (chunks)
+		*chunks = b >= 4 * CMP_CHUNK;
+	if (b >= 4 * CMP_CHUNK) {	/* whole chunks */
+		b = b / CMP_CHUNK * CMP_CHUNK;
+		if (b > (rows + CMP_CHUNK - 1) / CMP_CHUNK * CMP_CHUNK)
+			b = (rows + CMP_CHUNK - 1) / CMP_CHUNK * CMP_CHUNK;
+		return b;
+	}
+	/* long rows: whole kv groups where one fits (G consecutive rows of
+	 * a decode share a kv head, so none is split between two blocks
+	 * and made twice), at least one row */
+	if (b >= G && G > 0)
+		b -= b % G;
+	if (b > rows)
+		b = rows;
+	return b < 1 ? 1 : b;
+}
 
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
@@ -749,6 +771,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	int oom = 0;
 	size_t nk = 0;
 	long brows, rcap;
+	int long_rows;
 	struct cmp_part *rparts;
 
 	memset(rep, 0, sizeof(*rep));
@@ -767,12 +790,8 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	if (rc != FS_OK)
 		return rc;
 
-	brows = CMP_BLOCK_KEYS / (x.MAXCTX > 0 ? x.MAXCTX : 1) / CMP_CHUNK *
-		CMP_CHUNK;
-	if (brows < CMP_CHUNK)
-		brows = CMP_CHUNK;
-	if (brows > (long)nparts * CMP_CHUNK)
-		brows = (long)nparts * CMP_CHUNK;
+	brows = compare_block_rows(rows, x.MAXCTX, x.G, &long_rows);
+	long_rows = !long_rows;
 	parts = malloc((nparts ? nparts : 1) * sizeof(*parts));
 	tstat = malloc((ntc ? ntc : 1) * sizeof(*tstat));
 	kld = malloc((rows ? (size_t)rows : 1) * sizeof(double));
@@ -788,12 +807,23 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 			       "buffers for %ld rows", rows);
 	}
 
-	/* parts of single rows, for blocks of fewer chunks than threads;
-	 * without them (no memory) the chunks are shared out as always */
-	rcap = CMP_CHUNK * (long)cmp_max_team();
+	/* parts of single rows, for blocks of long rows and for blocks of
+	 * fewer chunks than threads; without them (no memory) the latter
+	 * share out their chunks as always */
+	rcap = long_rows ? brows : CMP_CHUNK * (long)cmp_max_team();
 	if (rcap > brows)
 		rcap = brows;
-	rparts = cmp_max_team() > 1 ? malloc((size_t)rcap * sizeof(*rparts)) : NULL;
+	rparts = long_rows || cmp_max_team() > 1 ?
+		 malloc((size_t)rcap * sizeof(*rparts)) : NULL;
+	if (long_rows && !rparts) {
+		free(parts);
+		free(tstat);
+		free(kld);
+		free(kmeas);
+		block_free(&blk);
+		return fs_fail(err, FS_ENOMEM, "out of memory: the comparison's "
+			       "buffers for %ld rows", rows);
+	}
 	fs_progress_total(prog, rows);
 #pragma omp parallel
 	{
@@ -809,13 +839,17 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 		 * each group), then the chunks, each in row order. */
 		for (long r0 = 0; r0 < rows; r0 += brows) {
 			long r1 = r0 + brows < rows ? r0 + brows : rows;
-
 			long nch = (r1 + CMP_CHUNK - 1) / CMP_CHUNK - r0 / CMP_CHUNK;
-			/* Fewer chunks than threads (a decode: 16 rows of 131072
-			 * keys a block, one chunk): the rows, not the chunks, are
-			 * shared out, each into its own part, then folded into
-			 * their chunk's in row order (cmp_fold_row: the same bits) */
-			int by_rows = rparts && nch < cmp_team() && r1 - r0 <= rcap;
+			/*
+			 * Blocks of long rows (not whole chunks), or fewer chunks
+			 * than threads (a decode: 24 rows of 131072 keys, two
+			 * chunks): the rows, not the chunks, are shared out,
+			 * each into its own part, then folded into their chunk's
+			 * in row order (cmp_fold_row: the same bits); a chunk
+			 * that spans two blocks is folded in two goes, in order.
+			 */
+			int by_rows = long_rows ||
+				      (rparts && nch < cmp_team() && r1 - r0 <= rcap);
 
 #pragma omp single
 			block_plan(&x, &blk, r0, r1);
@@ -833,6 +867,25 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 							tolv + x.MAXCTX, &rparts[row - r0],
 							&kld[row], &kmeas[row], 1);
 				}
+#pragma omp for schedule(static)
+				for (size_t i = (size_t)r0 / CMP_CHUNK;
+				     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
+					long a = (long)i * CMP_CHUNK, b = a + CMP_CHUNK;
+
+					if (a >= r0)	/* the chunk's first rows */
+						cmp_part_clear(&parts[i]);
+					a = a > r0 ? a : r0;
+					b = b < r1 ? b : r1;
+					for (long row = a; tolv && row < b; row++) {
+						int sl = blk.slot[row - r0];
+
+						if (sl >= 0)
+							cmp_fold_row(&x, row, &blk.rr[sl],
+								     &rparts[row - r0], &parts[i]);
+					}
+					fs_progress_add(prog, b - a);
+				}
+				continue;
 			}
 #pragma omp for schedule(static)
 			for (size_t i = (size_t)r0 / CMP_CHUNK;
@@ -844,12 +897,6 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 				     tolv && row < end && row < rows; row++) {
 					int sl = blk.slot[row - r0];
 
-					if (by_rows) {
-						if (sl >= 0)
-							cmp_fold_row(&x, row, &blk.rr[sl],
-								     &rparts[row - r0], &parts[i]);
-						continue;
-					}
 					kld[row] = NAN;
 					kmeas[row] = 0;
 					if (sl >= 0)
