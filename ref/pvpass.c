@@ -13,6 +13,10 @@
 
 #include <assert.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "pool.h"
 #include "tile.h"
 
@@ -78,6 +82,33 @@ static void ref_tile_ranges(const struct fs_case *c, const struct fs_inputs *in,
 	}
 }
 
+#ifdef __SSE2__
+/*
+ * dst[k * REF_PV_DIMS + e] = src[e * ss + k] for e, k < 16: the bytes of
+ * 16 dims of a page's 16 slots ([d][slot]) as 16 keys' rows ([key][d]).
+ * Byte (r, c) sits at bits r3 r2 r1 r0 c3 c2 c1 c0 of (register, byte);
+ * one round of unpacks, register i with i + 8, rotates those 8 bits by
+ * one, so four rounds give (c, r). Moves only: the plain loop's bytes.
+ */
+static void pv_t16(const int8_t *src, size_t ss, int8_t *dst)
+{
+	__m128i a[16], b[16];
+
+	for (int e = 0; e < 16; e++)
+		a[e] = _mm_loadu_si128((const __m128i *)(src + (size_t)e * ss));
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < 8; i++) {
+			b[2 * i] = _mm_unpacklo_epi8(a[i], a[i + 8]);
+			b[2 * i + 1] = _mm_unpackhi_epi8(a[i], a[i + 8]);
+		}
+		for (int i = 0; i < 16; i++)
+			a[i] = b[i];
+	}
+	for (int k = 0; k < 16; k++)
+		_mm_storeu_si128((__m128i *)(dst + (size_t)k * REF_PV_DIMS), a[k]);
+}
+#endif
+
 /*
  * Quantized PV, head-dim elements [d0, d1) (a multiple of 16): out and
  * out_absd of every row. REF_PV_KEYS keys at a time, each key's V made
@@ -113,7 +144,18 @@ void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
 			run = BS - slot < nk - u ? BS - slot : nk - u;
 			at = ref_blk0(in, blk) + ((size_t)g * D + d0) * BS + slot;
 			if (c->v_dtype == VDT_INT8) {
-				for (int e = 0; e < w; e++) {
+				int e0 = 0;
+
+#ifdef __SSE2__
+				/* a run of 16 keys: 16 x 16 byte transposes
+				 * (byte by byte it was most of this pass's
+				 * own time) */
+				if (run == 16)
+					for (; e0 + 16 <= w; e0 += 16)
+						pv_t16(in->v_cache_i8 + at + (size_t)e0 * BS,
+						       (size_t)BS, &v8[u][e0]);
+#endif
+				for (int e = e0; e < w; e++) {
 					const int8_t *src = in->v_cache_i8 + at + (size_t)e * BS;
 
 					for (int k = 0; k < run; k++)

@@ -553,7 +553,7 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 {
 	int D = in->D, s = grp->s, g = grp->g;
 	int logit = c->soft_cap > 0 || c->alibi;
-	float kbuf[TILE_QK_KEYS][REF_MAX_D];
+	float kbuf[TILE_QK_KEYS * REF_MAX_D];	/* [TILE_QK_KEYS][D] */
 	const float *kf[TILE_QK_KEYS];
 	double kt[REF_MAX_D * TILE_QK_KEYS];
 	uint64_t keys[TILE_QK_KEYS];
@@ -567,11 +567,13 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 
 		inputs_kv_keys(&kv, s, jb, nk, g, keys);
 		for (int i = 0; i < TILE_QK_KEYS; i++) {
+			float *row = kbuf + (size_t)i * D;	/* D apart: few stack pages */
+
 			if (i < nk) {
-				kf[i] = inputs_kv_get(&kv, keys[i], s, jb + i, g, 0, D, kbuf[i]);
+				kf[i] = inputs_kv_get(&kv, keys[i], s, jb + i, g, 0, D, row);
 			} else {	/* a short last block: zeros, unused */
-				memset(kbuf[i], 0, (size_t)D * sizeof(float));
-				kf[i] = kbuf[i];
+				memset(row, 0, (size_t)D * sizeof(float));
+				kf[i] = row;
 			}
 		}
 		tile_kt(kf, D, kt);	/* transposed in registers, 8 x 8 */
