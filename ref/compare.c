@@ -79,9 +79,16 @@
  * CMP_CHUNK; OpenMP threads take whole chunks, each chunk sums its rows
  * in row order, and the chunks are combined serially in order. So every
  * sum has one order and "first" is the lowest row, whatever the threads.
+ * Where a block has fewer chunks than threads, or is not whole chunks,
+ * threads take rows instead: each row into a part of its own, whose
+ * per-key terms of the chunk-wide sums stay in the row's arrays, then
+ * folded into its chunk in row order (cmp_fold_row), the same additions
+ * in the same order as the chunk's own walk.
  *
- * Memory and speed: rows go through in blocks of whole chunks, about
- * CMP_BLOCK_KEYS (row, key) pairs each. ref_groups_compute fills the
+ * Memory and speed: rows go through in blocks of about CMP_BLOCK_KEYS
+ * (row, key) pairs each (compare_block_rows): whole chunks, or for long
+ * rows (a decode over 131072 keys: 12 rows) whole kv groups, so that no
+ * group's keys are made twice. ref_groups_compute fills the
  * block's reference rows (grouped by sequence and kv head, so each key
  * is gathered once for its group), then the chunks are compared; only
  * the metrics stay. Peak memory is one block of reference rows, not

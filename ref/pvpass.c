@@ -218,7 +218,7 @@ void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
 
 /*
  * Float-path PV, head-dim elements [d0, d1): out_f of every row, as
- * pvpass_quant, from the float V (kept, or made again by inputs_kv_row)
+ * pvpass_quant, from the float V (kept, or made again by inputs_kv_get)
  * in double, the rows four at a time (tile_pvf).
  */
 void pvpass_float(const struct fs_case *c, const struct fs_inputs *in,

@@ -57,7 +57,9 @@
  *            6 rows at a time by vpdpbusd (tile_i8; dot_i8 per pair for
  *            per_block32 scales or without VNNI);
  *   q.k      key pieces: each key's float K made once (kept, or made
- *            again: inputs_kv_row) and transposed into doubles, then
+ *            again: inputs_kv_get, the pass's multipliers and a run's
+ *            row keys worked out once) and transposed into doubles 8 x 8
+ *            in registers (tile_kt), then
  *            fused double dot products, 6 rows x 16 keys a call
  *            (tile_qk), d in order;
  *   softmax  rows: max, exp and the sum in key order;
@@ -441,6 +443,7 @@ static void ref_pass_exact_tiles(const struct fs_case *c, const struct fs_inputs
 	uint8_t kt[REF_MAX_D * TILE_QK_KEYS];
 	size_t ts[TILE_QK_KEYS];
 	int32_t *sq_all = malloc((size_t)grp->rows * sizeof(int32_t));
+	int plb = -1, blk = 0;	/* the logical block last looked up, its page */
 
 	if (!sq_all) {	/* no room for the row sums: the pairs one by one */
 		ref_pass_exact_pairs(c, in, grp, j0, j1);
@@ -455,8 +458,6 @@ static void ref_pass_exact_tiles(const struct fs_case *c, const struct fs_inputs
 			sum += q[d];
 		sq_all[r] = sum;
 	}
-	int plb = -1, blk = 0;
-
 	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
 		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
 
@@ -543,7 +544,7 @@ static void ref_pass_exact(const struct fs_case *c, const struct fs_inputs *in,
 /*
  * Float-path scores, keys [j0, j1): q . k in double from the logical
  * BF16-rounded q and k (d in order, fused), TILE_QK_KEYS keys at a time:
- * their float K rows made once (kept, or made again by inputs_kv_row)
+ * their float K rows made once (kept, or made again by inputs_kv_get)
  * and transposed into doubles, then tile_qk over the rows six at a time.
  * qd holds the group's q rows in double, [rows][D], made by the caller.
  */

@@ -97,7 +97,7 @@ enum ref_stage {
 	REF_STAGE_EXACT, REF_STAGE_QK_F, REF_STAGE_SOFTMAX, REF_STAGE_PV_Q,
 	REF_STAGE_PV_F,
 	/* Inside QK_F and PV_F: what the master thread spent making the
-	 * float K and V rows again (inputs_kv_row) and laying them out,
+	 * float K and V rows again (inputs_kv_get) and laying them out,
 	 * the price of not keeping them (docs/performance.md). */
 	REF_STAGE_REGEN_K, REF_STAGE_REGEN_V, REF_NSTAGE
 };
