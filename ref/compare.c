@@ -568,7 +568,7 @@ static void cmp_fold_row(const struct cmp_ctx *x, long row,
 			 struct cmp_part *p)
 {
 	int s = (int)(row / ((long)x->T * x->Hq)), t = (int)(row / x->Hq % x->T);
-	int qpos = x->in->q_pos[(size_t)s * x->T + t];
+	int qpos = x->in->q_pos[(size_t)s * x->T + t], vlo, vhi;
 
 	for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++)
 		stat_merge(&p->st[w], &rp->st[w]);
@@ -596,14 +596,27 @@ static void cmp_fold_row(const struct cmp_ctx *x, long row,
 	/* cmp_quant_row's deferred terms: there when it saw the sim's scores */
 	if (!x->r->scores || rp->qrows == 0)
 		return;
-	for (int j = 0; j < rr->n; j++) {
-		if (!cmp_visible(x->c, qpos, j))
-			continue;
-		p->s_err2 += rr->score[j];
-		p->s_ref2 += rr->prob[j];
-		p->dp2 += rr->prob_f[j];
-		if (x->nb > 0)
-			p->b_dp2[(int)((long long)j * x->nb / x->MAXCTX)] += rr->prob_f[j];
+	/* The visible keys in order, bucket by bucket (key j is in bucket
+	 * j * nb / MAXCTX, floor: its keys start at ceil(b * MAXCTX / nb)),
+	 * so no division a key; each sum still gets its terms in key order. */
+	cmp_vis_range(x->c, qpos, rr->n, &vlo, &vhi);
+	for (int b = 0; b < (x->nb > 0 ? x->nb : 1); b++) {
+		int lo = vlo, hi = vhi;
+
+		if (x->nb > 0) {
+			int blo = (int)(((long long)b * x->MAXCTX + x->nb - 1) / x->nb);
+			int bhi = (int)(((long long)(b + 1) * x->MAXCTX + x->nb - 1) / x->nb);
+
+			lo = lo > blo ? lo : blo;
+			hi = hi < bhi ? hi : bhi;
+		}
+		for (int j = lo; j < hi; j++) {
+			p->s_err2 += rr->score[j];
+			p->s_ref2 += rr->prob[j];
+			p->dp2 += rr->prob_f[j];
+			if (x->nb > 0)
+				p->b_dp2[b] += rr->prob_f[j];
+		}
 	}
 }
 
