@@ -403,11 +403,10 @@ static double memory_need(const struct runcase *r, struct need *top,
 			 "x (head_dim %d + 2) x 4 bytes",
 			 S, T, Hq, case_segments_max(c), c->segment, D);
 	if (!r->emulate_only) {
-		/* ref/compare.c: a block of max(2^21 keys / context, 16) rows,
-		 * in chunks of 16, of 4 x context + 3 x head_dim doubles. */
-		brows = floor((double)(1L << 21) / X / 16) * 16;
-		brows = brows < 16 ? 16 : brows;
-		brows = brows > ceil(rows / 16) * 16 ? ceil(rows / 16) * 16 : brows;
+		/* ref/compare.c: a block of about 2^21 keys / context rows
+		 * (compare_block_rows), of 4 x context + 3 x head_dim doubles. */
+		brows = (double)compare_block_rows((long)rows, X, Hkv > 0 ? Hq / Hkv : 1,
+						   NULL);
 		need_add(b, &nb, "the reference's rows", brows * (4.0 * X + 3.0 * D) * 8,
 			 "%.0f rows x (4 x context %d + 3 x head_dim %d) x 8 bytes", brows, X, D);
 	}

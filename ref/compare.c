@@ -79,9 +79,16 @@
  * CMP_CHUNK; OpenMP threads take whole chunks, each chunk sums its rows
  * in row order, and the chunks are combined serially in order. So every
  * sum has one order and "first" is the lowest row, whatever the threads.
+ * Where a block has fewer chunks than threads, or is not whole chunks,
+ * threads take rows instead: each row into a part of its own, whose
+ * per-key terms of the chunk-wide sums stay in the row's arrays, then
+ * folded into its chunk in row order (cmp_fold_row), the same additions
+ * in the same order as the chunk's own walk.
  *
- * Memory and speed: rows go through in blocks of whole chunks, about
- * CMP_BLOCK_KEYS (row, key) pairs each. ref_groups_compute fills the
+ * Memory and speed: rows go through in blocks of about CMP_BLOCK_KEYS
+ * (row, key) pairs each (compare_block_rows): whole chunks, or for long
+ * rows (a decode over 131072 keys: 12 rows) whole kv groups, so that no
+ * group's keys are made twice. ref_groups_compute fills the
  * block's reference rows (grouped by sequence and kv head, so each key
  * is gathered once for its group), then the chunks are compared; only
  * the metrics stay. Peak memory is one block of reference rows, not
@@ -93,6 +100,10 @@
 #include "compare_int.h"
 
 #include <stdlib.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "dmath.h"
 #include "pool.h"
@@ -301,11 +312,18 @@ static void cmp_pv_quant(const struct cmp_ctx *x, struct cmp_part *p, const floa
 	}
 }
 
-/* Quantization error of one row (visible > 0; sr from the sim's scores
- * when it has them); fills *kld. w: scratch of the row's n keys. */
+/*
+ * Quantization error of one row (visible > 0; sr from the sim's scores
+ * when it has them); fills *kld. w: scratch of the row's n keys.
+ * defer: the row's part is its own (cmp_walk_rows), and the terms of
+ * the four sums that run over every key of a chunk's rows (s_err2,
+ * s_ref2, dp2, b_dp2) are not added but left in the row's arrays, ds^2
+ * in score[j], sf^2 in prob[j], dp^2 in prob_f[j] (each read for the
+ * last time before), for cmp_fold_row to add in the chunk's order.
+ */
 static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
-			  const struct ref_row *rr, const struct cmp_simrow *sr,
-			  struct cmp_part *p, double *kld, double *w)
+			  struct ref_row *rr, const struct cmp_simrow *sr,
+			  struct cmp_part *p, double *kld, double *w, int defer)
 {
 	const struct attn_result *r = x->r;
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
@@ -351,8 +369,6 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			if (!cmp_visible(x->c, qpos, j))
 				continue;
 			ds = sc[j] - sf;
-			p->s_err2 += ds * ds;
-			p->s_ref2 += sf * sf;
 			p->s_max = max_nan(p->s_max, fabs(ds));
 			lps = sc[j] - ms - lzs;
 			lpf = sf - mf - lzf;
@@ -360,12 +376,21 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 			if (pf > 0)
 				kl += pf * (lpf - lps);
 			dp = w[j] - pf;
-			p->dp2 += dp * dp;
+			if (defer) {
+				rr->score[j] = ds * ds;
+				rr->prob[j] = sf * sf;
+				rr->prob_f[j] = dp * dp;
+			} else {
+				p->s_err2 += ds * ds;
+				p->s_ref2 += sf * sf;
+				p->dp2 += dp * dp;
+			}
 			if (x->nb > 0) {
 				b = (int)((long long)j * x->nb / x->MAXCTX);
 				p->b_keys[b]++;
 				p->b_max[b] = max_nan(p->b_max[b], fabs(ds));
-				p->b_dp2[b] += dp * dp;
+				if (!defer)
+					p->b_dp2[b] += dp * dp;
 			}
 		}
 		/* Rounding can leave -1e-17 where P_float == P_sim. */
@@ -400,8 +425,9 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 }
 
 static void cmp_row(const struct cmp_ctx *x, long row,
-		    const struct ref_row *rr, double *tolv, double *e,
-		    struct cmp_part *p, double *kld, unsigned char *kmeasured)
+		    struct ref_row *rr, double *tolv, double *e,
+		    struct cmp_part *p, double *kld, unsigned char *kmeasured,
+		    int defer)
 {
 	const struct fs_case *c = x->c;
 	const struct attn_result *r = x->r;
@@ -523,8 +549,74 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 		}
 	}
 	if (v > 0) {
-		cmp_quant_row(x, row, qpos, rr, &sr, p, kld, tolv);
+		cmp_quant_row(x, row, qpos, rr, &sr, p, kld, tolv, defer);
 		*kmeasured = sc != NULL;
+	}
+}
+
+/*
+ * Row rp's part (cmp_row with defer) into its chunk's part p, the rows
+ * of a chunk in order: what cmp_row would have added to p itself. The
+ * counts, maxima, minima and stats combine in any grouping; cos_sum and
+ * the pv sums get one term a row, so adding the row's (0 + that term,
+ * exact) is adding the term; the four sums over keys get their terms
+ * from the row's arrays one by one, keys in order, as cmp_quant_row
+ * adds them. So the chunk's part has the same bits either way.
+ */
+static void cmp_fold_row(const struct cmp_ctx *x, long row,
+			 const struct ref_row *rr, const struct cmp_part *rp,
+			 struct cmp_part *p)
+{
+	int s = (int)(row / ((long)x->T * x->Hq)), t = (int)(row / x->Hq % x->T);
+	int qpos = x->in->q_pos[(size_t)s * x->T + t], vlo, vhi;
+
+	for (int w = CMP_SCORES; w <= CMP_SEG_SUM; w++)
+		stat_merge(&p->st[w], &rp->st[w]);
+	p->rows += rp->rows;
+	p->qrows += rp->qrows;
+	p->keys += rp->keys;
+	p->top1_same += rp->top1_same;
+	p->s_max = max_nan(p->s_max, rp->s_max);
+	p->cos_sum += rp->cos_sum;
+	p->cos_min = min_nan(p->cos_min, rp->cos_min);
+	p->o_max = max_nan(p->o_max, rp->o_max);
+	p->pv_rows += rp->pv_rows;
+	p->pv_err2 += rp->pv_err2;
+	p->pv_ref2 += rp->pv_ref2;
+	p->pv_max = max_nan(p->pv_max, rp->pv_max);
+	p->pv_cos_min = min_nan(p->pv_cos_min, rp->pv_cos_min);
+	for (int b = 0; b < x->nb; b++) {
+		p->b_pv_rows[b] += rp->b_pv_rows[b];
+		p->b_pv_err2[b] += rp->b_pv_err2[b];
+		p->b_pv_ref2[b] += rp->b_pv_ref2[b];
+		p->b_pv_max[b] = max_nan(p->b_pv_max[b], rp->b_pv_max[b]);
+		p->b_keys[b] += rp->b_keys[b];
+		p->b_max[b] = max_nan(p->b_max[b], rp->b_max[b]);
+	}
+	/* cmp_quant_row's deferred terms: there when it saw the sim's scores */
+	if (!x->r->scores || rp->qrows == 0)
+		return;
+	/* The visible keys in order, bucket by bucket (key j is in bucket
+	 * j * nb / MAXCTX, floor: its keys start at ceil(b * MAXCTX / nb)),
+	 * so no division a key; each sum still gets its terms in key order. */
+	cmp_vis_range(x->c, qpos, rr->n, &vlo, &vhi);
+	for (int b = 0; b < (x->nb > 0 ? x->nb : 1); b++) {
+		int lo = vlo, hi = vhi;
+
+		if (x->nb > 0) {
+			int blo = (int)(((long long)b * x->MAXCTX + x->nb - 1) / x->nb);
+			int bhi = (int)(((long long)(b + 1) * x->MAXCTX + x->nb - 1) / x->nb);
+
+			lo = lo > blo ? lo : blo;
+			hi = hi < bhi ? hi : bhi;
+		}
+		for (int j = lo; j < hi; j++) {
+			p->s_err2 += rr->score[j];
+			p->s_ref2 += rr->prob[j];
+			p->dp2 += rr->prob_f[j];
+			if (x->nb > 0)
+				p->b_dp2[b] += rr->prob_f[j];
+		}
 	}
 }
 
@@ -629,8 +721,50 @@ static void block_plan(const struct cmp_ctx *x, struct cmp_block *b, long r0,
 	}
 }
 
-/* Rows per block: whole chunks, about CMP_BLOCK_KEYS (row, key) pairs. */
+/* Threads of the team this runs in (1 outside one), and of the team a
+ * parallel region would have. */
+static int cmp_team(void)
+{
+#ifdef _OPENMP
+	return omp_get_num_threads();
+#else
+	return 1;
+#endif
+}
+
+static int cmp_max_team(void)
+{
+#ifdef _OPENMP
+	return omp_get_max_threads();
+#else
+	return 1;
+#endif
+}
+
+/* Rows per block: about CMP_BLOCK_KEYS (row, key) pairs (compare.h). */
 #define CMP_BLOCK_KEYS (1L << 21)
+
+long compare_block_rows(long rows, int maxctx, int G, int *chunks)
+{
+	long b = CMP_BLOCK_KEYS / (maxctx > 0 ? maxctx : 1);
+
+	if (chunks)
+		*chunks = b >= 4 * CMP_CHUNK;
+	if (b >= 4 * CMP_CHUNK) {	/* whole chunks */
+		b = b / CMP_CHUNK * CMP_CHUNK;
+		if (b > (rows + CMP_CHUNK - 1) / CMP_CHUNK * CMP_CHUNK)
+			b = (rows + CMP_CHUNK - 1) / CMP_CHUNK * CMP_CHUNK;
+		return b;
+	}
+	/* long rows: whole kv groups where one fits (G consecutive rows of
+	 * a decode share a kv head, so none is split between two blocks
+	 * and made twice), at least one row */
+	if (b >= G && G > 0)
+		b -= b % G;
+	if (b > rows)
+		b = rows;
+	return b < 1 ? 1 : b;
+}
 
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
@@ -656,7 +790,9 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	enum fs_rc rc;
 	int oom = 0;
 	size_t nk = 0;
-	long brows;
+	long brows, rcap;
+	int long_rows;
+	struct cmp_part *rparts;
 
 	memset(rep, 0, sizeof(*rep));
 	for (int w = 0; w < CMP_NWHAT; w++)
@@ -674,12 +810,8 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	if (rc != FS_OK)
 		return rc;
 
-	brows = CMP_BLOCK_KEYS / (x.MAXCTX > 0 ? x.MAXCTX : 1) / CMP_CHUNK *
-		CMP_CHUNK;
-	if (brows < CMP_CHUNK)
-		brows = CMP_CHUNK;
-	if (brows > (long)nparts * CMP_CHUNK)
-		brows = (long)nparts * CMP_CHUNK;
+	brows = compare_block_rows(rows, x.MAXCTX, x.G, &long_rows);
+	long_rows = !long_rows;
 	parts = malloc((nparts ? nparts : 1) * sizeof(*parts));
 	tstat = malloc((ntc ? ntc : 1) * sizeof(*tstat));
 	kld = malloc((rows ? (size_t)rows : 1) * sizeof(double));
@@ -695,6 +827,23 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 			       "buffers for %ld rows", rows);
 	}
 
+	/* parts of single rows, for blocks of long rows and for blocks of
+	 * fewer chunks than threads; without them (no memory) the latter
+	 * share out their chunks as always */
+	rcap = long_rows ? brows : CMP_CHUNK * (long)cmp_max_team();
+	if (rcap > brows)
+		rcap = brows;
+	rparts = long_rows || cmp_max_team() > 1 ?
+		 malloc((size_t)rcap * sizeof(*rparts)) : NULL;
+	if (long_rows && !rparts) {
+		free(parts);
+		free(tstat);
+		free(kld);
+		free(kmeas);
+		block_free(&blk);
+		return fs_fail(err, FS_ENOMEM, "out of memory: the comparison's "
+			       "buffers for %ld rows", rows);
+	}
 	fs_progress_total(prog, rows);
 #pragma omp parallel
 	{
@@ -710,10 +859,54 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 		 * each group), then the chunks, each in row order. */
 		for (long r0 = 0; r0 < rows; r0 += brows) {
 			long r1 = r0 + brows < rows ? r0 + brows : rows;
+			long nch = (r1 + CMP_CHUNK - 1) / CMP_CHUNK - r0 / CMP_CHUNK;
+			/*
+			 * Blocks of long rows (not whole chunks), or fewer chunks
+			 * than threads (a decode: 24 rows of 131072 keys, two
+			 * chunks): the rows, not the chunks, are shared out,
+			 * each into its own part, then folded into their chunk's
+			 * in row order (cmp_fold_row: the same bits); a chunk
+			 * that spans two blocks is folded in two goes, in order.
+			 */
+			int by_rows = long_rows ||
+				      (rparts && nch < cmp_team() && r1 - r0 <= rcap);
 
 #pragma omp single
 			block_plan(&x, &blk, r0, r1);
 			ref_groups_compute(c, in, blk.grp, blk.n_grp);
+			if (by_rows) {
+#pragma omp for schedule(dynamic, 1)
+				for (long row = r0; row < r1; row++) {
+					int sl = blk.slot[row - r0];
+
+					kld[row] = NAN;
+					kmeas[row] = 0;
+					cmp_part_clear(&rparts[row - r0]);
+					if (tolv && sl >= 0)
+						cmp_row(&x, row, &blk.rr[sl], tolv,
+							tolv + x.MAXCTX, &rparts[row - r0],
+							&kld[row], &kmeas[row], 1);
+				}
+#pragma omp for schedule(static)
+				for (size_t i = (size_t)r0 / CMP_CHUNK;
+				     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
+					long a = (long)i * CMP_CHUNK, b = a + CMP_CHUNK;
+
+					if (a >= r0)	/* the chunk's first rows */
+						cmp_part_clear(&parts[i]);
+					a = a > r0 ? a : r0;
+					b = b < r1 ? b : r1;
+					for (long row = a; tolv && row < b; row++) {
+						int sl = blk.slot[row - r0];
+
+						if (sl >= 0)
+							cmp_fold_row(&x, row, &blk.rr[sl],
+								     &rparts[row - r0], &parts[i]);
+					}
+					fs_progress_add(prog, b - a);
+				}
+				continue;
+			}
 #pragma omp for schedule(static)
 			for (size_t i = (size_t)r0 / CMP_CHUNK;
 			     i < ((size_t)r1 + CMP_CHUNK - 1) / CMP_CHUNK; i++) {
@@ -730,7 +923,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 						cmp_row(&x, row, &blk.rr[sl], tolv,
 							tolv + x.MAXCTX, &parts[i],
 							&kld[row],
-							&kmeas[row]);
+							&kmeas[row], 0);
 				}
 				fs_progress_add(prog, (end < rows ? end : rows) - (long)i * CMP_CHUNK);
 			}
@@ -775,6 +968,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 		     ? FS_MISMATCH : FS_OK;
 	}
 	free(parts);
+	free(rparts);
 	free(tstat);
 	free(kld);
 	free(kmeas);

@@ -135,6 +135,17 @@ const char *compare_what_name(enum compare_what w);
 enum fs_rc compare_run(const struct fs_case *c, const struct lanemap *lm,
 		       const struct fs_inputs *in, const struct attn_result *r,
 		       struct compare_report *rep, struct fs_err *err);
+/*
+ * Rows of the reference computed together (one block, 4 x maxctx + 3 x
+ * head_dim doubles each) out of rows, for a context of maxctx keys and
+ * G q heads a kv head: about 2^21 row-key pairs, in whole chunks of 16
+ * rows when that is at least 64 rows (*chunks 1), else in whole groups
+ * of G where one fits (*chunks 0; a decode over 131072 keys: 12 rows,
+ * 48 MiB). chunks may be NULL. What the memory estimate
+ * (lib/runcase.c) counts.
+ */
+long compare_block_rows(long rows, int maxctx, int G, int *chunks);
+
 /* compare_run, counting for a watcher (sim/common/progress.h): rows of
  * the reference done, then (stage FS_STAGE_EXACT_ACC) chunks of
  * accumulator tiles; prog only counts (NULL: none). */

@@ -70,9 +70,9 @@ void cmp_tile(const struct cmp_ctx *x, size_t i, struct compare_stat *st,
 			b->t[row] = rb + row;
 		}
 	}
-	for (int col = 0; col < ncol; col++)
-		ref_k_row(x->in, s, x->c->mode == MODE_DECODE ? head : head / x->G, tb + col,
-			  b->k + (size_t)col * D);
+	if (ncol > 0)	/* one page lookup a block, not a key */
+		ref_k_rows(x->in, s, x->c->mode == MODE_DECODE ? head : head / x->G, tb,
+			   ncol, b->k);
 	for (int row = 0; row < M; row++) {
 		const int8_t *q;
 		int same = -1;

@@ -13,6 +13,10 @@
 
 #include <assert.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "pool.h"
 #include "tile.h"
 
@@ -78,6 +82,33 @@ static void ref_tile_ranges(const struct fs_case *c, const struct fs_inputs *in,
 	}
 }
 
+#ifdef __SSE2__
+/*
+ * dst[k * REF_PV_DIMS + e] = src[e * ss + k] for e, k < 16: the bytes of
+ * 16 dims of a page's 16 slots ([d][slot]) as 16 keys' rows ([key][d]).
+ * Byte (r, c) sits at bits r3 r2 r1 r0 c3 c2 c1 c0 of (register, byte);
+ * one round of unpacks, register i with i + 8, rotates those 8 bits by
+ * one, so four rounds give (c, r). Moves only: the plain loop's bytes.
+ */
+static void pv_t16(const int8_t *src, size_t ss, int8_t *dst)
+{
+	__m128i a[16], b[16];
+
+	for (int e = 0; e < 16; e++)
+		a[e] = _mm_loadu_si128((const __m128i *)(src + (size_t)e * ss));
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < 8; i++) {
+			b[2 * i] = _mm_unpacklo_epi8(a[i], a[i + 8]);
+			b[2 * i + 1] = _mm_unpackhi_epi8(a[i], a[i + 8]);
+		}
+		for (int i = 0; i < 16; i++)
+			a[i] = b[i];
+	}
+	for (int k = 0; k < 16; k++)
+		_mm_storeu_si128((__m128i *)(dst + (size_t)k * REF_PV_DIMS), a[k]);
+}
+#endif
+
 /*
  * Quantized PV, head-dim elements [d0, d1) (a multiple of 16): out and
  * out_absd of every row. REF_PV_KEYS keys at a time, each key's V made
@@ -113,7 +144,18 @@ void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
 			run = BS - slot < nk - u ? BS - slot : nk - u;
 			at = ref_blk0(in, blk) + ((size_t)g * D + d0) * BS + slot;
 			if (c->v_dtype == VDT_INT8) {
-				for (int e = 0; e < w; e++) {
+				int e0 = 0;
+
+#ifdef __SSE2__
+				/* a run of 16 keys: 16 x 16 byte transposes
+				 * (byte by byte it was most of this pass's
+				 * own time) */
+				if (run == 16)
+					for (; e0 + 16 <= w; e0 += 16)
+						pv_t16(in->v_cache_i8 + at + (size_t)e0 * BS,
+						       (size_t)BS, &v8[u][e0]);
+#endif
+				for (int e = e0; e < w; e++) {
 					const int8_t *src = in->v_cache_i8 + at + (size_t)e * BS;
 
 					for (int k = 0; k < run; k++)
@@ -182,7 +224,7 @@ void pvpass_quant(const struct fs_case *c, const struct fs_inputs *in,
 
 /*
  * Float-path PV, head-dim elements [d0, d1): out_f of every row, as
- * pvpass_quant, from the float V (kept, or made again by inputs_kv_row)
+ * pvpass_quant, from the float V (kept, or made again by inputs_kv_get)
  * in double, the rows four at a time (tile_pvf).
  */
 void pvpass_float(const struct fs_case *c, const struct fs_inputs *in,
@@ -191,8 +233,11 @@ void pvpass_float(const struct fs_case *c, const struct fs_inputs *in,
 	int s = grp->s, g = grp->g, w = d1 - d0;
 	double vb[REF_PV_SLICES][REF_PV_KEYS][TILE_SLICE];
 	float vfb[REF_PV_DIMS];
+	uint64_t keys[REF_PV_KEYS];
+	struct inputs_kv kv;	/* V's multipliers and stream key, once */
 
 	assert(w % 16 == 0 && w <= REF_PV_DIMS);
+	inputs_kv_init(&kv, c, in, 1);
 	for (int i = 0; i < grp->rows; i++)
 		for (int d = d0; d < d1; d++)
 			grp->row[i].out_f[d] = 0;
@@ -201,11 +246,16 @@ void pvpass_float(const struct fs_case *c, const struct fs_inputs *in,
 
 		double t0 = ref_sub_begin();
 
+		inputs_kv_keys(&kv, s, jb, nk, g, keys);
 		for (int u = 0; u < nk; u++) {
-			const float *vf = inputs_kv_row(c, in, 1, s, jb + u, g, d0, w, vfb);
+			const float *vf = inputs_kv_get(&kv, keys[u], s, jb + u, g, d0, w, vfb);
 
-			for (int e = 0; e < w; e++)
-				vb[e / TILE_SLICE][u][e % TILE_SLICE] = vf[e];
+			/* slice by slice: a loop the compiler makes vector
+			 * conversions of (with e / 32 and e % 32 in one loop it
+			 * was scalar, the most of this pass's own time) */
+			for (int e0 = 0; e0 < w; e0 += TILE_SLICE)
+				for (int e = 0; e < TILE_SLICE && e0 + e < w; e++)
+					vb[e0 / TILE_SLICE][u][e] = vf[e0 + e];
 		}
 		ref_sub_end(REF_STAGE_REGEN_V, t0);
 		for (int e = 0; e < w; e += TILE_SLICE) {

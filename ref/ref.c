@@ -58,7 +58,9 @@
  *            6 rows at a time by vpdpbusd (tile_i8; dot_i8 per pair for
  *            per_block32 scales or without VNNI);
  *   q.k      key pieces: each key's float K made once (kept, or made
- *            again: inputs_kv_row) and transposed into doubles, then
+ *            again: inputs_kv_get, the pass's multipliers and a run's
+ *            row keys worked out once) and transposed into doubles 8 x 8
+ *            in registers (tile_kt), then
  *            fused double dot products, 6 rows x 16 keys a call
  *            (tile_qk), d in order;
  *   softmax  rows: max, exp and the sum in key order;
@@ -169,18 +171,49 @@ int32_t ref_acc(const struct fs_case *c, const struct fs_inputs *in, int s,
 	return acc;
 }
 
+/* K of kv head g in slot `slot` of stored block blk: k[D]. */
+static void ref_k_copy(const struct fs_inputs *in, int g, int blk, int slot,
+		       int8_t *k)
+{
+	int D = in->D, BS = in->BS;
+	const int8_t *src = in->k_cache + ref_blk0(in, blk) +
+			    ((size_t)g * (D / 16) * BS + slot) * 16;
+
+	for (int d16 = 0; d16 < D / 16; d16++)
+		memcpy(k + 16 * d16, src + (size_t)d16 * BS * 16, 16);
+}
+
 void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k)
 {
-	int D = in->D, BS = in->BS, blk, slot;
+	int blk, slot;
 
 	if (ref_pool_freed(in, s, j)) {
-		memset(k, 0, (size_t)D);	/* a freed block: loads 0 */
+		memset(k, 0, (size_t)in->D);	/* a freed block: loads 0 */
 		return;
 	}
 	ref_page(in, s, j, &blk, &slot);
-	for (int d16 = 0; d16 < D / 16; d16++)
-		memcpy(k + 16 * d16, in->k_cache + ref_blk0(in, blk) +
-		       (((size_t)g * (D / 16) + d16) * BS + slot) * 16, 16);
+	ref_k_copy(in, g, blk, slot, k);
+}
+
+void ref_k_rows(const struct fs_inputs *in, int s, int g, int j0, int n,
+		int8_t *k)
+{
+	int plb = -1, blk = 0;
+
+	for (int i = 0; i < n; i++) {
+		int j = j0 + i, slot;
+
+		if (ref_pool_freed(in, s, j)) {
+			memset(k + (size_t)i * in->D, 0, (size_t)in->D);
+			continue;
+		}
+		/* one lookup a block: a sparse pool's is a binary search */
+		if (j / in->BS != plb) {
+			ref_page(in, s, j, &blk, &slot);
+			plb = j / in->BS;
+		}
+		ref_k_copy(in, g, blk, j % in->BS, k + (size_t)i * in->D);
+	}
 }
 
 int ref_row_alloc(struct ref_row *r, int maxctx, int d)
@@ -411,6 +444,7 @@ static void ref_pass_exact_tiles(const struct fs_case *c, const struct fs_inputs
 	uint8_t kt[REF_MAX_D * TILE_QK_KEYS];
 	size_t ts[TILE_QK_KEYS];
 	int32_t *sq_all = malloc((size_t)grp->rows * sizeof(int32_t));
+	int plb = -1, blk = 0;	/* the logical block last looked up, its page */
 
 	if (!sq_all) {	/* no room for the row sums: the pairs one by one */
 		ref_pass_exact_pairs(c, in, grp, j0, j1);
@@ -429,15 +463,26 @@ static void ref_pass_exact_tiles(const struct fs_case *c, const struct fs_inputs
 		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
 
 		for (int i = 0; i < TILE_QK_KEYS; i++) {
-			int blk, slot;
+			int slot;
 
 			if (i >= nk) {	/* a short last block: unused */
 				memset(kq, 0, (size_t)D);
 				ts[i] = 0;
 			} else {
-				ref_page(in, s, jb + i, &blk, &slot);
+				/* the page once a block (ref_page: a sparse
+				 * pool's lookup is a binary search), then the
+				 * key's bytes from it (ref_k_row without the
+				 * second lookup) */
+				if ((jb + i) / BS != plb) {
+					ref_page(in, s, jb + i, &blk, &slot);
+					plb = (jb + i) / BS;
+				}
+				slot = (jb + i) % BS;
 				ts[i] = ((size_t)blk * BS + slot) * in->Hkv + g;
-				ref_k_row(in, s, g, jb + i, kq);
+				if (ref_pool_freed(in, s, jb + i))
+					memset(kq, 0, (size_t)D);
+				else
+					ref_k_copy(in, g, blk, slot, kq);
 			}
 			for (int d = 0; d < D; d += 4) {
 				uint32_t w4;
@@ -500,7 +545,7 @@ static void ref_pass_exact(const struct fs_case *c, const struct fs_inputs *in,
 /*
  * Float-path scores, keys [j0, j1): q . k in double from the logical
  * BF16-rounded q and k (d in order, fused), TILE_QK_KEYS keys at a time:
- * their float K rows made once (kept, or made again by inputs_kv_row)
+ * their float K rows made once (kept, or made again by inputs_kv_get)
  * and transposed into doubles, then tile_qk over the rows six at a time.
  * qd holds the group's q rows in double, [rows][D], made by the caller.
  */
@@ -510,26 +555,30 @@ static void ref_pass_qk_f(const struct fs_case *c, const struct fs_inputs *in,
 {
 	int D = in->D, s = grp->s, g = grp->g;
 	int logit = c->soft_cap > 0 || c->alibi;
-	float kbuf[REF_MAX_D];
+	float kbuf[TILE_QK_KEYS * REF_MAX_D];	/* [TILE_QK_KEYS][D] */
+	const float *kf[TILE_QK_KEYS];
 	double kt[REF_MAX_D * TILE_QK_KEYS];
+	uint64_t keys[TILE_QK_KEYS];
+	struct inputs_kv kv;	/* K's multipliers and stream key, once */
 
+	inputs_kv_init(&kv, c, in, 0);
 	for (int jb = j0; jb < j1; jb += TILE_QK_KEYS) {
 		int nk = j1 - jb < TILE_QK_KEYS ? j1 - jb : TILE_QK_KEYS;
 
 		double t0 = ref_sub_begin();
 
+		inputs_kv_keys(&kv, s, jb, nk, g, keys);
 		for (int i = 0; i < TILE_QK_KEYS; i++) {
-			const float *kf;
+			float *row = kbuf + (size_t)i * D;	/* D apart: few stack pages */
 
-			if (i >= nk) {	/* a short last block: zeros, unused */
-				for (int d = 0; d < D; d++)
-					kt[(size_t)d * TILE_QK_KEYS + i] = 0;
-				continue;
+			if (i < nk) {
+				kf[i] = inputs_kv_get(&kv, keys[i], s, jb + i, g, 0, D, row);
+			} else {	/* a short last block: zeros, unused */
+				memset(row, 0, (size_t)D * sizeof(float));
+				kf[i] = row;
 			}
-			kf = inputs_kv_row(c, in, 0, s, jb + i, g, 0, D, kbuf);
-			for (int d = 0; d < D; d++)
-				kt[(size_t)d * TILE_QK_KEYS + i] = kf[d];
 		}
+		tile_kt(kf, D, kt);	/* transposed in registers, 8 x 8 */
 		ref_sub_end(REF_STAGE_REGEN_K, t0);
 		for (int r0 = 0; r0 < grp->rows; r0 += TILE_QK_ROWS) {
 			int nr = grp->rows - r0 < TILE_QK_ROWS ? grp->rows - r0 : TILE_QK_ROWS;

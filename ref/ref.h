@@ -62,6 +62,9 @@ double ref_alibi_slope(int h, int H);
 
 /* K of key j of sequence s, kv head g, gathered from its page: k[D]. */
 void ref_k_row(const struct fs_inputs *in, int s, int g, int j, int8_t *k);
+/* The same for keys j0 .. j0 + n - 1: k[n][D], one page lookup a block. */
+void ref_k_rows(const struct fs_inputs *in, int s, int g, int j0, int n,
+		int8_t *k);
 
 /* Buffers for one row; ref_row_compute fills them. */
 int ref_row_alloc(struct ref_row *r, int maxctx, int d);
@@ -94,7 +97,7 @@ enum ref_stage {
 	REF_STAGE_EXACT, REF_STAGE_QK_F, REF_STAGE_SOFTMAX, REF_STAGE_PV_Q,
 	REF_STAGE_PV_F,
 	/* Inside QK_F and PV_F: what the master thread spent making the
-	 * float K and V rows again (inputs_kv_row) and laying them out,
+	 * float K and V rows again (inputs_kv_get) and laying them out,
 	 * the price of not keeping them (docs/performance.md). */
 	REF_STAGE_REGEN_K, REF_STAGE_REGEN_V, REF_NSTAGE
 };

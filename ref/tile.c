@@ -498,6 +498,95 @@ static void pvf_avx2(int nr, int nk, int n, const double *const p[TILE_PVF_ROWS]
 #define pvf_avx512 pvf_plain
 #endif
 
+static void kt_plain(const float *const k[TILE_QK_KEYS], int D, double *kt)
+{
+	for (int d = 0; d < D; d++)
+		for (int i = 0; i < TILE_QK_KEYS; i++)
+			kt[(size_t)d * TILE_QK_KEYS + i] = k[i][d];
+}
+
+#ifdef CPU_X86
+/* r[e] becomes column e of the 8 x 8 floats r[0..7] (AVX moves). */
+__attribute__((target("avx")))
+static inline void kt_t8(__m256 r[8])
+{
+	__m256 t[8], u[8];
+
+	for (int i = 0; i < 4; i++) {
+		t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+	for (int h = 0; h < 2; h++) {	/* rows 0-3, then 4-7 */
+		u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
+		u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xee);
+		u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
+		u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xee);
+	}
+	for (int e = 0; e < 4; e++) {
+		r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
+		r[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
+	}
+}
+
+__attribute__((target("avx512f")))
+static void kt_avx512(const float *const k[TILE_QK_KEYS], int D, double *kt)
+{
+	for (int d = 0; d < D; d += 8)
+		for (int i0 = 0; i0 < TILE_QK_KEYS; i0 += 8) {
+			__m256 r[8];
+
+			for (int i = 0; i < 8; i++)
+				r[i] = _mm256_loadu_ps(k[i0 + i] + d);
+			kt_t8(r);
+			for (int e = 0; e < 8; e++)
+				_mm512_storeu_pd(kt + (size_t)(d + e) * TILE_QK_KEYS + i0,
+						 _mm512_cvtps_pd(r[e]));
+		}
+}
+
+__attribute__((target("avx2")))
+static void kt_avx2(const float *const k[TILE_QK_KEYS], int D, double *kt)
+{
+	for (int d = 0; d < D; d += 8)
+		for (int i0 = 0; i0 < TILE_QK_KEYS; i0 += 8) {
+			__m256 r[8];
+
+			for (int i = 0; i < 8; i++)
+				r[i] = _mm256_loadu_ps(k[i0 + i] + d);
+			kt_t8(r);
+			for (int e = 0; e < 8; e++) {
+				double *o = kt + (size_t)(d + e) * TILE_QK_KEYS + i0;
+
+				_mm256_storeu_pd(o, _mm256_cvtps_pd(_mm256_castps256_ps128(r[e])));
+				_mm256_storeu_pd(o + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(r[e], 1)));
+			}
+		}
+}
+#endif
+
+void tile_kt_isa(enum tile_isa isa, const float *const k[TILE_QK_KEYS], int D,
+		 double *kt)
+{
+#ifdef CPU_X86
+	if (isa == TILE_AVX512) {
+		kt_avx512(k, D, kt);
+		return;
+	}
+	if (isa == TILE_AVX2) {
+		kt_avx2(k, D, kt);
+		return;
+	}
+#endif
+	(void)isa;
+	kt_plain(k, D, kt);
+}
+
+void tile_kt(const float *const k[TILE_QK_KEYS], int D, double *kt)
+{
+	tile_kt_isa(tile_isa_supported(TILE_AVX512) ? TILE_AVX512 :
+		    tile_isa_supported(TILE_AVX2) ? TILE_AVX2 : TILE_PLAIN, k, D, kt);
+}
+
 /* (tile_i8's AVX512 build needs VNNI too: tile_i8_fast.) */
 int tile_isa_supported(enum tile_isa isa)
 {

@@ -68,6 +68,16 @@ void tile_i8(int nr, const int8_t *const q[TILE_QK_ROWS], const int32_t *sumq,
 	     const uint8_t *kt, int D, int32_t out[TILE_QK_ROWS][TILE_QK_KEYS]);
 int tile_i8_fast(void);
 
+/*
+ * The keys of a tile_qk call as its kt: kt[d][i] = (double)k[i][d] for
+ * i < TILE_QK_KEYS, d < D (a multiple of 8). Moves and exact
+ * conversions only, so every build gives the plain loop's bytes; the
+ * vector builds transpose 8 x 8 floats in registers (the plain loop's
+ * 16 strided reads or writes a dim were a third of the float q.k's
+ * time making K again).
+ */
+void tile_kt(const float *const k[TILE_QK_KEYS], int D, double *kt);
+
 /* y[i] = x[i] * scale for i < 16, in double: V dequantized, one
  * multiply as the plain loop's (exact when scale is an f32, as the
  * caches' scales are: 8 + 24 significant bits fit in 53). */
@@ -102,5 +112,7 @@ void tile_i8_isa(enum tile_isa isa, int nr, const int8_t *const q[TILE_QK_ROWS],
 void tile_pvf_isa(enum tile_isa isa, int nr, int nk, int n,
 		  const double *const p[TILE_PVF_ROWS], const double *v,
 		  size_t stride, double *const o[TILE_PVF_ROWS]);
+void tile_kt_isa(enum tile_isa isa, const float *const k[TILE_QK_KEYS], int D,
+		 double *kt);
 
 #endif

@@ -859,7 +859,7 @@ static void assert_same_report(const struct compare_report *a,
 }
 
 static void same_report_for_1_and_3_threads_one(const struct spec *sp,
-						int segment)
+						int segment, long want_keys)
 {
 	struct lanemap *lm = gfx936();
 	struct world w;
@@ -886,6 +886,19 @@ static void same_report_for_1_and_3_threads_one(const struct spec *sp,
 	omp_set_num_threads(3);
 	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
 	assert_same_report(&one, &three);
+	/* More threads than chunks: the rows are shared out one by one and
+	 * folded into their chunks (compare.c, cmp_fold_row), the decode's
+	 * at 3 threads already (2 chunks), the prefill's at 16 (10). */
+	omp_set_num_threads(16);
+	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
+	assert_same_report(&one, &three);
+	if (want_keys) {	/* no row lost or counted twice in the folds */
+		assert_int_equal(one.rows, (long)rows);
+		assert_int_equal(one.quant.rows, (long)rows);
+		assert_int_equal(one.quant.keys, want_keys);
+		assert_int_equal(one.stat[CMP_OUT].compared, (long)rows * w.in.D);
+		assert_int_equal(one.stat[CMP_SCORES].compared, (long)rows * w.in.MAXCTX);
+	}
 	assert_true(one.stat[CMP_ACC].mismatches > 1);
 	assert_true(one.stat[CMP_SCORES].mismatches > 1);
 	assert_int_equal(one.stat[CMP_SCORES].first.s, 0);
@@ -914,9 +927,25 @@ static void same_report_for_1_and_3_threads(void **state)
 		.ks = KSCALE_PER_TOKEN_HEAD, .vd = VDT_INT8,
 	};
 
+	/* Long rows (65000 keys): blocks of 30 rows, whole kv groups of 6,
+	 * not whole chunks of 16 (compare_block_rows), so chunk 1 (rows
+	 * 16-31) is folded from two blocks. */
+	const struct spec longrows = {
+		.mode = MODE_DECODE, .S = 4, .Hq = 12, .Hkv = 2, .D = 16, .BS = 16384,
+		.NB = 17, .context = { 65000, 64000, 65000, 50000 },
+		.tokens = { 1, 1, 1, 1 },
+		.table = { { 3, 0, 9, 12 }, { 1, 4, 5, 6 }, { 2, 7, 8, 10 }, { 11, 13, 16, 14 } },
+		.ks = KSCALE_PER_TOKEN_HEAD, .vd = VDT_INT8,
+	};
+	int chunks;
+
 	(void)state;
-	same_report_for_1_and_3_threads_one(&prefill, 0);
-	same_report_for_1_and_3_threads_one(&decode, 16);
+	same_report_for_1_and_3_threads_one(&prefill, 0, 0);
+	same_report_for_1_and_3_threads_one(&decode, 16, 0);
+	assert_int_equal(compare_block_rows(48, 65000, 6, &chunks), 30);
+	assert_int_equal(chunks, 0);
+	same_report_for_1_and_3_threads_one(&longrows, 4096,
+					    12L * (65000 + 64000 + 65000 + 50000));
 }
 
 /* ---- what does not fit is an input error ---------------------------------- */

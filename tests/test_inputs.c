@@ -1085,6 +1085,37 @@ static void kv_rows_made_again_equal_kept(void **state)
 				assert_memory_equal(inputs_kv_row(&c, &caches, 1, s, j, h, 16, 48, buf),
 						    v_row(&kept, s, j, h) + 16, 48 * sizeof(float));
 			}
+	/* inputs_kv_keys and inputs_kv_get, the reader of many rows: the
+	 * same bits, keys made for runs that start anywhere, a kept tensor
+	 * read in place */
+	for (int which = 0; which < 2; which++) {
+		struct inputs_kv kv, kk;
+		uint64_t keys[16];
+
+		inputs_kv_init(&kv, &c, &caches, which);
+		inputs_kv_init(&kk, &c, &kept, which);
+		for (int s = 0; s < 2; s++)
+			for (int j0 = 0; j0 < ctx[s]; j0 += 5)
+				for (int h = 0; h < 4; h++) {
+					int n = ctx[s] - j0 < 16 ? ctx[s] - j0 : 16;
+
+					inputs_kv_keys(&kv, s, j0, n, h, keys);
+					for (int i = 0; i < n; i++) {
+						const float *want = (which ? v_row : k_row)(&kept, s,
+											  j0 + i, h);
+
+						assert_memory_equal(inputs_kv_get(&kv, keys[i], s, j0 + i,
+										  h, 0, 256, buf),
+								    want, 256 * sizeof(float));
+						assert_memory_equal(inputs_kv_get(&kv, keys[i], s, j0 + i,
+										  h, 192, 32, buf),
+								    want + 192, 32 * sizeof(float));
+						assert_ptr_equal(inputs_kv_get(&kk, keys[i], s, j0 + i,
+									       h, 32, 64, buf),
+								 want + 32);
+					}
+				}
+	}
 	inputs_free(&kept);
 	inputs_free(&caches);
 }

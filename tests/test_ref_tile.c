@@ -299,6 +299,53 @@ static void test_tile_dequant(void **state)
 		assert_true(y[i] == q[i] * (double)0.0123f);
 }
 
+/* tile_kt, every build: kt[d][i] is key i's dim d in double, bytes as
+ * the plain conversion (signed zeros, infinities, subnormal floats),
+ * head dims 8 to 1024, each key's row anywhere in memory. */
+static void test_tile_kt(void **state)
+{
+	static float rows[TILE_QK_KEYS][1024 + 3];
+	static double kt[1024 * TILE_QK_KEYS];
+	const int dims[] = { 8, 16, 24, 256, 1024 };
+	const float *k[TILE_QK_KEYS];
+	uint32_t x = 7;
+
+	(void)state;
+	for (int i = 0; i < TILE_QK_KEYS; i++) {
+		for (int d = 0; d < 1024 + 3; d++) {
+			x = x * 1664525u + 1013904223u;
+			rows[i][d] = (float)((int32_t)x >> 8) * 0x1p-20f;
+		}
+		/* unaligned starts, so the loads are the unaligned kind */
+		k[i] = rows[i] + i % 4;
+	}
+	rows[3][5] = -0.0f;
+	rows[4][6] = INFINITY;
+	rows[5][7] = -INFINITY;
+	rows[6][8] = 0x1p-140f;	/* subnormal */
+	for (int isa = TILE_PLAIN; isa <= TILE_AVX512; isa++) {
+		if (!tile_isa_supported((enum tile_isa)isa))
+			continue;
+		for (size_t n = 0; n < sizeof(dims) / sizeof(dims[0]); n++) {
+			int D = dims[n];
+
+			memset(kt, 0x5a, sizeof(kt));
+			tile_kt_isa((enum tile_isa)isa, k, D, kt);
+			for (int d = 0; d < D; d++)
+				for (int i = 0; i < TILE_QK_KEYS; i++) {
+					double want = k[i][d];
+
+					assert_memory_equal(&kt[d * TILE_QK_KEYS + i], &want,
+							    sizeof(double));
+				}
+			/* nothing past D x TILE_QK_KEYS written */
+			if (D < 1024)
+				assert_true(((unsigned char *)kt)[D * TILE_QK_KEYS *
+							    sizeof(double)] == 0x5a);
+		}
+	}
+}
+
 /* dm_exp_n is dm_exp, bit for bit, across its lanes and what it hands
  * back: a million values over [-720, 720], the fast range's edges and
  * the values beyond them, and the specials, in every lane position. */
@@ -399,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_tile_pv),
 		cmocka_unit_test(test_tile_fused),
 		cmocka_unit_test(test_tile_dequant),
+		cmocka_unit_test(test_tile_kt),
 		cmocka_unit_test(test_exp_n),
 		cmocka_unit_test(test_tile_softmax_loops),
 	};

@@ -446,23 +446,14 @@ static void maker_init(struct maker *m, const struct fs_case *c,
  * r, h), so it can be made on any thread, at any time, as often as
  * needed: the same bits.
  */
-static void make_row_part(const struct maker *m, int s, int r, int h, int R,
-			  int H, int d0, int n, float *x)
+/* Dims d0 .. d0 + n - 1 of the generated row whose key is key: a zero
+ * or constant row as the case's fractions choose, else the generator's
+ * values (docs/generator.md). */
+static void gen_part(const struct case_tensor *spec, enum gen_dist dist,
+		     const float *mult, uint64_t key, int d0, int n, float *x)
 {
-	const struct case_tensor *spec = m->spec;
-	const struct fs_case *c = m->c;
-	int D = c->head_dim;
-	uint64_t key, choice;
+	uint64_t choice;
 
-	if (m->given) {
-		size_t base = (((size_t)s * (size_t)R + (size_t)r) * (size_t)H +
-			       (size_t)h) * (size_t)D + (size_t)d0;
-
-		for (int i = 0; i < n; i++)
-			x[i] = quant_bf16_round(m->given[base + i]);
-		return;
-	}
-	key = gen_row_key(c->seed, m->stream, (uint64_t)s, (uint64_t)r, (uint64_t)h);
 	if (spec->zero_rows > 0 || spec->constant_rows > 0) {
 		choice = gen_row_choice(key);
 		if ((double)(choice >> 32) * 0x1.0p-32 < spec->zero_rows) {
@@ -472,15 +463,33 @@ static void make_row_part(const struct maker *m, int s, int r, int h, int R,
 		if ((double)(choice & 0xffffffffu) * 0x1.0p-32 < spec->constant_rows) {
 			/* No outliers: a constant row stays constant. */
 			float cv = quant_bf16_round((float)spec->mean + (float)spec->scale *
-						    gen_row_draw0(key, m->dist));
+						    gen_row_draw0(key, dist));
 
 			for (int i = 0; i < n; i++)
 				x[i] = cv;
 			return;
 		}
 	}
-	gen_row_part(key, m->dist, (float)spec->mean, (float)spec->scale, m->mult,
-		     d0, n, x);
+	gen_row_part(key, dist, (float)spec->mean, (float)spec->scale, mult, d0, n, x);
+}
+
+static void make_row_part(const struct maker *m, int s, int r, int h, int R,
+			  int H, int d0, int n, float *x)
+{
+	const struct fs_case *c = m->c;
+	int D = c->head_dim;
+
+	if (m->given) {
+		size_t base = (((size_t)s * (size_t)R + (size_t)r) * (size_t)H +
+			       (size_t)h) * (size_t)D + (size_t)d0;
+
+		for (int i = 0; i < n; i++)
+			x[i] = quant_bf16_round(m->given[base + i]);
+		return;
+	}
+	gen_part(m->spec, m->dist, m->mult,
+		 gen_row_key(c->seed, m->stream, (uint64_t)s, (uint64_t)r, (uint64_t)h),
+		 d0, n, x);
 }
 
 static void make_row(const struct maker *m, int s, int r, int h, int R, int H,
@@ -1084,6 +1093,45 @@ const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
 	/* Only the dims asked for: the reference's PV takes a row in slices. */
 	maker_init(&m, c, which ? &c->v : &c->k, which ? GEN_V : GEN_K, NULL);
 	make_row_part(&m, s, j, h, in->MAXCTX, in->Hkv, d0, n, buf);
+	return buf;
+}
+
+void inputs_kv_init(struct inputs_kv *kv, const struct fs_case *c,
+		    const struct fs_inputs *in, int which)
+{
+	struct maker m;
+
+	maker_init(&m, c, which ? &c->v : &c->k, which ? GEN_V : GEN_K, NULL);
+	kv->c = c;
+	kv->in = in;
+	kv->kept = which ? in->v : in->k;
+	kv->spec = m.spec;
+	kv->dist = (int)m.dist;
+	kv->key = gen_key(c->seed, m.stream);
+	memcpy(kv->mult, m.mult, (size_t)c->head_dim * sizeof(float));
+}
+
+void inputs_kv_keys(const struct inputs_kv *kv, int s, int j0, int n, int h,
+		    uint64_t *keys)
+{
+	/* gen_row_key's three rounds, the sequence's once for all n */
+	uint64_t ks = gen_u64_key(kv->key, (uint64_t)s);
+
+	for (int i = 0; i < n; i++)
+		keys[i] = gen_u64_key(gen_u64_key(ks, (uint64_t)(j0 + i)), (uint64_t)h);
+}
+
+const float *inputs_kv_get(const struct inputs_kv *kv, uint64_t key, int s,
+			   int j, int h, int d0, int n, float *buf)
+{
+	const struct fs_inputs *in = kv->in;
+
+	assert(d0 >= 0 && n >= 0 && d0 + n <= in->D);
+	if (kv->kept)
+		return kv->kept + (((size_t)s * (size_t)in->MAXCTX + (size_t)j) *
+				   (size_t)in->Hkv + (size_t)h) * (size_t)in->D +
+		       (size_t)d0;
+	gen_part(kv->spec, (enum gen_dist)kv->dist, kv->mult, key, d0, n, buf);
 	return buf;
 }
 

@@ -175,6 +175,37 @@ const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,
 			   int which, int s, int j, int h, int d0, int n, float *buf);
 
 /*
+ * The same rows for a reader of many of them (the reference, which makes
+ * every K and V row again once or more per pass): what all rows of a
+ * tensor share, the per-channel multipliers and the stream's key, worked
+ * out once by inputs_kv_init, and the row keys of a run of keys made
+ * together by inputs_kv_keys (two splitmix rounds a row, independent, so
+ * that they overlap), instead of all of it at every call of
+ * inputs_kv_row (its 256-float multiplier table and eight rounds cost
+ * more than the 32 values of a PV slice). inputs_kv_get(kv, keys[i], s,
+ * j0 + i, h, d0, n, buf) is inputs_kv_row(c, in, which, s, j0 + i, h,
+ * d0, n, buf), the same bits. A kept (or given) tensor is read in place
+ * and the keys are not used.
+ */
+struct inputs_kv {
+	const struct fs_case *c;
+	const struct fs_inputs *in;
+	const float *kept;		/* in->k or in->v, or NULL: made again */
+	const struct case_tensor *spec;
+	int dist;			/* enum gen_dist */
+	uint64_t key;			/* gen_key(seed, stream) */
+	float mult[CASE_MAX_HEAD_DIM];	/* the outlier channels' multipliers */
+};
+
+void inputs_kv_init(struct inputs_kv *kv, const struct fs_case *c,
+		    const struct fs_inputs *in, int which);
+/* keys[i]: the row key of key j0 + i of sequence s, kv head h, i < n. */
+void inputs_kv_keys(const struct inputs_kv *kv, int s, int j0, int n, int h,
+		    uint64_t *keys);
+const float *inputs_kv_get(const struct inputs_kv *kv, uint64_t key, int s,
+			   int j, int h, int d0, int n, float *buf);
+
+/*
  * Dequantized K scale of (physical block, slot, kv head) for head-dim
  * element d. A block or slot outside the pool, or a block a sparse pool
  * does not store, (a buggy kernel's walk) reads as a
