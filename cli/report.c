@@ -49,6 +49,7 @@ static const char *bytes_h(double b, char buf[32])
 static int unchecked(const struct runcase *r, char *what, size_t wl, char *names, size_t nl)
 {
 	static const char *const word[] = { "scores (and probs)", "acc", "split-K states" };
+	static const char *const word_pv = "acc (and INT8 PV's p_int8 and pv_acc)";
 	static const char *const key[] = { "scores", "acc", "splitk" };
 	int n = 0, k = 0;
 
@@ -63,7 +64,8 @@ static int unchecked(const struct runcase *r, char *what, size_t wl, char *names
 		if (!(r->dropped & (1u << i)))
 			continue;
 		sep = !k ? "" : k == n - 1 ? " and " : ", ";
-		snprintf(what + strlen(what), wl - strlen(what), "%s%s", sep, word[i]);
+		snprintf(what + strlen(what), wl - strlen(what), "%s%s", sep,
+			 i == 1 && r->c.pv_mode == PV_INT8 ? word_pv : word[i]);
 		snprintf(names + strlen(names), nl - strlen(names), "%s`%s`", sep, key[i]);
 		k++;
 	}
@@ -412,6 +414,10 @@ void report_json(struct json *j, const struct runcase *r)
 		json_string(j, "scores");
 	if (!r->emulate_only && (r->dropped & ATTN_DROP_ACC))
 		json_string(j, "acc");
+	if (!r->emulate_only && (r->dropped & ATTN_DROP_ACC) && r->c.pv_mode == PV_INT8) {
+		json_string(j, "p_int8");
+		json_string(j, "pv_acc");
+	}
 	if (!r->emulate_only && (r->dropped & ATTN_DROP_SPLITK))
 		json_string(j, "splitk");
 	json_end_array(j);

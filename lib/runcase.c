@@ -208,6 +208,15 @@ static double out_sizes(const struct runcase *r, double need[3])
 	need[1] = tiles * ((double)lm->wave * lm->op[LM_C].elems *
 			   (c->k_scale == KSCALE_PER_BLOCK32 ? c->head_dim / lm->k : 1) + 4) *
 		  sizeof(int32_t);
+	/* INT8 PV keeps its tensors with acc: per group of K keys (N / K of
+	 * the QK tiles) pv_acc is M x head_dim int32, p_int8 the wave's A
+	 * bytes, p_scale M floats, pv_tiles 5 ints; at long contexts pv_acc
+	 * is most of a check's memory */
+	if (c->pv_mode == PV_INT8)
+		need[1] += tiles * lm->n / lm->k *
+			   ((double)lm->m * c->head_dim * sizeof(int32_t) +
+			    (double)lm->wave * lm->op[LM_A].elems + lm->m * sizeof(float) +
+			    5 * sizeof(int32_t));
 	need[2] = case_segments_max(c) > 1 ?
 		  rows * case_segments_max(c) * ((double)c->head_dim + 2) * sizeof(float) : 0;
 	return tiles;

@@ -495,7 +495,8 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 
 		/* INT8 PV: P's quantization, one step a key (ref/pv_int8.h) */
 		if (pv8)
-			ref_pv_out_slack(c, x->in, s, qh, rr->prob, rr->n, r->pv_gk, slack);
+			ref_pv_out_slack(c, x->in, x->vsum, s, qh, rr->prob, rr->n, r->pv_gk,
+					 slack);
 		st = &p->st[CMP_OUT];
 		for (int d = 0; d < x->D; d++) {
 			if (stat_note(st, o[d], rr->out[d], tol + (pv8 ? slack[d] : 0))) {
@@ -793,6 +794,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	long brows, rcap;
 	int long_rows;
 	struct cmp_part *rparts;
+	struct ref_pv_vsum vsum = { 0 };
 
 	memset(rep, 0, sizeof(*rep));
 	for (int w = 0; w < CMP_NWHAT; w++)
@@ -844,6 +846,10 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 		return fs_fail(err, FS_ENOMEM, "out of memory: the comparison's "
 			       "buffers for %ld rows", rows);
 	}
+	/* without the sums (no memory) each row sums its groups itself */
+	if (c->pv_mode == PV_INT8 && r->out && r->pv_gk > 0 &&
+	    !ref_pv_vsum_build(c, in, r->pv_gk, &vsum))
+		x.vsum = &vsum;
 	fs_progress_total(prog, rows);
 #pragma omp parallel
 	{
@@ -972,6 +978,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	free(tstat);
 	free(kld);
 	free(kmeas);
+	ref_pv_vsum_free(&vsum);
 	block_free(&blk);
 	return rc;
 }

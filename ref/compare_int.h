@@ -13,6 +13,8 @@
 
 #include "compare.h"
 
+struct ref_pv_vsum;
+
 #define CMP_CHUNK 16		/* rows or tiles per reduction chunk */
 
 struct cmp_ctx {
@@ -23,6 +25,7 @@ struct cmp_ctx {
 	int S, T, Hq, G, D, MAXCTX;
 	int nseg;		/* r->nseg when split-K states are compared, else 0 */
 	int nb;			/* buckets */
+	const struct ref_pv_vsum *vsum;	/* INT8 PV: groups' sums of |V|, or NULL */
 };
 
 /* Partial results of one chunk of rows. */

@@ -462,81 +462,150 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 	return 0;
 }
 
-#define SLACK_KEYS 32	/* keys of a group whose V rows are gathered at once */
-
-/*
- * Per group, the keys with prob > 0 and their V rows gathered once into
- * vg[i][d] (the block lookup was per key and d before), then per key in
- * order, per d: slack[d] takes the same additions in the same order as
- * the plain loop over keys outside and d inside, so the same bits, with
- * the d side by side (each d its own sum, vectors across d).
- */
-void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
-		      int s, int qh, const double *prob, int n, int K, double *slack)
+/* Group gi of sequence s's keys: segment gi / gps, group gi % gps of it,
+ * gps = the groups a segment spans (groups start at each segment's
+ * start). [*kb, *hi), or 0 when there is no such group. */
+static int slack_group(const struct fs_case *c, int n, int K, int gi, int *kb, int *hi)
 {
-	int g = qh / (c->q_heads / c->kv_heads), D = in->D, BS = in->BS;
+	int seg = c->segment > 0 ? c->segment : n, gps = (seg + K - 1) / K;
+	int lo = gi / gps * seg;
+
+	*kb = lo + gi % gps * K;
+	*hi = *kb + K < lo + seg ? *kb + K : lo + seg;
+	if (*hi > n)
+		*hi = n;
+	return *kb < *hi;
+}
+
+static int slack_groups(const struct fs_case *c, int n, int K)
+{
 	int seg = c->segment > 0 ? c->segment : n;
-	const int8_t *vp[SLACK_KEYS];
-	const float *sv = in->v_scale_ch ? &in->v_scale_ch[(size_t)g * D] : NULL;
-	int8_t *vg = malloc((size_t)SLACK_KEYS * D);
 
-	for (int d = 0; d < D; d++)
-		slack[d] = 0;
-	for (int lo = 0; lo < n; lo += seg) {
-		double run = 0;	/* per_channel: the largest p so far in the segment */
+	return n > 0 ? (n + seg - 1) / seg * ((seg + K - 1) / K) : 0;
+}
 
-		for (int kb = lo; kb < lo + seg && kb < n; kb += K) {
-			int hi = kb + K < lo + seg ? kb + K : lo + seg;
-			double step = 0;
+/* V[j][g][0..D) of sequence s at stride BS from its first byte. */
+static const int8_t *slack_v(const struct fs_inputs *in, int s, int j, int g)
+{
+	return &in->v_cache_i8[(size_t)pv_block(in, s, j) * inputs_block_elems(in) +
+			       (size_t)g * in->D * in->BS + j % in->BS];
+}
 
-			if (hi > n)
-				hi = n;
-			for (int j = kb; j < hi; j++)
-				if (prob[j] > 0) {
-					int blk = pv_block(in, s, j);
-					double x = prob[j] * (in->v_scale_ch ? 1.0 :
-							      in->v_scale[pv_ts(in, blk, j, g)]);
+int ref_pv_vsum_build(const struct fs_case *c, const struct fs_inputs *in, int K,
+		      struct ref_pv_vsum *vs)
+{
+	size_t total = 0;
 
-					if (x > step)
-						step = x;
-				}
-			/* per_channel: a step of 1/clip in units of the running
-			 * max's p, times |Vq| sV[d] */
-			if (in->v_scale_ch && step < run)
-				step = run;
-			run = step;
-			if (step == 0)
+	memset(vs, 0, sizeof(*vs));
+	vs->K = K;
+	vs->base = malloc((size_t)(in->S > 0 ? in->S : 1) * sizeof(size_t));
+	if (!vs->base)
+		return -1;
+	for (int s = 0; s < in->S; s++) {
+		vs->base[s] = total;
+		total += (size_t)slack_groups(c, in->context_lens[s], K);
+	}
+	vs->sum = malloc((total ? total : 1) * (size_t)in->Hkv * in->D * sizeof(uint16_t));
+	if (!vs->sum) {
+		ref_pv_vsum_free(vs);
+		return -1;
+	}
+	for (int s = 0; s < in->S; s++) {
+		int n = in->context_lens[s], ng = slack_groups(c, n, K);
+
+#pragma omp parallel for schedule(static)
+		for (long x = 0; x < (long)ng * in->Hkv; x++) {
+			int gi = (int)(x / in->Hkv), g = (int)(x % in->Hkv), kb, hi;
+			uint16_t *sum = &vs->sum[((vs->base[s] + gi) * in->Hkv + g) * in->D];
+
+			memset(sum, 0, (size_t)in->D * sizeof(*sum));
+			if (!slack_group(c, n, K, gi, &kb, &hi))
 				continue;
-			step /= c->clip;
-			for (int j0 = kb; j0 < hi; j0 += SLACK_KEYS) {
-				int nv = 0;
+			for (int j = kb; j < hi; j++) {
+				const int8_t *v;
 
-				for (int j = j0; j < hi && j < j0 + SLACK_KEYS; j++)
-					if (prob[j] > 0)
-						/* V[j][g][0..D) at stride BS from its first byte */
-						vp[nv++] = &in->v_cache_i8[(size_t)pv_block(in, s, j) *
-							inputs_block_elems(in) + (size_t)g * D * BS + j % BS];
-				if (!vg) {	/* no scratch: the plain loop */
-					for (int i = 0; i < nv; i++)
-						for (int d = 0; d < D; d++)
-							slack[d] += step * abs(vp[i][(size_t)d * BS]) *
-								    (sv ? (double)sv[d] : 1.0);
+				if (pv_block(in, s, j) < 0)
 					continue;
-				}
-				for (int d = 0; d < D; d++)
-					for (int i = 0; i < nv; i++)
-						vg[(size_t)i * D + d] = vp[i][(size_t)d * BS];
-				for (int i = 0; i < nv; i++) {
-					const int8_t *v = &vg[(size_t)i * D];
-
-					/* each d its own sum, in key order: vectors across
-					 * d, no term reordered */
-#pragma omp simd
-					for (int d = 0; d < D; d++)
-						slack[d] += step * abs(v[d]) * (sv ? (double)sv[d] : 1.0);
-				}
+				v = slack_v(in, s, j, g);
+				for (int d = 0; d < in->D; d++)
+					sum[d] += (uint16_t)abs(v[(size_t)d * in->BS]);
 			}
 		}
 	}
-	free(vg);
+	return 0;
+}
+
+void ref_pv_vsum_free(struct ref_pv_vsum *vs)
+{
+	free(vs->base);
+	free(vs->sum);
+	memset(vs, 0, sizeof(*vs));
+}
+
+/*
+ * Per group: step (its largest p sV over clip; per_channel the running
+ * max's p over clip) times S[d] = sum of |Vq[j][d]| over the group's keys
+ * with p > 0, an exact integer (at most K x 128 < 2^16), times sV[d] per
+ * channel. A group whose keys all have p > 0 (every group away from a
+ * mask's edge) takes S from vs, made once for all rows; a row then costs
+ * D terms a group instead of K x D.
+ */
+void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
+		      const struct ref_pv_vsum *vs, int s, int qh, const double *prob,
+		      int n, int K, double *slack)
+{
+	int g = qh / (c->q_heads / c->kv_heads), D = in->D, BS = in->BS;
+	int seg = c->segment > 0 ? c->segment : n, ng = slack_groups(c, n, K);
+	const float *sv = in->v_scale_ch ? &in->v_scale_ch[(size_t)g * D] : NULL;
+	uint32_t part[CASE_MAX_HEAD_DIM];
+	double run = 0;	/* per_channel: the largest p so far in the segment */
+
+	for (int d = 0; d < D; d++)
+		slack[d] = 0;
+	for (int gi = 0; gi < ng; gi++) {
+		int kb, hi, all = 1;
+		double step = 0;
+
+		if (!slack_group(c, n, K, gi, &kb, &hi))
+			continue;
+		if (kb % seg == 0)
+			run = 0;
+		for (int j = kb; j < hi; j++)
+			if (prob[j] > 0) {
+				int blk = pv_block(in, s, j);
+				double x = prob[j] * (in->v_scale_ch ? 1.0 :
+						      in->v_scale[pv_ts(in, blk, j, g)]);
+
+				if (x > step)
+					step = x;
+			} else {
+				all = 0;
+			}
+		/* per_channel: a step of 1/clip in units of the running
+		 * max's p, times |Vq| sV[d] */
+		if (in->v_scale_ch && step < run)
+			step = run;
+		run = step;
+		if (step == 0)
+			continue;
+		step /= c->clip;
+		if (all && vs && vs->sum && vs->K == K) {
+			const uint16_t *sum = &vs->sum[((vs->base[s] + gi) * in->Hkv + g) * D];
+
+			for (int d = 0; d < D; d++)
+				part[d] = sum[d];
+		} else {
+			for (int d = 0; d < D; d++)
+				part[d] = 0;
+			for (int j = kb; j < hi; j++)
+				if (prob[j] > 0) {
+					const int8_t *v = slack_v(in, s, j, g);
+
+					for (int d = 0; d < D; d++)
+						part[d] += (uint32_t)abs(v[(size_t)d * BS]);
+				}
+		}
+		for (int d = 0; d < D; d++)
+			slack[d] += step * (double)part[d] * (sv ? (double)sv[d] : 1.0);
+	}
 }

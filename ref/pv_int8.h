@@ -63,12 +63,30 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 		 struct ref_pv_stat *acc, char *msg, size_t msglen);
 
 /*
+ * Per (sequence, kv head, group of K keys from each split-K segment's
+ * start) the sums over the group's stored keys of |Vq[j][d]|, made once
+ * (one pass over V, in parallel) so that every row's slack reads D sums
+ * a group instead of K x D bytes; about V's bytes x 2 / K. 0, or -1 out
+ * of memory (vs zeroed: the slack then sums per row).
+ */
+struct ref_pv_vsum {
+	int K;
+	size_t *base;		/* [S] first group of sequence s */
+	uint16_t *sum;		/* [groups][Hkv][D] */
+};
+
+int ref_pv_vsum_build(const struct fs_case *c, const struct fs_inputs *in, int K,
+		      struct ref_pv_vsum *vs);
+void ref_pv_vsum_free(struct ref_pv_vsum *vs);
+
+/*
  * slack[d], d < D: the out bound that P's quantization adds for row
  * (s, q head qh) with reference probabilities prob[0..n) (0 where
- * masked), groups of K keys from each split-K segment's start.
+ * masked), groups of K keys from each split-K segment's start; vs (from
+ * ref_pv_vsum_build, or NULL) holds the groups' sums of |Vq|.
  */
 void ref_pv_out_slack(const struct fs_case *c, const struct fs_inputs *in,
-		      int s, int qh, const double *prob, int n, int K,
-		      double *slack);
+		      const struct ref_pv_vsum *vs, int s, int qh, const double *prob,
+		      int n, int K, double *slack);
 
 #endif

@@ -359,12 +359,48 @@ static void unlisted_tensors_kept_within_budget(void **state)
 	free(path);
 }
 
+/*
+ * INT8 PV keeps p_int8, p_scale, pv_acc and pv_tiles with acc, and they
+ * count in the budget: per group of 32 keys (half of gfx936's QK tiles)
+ * pv_acc alone is 16 rows x head_dim int32. With room for the scores and
+ * acc alone (28800 B, and 76 tiles, 4 kv heads x 19, of 1040 B), f32 PV
+ * keeps acc;
+ * INT8 PV cannot keep its PV tensors with it, so acc and they are not
+ * kept, and not checked: the JSON says all three.
+ */
+static void int8_pv_tensors_counted_in_budget(void **state)
+{
+	static const char *const pv[] = { "", "pv: {mode: int8}\n" };
+	struct runcase r;
+	struct fs_err err;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char text[256], *path;
+
+		snprintf(text, sizeof(text),
+			 "fragsim: 1\nname: budget\nsequences:\n  - {context: 300}\n"
+			 "data: {seed: 4}\ngolden: [out]\n%s", pv[i]);
+		path = tu_write_temp(".yaml", text);
+		assert_int_equal(runcase_load(path, &r, &err), FS_OK);
+		r.keep_max = 24 * 300 * 4 + 76 * 1040 + 100;
+		assert_int_equal(runcase_exec(&r, &err), FS_OK);
+		assert_int_equal(r.dropped, i ? ATTN_DROP_ACC : 0u);
+		assert_true(i ? !r.sim.pv_acc && !r.cmp.stat[CMP_ACC].ran :
+			    r.cmp.stat[CMP_ACC].ran);
+		runcase_free(&r);
+		unlink(path);
+		free(path);
+	}
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, scratch_setup, tu_scratch_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shipped_suite_passes),
+		cmocka_unit_test(int8_pv_tensors_counted_in_budget),
 		cmocka_unit_test(shards_partition_the_suite),
 		cmocka_unit_test(per_tensor_k_scale_shows_larger_error),
 		cmocka_unit_test(decode_distinct_rows),
