@@ -111,6 +111,16 @@ static void kernels_match_plain_loops(void **state)
 						    v[(size_t)x * LD * 4 + 4 * q + i])
 							fail_msg("%s: vquad nq %d quad %d d %d byte %d",
 								 ops->name, nq, q, x, i);
+			/* a block's 16 keys, rows LD apart: the cases' layout */
+			nq = 1 + (int)(rnd32() % (LD / 4));
+			ops->vquad(v, LD, d, nq, vq);
+			for (int q = 0; q < nq; q++)
+				for (int x = 0; x < d; x++)
+					for (int i = 0; i < 4; i++)
+						if (vq[((size_t)q * d + x) * 4 + i] !=
+						    v[(size_t)x * LD + 4 * q + i])
+							fail_msg("%s: vquad ld %d nq %d quad %d d %d byte %d",
+								 ops->name, LD, nq, q, x, i);
 		}
 	}
 }

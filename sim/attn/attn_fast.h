@@ -115,6 +115,7 @@ struct pv_fscratch {
 	int *bkey;		/* [K]: the key whose V B row c holds (the plan's) */
 	int *arow, *aidx;	/* [M*K]: A entry i's slot's P row, and its Pq index */
 	uint8_t *rcol, *rbrk;	/* [M][rowcap]: row m's slots' columns, lane starts */
+	uint16_t aid;		/* bit m: A row m is Pq row m in key order */
 	int mr;			/* rows computed per row tile: G for decode's
 				 * replicas, else M (pv_fast.c) */
 };

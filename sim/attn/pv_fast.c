@@ -142,6 +142,14 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 		f->arow[i] = k->pv.a_row[s];
 		f->aidx[i] = k->pv.a_row[s] * k->pv.GK + k->pv.a_key[s];
 	}
+	f->aid = 0;
+	for (int m = 0; k->K == k->pv.GK && m < k->M; m++) {
+		int same = 1;
+
+		for (int c = 0; c < k->K; c++)
+			same &= f->arow[m * k->K + c] == m && f->aidx[m * k->K + c] == m * k->pv.GK + c;
+		f->aid |= (uint16_t)(same << m);
+	}
 	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
 		k->G : k->M;
 	/* each row's slots in slot order: their column, and whether each
@@ -484,9 +492,22 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 		if (r->p_int8)
 			pv_int8_store_group(k, u, gi, rt, kb, x);
 	} else {
-		/* one slot an entry: mmac_read cannot fail, A[i] is its slot's */
-		for (int i = 0; i < k->M * GK; i++)
-			f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
+		/* one slot an entry: mmac_read cannot fail, A[i] is its slot's;
+		 * only the f->mr computed rows are read by pvq, and a row that
+		 * is Pq's in key order (aid) is copied whole */
+		for (int m = 0; m < f->mr; m++) {
+			int8_t *am = &f->a8[m * GK];
+
+			if (f->aid >> m & 1) {
+				if (rows[m].valid)
+					memcpy(am, &x->pq[m * GK], (size_t)GK);
+				else
+					memset(am, 0, (size_t)GK);
+				continue;
+			}
+			for (int i = m * GK; i < (m + 1) * GK; i++)
+				f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
+		}
 	}
 	fast_b4(k, ops, x, f);
 	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
