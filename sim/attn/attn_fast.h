@@ -111,6 +111,9 @@ struct pv_fscratch {
 	int8_t *b4;		/* [K/4][D][4]: V of each A column's key, 4 keys a d */
 	int32_t *c;		/* [M][D]: A B */
 	float *ksc;		/* [ksteps][N]: a tile's K scales */
+	float *sv;		/* [K]: the group's keys' V scales (vcol's) */
+	float *sq;		/* [M]: a row tile's Q scales, for scores16 */
+	int *lo, *hi;		/* [M]: each row's visible keys of a tile */
 	float *ex;		/* [M][K] + [M]: exps' arguments, then P and alpha */
 	int *bkey;		/* [K]: the key whose V B row c holds (the plan's) */
 	int *arow, *aidx;	/* [M*K]: A entry i's slot's P row, and its Pq index */

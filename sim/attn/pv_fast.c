@@ -104,6 +104,7 @@ void pv_fast_free(struct pv_fscratch *f)
 {
 	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
 	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
+	free(f->sv), free(f->sq), free(f->lo), free(f->hi);
 	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
 	memset(f, 0, sizeof(*f));
 }
@@ -124,13 +125,17 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->bkey = malloc(K * sizeof(int));
 	f->ksc = malloc((size_t)k->ksteps * k->N * sizeof(float));
 	f->ex = malloc((M * K + M) * sizeof(float));
+	f->sv = malloc(K * sizeof(float));
+	f->sq = malloc(M * sizeof(float));
+	f->lo = malloc(M * sizeof(int));
+	f->hi = malloc(M * sizeof(int));
 	f->arow = malloc(M * K * sizeof(int));
 	f->aidx = malloc(M * K * sizeof(int));
 	f->rcol = malloc(M * (size_t)k->rowcap);
 	f->rbrk = malloc(M * (size_t)k->rowcap);
 	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
 	    !f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
-	    !f->bkey || !f->ksc || !f->ex) {
+	    !f->bkey || !f->ksc || !f->ex || !f->sv || !f->sq || !f->lo || !f->hi) {
 		pv_fast_free(f);
 		return -1;
 	}
@@ -261,6 +266,15 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 				f->dot[ks * kstride + (size_t)m * N + oc->col[sl]] : 0;
 		}
 	attn_fast_kscales(k, u, kt, hi, f->ksc);
+	if (N == TILE_KEYS && !k->per_block32 && !k->lmod.on) {
+		/* the same product left to right, rows side by side */
+		for (int m = 0; m < f->mr; m++) {
+			fast_visible(k, &rows[m], hi, kt, &f->lo[m], &f->hi[m]);
+			f->sq[m] = rows[m].sq;
+		}
+		ops->scores16(f->mr, f->dot, f->sq, f->ksc, ss, f->lo, f->hi, ws);
+		return;
+	}
 	for (int m = 0; m < f->mr; m++) {
 		const struct row *w = &rows[m];
 		int a, b;
@@ -394,7 +408,8 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
  * taken, as there) / clip; Pq = quant_apply's. Rows not active have sP
  * 0 and P 0, as there.
  */
-static void fast_quantize(const struct kern *k, struct pv_scratch *x)
+static void fast_quantize(const struct kern *k, struct pv_scratch *x,
+			  const struct pv_fscratch *f)
 {
 	int GK = k->pv.GK, N = k->N, M = k->M;
 
@@ -403,15 +418,22 @@ static void fast_quantize(const struct kern *k, struct pv_scratch *x)
 
 		x->sp[m] = 0.0f;
 		if (x->active[m]) {
-			for (int j = 0; j < GK; j++) {
-				if (x->ws[(size_t)(j / N) * M * N + m * N + j % N] == -INFINITY) {
-					pm[j] = 0.0f;
-					continue;
+			/* by tiles: key t N + n's score at ws[t][m][n] */
+			for (int t = 0; t < k->pv.GT; t++) {
+				const float *ws = &x->ws[(size_t)t * M * N + m * N];
+				float *pt = &pm[t * N];
+				const float *sv = &f->sv[t * N];
+
+				for (int n = 0; n < N; n++) {
+					if (ws[n] == -INFINITY) {
+						pt[n] = 0.0f;
+						continue;
+					}
+					pt[n] *= sv[n];
+					/* NaN propagates: fmaxf would drop it */
+					if (!(pt[n] <= mx))
+						mx = pt[n];
 				}
-				pm[j] *= x->vc[j].scale;
-				/* NaN propagates: fmaxf would drop it */
-				if (!(pm[j] <= mx))
-					mx = pm[j];
 			}
 			x->sp[m] = mx / (float)k->c->clip;
 		}
@@ -574,8 +596,10 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
 					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
 			}
-			for (int j = 0; j < p->GK; j++)
+			for (int j = 0; j < p->GK; j++) {
 				px->vc[j] = attn_v_col(k, u, kb + j);
+				f->sv[j] = px->vc[j].scale;
+			}
 			for (int i = 0; i < u->nrt; i++) {
 				const struct row *rows = &x->rows[i * k->M];
 				int any = 0;
@@ -600,7 +624,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				if (!any)
 					continue;
 				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
-				fast_quantize(k, px);
+				fast_quantize(k, px, f);
 				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
 						 &st[i * k->M]))
