@@ -442,6 +442,52 @@ static void fast_quantize(const struct kern *k, struct pv_scratch *x,
 }
 
 /*
+ * The group's V columns (attn_v_col's) and their scales. Keys of one
+ * stored block inside the context are that block's consecutive slots,
+ * as attn_fast.c's tile_v_i8 reads them for f32 PV (the correct kernel:
+ * its block is the table's): the first key's column and the next slots,
+ * scales [NB][BS][Hkv] Hkv apart, the same values as a call per key,
+ * which a run of keys held to less (a column gathered or poisoned, past
+ * the context, a first scale that is not the slot's) still makes.
+ */
+static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
+		       struct pv_scratch *x, struct pv_fscratch *f)
+{
+	int GK = k->pv.GK, BS = k->BS, ctx = k->c->seqs[u->s].context;
+	size_t Hkv = (size_t)k->Hkv;
+
+	for (int j = 0; j < GK;) {
+		int tok = kb + j, len = BS - tok % BS, blk = -1;
+		struct vcol v0 = attn_v_col(k, u, tok);
+		const float *vs = NULL;
+
+		if (len > GK - j)
+			len = GK - j;
+		x->vc[j] = v0;
+		f->sv[j] = v0.scale;
+		if (len > 1 && tok + len <= ctx && k->KBS == BS && k->in->v_scale &&
+		    k->c->v_dtype == VDT_INT8 && !v0.gather && v0.stride == (size_t)BS &&
+		    v0.n == k->D && !v0.s16 && !v0.sch && v0.i8)
+			blk = inputs_block_at(k->in, attn_block(k, u->s, tok));
+		if (blk >= 0) {
+			vs = &k->in->v_scale[((size_t)blk * BS + tok % BS) * Hkv +
+					     (size_t)attn_kv_head(k, u)];
+			if (memcmp(&vs[0], &v0.scale, sizeof(float)))
+				vs = NULL;
+		}
+		if (!vs)
+			len = 1;
+		for (int i = 1; i < len; i++) {
+			x->vc[j + i] = v0;
+			x->vc[j + i].i8 = v0.i8 + i;
+			x->vc[j + i].scale = vs[(size_t)i * Hkv];
+			f->sv[j + i] = x->vc[j + i].scale;
+		}
+		j += len;
+	}
+}
+
+/*
  * B of the group, four keys a d (tile_fast.h's b4): a run of quads of
  * keys in consecutive slots of one int8 column each (a block's keys of
  * the group) by the vquad kernel; any other quad byte by byte, as
@@ -596,10 +642,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
 					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
 			}
-			for (int j = 0; j < p->GK; j++) {
-				px->vc[j] = attn_v_col(k, u, kb + j);
-				f->sv[j] = px->vc[j].scale;
-			}
+			fast_vcols(k, u, kb, px, f);
 			for (int i = 0; i < u->nrt; i++) {
 				const struct row *rows = &x->rows[i * k->M];
 				int any = 0;
