@@ -477,6 +477,10 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 		}
 		if (!vs)
 			len = 1;
+		/* the block's D x BS bytes of V, read by vquad after QK and the
+		 * softmax: fetched now, the pages being anywhere in the pool */
+		for (int d = 0; vs && d < k->D * BS; d += 64)
+			__builtin_prefetch(&v0.i8[d - tok % BS]);
 		for (int i = 1; i < len; i++) {
 			x->vc[j + i] = v0;
 			x->vc[j + i].i8 = v0.i8 + i;
