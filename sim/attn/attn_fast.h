@@ -119,6 +119,8 @@ struct pv_fscratch {
 	int *arow, *aidx;	/* [M*K]: A entry i's slot's P row, and its Pq index */
 	uint8_t *rcol, *rbrk;	/* [M][rowcap]: row m's slots' columns, lane starts */
 	uint16_t aid;		/* bit m: A row m is Pq row m in key order */
+	int ordok;		/* the computed rows share one slot order, ord */
+	struct tile_order ord;
 	int mr;			/* rows computed per row tile: G for decode's
 				 * replicas, else M (pv_fast.c) */
 };

@@ -167,6 +167,17 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 			f->rbrk[m * k->rowcap + i] = (uint8_t)(i == 0 ||
 							       sl[i] / k->EC != sl[i - 1] / k->EC);
 		}
+	/* one slot order for the computed rows: the group kernels' */
+	f->ordok = k->N == TILE_KEYS && f->mr <= TILE_ROWS;
+	for (int m = 0; f->ordok && m < f->mr; m++)
+		f->ordok = k->rowcount[m] == TILE_KEYS &&
+			   !memcmp(&f->rcol[m * k->rowcap], f->rcol, TILE_KEYS) &&
+			   !memcmp(&f->rbrk[m * k->rowcap], f->rbrk, TILE_KEYS);
+	memset(&f->ord, 0, sizeof(f->ord));
+	for (int i = 0; f->ordok && i < TILE_KEYS; i++) {
+		f->ord.col[i] = f->rcol[i];
+		f->ord.brk |= (uint16_t)(f->rbrk[i] << i);
+	}
 	return 0;
 }
 
@@ -328,6 +339,64 @@ static void fast_scores_out(const struct kern *k, const struct unit *u,
 }
 
 /*
+ * fast_softmax when the computed rows share one slot order (f->ordok):
+ * the same operations, each row's in its order, rows side by side (the
+ * gmax and gsum kernels).
+ */
+static void fast_softmax_rows(const struct kern *k, const struct tile_ops *ops,
+			      const struct row *rows, struct pv_scratch *x,
+			      struct pv_fscratch *f, struct rstate *st)
+{
+	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
+	float *ex = f->ex, *ea = &f->ex[M * GK], mx[TILE_ROWS], sum[TILE_ROWS];
+	uint16_t act = 0;
+
+	for (int m = 0; m < M; m++) {
+		x->active[m] = 0;
+		ea[m] = 0.0f;
+		if (m < f->mr && rows[m].valid)
+			act |= (uint16_t)(1u << m);
+		if (m < TILE_ROWS)
+			mx[m] = -INFINITY, sum[m] = 0.0f;
+	}
+	ops->gmax(f->mr, GT, M, &f->ord, act, x->ws, mx);
+	for (int m = 0; m < M; m++) {
+		float *em = &ex[m * GK];
+
+		if (act >> m & 1) {
+			if (mx[m] < st[m].m)
+				mx[m] = st[m].m;
+			if (mx[m] == -INFINITY)
+				act &= (uint16_t)~(1u << m);
+		}
+		if (!(act >> m & 1)) {
+			for (int j = 0; j < GK; j++)
+				em[j] = -INFINITY;
+			continue;
+		}
+		x->active[m] = 1;
+		ea[m] = st[m].m == -INFINITY ? 0.0f : st[m].m - mx[m];
+		for (int t = 0; t < GT; t++) {
+			const float *w = &x->ws[(size_t)t * M * N + m * N];
+
+			for (int n = 0; n < N; n++)
+				em[t * N + n] = w[n] - mx[m];
+		}
+		x->sp[m] = mx[m];	/* the new max, until the quantization's sP */
+	}
+	ops->exp(ex, M * GK + M);
+	memset(x->p, 0, (size_t)M * GK * sizeof(float));
+	ops->gsum(f->mr, GT, M, &f->ord, act, x->ws, ex, x->p, sum);
+	for (int m = 0; m < f->mr; m++) {
+		if (!x->active[m])
+			continue;
+		x->alpha[m] = st[m].m == -INFINITY ? 0.0f : ea[m];
+		st[m].l = fmaf(st[m].l, x->alpha[m], sum[m]);	/* fused, as pv_int8.c */
+		st[m].m = x->sp[m];
+	}
+}
+
+/*
  * Step 2 for the correct kernel: group_softmax's loops with the exps
  * ahead (f->ex: P's arguments [M][GK], then the alphas' [M]).
  */
@@ -338,6 +407,10 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
 	float *ex = f->ex, *ea = &f->ex[M * GK];
 
+	if (f->ordok) {
+		fast_softmax_rows(k, ops, rows, x, f, st);
+		return;
+	}
 	for (int m = 0; m < M; m++) {
 		const uint8_t *rc = &f->rcol[m * k->rowcap];
 		float mx = -INFINITY;
@@ -408,11 +481,28 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
  * taken, as there) / clip; Pq = quant_apply's. Rows not active have sP
  * 0 and P 0, as there.
  */
-static void fast_quantize(const struct kern *k, struct pv_scratch *x,
-			  const struct pv_fscratch *f)
+static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
+			  struct pv_scratch *x, const struct pv_fscratch *f)
 {
 	int GK = k->pv.GK, N = k->N, M = k->M;
 
+	if (f->ordok) {
+		/* the same operations, rows side by side (gscale) */
+		float mx[TILE_ROWS];
+		uint16_t act = 0;
+
+		for (int m = 0; m < f->mr; m++) {
+			mx[m] = 0.0f;
+			act |= (uint16_t)((x->active[m] != 0) << m);
+		}
+		ops->gscale(f->mr, k->pv.GT, M, act, x->ws, f->sv, x->p, mx);
+		for (int m = 0; m < M; m++) {
+			x->sp[m] = act >> m & 1 ? mx[m] / (float)k->c->clip : 0.0f;
+			quant_apply(&x->p[m * GK], GK, x->sp[m], k->c->clip, k->c->rounding,
+				    &x->pq[m * GK]);
+		}
+		return;
+	}
 	for (int m = 0; m < M; m++) {
 		float *pm = &x->p[m * GK], mx = 0.0f;
 
@@ -671,7 +761,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				if (!any)
 					continue;
 				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
-				fast_quantize(k, px, f);
+				fast_quantize(k, ops, px, f);
 				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
 						 &st[i * k->M]))

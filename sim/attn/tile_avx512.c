@@ -613,6 +613,27 @@ pvo_avx512(int R, int D, float *const *o, uint16_t act, const float *alpha,
 	tile_pvo_body(R, D, o, act, alpha, sp, c);
 }
 
+__attribute__((target(AVX512))) static void
+gmax_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, float *mx)
+{
+	tile_gmax_body(R, GT, M, ord, act, ws, mx);
+}
+
+__attribute__((target(AVX512))) static void
+gsum_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, const float *ex, float *p, float *sum)
+{
+	tile_gsum_body(R, GT, M, ord, act, ws, ex, p, sum);
+}
+
+__attribute__((target(AVX512))) static void
+gscale_avx512(int R, int GT, int M, uint16_t act, const float *ws, const float *sv,
+	     float *p, float *mx)
+{
+	tile_gscale_body(R, GT, M, act, ws, sv, p, mx);
+}
+
 /*
  * INT8 PV's B planes: four d rows of four quads (16 bytes each) are a
  * 4 x 4 matrix of int32, transposed in registers into four d of each
@@ -680,6 +701,9 @@ static const struct tile_ops avx512_ops = {
 	.scores16 = scores16_avx512,
 	.pvq = pvq_avx512,
 	.pvo = pvo_avx512,
+	.gmax = gmax_avx512,
+	.gsum = gsum_avx512,
+	.gscale = gscale_avx512,
 	.vquad = vquad_avx512,
 	.softmax16 = softmax16_avx512,
 };
