@@ -487,7 +487,7 @@ static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
 	int GK = k->pv.GK, N = k->N, M = k->M;
 
 	if (f->ordok) {
-		/* the same operations, rows side by side (gscale) */
+		/* the same operations (gscale) */
 		float mx[TILE_ROWS];
 		uint16_t act = 0;
 

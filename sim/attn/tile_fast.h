@@ -144,7 +144,8 @@ struct tile_ops {
 
 	/*
 	 * INT8 PV's group steps (pv_fast.c) for rows r < R with bit r of
-	 * act, rows side by side, when the rows share the slot order ord;
+	 * act (gmax, gsum rows side by side, gscale row by row), when the
+	 * rows share the slot order ord;
 	 * ws [GT][M][TILE_KEYS] the group's scores, ex and p [R][GT *
 	 * TILE_KEYS], each lane its row's scalar sequence:
 	 *   gmax    mx[r] = v where v > mx[r], for v = ws[t][r][ord col i],

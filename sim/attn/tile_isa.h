@@ -133,8 +133,8 @@ tile_vquad_body(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 }
 
 /*
- * INT8 PV's group steps (tile_fast.h: gmax, gsum, gscale) for rows side
- * by side: lane r is row r's own sequence of operations, in its order.
+ * INT8 PV's group steps (tile_fast.h: gmax, gsum, gscale): in gmax and
+ * gsum lane r is row r's own sequence of operations, in its order.
  * ws [GT][M][16] scores, p and ex [R][GT * 16].
  */
 static inline __attribute__((always_inline)) void
@@ -197,21 +197,31 @@ tile_gscale_body(int R, int GT, int M, uint16_t act, const float *ws, const floa
 {
 	int GK = GT * TILE_KEYS;
 
-	for (int j = 0; j < GK; j++) {
-		const float *w = &ws[((size_t)(j / TILE_KEYS) * M) * TILE_KEYS + j % TILE_KEYS];
-		float s = sv[j];
+	/* row by row: P' a select per key across the row (independent
+	 * elements), then the max in key order, scalar (its NaN rule) */
+	for (int r = 0; r < R; r++) {
+		float *pr = &p[r * GK], m = mx[r];
+
+		if (!(act >> r & 1))
+			continue;
+		for (int t = 0; t < GT; t++) {
+			const float *w = &ws[((size_t)t * M + r) * TILE_KEYS];
+			float *pt = &pr[t * TILE_KEYS];
+			const float *st = &sv[t * TILE_KEYS];
 
 #pragma omp simd
-		for (int r = 0; r < R; r++) {
-			int on = act >> r & 1, vis = w[r * TILE_KEYS] != -INFINITY;
-			float v = vis ? p[r * GK + j] * s : 0.0f;
-
-			if (on)
-				p[r * GK + j] = v;
-			/* NaN propagates: fmaxf would drop it */
-			if (on && vis && !(v <= mx[r]))
-				mx[r] = v;
+			for (int n = 0; n < TILE_KEYS; n++)
+				pt[n] = w[n] == -INFINITY ? 0.0f : pt[n] * st[n];
 		}
+		for (int t = 0; t < GT; t++) {
+			const float *w = &ws[((size_t)t * M + r) * TILE_KEYS];
+
+			for (int n = 0; n < TILE_KEYS; n++)
+				/* NaN propagates: fmaxf would drop it */
+				if (w[n] != -INFINITY && !(pr[t * TILE_KEYS + n] <= m))
+					m = pr[t * TILE_KEYS + n];
+		}
+		mx[r] = m;
 	}
 }
 
