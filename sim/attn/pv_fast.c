@@ -34,6 +34,11 @@
  *     slots in its order, the sum split by lane as there, l fused as
  *     there. Quantization (fast_quantize) is group_quantize with every
  *     bug off, the same operations in its order, quant_apply's Pq.
+ *     Where the computed rows share one slot order (ordok), the max and
+ *     the sums run rows side by side (gmax, gsum: lane r is row r's
+ *     sequence, no sum reassociated) and P' with its max by gscale.
+ *   - V columns (fast_vcols): attn_v_col's, a block's run of keys read
+ *     as f32 PV's tile_v_i8 reads them (next slots, scales Hkv apart).
  *   - The A registers are built from Pq through the plan as the scalar
  *     executor builds them (p_int8 is those bytes) and read through the
  *     map with mmac_read, as it does: A[m][c] for every (m, c). When A's
