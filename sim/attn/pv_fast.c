@@ -389,7 +389,9 @@ static void fast_softmax_rows(const struct kern *k, const struct tile_ops *ops,
 		}
 		x->sp[m] = mx[m];	/* the new max, until the quantization's sP */
 	}
-	ops->exp(ex, M * GK + M);
+	/* rows past f->mr are not computed: their exps are never read */
+	ops->exp(ex, f->mr * GK);
+	ops->exp(ea, M);
 	memset(x->p, 0, (size_t)M * GK * sizeof(float));
 	ops->gsum(f->mr, GT, M, &f->ord, act, x->ws, ex, x->p, sum);
 	for (int m = 0; m < f->mr; m++) {
@@ -447,7 +449,9 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 			}
 		x->sp[m] = mx;	/* the new max, until the quantization's sP */
 	}
-	ops->exp(ex, M * GK + M);
+	/* rows past f->mr are not computed: their exps are never read */
+	ops->exp(ex, f->mr * GK);
+	ops->exp(ea, M);
 	for (int m = 0; m < M; m++) {
 		const uint8_t *rc = &f->rcol[m * k->rowcap], *rb = &f->rbrk[m * k->rowcap];
 		float sum = 0.0f;
