@@ -567,7 +567,7 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 		if (len > 1 && tok + len <= ctx && k->KBS == BS && k->in->v_scale &&
 		    k->c->v_dtype == VDT_INT8 && !v0.gather && v0.stride == (size_t)BS &&
 		    v0.n == k->D && !v0.s16 && !v0.sch && v0.i8)
-			blk = inputs_block_at(k->in, attn_block(k, u->s, tok));
+			blk = inputs_block_at(k->in, attn_v_block(k, u->s, tok));
 		if (blk >= 0) {
 			vs = &k->in->v_scale[((size_t)blk * BS + tok % BS) * Hkv +
 					     (size_t)attn_kv_head(k, u)];
