@@ -111,6 +111,128 @@ static void kernels_match_plain_loops(void **state)
 						    v[(size_t)x * LD * 4 + 4 * q + i])
 							fail_msg("%s: vquad nq %d quad %d d %d byte %d",
 								 ops->name, nq, q, x, i);
+			/* a block's 16 keys, rows LD apart: the cases' layout */
+			nq = 1 + (int)(rnd32() % (LD / 4));
+			ops->vquad(v, LD, d, nq, vq);
+			for (int q = 0; q < nq; q++)
+				for (int x = 0; x < d; x++)
+					for (int i = 0; i < 4; i++)
+						if (vq[((size_t)q * d + x) * 4 + i] !=
+						    v[(size_t)x * LD + 4 * q + i])
+							fail_msg("%s: vquad ld %d nq %d quad %d d %d byte %d",
+								 ops->name, LD, nq, q, x, i);
+		}
+	}
+}
+
+/* A score: mostly finite, some -inf (masked), a few NaN, +-0 and ties. */
+static float rnd_score(void)
+{
+	uint32_t r = rnd32() % 64;
+
+	if (r < 12)
+		return -INFINITY;
+	if (r == 12)
+		return NAN;
+	if (r == 13)
+		return rnd32() & 1 ? 0.0f : -0.0f;
+	if (r < 18)
+		return 1.5f;
+	return (float)((int)(rnd32() % 4001) - 2000) / 64.0f;
+}
+
+/*
+ * gmax, gsum and gscale of every table against plain loops: each row's
+ * scalar sequence (pv_fast.c's per-row steps), bit for bit, on random
+ * slot orders, lane starts, masks and rows.
+ */
+static void group_kernels_match_plain_loops(void **state)
+{
+	enum { M = 16, GT = 2, GK = GT * TILE_KEYS };
+	static float ws[GT * M * TILE_KEYS], ex[M * GK], p[M * GK], pw[M * GK], sv[GK];
+	float mx[M], mw[M], sum[M], sw[M];
+
+	(void)state;
+	for (int iter = 0; iter < 200; iter++) {
+		struct tile_order ord;
+		int R = 1 + (int)(rnd32() % M);
+		uint16_t act = (uint16_t)rnd32();
+
+		for (int i = 0; i < TILE_KEYS; i++)
+			ord.col[i] = (uint8_t)i;
+		for (int i = TILE_KEYS - 1; i > 0; i--) {
+			int j = (int)(rnd32() % (uint32_t)(i + 1));
+			uint8_t t = ord.col[i];
+
+			ord.col[i] = ord.col[j], ord.col[j] = t;
+		}
+		ord.brk = (uint16_t)(rnd32() | 1u);
+		for (size_t i = 0; i < GT * M * TILE_KEYS; i++)
+			ws[i] = rnd_score();
+		for (int i = 0; i < M * GK; i++)
+			ex[i] = (float)(rnd32() % 100000) / 65536.0f;
+		for (int j = 0; j < GK; j++)
+			sv[j] = j == 5 && iter % 7 == 0 ? NAN : (float)(rnd32() % 1000 + 1) / 4096.0f;
+		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+			const struct tile_ops *ops = tile_ops_of((enum tile_isa)isa);
+
+			if (!ops)
+				continue;
+			/* gmax: v > mx in tile then slot order */
+			for (int r = 0; r < M; r++)
+				mx[r] = mw[r] = r % 3 ? -INFINITY : 0.25f;
+			ops->gmax(R, GT, M, &ord, act, ws, mx);
+			for (int r = 0; r < R; r++)
+				for (int t = 0; act >> r & 1 && t < GT; t++)
+					for (int i = 0; i < TILE_KEYS; i++) {
+						float v = ws[(t * M + r) * TILE_KEYS + ord.col[i]];
+
+						if (v > mw[r])
+							mw[r] = v;
+					}
+			assert_memory_equal(mx, mw, sizeof(mx));
+			/* gsum: P and each lane's part in slot order */
+			memset(p, 0, sizeof(p));
+			memset(pw, 0, sizeof(pw));
+			for (int r = 0; r < M; r++)
+				sum[r] = sw[r] = 0.0f;
+			ops->gsum(R, GT, M, &ord, act, ws, ex, p, sum);
+			for (int r = 0; r < R; r++)
+				for (int t = 0; act >> r & 1 && t < GT; t++) {
+					float part = 0.0f;
+
+					for (int i = 0; i < TILE_KEYS; i++) {
+						int n = ord.col[i], j = t * TILE_KEYS + n;
+
+						if (ord.brk >> i & 1) {
+							sw[r] += part;
+							part = 0.0f;
+						}
+						pw[r * GK + j] = ws[(t * M + r) * TILE_KEYS + n] == -INFINITY ?
+								 0.0f : ex[r * GK + j];
+						part += pw[r * GK + j];
+					}
+					sw[r] += part;
+				}
+			assert_memory_equal(p, pw, sizeof(p));
+			assert_memory_equal(sum, sw, sizeof(sum));
+			/* gscale: P' in key order, the first largest (NaN taken) */
+			for (int r = 0; r < M; r++)
+				mx[r] = mw[r] = 0.0f;
+			ops->gscale(R, GT, M, act, ws, sv, p, mx);
+			for (int r = 0; r < R; r++)
+				for (int j = 0; act >> r & 1 && j < GK; j++) {
+					if (ws[((j / TILE_KEYS) * M + r) * TILE_KEYS + j % TILE_KEYS] ==
+					    -INFINITY) {
+						pw[r * GK + j] = 0.0f;
+						continue;
+					}
+					pw[r * GK + j] *= sv[j];
+					if (!(pw[r * GK + j] <= mw[r]))
+						mw[r] = pw[r * GK + j];
+				}
+			assert_memory_equal(p, pw, sizeof(p));
+			assert_memory_equal(mx, mw, sizeof(mx));
 		}
 	}
 }
@@ -321,6 +443,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kernels_match_plain_loops),
+		cmocka_unit_test(group_kernels_match_plain_loops),
 		cmocka_unit_test(shipped_cases),
 		cmocka_unit_test(generated_shapes),
 	};

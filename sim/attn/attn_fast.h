@@ -111,10 +111,16 @@ struct pv_fscratch {
 	int8_t *b4;		/* [K/4][D][4]: V of each A column's key, 4 keys a d */
 	int32_t *c;		/* [M][D]: A B */
 	float *ksc;		/* [ksteps][N]: a tile's K scales */
+	float *sv;		/* [K]: the group's keys' V scales (vcol's) */
+	float *sq;		/* [M]: a row tile's Q scales, for scores16 */
+	int *lo, *hi;		/* [M]: each row's visible keys of a tile */
 	float *ex;		/* [M][K] + [M]: exps' arguments, then P and alpha */
 	int *bkey;		/* [K]: the key whose V B row c holds (the plan's) */
 	int *arow, *aidx;	/* [M*K]: A entry i's slot's P row, and its Pq index */
 	uint8_t *rcol, *rbrk;	/* [M][rowcap]: row m's slots' columns, lane starts */
+	uint16_t aid;		/* bit m: A row m is Pq row m in key order */
+	int ordok;		/* the computed rows share one slot order, ord */
+	struct tile_order ord;
 	int mr;			/* rows computed per row tile: G for decode's
 				 * replicas, else M (pv_fast.c) */
 };

@@ -34,6 +34,11 @@
  *     slots in its order, the sum split by lane as there, l fused as
  *     there. Quantization (fast_quantize) is group_quantize with every
  *     bug off, the same operations in its order, quant_apply's Pq.
+ *     Where the computed rows share one slot order (ordok), the max and
+ *     the sums run rows side by side (gmax, gsum: lane r is row r's
+ *     sequence, no sum reassociated) and P' with its max by gscale.
+ *   - V columns (fast_vcols): attn_v_col's, a block's run of keys read
+ *     as f32 PV's tile_v_i8 reads them (next slots, scales Hkv apart).
  *   - The A registers are built from Pq through the plan as the scalar
  *     executor builds them (p_int8 is those bytes) and read through the
  *     map with mmac_read, as it does: A[m][c] for every (m, c). When A's
@@ -104,6 +109,7 @@ void pv_fast_free(struct pv_fscratch *f)
 {
 	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
 	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
+	free(f->sv), free(f->sq), free(f->lo), free(f->hi);
 	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
 	memset(f, 0, sizeof(*f));
 }
@@ -124,13 +130,17 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->bkey = malloc(K * sizeof(int));
 	f->ksc = malloc((size_t)k->ksteps * k->N * sizeof(float));
 	f->ex = malloc((M * K + M) * sizeof(float));
+	f->sv = malloc(K * sizeof(float));
+	f->sq = malloc(M * sizeof(float));
+	f->lo = malloc(M * sizeof(int));
+	f->hi = malloc(M * sizeof(int));
 	f->arow = malloc(M * K * sizeof(int));
 	f->aidx = malloc(M * K * sizeof(int));
 	f->rcol = malloc(M * (size_t)k->rowcap);
 	f->rbrk = malloc(M * (size_t)k->rowcap);
 	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
 	    !f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
-	    !f->bkey || !f->ksc || !f->ex) {
+	    !f->bkey || !f->ksc || !f->ex || !f->sv || !f->sq || !f->lo || !f->hi) {
 		pv_fast_free(f);
 		return -1;
 	}
@@ -141,6 +151,14 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 
 		f->arow[i] = k->pv.a_row[s];
 		f->aidx[i] = k->pv.a_row[s] * k->pv.GK + k->pv.a_key[s];
+	}
+	f->aid = 0;
+	for (int m = 0; k->K == k->pv.GK && m < k->M; m++) {
+		int same = 1;
+
+		for (int c = 0; c < k->K; c++)
+			same &= f->arow[m * k->K + c] == m && f->aidx[m * k->K + c] == m * k->pv.GK + c;
+		f->aid |= (uint16_t)(same << m);
 	}
 	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
 		k->G : k->M;
@@ -154,6 +172,17 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 			f->rbrk[m * k->rowcap + i] = (uint8_t)(i == 0 ||
 							       sl[i] / k->EC != sl[i - 1] / k->EC);
 		}
+	/* one slot order for the computed rows: the group kernels' */
+	f->ordok = k->N == TILE_KEYS && f->mr <= TILE_ROWS;
+	for (int m = 0; f->ordok && m < f->mr; m++)
+		f->ordok = k->rowcount[m] == TILE_KEYS &&
+			   !memcmp(&f->rcol[m * k->rowcap], f->rcol, TILE_KEYS) &&
+			   !memcmp(&f->rbrk[m * k->rowcap], f->rbrk, TILE_KEYS);
+	memset(&f->ord, 0, sizeof(f->ord));
+	for (int i = 0; f->ordok && i < TILE_KEYS; i++) {
+		f->ord.col[i] = f->rcol[i];
+		f->ord.brk |= (uint16_t)(f->rbrk[i] << i);
+	}
 	return 0;
 }
 
@@ -253,6 +282,15 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 				f->dot[ks * kstride + (size_t)m * N + oc->col[sl]] : 0;
 		}
 	attn_fast_kscales(k, u, kt, hi, f->ksc);
+	if (N == TILE_KEYS && !k->per_block32 && !k->lmod.on) {
+		/* the same product left to right, rows side by side */
+		for (int m = 0; m < f->mr; m++) {
+			fast_visible(k, &rows[m], hi, kt, &f->lo[m], &f->hi[m]);
+			f->sq[m] = rows[m].sq;
+		}
+		ops->scores16(f->mr, f->dot, f->sq, f->ksc, ss, f->lo, f->hi, ws);
+		return;
+	}
 	for (int m = 0; m < f->mr; m++) {
 		const struct row *w = &rows[m];
 		int a, b;
@@ -306,6 +344,66 @@ static void fast_scores_out(const struct kern *k, const struct unit *u,
 }
 
 /*
+ * fast_softmax when the computed rows share one slot order (f->ordok):
+ * the same operations, each row's in its order, rows side by side (the
+ * gmax and gsum kernels).
+ */
+static void fast_softmax_rows(const struct kern *k, const struct tile_ops *ops,
+			      const struct row *rows, struct pv_scratch *x,
+			      struct pv_fscratch *f, struct rstate *st)
+{
+	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
+	float *ex = f->ex, *ea = &f->ex[M * GK], mx[TILE_ROWS], sum[TILE_ROWS];
+	uint16_t act = 0;
+
+	for (int m = 0; m < M; m++) {
+		x->active[m] = 0;
+		ea[m] = 0.0f;
+		if (m < f->mr && rows[m].valid)
+			act |= (uint16_t)(1u << m);
+		if (m < TILE_ROWS)
+			mx[m] = -INFINITY, sum[m] = 0.0f;
+	}
+	ops->gmax(f->mr, GT, M, &f->ord, act, x->ws, mx);
+	for (int m = 0; m < M; m++) {
+		float *em = &ex[m * GK];
+
+		if (act >> m & 1) {
+			if (mx[m] < st[m].m)
+				mx[m] = st[m].m;
+			if (mx[m] == -INFINITY)
+				act &= (uint16_t)~(1u << m);
+		}
+		if (!(act >> m & 1)) {
+			for (int j = 0; j < GK; j++)
+				em[j] = -INFINITY;
+			continue;
+		}
+		x->active[m] = 1;
+		ea[m] = st[m].m == -INFINITY ? 0.0f : st[m].m - mx[m];
+		for (int t = 0; t < GT; t++) {
+			const float *w = &x->ws[(size_t)t * M * N + m * N];
+
+			for (int n = 0; n < N; n++)
+				em[t * N + n] = w[n] - mx[m];
+		}
+		x->sp[m] = mx[m];	/* the new max, until the quantization's sP */
+	}
+	/* rows past f->mr are not computed: their exps are never read */
+	ops->exp(ex, f->mr * GK);
+	ops->exp(ea, M);
+	memset(x->p, 0, (size_t)M * GK * sizeof(float));
+	ops->gsum(f->mr, GT, M, &f->ord, act, x->ws, ex, x->p, sum);
+	for (int m = 0; m < f->mr; m++) {
+		if (!x->active[m])
+			continue;
+		x->alpha[m] = st[m].m == -INFINITY ? 0.0f : ea[m];
+		st[m].l = fmaf(st[m].l, x->alpha[m], sum[m]);	/* fused, as pv_int8.c */
+		st[m].m = x->sp[m];
+	}
+}
+
+/*
  * Step 2 for the correct kernel: group_softmax's loops with the exps
  * ahead (f->ex: P's arguments [M][GK], then the alphas' [M]).
  */
@@ -316,6 +414,10 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 	int N = k->N, GT = k->pv.GT, GK = k->pv.GK, M = k->M;
 	float *ex = f->ex, *ea = &f->ex[M * GK];
 
+	if (f->ordok) {
+		fast_softmax_rows(k, ops, rows, x, f, st);
+		return;
+	}
 	for (int m = 0; m < M; m++) {
 		const uint8_t *rc = &f->rcol[m * k->rowcap];
 		float mx = -INFINITY;
@@ -347,7 +449,9 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
 			}
 		x->sp[m] = mx;	/* the new max, until the quantization's sP */
 	}
-	ops->exp(ex, M * GK + M);
+	/* rows past f->mr are not computed: their exps are never read */
+	ops->exp(ex, f->mr * GK);
+	ops->exp(ea, M);
 	for (int m = 0; m < M; m++) {
 		const uint8_t *rc = &f->rcol[m * k->rowcap], *rb = &f->rbrk[m * k->rowcap];
 		float sum = 0.0f;
@@ -386,28 +490,103 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
  * taken, as there) / clip; Pq = quant_apply's. Rows not active have sP
  * 0 and P 0, as there.
  */
-static void fast_quantize(const struct kern *k, struct pv_scratch *x)
+static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
+			  struct pv_scratch *x, const struct pv_fscratch *f)
 {
 	int GK = k->pv.GK, N = k->N, M = k->M;
 
+	if (f->ordok) {
+		/* the same operations (gscale) */
+		float mx[TILE_ROWS];
+		uint16_t act = 0;
+
+		for (int m = 0; m < f->mr; m++) {
+			mx[m] = 0.0f;
+			act |= (uint16_t)((x->active[m] != 0) << m);
+		}
+		ops->gscale(f->mr, k->pv.GT, M, act, x->ws, f->sv, x->p, mx);
+		for (int m = 0; m < M; m++) {
+			x->sp[m] = act >> m & 1 ? mx[m] / (float)k->c->clip : 0.0f;
+			quant_apply(&x->p[m * GK], GK, x->sp[m], k->c->clip, k->c->rounding,
+				    &x->pq[m * GK]);
+		}
+		return;
+	}
 	for (int m = 0; m < M; m++) {
 		float *pm = &x->p[m * GK], mx = 0.0f;
 
 		x->sp[m] = 0.0f;
 		if (x->active[m]) {
-			for (int j = 0; j < GK; j++) {
-				if (x->ws[(size_t)(j / N) * M * N + m * N + j % N] == -INFINITY) {
-					pm[j] = 0.0f;
-					continue;
+			/* by tiles: key t N + n's score at ws[t][m][n] */
+			for (int t = 0; t < k->pv.GT; t++) {
+				const float *ws = &x->ws[(size_t)t * M * N + m * N];
+				float *pt = &pm[t * N];
+				const float *sv = &f->sv[t * N];
+
+				for (int n = 0; n < N; n++) {
+					if (ws[n] == -INFINITY) {
+						pt[n] = 0.0f;
+						continue;
+					}
+					pt[n] *= sv[n];
+					/* NaN propagates: fmaxf would drop it */
+					if (!(pt[n] <= mx))
+						mx = pt[n];
 				}
-				pm[j] *= x->vc[j].scale;
-				/* NaN propagates: fmaxf would drop it */
-				if (!(pm[j] <= mx))
-					mx = pm[j];
 			}
 			x->sp[m] = mx / (float)k->c->clip;
 		}
 		quant_apply(pm, GK, x->sp[m], k->c->clip, k->c->rounding, &x->pq[m * GK]);
+	}
+}
+
+/*
+ * The group's V columns (attn_v_col's) and their scales. Keys of one
+ * stored block inside the context are that block's consecutive slots,
+ * as attn_fast.c's tile_v_i8 reads them for f32 PV (the correct kernel:
+ * its block is the table's): the first key's column and the next slots,
+ * scales [NB][BS][Hkv] Hkv apart, the same values as a call per key,
+ * which a run of keys held to less (a column gathered or poisoned, past
+ * the context, a first scale that is not the slot's) still makes.
+ */
+static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
+		       struct pv_scratch *x, struct pv_fscratch *f)
+{
+	int GK = k->pv.GK, BS = k->BS, ctx = k->c->seqs[u->s].context;
+	size_t Hkv = (size_t)k->Hkv;
+
+	for (int j = 0; j < GK;) {
+		int tok = kb + j, len = BS - tok % BS, blk = -1;
+		struct vcol v0 = attn_v_col(k, u, tok);
+		const float *vs = NULL;
+
+		if (len > GK - j)
+			len = GK - j;
+		x->vc[j] = v0;
+		f->sv[j] = v0.scale;
+		if (len > 1 && tok + len <= ctx && k->KBS == BS && k->in->v_scale &&
+		    k->c->v_dtype == VDT_INT8 && !v0.gather && v0.stride == (size_t)BS &&
+		    v0.n == k->D && !v0.s16 && !v0.sch && v0.i8)
+			blk = inputs_block_at(k->in, attn_v_block(k, u->s, tok));
+		if (blk >= 0) {
+			vs = &k->in->v_scale[((size_t)blk * BS + tok % BS) * Hkv +
+					     (size_t)attn_kv_head(k, u)];
+			if (memcmp(&vs[0], &v0.scale, sizeof(float)))
+				vs = NULL;
+		}
+		if (!vs)
+			len = 1;
+		/* the block's D x BS bytes of V, read by vquad after QK and the
+		 * softmax: fetched now, the pages being anywhere in the pool */
+		for (int d = 0; vs && d < k->D * BS; d += 64)
+			__builtin_prefetch(&v0.i8[d - tok % BS]);
+		for (int i = 1; i < len; i++) {
+			x->vc[j + i] = v0;
+			x->vc[j + i].i8 = v0.i8 + i;
+			x->vc[j + i].scale = vs[(size_t)i * Hkv];
+			f->sv[j + i] = x->vc[j + i].scale;
+		}
+		j += len;
 	}
 }
 
@@ -484,9 +663,22 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 		if (r->p_int8)
 			pv_int8_store_group(k, u, gi, rt, kb, x);
 	} else {
-		/* one slot an entry: mmac_read cannot fail, A[i] is its slot's */
-		for (int i = 0; i < k->M * GK; i++)
-			f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
+		/* one slot an entry: mmac_read cannot fail, A[i] is its slot's;
+		 * only the f->mr computed rows are read by pvq, and a row that
+		 * is Pq's in key order (aid) is copied whole */
+		for (int m = 0; m < f->mr; m++) {
+			int8_t *am = &f->a8[m * GK];
+
+			if (f->aid >> m & 1) {
+				if (rows[m].valid)
+					memcpy(am, &x->pq[m * GK], (size_t)GK);
+				else
+					memset(am, 0, (size_t)GK);
+				continue;
+			}
+			for (int i = m * GK; i < (m + 1) * GK; i++)
+				f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
+		}
 	}
 	fast_b4(k, ops, x, f);
 	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
@@ -553,8 +745,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
 					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
 			}
-			for (int j = 0; j < p->GK; j++)
-				px->vc[j] = attn_v_col(k, u, kb + j);
+			fast_vcols(k, u, kb, px, f);
 			for (int i = 0; i < u->nrt; i++) {
 				const struct row *rows = &x->rows[i * k->M];
 				int any = 0;
@@ -579,7 +770,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				if (!any)
 					continue;
 				fast_softmax(k, ops, rows, px, f, &st[i * k->M]);
-				fast_quantize(k, px);
+				fast_quantize(k, ops, px, f);
 				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
 						 &st[i * k->M]))

@@ -118,6 +118,27 @@ pvo_avx2(int R, int D, float *const *o, uint16_t act, const float *alpha,
  * quad (SSE2 unpacks); the quads past a multiple of 4 byte-wise.
  */
 __attribute__((target(AVX2))) static void
+gmax_avx2(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, float *mx)
+{
+	tile_gmax_body(R, GT, M, ord, act, ws, mx);
+}
+
+__attribute__((target(AVX2))) static void
+gsum_avx2(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, const float *ex, float *p, float *sum)
+{
+	tile_gsum_body(R, GT, M, ord, act, ws, ex, p, sum);
+}
+
+__attribute__((target(AVX2))) static void
+gscale_avx2(int R, int GT, int M, uint16_t act, const float *ws, const float *sv,
+	     float *p, float *mx)
+{
+	tile_gscale_body(R, GT, M, act, ws, sv, p, mx);
+}
+
+__attribute__((target(AVX2))) static void
 vquad_avx2(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 {
 	int q0 = 0;
@@ -153,6 +174,9 @@ static const struct tile_ops avx2_ops = {
 	.scores16 = tile_generic_scores16,
 	.pvq = pvq_avx2,
 	.pvo = pvo_avx2,
+	.gmax = gmax_avx2,
+	.gsum = gsum_avx2,
+	.gscale = gscale_avx2,
 	.vquad = vquad_avx2,
 	.softmax16 = tile_generic_softmax16,
 };

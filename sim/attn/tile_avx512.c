@@ -613,6 +613,27 @@ pvo_avx512(int R, int D, float *const *o, uint16_t act, const float *alpha,
 	tile_pvo_body(R, D, o, act, alpha, sp, c);
 }
 
+__attribute__((target(AVX512))) static void
+gmax_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, float *mx)
+{
+	tile_gmax_body(R, GT, M, ord, act, ws, mx);
+}
+
+__attribute__((target(AVX512))) static void
+gsum_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, const float *ex, float *p, float *sum)
+{
+	tile_gsum_body(R, GT, M, ord, act, ws, ex, p, sum);
+}
+
+__attribute__((target(AVX512))) static void
+gscale_avx512(int R, int GT, int M, uint16_t act, const float *ws, const float *sv,
+	     float *p, float *mx)
+{
+	tile_gscale_body(R, GT, M, act, ws, sv, p, mx);
+}
+
 /*
  * INT8 PV's B planes: four d rows of four quads (16 bytes each) are a
  * 4 x 4 matrix of int32, transposed in registers into four d of each
@@ -625,8 +646,34 @@ vquad_avx512(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 
 	for (; q0 + 4 <= nq; q0 += 4) {
 		int8_t *o0 = &b4[(size_t)q0 * D * 4];
+		int d = 0;
 
-		for (int d = 0; d + 4 <= D; d += 4) {
+		/* 16 rows of 16 bytes (dwords q0 .. q0 + 3 each) in four
+		 * registers, dword q of each row gathered by two permutes */
+		for (; d + 16 <= D; d += 16) {
+			__m512i z[4], lo, hi;
+
+			for (int i = 0; i < 4; i++) {
+				const int8_t *r = &v[(size_t)(d + 4 * i) * ld + 4 * q0];
+
+				z[i] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)r));
+				z[i] = _mm512_inserti32x4(z[i], _mm_loadu_si128((const __m128i *)&r[ld]), 1);
+				z[i] = _mm512_inserti32x4(z[i], _mm_loadu_si128((const __m128i *)&r[2 * ld]), 2);
+				z[i] = _mm512_inserti32x4(z[i], _mm_loadu_si128((const __m128i *)&r[3 * ld]), 3);
+			}
+			for (int q = 0; q < 4; q++) {
+				const __m512i ix = _mm512_setr_epi32(q, 4 + q, 8 + q, 12 + q, 16 + q,
+								     20 + q, 24 + q, 28 + q, q, 4 + q,
+								     8 + q, 12 + q, 16 + q, 20 + q,
+								     24 + q, 28 + q);
+
+				lo = _mm512_permutex2var_epi32(z[0], ix, z[1]);
+				hi = _mm512_permutex2var_epi32(z[2], ix, z[3]);
+				_mm512_storeu_si512(&o0[((size_t)q * D + d) * 4],
+						    _mm512_shuffle_i64x2(lo, hi, 0x44));
+			}
+		}
+		for (; d + 4 <= D; d += 4) {
 			__m128i r0 = _mm_loadu_si128((const __m128i *)&v[(size_t)d * ld + 4 * q0]);
 			__m128i r1 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 1) * ld + 4 * q0]);
 			__m128i r2 = _mm_loadu_si128((const __m128i *)&v[(size_t)(d + 2) * ld + 4 * q0]);
@@ -654,6 +701,9 @@ static const struct tile_ops avx512_ops = {
 	.scores16 = scores16_avx512,
 	.pvq = pvq_avx512,
 	.pvo = pvo_avx512,
+	.gmax = gmax_avx512,
+	.gsum = gsum_avx512,
+	.gscale = gscale_avx512,
 	.vquad = vquad_avx512,
 	.softmax16 = softmax16_avx512,
 };

@@ -142,6 +142,28 @@ struct tile_ops {
 	void (*pvo)(int R, int D, float *const *o, uint16_t act, const float *alpha,
 		    const float *sp, const int32_t *c);
 
+	/*
+	 * INT8 PV's group steps (pv_fast.c) for rows r < R with bit r of
+	 * act (gmax, gsum rows side by side, gscale row by row), when the
+	 * rows share the slot order ord;
+	 * ws [GT][M][TILE_KEYS] the group's scores, ex and p [R][GT *
+	 * TILE_KEYS], each lane its row's scalar sequence:
+	 *   gmax    mx[r] = v where v > mx[r], for v = ws[t][r][ord col i],
+	 *           tiles in order, slots in order (NaN skipped, the first
+	 *           of equals kept)
+	 *   gsum    p[r][j] = ws -inf ? 0 : ex[r][j]; sum[r] += each lane's
+	 *           part in slot order (part from 0 each tile, into sum at
+	 *           each lane start and the tile's end)
+	 *   gscale  keys j in order, visible: p[r][j] *= sv[j], mx[r] = it
+	 *           where !(it <= mx[r]) (NaN taken); masked: p[r][j] = 0
+	 */
+	void (*gmax)(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+		     const float *ws, float *mx);
+	void (*gsum)(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+		     const float *ws, const float *ex, float *p, float *sum);
+	void (*gscale)(int R, int GT, int M, uint16_t act, const float *ws, const float *sv,
+		       float *p, float *mx);
+
 	uint16_t (*softmax16)(int R, uint16_t valid, const struct tile_order *ord,
 			      const float *ws, float *p, float *m, float *l,
 			      float *alpha, uint16_t *vis);

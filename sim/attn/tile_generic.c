@@ -108,6 +108,27 @@ pvo_generic(int R, int D, float *const *o, uint16_t act, const float *alpha,
 }
 
 static void
+gmax_generic(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, float *mx)
+{
+	tile_gmax_body(R, GT, M, ord, act, ws, mx);
+}
+
+static void
+gsum_generic(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	   const float *ws, const float *ex, float *p, float *sum)
+{
+	tile_gsum_body(R, GT, M, ord, act, ws, ex, p, sum);
+}
+
+static void
+gscale_generic(int R, int GT, int M, uint16_t act, const float *ws, const float *sv,
+	     float *p, float *mx)
+{
+	tile_gscale_body(R, GT, M, act, ws, sv, p, mx);
+}
+
+static void
 vquad_generic(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 {
 	tile_vquad_body(v, ld, D, nq, b4);
@@ -124,6 +145,9 @@ static const struct tile_ops generic_ops = {
 	.scores16 = tile_generic_scores16,
 	.pvq = pvq_generic,
 	.pvo = pvo_generic,
+	.gmax = gmax_generic,
+	.gsum = gsum_generic,
+	.gscale = gscale_generic,
 	.vquad = vquad_generic,
 	.softmax16 = tile_generic_softmax16,
 };

@@ -132,6 +132,99 @@ tile_vquad_body(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 			memcpy(&b4[((size_t)q * D + d) * 4], &v[(size_t)d * ld + 4 * q], 4);
 }
 
+/*
+ * INT8 PV's group steps (tile_fast.h: gmax, gsum, gscale): in gmax and
+ * gsum lane r is row r's own sequence of operations, in its order.
+ * ws [GT][M][16] scores, p and ex [R][GT * 16].
+ */
+static inline __attribute__((always_inline)) void
+tile_gmax_body(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	       const float *ws, float *mx)
+{
+	for (int t = 0; t < GT; t++)
+		for (int i = 0; i < TILE_KEYS; i++) {
+			const float *w = &ws[((size_t)t * M) * TILE_KEYS + ord->col[i]];
+
+#pragma omp simd
+			for (int r = 0; r < R; r++) {
+				float v = w[r * TILE_KEYS];
+
+				mx[r] = (act >> r & 1) && v > mx[r] ? v : mx[r];
+			}
+		}
+}
+
+static inline __attribute__((always_inline)) void
+tile_gsum_body(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
+	       const float *ws, const float *ex, float *p, float *sum)
+{
+	int GK = GT * TILE_KEYS;
+	float part[TILE_ROWS];
+
+	for (int t = 0; t < GT; t++) {
+		for (int r = 0; r < R; r++)
+			part[r] = 0.0f;
+		for (int i = 0; i < TILE_KEYS; i++) {
+			int n = ord->col[i], j = t * TILE_KEYS + n;
+			const float *w = &ws[((size_t)t * M) * TILE_KEYS + n];
+
+			if (ord->brk >> i & 1) {	/* a new lane: its part into the sum */
+#pragma omp simd
+				for (int r = 0; r < R; r++) {
+					sum[r] += part[r];
+					part[r] = 0.0f;
+				}
+			}
+#pragma omp simd
+			for (int r = 0; r < R; r++) {
+				float v = w[r * TILE_KEYS] == -INFINITY ? 0.0f : ex[r * GK + j];
+
+				if (act >> r & 1) {
+					p[r * GK + j] = v;
+					part[r] += v;
+				}
+			}
+		}
+#pragma omp simd
+		for (int r = 0; r < R; r++)
+			sum[r] += part[r];
+	}
+}
+
+static inline __attribute__((always_inline)) void
+tile_gscale_body(int R, int GT, int M, uint16_t act, const float *ws, const float *sv,
+		 float *p, float *mx)
+{
+	int GK = GT * TILE_KEYS;
+
+	/* row by row: P' a select per key across the row (independent
+	 * elements), then the max in key order, scalar (its NaN rule) */
+	for (int r = 0; r < R; r++) {
+		float *pr = &p[r * GK], m = mx[r];
+
+		if (!(act >> r & 1))
+			continue;
+		for (int t = 0; t < GT; t++) {
+			const float *w = &ws[((size_t)t * M + r) * TILE_KEYS];
+			float *pt = &pr[t * TILE_KEYS];
+			const float *st = &sv[t * TILE_KEYS];
+
+#pragma omp simd
+			for (int n = 0; n < TILE_KEYS; n++)
+				pt[n] = w[n] == -INFINITY ? 0.0f : pt[n] * st[n];
+		}
+		for (int t = 0; t < GT; t++) {
+			const float *w = &ws[((size_t)t * M + r) * TILE_KEYS];
+
+			for (int n = 0; n < TILE_KEYS; n++)
+				/* NaN propagates: fmaxf would drop it */
+				if (w[n] != -INFINITY && !(pr[t * TILE_KEYS + n] <= m))
+					m = pr[t * TILE_KEYS + n];
+		}
+		mx[r] = m;
+	}
+}
+
 /* INT8 PV's O update, row by row. */
 static inline __attribute__((always_inline)) void
 tile_pvo_body(int R, int D, float *const *o, uint16_t act, const float *alpha,

@@ -11,7 +11,11 @@
  *
  * exact is the int32 products and quantized scores, qk_f the float
  * path's q . k, pv_q the quantized PV (o and sum p |v|), pv_f the float
- * path's PV; the float path is qk_f + pv_f. regen_k and regen_v are the
+ * path's PV; the float path is qk_f + pv_f. A case with pv.mode int8
+ * runs the same passes (its out is held against the float path); its
+ * own check, ref/pv_int8.c's Pq, pv_acc and out slack, is none of these
+ * stages and falls in the bench's "compare and rest" (the run less the
+ * stages). regen_k and regen_v are the
  * part of qk_f and pv_f (the master thread's) that made the float K and V
  * rows again instead of keeping them. The thread count is
  * OpenMP's (OMP_NUM_THREADS), as the bench sets it for every child.
