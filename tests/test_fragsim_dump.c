@@ -368,6 +368,9 @@ static void unsupported_case_features_are_refused_by_name(void **state)
 		{ "{block_stride: 24576}", "case key cache.block_stride is 24576: the harnesses address a dense pool" },
 		/* past 65,536 blocks: stored sparse, rows named by pool_blocks */
 		{ "{placement: reversed, num_blocks: 70000}", "a sparse pool (only the blocks the tables name are stored, rows named by pool_blocks.npy): the harnesses address a dense pool" },
+		/* the PV half folds a per-token V scale into P; [Hkv, D] scales
+		 * read as [NB][BS][Hkv] would be wrong values, not an error */
+		{ "{v_scale: per_channel}\\npv: {mode: int8}", "case key cache.v_scale is per_channel: this harness's INT8 PV folds a per-token V scale into P" },
 	};
 	struct fixture *f = *state;
 
