@@ -741,9 +741,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 			for (int t = 0; t < p->GT; t++) {
 				int kt = kb + t * N;
 
-				px->needed[t] = 0;
-				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
-					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
+				px->needed[t] = pv_tile_needed(k, u, x->rows, kt, hi);
 			}
 			fast_vcols(k, u, kb, px, f);
 			for (int i = 0; i < u->nrt; i++) {

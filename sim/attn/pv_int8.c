@@ -102,6 +102,15 @@ static int plan_from_c(const struct kern *k, int *lane_bad, int *row_bad)
 	return 0;
 }
 
+int pv_tile_needed(const struct kern *k, const struct unit *u, const struct row *rows,
+		   int kt, int hi)
+{
+	for (int i = 0; kt < hi && i < u->nrt; i++)
+		if (attn_tile_needed(k, &rows[i * k->M], kt, hi))
+			return 1;
+	return 0;
+}
+
 const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm,
 		      char *buf, size_t len)
 {
@@ -515,9 +524,7 @@ int pv_int8_unit(const struct kern *k, const struct unit *u, struct scratch *x,
 			for (int t = 0; t < p->GT; t++) {
 				int kt = kb + t * N;
 
-				px->needed[t] = 0;
-				for (int i = 0; kt < hi && i < u->nrt && !px->needed[t]; i++)
-					px->needed[t] = attn_tile_needed(k, &x->rows[i * k->M], kt, hi);
+				px->needed[t] = pv_tile_needed(k, u, x->rows, kt, hi);
 				for (int ks = 0; px->needed[t] && ks < k->ksteps_run; ks++) {
 					attn_spec_load_k(k, u, kt, ks, x->breg);
 					if (mmac_read(k->hw, kop, x->breg,

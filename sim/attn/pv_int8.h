@@ -50,6 +50,12 @@ struct pv_plan {
 enum fs_rc pv_plan_build(struct kern *k, struct fs_err *err);
 void pv_plan_free(struct pv_plan *p);
 
+/* 1 when QK tile kt (keys [kt, kt + N) below hi) has a key that a row of
+ * one of unit u's row tiles (rows, u->nrt tiles of M) sees: the group's
+ * tiles both executors compute. */
+int pv_tile_needed(const struct kern *k, const struct unit *u, const struct row *rows,
+		   int kt, int hi);
+
 /* Groups (one per group of GK keys and row tile that some row sees) of
  * unit u, whose rows are rows: fixes the pv golden indices up front. */
 size_t pv_unit_groups(const struct kern *k, const struct unit *u,

@@ -112,11 +112,6 @@ pvo_avx2(int R, int D, float *const *o, uint16_t act, const float *alpha,
 	tile_pvo_body(R, D, o, act, alpha, sp, c);
 }
 
-/*
- * INT8 PV's B planes: four d rows of four quads (16 bytes each) are a
- * 4 x 4 matrix of int32, transposed in registers into four d of each
- * quad (SSE2 unpacks); the quads past a multiple of 4 byte-wise.
- */
 __attribute__((target(AVX2))) static void
 gmax_avx2(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
 	   const float *ws, float *mx)
@@ -138,6 +133,11 @@ gscale_avx2(int R, int GT, int M, uint16_t act, const float *ws, const float *sv
 	tile_gscale_body(R, GT, M, act, ws, sv, p, mx);
 }
 
+/*
+ * INT8 PV's B planes: four d rows of four quads (16 bytes each) are a
+ * 4 x 4 matrix of int32, transposed in registers into four d of each
+ * quad (SSE2 unpacks); the quads past a multiple of 4 byte-wise.
+ */
 __attribute__((target(AVX2))) static void
 vquad_avx2(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 {
