@@ -169,10 +169,20 @@ static void group_kernels_match_plain_loops(void **state)
 		ord.brk = (uint16_t)(rnd32() | 1u);
 		for (size_t i = 0; i < GT * M * TILE_KEYS; i++)
 			ws[i] = rnd_score();
+		/* a row whose largest score is a zero of either sign */
+		for (int j = 0; iter % 3 == 1 && j < GK; j++)
+			ws[((j / TILE_KEYS) * M + iter / 3 % M) * TILE_KEYS + j % TILE_KEYS] =
+				rnd32() % 3 ? (rnd32() & 1 ? 0.0f : -0.0f) : -(float)(rnd32() % 9);
 		for (int i = 0; i < M * GK; i++)
 			ex[i] = (float)(rnd32() % 100000) / 65536.0f;
+		/* a row of zero exps of both signs: P' all zero, whose max's
+		 * sign only the key order decides */
+		for (int j = 0; iter % 3 == 0 && j < GK; j++)
+			ex[(iter / 3 % M) * GK + j] = rnd32() & 1 ? 0.0f : -0.0f;
 		for (int j = 0; j < GK; j++)
 			sv[j] = j == 5 && iter % 7 == 0 ? NAN : (float)(rnd32() % 1000 + 1) / 4096.0f;
+		if (iter % 4 == 1)
+			sv[9] = -sv[9];
 		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
 			const struct tile_ops *ops = tile_ops_of((enum tile_isa)isa);
 
@@ -218,7 +228,7 @@ static void group_kernels_match_plain_loops(void **state)
 			assert_memory_equal(sum, sw, sizeof(sum));
 			/* gscale: P' in key order, the first largest (NaN taken) */
 			for (int r = 0; r < M; r++)
-				mx[r] = mw[r] = 0.0f;
+				mx[r] = mw[r] = r % 4 == 0 ? -1.0f : r % 4 == 3 ? NAN : 0.0f;
 			ops->gscale(R, GT, M, act, ws, sv, p, mx);
 			for (int r = 0; r < R; r++)
 				for (int j = 0; act >> r & 1 && j < GK; j++) {

@@ -181,8 +181,8 @@ size_t attn_fast_tile_k(const struct kern *k, const struct unit *u, int kb,
 	return (size_t)k->N * TILE_CHUNK;
 }
 
-/* Prefetch the K and V of the unit's tile at kb (the next one). */
-static void tile_prefetch(const struct kern *k, const struct unit *u, int kb, int hi)
+/* Prefetch the K and V of the unit's block at kb (the next one). */
+void attn_fast_prefetch(const struct kern *k, const struct unit *u, int kb, int hi)
 {
 	size_t a, bytes = (size_t)k->D * k->BS;
 	const int8_t *kp, *vp;
@@ -589,7 +589,7 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 				continue;
 			cstride = attn_fast_tile_k(k, u, kb, f->kst, &kt);
 			if (kb % k->BS == 0 && k->BS >= N)
-				tile_prefetch(k, u, kb + k->BS, hi);
+				attn_fast_prefetch(k, u, kb + k->BS, hi);
 			attn_fast_kscales(k, u, kb, hi, f->ksc);
 			for (int j = 0; j < ng; j++) {
 				int gn = dec ? (nrows - j * TILE_ROWS < TILE_ROWS ? nrows - j * TILE_ROWS : TILE_ROWS) : k->M;

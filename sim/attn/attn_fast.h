@@ -95,6 +95,10 @@ size_t attn_fast_tile_k(const struct kern *k, const struct unit *u, int kb,
  * (attn_k_scale's values; ks < ksteps under per_block32, else 0). */
 void attn_fast_kscales(const struct kern *k, const struct unit *u, int kb,
 		       int hi, float *ksc);
+/* Prefetch K, int8 V and their scales of the block starting at kb (a
+ * block's start inside [.., hi), blocks of at most 64 slots; else
+ * nothing): the next block's, while this one is computed. */
+void attn_fast_prefetch(const struct kern *k, const struct unit *u, int kb, int hi);
 void attn_fast_qk_ksteps(const struct kern *k, const int8_t *q, int R,
 			 const int8_t *kt, size_t cstride, int32_t *dot, size_t kstride);
 

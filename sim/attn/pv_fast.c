@@ -577,7 +577,8 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 		if (!vs)
 			len = 1;
 		/* the block's D x BS bytes of V, read by vquad after QK and the
-		 * softmax: fetched now, the pages being anywhere in the pool */
+		 * softmax: fetched again now (the prefetch a group ahead does
+		 * not always hold it to here) */
 		for (int d = 0; vs && d < k->D * BS; d += 64)
 			__builtin_prefetch(&v0.i8[d - tok % BS]);
 		for (int i = 1; i < len; i++) {
@@ -738,6 +739,12 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
 		attn_spec_seg_reset(k, st, R);
 		for (int kb = lo; kb < hi; kb += p->GK) {
+			/* K and V of the blocks that start in the next group (and
+			 * at a segment's start, this one's): the pool's pages are
+			 * anywhere, and QK and vquad wait on them otherwise */
+			for (int b = (kb + (kb > lo) * p->GK + k->BS - 1) / k->BS * k->BS;
+			     b < kb + 2 * p->GK; b += k->BS)
+				attn_fast_prefetch(k, u, b, hi);
 			for (int t = 0; t < p->GT; t++) {
 				int kt = kb + t * N;
 
