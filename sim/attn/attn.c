@@ -543,15 +543,21 @@ struct pvpiece {
  * INT8 PV, fast path, decode with few units: as fast_split, a unit's
  * pieces of SPLIT_SEGS segments on any thread (pv_fast_segs, their tiles
  * and groups numbered before), into one shared array of states; then the
- * unit's merge and replica check on one thread (attn_spec_finish over
- * that array). Each segment's states and goldens depend on it alone, so
- * the bytes are pv_fast_unit's for any thread count. Returns the number
- * of failures; *nomem as run_units, *badp the replica count.
+ * unit's merge. Where the fast executor computes the G distinct rows only
+ * (pv_fast_rows < M: its replicas are copies of their primaries, so the
+ * replica check cannot fail), the array holds those rows' states, as
+ * fast_split's does, and the rows merge spread over the threads;
+ * otherwise every row's, merged and checked on one thread
+ * (attn_spec_finish). Each segment's states and goldens depend on it
+ * alone, so the bytes are pv_fast_unit's for any thread count. Returns
+ * the number of failures; *nomem as run_units, *badp the replica count.
  */
 static int pv_split(const struct kern *k, const struct unit *units, size_t nunits,
 		    const struct tile_ops *ops, int maxrt, long *badp, int *nomemp)
 {
-	size_t R = (size_t)maxrt * k->M, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
+	int compact = pv_fast_rows(k) < k->M;
+	size_t R = compact ? (size_t)k->G : (size_t)maxrt * k->M;
+	size_t nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
 	struct pvpiece *pc;
 	struct rstate *sts;
 	float *obuf;
@@ -561,7 +567,7 @@ static int pv_split(const struct kern *k, const struct unit *units, size_t nunit
 
 	*nomemp = 0;
 	p0 = malloc((nunits + 1) * sizeof(*p0));
-	rows = malloc(R * sizeof(*rows));
+	rows = malloc((size_t)maxrt * k->M * sizeof(*rows));
 	for (size_t i = 0; p0 && i < nunits; i++)
 		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
 	pc = malloc((np ? np : 1) * sizeof(*pc));
@@ -613,12 +619,19 @@ static int pv_split(const struct kern *k, const struct unit *units, size_t nunit
 #pragma omp for schedule(dynamic, 1)
 				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
 					if (pv_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
-							 pc[p].tile0, pc[p].group0, sts, &x, &px, &pf))
+							 pc[p].tile0, pc[p].group0, sts, (int)R,
+							 &x, &px, &pf))
 						failed++;
 					fs_progress_add(k->prog, (long long)((p + 1 < np ?
 						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
 				}
 				/* the barrier above: every state of unit i is written */
+				if (compact) {
+#pragma omp for schedule(static)
+					for (int row = 0; row < k->G; row++)
+						attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
+					continue;	/* its barrier: merged before the next unit */
+				}
 #pragma omp single
 				{
 					struct rstate *own = x.st;

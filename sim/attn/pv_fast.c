@@ -105,6 +105,12 @@ int pv_fast_ok(const struct kern *k)
 	return 1;
 }
 
+int pv_fast_rows(const struct kern *k)
+{
+	return k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
+	       k->G : k->M;
+}
+
 void pv_fast_free(struct pv_fscratch *f)
 {
 	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
@@ -160,8 +166,7 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 			same &= f->arow[m * k->K + c] == m && f->aidx[m * k->K + c] == m * k->pv.GK + c;
 		f->aid |= (uint16_t)(same << m);
 	}
-	f->mr = k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
-		k->G : k->M;
+	f->mr = pv_fast_rows(k);
 	/* each row's slots in slot order: their column, and whether each
 	 * starts a new lane (the softmax's sum breaks there) */
 	for (int m = 0; m < k->M; m++)
@@ -722,7 +727,7 @@ void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct
 }
 
 int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
-		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts,
+		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts, int rst,
 		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f)
 {
 	const struct pv_plan *p = &k->pv;
@@ -733,11 +738,11 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 	attn_unit_rows(k, u, x->rows);
 	fast_q(k, u, x->rows, f);
 	for (int sg = sg0; sg < sg1; sg++) {
-		struct rstate *st = &sts[(size_t)sg * R];
+		struct rstate *st = &sts[(size_t)sg * rst];
 		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		attn_spec_seg_reset(k, st, R);
+		attn_spec_seg_reset(k, st, rst);
 		for (int kb = lo; kb < hi; kb += p->GK) {
 			/* K and V of the blocks that start in the next group (and
 			 * at a segment's start, this one's): the pool's pages are
@@ -783,8 +788,8 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				gi++;
 			}
 		}
-		/* the replicas' states: their primaries' */
-		for (int m = f->mr; f->mr < k->M && m < k->M; m++) {
+		/* the replicas' states: their primaries' (when kept) */
+		for (int m = f->mr; rst == R && f->mr < k->M && m < k->M; m++) {
 			int src = fast_src(k, f, x->rows, m);
 
 			if (src < 0)
@@ -800,9 +805,16 @@ int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_o
 		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f,
 		 long *replica_bad)
 {
+	/* decode's replicas are copies of their primaries (see the head):
+	 * their states are not kept, and there is nothing to check */
+	int compact = pv_fast_rows(k) < k->M, rst = compact ? k->G : u->nrt * k->M;
+
 	if (pv_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0, u->group0,
-			 x->st, x, px, f))
+			 x->st, rst, x, px, f))
 		return -1;
-	attn_spec_finish(k, u, x, replica_bad);
+	if (compact)
+		attn_fast_merge(k, u, x->st, x, 0, k->G);
+	else
+		attn_spec_finish(k, u, x, replica_bad);
 	return 0;
 }
