@@ -581,11 +581,6 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 		}
 		if (!vs)
 			len = 1;
-		/* the block's D x BS bytes of V, read by vquad after QK and the
-		 * softmax: fetched again now (the prefetch a group ahead does
-		 * not always hold it to here) */
-		for (int d = 0; vs && d < k->D * BS; d += 64)
-			__builtin_prefetch(&v0.i8[d - tok % BS]);
 		for (int i = 1; i < len; i++) {
 			x->vc[j + i] = v0;
 			x->vc[j + i].i8 = v0.i8 + i;
@@ -744,11 +739,13 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
 		attn_spec_seg_reset(k, st, rst);
 		for (int kb = lo; kb < hi; kb += p->GK) {
-			/* K and V of the blocks that start in the next group (and
-			 * at a segment's start, this one's): the pool's pages are
-			 * anywhere, and QK and vquad wait on them otherwise */
-			for (int b = (kb + (kb > lo) * p->GK + k->BS - 1) / k->BS * k->BS;
-			     b < kb + 2 * p->GK; b += k->BS)
+			/* K and V of the group's blocks at a segment's start; then
+			 * each tile fetches the block a group ahead (below): the
+			 * pool's pages are anywhere, and QK and vquad wait on them
+			 * otherwise. One block a tile, as attn_fast.c does: a
+			 * group's blocks at once ran slower on a Xeon. */
+			for (int b = (kb + k->BS - 1) / k->BS * k->BS; kb == lo && b < kb + p->GK;
+			     b += k->BS)
 				attn_fast_prefetch(k, u, b, hi);
 			for (int t = 0; t < p->GT; t++) {
 				int kt = kb + t * N;
@@ -771,6 +768,8 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 						continue;
 					}
 					any = 1;
+					if (i == 0 && (kb + p->GK + t * N) % k->BS == 0)
+						attn_fast_prefetch(k, u, kb + p->GK + t * N, hi);
 					fast_tile(k, u, ops, rows, i, kt, hi, f, k->r->acc ? creg : NULL, ws);
 					if (k->r->acc)
 						attn_acc_store(k, u, tile, u->rt0 + i, kt, creg);
