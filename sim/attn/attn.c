@@ -555,7 +555,7 @@ struct pvpiece {
 static int pv_split(const struct kern *k, const struct unit *units, size_t nunits,
 		    const struct tile_ops *ops, int maxrt, long *badp, int *nomemp)
 {
-	int compact = pv_fast_rows(k) < k->M;
+	int compact = pv_fast_rows(k) < k->M && maxrt == 1;
 	size_t R = compact ? (size_t)k->G : (size_t)maxrt * k->M;
 	size_t nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
 	struct pvpiece *pc;

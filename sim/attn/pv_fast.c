@@ -62,9 +62,11 @@
  * their primary's order (attn_fast_rows_agree): a replica row has its
  * primary's Q, mask and slot order, so every step above gives it its
  * primary's values; only the f->mr = G distinct rows are computed, and a
- * replica's Pq, sP, C row and state are copied from its primary (packed
- * rows past G are invalid: zero A rows, C 0). replica_mismatch is then 0
- * by construction, as attn_fast.h says for f32 PV. Otherwise (prefill,
+ * replica's Pq, sP and C row are copied from its primary (packed rows
+ * past G are invalid: zero A rows, C 0). replica_mismatch is then 0 by
+ * construction, as attn_fast.h says for f32 PV, so the replicas' states
+ * are not kept: pv_fast_unit and the driver's pv_split keep and merge the
+ * G rows' only (pv_fast_segs' rst). Otherwise (prefill,
  * several row tiles, orders that differ) every row runs as its own.
  */
 #include "attn_fast.h"
@@ -806,7 +808,8 @@ int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_o
 {
 	/* decode's replicas are copies of their primaries (see the head):
 	 * their states are not kept, and there is nothing to check */
-	int compact = pv_fast_rows(k) < k->M, rst = compact ? k->G : u->nrt * k->M;
+	int compact = pv_fast_rows(k) < k->M && u->nrt == 1;
+	int rst = compact ? k->G : u->nrt * k->M;
 
 	if (pv_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0, u->group0,
 			 x->st, rst, x, px, f))
