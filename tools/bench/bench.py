@@ -252,21 +252,30 @@ def fragsim_flags(fragsim):
     return {"emulate_only": "--emulate-only" in text, "exec": "--exec" in text}
 
 
-def fragsim_rows(a, w, mode, threads, flags):
-    """--runs runs of one (workload, mode, threads); the row's figures."""
-    argv = [a.fragsim, "run", os.path.join(HERE, w["case"]), "--threads", str(threads), "--json"]
-    note = ""
-    if mode == "emul":
-        if flags["emulate_only"]:
-            argv.append("--emulate-only")
-        else:
-            note = "no --emulate-only in this fragsim: wall/RSS are a full run's"
-    if a.exec_ and flags["exec"]:
-        argv += ["--exec", a.exec_]
-    runs, fails = [], []
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    for i in range(a.runs):
-        r = run_child(argv, a.timeout, env)
+class FragsimRow:
+    """The runs of one (workload, mode, threads), one step() at a time, so
+    that main can take every row's runs in turns (see fragsim_rows)."""
+
+    def __init__(self, a, w, mode, threads, flags):
+        self.a, self.w, self.mode, self.threads = a, w, mode, threads
+        self.argv = [a.fragsim, "run", os.path.join(HERE, w["case"]), "--threads",
+                     str(threads), "--json"]
+        self.note = ""
+        if mode == "emul":
+            if flags["emulate_only"]:
+                self.argv.append("--emulate-only")
+            else:
+                self.note = "no --emulate-only in this fragsim: wall/RSS are a full run's"
+        if a.exec_ and flags["exec"]:
+            self.argv += ["--exec", a.exec_]
+        self.env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        self.runs, self.fails, self.done, self.i = [], [], False, 0
+
+    def step(self):
+        a, w, mode = self.a, self.w, self.mode
+        if self.done:
+            return
+        r = run_child(self.argv, a.timeout, self.env)
         res = {}
         if r["rc"] in (0, 1):		# 1 is a mismatch verdict: timings hold
             try:
@@ -283,14 +292,39 @@ def fragsim_rows(a, w, mode, threads, flags):
             if mode == "full":
                 r["kernel"] += res.get("seconds_reference", 0.0)
             r["json"] = res
-            runs.append(r)
-        log("%s %s %dt run %d/%d: %s, %.2f s wall" % (w["name"], mode, threads, i + 1,
+            self.runs.append(r)
+        self.i += 1
+        log("%s %s %dt run %d/%d: %s, %.2f s wall" % (w["name"], mode, self.threads, self.i,
             a.runs, r["status"], r["wall"] or 0))
         if "kernel" not in r:
-            fails.append(r)
+            self.fails.append(r)
             # one failure of this kind says enough: do not spend 5 timeouts
             if r["status"].startswith(("TIMEOUT", "killed", "FAIL")):
-                break
+                self.done = True
+        if self.i >= a.runs:
+            self.done = True
+
+    def row(self):
+        return row_of(self.a, self.w, self.mode, self.threads, self.note, self.runs,
+                      self.fails)
+
+
+def fragsim_rows(a, specs, flags):
+    """The rows of specs [(workload, mode, threads)], their runs taken in
+    turns: run 1 of every row, then run 2, ... A host whose speed drifts
+    during the invocation then moves every row alike, so that two rows'
+    ratio (INT8 PV against f32 PV, 16 threads against 1) holds the code's
+    difference, not the minute each ran in (one 16-core host drifted by
+    40 % within one invocation)."""
+    rs = [FragsimRow(a, w, mode, t, flags) for w, mode, t in specs]
+    while not all(r.done for r in rs):
+        for r in rs:
+            r.step()
+    return [r.row() for r in rs]
+
+
+def row_of(a, w, mode, threads, note, runs, fails):
+    """One row's figures from its runs."""
     row = {"workload": w["name"], "mode": mode, "threads": threads, "note": note,
            "n_ok": len(runs), "n_runs": a.runs}
     if fails:
@@ -893,7 +927,7 @@ def main():
     stages_ok = a.stages and os.access(a.stages, os.X_OK)
     if a.stages and not stages_ok:
         log("%s is not built: no stage table (make bench builds it)" % a.stages)
-    numpy_res, torch_res, stage_res, rows = {}, {}, {}, []
+    numpy_res, torch_res, stage_res, specs = {}, {}, {}, []
     wmap = {w["name"]: w for w in WORKLOADS}
     for w in a.workloads:
         for t in a.threads:
@@ -903,12 +937,12 @@ def main():
             if tpy:
                 torch_res[(w["name"], t)] = torch_res.get((b, t)) or \
                     numpy_row(a, tpy, w, t, "torch")
-            for mode in a.modes:
-                rows.append(fragsim_rows(a, w, mode, t, flags))
+            specs += [(w, mode, t) for mode in a.modes]
             if stages_ok and "full" in a.modes:
                 st = stage_row(a, w, t)
                 if st:
                     stage_res[(w["name"], t)] = st
+    rows = fragsim_rows(a, specs, flags)
     pk = peak_merge(pk, run_peak(a, max(a.threads)))
 
     print("fragsim bench: %s, %d cpus; %d run(s) per row, timeout %g s" % (
