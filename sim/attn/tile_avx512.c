@@ -613,58 +613,72 @@ pvo_avx512(int R, int D, float *const *o, uint16_t act, const float *alpha,
 	tile_pvo_body(R, D, o, act, alpha, sp, c);
 }
 
-/* Rows r < R of one tile of scores or exps (16 floats a row, ld apart)
- * as 16 vectors, zeros past R, then transposed: v[n] is key n's column,
- * lane r row r's value. */
-__attribute__((target(AVX512))) static inline void
-cols16(const float *w, size_t ld, int R, __m512 *v)
-{
-	for (int r = 0; r < 16; r++)
-		v[r] = r < R ? _mm512_loadu_ps(&w[(size_t)r * ld]) : _mm512_setzero_ps();
-	transpose16(v);
-}
-
-/*
- * The group steps with lane r row r's scalar sequence, as the bodies run
- * them, but on columns made by a transpose instead of strided gathers:
- * each slot's column is one vector, taken in slot order.
- */
 __attribute__((target(AVX512))) static void
 gmax_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
 	   const float *ws, float *mx)
 {
-	__mmask16 rm = (__mmask16)((1u << R) - 1), a = (__mmask16)(act & rm);
-	__m512 m = _mm512_maskz_loadu_ps(rm, mx), v[16];
+	const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
 
-	for (int t = 0; t < GT; t++) {
-		cols16(&ws[(size_t)t * M * TILE_KEYS], TILE_KEYS, R, v);
-		for (int i = 0; i < TILE_KEYS; i++) {
-			__m512 c = v[ord->col[i]];
+	/* a row's max by one reduction (NaN left out, as v > mx leaves it);
+	 * a zero's sign is the first zero's in slot order: that row folds */
+	for (int r = 0; r < R; r++) {
+		__m512 best = ninf;
+		float top, m = mx[r];
 
-			/* v > mx, ordered: NaN never taken, the first of equals kept */
-			m = _mm512_mask_mov_ps(m, _mm512_mask_cmp_ps_mask(a, c, m, _CMP_GT_OQ), c);
+		if (!(act >> r & 1))
+			continue;
+		for (int t = 0; t < GT; t++) {
+			__m512 w = _mm512_loadu_ps(&ws[((size_t)t * M + r) * TILE_KEYS]);
+
+			best = _mm512_mask_max_ps(best, _mm512_cmp_ps_mask(w, w, _CMP_ORD_Q),
+						  best, w);
 		}
+		top = _mm512_reduce_max_ps(best);
+		if (top == 0.0f) {
+			for (int t = 0; t < GT; t++)
+				for (int i = 0; i < TILE_KEYS; i++) {
+					float v = ws[((size_t)t * M + r) * TILE_KEYS + ord->col[i]];
+
+					if (v > m)
+						m = v;
+				}
+		} else if (top > m) {
+			m = top;
+		}
+		mx[r] = m;
 	}
-	_mm512_mask_storeu_ps(mx, rm, m);
 }
 
+/*
+ * P row by row (the exp, 0 where the score is -inf: NaN is not), then
+ * the sums with lane r row r's scalar sequence: the tile's P transposed
+ * once, each slot's column one vector, taken in slot order.
+ */
 __attribute__((target(AVX512))) static void
 gsum_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
 	   const float *ws, const float *ex, float *p, float *sum)
 {
 	const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
 	__mmask16 rm = (__mmask16)((1u << R) - 1), a = (__mmask16)(act & rm);
-	__m512 s = _mm512_maskz_loadu_ps(rm, sum), w[16], e[16];
+	__m512 s = _mm512_maskz_loadu_ps(rm, sum), e[16];
 	size_t GK = (size_t)GT * TILE_KEYS;
 
 	for (int t = 0; t < GT; t++) {
 		__m512 part = _mm512_setzero_ps();
 
-		cols16(&ws[(size_t)t * M * TILE_KEYS], TILE_KEYS, R, w);
-		cols16(&ex[(size_t)t * TILE_KEYS], GK, R, e);
-		/* P of key n: its exp, 0 where the score is -inf (NaN is not) */
-		for (int n = 0; n < TILE_KEYS; n++)
-			e[n] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w[n], ninf, _CMP_NEQ_UQ), e[n]);
+		for (int r = 0; r < 16; r++) {
+			__m512 w;
+
+			e[r] = _mm512_setzero_ps();
+			if (r >= R)
+				continue;
+			w = _mm512_loadu_ps(&ws[((size_t)t * M + r) * TILE_KEYS]);
+			e[r] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, ninf, _CMP_NEQ_UQ),
+						   _mm512_loadu_ps(&ex[r * GK + (size_t)t * TILE_KEYS]));
+			if (a >> r & 1)
+				_mm512_storeu_ps(&p[r * GK + (size_t)t * TILE_KEYS], e[r]);
+		}
+		transpose16(e);	/* e[n]: key n's column, lane r row r's P */
 		for (int i = 0; i < TILE_KEYS; i++) {
 			if (ord->brk >> i & 1) {	/* a new lane: its part into the sum */
 				s = _mm512_add_ps(s, part);
@@ -673,10 +687,6 @@ gsum_avx512(int R, int GT, int M, const struct tile_order *ord, uint16_t act,
 			part = _mm512_mask_add_ps(part, a, part, e[ord->col[i]]);
 		}
 		s = _mm512_add_ps(s, part);
-		transpose16(e);	/* back to rows: e[r] is row r's 16 keys */
-		for (int r = 0; r < R; r++)
-			if (a >> r & 1)
-				_mm512_storeu_ps(&p[r * GK + (size_t)t * TILE_KEYS], e[r]);
 	}
 	_mm512_mask_storeu_ps(sum, rm, s);
 }
