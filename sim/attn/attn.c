@@ -544,7 +544,7 @@ struct pvpiece {
  * pieces of SPLIT_SEGS segments on any thread (pv_fast_segs, their tiles
  * and groups numbered before), into one shared array of states; then the
  * unit's merge. Where the fast executor computes the G distinct rows only
- * (pv_fast_rows < M: its replicas are copies of their primaries, so the
+ * (pv_fast_state_rows: its replicas are copies of their primaries, so the
  * replica check cannot fail), the array holds those rows' states, as
  * fast_split's does, and the rows merge spread over the threads;
  * otherwise every row's, merged and checked on one thread
@@ -555,8 +555,8 @@ struct pvpiece {
 static int pv_split(const struct kern *k, const struct unit *units, size_t nunits,
 		    const struct tile_ops *ops, int maxrt, long *badp, int *nomemp)
 {
-	int compact = pv_fast_rows(k) < k->M && maxrt == 1;
-	size_t R = compact ? (size_t)k->G : (size_t)maxrt * k->M;
+	size_t R = (size_t)pv_fast_state_rows(k, maxrt);
+	int compact = R < (size_t)maxrt * k->M;
 	size_t nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
 	struct pvpiece *pc;
 	struct rstate *sts;

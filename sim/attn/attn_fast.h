@@ -140,8 +140,8 @@ void pv_fast_free(struct pv_fscratch *f);
  * Split-K segments [sg0, sg1) of a unit, their first tile and group
  * numbered tile and gi; segment sg's row states into sts[sg * rst + i],
  * rst nrt * M (every row, replicas copied from their primaries) or
- * pv_fast_rows (the computed rows only: decode's distinct rows, the
- * replicas' states left out). A segment's states and goldens depend on
+ * less, pv_fast_state_rows (the computed rows only: decode's distinct
+ * rows, the replicas' states left out). A segment's states and goldens depend on
  * that segment alone, so any split gives the same bytes.
  * pv_fast_seg_counts: the tiles and groups of segment sg (rows: the
  * unit's, attn_unit_rows).
@@ -149,10 +149,10 @@ void pv_fast_free(struct pv_fscratch *f);
 int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts, int rst,
 		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f);
-/* The rows pv_fast_segs computes of a row tile (f->mr): G for decode
- * whose replica rows agree with their primaries (rows 0 .. G - 1, the
- * primaries), else M. */
-int pv_fast_rows(const struct kern *k);
+/* The states per segment pv_fast_segs keeps for units of nrt row tiles:
+ * G for decode whose replica rows are copies of their primaries (one row
+ * tile, rows 0 .. G - 1 the primaries: nothing to check), else nrt * M. */
+int pv_fast_state_rows(const struct kern *k, int nrt);
 void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
 			int sg, size_t *tiles, size_t *groups);
 /* One unit, pv_int8_unit's bytes: segs over all segments, then

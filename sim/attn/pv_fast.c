@@ -107,10 +107,17 @@ int pv_fast_ok(const struct kern *k)
 	return 1;
 }
 
-int pv_fast_rows(const struct kern *k)
+/* The rows computed of a row tile (f->mr): G for decode whose replica
+ * rows agree with their primaries (see the head), else M. */
+static int pv_fast_rows(const struct kern *k)
 {
 	return k->c->mode == MODE_DECODE && k->G < k->M && attn_fast_rows_agree(k) ?
 	       k->G : k->M;
+}
+
+int pv_fast_state_rows(const struct kern *k, int nrt)
+{
+	return pv_fast_rows(k) < k->M && nrt == 1 ? k->G : nrt * k->M;
 }
 
 void pv_fast_free(struct pv_fscratch *f)
@@ -808,13 +815,12 @@ int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_o
 {
 	/* decode's replicas are copies of their primaries (see the head):
 	 * their states are not kept, and there is nothing to check */
-	int compact = pv_fast_rows(k) < k->M && u->nrt == 1;
-	int rst = compact ? k->G : u->nrt * k->M;
+	int rst = pv_fast_state_rows(k, u->nrt);
 
 	if (pv_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0, u->group0,
 			 x->st, rst, x, px, f))
 		return -1;
-	if (compact)
+	if (rst < u->nrt * k->M)
 		attn_fast_merge(k, u, x->st, x, 0, k->G);
 	else
 		attn_spec_finish(k, u, x, replica_bad);
