@@ -65,8 +65,14 @@ static void kernels_match_plain_loops(void **state)
 			int d = 16 * (1 + (int)(rnd32() % (D / 16))), nq = 1 + (int)(rnd32() % 16);
 			uint16_t act = (uint16_t)rnd32();
 
+			/* P >= 0 (the kernels' fast case) in a third of the
+			 * runs, one negative byte in another third */
 			for (int i = 0; i < R * K; i++)
 				a[i] = iter % 5 == 0 && i / k == 1 ? 0 : rnd8();
+			for (int i = 0; iter % 3 && i < R * K; i++)
+				a[i] = (int8_t)(a[i] & 0x7f);
+			if (iter % 3 == 2)
+				a[rnd32() % (uint32_t)(rows * k)] = -1;
 			for (int i = 0; i < K * D; i++)
 				b4[i] = rnd8();
 			ops->pvq(rows, k, d, a, b4, c);

@@ -565,45 +565,73 @@ static void pv_i8_avx512_any(float *o, int R, int D, const int8_t *v, int ld,
 
 /*
  * INT8 PV's product with vpdpbusd, which multiplies unsigned bytes by
- * signed ones: A's bytes go in as a + 128 (the sign bit flipped), so each
- * sum is sum a B + 128 sum B, and the column sums of B (the same
- * instruction on bytes of 1) are taken off. All int32, exact: |(a + 128)
- * B| <= 2^15 per term, at most 64 keys here (16 registers of B).
+ * signed ones. P is not negative in the correct kernel, so A's bytes are
+ * most often their own unsigned values and go in as they are; when one is
+ * negative, all go in as a + 128 (the sign bit flipped), each sum is then
+ * sum a B + 128 sum B, and the column sums of B (the same instruction on
+ * bytes of 1) are taken off. All int32, exact in any order: |(a + 128) B|
+ * <= 2^15 per term, at most 64 keys here (16 registers of B).
+ *
+ * vpdpbusd is the bound (one port on some Xeons): each A dword is
+ * broadcast from memory (a load, not a shuffle) and meets two column
+ * tiles of B, when its 2 x 8 registers fit beside the accumulators.
  */
 #define PVQ_QUADS 16
+
+static inline __attribute__((always_inline, target(AVX512))) void
+pvq_tiles(int nt, int R, int nq, int D, int d0, const uint32_t *au, int flip,
+	  const int8_t *b4, int32_t *c)
+{
+	const __m512i ones = _mm512_set1_epi8(1);
+	__m512i bq[2][PVQ_QUADS], cs[2];
+
+	for (int t = 0; t < nt; t++) {
+		cs[t] = _mm512_setzero_si512();
+		for (int q = 0; q < nq; q++) {
+			bq[t][q] = _mm512_loadu_si512(&b4[((size_t)q * D + d0 + 16 * t) * 4]);
+			if (flip)
+				cs[t] = _mm512_dpbusd_epi32(cs[t], ones, bq[t][q]);
+		}
+		cs[t] = _mm512_slli_epi32(cs[t], 7);
+	}
+	for (int r = 0; r < R; r++) {
+		__m512i acc[2] = { _mm512_setzero_si512(), _mm512_setzero_si512() };
+
+		for (int q = 0; q < nq; q++) {
+			__m512i w = _mm512_set1_epi32((int)au[r * nq + q]);
+
+			for (int t = 0; t < nt; t++)
+				acc[t] = _mm512_dpbusd_epi32(acc[t], w, bq[t][q]);
+		}
+		for (int t = 0; t < nt; t++)
+			_mm512_storeu_si512(&c[(size_t)r * D + d0 + 16 * t],
+					    _mm512_sub_epi32(acc[t], cs[t]));
+	}
+}
 
 __attribute__((target(AVX512))) static void
 pvq_avx512(int R, int K, int D, const int8_t *a, const int8_t *b4, int32_t *c)
 {
-	const __m512i ones = _mm512_set1_epi8(1), flip = _mm512_set1_epi32((int)0x80808080u);
-	__m512i bq[PVQ_QUADS];
-	int nq = K / 4;
+	uint32_t au[TILE_ROWS * PVQ_QUADS];
+	int nq = K / 4, n = R * K, flip = 0, d0 = 0;
 
-	if (nq > PVQ_QUADS) {
+	if (nq > PVQ_QUADS || R > TILE_ROWS) {
 		tile_pvq_body(R, K, D, a, b4, c);
 		return;
 	}
-	for (int d0 = 0; d0 < D; d0 += 16) {
-		__m512i cs = _mm512_setzero_si512();
+	for (int i = 0; i < n; i += 64) {
+		__mmask64 in = n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1;
 
-		for (int q = 0; q < nq; q++) {
-			bq[q] = _mm512_loadu_si512(&b4[((size_t)q * D + d0) * 4]);
-			cs = _mm512_dpbusd_epi32(cs, ones, bq[q]);
-		}
-		cs = _mm512_slli_epi32(cs, 7);
-		for (int r = 0; r < R; r++) {
-			__m512i acc = _mm512_setzero_si512();
-
-			for (int q = 0; q < nq; q++) {
-				int32_t w;
-
-				memcpy(&w, &a[r * K + 4 * q], 4);
-				acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_set1_epi32(w), flip),
-							  bq[q]);
-			}
-			_mm512_storeu_si512(&c[(size_t)r * D + d0], _mm512_sub_epi32(acc, cs));
-		}
+		flip |= _mm512_movepi8_mask(_mm512_maskz_loadu_epi8(in, &a[i])) != 0;
 	}
+	memcpy(au, a, (size_t)n);
+	for (int i = 0; flip && i < n / 4; i++)
+		au[i] ^= 0x80808080u;
+	if (nq <= PVQ_QUADS / 2)
+		for (; d0 + 32 <= D; d0 += 32)
+			pvq_tiles(2, R, nq, D, d0, au, flip, b4, c);
+	for (; d0 < D; d0 += 16)
+		pvq_tiles(1, R, nq, D, d0, au, flip, b4, c);
 }
 
 __attribute__((target(AVX512))) static void
