@@ -117,8 +117,9 @@ static void kernels_match_plain_loops(void **state)
 						    v[(size_t)x * LD * 4 + 4 * q + i])
 							fail_msg("%s: vquad nq %d quad %d d %d byte %d",
 								 ops->name, nq, q, x, i);
-			/* a block's 16 keys, rows LD apart: the cases' layout */
-			nq = 1 + (int)(rnd32() % (LD / 4));
+			/* a block's 16 keys, rows LD apart: the cases' layout
+			 * (all four quads in half the runs: vquad's fast case) */
+			nq = iter % 2 ? LD / 4 : 1 + (int)(rnd32() % (LD / 4));
 			ops->vquad(v, LD, d, nq, vq);
 			for (int q = 0; q < nq; q++)
 				for (int x = 0; x < d; x++)

@@ -780,6 +780,31 @@ vquad_avx512(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 		int8_t *o0 = &b4[(size_t)q0 * D * 4];
 		int d = 0;
 
+		/* a block of 16 keys (ld 16): its V is one run of D rows of
+		 * 16 bytes, four rows a load; two permutes pick two quads of
+		 * 8 dims from two loads, a shuffle joins two such halves */
+		for (; ld == 16 && q0 == 0 && d + 16 <= D; d += 16) {
+			const __m512i ia = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28,
+							     1, 5, 9, 13, 17, 21, 25, 29);
+			const __m512i ib = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30,
+							     3, 7, 11, 15, 19, 23, 27, 31);
+			__m512i l0 = _mm512_loadu_si512(&v[(size_t)d * 16]);
+			__m512i l1 = _mm512_loadu_si512(&v[(size_t)(d + 4) * 16]);
+			__m512i l2 = _mm512_loadu_si512(&v[(size_t)(d + 8) * 16]);
+			__m512i l3 = _mm512_loadu_si512(&v[(size_t)(d + 12) * 16]);
+			__m512i a01 = _mm512_permutex2var_epi32(l0, ia, l1);
+			__m512i b01 = _mm512_permutex2var_epi32(l0, ib, l1);
+			__m512i a23 = _mm512_permutex2var_epi32(l2, ia, l3);
+			__m512i b23 = _mm512_permutex2var_epi32(l2, ib, l3);
+
+			_mm512_storeu_si512(&o0[(size_t)d * 4], _mm512_shuffle_i64x2(a01, a23, 0x44));
+			_mm512_storeu_si512(&o0[((size_t)D + d) * 4],
+					    _mm512_shuffle_i64x2(a01, a23, 0xee));
+			_mm512_storeu_si512(&o0[((size_t)2 * D + d) * 4],
+					    _mm512_shuffle_i64x2(b01, b23, 0x44));
+			_mm512_storeu_si512(&o0[((size_t)3 * D + d) * 4],
+					    _mm512_shuffle_i64x2(b01, b23, 0xee));
+		}
 		/* 16 rows of 16 bytes (dwords q0 .. q0 + 3 each) in four
 		 * registers, dword q of each row gathered by two permutes */
 		for (; d + 16 <= D; d += 16) {
