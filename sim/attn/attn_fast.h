@@ -107,14 +107,16 @@ void attn_fast_qk_ksteps(const struct kern *k, const int8_t *q, int R,
  * pv_int8.c's bytes): a thread's scratch beside struct pv_scratch.
  */
 struct pv_fscratch {
-	int8_t *kst;		/* [D/16][N][16]: K staged when not in one block */
+	int8_t *kst;		/* [GT][D/16][N][16]: K staged when not in one block */
+	const int8_t **kp;	/* [GT]: each tile's K, in place or in kst */
+	size_t *kcs;		/* [GT]: its chunk stride */
 	int8_t *qb;		/* [nrt][M][D]: Q of the unit's rows, 0 if invalid */
 	int32_t *qsum;		/* [nrt][M] */
 	int32_t *dot;		/* [ksteps][M][N] */
 	int8_t *a8;		/* [M][K]: PV's A matrix */
 	int8_t *b4;		/* [K/4][D][4]: V of each A column's key, 4 keys a d */
 	int32_t *c;		/* [M][D]: A B */
-	float *ksc;		/* [ksteps][N]: a tile's K scales */
+	float *ksc;		/* [GT][ksteps][N]: the group's tiles' K scales */
 	float *sv;		/* [K]: the group's keys' V scales (vcol's) */
 	float *sq;		/* [M]: a row tile's Q scales, for scores16 */
 	int *lo, *hi;		/* [M]: each row's visible keys of a tile */

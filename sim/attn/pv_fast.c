@@ -122,7 +122,7 @@ int pv_fast_state_rows(const struct kern *k, int nrt)
 
 void pv_fast_free(struct pv_fscratch *f)
 {
-	free(f->kst), free(f->qb), free(f->qsum), free(f->dot);
+	free(f->kst), free(f->kp), free(f->kcs), free(f->qb), free(f->qsum), free(f->dot);
 	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
 	free(f->sv), free(f->sq), free(f->lo), free(f->hi);
 	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
@@ -135,7 +135,9 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	size_t M = (size_t)k->M, D = (size_t)k->D, K = (size_t)k->K;
 
 	memset(f, 0, sizeof(*f));
-	f->kst = malloc(D * k->N);
+	f->kst = malloc((size_t)k->pv.GT * D * k->N);
+	f->kp = malloc((size_t)k->pv.GT * sizeof(*f->kp));
+	f->kcs = malloc((size_t)k->pv.GT * sizeof(*f->kcs));
 	f->qb = malloc((size_t)nrt * M * D);
 	f->qsum = malloc((size_t)nrt * M * sizeof(int32_t));
 	f->dot = malloc((size_t)k->ksteps * M * k->N * sizeof(int32_t));
@@ -143,7 +145,7 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->b4 = malloc(K * D);
 	f->c = malloc(M * D * sizeof(int32_t));
 	f->bkey = malloc(K * sizeof(int));
-	f->ksc = malloc((size_t)k->ksteps * k->N * sizeof(float));
+	f->ksc = malloc((size_t)k->pv.GT * k->ksteps * k->N * sizeof(float));
 	f->ex = malloc((M * K + M) * sizeof(float));
 	f->sv = malloc(K * sizeof(float));
 	f->sq = malloc(M * sizeof(float));
@@ -154,7 +156,7 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->rcol = malloc(M * (size_t)k->rowcap);
 	f->rbrk = malloc(M * (size_t)k->rowcap);
 	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
-	    !f->kst || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
+	    !f->kst || !f->kp || !f->kcs || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
 	    !f->bkey || !f->ksc || !f->ex || !f->sv || !f->sq || !f->lo || !f->hi) {
 		pv_fast_free(f);
 		return -1;
@@ -269,18 +271,29 @@ static void fast_visible(const struct kern *k, const struct row *w, int hi, int 
 }
 
 /*
- * Row tile i on the tile at kt: C as dots, its C registers into creg when
- * acc is kept, and the workspace ws (attn_spec_recover's values, see the
- * head).
+ * The group's tile t at kt, the same for each row tile: its K (in place
+ * or staged) and its K scales.
  */
-static void fast_tile(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
-		      const struct row *rows, int i, int kt, int hi, struct pv_fscratch *f,
-		      int32_t *creg, float *ws)
+static void fast_tile_k(const struct kern *k, const struct unit *u, int t, int kt, int hi,
+			struct pv_fscratch *f)
+{
+	f->kcs[t] = attn_fast_tile_k(k, u, kt, &f->kst[(size_t)t * k->D * k->N], &f->kp[t]);
+	attn_fast_kscales(k, u, kt, hi, &f->ksc[(size_t)t * k->ksteps * k->N]);
+}
+
+/*
+ * Row tile i on the group's tile t at kt (fast_tile_k's K): C as dots,
+ * its C registers into creg when acc is kept, and the workspace ws
+ * (attn_spec_recover's values, see the head).
+ */
+static void fast_tile(const struct kern *k, const struct tile_ops *ops,
+		      const struct row *rows, int i, int t, int kt, int hi,
+		      struct pv_fscratch *f, int32_t *creg, float *ws)
 {
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
-	const int8_t *kp, *q = &f->qb[(size_t)i * k->M * k->D];
-	size_t cstride = attn_fast_tile_k(k, u, kt, f->kst, &kp);
-	size_t kstride = (size_t)k->M * k->N;
+	const int8_t *kp = f->kp[t], *q = &f->qb[(size_t)i * k->M * k->D];
+	const float *ksc = &f->ksc[(size_t)t * k->ksteps * k->N];
+	size_t cstride = f->kcs[t], kstride = (size_t)k->M * k->N;
 	int slots = k->W * k->EC, nks = k->per_block32 ? k->ksteps : 1, N = k->N;
 	float ss = (float)k->c->softmax_scale;
 
@@ -295,14 +308,13 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 			creg[ks * slots + sl] = m >= 0 && rows[m].valid ?
 				f->dot[ks * kstride + (size_t)m * N + oc->col[sl]] : 0;
 		}
-	attn_fast_kscales(k, u, kt, hi, f->ksc);
 	if (N == TILE_KEYS && !k->per_block32 && !k->lmod.on) {
 		/* the same product left to right, rows side by side */
 		for (int m = 0; m < f->mr; m++) {
 			fast_visible(k, &rows[m], hi, kt, &f->lo[m], &f->hi[m]);
 			f->sq[m] = rows[m].sq;
 		}
-		ops->scores16(f->mr, f->dot, f->sq, f->ksc, ss, f->lo, f->hi, ws);
+		ops->scores16(f->mr, f->dot, f->sq, ksc, ss, f->lo, f->hi, ws);
 		return;
 	}
 	for (int m = 0; m < f->mr; m++) {
@@ -321,10 +333,10 @@ static void fast_tile(const struct kern *k, const struct unit *u, const struct t
 				float acc = 0.0f;
 
 				for (int ks = 0; ks < k->ksteps; ks++)
-					acc += (float)dt[ks * kstride] * f->ksc[ks * N + n];
+					acc += (float)dt[ks * kstride] * ksc[ks * N + n];
 				sc = acc * w->sq * ss;
 			} else {
-				sc = (float)dt[0] * w->sq * f->ksc[n] * ss;
+				sc = (float)dt[0] * w->sq * ksc[n] * ss;
 			}
 			if (k->lmod.on)
 				sc = logit_apply(&k->lmod, sc, w->qh, kt + n - w->q_pos);
@@ -650,10 +662,14 @@ static void fast_b4(const struct kern *k, const struct tile_ops *ops,
 	}
 }
 
-/* Steps 4-6 of one group (pv_int8.c's group_product, without the registers of B and C). */
+/*
+ * Steps 4-6 of one group (pv_int8.c's group_product, without the
+ * registers of B and C). B is the group's, the same for each of its row
+ * tiles: made by the first (*b4 set), the others read it.
+ */
 static int fast_product(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 			const struct row *rows, int rt, int kb, size_t gi,
-			struct pv_scratch *x, struct pv_fscratch *f, struct rstate *st)
+			struct pv_scratch *x, struct pv_fscratch *f, struct rstate *st, int *b4)
 {
 	const struct pv_plan *p = &k->pv;
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
@@ -690,7 +706,9 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 				f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
 		}
 	}
-	fast_b4(k, ops, x, f);
+	if (!*b4)
+		fast_b4(k, ops, x, f);
+	*b4 = 1;
 	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
 	for (int dt = 0; r->pv_acc && dt < p->DT; dt++) {
 		int32_t *acc = &r->pv_acc[(gi * p->DT + dt) * slots];
@@ -743,7 +761,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 	fast_q(k, u, x->rows, f);
 	for (int sg = sg0; sg < sg1; sg++) {
 		struct rstate *st = &sts[(size_t)sg * rst];
-		int lo, hi;
+		int lo, hi, b4;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
 		attn_spec_seg_reset(k, st, rst);
@@ -760,8 +778,11 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				int kt = kb + t * N;
 
 				px->needed[t] = pv_tile_needed(k, u, x->rows, kt, hi);
+				if (px->needed[t])
+					fast_tile_k(k, u, t, kt, hi, f);
 			}
 			fast_vcols(k, u, kb, px, f);
+			b4 = 0;
 			for (int i = 0; i < u->nrt; i++) {
 				const struct row *rows = &x->rows[i * k->M];
 				int any = 0;
@@ -779,7 +800,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 					any = 1;
 					if (i == 0 && (kb + p->GK + t * N) % k->BS == 0)
 						attn_fast_prefetch(k, u, kb + p->GK + t * N, hi);
-					fast_tile(k, u, ops, rows, i, kt, hi, f, k->r->acc ? creg : NULL, ws);
+					fast_tile(k, ops, rows, i, t, kt, hi, f, k->r->acc ? creg : NULL, ws);
 					if (k->r->acc)
 						attn_acc_store(k, u, tile, u->rt0 + i, kt, creg);
 					tile++;
@@ -791,7 +812,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				fast_quantize(k, ops, px, f);
 				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
-						 &st[i * k->M]))
+						 &st[i * k->M], &b4))
 					return -1;
 				gi++;
 			}
