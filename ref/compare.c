@@ -248,7 +248,6 @@ static double cmp_row_tol(const struct cmp_ctx *x, int s, int t, int qh,
 struct cmp_simrow {
 	int as;
 	double ms, zs;
-	const double *e;
 };
 
 static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
@@ -259,7 +258,6 @@ static void cmp_sim_softmax(const struct cmp_ctx *x, const float *sc, int n,
 	sr->as = -1;
 	sr->ms = 0;
 	sr->zs = 0;
-	sr->e = e;
 	for (int j = 0; j < n; j++) {
 		if (!cmp_visible(x->c, qpos, j))
 			continue;
@@ -424,8 +422,14 @@ static void cmp_quant_row(const struct cmp_ctx *x, long row, int qpos,
 	}
 }
 
+/*
+ * One row into p. tolv: the row's scratch of MAXCTX doubles, one array
+ * in turn the score tolerances, the sim's exps (e, the probabilities'
+ * check), the split-K sums' exps and cmp_quant_row's: one per thread, so
+ * a decode over 131072 keys at 16 threads keeps 16 MiB, not twice that.
+ */
 static void cmp_row(const struct cmp_ctx *x, long row,
-		    struct ref_row *rr, double *tolv, double *e,
+		    struct ref_row *rr, double *tolv,
 		    struct cmp_part *p, double *kld, unsigned char *kmeasured,
 		    int defer)
 {
@@ -435,7 +439,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	int t = (int)(row / x->Hq % x->T), qh = (int)(row % x->Hq);
 	const float *sc = r->scores ? r->scores + row * x->MAXCTX : NULL;
 	struct compare_stat *st;
-	struct cmp_simrow sr = { -1, 0, 0, NULL };
+	struct cmp_simrow sr = { -1, 0, 0 };
 	int n, v, qpos;
 	double E = 0, walk;
 
@@ -449,9 +453,6 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 	qpos = x->in->q_pos[(size_t)s * x->T + t];
 	E = cmp_row_tol(x, s, t, qh, qpos, rr, tolv);
 	walk = (16 + 4 * sqrt((double)v)) * CMP_U;
-	if (sc && v > 0)
-		cmp_sim_softmax(x, sc, n, qpos, e, &sr);
-
 	if (sc) {
 		st = &p->st[CMP_SCORES];
 		for (int j = 0; j < x->MAXCTX; j++) {
@@ -468,7 +469,11 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 			}
 		}
 	}
+	/* the tolerances are read; their array holds e from here */
+	if (sc && v > 0)
+		cmp_sim_softmax(x, sc, n, qpos, tolv, &sr);
 	if (sc && r->row_max && r->row_sum) {
+		const double *e = tolv;
 		double rm = r->row_max[row], rs = r->row_sum[row];
 		/* exp(s_j - rm) is e[j] when rm is the max that e[j] used. */
 		int same = v > 0 && (double)rm == sr.ms;
@@ -505,8 +510,7 @@ static void cmp_row(const struct cmp_ctx *x, long row,
 			}
 		}
 	}
-	/* tolv is scratch from here on: the split-K sums' and cmp_quant_row's
-	 * exps */
+	/* e is read: tolv is the split-K sums' and cmp_quant_row's exps */
 	if (x->nseg > 1) {
 		int vlo, vhi;
 
@@ -854,7 +858,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 #pragma omp parallel
 	{
 		double *tolv = malloc((x.MAXCTX > 0 ? (size_t)x.MAXCTX : 1) *
-				      2 * sizeof(double));
+				      sizeof(double));
 		struct cmp_tile_buf tb = { 0 };
 
 		if (!tolv || (ntc > 0 && cmp_tile_buf_alloc(&x, &tb))) {
@@ -890,7 +894,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 					cmp_part_clear(&rparts[row - r0]);
 					if (tolv && sl >= 0)
 						cmp_row(&x, row, &blk.rr[sl], tolv,
-							tolv + x.MAXCTX, &rparts[row - r0],
+							&rparts[row - r0],
 							&kld[row], &kmeas[row], 1);
 				}
 #pragma omp for schedule(static)
@@ -927,7 +931,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 					kmeas[row] = 0;
 					if (sl >= 0)
 						cmp_row(&x, row, &blk.rr[sl], tolv,
-							tolv + x.MAXCTX, &parts[i],
+							&parts[i],
 							&kld[row],
 							&kmeas[row], 0);
 				}
