@@ -664,12 +664,12 @@ static void fast_b4(const struct kern *k, const struct tile_ops *ops,
 
 /*
  * Steps 4-6 of one group (pv_int8.c's group_product, without the
- * registers of B and C). B is the group's, the same for each of its row
- * tiles: made by the first (*b4 set), the others read it.
+ * registers of B and C), on the group's B (fast_b4, made once for all
+ * its row tiles).
  */
 static int fast_product(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 			const struct row *rows, int rt, int kb, size_t gi,
-			struct pv_scratch *x, struct pv_fscratch *f, struct rstate *st, int *b4)
+			struct pv_scratch *x, struct pv_fscratch *f, struct rstate *st)
 {
 	const struct pv_plan *p = &k->pv;
 	const struct lanemap_operand *oc = &k->lm->op[LM_C];
@@ -706,9 +706,6 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 				f->a8[i] = rows[f->arow[i]].valid ? x->pq[f->aidx[i]] : 0;
 		}
 	}
-	if (!*b4)
-		fast_b4(k, ops, x, f);
-	*b4 = 1;
 	ops->pvq(f->mr, GK, D, f->a8, f->b4, f->c);
 	for (int dt = 0; r->pv_acc && dt < p->DT; dt++) {
 		int32_t *acc = &r->pv_acc[(gi * p->DT + dt) * slots];
@@ -761,11 +758,13 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 	fast_q(k, u, x->rows, f);
 	for (int sg = sg0; sg < sg1; sg++) {
 		struct rstate *st = &sts[(size_t)sg * rst];
-		int lo, hi, b4;
+		int lo, hi;
 
 		attn_seg_bounds(k, u->s, sg, &lo, &hi);
 		attn_spec_seg_reset(k, st, rst);
 		for (int kb = lo; kb < hi; kb += p->GK) {
+			int gneed = 0;
+
 			/* K and V of the group's blocks at a segment's start; then
 			 * each tile fetches the block a group ahead (below): the
 			 * pool's pages are anywhere, and QK and vquad wait on them
@@ -780,9 +779,13 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				px->needed[t] = pv_tile_needed(k, u, x->rows, kt, hi);
 				if (px->needed[t])
 					fast_tile_k(k, u, t, kt, hi, f);
+				gneed |= px->needed[t];
 			}
+			/* the group's V, the same for each row tile: a needed
+			 * tile has a row tile that reaches fast_product */
 			fast_vcols(k, u, kb, px, f);
-			b4 = 0;
+			if (gneed)
+				fast_b4(k, ops, px, f);
 			for (int i = 0; i < u->nrt; i++) {
 				const struct row *rows = &x->rows[i * k->M];
 				int any = 0;
@@ -812,7 +815,7 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 				fast_quantize(k, ops, px, f);
 				fast_replicas(k, rows, px, f);
 				if (fast_product(k, u, ops, rows, u->rt0 + i, kb, gi, px, f,
-						 &st[i * k->M], &b4))
+						 &st[i * k->M]))
 					return -1;
 				gi++;
 			}
