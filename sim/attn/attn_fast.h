@@ -118,6 +118,11 @@ struct pv_fscratch {
 	int32_t *c;		/* [M][D]: A B */
 	float *ksc;		/* [GT][ksteps][N]: the group's tiles' K scales */
 	float *sv;		/* [K]: the group's keys' V scales (vcol's) */
+	struct pv_vkey {	/* [K]: the group's keys' V columns, what B reads */
+		const int8_t *i8;	/* element d at i8[d * stride], d < n */
+		size_t stride;
+		int n;
+	} *vk;
 	float *sq;		/* [M]: a row tile's Q scales, for scores16 */
 	int *lo, *hi;		/* [M]: each row's visible keys of a tile */
 	float *ex;		/* [M][K] + [M]: exps' arguments, then P and alpha */

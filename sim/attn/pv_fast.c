@@ -124,7 +124,7 @@ void pv_fast_free(struct pv_fscratch *f)
 {
 	free(f->kst), free(f->kp), free(f->kcs), free(f->qb), free(f->qsum), free(f->dot);
 	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
-	free(f->sv), free(f->sq), free(f->lo), free(f->hi);
+	free(f->sv), free(f->vk), free(f->sq), free(f->lo), free(f->hi);
 	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
 	memset(f, 0, sizeof(*f));
 }
@@ -148,6 +148,7 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->ksc = malloc((size_t)k->pv.GT * k->ksteps * k->N * sizeof(float));
 	f->ex = malloc((M * K + M) * sizeof(float));
 	f->sv = malloc(K * sizeof(float));
+	f->vk = malloc(K * sizeof(*f->vk));
 	f->sq = malloc(M * sizeof(float));
 	f->lo = malloc(M * sizeof(int));
 	f->hi = malloc(M * sizeof(int));
@@ -157,7 +158,7 @@ int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
 	f->rbrk = malloc(M * (size_t)k->rowcap);
 	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
 	    !f->kst || !f->kp || !f->kcs || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
-	    !f->bkey || !f->ksc || !f->ex || !f->sv || !f->sq || !f->lo || !f->hi) {
+	    !f->bkey || !f->ksc || !f->ex || !f->sv || !f->vk || !f->sq || !f->lo || !f->hi) {
 		pv_fast_free(f);
 		return -1;
 	}
@@ -401,7 +402,8 @@ static void fast_softmax_rows(const struct kern *k, const struct tile_ops *ops,
 				act &= (uint16_t)~(1u << m);
 		}
 		if (!(act >> m & 1)) {
-			for (int j = 0; j < GK; j++)
+			/* rows past f->mr: no exps taken, none read */
+			for (int j = 0; m < f->mr && j < GK; j++)
 				em[j] = -INFINITY;
 			continue;
 		}
@@ -418,7 +420,9 @@ static void fast_softmax_rows(const struct kern *k, const struct tile_ops *ops,
 	/* rows past f->mr are not computed: their exps are never read */
 	ops->exp(ex, f->mr * GK);
 	ops->exp(ea, M);
-	memset(x->p, 0, (size_t)M * GK * sizeof(float));
+	/* P of the computed rows: the rest have sP 0 (fast_quantize), their
+	 * Pq 0 or a primary's, and P never read */
+	memset(x->p, 0, (size_t)f->mr * GK * sizeof(float));
 	ops->gsum(f->mr, GT, M, &f->ord, act, x->ws, ex, x->p, sum);
 	for (int m = 0; m < f->mr; m++) {
 		if (!x->active[m])
@@ -567,16 +571,18 @@ static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
 }
 
 /*
- * The group's V columns (attn_v_col's) and their scales. Keys of one
- * stored block inside the context are that block's consecutive slots,
- * as attn_fast.c's tile_v_i8 reads them for f32 PV (the correct kernel:
- * its block is the table's): the first key's column and the next slots,
- * scales [NB][BS][Hkv] Hkv apart, the same values as a call per key,
- * which a run of keys held to less (a column gathered or poisoned, past
- * the context, a first scale that is not the slot's) still makes.
+ * The group's V columns (attn_v_col's: the bytes B reads, f->vk) and
+ * their scales. Keys of one stored block inside the context are that
+ * block's consecutive slots, as attn_fast.c's tile_v_i8 reads them for
+ * f32 PV (the correct kernel: its block is the table's): the first key's
+ * column and the next slots, scales [NB][BS][Hkv] Hkv apart, the same
+ * values as a call per key, which a run of keys held to less (a column
+ * gathered or poisoned, past the context, a first scale that is not the
+ * slot's) still makes. Only a column's address, stride and length are
+ * kept: a struct vcol a key cost a Xeon more than the product of B.
  */
 static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
-		       struct pv_scratch *x, struct pv_fscratch *f)
+		       struct pv_fscratch *f)
 {
 	int GK = k->pv.GK, BS = k->BS, ctx = k->c->seqs[u->s].context;
 	size_t Hkv = (size_t)k->Hkv;
@@ -588,7 +594,7 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 
 		if (len > GK - j)
 			len = GK - j;
-		x->vc[j] = v0;
+		f->vk[j] = (struct pv_vkey){ v0.i8, v0.stride, v0.n };
 		f->sv[j] = v0.scale;
 		if (len > 1 && tok + len <= ctx && k->KBS == BS && k->in->v_scale &&
 		    k->c->v_dtype == VDT_INT8 && !v0.gather && v0.stride == (size_t)BS &&
@@ -603,10 +609,8 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 		if (!vs)
 			len = 1;
 		for (int i = 1; i < len; i++) {
-			x->vc[j + i] = v0;
-			x->vc[j + i].i8 = v0.i8 + i;
-			x->vc[j + i].scale = vs[(size_t)i * Hkv];
-			f->sv[j + i] = x->vc[j + i].scale;
+			f->vk[j + i] = (struct pv_vkey){ v0.i8 + i, v0.stride, v0.n };
+			f->sv[j + i] = vs[(size_t)i * Hkv];
 		}
 		j += len;
 	}
@@ -618,16 +622,15 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
  * the group) by the vquad kernel; any other quad byte by byte, as
  * group_product reads B (poison past a column's end).
  */
-static int fast_quad_run(const struct kern *k, const struct pv_scratch *x,
-			 const struct pv_fscratch *f, int j0)
+static int fast_quad_run(const struct kern *k, const struct pv_fscratch *f, int j0)
 {
-	const struct vcol *v0 = &x->vc[f->bkey[j0]];
+	const struct pv_vkey *v0 = &f->vk[f->bkey[j0]];
 	int j = j0;
 
 	if (v0->n < k->D || v0->stride == 0 || v0->stride > INT32_MAX)
 		return 0;
 	for (; j < k->pv.GK; j++) {
-		const struct vcol *v = &x->vc[f->bkey[j]];
+		const struct pv_vkey *v = &f->vk[f->bkey[j]];
 
 		if (v->n < k->D || v->stride != v0->stride || v->i8 != v0->i8 + (j - j0))
 			break;
@@ -635,24 +638,23 @@ static int fast_quad_run(const struct kern *k, const struct pv_scratch *x,
 	return (j - j0) / 4;
 }
 
-static void fast_b4(const struct kern *k, const struct tile_ops *ops,
-		    const struct pv_scratch *x, struct pv_fscratch *f)
+static void fast_b4(const struct kern *k, const struct tile_ops *ops, struct pv_fscratch *f)
 {
 	int D = k->D;
 
 	for (int q = 0; q < k->pv.GK / 4;) {
 		int8_t *bq = &f->b4[(size_t)q * D * 4];
-		int run = fast_quad_run(k, x, f, 4 * q);
+		int run = fast_quad_run(k, f, 4 * q);
 
 		if (run) {
-			const struct vcol *v0 = &x->vc[f->bkey[4 * q]];
+			const struct pv_vkey *v0 = &f->vk[f->bkey[4 * q]];
 
 			ops->vquad(v0->i8, (int)v0->stride, D, run, bq);
 			q += run;
 			continue;
 		}
 		for (int i = 0; i < 4; i++) {
-			const struct vcol *v = &x->vc[f->bkey[4 * q + i]];
+			const struct pv_vkey *v = &f->vk[f->bkey[4 * q + i]];
 
 			for (int d = 0; d < D; d++)
 				bq[d * 4 + i] = (int8_t)(d < v->n ? v->i8[(size_t)d * v->stride] :
@@ -783,9 +785,9 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
 			}
 			/* the group's V, the same for each row tile: a needed
 			 * tile has a row tile that reaches fast_product */
-			fast_vcols(k, u, kb, px, f);
+			fast_vcols(k, u, kb, f);
 			if (gneed)
-				fast_b4(k, ops, px, f);
+				fast_b4(k, ops, f);
 			for (int i = 0; i < u->nrt; i++) {
 				const struct row *rows = &x->rows[i * k->M];
 				int any = 0;
