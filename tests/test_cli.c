@@ -612,7 +612,8 @@ static void manifest_lists_only_what_was_written(void **state)
 /* Issue 9 point 21: the doc-test is a checker, so it has must-fail
  * cases: a wrong output and an unshown exit status 2 each fail, and the
  * masks (times, `...` lines and `...` inside a line) match only what
- * they say. The expected counts are worked out from the document. */
+ * they say, and progress lines are dropped only when they are progress
+ * lines. The expected counts are worked out from the document. */
 static void doctest_catches_a_wrong_document(void **state)
 {
 	char *md = tu_write_temp(".md",
@@ -636,6 +637,15 @@ static void doctest_catches_a_wrong_document(void **state)
 		"2\n"
 		"$ printf 'a\\nb\\n'\n"			/* 9 FAIL: `...` needs a line */
 		"a\n...x\n"
+		/* 10 pass: a progress line (a slow machine's) dropped */
+		"$ printf 'fragsim: c: reference 25%% (1 of 4 rows) at 2.1 s\\nok\\n'\n"
+		"ok\n"
+		/* 11 pass: kept, and masked, where the document shows one */
+		"$ printf 'fragsim: c: emulation at 2.1 s\\nok\\n'\n"
+		"fragsim: c: emulation at 3 s\nok\n"
+		/* 12 FAIL: an error that looks like one is not dropped */
+		"$ printf 'fragsim: c: reference: bad at 2\\nok\\n'\n"
+		"ok\n"
 		"```\n\n```sh\nexit 3\n```\n");		/* not run */
 	char cmd[1024], out[64], *text;
 	int st;
@@ -651,11 +661,12 @@ static void doctest_catches_a_wrong_document(void **state)
 		 FRAGSIM_SRC, FRAGSIM_BIN, md, out);
 	st = system(cmd);
 	text = tu_slurp(out);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || !strstr(text, "\n6 passed, 3 failed\n"))
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || !strstr(text, "\n8 passed, 4 failed\n"))
 		fail_msg("doctest: status %d, output:\n%s", st, text);
 	assert_non_null(strstr(text, ":18: $ echo right\n  output differs\n"));
 	assert_non_null(strstr(text, ":20: $ fragsim lanemap --isa nope\n  exit status 2"));
 	assert_non_null(strstr(text, ":26: $ printf 'a\\nb\\n'\n  output differs\n"));
+	assert_non_null(strstr(text, ":34: $ printf 'fragsim: c: reference: bad"));
 	free(text);
 	unlink(out);
 	unlink(md);
