@@ -451,12 +451,16 @@ pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
  * then fma(p, v, o) per key the row sees, in key order; km[n * 16 + i]
  * is all ones when row r0 + i is updated and sees key n (a masked FMA
  * leaves the lane as it was, as the scalar path's skip does). Rows past
- * rb repeat the last one under zero masks and are not stored.
+ * rb repeat the last one under zero masks and are not stored. full:
+ * every row updated and every key visible to it, so no masks (and km
+ * not read): each mask would be all ones, the same operations, and a
+ * mask register filled from memory per row and key took one of the two
+ * FMA ports' issue slots.
  */
 __attribute__((target(AVX512), always_inline)) static inline void
 pv_rows6(float *o, int D, int r0, int rb, int d0, int nj, const float *vn,
 	 int N, const float *p, const __mmask16 *km, uint16_t upd,
-	 const float *alpha)
+	 const float *alpha, int full)
 {
 	__m512 acc[6][4];
 
@@ -464,7 +468,7 @@ pv_rows6(float *o, int D, int r0, int rb, int d0, int nj, const float *vn,
 	for (int i = 0; i < 6; i++) {
 		int r = r0 + (i < rb ? i : rb - 1);
 		__m512 al = _mm512_set1_ps(alpha[r]);
-		__mmask16 um = (__mmask16)-(int)(upd >> (r0 + i) & (i < rb));
+		__mmask16 um = full ? 0xffff : (__mmask16)-(int)(upd >> (r0 + i) & (i < rb));
 
 #pragma GCC unroll 4
 		for (int j = 0; j < nj; j++) {
@@ -481,7 +485,7 @@ pv_rows6(float *o, int D, int r0, int rb, int d0, int nj, const float *vn,
 #pragma GCC unroll 6
 		for (int i = 0; i < 6; i++) {
 			__m512 pn = _mm512_set1_ps(p[(r0 + (i < rb ? i : rb - 1)) * N + n]);
-			__mmask16 m = km[n * 16 + i];
+			__mmask16 m = full ? 0xffff : km[n * 16 + i];
 
 #pragma GCC unroll 4
 			for (int j = 0; j < nj; j++)
@@ -509,15 +513,24 @@ pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 	__mmask16 km[PV_MAX_KEYS * 16];
 
 	for (int r0 = 0; r0 < R; r0 += 6) {
-		int rb = R - r0 < 6 ? R - r0 : 6, d0 = 0;
+		int rb = R - r0 < 6 ? R - r0 : 6, d0 = 0, full;
+		uint16_t rm = (uint16_t)(((1u << rb) - 1) << r0);
 
-		if (!(upd >> r0 & ((1u << rb) - 1)))
+		if (!(upd & rm))
 			continue;	/* none of the six is updated */
-		rows6_masks(km, vis, N, upd, r0, rb);
+		/* the common tile: its rows all updated, all seeing every key */
+		full = (upd & rm) == rm;
+		for (int n = 0; full && n < N; n++)
+			full = (vis[n] & rm) == rm;
+		if (!full)
+			rows6_masks(km, vis, N, upd, r0, rb);
 		for (; d0 + 64 <= D; d0 += 64)
-			pv_rows6(o, D, r0, rb, d0, 4, vn, N, p, km, upd, alpha);
+			if (full)
+				pv_rows6(o, D, r0, rb, d0, 4, vn, N, p, km, upd, alpha, 1);
+			else
+				pv_rows6(o, D, r0, rb, d0, 4, vn, N, p, km, upd, alpha, 0);
 		for (; d0 < D; d0 += 16)
-			pv_rows6(o, D, r0, rb, d0, 1, vn, N, p, km, upd, alpha);
+			pv_rows6(o, D, r0, rb, d0, 1, vn, N, p, km, upd, alpha, full);
 	}
 }
 
