@@ -342,6 +342,17 @@ vt16(const int8_t *v, int ld, __m512i *out)
 	out[3] = _mm512_permutexvar_epi32(tr4, _mm512_shuffle_i32x4(t[1], t[3], 0xdd));
 }
 
+/* Are the rows of rm all updated and all seeing keys 0 .. N-1? Then
+ * every mask of theirs is all ones and the kernels run unmasked. */
+static inline int rows_see_all(const uint16_t *vis, int N, uint16_t upd, uint16_t rm)
+{
+	int full = (upd & rm) == rm;
+
+	for (int n = 0; full && n < N; n++)
+		full = (vis[n] & rm) == rm;
+	return full;
+}
+
 /* The masks of rows r0 .. r0 + 5 (rb of them real) for keys 0 .. N-1:
  * km[n * 16 + i] all ones when row r0 + i is updated and sees key n. */
 static inline void rows6_masks(__mmask16 *km, const uint16_t *vis, int N,
@@ -416,7 +427,7 @@ pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
 	     uint16_t upd, const float *alpha, int8_t *vt)
 {
 	uint16_t all = (uint16_t)((1u << R) - 1);
-	int full = (upd & all) == all;
+	int full = rows_see_all(vis, 16, upd, all);
 	__mmask16 km[16 * 16];
 
 	for (int c = 0; c < D / 16; c++) {
@@ -427,8 +438,6 @@ pv_i8_avx512(float *o, int R, int D, const int8_t *v, int ld,
 		for (int j = 0; j < 4; j++)
 			_mm512_storeu_si512(&vt[(size_t)c * 256 + j * 64], t[j]);
 	}
-	for (int n = 0; n < 16; n++)
-		full &= (vis[n] & all) == all;
 	for (int r0 = 0; r0 < R; r0 += 6) {
 		int rb = R - r0 < 6 ? R - r0 : 6, f6 = full && rb == 6;
 
@@ -519,12 +528,10 @@ pv_avx512(float *o, int R, int D, const float *vn, int N, const float *p,
 		if (!(upd & rm))
 			continue;	/* none of the six is updated */
 		/* the common tile: its rows all updated, all seeing every key */
-		full = (upd & rm) == rm;
-		for (int n = 0; full && n < N; n++)
-			full = (vis[n] & rm) == rm;
+		full = rows_see_all(vis, N, upd, rm);
 		if (!full)
 			rows6_masks(km, vis, N, upd, r0, rb);
-		for (; d0 + 64 <= D; d0 += 64)
+		for (; d0 + 64 <= D; d0 += 64)	/* full a constant: two loops */
 			if (full)
 				pv_rows6(o, D, r0, rb, d0, 4, vn, N, p, km, upd, alpha, 1);
 			else
