@@ -175,8 +175,9 @@ static const struct case_key schema[] = {
 	  .print = caseprint_num_blocks, .type_doc = "`auto` or int",
 	  .range_doc = "blocks needed to 4194304",
 	  .doc = "physical blocks NB; `auto` = blocks needed + `spare_blocks`; past "
-		 "65,536 blocks or 256 MiB of caches only the blocks the tables name "
-		 "are stored (a sparse pool), the rest is poison at no cost" },
+		 "65,536 blocks or 256 MiB of caches, when the blocks no table names "
+		 "are most of the pool or over 256 MiB, only the named blocks are "
+		 "stored (a sparse pool), the rest is poison at no cost" },
 	{ "cache.spare_blocks", KEY_INT, FC(spare_blocks), .lo = 0, .hi = 1024,
 	  .def = "2", .flags = KEY_NOPRINT, .after = casefile_after_spare_blocks,
 	  .doc = "unused (poisoned) blocks; only with `num_blocks: auto` (`show` "

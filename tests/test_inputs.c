@@ -343,6 +343,48 @@ static void sparse_pool_stores_named_blocks(void **state)
 }
 
 /*
+ * Which pools are stored sparse, worked by hand for Qwen3.5-27B's shape
+ * (4 kv heads x 256 dims x 16 slots: 16384 bytes of K and of V a block,
+ * 64 slots x 8 bytes of scales, 33280 bytes; 256 MiB is 8065.97 blocks).
+ * Past the limits a pool is sparse only when its unnamed blocks are more
+ * than its named ones or take over 256 MiB; a long decode's default
+ * pool (its blocks and spares) stays dense, as every pool under them.
+ */
+static void which_pools_are_sparse(void **state)
+{
+	static const int one[] = { 131072 }, half[] = { 65536 },
+			 two[] = { 131072, 131072 };
+	struct fs_case c;
+
+	(void)state;
+	base_case(&c, 16, PLACE_SHUFFLED, 1, one, NULL);
+	assert_int_equal(c.num_blocks, 8192 + 3);	/* 272.7 MB: over */
+	assert_false(inputs_pool_sparse(&c));
+	assert_int_equal(inputs_pool_stored(&c), 8195);
+	/* 4096 named: 4097 unnamed are the most, 4096 not (136 MB) */
+	base_case(&c, 16, PLACE_SHUFFLED, 1, half, NULL);
+	c.num_blocks = 8193;
+	assert_true(inputs_pool_sparse(&c));
+	assert_int_equal(inputs_pool_stored(&c), 4096);
+	c.num_blocks = 8192;
+	assert_false(inputs_pool_sparse(&c));
+	assert_int_equal(inputs_pool_stored(&c), 8192);
+	/* 16384 named: 8066 unnamed blocks are 268436480 bytes, past
+	 * 268435456; 8065 are 268403200 */
+	base_case(&c, 16, PLACE_SHUFFLED, 2, two, NULL);
+	c.num_blocks = 16384 + 8066;
+	assert_true(inputs_pool_sparse(&c));
+	assert_int_equal(inputs_pool_stored(&c), 16384);
+	c.num_blocks = 16384 + 8065;
+	assert_false(inputs_pool_sparse(&c));
+	/* under both limits, dense however few blocks are named */
+	base_case(&c, 16, PLACE_SHUFFLED, 1, (const int[]){ 16 }, NULL);
+	c.num_blocks = 8000;
+	assert_false(inputs_pool_sparse(&c));
+	assert_int_equal(inputs_pool_stored(&c), 8000);
+}
+
+/*
  * q4_0 and q8_0 V in the paged V layout, by hand, from a given V whose
  * row (key 0, kv head 0) is {-2, 1, 0.5, 0...} in dims 0..31 and zeros
  * after: q4_0 stores {0, 12, 10, 8...} at v_cache[blk][0][d][0], one
@@ -1310,6 +1352,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(paging_every_placement_and_block_size),
 		cmocka_unit_test(sparse_pool_stores_named_blocks),
+		cmocka_unit_test(which_pools_are_sparse),
 		cmocka_unit_test(v_blocks_stored_by_hand),
 		cmocka_unit_test(hand_worked_address),
 		cmocka_unit_test(generated_values_match_gen),

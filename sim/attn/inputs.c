@@ -1060,10 +1060,36 @@ static double dense_pool_bytes(const struct fs_case *c)
 						    c->v_scale == VSCALE_PER_TOKEN_HEAD ? 4.0 : 0.0)));
 }
 
+/* The blocks the tables name: every sequence's, less those freed. */
+static int named_blocks(const struct fs_case *c)
+{
+	int n = 0;
+
+	for (int s = 0; s < c->n_seqs; s++)
+		n += case_blocks_of(c, s) - inputs_blocks_freed(c, s);
+	return n;
+}
+
+/*
+ * Past either limit, sparse only where the blocks no table names are most
+ * of the pool or over INPUTS_DENSE_POOL_BYTES themselves: dense, a pool
+ * then spends at most twice its named blocks' bytes and at most 256 MiB
+ * on poison, and keeps the direct addressing (no search a block) and the
+ * layout the device harnesses read. A long decode's default pool (its
+ * blocks and two spares: Qwen3.5-27B over 131072 keys is 260 MiB with
+ * its scales) is dense.
+ */
 int inputs_pool_sparse(const struct fs_case *c)
 {
-	return c->num_blocks > INPUTS_DENSE_BLOCKS ||
-	       dense_pool_bytes(c) > INPUTS_DENSE_POOL_BYTES;
+	double unnamed;
+
+	if (c->num_blocks <= INPUTS_DENSE_BLOCKS &&
+	    dense_pool_bytes(c) <= INPUTS_DENSE_POOL_BYTES)
+		return 0;
+	unnamed = (double)(c->num_blocks - named_blocks(c));
+	return unnamed > (double)c->num_blocks - unnamed ||
+	       dense_pool_bytes(c) * (unnamed / (double)c->num_blocks) >
+	       INPUTS_DENSE_POOL_BYTES;
 }
 
 int inputs_blocks_freed(const struct fs_case *c, int s)
@@ -1078,13 +1104,7 @@ int inputs_blocks_freed(const struct fs_case *c, int s)
 
 int inputs_pool_stored(const struct fs_case *c)
 {
-	int n = 0;
-
-	if (!inputs_pool_sparse(c))
-		return c->num_blocks;
-	for (int s = 0; s < c->n_seqs; s++)
-		n += case_blocks_of(c, s) - inputs_blocks_freed(c, s);
-	return n;
+	return inputs_pool_sparse(c) ? named_blocks(c) : c->num_blocks;
 }
 
 const float *inputs_kv_row(const struct fs_case *c, const struct fs_inputs *in,

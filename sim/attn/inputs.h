@@ -21,10 +21,10 @@
  * With cache.window_blocks free the blocks behind the sliding window are
  * -1 too, their blocks never written (inputs_blocks_freed).
  *
- * A sparse pool (inputs_pool_sparse: past INPUTS_DENSE_BLOCKS blocks, or
- * past INPUTS_DENSE_POOL_BYTES of caches) holds only the blocks a block
- * table names: NM of them, pool_blocks[m] the physical id of stored block
- * m, ascending. Every cache and scale array is then [NM][...] with stored
+ * A sparse pool (inputs_pool_sparse: past INPUTS_DENSE_BLOCKS blocks or
+ * INPUTS_DENSE_POOL_BYTES of caches, and mostly, or by that many bytes,
+ * named by no table) holds only the blocks a block table names: NM of
+ * them, pool_blocks[m] the physical id of stored block m, ascending. Every cache and scale array is then [NM][...] with stored
  * block m where physical block pool_blocks[m] would be; the NB - NM
  * blocks no table names are poison and cost no memory (a device's pool
  * of millions of blocks, a few of them at the far end). A dense pool has
@@ -101,10 +101,11 @@ struct inputs_given {
 
 #define INPUTS_MAX_BYTES ((size_t)16 << 30)
 
-/* A pool is stored sparse past either limit: 65,536 blocks (a 16-bit
- * block id's reach) or 256 MiB of dense caches and scales, which no
- * shipped case before sparse pools came near (their goldens keep their
- * dense bytes). */
+/* A pool is stored sparse past either limit, 65,536 blocks (a 16-bit
+ * block id's reach) or 256 MiB of dense caches and scales (which no
+ * shipped case before sparse pools came near: their goldens keep their
+ * dense bytes), when the blocks its tables leave unnamed are most of it
+ * or past 256 MiB themselves (inputs_pool_sparse). */
 #define INPUTS_DENSE_BLOCKS 65536
 #define INPUTS_DENSE_POOL_BYTES ((double)(256u << 20))
 
