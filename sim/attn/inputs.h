@@ -24,8 +24,9 @@
  * A sparse pool (inputs_pool_sparse: past INPUTS_DENSE_BLOCKS blocks or
  * INPUTS_DENSE_POOL_BYTES of caches, and mostly, or by that many bytes,
  * named by no table) holds only the blocks a block table names: NM of
- * them, pool_blocks[m] the physical id of stored block m, ascending. Every cache and scale array is then [NM][...] with stored
- * block m where physical block pool_blocks[m] would be; the NB - NM
+ * them, pool_blocks[m] the physical id of stored block m, ascending.
+ * Every cache and scale array is then [NM][...] with stored block m
+ * where physical block pool_blocks[m] would be; the NB - NM
  * blocks no table names are poison and cost no memory (a device's pool
  * of millions of blocks, a few of them at the far end). A dense pool has
  * NM = NB and pool_blocks NULL: stored block m is physical block m.
