@@ -1085,15 +1085,13 @@ static int named_blocks(const struct fs_case *c)
  */
 int inputs_pool_sparse(const struct fs_case *c)
 {
-	double unnamed;
+	double bytes = dense_pool_bytes(c), unnamed;
 
-	if (c->num_blocks <= INPUTS_DENSE_BLOCKS &&
-	    dense_pool_bytes(c) <= INPUTS_DENSE_POOL_BYTES)
+	if (c->num_blocks <= INPUTS_DENSE_BLOCKS && bytes <= INPUTS_DENSE_POOL_BYTES)
 		return 0;
 	unnamed = (double)(c->num_blocks - named_blocks(c));
 	return unnamed > (double)c->num_blocks - unnamed ||
-	       dense_pool_bytes(c) * (unnamed / (double)c->num_blocks) >
-	       INPUTS_DENSE_POOL_BYTES;
+	       bytes * (unnamed / (double)c->num_blocks) > INPUTS_DENSE_POOL_BYTES;
 }
 
 int inputs_blocks_freed(const struct fs_case *c, int s)

@@ -622,9 +622,10 @@ static inline int fsg_load(struct fsg_golden *g, const char *dir, char *err,
 	memset(g, 0, sizeof(*g));
 	if (fsg_manifest(g, dir, err, errlen))
 		return -1;
-	/* A sparse pool (more than 65,536 blocks, or past 256 MiB of caches)
-	 * is written as stored: k_cache's rows are the blocks pool_blocks
-	 * names, not blocks 0 .. NB - 1, which these harnesses index. */
+	/* A sparse pool (past 65,536 blocks or 256 MiB of caches, its tables
+	 * leaving most of it unnamed: sim/attn/inputs.h) is written as
+	 * stored: k_cache's rows are the blocks pool_blocks names, not
+	 * blocks 0 .. NB - 1, which these harnesses index. */
 	snprintf(path, sizeof(path), "%s/pool_blocks.npy", dir);
 	{
 		FILE *pf = fopen(path, "rb");
