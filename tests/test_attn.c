@@ -27,6 +27,7 @@
 #include "../sim/attn/attn_int.h"
 #include "../sim/common/fexp.h"
 #include "../sim/attn/logit.h"
+#include "../sim/attn/tile_fast.h"
 #include "../lib/runcase.h"
 #include "testutil.h"
 
@@ -140,7 +141,8 @@ static void splitk_merge_equals_one_pass(void **state)
 
 /*
  * attn_merge_row on segment states written by hand (D = 2). Both
- * executors merge through it (the fast path in attn_fast_merge).
+ * executors merge through it (the fast path in attn_fast_merge, with its
+ * table's merge step for the loop over d).
  *   row 0: segment 0 m 1, l 2, o = 2 * (3, -1); segment 1 sees nothing
  *          (m -inf, l 0): out (3, -1), row_sum 2, row_max 1
  *   row 1: segment 1 was reached by a NaN (l and o NaN): out NaN, as an
@@ -171,18 +173,23 @@ static void merge_keeps_nan(void **state)
 	k.c = &c, k.kn = &c.kernel, k.r = &r, k.T = 1, k.Hq = 1, k.D = 2;
 	w.valid = 1;
 
-	segs[0] = &a, segs[1] = &e;
-	attn_merge_row(&k, &u, &w, segs, 2);
-	assert_true(out[0] == 3 && out[1] == -1 && rsum == 2 && rmax == 1);
+	/* the plain loop (scalar executor), then the fast path's step */
+	for (int i = 0; i < 2; i++) {
+		attn_merge_fn step = i ? tile_ops_best()->merge : NULL;
 
-	segs[1] = &p;
-	attn_merge_row(&k, &u, &w, segs, 2);
-	assert_true(isnan(out[0]) && isnan(out[1]) && isnan(rsum));
+		segs[0] = &a, segs[1] = &e;
+		attn_merge_row(&k, &u, &w, segs, 2, step);
+		assert_true(out[0] == 3 && out[1] == -1 && rsum == 2 && rmax == 1);
 
-	segs[0] = &e, segs[1] = &e;
-	attn_merge_row(&k, &u, &w, segs, 2);
-	assert_true(out[0] == 0 && out[1] == 0 && rsum == 0 && rmax == -INFINITY);
-	assert_false(signbit(out[0]) || signbit(out[1]));
+		segs[1] = &p;
+		attn_merge_row(&k, &u, &w, segs, 2, step);
+		assert_true(isnan(out[0]) && isnan(out[1]) && isnan(rsum));
+
+		segs[0] = &e, segs[1] = &e;
+		attn_merge_row(&k, &u, &w, segs, 2, step);
+		assert_true(out[0] == 0 && out[1] == 0 && rsum == 0 && rmax == -INFINITY);
+		assert_false(signbit(out[0]) || signbit(out[1]));
+	}
 }
 
 /*

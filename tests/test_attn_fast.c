@@ -4,7 +4,7 @@
  * the spec:
  *   - the exp entry of every table this CPU runs (tile_ops_of) is fs_expf
  *     bit for bit, over a few million inputs and the edge values;
- *   - qk, pv and pv_i8 agree with plain loops written here;
+ *   - qk, pv, pv_i8 and merge agree with plain loops written here;
  *   - scores16 and softmax16 agree with the scalar executor's steps
  *     written out, on rows with NaN, +-0, +-inf, ties, masked rows;
  *   - the table chosen at start (tile_ops_best) is the best this CPU runs
@@ -231,6 +231,54 @@ static void qk_and_pv_match_plain_loops(void **state)
 			memcpy(o, start, sizeof(o));
 			tile_ops_of((enum tile_isa)isa)->pv(o, R, D, vn, NK, p, vis, 0x2f, alpha);
 			assert_memory_equal(o, ow, sizeof(o));
+		}
+	}
+}
+
+/* A value for merge's operands: random finite of all magnitudes, and
+ * now and then an edge (NaN, +-inf, +-0, a subnormal). */
+static float merge_value(void)
+{
+	static const float edge[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -3e-39f };
+	uint32_t u = rnd32();
+	float f;
+
+	if (u % 16 == 0)
+		return edge[(u >> 4) % (sizeof(edge) / sizeof(edge[0]))];
+	u = (u & 0x807fffffu) | ((uint32_t)(1 + rnd32() % 253) << 23);
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* merge, a segment's share of a row's split-K merge, against the loop of
+ * attn_merge_row: D of 1 to 300 (vector bodies and tails), bit for bit
+ * (NaN equal to any NaN, see pv's test). */
+static void merge_matches_plain_loop(void **state)
+{
+	(void)state;
+	for (int it = 0; it < 400; it++) {
+		int D = 1 + (int)(rnd32() % 300);
+		float o[300], start[300], want[300], got[300];
+		float l = merge_value(), w = merge_value();
+
+		if (it % 3)	/* mostly the l > 0, finite w a merge sees */
+			l = fabsf(l) + 1.0f, w = (float)(rnd32() >> 8) / (float)(1 << 24);
+		for (int d = 0; d < D; d++)
+			o[d] = merge_value(), start[d] = merge_value();
+		for (int d = 0; d < D; d++)
+			want[d] = fmaf(o[d] / l, w, start[d]);
+		for (int isa = TILE_PORTABLE; isa <= TILE_AVX512; isa++) {
+			const struct tile_ops *ops = tile_ops_of((enum tile_isa)isa);
+
+			if (!ops)
+				continue;
+			memcpy(got, start, (size_t)D * sizeof(float));
+			ops->merge(got, o, l, w, D);
+			for (int d = 0; d < D; d++)
+				if (memcmp(&got[d], &want[d], sizeof(float)) &&
+				    !(isnan(got[d]) && isnan(want[d])))
+					fail_msg("%s: merge D %d d %d: %a, want %a", ops->name,
+						 D, d, (double)got[d], (double)want[d]);
 		}
 	}
 }
@@ -748,6 +796,7 @@ int main(void)
 		cmocka_unit_test(exp_is_correctly_rounded),
 		cmocka_unit_test(qk_and_pv_match_plain_loops),
 		cmocka_unit_test(pv_i8_matches_plain_loops),
+		cmocka_unit_test(merge_matches_plain_loop),
 		cmocka_unit_test(softmax16_matches_scalar),
 		cmocka_unit_test(best_table_equals_generic),
 		cmocka_unit_test(exec_option),

@@ -519,7 +519,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 				/* the barrier above: every state of unit i is written */
 #pragma omp for schedule(static)
 				for (int row = 0; row < k->G; row++)
-					attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
+					attn_fast_merge(k, &units[i], ops, sts, &x, row, row + 1);
 				/* and here: merged before the next unit's states */
 			}
 		}
@@ -629,7 +629,7 @@ static int pv_split(const struct kern *k, const struct unit *units, size_t nunit
 				if (compact) {
 #pragma omp for schedule(static)
 					for (int row = 0; row < k->G; row++)
-						attn_fast_merge(k, &units[i], sts, &x, row, row + 1);
+						attn_fast_merge(k, &units[i], ops, sts, &x, row, row + 1);
 					continue;	/* its barrier: merged before the next unit */
 				}
 #pragma omp single

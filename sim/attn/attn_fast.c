@@ -654,7 +654,8 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 }
 
 void attn_fast_merge(const struct kern *k, const struct unit *u,
-		     struct rstate *sts, struct scratch *x, int i0, int i1)
+		     const struct tile_ops *ops, struct rstate *sts, struct scratch *x,
+		     int i0, int i1)
 {
 	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
 	int nrows = k->c->mode == MODE_DECODE ? k->G : R;
@@ -667,7 +668,7 @@ void attn_fast_merge(const struct kern *k, const struct unit *u,
 			continue;
 		for (int sg = 0; sg < nseg; sg++)
 			segs[sg] = &sts[(size_t)sg * nrows + i];
-		attn_merge_row(k, u, &x->rows[i], segs, nseg);
+		attn_merge_row(k, u, &x->rows[i], segs, nseg, ops->merge);
 	}
 }
 
@@ -677,6 +678,6 @@ int attn_fast_unit(const struct kern *k, const struct unit *u,
 	if (attn_fast_segs(k, u, ops, 0, case_segments_of(k->c, u->s), u->tile0,
 			   x->st, x, f))
 		return -1;
-	attn_fast_merge(k, u, x->st, x, 0, u->nrt * k->M);
+	attn_fast_merge(k, u, ops, x->st, x, 0, u->nrt * k->M);
 	return 0;
 }

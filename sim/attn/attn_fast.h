@@ -78,7 +78,8 @@ int attn_fast_segs(const struct kern *k, const struct unit *u,
 /* Merge a unit's rows i0 .. i1 - 1 from their segment states (segment
  * order); rows past the unit's are ignored. */
 void attn_fast_merge(const struct kern *k, const struct unit *u,
-		     struct rstate *sts, struct scratch *x, int i0, int i1);
+		     const struct tile_ops *ops, struct rstate *sts, struct scratch *x,
+		     int i0, int i1);
 /* One unit on the fast path: segs over all segments, then merge. */
 int attn_fast_unit(const struct kern *k, const struct unit *u,
 		   const struct tile_ops *ops, struct scratch *x, struct fscratch *f);

@@ -367,9 +367,17 @@ void attn_seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi);
 void attn_unit_rows(const struct kern *k, const struct unit *u, struct row *rows);
 /* K scale of key tok for K-step ks. */
 float attn_k_scale(const struct kern *k, const struct unit *u, int tok, int ks);
-/* Merge a row's segment states (segment order) into out, row_max/sum. */
+/*
+ * One segment's share of the split-K merge: out[d] = fmaf(o[d] / l, w,
+ * out[d]) for d < D, a division and a fused multiply-add per d, which
+ * vector code does with the same bits (tile_ops.merge).
+ */
+typedef void (*attn_merge_fn)(float *out, const float *o, float l, float w, int D);
+/* Merge a row's segment states (segment order) into out, row_max/sum;
+ * step: the fast path's vector share (NULL: the plain loop). */
 void attn_merge_row(const struct kern *k, const struct unit *u,
-		    const struct row *w, struct rstate *const *segs, int nseg);
+		    const struct row *w, struct rstate *const *segs, int nseg,
+		    attn_merge_fn step);
 /* Store one executed tile's C registers and its acc_tiles entry. */
 void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 		    int rt, int kb, const int32_t *creg);

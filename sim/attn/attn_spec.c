@@ -490,7 +490,7 @@ void attn_spec_finish(const struct kern *k, const struct unit *u,
 		for (int sg = 0; sg < nseg; sg++)
 			segs[sg] = &x->st[(size_t)sg * R + i];
 		if (w->primary) {
-			attn_merge_row(k, u, w, segs, nseg);
+			attn_merge_row(k, u, w, segs, nseg, NULL);
 			continue;
 		}
 		for (int j = 0; j < i; j++)

@@ -847,7 +847,7 @@ int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_o
 			 x->st, rst, x, px, f))
 		return -1;
 	if (rst < u->nrt * k->M)
-		attn_fast_merge(k, u, x->st, x, 0, k->G);
+		attn_fast_merge(k, u, ops, x->st, x, 0, k->G);
 	else
 		attn_spec_finish(k, u, x, replica_bad);
 	return 0;

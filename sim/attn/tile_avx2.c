@@ -163,6 +163,12 @@ vquad_avx2(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 	tile_vquad_body(&v[4 * q0], ld, D, nq - q0, &b4[(size_t)q0 * D * 4]);
 }
 
+__attribute__((target(AVX2))) static void
+merge_avx2(float *out, const float *o, float l, float w, int D)
+{
+	tile_merge_body(out, o, l, w, D);
+}
+
 static const struct tile_ops avx2_ops = {
 	.isa = TILE_AVX2,
 	.name = "avx2",
@@ -179,6 +185,7 @@ static const struct tile_ops avx2_ops = {
 	.gscale = gscale_avx2,
 	.vquad = vquad_avx2,
 	.softmax16 = tile_generic_softmax16,
+	.merge = merge_avx2,
 };
 
 const struct tile_ops *tile_avx2_ops(void)

@@ -867,6 +867,12 @@ vquad_avx512(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 	tile_vquad_body(&v[4 * q0], ld, D, nq - q0, &b4[(size_t)q0 * D * 4]);
 }
 
+__attribute__((target(AVX512))) static void
+merge_avx512(float *out, const float *o, float l, float w, int D)
+{
+	tile_merge_body(out, o, l, w, D);
+}
+
 static const struct tile_ops avx512_ops = {
 	.isa = TILE_AVX512,
 	.name = "avx512-vnni",
@@ -883,6 +889,7 @@ static const struct tile_ops avx512_ops = {
 	.gscale = gscale_avx512,
 	.vquad = vquad_avx512,
 	.softmax16 = softmax16_avx512,
+	.merge = merge_avx512,
 };
 
 const struct tile_ops *tile_avx512_ops(void)

@@ -167,6 +167,13 @@ struct tile_ops {
 	uint16_t (*softmax16)(int R, uint16_t valid, const struct tile_order *ord,
 			      const float *ws, float *p, float *m, float *l,
 			      float *alpha, uint16_t *vis);
+
+	/*
+	 * One segment's share of a row's split-K merge (attn_merge_row):
+	 *   out[d] = fmaf(o[d] / l, w, out[d]) for d < D
+	 * independent d, each its division then its fused multiply-add.
+	 */
+	void (*merge)(float *out, const float *o, float l, float w, int D);
 };
 
 /* "portable", "avx2", "avx512-vnni". */

@@ -134,6 +134,12 @@ vquad_generic(const int8_t *v, int ld, int D, int nq, int8_t *b4)
 	tile_vquad_body(v, ld, D, nq, b4);
 }
 
+static void
+merge_generic(float *out, const float *o, float l, float w, int D)
+{
+	tile_merge_body(out, o, l, w, D);
+}
+
 static const struct tile_ops generic_ops = {
 	.isa = TILE_PORTABLE,
 	.name = "portable",
@@ -150,6 +156,7 @@ static const struct tile_ops generic_ops = {
 	.gscale = gscale_generic,
 	.vquad = vquad_generic,
 	.softmax16 = tile_generic_softmax16,
+	.merge = merge_generic,
 };
 
 const struct tile_ops *tile_generic_ops(void)

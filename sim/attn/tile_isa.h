@@ -242,6 +242,15 @@ tile_pvo_body(int R, int D, float *const *o, uint16_t act, const float *alpha,
 	}
 }
 
+/* One segment's share of the split-K merge, d by d. */
+static inline __attribute__((always_inline)) void
+tile_merge_body(float *out, const float *o, float l, float w, int D)
+{
+#pragma omp simd
+	for (int d = 0; d < D; d++)
+		out[d] = fmaf(o[d] / l, w, out[d]);
+}
+
 /* A row's max in slot order, as softmax_pv takes it. */
 static inline float tile_max16_body(const struct tile_order *ord, const float *w)
 {
