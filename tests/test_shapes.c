@@ -136,9 +136,9 @@ static void u8_operand_is_refused(void **state)
 
 /* ---- 6c: inputs past f32's range ----------------------------------------- */
 
-/* dir/name: a logical tensor of n floats, all small but element 0 = big. */
-static void write_npy(const char *dir, const char *name, int ndim, const size_t *shape,
-		      float big)
+/* dir/name: a logical tensor of n floats, all small but element at = big. */
+static void write_npy_at(const char *dir, const char *name, int ndim, const size_t *shape,
+			 float big, size_t at)
 {
 	size_t n = 1;
 	float *x;
@@ -151,10 +151,16 @@ static void write_npy(const char *dir, const char *name, int ndim, const size_t 
 	x = malloc(n * sizeof(float));
 	for (size_t i = 0; i < n; i++)
 		x[i] = (float)((double)(tu_rand(&seed) >> 11) * 0x1p-53 - 0.5);
-	x[0] = big;
+	x[at < n ? at : n - 1] = big;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	assert_int_equal(npy_write(path, NPY_F32, ndim, shape, x, NULL, &err), FS_OK);
 	free(x);
+}
+
+static void write_npy(const char *dir, const char *name, int ndim, const size_t *shape,
+		      float big)
+{
+	write_npy_at(dir, name, ndim, shape, big, 0);
 }
 
 /*
@@ -198,6 +204,37 @@ static void huge_inputs_are_refused(void **state)
 	expect_run(2, "data.v: the f32 PV sums can reach 6.0", "run %s/v.yaml", t->dir);
 	expect_run(2, "data.q: a value is past f32's range", "run %s/qinf.yaml", t->dir);
 	expect_run(0, NULL, "run %s/vok.yaml", t->dir);
+}
+
+/*
+ * The same bound over more scales than one thread scans (the range check
+ * shares a maximum of over 65536 values among the threads): 40000 tokens
+ * x 2 kv heads of K scales, the huge value in the last token, where the
+ * last thread's share is; NaN-poisoned spare slots are no maximum.
+ */
+static void huge_inputs_are_refused_long(void **state)
+{
+	static const char *const body =
+		"fragsim: 1\nname: hugelong\nmodel: {q_heads: 2, kv_heads: 2, head_dim: 32}\n"
+		"sequences:\n  - {context: 40000}\ndata: {k: {npy: %s.npy}}\n";
+	const size_t ks[4] = { 1, 40000, 2, 32 };
+	struct tu_scratch *t = *state;
+	char text[512];
+
+	write_npy_at(t->dir, "klong.npy", 4, ks, 3e38f, (size_t)40000 * 2 * 32 - 1);
+	write_npy_at(t->dir, "klongok.npy", 4, ks, 0.25f, (size_t)40000 * 2 * 32 - 1);
+	snprintf(text, sizeof(text), body, "klong");
+	write_file(t->dir, "klong.yaml", text);
+	snprintf(text, sizeof(text), body, "klongok");
+	write_file(t->dir, "klongok.yaml", text);
+	for (int i = 0; i < 2; i++) {
+		const char *threads = i ? "4" : "1";
+
+		expect_run(2, "data.q, data.k: the f32 score products can reach ",
+			   "run %s/klong.yaml --emulate-only --threads %s", t->dir, threads);
+		expect_run(0, NULL, "run %s/klongok.yaml --emulate-only --threads %s", t->dir,
+			   threads);
+	}
 }
 
 /* ---- 7: context 0 -------------------------------------------------------- */
@@ -371,6 +408,7 @@ int main(void)
 		T(replicated_c_is_read_once),
 		T(u8_operand_is_refused),
 		T(huge_inputs_are_refused),
+		T(huge_inputs_are_refused_long),
 		T(context_zero_rows_are_zero),
 		T(head_dim_not_a_multiple_of_k),
 		T(mqa_dump_is_diffed),
