@@ -45,14 +45,92 @@
 
 #define WAVES_PER_GROUP 8	/* prefill: 8 waves x M rows per workgroup */
 
-static size_t unit_tiles(const struct kern *k, const struct unit *u,
-			 const struct row *rows)
-{
-	size_t n = 0;
+/*
+ * The first tile and pv group of each unit's split-K segments: segment sg
+ * of unit i starts at tile tile0[off[i] + sg] and group group0[off[i] +
+ * sg]; off[nunits] entries, then the totals at tile0[off[nunits]]. Fixed
+ * before any thread runs, so the golden indices do not depend on which
+ * thread computes what.
+ */
+struct segnum {
+	size_t *off, *tile0, *group0;
+};
 
-	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++)
-		n += attn_seg_tiles(k, u, rows, sg);
-	return n;
+static void segnum_free(struct segnum *sn)
+{
+	free(sn->off), free(sn->tile0), free(sn->group0);
+}
+
+/*
+ * Count each segment's tiles and groups on all threads, then number them
+ * in unit and segment order. Counting asks attn_tile_needed of every
+ * tile of every row tile: decode 131072 has 32768 tiles, and counted on
+ * one thread it was 4 % of its 16-thread emulation. Returns 0, or -1 out
+ * of memory.
+ */
+static int segnum_make(const struct kern *k, const struct unit *units, size_t nunits,
+		       int maxrt, struct segnum *sn)
+{
+	size_t n = 0, nr = (size_t)maxrt * k->M;
+	int nt = omp_get_max_threads();
+	/* each thread's rows, allocated here: see team_alloc */
+	struct row *rows = malloc((size_t)nt * nr * sizeof(*rows));
+
+	sn->off = malloc((nunits + 1) * sizeof(*sn->off));
+	if (!sn->off || !rows) {
+		free(sn->off), free(rows);
+		return -1;
+	}
+	for (size_t i = 0; i < nunits; i++) {
+		sn->off[i] = n;
+		n += (size_t)case_segments_of(k->c, units[i].s);
+	}
+	sn->off[nunits] = n;
+	sn->tile0 = malloc((n + 1) * sizeof(*sn->tile0));
+	sn->group0 = malloc((n + 1) * sizeof(*sn->group0));
+	if (!sn->tile0 || !sn->group0) {
+		free(rows);
+		segnum_free(sn);
+		return -1;
+	}
+#pragma omp parallel num_threads(nt)
+	{
+		struct row *mine = &rows[(size_t)omp_get_thread_num() * nr];
+		size_t have = SIZE_MAX;	/* the unit whose rows mine holds */
+
+		/* static: a thread's segments are consecutive, mostly one unit's */
+#pragma omp for schedule(static)
+		for (size_t j = 0; j < n; j++) {
+			size_t i = have;
+
+			if (i == SIZE_MAX || j >= sn->off[i + 1]) {
+				size_t a = 0, b = nunits;	/* the unit with off[i] <= j < off[i + 1] */
+
+				while (b - a > 1) {
+					size_t m = a + (b - a) / 2;
+
+					if (sn->off[m] <= j)
+						a = m;
+					else
+						b = m;
+				}
+				i = have = a;
+				attn_unit_rows(k, &units[i], mine);
+			}
+			sn->tile0[j] = attn_seg_tiles(k, &units[i], mine, (int)(j - sn->off[i]));
+			sn->group0[j] = k->pv.on ?
+				pv_seg_groups(k, &units[i], mine, (int)(j - sn->off[i])) : 0;
+		}
+	}
+	free(rows);
+	/* counts to first indices, in unit and segment order */
+	for (size_t j = 0, t = 0, g = 0; j <= n; j++) {
+		size_t ct = j < n ? sn->tile0[j] : 0, cg = j < n ? sn->group0[j] : 0;
+
+		sn->tile0[j] = t, sn->group0[j] = g;
+		t += ct, g += cg;
+	}
+	return 0;
 }
 
 static void c_row_slots_free(struct kern *k)
@@ -232,6 +310,7 @@ static enum fs_rc check_profile(const struct fs_case *c,
 
 #define RANGE_MAX 0x1p127	/* half of f32's largest: room for rounding */
 
+/* The largest of n floats (stride 1), NaN (poison) skipped; inf counts. */
 /*
  * The largest |x[i]|, NaN skipped, 0 for none. On the bits: with the
  * sign cleared, the unsigned order of a float's bits is its order (inf
@@ -351,39 +430,56 @@ enum fs_rc attn_run(const struct fs_case *c, const struct lanemap *lm,
 	return attn_run_opts(c, lm, NULL, in, r, err);
 }
 
-/* A thread's scratch, and the fast path's when fast; 0, or -1 out of
- * memory with nothing held. */
-static int thread_alloc(const struct kern *k, int nrt, int nseg, int fast, int ng,
-			struct scratch *x, struct fscratch *f)
+/* What one thread of the team works in. */
+struct thread_scratch {
+	struct scratch x;	/* both executors */
+	struct fscratch f;	/* the fast path, f32 PV */
+	struct pv_scratch px;	/* INT8 PV */
+	struct pv_fscratch pf;	/* INT8 PV's fast path */
+};
+
+static void team_free(struct thread_scratch *t, int n)
 {
-	if (attn_scratch_alloc(k, nrt, nseg, x))
-		return -1;
-	if (fast && attn_fast_alloc(k, ng, nrt, f)) {
-		attn_scratch_free(x);
-		return -1;
+	for (int i = 0; t && i < n; i++) {
+		attn_scratch_free(&t[i].x);
+		attn_fast_free(&t[i].f);
+		pv_scratch_free(&t[i].px);
+		pv_fast_free(&t[i].pf);
 	}
-	return 0;
+	free(t);
 }
 
 /*
- * Did any thread of the team fail thread_alloc? Every thread must take
- * the same branch after it: a worksharing loop ends in a barrier that
- * waits for the whole team, so a thread that skipped the loop alone
- * would leave the others waiting for ever. Hence the barrier here, and
- * the flag read only after it.
+ * Every thread's scratch, allocated here, on the calling thread, before
+ * the team starts (thread t takes t[omp_get_thread_num()]): a thread's
+ * first malloc makes glibc map it an arena of its own, and 16 threads
+ * doing so at once, with the rest of their scratch, took 0.5-3.7 ms of a
+ * 10 ms decode on the 16-core host (glibc.malloc.arena_max=1 showed
+ * it). nrt, nseg: attn_scratch_alloc's; fast: the fast path's scratch
+ * too; ng: attn_fast_alloc's row groups. *n: the threads, to run the
+ * team with (num_threads) and free it. NULL out of memory, nothing held.
  */
-static int team_nomem(int mine, int *flag)
+static struct thread_scratch *team_alloc(const struct kern *k, int nrt, int nseg,
+					 int fast, int ng, int *np)
 {
-	int any;
+	int n = *np = omp_get_max_threads(), bad = 0;
+	struct thread_scratch *t = calloc((size_t)n, sizeof(*t));
 
-	if (mine) {
-#pragma omp atomic write
-		*flag = 1;
+	for (int i = 0; t && i < n && !bad; i++) {
+		bad = attn_scratch_alloc(k, nrt, nseg, &t[i].x);
+		/* INT8 PV's fast path has its own scratch (pf), not f */
+		if (!bad && fast && !k->pv.on)
+			bad = attn_fast_alloc(k, ng, nrt, &t[i].f);
+		if (!bad && k->pv.on)
+			bad = pv_scratch_alloc(k, &t[i].px);
+		if (!bad && k->pv.on && fast)
+			bad = pv_fast_alloc(k, nrt, &t[i].pf);
 	}
-#pragma omp barrier
-#pragma omp atomic read
-	any = *flag;
-	return any;
+	if (!t || bad) {
+		team_free(t, n);
+		return NULL;
+	}
+	return t;
 }
 
 /*
@@ -398,277 +494,266 @@ static int run_units(const struct kern *k, const struct unit *units,
 		     long *badp, int *nomemp)
 {
 	const struct fs_case *c = k->c;
-	int failed = 0, nomem = 0;
+	int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
+	int failed = 0, nt;
 	long bad = 0;
+	struct thread_scratch *team = team_alloc(k, maxrt, case_segments_max(c), fast, ng, &nt);
 
-#pragma omp parallel reduction(+ : bad, failed)
+	*nomemp = !team;
+	if (!team)
+		return 0;
+#pragma omp parallel num_threads(nt) reduction(+ : bad, failed)
 	{
-		struct scratch x;
-		struct fscratch f;
-		struct pv_scratch px;
-		struct pv_fscratch pf;
-		int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
-		/* INT8 PV's fast path has its own scratch (pf), not f */
-		int mine = thread_alloc(k, maxrt, case_segments_max(c), fast && !k->pv.on, ng,
-					&x, &f);
+		struct thread_scratch *me = &team[omp_get_thread_num()];
 
-		if (!mine && k->pv.on && pv_scratch_alloc(k, &px)) {
-			attn_scratch_free(&x);
-			mine = -1;
-		}
-		if (!mine && k->pv.on && fast && pv_fast_alloc(k, maxrt, &pf)) {
-			attn_scratch_free(&x);
-			pv_scratch_free(&px);
-			mine = -1;
-		}
-		if (!team_nomem(mine, &nomem)) {
 #pragma omp for schedule(dynamic, 1)
-			for (size_t i = 0; i < nunits; i++) {
-				if (k->pv.on && fast ? pv_fast_unit(k, &units[i], ops, &x, &px, &pf, &bad) :
-				    k->pv.on ? pv_int8_unit(k, &units[i], &x, &px, &bad) :
-				    fast ? attn_fast_unit(k, &units[i], ops, &x, &f) :
-					   attn_spec_unit(k, &units[i], &x, &bad))
-					failed++;
-				fs_progress_add(k->prog, (long long)((i + 1 < nunits ?
-					units[i + 1].tile0 : k->r->n_tiles) - units[i].tile0));
-			}
-		}
-		if (!mine) {
-			attn_scratch_free(&x);
-			if (fast && !k->pv.on)
-				attn_fast_free(&f);
-			if (k->pv.on)
-				pv_scratch_free(&px);
-			if (k->pv.on && fast)
-				pv_fast_free(&pf);
+		for (size_t i = 0; i < nunits; i++) {
+			const struct unit *u = &units[i];
+
+			if (k->pv.on && fast ? pv_fast_unit(k, u, ops, &me->x, &me->px, &me->pf, &bad) :
+			    k->pv.on ? pv_int8_unit(k, u, &me->x, &me->px, &bad) :
+			    fast ? attn_fast_unit(k, u, ops, &me->x, &me->f) :
+				   attn_spec_unit(k, u, &me->x, &bad))
+				failed++;
+			fs_progress_add(k->prog, (long long)((i + 1 < nunits ?
+				units[i + 1].tile0 : k->r->n_tiles) - u->tile0));
 		}
 	}
+	team_free(team, nt);
 	*badp = bad;
-	*nomemp = nomem;
 	return failed;
 }
 
-/* A piece of fast_split: segments [sg0, sg1) of a unit. */
+/* A piece of a split decode: segments [sg0, sg1) of unit u, its first tile and group. */
 struct segpiece {
-	size_t tile0;
+	size_t u, tile0, group0;
 	int sg0, sg1;
 };
 
 #define SPLIT_SEGS 4	/* segments per piece: 64 pieces per 256 segments */
+#define SPLIT_PIECES_THREAD 16	/* pieces a thread a wave: see split_plan */
+#define SPLIT_STATE_BYTES ((size_t)8 << 20)	/* states one wave of units may hold */
 
 /*
- * Decode, fast path, few units: one unit after the other, its pieces of
- * SPLIT_SEGS segments on any thread, each writing its segments' states
- * into one shared array (and its pre-numbered acc tiles); then the
- * unit's rows merge in segment order, spread over the threads. A
- * segment's state depends on that segment only, so the bytes are those of
- * attn_fast_unit for any thread count. The array holds one unit's states
- * (1.5 MiB at 131072 keys), not all units' (6 MiB): fresh memory costs
- * ~2.3 ms per MiB to fault in on this machine, more than the merge's
- * barriers. Returns the number of failures; *nomem as run_units.
+ * The plan of fast_split and pv_split: the units' pieces in unit order,
+ * and the units cut into waves, each wave's pieces run on any thread at
+ * once into one shared array of states, unit after unit in it, then its
+ * units' rows merged. A wave holds enough units for SPLIT_PIECES_THREAD
+ * pieces a thread (the last pieces of a wave leave threads waiting at
+ * its barrier), within SPLIT_STATE_BYTES of states, and at least one:
+ * decode 131072 (4 units of 64 pieces, 1.5 MiB of states each) is one
+ * wave at 16 threads (6 % faster than a unit a wave on the 16-core
+ * host), a unit a wave at 1 to 4, where the extra states' first touch
+ * (~2.3 ms a MiB on a 2-core VM) would cost more than the barriers.
  */
-static int fast_split(const struct kern *k, const struct unit *units,
-		      size_t nunits, const struct tile_ops *ops, int maxrt, int *nomemp)
-{
-	/* States of the G distinct rows only (attn_fast_segs' stride). */
-	size_t R = (size_t)k->G, nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
-	struct segpiece *pc;
-	struct rstate *sts;
+struct split_plan {
+	struct segpiece *pc;	/* pieces, unit order */
+	size_t *p0;		/* unit i's pieces: [p0[i], p0[i + 1]) */
+	size_t np, nst;		/* pieces; states a unit (segments x R) */
+	size_t wave;		/* units a wave */
+	struct rstate *sts;	/* wave x nst */
 	float *obuf;
-	struct row *rows;
-	int failed = 0, nomem = 0;
+};
 
-	*nomemp = 0;
-	p0 = malloc((nunits + 1) * sizeof(*p0));
-	rows = malloc((size_t)maxrt * k->M * sizeof(*rows));
-	if (!p0 || !rows) {
-		free(p0);
-		free(rows);
-		*nomemp = 1;
-		return 0;
-	}
+static void split_plan_free(struct split_plan *sp)
+{
+	free(sp->pc), free(sp->p0), free(sp->sts), free(sp->obuf);
+}
+
+/* R: the state rows a unit keeps; sn: where each segment's tiles and
+ * groups start. */
+static int split_plan_make(const struct kern *k, const struct unit *units, size_t nunits,
+			   const struct segnum *sn, size_t R, struct split_plan *sp)
+{
+	size_t np = 0, ubytes, want, cap;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->nst = (size_t)case_segments_max(k->c) * R;
+	ubytes = sp->nst * (sizeof(struct rstate) + (size_t)k->D * sizeof(float));
+	sp->p0 = malloc((nunits + 1) * sizeof(*sp->p0));
 	for (size_t i = 0; i < nunits; i++)
 		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
-	pc = malloc(np * sizeof(*pc));
-	sts = malloc(nst * sizeof(*sts));
-	obuf = malloc(nst * k->D * sizeof(float));
-	if (!pc || !sts || !obuf) {
-		free(p0), free(rows), free(pc), free(sts), free(obuf);
-		*nomemp = 1;
-		return 0;
+	/* enough pieces a wave to keep the threads busy, within the cap */
+	want = (SPLIT_PIECES_THREAD * (size_t)omp_get_max_threads() * nunits + np - 1) /
+	       (np ? np : 1);
+	cap = ubytes ? SPLIT_STATE_BYTES / ubytes : nunits;
+	sp->wave = want < cap ? want : cap;
+	sp->wave = sp->wave < 1 ? 1 : sp->wave > nunits ? nunits : sp->wave;
+	sp->pc = malloc((np ? np : 1) * sizeof(*sp->pc));
+	sp->sts = malloc(sp->wave * sp->nst * sizeof(*sp->sts));
+	sp->obuf = malloc(sp->wave * sp->nst * k->D * sizeof(float));
+	if (!sp->p0 || !sp->pc || !sp->sts || !sp->obuf) {
+		split_plan_free(sp);
+		return -1;
 	}
-	for (size_t i = 0; i < nst; i++)
-		sts[i].o = &obuf[i * k->D];
+	for (size_t i = 0; i < sp->wave * sp->nst; i++)
+		sp->sts[i].o = &sp->obuf[i * k->D];
 	np = 0;
 	for (size_t i = 0; i < nunits; i++) {
 		int nseg = case_segments_of(k->c, units[i].s);
-		size_t tile = units[i].tile0;
 
-		p0[i] = np;
-		attn_unit_rows(k, &units[i], rows);
+		sp->p0[i] = np;
 		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
-			pc[np] = (struct segpiece){ tile, sg,
-						    sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
-			for (int j = sg; j < pc[np].sg1; j++)
-				tile += attn_seg_tiles(k, &units[i], rows, j);
-			np++;
-		}
-	}
-	p0[nunits] = np;
-#pragma omp parallel reduction(+ : failed)
-	{
-		struct scratch x;
-		struct fscratch f;
-		int mine = thread_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS,
-					&x, &f);
+			size_t j = sn->off[i] + (size_t)sg;
 
-		if (!team_nomem(mine, &nomem)) {
-			for (size_t i = 0; i < nunits; i++) {
-#pragma omp for schedule(dynamic, 1)
-				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
-					if (attn_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
-							   pc[p].tile0, sts, &x, &f))
-						failed++;
-					fs_progress_add(k->prog, (long long)((p + 1 < np ?
-						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
-				}
-				/* the barrier above: every state of unit i is written */
-#pragma omp for schedule(static)
-				for (int row = 0; row < k->G; row++)
-					attn_fast_merge(k, &units[i], ops, sts, &x, row, row + 1);
-				/* and here: merged before the next unit's states */
-			}
-		}
-		if (!mine) {
-			attn_scratch_free(&x);
-			attn_fast_free(&f);
+			sp->pc[np++] = (struct segpiece){ i, sn->tile0[j], sn->group0[j], sg,
+							  sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
 		}
 	}
-	free(p0), free(rows), free(pc), free(sts), free(obuf);
-	*nomemp = nomem;
+	sp->p0[nunits] = sp->np = np;
+	return 0;
+}
+
+/* Unit i's states in its wave's array. */
+static struct rstate *split_states(const struct split_plan *sp, size_t i)
+{
+	return &sp->sts[(i % sp->wave) * sp->nst];
+}
+
+/* The tiles piece p covers, for the progress count. */
+static long long split_piece_tiles(const struct kern *k, const struct split_plan *sp,
+				   size_t p)
+{
+	return (long long)((p + 1 < sp->np ? sp->pc[p + 1].tile0 : k->r->n_tiles) -
+			   sp->pc[p].tile0);
+}
+
+/*
+ * Decode, fast path, few units: per wave, its pieces of SPLIT_SEGS
+ * segments on any thread, each writing its segments' states (of the G
+ * distinct rows only: attn_fast_segs' stride) and its pre-numbered acc
+ * tiles; then the wave's rows merge in segment order, spread over the
+ * threads. A segment's state depends on that segment only, so the bytes
+ * are those of attn_fast_unit for any thread count. Returns the number
+ * of failures; *nomem as run_units.
+ */
+static int fast_split(const struct kern *k, const struct unit *units,
+		      size_t nunits, const struct segnum *sn, const struct tile_ops *ops,
+		      int maxrt, int *nomemp)
+{
+	struct split_plan sp;
+	struct thread_scratch *team;
+	int failed = 0, nt;
+
+	*nomemp = 1;
+	if (split_plan_make(k, units, nunits, sn, (size_t)k->G, &sp))
+		return 0;
+	team = team_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS, &nt);
+	if (!team) {
+		split_plan_free(&sp);
+		return 0;
+	}
+	*nomemp = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : failed)
+	{
+		struct thread_scratch *me = &team[omp_get_thread_num()];
+
+		for (size_t w0 = 0; w0 < nunits; w0 += sp.wave) {
+			size_t w1 = w0 + sp.wave < nunits ? w0 + sp.wave : nunits;
+			long nrows = (long)(w1 - w0) * k->G;
+
+#pragma omp for schedule(dynamic, 1)
+			for (size_t p = sp.p0[w0]; p < sp.p0[w1]; p++) {
+				const struct segpiece *pc = &sp.pc[p];
+
+				if (attn_fast_segs(k, &units[pc->u], ops, pc->sg0, pc->sg1,
+						   pc->tile0, split_states(&sp, pc->u), &me->x, &me->f))
+					failed++;
+				fs_progress_add(k->prog, split_piece_tiles(k, &sp, p));
+			}
+			/* the barrier above: every state of the wave is written */
+#pragma omp for schedule(dynamic, 1)
+			for (long ir = 0; ir < nrows; ir++) {
+				size_t i = w0 + (size_t)(ir / k->G);
+				int row = (int)(ir % k->G);
+
+				attn_fast_merge(k, &units[i], ops, split_states(&sp, i), &me->x,
+						row, row + 1);
+			}
+			/* and here: merged before the next wave's states */
+		}
+	}
+	team_free(team, nt);
+	split_plan_free(&sp);
 	return failed;
 }
 
-/* A piece of pv_split: segments [sg0, sg1) of a unit, its first tile and group. */
-struct pvpiece {
-	size_t tile0, group0;
-	int sg0, sg1;
-};
-
 /*
- * INT8 PV, fast path, decode with few units: as fast_split, a unit's
- * pieces of SPLIT_SEGS segments on any thread (pv_fast_segs, their tiles
- * and groups numbered before), into one shared array of states; then the
- * unit's merge. Where the fast executor computes the G distinct rows only
- * (pv_fast_state_rows: its replicas are copies of their primaries, so the
- * replica check cannot fail), the array holds those rows' states, as
+ * INT8 PV, fast path, decode with few units: as fast_split, a wave's
+ * pieces on any thread (pv_fast_segs, their tiles and groups numbered
+ * before), into one shared array of states; then the wave's merge. Where
+ * the fast executor computes the G distinct rows only
+ * (pv_fast_state_rows: its replicas are copies of their primaries, so
+ * the replica check cannot fail), the array holds those rows' states, as
  * fast_split's does, and the rows merge spread over the threads;
- * otherwise every row's, merged and checked on one thread
+ * otherwise every row's, each unit merged and checked on one thread
  * (attn_spec_finish). Each segment's states and goldens depend on it
  * alone, so the bytes are pv_fast_unit's for any thread count. Returns
  * the number of failures; *nomem as run_units, *badp the replica count.
  */
 static int pv_split(const struct kern *k, const struct unit *units, size_t nunits,
-		    const struct tile_ops *ops, int maxrt, long *badp, int *nomemp)
+		    const struct segnum *sn, const struct tile_ops *ops, int maxrt,
+		    long *badp, int *nomemp)
 {
 	size_t R = (size_t)pv_fast_state_rows(k, maxrt);
 	int compact = R < (size_t)maxrt * k->M;
-	size_t nst = (size_t)case_segments_max(k->c) * R, np = 0, *p0;
-	struct pvpiece *pc;
-	struct rstate *sts;
-	float *obuf;
-	struct row *rows;
-	int failed = 0, nomem = 0;
+	struct split_plan sp;
+	struct thread_scratch *team;
+	int failed = 0, nt;
 	long bad = 0;
 
-	*nomemp = 0;
-	p0 = malloc((nunits + 1) * sizeof(*p0));
-	rows = malloc((size_t)maxrt * k->M * sizeof(*rows));
-	for (size_t i = 0; p0 && i < nunits; i++)
-		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
-	pc = malloc((np ? np : 1) * sizeof(*pc));
-	sts = malloc(nst * sizeof(*sts));
-	obuf = malloc(nst * k->D * sizeof(float));
-	if (!p0 || !rows || !pc || !sts || !obuf) {
-		free(p0), free(rows), free(pc), free(sts), free(obuf);
-		*nomemp = 1;
+	*nomemp = 1;
+	if (split_plan_make(k, units, nunits, sn, R, &sp))
+		return 0;
+	team = team_alloc(k, maxrt, 1, 1, 1, &nt);
+	if (!team) {
+		split_plan_free(&sp);
 		return 0;
 	}
-	for (size_t i = 0; i < nst; i++)
-		sts[i].o = &obuf[i * k->D];
-	np = 0;
-	for (size_t i = 0; i < nunits; i++) {
-		int nseg = case_segments_of(k->c, units[i].s);
-		size_t tile = units[i].tile0, gi = units[i].group0, nt, ngr;
-
-		p0[i] = np;
-		attn_unit_rows(k, &units[i], rows);
-		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
-			pc[np] = (struct pvpiece){ tile, gi, sg,
-						   sg + SPLIT_SEGS < nseg ? sg + SPLIT_SEGS : nseg };
-			for (int j = sg; j < pc[np].sg1; j++) {
-				pv_fast_seg_counts(k, &units[i], rows, j, &nt, &ngr);
-				tile += nt, gi += ngr;
-			}
-			np++;
-		}
-	}
-	p0[nunits] = np;
-#pragma omp parallel reduction(+ : failed, bad)
+	*nomemp = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : failed, bad)
 	{
-		struct scratch x;
-		struct pv_scratch px;
-		struct pv_fscratch pf;
-		int mine = attn_scratch_alloc(k, maxrt, 1, &x);
+		struct thread_scratch *me = &team[omp_get_thread_num()];
 
-		if (!mine && pv_scratch_alloc(k, &px)) {
-			attn_scratch_free(&x);
-			mine = -1;
-		}
-		if (!mine && pv_fast_alloc(k, maxrt, &pf)) {
-			attn_scratch_free(&x);
-			pv_scratch_free(&px);
-			mine = -1;
-		}
-		if (!team_nomem(mine, &nomem)) {
-			for (size_t i = 0; i < nunits; i++) {
+		for (size_t w0 = 0; w0 < nunits; w0 += sp.wave) {
+			size_t w1 = w0 + sp.wave < nunits ? w0 + sp.wave : nunits;
+			long nrows = (long)(w1 - w0) * (compact ? k->G : 1);
+
 #pragma omp for schedule(dynamic, 1)
-				for (size_t p = p0[i]; p < p0[i + 1]; p++) {
-					if (pv_fast_segs(k, &units[i], ops, pc[p].sg0, pc[p].sg1,
-							 pc[p].tile0, pc[p].group0, sts, (int)R,
-							 &x, &px, &pf))
-						failed++;
-					fs_progress_add(k->prog, (long long)((p + 1 < np ?
-						pc[p + 1].tile0 : k->r->n_tiles) - pc[p].tile0));
-				}
-				/* the barrier above: every state of unit i is written */
-				if (compact) {
-#pragma omp for schedule(static)
-					for (int row = 0; row < k->G; row++)
-						attn_fast_merge(k, &units[i], ops, sts, &x, row, row + 1);
-					continue;	/* its barrier: merged before the next unit */
-				}
-#pragma omp single
-				{
-					struct rstate *own = x.st;
+			for (size_t p = sp.p0[w0]; p < sp.p0[w1]; p++) {
+				const struct segpiece *pc = &sp.pc[p];
 
-					x.st = sts;
-					attn_unit_rows(k, &units[i], x.rows);
-					attn_spec_finish(k, &units[i], &x, &bad);
-					x.st = own;
-				}
-				/* and single's: merged before the next unit's states */
+				if (pv_fast_segs(k, &units[pc->u], ops, pc->sg0, pc->sg1,
+						 pc->tile0, pc->group0, split_states(&sp, pc->u),
+						 (int)R, &me->x, &me->px, &me->pf))
+					failed++;
+				fs_progress_add(k->prog, split_piece_tiles(k, &sp, p));
 			}
-		}
-		if (!mine) {
-			attn_scratch_free(&x);
-			pv_scratch_free(&px);
-			pv_fast_free(&pf);
+			/* the barrier above: every state of the wave is written;
+			 * compact: a (unit, row) an iteration, else a unit */
+#pragma omp for schedule(dynamic, 1)
+			for (long ir = 0; ir < nrows; ir++) {
+				size_t i = w0 + (size_t)(compact ? ir / k->G : ir);
+				struct rstate *own = me->x.st;
+
+				if (compact) {
+					int row = (int)(ir % k->G);
+
+					attn_fast_merge(k, &units[i], ops, split_states(&sp, i), &me->x,
+							row, row + 1);
+					continue;
+				}
+				me->x.st = split_states(&sp, i);
+				attn_unit_rows(k, &units[i], me->x.rows);
+				attn_spec_finish(k, &units[i], &me->x, &bad);
+				me->x.st = own;
+			}
+			/* and here: merged before the next wave's states */
 		}
 	}
-	free(p0), free(rows), free(pc), free(sts), free(obuf);
+	team_free(team, nt);
+	split_plan_free(&sp);
 	*badp = bad;
-	*nomemp = nomem;
 	return failed;
 }
 
@@ -717,8 +802,8 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 {
 	struct kern k;
 	struct unit *units = NULL;
-	struct row *rows;
-	size_t nunits = 0, rows_n;
+	struct segnum sn = { 0 };
+	size_t nunits = 0;
 	double total = 0;
 	long bad = 0;
 	int failed, nomem = 0, over = 0, maxrt = 1, fast;
@@ -826,23 +911,17 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 			}
 		}
 	}
-	rows_n = (size_t)maxrt * k.M;
-	rows = malloc(rows_n * sizeof(*rows));
-	if (!units || !rows) {
+	if (!units || segnum_make(&k, units, nunits, maxrt, &sn)) {
 		free(units);
-		free(rows);
 		c_row_slots_free(&k);
 		return fs_nomem(err, "the emulation's work units", 0);
 	}
 	for (size_t i = 0; i < nunits; i++) {
-		attn_unit_rows(&k, &units[i], rows);
-		units[i].tile0 = r->n_tiles;
-		r->n_tiles += unit_tiles(&k, &units[i], rows);
-		units[i].group0 = r->n_groups;
-		if (k.pv.on)
-			r->n_groups += pv_unit_groups(&k, &units[i], rows);
+		units[i].tile0 = sn.tile0[sn.off[i]];
+		units[i].group0 = sn.group0[sn.off[i]];
 	}
-	free(rows);
+	r->n_tiles = sn.tile0[sn.off[nunits]];
+	r->n_groups = sn.group0[sn.off[nunits]];
 
 	r->S = c->n_seqs, r->T = k.T, r->Hq = k.Hq, r->D = k.D, r->MAXCTX = k.MAXCTX;
 	r->wave = k.W, r->ec = k.EC, r->rows = k.M;
@@ -887,6 +966,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 		    (want_seg && (!r->seg_max || !r->seg_sum || !r->seg_out))) {
 			attn_free(r);
 			free(units);
+			segnum_free(&sn);
 			c_row_slots_free(&k);
 			if (!over)
 				return fs_nomem(err, "the emulation's outputs", (size_t)total);
@@ -918,11 +998,12 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	 * PV). */
 	if (fast && c->mode == MODE_DECODE && r->nseg > 1 &&
 	    nunits < 4 * (size_t)omp_get_max_threads())
-		failed = k.pv.on ? pv_split(&k, units, nunits, ops, maxrt, &bad, &nomem) :
-			 fast_split(&k, units, nunits, ops, maxrt, &nomem);
+		failed = k.pv.on ? pv_split(&k, units, nunits, &sn, ops, maxrt, &bad, &nomem) :
+			 fast_split(&k, units, nunits, &sn, ops, maxrt, &nomem);
 	else
 		failed = run_units(&k, units, nunits, fast, ops, maxrt, &bad, &nomem);
 	free(units);
+	segnum_free(&sn);
 	c_row_slots_free(&k);
 	r->replica_mismatch = bad;
 	if (nomem) {

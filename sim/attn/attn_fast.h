@@ -151,8 +151,6 @@ void pv_fast_free(struct pv_fscratch *f);
  * less, pv_fast_state_rows (the computed rows only: decode's distinct
  * rows, the replicas' states left out). A segment's states and goldens depend on
  * that segment alone, so any split gives the same bytes.
- * pv_fast_seg_counts: the tiles and groups of segment sg (rows: the
- * unit's, attn_unit_rows).
  */
 int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts, int rst,
@@ -161,8 +159,6 @@ int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_o
  * G for decode whose replica rows are copies of their primaries (one row
  * tile, rows 0 .. G - 1 the primaries: nothing to check), else nrt * M. */
 int pv_fast_state_rows(const struct kern *k, int nrt);
-void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
-			int sg, size_t *tiles, size_t *groups);
 /* One unit, pv_int8_unit's bytes: segs over all segments, then
  * attn_spec_finish. 0, or -1 if the A map cannot be read. */
 int pv_fast_unit(const struct kern *k, const struct unit *u, const struct tile_ops *ops,

@@ -726,27 +726,6 @@ static int fast_product(const struct kern *k, const struct unit *u, const struct
 	return 0;
 }
 
-void pv_fast_seg_counts(const struct kern *k, const struct unit *u, const struct row *rows,
-			int sg, size_t *tiles, size_t *groups)
-{
-	int lo, hi;
-
-	*tiles = *groups = 0;
-	attn_seg_bounds(k, u->s, sg, &lo, &hi);
-	for (int kb = lo; kb < hi; kb += k->pv.GK)
-		for (int i = 0; i < u->nrt; i++) {
-			int any = 0;
-
-			for (int t = 0; t < k->pv.GT; t++)
-				if (kb + t * k->N < hi &&
-				    attn_tile_needed(k, &rows[i * k->M], kb + t * k->N, hi)) {
-					(*tiles)++;
-					any = 1;
-				}
-			*groups += (size_t)any;
-		}
-}
-
 int pv_fast_segs(const struct kern *k, const struct unit *u, const struct tile_ops *ops,
 		 int sg0, int sg1, size_t tile, size_t gi, struct rstate *sts, int rst,
 		 struct scratch *x, struct pv_scratch *px, struct pv_fscratch *f)

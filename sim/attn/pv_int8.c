@@ -240,24 +240,21 @@ enum fs_rc pv_plan_build(struct kern *k, struct fs_err *err)
 	return FS_OK;
 }
 
-size_t pv_unit_groups(const struct kern *k, const struct unit *u,
-		      const struct row *rows)
+size_t pv_seg_groups(const struct kern *k, const struct unit *u,
+		     const struct row *rows, int sg)
 {
 	size_t n = 0;
+	int lo, hi;
 
-	for (int sg = 0; sg < case_segments_of(k->c, u->s); sg++) {
-		int lo, hi;
-
-		attn_seg_bounds(k, u->s, sg, &lo, &hi);
-		for (int kb = lo; kb < hi; kb += k->pv.GK)
-			for (int i = 0; i < u->nrt; i++)
-				for (int t = 0; t < k->pv.GT; t++)
-					if (kb + t * k->N < hi &&
-					    attn_tile_needed(k, &rows[i * k->M], kb + t * k->N, hi)) {
-						n++;
-						break;
-					}
-	}
+	attn_seg_bounds(k, u->s, sg, &lo, &hi);
+	for (int kb = lo; kb < hi; kb += k->pv.GK)
+		for (int i = 0; i < u->nrt; i++)
+			for (int t = 0; t < k->pv.GT; t++)
+				if (kb + t * k->N < hi &&
+				    attn_tile_needed(k, &rows[i * k->M], kb + t * k->N, hi)) {
+					n++;
+					break;
+				}
 	return n;
 }
 

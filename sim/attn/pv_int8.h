@@ -57,9 +57,10 @@ int pv_tile_needed(const struct kern *k, const struct unit *u, const struct row 
 		   int kt, int hi);
 
 /* Groups (one per group of GK keys and row tile that some row sees) of
- * unit u, whose rows are rows: fixes the pv golden indices up front. */
-size_t pv_unit_groups(const struct kern *k, const struct unit *u,
-		      const struct row *rows);
+ * split-K segment sg of unit u, whose rows are rows: fixes the pv golden
+ * indices up front. */
+size_t pv_seg_groups(const struct kern *k, const struct unit *u,
+		     const struct row *rows, int sg);
 
 /*
  * kernel_bug_na for the INT8 PV classes (kernel.h's BUG_P_REGROUP_NONE
