@@ -310,7 +310,6 @@ static enum fs_rc check_profile(const struct fs_case *c,
 
 #define RANGE_MAX 0x1p127	/* half of f32's largest: room for rounding */
 
-/* The largest of n floats (stride 1), NaN (poison) skipped; inf counts. */
 /*
  * The largest |x[i]|, NaN skipped, 0 for none. On the bits: with the
  * sign cleared, the unsigned order of a float's bits is its order (inf
@@ -567,8 +566,8 @@ static void split_plan_free(struct split_plan *sp)
 
 /* R: the state rows a unit keeps; sn: where each segment's tiles and
  * groups start. */
-static int split_plan_make(const struct kern *k, const struct unit *units, size_t nunits,
-			   const struct segnum *sn, size_t R, struct split_plan *sp)
+static int split_plan_make(const struct kern *k, size_t nunits, const struct segnum *sn,
+			   size_t R, struct split_plan *sp)
 {
 	size_t np = 0, ubytes, want, cap;
 
@@ -577,7 +576,7 @@ static int split_plan_make(const struct kern *k, const struct unit *units, size_
 	ubytes = sp->nst * (sizeof(struct rstate) + (size_t)k->D * sizeof(float));
 	sp->p0 = malloc((nunits + 1) * sizeof(*sp->p0));
 	for (size_t i = 0; i < nunits; i++)
-		np += (size_t)(case_segments_of(k->c, units[i].s) + SPLIT_SEGS - 1) / SPLIT_SEGS;
+		np += (sn->off[i + 1] - sn->off[i] + SPLIT_SEGS - 1) / SPLIT_SEGS;
 	/* enough pieces a wave to keep the threads busy, within the cap */
 	want = (SPLIT_PIECES_THREAD * (size_t)omp_get_max_threads() * nunits + np - 1) /
 	       (np ? np : 1);
@@ -595,7 +594,7 @@ static int split_plan_make(const struct kern *k, const struct unit *units, size_
 		sp->sts[i].o = &sp->obuf[i * k->D];
 	np = 0;
 	for (size_t i = 0; i < nunits; i++) {
-		int nseg = case_segments_of(k->c, units[i].s);
+		int nseg = (int)(sn->off[i + 1] - sn->off[i]);
 
 		sp->p0[i] = np;
 		for (int sg = 0; sg < nseg; sg += SPLIT_SEGS) {
@@ -641,7 +640,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 	int failed = 0, nt;
 
 	*nomemp = 1;
-	if (split_plan_make(k, units, nunits, sn, (size_t)k->G, &sp))
+	if (split_plan_make(k, nunits, sn, (size_t)k->G, &sp))
 		return 0;
 	team = team_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS, &nt);
 	if (!team) {
@@ -708,7 +707,7 @@ static int pv_split(const struct kern *k, const struct unit *units, size_t nunit
 	long bad = 0;
 
 	*nomemp = 1;
-	if (split_plan_make(k, units, nunits, sn, R, &sp))
+	if (split_plan_make(k, nunits, sn, R, &sp))
 		return 0;
 	team = team_alloc(k, maxrt, 1, 1, 1, &nt);
 	if (!team) {
