@@ -672,7 +672,26 @@ def print_stages(rows, stage_res, wmap, pk, out):
         print("  no full rows", file=out)
 
 
-def targets25(rows, numpy_res, torch_res, stage_res, out):
+def peak_scaling(pk, big):
+    """How much this machine's own ceilings (peak.c, same invocation) grow
+    from 1 to big threads: what target 3's 10x stands beside. A stage at
+    its ceiling at both thread counts scales by its ceiling's ratio (the
+    16-core host: about 8x for each); one below its ceiling at one thread
+    (the prefill reference, 40-60 % of the f64 peak) can scale by more."""
+    one, n = "1", str(big)
+    parts = []
+    for key, name in (("f64_gfma", "f64 FMA"), ("f32_gfma", "f32 FMA"),
+                      ("int8_gmacs", "int8 MAC"), ("read_gbs", "DRAM read")):
+        d = (pk or {}).get(key, {})
+        if d.get(one) and d.get(n):
+            parts.append("%s %.2fx" % (name, d[n] / d[one]))
+    g = (pk or {}).get("gen_ns", {})
+    if g.get(one) and g.get(n):		# ns a value a thread: the rate is big / ns
+        parts.append("generator %.2fx" % (big * g[one] / g[n]))
+    return ", ".join(parts)
+
+
+def targets25(rows, numpy_res, torch_res, stage_res, out, pk=None):
     """Issue 25's targets, each met, NOT MET or unknown, with its figures."""
     def find(wl, mode, t):
         return next((r for r in rows if r["workload"] == wl and r["mode"] == mode
@@ -727,6 +746,10 @@ def targets25(rows, numpy_res, torch_res, stage_res, out):
     for name, ok, figs in res:
         print("  %-9s %s: %s" % ({True: "met", False: "NOT MET", None: "unknown"}[ok],
                                  name, figs), file=out)
+    ps = big and big > 1 and peak_scaling(pk, big)
+    if ps:
+        print("  (info)    3. this machine's ceilings from 1 to %d threads (peak): %s"
+              % (big, ps), file=out)
     return res
 
 
@@ -986,7 +1009,7 @@ def main():
     print_stages(rows, stage_res, wmap, pk, out)
     scale = scaling(rows, out)
     tg = targets(rows, scale, numpy_res, pk, out)
-    tg += targets25(rows, numpy_res, torch_res, stage_res, out)
+    tg += targets25(rows, numpy_res, torch_res, stage_res, out, pk)
     tg += targets2314(rows, out)
     if a.json:
         with open(a.json + ".tmp", "w") as f:
