@@ -444,48 +444,83 @@ struct thread_scratch {
 	struct pv_fscratch pf;	/* INT8 PV's fast path */
 };
 
-static void team_free(struct thread_scratch *t, int n)
+/* The team: n threads' scratch, carved from one block (slab.h). */
+struct team {
+	int n;
+	char *mem;
+	struct thread_scratch t[];
+};
+
+static void team_free(struct team *tm)
 {
-	for (int i = 0; t && i < n; i++) {
-		attn_scratch_free(&t[i].x);
-		attn_fast_free(&t[i].f);
-		pv_scratch_free(&t[i].px);
-		pv_fast_free(&t[i].pf);
-	}
-	free(t);
+	if (tm)
+		free(tm->mem);
+	free(tm);
+}
+
+/* One thread's scratch from s: the arrays its executor uses (fast:
+ * the fast path's; INT8 PV has its own, px and pf, not f). */
+static int team_carve(const struct kern *k, int nrt, int nseg, int fast, int ng,
+		      struct thread_scratch *t, struct slab *s)
+{
+	if (attn_scratch_carve(k, nrt, nseg, &t->x, s))
+		return -1;
+	if (fast && !k->pv.on && attn_fast_carve(k, ng, nrt, &t->f, s))
+		return -1;
+	if (k->pv.on && pv_scratch_carve(k, &t->px, s))
+		return -1;
+	return k->pv.on && fast ? pv_fast_carve(k, nrt, &t->pf, s) : 0;
 }
 
 /*
- * Every thread's scratch, allocated here, on the calling thread, before
- * the team starts (thread t takes t[omp_get_thread_num()]): a thread's
- * first malloc makes glibc map it an arena of its own, and 16 threads
- * doing so at once, with the rest of their scratch, took 0.5-3.7 ms of a
- * 10 ms decode on the 16-core host (glibc.malloc.arena_max=1 showed
- * it). nrt, nseg: attn_scratch_alloc's; fast: the fast path's scratch
- * too; ng: attn_fast_alloc's row groups. *n: the threads, to run the
- * team with (num_threads) and free it. NULL out of memory, nothing held.
+ * Every thread's scratch for a team of omp_get_max_threads(): one block,
+ * allocated here on the calling thread, a page-aligned part a thread,
+ * each part carved and first written by its own thread in a parallel
+ * region of the same size as the team's (libgomp gives team member i
+ * the same pool thread from one region to the next; where it does not,
+ * only the placement of pages differs, not what is computed). Two
+ * costs avoided, both serial and both measured on the 16-core host: a
+ * thread's first malloc maps it an arena of its own, and 16 threads
+ * doing so at once took 0.5-3.7 ms of a 10 ms decode
+ * (glibc.malloc.arena_max=1 showed it); a malloc an array on this
+ * thread faulted in every page of the team's scratch from here, 0.3-0.7
+ * ms of an 8 ms decode (slab.h). nrt, nseg: attn_scratch_carve's; fast:
+ * the fast path's scratch too; ng: attn_fast_carve's row groups. NULL
+ * out of memory, nothing held; team->n is the thread count to run with
+ * (num_threads).
  */
-static struct thread_scratch *team_alloc(const struct kern *k, int nrt, int nseg,
-					 int fast, int ng, int *np)
+static struct team *team_alloc(const struct kern *k, int nrt, int nseg, int fast, int ng)
 {
-	int n = *np = omp_get_max_threads(), bad = 0;
-	struct thread_scratch *t = calloc((size_t)n, sizeof(*t));
+	int n = omp_get_max_threads(), bad = 0;
+	struct team *tm = calloc(1, sizeof(*tm) + (size_t)n * sizeof(tm->t[0]));
+	struct slab count = { 0 };
+	size_t part;
 
-	for (int i = 0; t && i < n && !bad; i++) {
-		bad = attn_scratch_alloc(k, nrt, nseg, &t[i].x);
-		/* INT8 PV's fast path has its own scratch (pf), not f */
-		if (!bad && fast && !k->pv.on)
-			bad = attn_fast_alloc(k, ng, nrt, &t[i].f);
-		if (!bad && k->pv.on)
-			bad = pv_scratch_alloc(k, &t[i].px);
-		if (!bad && k->pv.on && fast)
-			bad = pv_fast_alloc(k, nrt, &t[i].pf);
-	}
-	if (!t || bad) {
-		team_free(t, n);
+	if (!tm)
+		return NULL;
+	tm->n = n;
+	if (team_carve(k, nrt, nseg, fast, ng, &tm->t[0], &count)) {
+		free(tm);
 		return NULL;
 	}
-	return t;
+	part = (count.used + 4095) & ~(size_t)4095;
+	tm->mem = part && (size_t)n <= SIZE_MAX / part ? aligned_alloc(4096, (size_t)n * part) : NULL;
+	if (!tm->mem) {
+		free(tm);
+		return NULL;
+	}
+#pragma omp parallel num_threads(n) reduction(+ : bad)
+	{
+		int i = omp_get_thread_num();
+		struct slab s = { tm->mem + (size_t)i * part, 0, part };
+
+		bad += team_carve(k, nrt, nseg, fast, ng, &tm->t[i], &s) != 0;
+	}
+	if (bad) {
+		team_free(tm);
+		return NULL;
+	}
+	return tm;
 }
 
 /*
@@ -501,16 +536,16 @@ static int run_units(const struct kern *k, const struct unit *units,
 {
 	const struct fs_case *c = k->c;
 	int ng = c->mode == MODE_DECODE ? (k->G + TILE_ROWS - 1) / TILE_ROWS : maxrt;
-	int failed = 0, nt;
+	int failed = 0;
 	long bad = 0;
-	struct thread_scratch *team = team_alloc(k, maxrt, case_segments_max(c), fast, ng, &nt);
+	struct team *team = team_alloc(k, maxrt, case_segments_max(c), fast, ng);
 
 	*nomemp = !team;
 	if (!team)
 		return 0;
-#pragma omp parallel num_threads(nt) reduction(+ : bad, failed)
+#pragma omp parallel num_threads(team->n) reduction(+ : bad, failed)
 	{
-		struct thread_scratch *me = &team[omp_get_thread_num()];
+		struct thread_scratch *me = &team->t[omp_get_thread_num()];
 
 #pragma omp for schedule(dynamic, 1)
 		for (size_t i = 0; i < nunits; i++) {
@@ -525,7 +560,7 @@ static int run_units(const struct kern *k, const struct unit *units,
 				units[i + 1].tile0 : k->r->n_tiles) - u->tile0));
 		}
 	}
-	team_free(team, nt);
+	team_free(team);
 	*badp = bad;
 	return failed;
 }
@@ -638,21 +673,21 @@ static int fast_split(const struct kern *k, const struct unit *units,
 		      int maxrt, int *nomemp)
 {
 	struct split_plan sp;
-	struct thread_scratch *team;
-	int failed = 0, nt;
+	struct team *team;
+	int failed = 0;
 
 	*nomemp = 1;
 	if (split_plan_make(k, nunits, sn, (size_t)k->G, &sp))
 		return 0;
-	team = team_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS, &nt);
+	team = team_alloc(k, maxrt, 1, 1, (k->G + TILE_ROWS - 1) / TILE_ROWS);
 	if (!team) {
 		split_plan_free(&sp);
 		return 0;
 	}
 	*nomemp = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : failed)
+#pragma omp parallel num_threads(team->n) reduction(+ : failed)
 	{
-		struct thread_scratch *me = &team[omp_get_thread_num()];
+		struct thread_scratch *me = &team->t[omp_get_thread_num()];
 
 		for (size_t w0 = 0; w0 < nunits; w0 += sp.wave) {
 			size_t w1 = w0 + sp.wave < nunits ? w0 + sp.wave : nunits;
@@ -679,7 +714,7 @@ static int fast_split(const struct kern *k, const struct unit *units,
 			/* and here: merged before the next wave's states */
 		}
 	}
-	team_free(team, nt);
+	team_free(team);
 	split_plan_free(&sp);
 	return failed;
 }
@@ -704,22 +739,22 @@ static int pv_split(const struct kern *k, const struct unit *units, size_t nunit
 	size_t R = (size_t)pv_fast_state_rows(k, maxrt);
 	int compact = R < (size_t)maxrt * k->M;
 	struct split_plan sp;
-	struct thread_scratch *team;
-	int failed = 0, nt;
+	struct team *team;
+	int failed = 0;
 	long bad = 0;
 
 	*nomemp = 1;
 	if (split_plan_make(k, nunits, sn, R, &sp))
 		return 0;
-	team = team_alloc(k, maxrt, 1, 1, 1, &nt);
+	team = team_alloc(k, maxrt, 1, 1, 1);
 	if (!team) {
 		split_plan_free(&sp);
 		return 0;
 	}
 	*nomemp = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : failed, bad)
+#pragma omp parallel num_threads(team->n) reduction(+ : failed, bad)
 	{
-		struct thread_scratch *me = &team[omp_get_thread_num()];
+		struct thread_scratch *me = &team->t[omp_get_thread_num()];
 
 		for (size_t w0 = 0; w0 < nunits; w0 += sp.wave) {
 			size_t w1 = w0 + sp.wave < nunits ? w0 + sp.wave : nunits;
@@ -757,7 +792,7 @@ static int pv_split(const struct kern *k, const struct unit *units, size_t nunit
 			/* and here: merged before the next wave's states */
 		}
 	}
-	team_free(team, nt);
+	team_free(team);
 	split_plan_free(&sp);
 	*badp = bad;
 	return failed;

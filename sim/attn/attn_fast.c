@@ -26,53 +26,32 @@
 _Static_assert(TILE_CHUNK == INPUTS_K_CHUNK,
 	       "the vector kernels read K chunks in place from the cache");
 
-void attn_fast_free(struct fscratch *f)
-{
-	free(f->kst);
-	free(f->qb);
-	free(f->qsum);
-	free(f->dot);
-	free(f->creg);
-	free(f->ws);
-	free(f->ex);
-	free(f->vis);
-	free(f->vn);
-	free(f->ksc);
-	free(f->vsc);
-	free(f->ot);
-	free(f->gm);
-	free(f->gl);
-	free(f->needed);
-	memset(f, 0, sizeof(*f));
-}
-
-int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f)
+int attn_fast_carve(const struct kern *k, int ng, int nrt, struct fscratch *f,
+		    struct slab *s)
 {
 	size_t N = (size_t)k->N, D = (size_t)k->D, G = (size_t)ng * TILE_ROWS;
 	size_t ks = (size_t)k->ksteps;
 
-	memset(f, 0, sizeof(*f));
-	f->kst = malloc(D * N);
-	f->qb = calloc(G * D, 1);
-	f->qsum = calloc(G, sizeof(int32_t));
-	f->dot = malloc(ks * G * N * sizeof(int32_t));
-	f->creg = malloc(ks * k->W * k->EC * sizeof(int32_t));
-	f->ws = malloc(TILE_ROWS * N * sizeof(float));
-	f->ex = malloc((TILE_ROWS * N + TILE_ROWS) * sizeof(float));
-	f->vis = malloc(N * sizeof(uint16_t));
-	f->vn = calloc(D * N, sizeof(float));
-	f->ksc = malloc(ks * N * sizeof(float));
-	f->vsc = malloc(N * sizeof(float));
-	f->ot = malloc(G * D * sizeof(float));
-	f->gm = malloc(G * sizeof(float));
-	f->gl = malloc(G * sizeof(float));
-	f->needed = malloc((size_t)nrt * sizeof(int));
-	if (!f->kst || !f->qb || !f->qsum || !f->dot || !f->creg || !f->ws ||
-	    !f->ex || !f->vis || !f->vn || !f->ksc || !f->vsc ||
-	    !f->ot || !f->gm || !f->gl || !f->needed) {
-		attn_fast_free(f);
-		return -1;
-	}
+	f->kst = slab_take(s, D * N);
+	f->qb = slab_take(s, G * D);
+	f->qsum = slab_take(s, G * sizeof(int32_t));
+	f->dot = slab_take(s, ks * G * N * sizeof(int32_t));
+	f->creg = slab_take(s, ks * k->W * k->EC * sizeof(int32_t));
+	f->ws = slab_take(s, TILE_ROWS * N * sizeof(float));
+	f->ex = slab_take(s, (TILE_ROWS * N + TILE_ROWS) * sizeof(float));
+	f->vis = slab_take(s, N * sizeof(uint16_t));
+	f->vn = slab_take(s, D * N * sizeof(float));
+	f->ksc = slab_take(s, ks * N * sizeof(float));
+	f->vsc = slab_take(s, N * sizeof(float));
+	f->ot = slab_take(s, G * D * sizeof(float));
+	f->gm = slab_take(s, G * sizeof(float));
+	f->gl = slab_take(s, G * sizeof(float));
+	f->needed = slab_take(s, (size_t)nrt * sizeof(int));
+	if (!s->base || s->used > s->cap)
+		return s->base ? -1 : 0;
+	memset(f->qb, 0, G * D);
+	memset(f->qsum, 0, G * sizeof(int32_t));
+	memset(f->vn, 0, D * N * sizeof(float));
 	return 0;
 }
 

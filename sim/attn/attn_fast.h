@@ -10,6 +10,7 @@
 
 #include "attn_int.h"
 #include "tile_fast.h"
+#include "../common/slab.h"
 
 /*
  * The fast path (attn_fast.c): the same unit, for the correct kernel on
@@ -59,8 +60,10 @@ struct fscratch {
 	int *needed;		/* [nrt] */
 };
 
-int attn_fast_alloc(const struct kern *k, int ng, int nrt, struct fscratch *f);
-void attn_fast_free(struct fscratch *f);
+/* Carve f for ng row groups and nrt row tiles from s (attn_spec.h's
+ * attn_scratch_carve says how); qb, qsum and vn start zeroed. */
+int attn_fast_carve(const struct kern *k, int ng, int nrt, struct fscratch *f,
+		    struct slab *s);
 /* Fill k->ord, k->ord_ok: do all C rows sum TILE_KEYS columns in one order? */
 void attn_fast_order(struct kern *k);
 /* Do decode's replica rows sum their slots in their primary's order? */
@@ -141,9 +144,9 @@ struct pv_fscratch {
  * correct kernel)? Its profile's operands are int8 (C int32) and M at
  * most TILE_ROWS, hw is lm, K a multiple of 4, and each B row names one key. */
 int pv_fast_ok(const struct kern *k);
-/* 0, or -1 out of memory with nothing held; nrt: the most row tiles of a unit. */
-int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f);
-void pv_fast_free(struct pv_fscratch *f);
+/* Carve f from s (as attn_fast_carve; nrt: the most row tiles of a
+ * unit); -1 also when k->N > 256. */
+int pv_fast_carve(const struct kern *k, int nrt, struct pv_fscratch *f, struct slab *s);
 /*
  * Split-K segments [sg0, sg1) of a unit, their first tile and group
  * numbered tile and gi; segment sg's row states into sts[sg * rst + i],

@@ -385,7 +385,8 @@ void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 /*
  * A thread's scratch: the unit's rows and their segment states, which
  * both executors use, and the scalar executor's registers and workspace
- * (attn_spec.c allocates it all: attn_scratch_alloc).
+ * (attn_spec.c carves it all: attn_scratch_carve; attn.c's team_alloc
+ * gives each thread its part of one block).
  */
 struct scratch {
 	uint8_t *areg, *breg;

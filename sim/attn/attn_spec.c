@@ -336,50 +336,27 @@ static void softmax_pv(const struct kern *k, const struct unit *u,
 	}
 }
 
-void attn_scratch_free(struct scratch *x)
-{
-	free(x->areg);
-	free(x->breg);
-	free(x->am);
-	free(x->bm);
-	free(x->creg);
-	free(x->ws);
-	free(x->ps);
-	free(x->p);
-	free(x->rows);
-	free(x->st);
-	free(x->obuf);
-	memset(x, 0, sizeof(*x));
-}
-
-int attn_scratch_alloc(const struct kern *k, int nrt, int nseg,
-			 struct scratch *x)
+int attn_scratch_carve(const struct kern *k, int nrt, int nseg, struct scratch *x,
+		       struct slab *s)
 {
 	size_t rows = (size_t)nrt * k->M;
-
-	memset(x, 0, sizeof(*x));
-	{
 	/* Q and K each fill A or B (operand_order): size for the larger. */
 	size_t regs = (size_t)k->W * (k->EA > k->EB ? k->EA : k->EB);
 	size_t mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
 
-	x->areg = malloc(regs);
-	x->breg = malloc(regs);
-	x->am = malloc((size_t)nrt * k->ksteps * mat * sizeof(int32_t));
-	x->bm = malloc((size_t)k->ksteps * mat * sizeof(int32_t));
-	}
-	x->creg = malloc((size_t)k->ksteps * k->W * k->EC * sizeof(int32_t));
-	x->ws = malloc((size_t)k->M * k->N * sizeof(float));
-	x->ps = malloc((size_t)k->M * k->N * sizeof(float));
-	x->p = malloc((size_t)k->N * sizeof(float));
-	x->rows = malloc(rows * sizeof(struct row));
-	x->st = malloc((size_t)nseg * rows * sizeof(struct rstate));
-	x->obuf = malloc((size_t)nseg * rows * k->D * sizeof(float));
-	if (!x->areg || !x->breg || !x->am || !x->bm || !x->creg || !x->ws || !x->ps ||
-	    !x->p || !x->rows || !x->st || !x->obuf) {
-		attn_scratch_free(x);
-		return -1;
-	}
+	x->areg = slab_take(s, regs);
+	x->breg = slab_take(s, regs);
+	x->am = slab_take(s, (size_t)nrt * k->ksteps * mat * sizeof(int32_t));
+	x->bm = slab_take(s, (size_t)k->ksteps * mat * sizeof(int32_t));
+	x->creg = slab_take(s, (size_t)k->ksteps * k->W * k->EC * sizeof(int32_t));
+	x->ws = slab_take(s, (size_t)k->M * k->N * sizeof(float));
+	x->ps = slab_take(s, (size_t)k->M * k->N * sizeof(float));
+	x->p = slab_take(s, (size_t)k->N * sizeof(float));
+	x->rows = slab_take(s, rows * sizeof(struct row));
+	x->st = slab_take(s, (size_t)nseg * rows * sizeof(struct rstate));
+	x->obuf = slab_take(s, (size_t)nseg * rows * k->D * sizeof(float));
+	if (!s->base || s->used > s->cap)
+		return s->base ? -1 : 0;
 	for (size_t i = 0; i < (size_t)nseg * rows; i++)
 		x->st[i].o = &x->obuf[i * k->D];
 	return 0;

@@ -7,14 +7,15 @@
 #define ATTN_SPEC_H
 
 #include "attn_int.h"
+#include "../common/slab.h"
 
 /*
- * A thread's scratch for units of at most nrt row tiles and nseg split-K
- * segments. Returns 0, or -1 out of memory (x then holds nothing).
+ * Carve a thread's scratch for units of at most nrt row tiles and nseg
+ * split-K segments from s (slab.h: on an empty slab, count only).
+ * Returns 0, or -1 when s is too small.
  */
-int attn_scratch_alloc(const struct kern *k, int nrt, int nseg,
-		       struct scratch *x);
-void attn_scratch_free(struct scratch *x);
+int attn_scratch_carve(const struct kern *k, int nrt, int nseg, struct scratch *x,
+		       struct slab *s);
 
 /*
  * Run unit u on the scalar executor: its acc tiles from u->tile0, its

@@ -120,48 +120,36 @@ int pv_fast_state_rows(const struct kern *k, int nrt)
 	return pv_fast_rows(k) < k->M && nrt == 1 ? k->G : nrt * k->M;
 }
 
-void pv_fast_free(struct pv_fscratch *f)
-{
-	free(f->kst), free(f->kp), free(f->kcs), free(f->qb), free(f->qsum), free(f->dot);
-	free(f->a8), free(f->b4), free(f->c), free(f->bkey), free(f->ksc), free(f->ex);
-	free(f->sv), free(f->vk), free(f->sq), free(f->lo), free(f->hi);
-	free(f->arow), free(f->aidx), free(f->rcol), free(f->rbrk);
-	memset(f, 0, sizeof(*f));
-}
-
-int pv_fast_alloc(const struct kern *k, int nrt, struct pv_fscratch *f)
+int pv_fast_carve(const struct kern *k, int nrt, struct pv_fscratch *f, struct slab *sb)
 {
 	const struct lanemap_operand *ob = &k->lm->op[LM_B];
 	size_t M = (size_t)k->M, D = (size_t)k->D, K = (size_t)k->K;
 
-	memset(f, 0, sizeof(*f));
-	f->kst = malloc((size_t)k->pv.GT * D * k->N);
-	f->kp = malloc((size_t)k->pv.GT * sizeof(*f->kp));
-	f->kcs = malloc((size_t)k->pv.GT * sizeof(*f->kcs));
-	f->qb = malloc((size_t)nrt * M * D);
-	f->qsum = malloc((size_t)nrt * M * sizeof(int32_t));
-	f->dot = malloc((size_t)k->ksteps * M * k->N * sizeof(int32_t));
-	f->a8 = malloc(M * K);
-	f->b4 = malloc(K * D);
-	f->c = malloc(M * D * sizeof(int32_t));
-	f->bkey = malloc(K * sizeof(int));
-	f->ksc = malloc((size_t)k->pv.GT * k->ksteps * k->N * sizeof(float));
-	f->ex = malloc((M * K + M) * sizeof(float));
-	f->sv = malloc(K * sizeof(float));
-	f->vk = malloc(K * sizeof(*f->vk));
-	f->sq = malloc(M * sizeof(float));
-	f->lo = malloc(M * sizeof(int));
-	f->hi = malloc(M * sizeof(int));
-	f->arow = malloc(M * K * sizeof(int));
-	f->aidx = malloc(M * K * sizeof(int));
-	f->rcol = malloc(M * (size_t)k->rowcap);
-	f->rbrk = malloc(M * (size_t)k->rowcap);
-	if (!f->arow || !f->aidx || !f->rcol || !f->rbrk || k->N > 256 ||
-	    !f->kst || !f->kp || !f->kcs || !f->qb || !f->qsum || !f->dot || !f->a8 || !f->b4 || !f->c ||
-	    !f->bkey || !f->ksc || !f->ex || !f->sv || !f->vk || !f->sq || !f->lo || !f->hi) {
-		pv_fast_free(f);
+	if (k->N > 256)
 		return -1;
-	}
+	f->kst = slab_take(sb, (size_t)k->pv.GT * D * k->N);
+	f->kp = slab_take(sb, (size_t)k->pv.GT * sizeof(*f->kp));
+	f->kcs = slab_take(sb, (size_t)k->pv.GT * sizeof(*f->kcs));
+	f->qb = slab_take(sb, (size_t)nrt * M * D);
+	f->qsum = slab_take(sb, (size_t)nrt * M * sizeof(int32_t));
+	f->dot = slab_take(sb, (size_t)k->ksteps * M * k->N * sizeof(int32_t));
+	f->a8 = slab_take(sb, M * K);
+	f->b4 = slab_take(sb, K * D);
+	f->c = slab_take(sb, M * D * sizeof(int32_t));
+	f->bkey = slab_take(sb, K * sizeof(int));
+	f->ksc = slab_take(sb, (size_t)k->pv.GT * k->ksteps * k->N * sizeof(float));
+	f->ex = slab_take(sb, (M * K + M) * sizeof(float));
+	f->sv = slab_take(sb, K * sizeof(float));
+	f->vk = slab_take(sb, K * sizeof(*f->vk));
+	f->sq = slab_take(sb, M * sizeof(float));
+	f->lo = slab_take(sb, M * sizeof(int));
+	f->hi = slab_take(sb, M * sizeof(int));
+	f->arow = slab_take(sb, M * K * sizeof(int));
+	f->aidx = slab_take(sb, M * K * sizeof(int));
+	f->rcol = slab_take(sb, M * (size_t)k->rowcap);
+	f->rbrk = slab_take(sb, M * (size_t)k->rowcap);
+	if (!sb->base || sb->used > sb->cap)
+		return sb->base ? -1 : 0;
 	for (int s = 0; s < k->W * k->EB; s++)
 		f->bkey[ob->row[s]] = k->pv.b_key[s];
 	for (int i = 0; i < k->M * k->K; i++) {

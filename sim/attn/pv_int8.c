@@ -258,44 +258,28 @@ size_t pv_seg_groups(const struct kern *k, const struct unit *u,
 	return n;
 }
 
-void pv_scratch_free(struct pv_scratch *x)
-{
-	free(x->bm), free(x->creg), free(x->ws), free(x->ps), free(x->p);
-	free(x->pq), free(x->sp), free(x->alpha), free(x->areg), free(x->breg);
-	free(x->am), free(x->vm), free(x->pvc), free(x->needed), free(x->active);
-	free(x->vc);
-	memset(x, 0, sizeof(*x));
-}
-
-int pv_scratch_alloc(const struct kern *k, struct pv_scratch *x)
+int pv_scratch_carve(const struct kern *k, struct pv_scratch *x, struct slab *s)
 {
 	size_t GT = (size_t)k->pv.GT, mat = (size_t)(k->M > k->N ? k->M : k->N) * k->K;
 	size_t slots = (size_t)k->W * k->EC, tile = (size_t)k->M * k->N;
 
-	memset(x, 0, sizeof(*x));
-	x->bm = malloc(GT * k->ksteps * mat * sizeof(int32_t));
-	x->creg = malloc(GT * k->ksteps * slots * sizeof(int32_t));
-	x->ws = malloc(GT * tile * sizeof(float));
-	x->ps = malloc(GT * tile * sizeof(float));
-	x->p = malloc((size_t)k->M * k->K * sizeof(float));
-	x->pq = malloc((size_t)k->M * k->K);
-	x->sp = malloc((size_t)k->M * sizeof(float));
-	x->alpha = malloc((size_t)k->M * sizeof(float));
-	x->areg = malloc((size_t)k->W * k->EA);
-	x->breg = malloc((size_t)k->W * k->EB);
-	x->am = malloc((size_t)k->M * k->K * sizeof(int32_t));
-	x->vm = malloc((size_t)k->K * k->N * sizeof(int32_t));
-	x->pvc = malloc(slots * sizeof(int32_t));
-	x->needed = malloc(GT * sizeof(int));
-	x->active = malloc((size_t)k->M * sizeof(int));
-	x->vc = malloc((size_t)k->K * sizeof(struct vcol));
-	if (!x->bm || !x->creg || !x->ws || !x->ps || !x->p || !x->pq || !x->sp ||
-	    !x->alpha || !x->areg || !x->breg || !x->am || !x->vm || !x->pvc ||
-	    !x->needed || !x->active || !x->vc) {
-		pv_scratch_free(x);
-		return -1;
-	}
-	return 0;
+	x->bm = slab_take(s, GT * k->ksteps * mat * sizeof(int32_t));
+	x->creg = slab_take(s, GT * k->ksteps * slots * sizeof(int32_t));
+	x->ws = slab_take(s, GT * tile * sizeof(float));
+	x->ps = slab_take(s, GT * tile * sizeof(float));
+	x->p = slab_take(s, (size_t)k->M * k->K * sizeof(float));
+	x->pq = slab_take(s, (size_t)k->M * k->K);
+	x->sp = slab_take(s, (size_t)k->M * sizeof(float));
+	x->alpha = slab_take(s, (size_t)k->M * sizeof(float));
+	x->areg = slab_take(s, (size_t)k->W * k->EA);
+	x->breg = slab_take(s, (size_t)k->W * k->EB);
+	x->am = slab_take(s, (size_t)k->M * k->K * sizeof(int32_t));
+	x->vm = slab_take(s, (size_t)k->K * k->N * sizeof(int32_t));
+	x->pvc = slab_take(s, slots * sizeof(int32_t));
+	x->needed = slab_take(s, GT * sizeof(int));
+	x->active = slab_take(s, (size_t)k->M * sizeof(int));
+	x->vc = slab_take(s, (size_t)k->K * sizeof(struct vcol));
+	return s->base && s->used > s->cap ? -1 : 0;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../common/fs.h"
+#include "../common/slab.h"
 
 struct kern;
 struct unit;
@@ -87,8 +88,8 @@ struct pv_scratch {
 	struct vcol *vc;	/* [GK] the group's V columns */
 };
 
-int pv_scratch_alloc(const struct kern *k, struct pv_scratch *x);
-void pv_scratch_free(struct pv_scratch *x);
+/* Carve x from s (as attn_spec.h's attn_scratch_carve). */
+int pv_scratch_carve(const struct kern *k, struct pv_scratch *x, struct slab *s);
 
 /*
  * Run unit u with INT8 PV: QK as attn_spec_unit does, then per group of
