@@ -448,13 +448,16 @@ struct thread_scratch {
 struct team {
 	int n;
 	char *mem;
+	size_t bytes;		/* of mem */
 	struct thread_scratch t[];
 };
 
 static void team_free(struct team *tm)
 {
-	if (tm)
+	if (tm && tm->mem) {
+		SLAB_UNPOISON(tm->mem, tm->bytes);	/* slab.h's gaps, under ASan */
 		free(tm->mem);
+	}
 	free(tm);
 }
 
@@ -504,7 +507,8 @@ static struct team *team_alloc(const struct kern *k, int nrt, int nseg, int fast
 		return NULL;
 	}
 	part = (count.used + 4095) & ~(size_t)4095;
-	tm->mem = part && (size_t)n <= SIZE_MAX / part ? aligned_alloc(4096, (size_t)n * part) : NULL;
+	tm->bytes = part && (size_t)n <= SIZE_MAX / part ? (size_t)n * part : 0;
+	tm->mem = tm->bytes ? aligned_alloc(4096, tm->bytes) : NULL;
 	if (!tm->mem) {
 		free(tm);
 		return NULL;
