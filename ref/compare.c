@@ -795,7 +795,7 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 	enum fs_rc rc;
 	int oom = 0;
 	size_t nk = 0;
-	long brows, rcap;
+	long brows;
 	int long_rows;
 	struct cmp_part *rparts;
 	struct ref_pv_vsum vsum = { 0 };
@@ -833,13 +833,13 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 			       "buffers for %ld rows", rows);
 	}
 
-	/* parts of single rows, for blocks of long rows and for blocks
-	 * whose chunks do not share out evenly (a block's rows: about 1.5
-	 * KiB a row, 400 rows for a prefill over 5120 keys); without them
-	 * (no memory) the latter share out their chunks as always */
-	rcap = brows;
+	/* parts of single rows, one for each of a block's rows, for blocks
+	 * of long rows and for blocks whose chunks do not share out evenly
+	 * (about 1.5 KiB a row, 400 rows for a prefill over 5120 keys);
+	 * without them (no memory) the latter share out their chunks as
+	 * always */
 	rparts = long_rows || cmp_max_team() > 1 ?
-		 malloc((size_t)rcap * sizeof(*rparts)) : NULL;
+		 malloc((size_t)brows * sizeof(*rparts)) : NULL;
 	if (long_rows && !rparts) {
 		free(parts);
 		free(tstat);
@@ -871,18 +871,15 @@ enum fs_rc compare_run_progress(const struct fs_case *c, const struct lanemap *l
 			long nch = (r1 + CMP_CHUNK - 1) / CMP_CHUNK - r0 / CMP_CHUNK;
 			/*
 			 * Blocks of long rows (not whole chunks), or chunks that
-			 * do not share out evenly (a decode: 24 rows of 131072
-			 * keys, two chunks; a prefill over 5120 keys: 25 chunks a
-			 * block, which ran as 32 on 16 threads, the INT8 PV check's
-			 * heavier rows at 1.18x the f32 one's where one thread
-			 * has 1.05x): the rows, not the chunks, are shared out,
+			 * do not share out evenly, fewer than threads among them
+			 * (a decode: 24 rows of 131072 keys, two chunks; a
+			 * prefill over 5120 keys: 25 chunks a block, which ran as
+			 * 32 on 16 threads): the rows, not the chunks, are shared out,
 			 * each into its own part, then folded into their chunk's
 			 * in row order (cmp_fold_row: the same bits); a chunk
 			 * that spans two blocks is folded in two goes, in order.
 			 */
-			int by_rows = long_rows ||
-				      (rparts && (nch < cmp_team() || nch % cmp_team()) &&
-				       r1 - r0 <= rcap);
+			int by_rows = long_rows || (rparts && nch % cmp_team());
 
 #pragma omp single
 			block_plan(&x, &blk, r0, r1);

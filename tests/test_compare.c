@@ -883,12 +883,16 @@ static void same_report_for_1_and_3_threads_one(const struct spec *sp,
 		r.acc[i * 256 + 40] += 1;
 	omp_set_num_threads(1);
 	assert_int_equal(run(&w, lm, &r, &one), FS_MISMATCH);
+	/* Chunks that share out evenly (the prefill's 10 and the decode's 2
+	 * on 2 threads) go as whole chunks; otherwise the rows are shared
+	 * out one by one and folded into their chunks (compare.c,
+	 * cmp_fold_row): at 3 threads (10 and 2 chunks) and 16. */
+	omp_set_num_threads(2);
+	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
+	assert_same_report(&one, &three);
 	omp_set_num_threads(3);
 	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
 	assert_same_report(&one, &three);
-	/* More threads than chunks: the rows are shared out one by one and
-	 * folded into their chunks (compare.c, cmp_fold_row), the decode's
-	 * at 3 threads already (2 chunks), the prefill's at 16 (10). */
 	omp_set_num_threads(16);
 	assert_int_equal(run(&w, lm, &r, &three), FS_MISMATCH);
 	assert_same_report(&one, &three);

@@ -454,7 +454,7 @@ struct team {
 
 static void team_free(struct team *tm)
 {
-	if (tm && tm->mem) {
+	if (tm) {	/* a team always has its mem (team_alloc) */
 		SLAB_UNPOISON(tm->mem, tm->bytes);	/* slab.h's gaps, under ASan */
 		free(tm->mem);
 	}
