@@ -73,6 +73,20 @@ static yaml_node_t *key_node(struct case_loader *L, yaml_node_t *map,
 	return NULL;
 }
 
+/* Keep where key path p's value v sits (fs_case.at), for the checks made
+ * after the load (case_fail_key). */
+static void keep_at(struct case_loader *L, const char *p, const yaml_node_t *v)
+{
+	struct fs_case *c = L->c;
+
+	if (!v || c->n_at == CASE_AT_MAX || strlen(p) >= sizeof(c->at[0].path))
+		return;
+	snprintf(c->at[c->n_at].path, sizeof(c->at[0].path), "%s", p);
+	c->at[c->n_at].line = ydoc_line(v);
+	c->at[c->n_at].col = ydoc_col(v);
+	c->n_at++;
+}
+
 static enum fs_rc missing(struct case_loader *L, yaml_node_t *map,
 			  const char *parent, const char *key, const char *why)
 {
@@ -208,6 +222,7 @@ static enum fs_rc parse_key(struct case_loader *L, const struct case_key *k,
 	enum fs_rc rc;
 
 	ydoc_path(p, sizeof(p), parent, caseschema_name(k));
+	keep_at(L, p, v);
 	if (k->parse) {
 		rc = k->parse(L, k, map, v, p, base);
 		if (rc)
@@ -845,6 +860,7 @@ enum fs_rc casefile_parse_kernel(struct case_loader *L,
 		if (!v)
 			continue;
 		ydoc_path(kp, sizeof(kp), p, bi->key);
+		keep_at(L, kp, v);
 		if (b == BUG_HEAD_DIM_LOADED && (s = ydoc_scalar(L->d, v, kp, NULL)) &&
 		    s[0] >= '0' && s[0] <= '9') {
 			int64_t n;

@@ -44,9 +44,9 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 	}
 	rc = lanemap_validate(r->lm, &rep);
 	if (rc == FS_MISMATCH)
-		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
-				  "isa: profile %s is not valid (see 'fragsim lanemap check %s')",
-				  r->lm->name, r->c.isa);
+		return case_fail_key(err, &r->c, "isa",
+				     "profile %s is not valid (see 'fragsim lanemap check %s')",
+				     r->lm->name, r->c.isa);
 	if (rc)
 		return fs_nomem(err, "the profile's inverse tables", 0);
 	route_check(&r->c, &r->route);
@@ -65,7 +65,7 @@ static int runcase_keeps_kv(const struct runcase *r)
 }
 
 /* A given logical tensor as f32 of the expected shape; NULL on error. */
-static float *load_given(const char *casefile, const char *path, const size_t *shape,
+static float *load_given(const struct fs_case *c, const char *path, const size_t *shape,
 			 const char *what, struct fs_err *err)
 {
 	struct npy_array a;
@@ -80,7 +80,7 @@ static float *load_given(const char *casefile, const char *path, const size_t *s
 		 * as it is. */
 		if (fs_err_rc(err, rc) == FS_EINPUT) {
 			fs_err_str(err, inner, sizeof(inner));
-			fs_fail_at(err, FS_EINPUT, casefile, 0, 0, "%s: %s", what, inner);
+			case_fail_key(err, c, what, "%s", inner);
 		}
 		return NULL;
 	}
@@ -139,11 +139,11 @@ enum fs_rc runcase_inputs(struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 	t0 = clock_seconds();
-	if (c->q.npy[0] && !(given[0] = load_given(c->file, c->q.npy, qs, "data.q.npy", err)))
+	if (c->q.npy[0] && !(given[0] = load_given(c, c->q.npy, qs, "data.q.npy", err)))
 		rc = fs_err_rc(err, FS_EINPUT);
-	if (!rc && c->k.npy[0] && !(given[1] = load_given(c->file, c->k.npy, ks, "data.k.npy", err)))
+	if (!rc && c->k.npy[0] && !(given[1] = load_given(c, c->k.npy, ks, "data.k.npy", err)))
 		rc = fs_err_rc(err, FS_EINPUT);
-	if (!rc && c->v.npy[0] && !(given[2] = load_given(c->file, c->v.npy, ks, "data.v.npy", err)))
+	if (!rc && c->v.npy[0] && !(given[2] = load_given(c, c->v.npy, ks, "data.v.npy", err)))
 		rc = fs_err_rc(err, FS_EINPUT);
 	g.q = given[0], g.k = given[1], g.v = given[2];
 	if (!rc)
@@ -518,9 +518,9 @@ enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err)
 	double t0;
 
 	if (r->c.route == ROUTE_STRICT && !r->route.inside)
-		return fs_fail_at(err, FS_EINPUT, r->c.file, 0, 0,
-				  "route: strict, and the case is outside the INT8 path: %s",
-				  r->route.reason[0]);
+		return case_fail_key(err, &r->c, "route",
+				     "strict, and the case is outside the INT8 path: %s",
+				     r->route.reason[0]);
 	fs_progress_stage(r->progress, FS_STAGE_INPUTS);
 	rc = runcase_inputs(r, err);
 	if (rc)

@@ -1289,7 +1289,8 @@ static void usage_error_points_at_the_help(void **state)
 
 /* Issue 21 point 14: a missing `npy:` file said only "DIR/k.npy:
  * cannot open: ...", naming neither the case nor the key; now the case
- * file, the key, then the file's own error. */
+ * file with the key's line and column, the key, then the file's own
+ * error. */
 static void missing_npy_names_its_key(void **state)
 {
 	char dir[64], want[512];
@@ -1301,7 +1302,7 @@ static void missing_npy_names_its_key(void **state)
 	tu_put(want, "fragsim: 1\nname: x\nsequences:\n  - {context: 8}\ndata:\n  k: {npy: k.npy}\n");
 	r = tu_run("run %s/c.yaml", dir);
 	assert_int_equal(r.status, 2);
-	snprintf(want, sizeof(want), "fragsim: error: %s/c.yaml: data.k.npy: %s/k.npy: cannot "
+	snprintf(want, sizeof(want), "fragsim: error: %s/c.yaml:6:12: data.k.npy: %s/k.npy: cannot "
 		 "open: No such file or directory\n", dir, dir);
 	assert_string_equal(r.err, want);
 	tu_free(&r);

@@ -1316,9 +1316,9 @@ static void gqa_grid_refused(void **state)
 		const char *yaml, *msg;
 	} bad[] = {
 		{ "sequences:\n  - {context: 16}\n",
-		  "kernel: gqa_map grid_permuted is a prefill grid (one q head a work unit)" },
+		  "kernel.gqa_map: grid_permuted is a prefill grid (one q head a work unit)" },
 		{ "mode: prefill\nsequences:\n  - {history: 0, chunk: 16}\n",
-		  "kernel: gqa_map grid_permuted: work unit 4 would serve q head 24 of 24 (G 6 > kv_heads 4)" },
+		  "kernel.gqa_map: grid_permuted: work unit 4 would serve q head 24 of 24 (G 6 > kv_heads 4)" },
 	};
 
 	(void)state;

@@ -247,7 +247,7 @@ static void refusals_name_the_reason(void **state)
 
 		snprintf(text, sizeof(text), UNIFORM_CASE, isas[i], "v_permuted");
 		run_text_err(text, &r, FS_EINPUT, &err);
-		assert_non_null(strstr(err.msg, "regroup v_permuted"));
+		assert_non_null(strstr(err.msg, "pv.regroup: v_permuted"));
 		assert_non_null(strstr(err.msg, "use regroup lds"));
 		runcase_free(&r);
 	}

@@ -270,6 +270,50 @@ static void bad_case_is_exit_2_with_location(void **state)
 	tu_free(&r);
 }
 
+/*
+ * Checks that need the profile (or come after the load) name the file,
+ * the line and column of the key, and the key, as the loader's do: the
+ * messages once read "k_scale per_block32 needs ..." with no file at all.
+ * Positions worked by hand from the texts below (temp_case puts two
+ * lines before each).
+ */
+static void late_checks_name_file_line_key(void **state)
+{
+	static const struct {
+		const char *body, *want;
+	} bad[] = {
+		{ "isa: sm80-mma-m16n8k16-s8\ncache: {k_scale: per_block32}\nsequences:\n  - {context: 40}\n",
+		  ":4:18: cache.k_scale: per_block32 needs a K-step of 32 head-dim elements; isa sm80-mma-m16n8k16-s8 has K = 16" },
+		{ "isa: cdna3-mfma-i32-16x16x32-i8\nsequences:\n  - {context: 40}\npv: {mode: int8, regroup: v_permuted}\n",
+		  ":6:27: pv.regroup: v_permuted on isa cdna3-mfma-i32-16x16x32-i8: lane 0's C registers do not hold the row-0 entries" },
+		{ "isa: cdna3-mfma-i32-32x32x16-i8\nsequences:\n  - {context: 40}\npv: {mode: int8}\n",
+		  ":6:12: pv.mode: int8 on isa cdna3-mfma-i32-32x32x16-i8: a group of K = 16 keys must be whole QK tiles of N = 32 keys" },
+		{ "sequences:\n  - {context: 16}\nkernel: {gqa_map: grid_permuted}\n",
+		  ":5:19: kernel.gqa_map: grid_permuted is a prefill grid" },
+		{ "route: strict\nmodel: {head_dim: 128}\nsequences:\n  - {context: 40}\n",
+		  ":3:8: route: strict, and the case is outside the INT8 path: head_size 128" },
+		{ "isa: gfx936-article\nsequences:\n  - {context: 40}\n",
+		  ":3:6: isa: profile gfx936-article is not valid (see 'fragsim lanemap check gfx936-article')" },
+		{ "sequences:\n  - {context: 40}\ndata: {k: {npy: /nonexistent/k.npy}}\n",
+		  ":5:17: data.k.npy: " },
+		{ "isa: sm80-mma-m16n8k16-s8\nsequences:\n  - {context: 40}\nkernel: {operand_order: kq}\n",
+		  ":6:25: kernel.operand_order: kq needs a square tile with A and B of one type; isa sm80-mma-m16n8k16-s8 is 16x8" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *p = temp_case(bad[i].body), want[512];
+		struct run_result r = tu_run("run %s", p);
+
+		snprintf(want, sizeof(want), "fragsim: error: %s%s", p, bad[i].want);
+		if (r.status != 2 || strncmp(r.err, want, strlen(want)))
+			fail_msg("case %zu: exit %d, stderr '%s', want '%s'", i, r.status, r.err, want);
+		tu_free(&r);
+		unlink(p);
+		free(p);
+	}
+}
+
 /* Real tensors: a case may name a logical Q as .npy. Feeding back the q.npy
  * a run wrote must give the same quantized Q; a Q of the wrong shape is an
  * input error that names the file. */
@@ -411,6 +455,7 @@ int main(void)
 		cmocka_unit_test(route_and_strict),
 		cmocka_unit_test(show_fills_defaults),
 		cmocka_unit_test(bad_case_is_exit_2_with_location),
+		cmocka_unit_test(late_checks_name_file_line_key),
 		T(given_npy_inputs),
 		cmocka_unit_test(unlisted_tensors_kept_within_budget),
 	};

@@ -126,7 +126,7 @@ static void u8_operand_is_refused(void **state)
 		   "model: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
 		   "sequences:\n  - {context: 40}\n");
 	snprintf(want, sizeof(want),
-		 "%s/case.yaml: isa: profile gfx936-u8: b is u8, but the kernel's Q and K are signed int8",
+		 "%s/case.yaml:3:6: isa: profile gfx936-u8: b is u8, but the kernel's Q and K are signed int8",
 		 t->dir);
 	expect_run(2, want, "run %s/case.yaml", t->dir);
 	expect_run(2, "b is u8", "run %s/case.yaml --exec scalar", t->dir);

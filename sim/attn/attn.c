@@ -157,9 +157,10 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 			return fs_nomem(err, "the kernel's column table",
 					(size_t)slots * sizeof(int));
 		if (kernel_contiguous_cols(k->lm, k->col_contig))
-			return fs_fail(err, FS_EINPUT,
-				       "kernel: adjacent-column beliefs need lanes holding equal shares of each C row; %s does not",
-				       k->lm->name);
+			return case_fail_key(err, k->c, kn->c_columns ? "kernel.c_columns" :
+					     kn->tail_mask ? "kernel.tail_mask" : "kernel.transpose",
+					     "adjacent-column beliefs need lanes holding equal shares of each C row; isa %s does not",
+					     k->lm->name);
 		if (kn->c_columns)
 			k->col_scale = k->col_contig;
 		if (kn->c_columns || kn->tail_mask)
@@ -173,9 +174,9 @@ static enum fs_rc kernel_tables(struct kern *k, struct fs_err *err)
 		if (!k->row_inter)
 			return fs_nomem(err, "the kernel's row table", (size_t)slots * sizeof(int));
 		if (kernel_interleaved_rows(k->lm, k->row_inter))
-			return fs_fail(err, FS_EINPUT,
-				       "kernel: c_rows interleaved needs lanes holding equal shares of each C column; %s does not",
-				       k->lm->name);
+			return case_fail_key(err, k->c, "kernel.c_rows",
+					     "interleaved needs lanes holding equal shares of each C column; isa %s does not",
+					     k->lm->name);
 		k->row_read = k->row_inter;
 	}
 	k->seq_block0 = malloc((size_t)k->c->n_seqs * sizeof(int));
@@ -256,24 +257,24 @@ static enum fs_rc check_profile(const struct fs_case *c,
 				struct fs_err *err)
 {
 	if (!lm->valid)
-		return fs_fail(err, FS_EINPUT, "profile %s is not valid", lm->name);
+		return case_fail_key(err, c, "isa", "profile %s is not valid", lm->name);
 	if (lm->op[LM_C].type != LM_I32 || lm_dtype_size(lm->op[LM_A].type) != 1 ||
 	    lm_dtype_size(lm->op[LM_B].type) != 1)
-		return fs_fail(err, FS_EINPUT,
-			       "profile %s: the INT8 kernel needs 8-bit A and B and i32 C",
-			       lm->name);
+		return case_fail_key(err, c, "isa",
+				     "profile %s: the INT8 kernel needs 8-bit A and B and i32 C",
+				     lm->name);
 	/* Q and K are symmetric int8 ([-clip, clip], poison -128): a u8
 	 * operand reads -1 as 255, so no correct kernel runs on one, and the
 	 * reference's mismatch would be reported as a mapping bug. */
 	for (int op = LM_A; op <= LM_B; op++)
 		if (lm->op[op].type == LM_U8)
-			return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
-					  "isa: profile %s: %s is u8, but the kernel's Q and K are signed int8 (a u8 operand reads -1 as 255); the INT8 kernel needs i8 A and B",
-					  lm->name, op == LM_A ? "a" : "b");
+			return case_fail_key(err, c, "isa",
+					     "profile %s: %s is u8, but the kernel's Q and K are signed int8 (a u8 operand reads -1 as 255); the INT8 kernel needs i8 A and B",
+					     lm->name, op == LM_A ? "a" : "b");
 	if (c->k_scale == KSCALE_PER_BLOCK32 && lm->k != 32)
-		return fs_fail(err, FS_EINPUT,
-			       "k_scale per_block32 needs a K-step of 32 head-dim elements; %s has K = %d",
-			       lm->name, lm->k);
+		return case_fail_key(err, c, "cache.k_scale",
+				     "per_block32 needs a K-step of 32 head-dim elements; isa %s has K = %d",
+				     lm->name, lm->k);
 	if (hw != lm && (!hw->valid || hw->wave != lm->wave || hw->m != lm->m ||
 			 hw->n != lm->n || hw->k != lm->k ||
 			 hw->op[LM_A].type != lm->op[LM_A].type ||
@@ -286,25 +287,25 @@ static enum fs_rc check_profile(const struct fs_case *c,
 			       "hardware map %s does not have the shape of %s",
 			       hw->name, lm->name);
 	if (c->kernel.operand_kq && (lm->m != lm->n || lm->op[LM_A].type != lm->op[LM_B].type))
-		return fs_fail(err, FS_EINPUT,
-			       "kernel: operand_order kq needs a square tile with A and B of one type; %s is %dx%d",
-			       lm->name, lm->m, lm->n);
+		return case_fail_key(err, c, "kernel.operand_order",
+				     "kq needs a square tile with A and B of one type; isa %s is %dx%d",
+				     lm->name, lm->m, lm->n);
 	if (c->kernel.gqa == KGQA_GRID) {
 		int G = case_group(c);
 
 		if (c->mode == MODE_DECODE)
-			return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
-				       "kernel: gqa_map grid_permuted is a prefill grid (one q head a work unit); decode units serve a kv head's group");
+			return case_fail_key(err, c, "kernel.gqa_map",
+					     "grid_permuted is a prefill grid (one q head a work unit); decode units serve a kv head's group");
 		for (int b = 0; b < c->q_heads; b++)
 			if (kernel_grid_head(b, G) >= c->q_heads)
-				return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, 0, 0,
-					       "kernel: gqa_map grid_permuted: work unit %d would serve q head %d of %d (G %d > kv_heads %d); its writes fall outside out",
-					       b, kernel_grid_head(b, G), c->q_heads, G, c->kv_heads);
+				return case_fail_key(err, c, "kernel.gqa_map",
+						     "grid_permuted: work unit %d would serve q head %d of %d (G %d > kv_heads %d); its writes fall outside out",
+						     b, kernel_grid_head(b, G), c->q_heads, G, c->kv_heads);
 	}
 	if (case_segments_max(c) > ATTN_MAX_SEGMENTS)
-		return fs_fail(err, FS_EINPUT,
-			       "split_k.segment %d cuts a context into %d segments; at most %d",
-			       c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
+		return case_fail_key(err, c, "split_k.segment",
+				     "%d cuts a context into %d segments; at most %d",
+				     c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
 	return FS_OK;
 }
 

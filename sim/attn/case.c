@@ -4,7 +4,10 @@
  */
 #include "case.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int case_tokens_max(const struct fs_case *c)
 {
@@ -85,4 +88,25 @@ void case_free(struct fs_case *c)
 		free(c->seqs[s].blocks);
 		c->seqs[s].blocks = NULL;
 	}
+}
+
+enum fs_rc case_fail_key(struct fs_err *err, const struct fs_case *c,
+			 const char *path, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	int line = 0, col = 0;
+	va_list ap;
+
+	if (!err)
+		return FS_EINPUT;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < c->n_at; i++)
+		if (strcmp(c->at[i].path, path) == 0) {
+			line = c->at[i].line, col = c->at[i].col;
+			break;
+		}
+	return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, line, col,
+			  "%s: %s", path, msg);
 }

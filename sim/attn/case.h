@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "../common/fs.h"
 #include "kernel.h"
 
 #define CASE_MAX_SEQS 64
@@ -38,6 +39,7 @@
 #define CASE_MAX_BUCKETS 16
 #define CASE_MAX_SEGMENTS 1024	/* split-K segments per context: attn_int.h's ATTN_MAX_SEGMENTS */
 #define CASE_PATH_MAX 512
+#define CASE_AT_MAX 192		/* keys whose place in the file is kept */
 
 enum case_mode { MODE_DECODE, MODE_PREFILL };
 enum case_placement { PLACE_CONTIGUOUS, PLACE_SHUFFLED, PLACE_REVERSED, PLACE_TABLE };
@@ -205,6 +207,16 @@ struct fs_case {
 	struct case_check check;
 	unsigned golden;	/* enum case_golden bits */
 	int buckets;		/* key-position buckets for error metrics */
+
+	/* Where the file gave each key (its value's line and column), in
+	 * the order the loader met them: a check that needs the profile or
+	 * the executor, made after the load, names the key at its place as
+	 * the loader's own errors do (case_fail_key). */
+	struct case_at {
+		char path[48];	/* "cache.k_scale"; longer paths are not kept */
+		int line, col;
+	} at[CASE_AT_MAX];
+	int n_at;
 };
 
 /* Derived sizes (see the top of this file). */
@@ -219,6 +231,15 @@ int case_group(const struct fs_case *c);		/* G = Hq / Hkv */
 /* Split-K segments of sequence s (1 when segment == 0). */
 int case_segments_of(const struct fs_case *c, int s);
 int case_segments_max(const struct fs_case *c);
+
+/*
+ * FS_EINPUT for key path of c: "FILE:LINE:COL: path: <message>" where the
+ * file gave the key, "FILE: path: <message>" where it did not (a default
+ * that the profile cannot run), as the loader's errors read.
+ */
+enum fs_rc case_fail_key(struct fs_err *err, const struct fs_case *c,
+			 const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Free what the case owns (the explicit block tables). */
 void case_free(struct fs_case *c);

@@ -188,12 +188,12 @@ enum fs_rc pv_plan_build(struct kern *k, struct fs_err *err)
 	p->on = 1;
 	p->GK = k->K, p->GT = k->K / k->N, p->DT = k->D / k->N;
 	if (k->K % k->N || k->D % k->N)
-		return fs_fail(err, FS_EINPUT,
-			       "pv.mode int8 on %s: a group of K = %d keys must be whole QK tiles of N = %d keys, and head_dim %d whole column tiles of N",
-			       k->lm->name, k->K, k->N, k->D);
+		return case_fail_key(err, k->c, "pv.mode",
+				     "int8 on isa %s: a group of K = %d keys must be whole QK tiles of N = %d keys, and head_dim %d whole column tiles of N",
+				     k->lm->name, k->K, k->N, k->D);
 	if (k->M != oa->rows || oa->cols != k->K || ob->rows != k->K)
-		return fs_fail(err, FS_EINPUT, "pv.mode int8 on %s: the A operand is not M x K",
-			       k->lm->name);
+		return case_fail_key(err, k->c, "pv.mode", "int8 on isa %s: the A operand is not M x K",
+				     k->lm->name);
 	p->a_row = malloc((size_t)k->W * k->EA * sizeof(int));
 	p->a_key = malloc((size_t)k->W * k->EA * sizeof(int));
 	p->b_key = malloc((size_t)k->W * k->EB * sizeof(int));
@@ -209,10 +209,11 @@ enum fs_rc pv_plan_build(struct kern *k, struct fs_err *err)
 	} else if (plan_from_c(k, &lane, &row)) {
 		free(perm);
 		pv_plan_free(p);
-		return fs_fail(err, FS_EINPUT,
-			       "pv: %s on %s: lane %d's C registers do not hold the row-%d entries its A registers take (P cannot stay in place on this map; use regroup lds)",
-			       k->kn->p_regroup_none ? "kernel p_regroup none" : "regroup v_permuted",
-			       k->lm->name, lane, row);
+		return case_fail_key(err, k->c, k->kn->p_regroup_none ? "kernel.p_regroup" : "pv.regroup",
+				     "%s on isa %s: lane %d's C registers do not hold the row-%d entries its A registers take (P cannot stay in place on this map%s)",
+				     k->kn->p_regroup_none ? "none" : "v_permuted",
+				     k->lm->name, lane, row,
+				     k->kn->p_regroup_none ? "" : "; use regroup lds");
 	}
 	/* perm[c]: the key that A column c holds, one key per column */
 	for (int c = 0; c < k->K; c++)
@@ -228,9 +229,9 @@ enum fs_rc pv_plan_build(struct kern *k, struct fs_err *err)
 
 			free(perm);
 			pv_plan_free(p);
-			return fs_fail(err, FS_EINPUT,
-				       "pv: regroup v_permuted on %s: A column %d holds keys %d and %d in different lanes, so no V order fits (use regroup lds)",
-				       k->lm->name, c, k0, k1);
+			return case_fail_key(err, k->c, "pv.regroup",
+					     "v_permuted on isa %s: A column %d holds keys %d and %d in different lanes, so no V order fits (use regroup lds)",
+					     k->lm->name, c, k0, k1);
 		}
 	}
 	for (int s = 0; s < k->W * k->EB; s++)
