@@ -32,6 +32,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <glob.h>
 #include <math.h>
 
 #include "../lib/runcase.h"
@@ -659,6 +660,9 @@ static void inapplicable_classes_by_rule(void **state)
 		/* h-bugs-b */
 		{ "", BUG_K_SCALE_WALK, NULL },
 		{ "cache: {k_scale: per_tensor}\n", BUG_K_SCALE_WALK, "per_tensor" },
+		{ "cache: {k_scale: per_head}\n", BUG_K_SCALE_WALK, "k_scale per_head: one scale a kv head" },
+		{ "cache: {k_scale: per_head}\n", BUG_MASK_ADDITIVE, "k_scale per_head: no score is NaN" },
+		{ "cache: {k_scale: per_token_head}\n", BUG_MASK_ADDITIVE, NULL },
 		{ "cache: {spare_blocks: 0}\n", BUG_K_SCALE_WALK, "one block" },
 		{ "cache: {spare_blocks: 0}\n", BUG_V_PAGE_WALK, "one block" },
 		{ "cache: {k_scale: per_tensor}\n", BUG_V_PAGE_WALK, NULL },
@@ -683,7 +687,11 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "", BUG_GQA_SPILL, NULL },
 		{ "model: {q_heads: 48, kv_heads: 2}\n", BUG_GQA_SPILL, NULL },	/* tile 1: heads 16..31 */
 		{ "model: {q_heads: 64, kv_heads: 2}\n", BUG_GQA_SPILL, "lies in one group" },
-		{ "model: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_SPILL, "lies in one group" },
+		/* one group, G 4 < M 16: the kv head is right, but tile 0's rows
+		 * past head 3 are zero where the replicated layout has replicas */
+		{ "model: {q_heads: 4, kv_heads: 1}\n", BUG_GQA_SPILL, NULL },
+		{ "model: {q_heads: 4, kv_heads: 1}\nkernel: {decode_rows: packed}\n", BUG_GQA_SPILL,
+		  "lies in one group (G 4, kv_heads 1), and rows past the group are zero" },
 		{ "mode: prefill\nmodel: {q_heads: 24, kv_heads: 4}\n", BUG_GQA_SPILL, "prefill:" },
 		{ "model: {head_dim: 16}\n", BUG_LOAD_UNSWIZZLED, "one 16-byte chunk" },
 		{ "model: {head_dim: 32}\n", BUG_LOAD_UNSWIZZLED, NULL },
@@ -723,12 +731,152 @@ static void inapplicable_classes_by_rule(void **state)
 	}
 }
 
+/* The bytes of n elements of size z at a and b are the same (both NULL:
+ * not made). */
+static int same_bytes(const void *a, const void *b, size_t n, size_t z)
+{
+	return (!a && !b) || (a && b && memcmp(a, b, n * z) == 0);
+}
+
+/*
+ * n tiles (or PV groups) named by rows of ATTN_TILE_COLS in ta and tb,
+ * each of z bytes in xa and xb: the same set, tile by tile, in any order
+ * (a kernel whose work units run in another order lists its tiles so; a
+ * dump is read by its acc_tiles).
+ */
+static int same_tiles(const int32_t *ta, const int32_t *tb, size_t n,
+		      const void *xa, const void *xb, size_t z)
+{
+	if (!ta || !tb || !xa || !xb)
+		return !ta == !tb && !xa == !xb;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < n && memcmp(&ta[i * ATTN_TILE_COLS], &tb[j * ATTN_TILE_COLS],
+				       ATTN_TILE_COLS * sizeof(int32_t)))
+			j++;
+		if (j == n || memcmp((const char *)xa + i * z, (const char *)xb + j * z, z))
+			return 0;
+	}
+	return 1;
+}
+
+/* Which tensor of two emulations of head_dim hd differs first, or NULL
+ * (hd passed: this file's D is a macro). */
+static const char *first_difference(const struct attn_result *a, const struct attn_result *b,
+				    size_t hd)
+{
+	size_t rows = (size_t)a->S * a->T * a->Hq;
+	size_t acc = a->n_tiles * (size_t)a->ksteps_in_acc * a->wave * a->ec;
+	size_t seg = rows * (size_t)a->nseg;
+
+	if (a->n_tiles != b->n_tiles || a->n_groups != b->n_groups || a->nseg != b->nseg)
+		return "the tile, group or segment count";
+	if (!same_bytes(a->out, b->out, rows * hd, sizeof(float)))
+		return "out";
+	if (!same_bytes(a->scores, b->scores, rows * a->MAXCTX, sizeof(float)))
+		return "scores";
+	if (!same_tiles(a->acc_tiles, b->acc_tiles, a->n_tiles, a->acc, b->acc,
+			acc / (a->n_tiles ? a->n_tiles : 1) * sizeof(int32_t)))
+		return "acc (or acc_tiles)";
+	if (!same_tiles(a->pv_tiles, b->pv_tiles, a->n_groups, a->p_int8, b->p_int8,
+			(size_t)a->wave * a->pv_ea) ||
+	    !same_tiles(a->pv_tiles, b->pv_tiles, a->n_groups, a->p_scale, b->p_scale,
+			(size_t)a->rows * sizeof(float)) ||
+	    !same_tiles(a->pv_tiles, b->pv_tiles, a->n_groups, a->pv_acc, b->pv_acc,
+			(size_t)a->pv_dt * a->wave * a->ec * sizeof(int32_t)))
+		return "p_int8, p_scale, pv_acc or pv_tiles";
+	if (a->nseg > 1 && (!same_bytes(a->seg_max, b->seg_max, seg, sizeof(float)) ||
+			    !same_bytes(a->seg_sum, b->seg_sum, seg, sizeof(float)) ||
+			    !same_bytes(a->seg_out, b->seg_out, seg * hd, sizeof(float))))
+		return "the split-K states";
+	return NULL;
+}
+
+/*
+ * n/a means the bug cannot change the case's result: on every edge case,
+ * each class whose rule says n/a, planted (where it can be emulated at
+ * all: operand_order kq on a 16x8 tile cannot), emulates to the correct
+ * kernel's bytes in every tensor a dump can hold. A rule that said n/a
+ * where the bytes differ would let mutate skip a class the case shows
+ * (gqa_map spill with one group of G < 16 did: its tile's rows past the
+ * group are zero, not replicas; k_scale_walk and mask_value additive were
+ * not n/a on a per_head K scale, whose planted kernel is the same bytes).
+ */
+static void inapplicable_means_the_same_bytes(void **state)
+{
+	/* shapes no edge case has: one group of G < 16 rows, replicated (the
+	 * spill), and K scales per kv head over contexts ending inside tiles */
+	static const char *const more[] = {
+		"fragsim: 1\nname: g4\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 64}\n"
+		"sequences:\n  - {context: 37}\n  - {context: 5, tokens: 2}\ndata: {seed: 5}\n",
+		"fragsim: 1\nname: g17\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
+		"model: {q_heads: 17, kv_heads: 1, head_dim: 32}\n"
+		"cache: {block_size: 2, k_scale: per_tensor}\nsequences:\n  - {context: 21}\ndata: {seed: 6}\n",
+		"fragsim: 1\nname: ph\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64}\n"
+		"cache: {block_size: 8, placement: reversed, k_scale: per_head}\n"
+		"sequences:\n  - {context: 45, tokens: 3}\ndata: {seed: 7}\n",
+		"fragsim: 1\nname: php\nmode: prefill\nisa: sm80-mma-m16n8k32-s8\n"
+		"model: {q_heads: 4, kv_heads: 1, head_dim: 128}\n"
+		"cache: {placement: shuffled, k_scale: per_head}\n"
+		"sequences:\n  - {history: 33, chunk: 19}\ndata: {seed: 8}\n",
+	};
+	char *tmp[sizeof(more) / sizeof(more[0])];
+	glob_t g;
+	int planted = 0;
+
+	(void)state;
+	assert_int_equal(glob("cases/edge/*.yaml", 0, NULL, &g), 0);
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		tmp[i] = tu_write_temp(".yaml", more[i]);
+	for (size_t i = 0; i < g.gl_pathc + sizeof(more) / sizeof(more[0]); i++) {
+		const char *path = i < g.gl_pathc ? g.gl_pathv[i] : tmp[i - g.gl_pathc];
+		struct runcase r;
+		struct attn_result ok;
+		struct fs_err err;
+
+		if (runcase_load(path, &r, &err) != FS_OK ||
+		    runcase_inputs(&r, &err) != FS_OK)
+			fail_msg("%s: %s", path, err.msg);
+		assert_int_equal(runcase_emulate(&r, &r.c, NULL, &ok, &err), FS_OK);
+		for (int b = 0; b < BUG_COUNT; b++) {
+			struct fs_case c = r.c;
+			struct attn_result bad;
+			const char *diff;
+			char why[256];
+
+			if (!kernel_bug_na((enum kern_bug)b, &r.c, r.lm, why, sizeof(why)) ||
+			    kernel_plant(&c.kernel, (enum kern_bug)b, c.head_dim) ||
+			    runcase_emulate(&r, &c, NULL, &bad, &err) != FS_OK)
+				continue;
+			diff = first_difference(&ok, &bad, (size_t)c.head_dim);
+			if (diff)
+				fail_msg("%s: %s=%s is n/a (%s), yet %s differs", path,
+					 kernel_bug((enum kern_bug)b)->key, kernel_bug((enum kern_bug)b)->bad,
+					 why, diff);
+			attn_free(&bad);
+			planted++;
+		}
+		attn_free(&ok);
+		runcase_free(&r);
+	}
+	globfree(&g);
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
+		unlink(tmp[i]);
+		free(tmp[i]);
+	}
+	assert_true(planted > 100);
+}
+
 /*
  * mutate on a case where classes cannot apply: one kv head, a per-tensor
  * K scale, no split-K, no sliding window, no soft cap and no ALiBi. Those
- * fifteen are n/a with their reason, in text and JSON; the other sixteen
- * are caught (two query tokens: the first has key 19 after it), head_dim_loaded=half on head_dim
- * 96 among them (48 dims: 1.5 K-steps of 32, the second zero-padded). It
+ * are n/a with their reason, in text and JSON; the other 22 are caught
+ * (two query tokens: the first has key 19 after it), head_dim_loaded=half
+ * on head_dim 96 among them (48 dims: 1.5 K-steps of 32, the second
+ * zero-padded), and gqa_map=spill: one group, but G 4 < 16 rows, so the
+ * spilling kernel's tile has zero rows past head 3 where the case's
+ * replicated layout has replicas (it was n/a, and its dump differs). It
  * used to exit 2 on head_dim_loaded and call gqa_map and k_scale_index
  * survivors.
  */
@@ -755,12 +903,13 @@ static void mutate_reports_inapplicable_classes(void **state)
 		"gqa_map=kv_divide              n/a: q head / kv_heads gives every work unit its own kv head (G 4, kv_heads 1, decode)\n",
 		"gqa_map=grid_permuted          n/a: decode: a work unit serves a kv head's group, not one q head\n",
 		"c_rows=interleaved             n/a: gfx936: a lane holds one entry of each C column (its accumulators are columns of one row): no row belief to get wrong\n",
-		"gqa_map=spill                  n/a: gfx936: every tile of 16 consecutive q heads lies in one group (G 4, kv_heads 1)\n",
+		/* one group, but tile 0's rows past head 3 are zero, not replicas */
+		"gqa_map=spill                  caught by hd96: acc s=0 t=0 q_head=0 key=0 (block 3 slot 0) lane 4 e 0 C[4][0]",
 		"p_regroup=none                 n/a: pv.mode f32: P does not go through the instruction\n",
 		"pv_rescale=missing             n/a: pv.mode f32: P does not go through the instruction\n",
 		"block_offset=int32             n/a: no pool past 2 GiB: every block starts below 2^31 bytes\n",
 		"block_offset=u16               n/a: no pool past 65,536 blocks: every block id fits 16 bits\n",
-		"0 of 21 applicable bug classes survive 1 case(s), 30 not applicable\n",
+		"0 of 22 applicable bug classes survive 1 case(s), 29 not applicable\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: hd96\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 96}\n"
@@ -795,11 +944,11 @@ static void mutate_reports_inapplicable_classes(void **state)
 			    "('split_merge', 'no conte'), ('split_merge', 'no conte'), "
 			    "('block_offset', 'the pool'), "
 			    "('k_scale_walk', 'k_scale '), ('block_size_assumed', 'block_si'), "
-			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), ('gqa_map', 'gfx936: '), "
+			    "('k_scale_index', 'k_scale '), ('gqa_map', 'q head /'), ('gqa_map', 'decode: '), "
 			    "('c_rows', 'gfx936: '), ('p_regroup', 'pv.mode '), ('pv_group_max', 'pv.mode '), "
 			    "('v_scale_apply', 'pv.mode '), ('p_scale_index', 'pv.mode '), "
 			    "('pv_rescale', 'pv.mode '), ('block_offset', 'no pool '), "
-			    "('block_offset', 'no pool ')] 0 21 30\n");
+			    "('block_offset', 'no pool ')] 0 22 29\n");
 	tu_free(&res);
 	unlink(path);
 	free(path);
@@ -1420,6 +1569,7 @@ int main(void)
 		cmocka_unit_test(block_offset_survives_on_a_pool_used_at_its_start),
 		cmocka_unit_test(masked_reads_outside_the_table_are_poison),
 		cmocka_unit_test(inapplicable_classes_by_rule),
+		cmocka_unit_test(inapplicable_means_the_same_bytes),
 		cmocka_unit_test(mutate_reports_inapplicable_classes),
 		cmocka_unit_test(every_class_says_what_exposes_it),
 		cmocka_unit_test(survivor_hints_from_the_suite),

@@ -403,6 +403,9 @@ void attn_acc_store(const struct kern *k, const struct unit *u, size_t tile,
 	tl[1] = u->h;
 	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
 	tl[3] = kb;
-	/* gqa_map spill: the row tile of kv head u->h its first head would be */
-	tl[4] = k->kn->gqa == KGQA_SPILL ? rt * k->M % k->G / k->M : rt;
+	/* gqa_map spill (decode; prefill's row tiles are tokens, as the
+	 * correct kernel's): the row tile of kv head u->h its first head
+	 * would be */
+	tl[4] = k->kn->gqa == KGQA_SPILL && k->c->mode == MODE_DECODE ?
+		rt * k->M % k->G / k->M : rt;
 }

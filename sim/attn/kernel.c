@@ -629,9 +629,12 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		snprintf(buf, len, "one query token per sequence: it is the last position, key q + 1 is past the context");
 		return buf;
 	case BUG_MASK_ADDITIVE:
-		if (c->k_scale != KSCALE_PER_TENSOR)
+		/* A score is NaN only where a poisoned slot's own K scale is
+		 * (NaN): a scale per tensor or per kv head is read at no slot. */
+		if (c->k_scale != KSCALE_PER_TENSOR && c->k_scale != KSCALE_PER_HEAD)
 			return NULL;
-		snprintf(buf, len, "k_scale per_tensor: no score is NaN, and s + -inf is -inf");
+		snprintf(buf, len, "k_scale %s: no score is NaN, and s + -inf is -inf",
+			 c->k_scale == KSCALE_PER_TENSOR ? "per_tensor" : "per_head");
 		return buf;
 	case BUG_WINDOW_INCLUSIVE:
 	case BUG_WINDOW_EXCLUSIVE:
@@ -686,6 +689,10 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 			snprintf(buf, len, "k_scale per_tensor: one scale, read at no block");
 			return buf;
 		}
+		if (b == BUG_K_SCALE_WALK && c->k_scale == KSCALE_PER_HEAD) {
+			snprintf(buf, len, "k_scale per_head: one scale a kv head, read at no block");
+			return buf;
+		}
 		return NULL;
 	case BUG_GQA_KV_DIVIDE:
 		if (kernel_gqa_differs(c, KGQA_KV_DIVIDE))
@@ -733,8 +740,15 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 		for (int h = 0; h < c->q_heads; h++)
 			if (h / G != h / lm->m * lm->m / G)
 				return NULL;
-		snprintf(buf, len, "%s: every tile of %d consecutive q heads lies in one group (G %d, kv_heads %d)",
-			 lm->name, lm->m, G, c->kv_heads);
+		/* Every tile in one group: the kv heads are right, but a tile
+		 * past the group's last head (G % M != 0) holds zero rows
+		 * where the replicated layout holds replicas: the spilling
+		 * kernel is a packed-rows one, and its acc shows it. */
+		if (G % lm->m && c->decode_rows != ROWS_PACKED)
+			return NULL;
+		snprintf(buf, len, "%s: every tile of %d consecutive q heads lies in one group (G %d, kv_heads %d)%s",
+			 lm->name, lm->m, G, c->kv_heads,
+			 G % lm->m ? ", and rows past the group are zero, as decode_rows packed has them" : "");
 		return buf;
 	case BUG_LOAD_SWAP_K:
 		return NULL;

@@ -418,7 +418,8 @@ static void group_store_tile(const struct kern *k, const struct unit *u, size_t 
 	tl[1] = u->h;
 	tl[2] = k->c->mode == MODE_DECODE ? u->t : rt * k->M;
 	tl[3] = kb;
-	tl[4] = k->kn->gqa == KGQA_SPILL ? rt * k->M % k->G / k->M : rt;
+	tl[4] = k->kn->gqa == KGQA_SPILL && k->c->mode == MODE_DECODE ?
+		rt * k->M % k->G / k->M : rt;
 }
 
 /*
