@@ -439,19 +439,13 @@ yaml_node_t *ydoc_root(struct ydoc *d)
 enum fs_rc ydoc_fail(struct fs_err *err, const struct ydoc *d,
 		     const yaml_node_t *n, const char *path, const char *fmt, ...)
 {
-	char msg[sizeof(err->msg)];
+	enum fs_rc rc;
 	va_list ap;
 
-	if (!err)
-		return FS_EINPUT;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = fs_vfail_key(err, d->origin, ydoc_line(n), ydoc_col(n), path, fmt, ap);
 	va_end(ap);
-	if (path && *path)
-		return fs_fail_at(err, FS_EINPUT, d->origin, ydoc_line(n),
-				  ydoc_col(n), "%s: %s", path, msg);
-	return fs_fail_at(err, FS_EINPUT, d->origin, ydoc_line(n), ydoc_col(n),
-			  "%s", msg);
+	return rc;
 }
 
 void ydoc_path(char *out, size_t len, const char *parent, const char *key)

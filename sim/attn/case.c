@@ -5,7 +5,6 @@
 #include "case.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,20 +92,17 @@ void case_free(struct fs_case *c)
 enum fs_rc case_fail_key(struct fs_err *err, const struct fs_case *c,
 			 const char *path, const char *fmt, ...)
 {
-	char msg[sizeof(err->msg)];
 	int line = 0, col = 0;
+	enum fs_rc rc;
 	va_list ap;
 
-	if (!err)
-		return FS_EINPUT;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	for (int i = 0; i < c->n_at; i++)
 		if (strcmp(c->at[i].path, path) == 0) {
 			line = c->at[i].line, col = c->at[i].col;
 			break;
 		}
-	return fs_fail_at(err, FS_EINPUT, c->file[0] ? c->file : NULL, line, col,
-			  "%s: %s", path, msg);
+	va_start(ap, fmt);
+	rc = fs_vfail_key(err, c->file[0] ? c->file : NULL, line, col, path, fmt, ap);
+	va_end(ap);
+	return rc;
 }

@@ -47,6 +47,19 @@ enum fs_rc fs_fail_at(struct fs_err *err, enum fs_rc rc, const char *file,
 	return rc;
 }
 
+enum fs_rc fs_vfail_key(struct fs_err *err, const char *file, int line, int col,
+			const char *path, const char *fmt, va_list ap)
+{
+	char msg[sizeof(err->msg)];
+
+	if (!err)
+		return FS_EINPUT;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (path && *path)
+		return fs_fail_at(err, FS_EINPUT, file, line, col, "%s: %s", path, msg);
+	return fs_fail_at(err, FS_EINPUT, file, line, col, "%s", msg);
+}
+
 int fs_rc_exit(int rc)
 {
 	switch (rc) {

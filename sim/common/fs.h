@@ -10,6 +10,7 @@
 #ifndef FS_H
 #define FS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,12 @@ enum fs_rc fs_fail(struct fs_err *err, enum fs_rc rc, const char *fmt, ...)
 enum fs_rc fs_fail_at(struct fs_err *err, enum fs_rc rc, const char *file,
 		      int line, int col, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/* FS_EINPUT at file:line:col for key path: "path: <message>" ("<message>"
+ * when path is NULL or ""), the form of every case and profile error. */
+enum fs_rc fs_vfail_key(struct fs_err *err, const char *file, int line, int col,
+			const char *path, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
 
 /*
  * An allocation of `bytes` for `what` failed: FS_ENOMEM with "out of
