@@ -74,12 +74,15 @@ static yaml_node_t *key_node(struct case_loader *L, yaml_node_t *map,
 }
 
 /* Keep where key path p's value v sits (fs_case.at), for the checks made
- * after the load (case_fail_key). */
+ * after the load (case_fail_key). Not the keys of list items (sequences
+ * [i]): no such check names one, and 64 sequences would fill the table
+ * before pv: and kernel: are parsed. */
 static void keep_at(struct case_loader *L, const char *p, const yaml_node_t *v)
 {
 	struct fs_case *c = L->c;
 
-	if (!v || c->n_at == CASE_AT_MAX || strlen(p) >= sizeof(c->at[0].path))
+	if (!v || c->n_at == CASE_AT_MAX || strchr(p, '[') ||
+	    strlen(p) >= sizeof(c->at[0].path))
 		return;
 	snprintf(c->at[c->n_at].path, sizeof(c->at[0].path), "%s", p);
 	c->at[c->n_at].line = ydoc_line(v);

@@ -312,6 +312,24 @@ static void late_checks_name_file_line_key(void **state)
 		unlink(p);
 		free(p);
 	}
+	/* 64 sequences (the most) before pv: their keys are not kept, so
+	 * pv.mode's place still is (line 3 + 64 + 2) */
+	{
+		char body[4096] = "isa: cdna3-mfma-i32-32x32x16-i8\nsequences:\n", want[512], *p;
+		struct run_result r;
+
+		for (int s = 0; s < 64; s++)
+			strcat(body, "  - {context: 40, tokens: 1}\n");
+		strcat(body, "pv: {mode: int8}\n");
+		p = temp_case(body);
+		r = tu_run("run %s", p);
+		snprintf(want, sizeof(want), "fragsim: error: %s:69:12: pv.mode: int8 on isa", p);
+		if (r.status != 2 || strncmp(r.err, want, strlen(want)))
+			fail_msg("exit %d, stderr '%s', want '%s'", r.status, r.err, want);
+		tu_free(&r);
+		unlink(p);
+		free(p);
+	}
 }
 
 /* Real tensors: a case may name a logical Q as .npy. Feeding back the q.npy
