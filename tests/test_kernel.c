@@ -703,6 +703,26 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, NULL },
 		{ "isa: rdna3-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, "already are rows strided" },
 		{ "isa: sm80-mma-m16n8k32-s8\n", BUG_C_ROWS, "already are rows strided" },
+		/* ... but a belief that moves only padding rows or replicas of
+		 * the same q head is invisible: RDNA4 keeps row 0 (r = 8(L/16)
+		 * + e, believed 2e + L/16), CDNA3 16x16x32 rows 0, 5, 10, 15 */
+		{ "mode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
+		  "sequences:\n  - {history: 15, chunk: 1}\n  - {history: 3, chunk: 1}\n",
+		  BUG_C_ROWS, "at most 1 query token a sequence" },
+		{ "mode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
+		  "sequences:\n  - {history: 15, chunk: 1}\n  - {history: 3, chunk: 2}\n",
+		  BUG_C_ROWS, NULL },
+		{ "mode: prefill\nisa: cdna3-mfma-i32-16x16x32-i8\n"
+		  "sequences:\n  - {history: 4, chunk: 1}\n", BUG_C_ROWS, "padding row" },
+		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\nmodel: {q_heads: 2, kv_heads: 2}\n",
+		  BUG_C_ROWS, "G 1: every row the belief moves holds the same q head" },
+		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\nmodel: {q_heads: 4, kv_heads: 2}\n",
+		  BUG_C_ROWS, NULL },
+		/* packed, G 1: rows 1-15 are zero rows, row 0 stays */
+		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\nmodel: {q_heads: 2, kv_heads: 2}\n"
+		  "kernel: {decode_rows: packed}\n", BUG_C_ROWS, "G 1" },
+		{ "isa: cdna3-mfma-i32-32x32x16-i8\nmodel: {q_heads: 2, kv_heads: 2}\n",
+		  BUG_C_ROWS, "G 1" },
 		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_C_COLUMNS, "rows of one column" },
 		{ "isa: cdna3-mfma-i32-16x16x32-i8\n", BUG_TRANSPOSE, "rows of one column" },
 	};
@@ -714,10 +734,13 @@ static void inapplicable_classes_by_rule(void **state)
 		struct fs_err err;
 		const char *why;
 
-		snprintf(text, sizeof(text), "fragsim: 1\nname: na\n%s%s"
-			 "sequences:\n  - %s\ndata: {seed: 1}\n",
+		snprintf(text, sizeof(text), "fragsim: 1\nname: na\n%s%s%s%s%s"
+			 "data: {seed: 1}\n",
 			 strstr(t[i].yaml, "model:") ? "" : "model: {head_dim: 128}\n", t[i].yaml,
-			 strstr(t[i].yaml, "prefill") ? "{history: 0, chunk: 16}" : "{context: 16}");
+			 strstr(t[i].yaml, "sequences:") ? "" : "sequences:\n  - ",
+			 strstr(t[i].yaml, "sequences:") ? "" :
+			 strstr(t[i].yaml, "prefill") ? "{history: 0, chunk: 16}" : "{context: 16}",
+			 strstr(t[i].yaml, "sequences:") ? "" : "\n");
 		path = tu_write_temp(".yaml", text);
 		if (runcase_load(path, &r, &err) != FS_OK)
 			fail_msg("%s: %s", t[i].yaml, err.msg);
@@ -820,6 +843,17 @@ static void inapplicable_means_the_same_bytes(void **state)
 		"model: {q_heads: 4, kv_heads: 1, head_dim: 128}\n"
 		"cache: {placement: shuffled, k_scale: per_head}\n"
 		"sequences:\n  - {history: 33, chunk: 19}\ndata: {seed: 8}\n",
+		/* c_rows n/a: chunks of one token (RDNA4 keeps row 0), and
+		 * decode G 1 whose 16 rows are replicas of one q head */
+		"fragsim: 1\nname: pc1\nmode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
+		"model: {q_heads: 10, kv_heads: 2, head_dim: 32}\ncache: {k_scale: per_head}\n"
+		"sequences:\n  - {history: 15, chunk: 1}\n  - {history: 40, chunk: 1}\ndata: {seed: 9}\n",
+		"fragsim: 1\nname: dg1\nisa: cdna3-mfma-i32-32x32x16-i8\n"
+		"model: {q_heads: 3, kv_heads: 3, head_dim: 64}\ncache: {block_size: 8}\n"
+		"sequences:\n  - {context: 50}\n  - {context: 9, tokens: 2}\ndata: {seed: 10}\n",
+		"fragsim: 1\nname: dg1p\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
+		"model: {q_heads: 2, kv_heads: 2, head_dim: 32}\nkernel: {decode_rows: packed}\n"
+		"sequences:\n  - {context: 33}\ndata: {seed: 11}\n",
 	};
 	char *tmp[sizeof(more) / sizeof(more[0])];
 	glob_t g;
