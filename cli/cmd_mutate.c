@@ -92,6 +92,8 @@ enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
  *                      2 GiB or more into the pool
  *   NEED_POOL_64K      a block id the tables name       no pool past 65,536
  *                      passes 65,535                    blocks
+ *   NEED_ROW_MOVED     c_rows' belief moves an entry    no query in the suite
+ *                      into a row of another query      sits in a C row ...
  *
  * N is the keys of the case's tile (its lane map's n). class_needs[] has
  * one row per class, beside kernel.c's class table: a new class adds its
@@ -112,6 +114,7 @@ enum need {
 	NEED_WINDOW_BITES,
 	NEED_POOL_2GIB,
 	NEED_POOL_64K,
+	NEED_ROW_MOVED,
 	NEED_COUNT
 };
 
@@ -140,6 +143,8 @@ static const struct need_info needs[NEED_COUNT] = {
 		"no pool past 2 GiB (no block the tables name starts 2 GiB or more into its pool)", 0 },
 	[NEED_POOL_64K] = { "a pool past 65,536 blocks, with a block id past 65,535 in a table",
 		"no pool past 65,536 blocks (no block id past 65,535 in a table)", 0 },
+	[NEED_ROW_MOVED] = { "a query in a C row the interleaved belief moves (a prefill chunk longer than the rows it keeps in place)",
+		"no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)", 0 },
 };
 
 #define NEED(n) (1u << (n))
@@ -196,7 +201,8 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_GQA_SPILL] = NEEDS(0),
 	[BUG_LOAD_SWAP_K] = NEEDS(0),
 	[BUG_LOAD_UNSWIZZLED] = NEEDS(0),
-	[BUG_C_ROWS] = NEEDS(0),
+	/* a prefill row the belief moves (decode: kernel_bug_na) */
+	[BUG_C_ROWS] = NEEDS(NEED(NEED_ROW_MOVED)),
 	/* pv8: INT8 PV; kernel_bug_na says where they cannot show */
 	[BUG_P_REGROUP_NONE] = NEEDS(0),
 	[BUG_PV_GROUP_MAX] = NEEDS(0),
@@ -257,6 +263,8 @@ static unsigned case_needs(const struct runcase *r)
 		}
 		first += nb;
 	}
+	if (kernel_interleaved_moves_read(c, r->lm))
+		has |= NEED(NEED_ROW_MOVED);
 	return has;
 }
 

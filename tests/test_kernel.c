@@ -703,17 +703,14 @@ static void inapplicable_classes_by_rule(void **state)
 		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, NULL },
 		{ "isa: rdna3-wmma-i32-16x16x16-iu8-w32\n", BUG_C_ROWS, "already are rows strided" },
 		{ "isa: sm80-mma-m16n8k32-s8\n", BUG_C_ROWS, "already are rows strided" },
-		/* ... but a belief that moves only padding rows or replicas of
-		 * the same q head is invisible: RDNA4 keeps row 0 (r = 8(L/16)
-		 * + e, believed 2e + L/16), CDNA3 16x16x32 rows 0, 5, 10, 15 */
+		/* ... but in a decode whose belief moves only replicas of the
+		 * same q head or zero rows it is invisible: RDNA4 keeps row 0
+		 * (r = 8(L/16) + e, believed 2e + L/16) */
+		/* (a prefill's chunks are the suite's, not the model's: a chunk
+		 * of one token is a survivor with a hint, see
+		 * c_rows_survivor_hint) */
 		{ "mode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
-		  "sequences:\n  - {history: 15, chunk: 1}\n  - {history: 3, chunk: 1}\n",
-		  BUG_C_ROWS, "at most 1 query token a sequence" },
-		{ "mode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
-		  "sequences:\n  - {history: 15, chunk: 1}\n  - {history: 3, chunk: 2}\n",
-		  BUG_C_ROWS, NULL },
-		{ "mode: prefill\nisa: cdna3-mfma-i32-16x16x32-i8\n"
-		  "sequences:\n  - {history: 4, chunk: 1}\n", BUG_C_ROWS, "padding row" },
+		  "sequences:\n  - {history: 15, chunk: 1}\n", BUG_C_ROWS, NULL },
 		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\nmodel: {q_heads: 2, kv_heads: 2}\n",
 		  BUG_C_ROWS, "G 1: every row the belief moves holds the same q head" },
 		{ "isa: rdna4-wmma-i32-16x16x16-iu8-w32\nmodel: {q_heads: 4, kv_heads: 2}\n",
@@ -843,8 +840,8 @@ static void inapplicable_means_the_same_bytes(void **state)
 		"model: {q_heads: 4, kv_heads: 1, head_dim: 128}\n"
 		"cache: {placement: shuffled, k_scale: per_head}\n"
 		"sequences:\n  - {history: 33, chunk: 19}\ndata: {seed: 8}\n",
-		/* c_rows n/a: chunks of one token (RDNA4 keeps row 0), and
-		 * decode G 1 whose 16 rows are replicas of one q head */
+		/* one-token chunks on RDNA4, and c_rows n/a on decode G 1,
+		 * replicated (16 rows of one q head) and packed (zero rows) */
 		"fragsim: 1\nname: pc1\nmode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
 		"model: {q_heads: 10, kv_heads: 2, head_dim: 32}\ncache: {k_scale: per_head}\n"
 		"sequences:\n  - {history: 15, chunk: 1}\n  - {history: 40, chunk: 1}\ndata: {seed: 9}\n",
@@ -1296,6 +1293,37 @@ static void survivor_hints_from_the_suite(void **state)
 	free(path);
 }
 
+/*
+ * c_rows on one-token prefill chunks: RDNA4 keeps row 0 in place, so the
+ * planted kernel gives the correct bytes; the class applies (the model's
+ * longer chunks show it) and the hint says what the suite lacks. Two
+ * tokens put row 1 where the belief reads row 2: caught.
+ */
+static void c_rows_survivor_hint(void **state)
+{
+	static const char *const chunk[] = { "1", "2" };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char text[512], *path;
+		struct run_result res;
+
+		snprintf(text, sizeof(text),
+			 "fragsim: 1\nname: pc%s\nmode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
+			 "model: {q_heads: 10, kv_heads: 2, head_dim: 32}\ncache: {k_scale: per_head}\n"
+			 "sequences:\n  - {history: 15, chunk: %s}\ndata: {seed: 9}\n", chunk[i], chunk[i]);
+		path = tu_write_temp(".yaml", text);
+		res = tu_run("mutate %s", path);
+		if (!strstr(res.out, i == 0 ?
+			    "c_rows=interleaved             SURVIVED 1 case(s): no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)\n" :
+			    "c_rows=interleaved             caught by pc2: "))
+			fail_msg("chunk %s:\n%s%s", chunk[i], res.out, res.err);
+		tu_free(&res);
+		unlink(path);
+		free(path);
+	}
+}
+
 static void mutation_cases_are_caught(void **state)
 {
 	struct run_result res = tu_run("check cases/mutations");
@@ -1607,6 +1635,7 @@ int main(void)
 		cmocka_unit_test(mutate_reports_inapplicable_classes),
 		cmocka_unit_test(every_class_says_what_exposes_it),
 		cmocka_unit_test(survivor_hints_from_the_suite),
+		cmocka_unit_test(c_rows_survivor_hint),
 		cmocka_unit_test(mutate_na_with_mixed_reasons),
 		cmocka_unit_test(mutate_survives_reads_outside_the_table),
 		cmocka_unit_test(kernel_section_errors),

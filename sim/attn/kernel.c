@@ -504,23 +504,25 @@ static int interleaved_differs(const struct lanemap *lm)
 }
 
 /*
- * Can the interleaved-rows belief move a row that is read? The belief
- * only decides which workspace row an accumulator lands in, read with
- * that row's query (Q scale, mask, ALiBi). A slot it moves to a padding
- * row is masked there as the slot it displaced was; a slot it moves to a
- * row holding the same query (a decode replica, rows r and b of a tile
- * with r = b mod G) changes nothing. 1: every moved slot is one of those
- * in every row tile the case executes (prefill chunks of one token on
- * CDNA3 or RDNA4, whose row 0 the belief keeps; decode with G 1
- * replicated), so the planted kernel gives the correct bytes.
+ * Does the interleaved-rows belief move an accumulator into a row that
+ * holds another query? It only decides which workspace row an
+ * accumulator lands in, read with that row's query (Q scale, mask,
+ * ALiBi). A slot moved to a padding row is masked there, as the slot it
+ * displaced was; one moved to a row holding the same query (a decode
+ * replica: rows r and b of a tile with r = b mod G) changes nothing. 0:
+ * every moved slot is one of those in every row tile the case runs
+ * (decode with G 1; prefill chunks of one token on CDNA3 and RDNA4,
+ * whose row 0 the belief keeps), and the planted kernel gives the
+ * correct bytes. Also 0 where the belief cannot be held or moves nothing.
  */
-static int interleaved_moves_nothing_read(const struct fs_case *c,
-					  const struct lanemap *lm)
+int kernel_interleaved_moves_read(const struct fs_case *c, const struct lanemap *lm)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
 	int M = lm->m, G = case_group(c), decode = c->mode == MODE_DECODE;
 	int rows = decode ? G : case_tokens_max(c);	/* rows a unit has */
 
+	if (interleaved_differs(lm) != 1)
+		return 0;
 	for (int rt = 0; rt * M < rows; rt++)
 		for (int s = 0; s < lm->wave * oc->elems; s++) {
 			int r = rt * M + oc->row[s], b = rt * M + interleaved_row(lm, s);
@@ -529,19 +531,19 @@ static int interleaved_moves_nothing_read(const struct fs_case *c,
 				continue;
 			if (!decode) {
 				if (b < rows)	/* a query token of some sequence */
-					return 0;
+					return 1;
 				continue;
 			}
 			if (c->decode_rows == ROWS_PACKED) {
 				if (b >= G)	/* a zero row, masked */
 					continue;
 				if (r >= G)
-					return 0;
+					return 1;
 			}
 			if (r % G != b % G)
-				return 0;
+				return 1;
 		}
-	return 1;
+	return 0;
 }
 
 /* Does some lane hold more than one entry of a C row (by_col 0) or of a
@@ -772,14 +774,13 @@ const char *kernel_bug_na(enum kern_bug b, const struct fs_case *c,
 				 lm->name);
 			return buf;
 		}
-		if (!interleaved_moves_nothing_read(c, lm))
+		/* Decode rows are the model's (its group), so a belief that
+		 * moves no row holding another q head can never show; in a
+		 * prefill that is the suite's chunks (mutate's needs). */
+		if (c->mode != MODE_DECODE || kernel_interleaved_moves_read(c, lm))
 			return NULL;
-		if (c->mode == MODE_DECODE)
-			snprintf(buf, len, "%s, decode, G %d: every row the belief moves holds the same q head as the row it takes",
-				 lm->name, G);
-		else
-			snprintf(buf, len, "%s, prefill of at most %d query token%s a sequence: every row the belief moves is a padding row",
-				 lm->name, case_tokens_max(c), case_tokens_max(c) == 1 ? "" : "s");
+		snprintf(buf, len, "%s, decode, G %d: every row the belief moves holds the same q head as the row it takes, or a zero row",
+			 lm->name, G);
 		return buf;
 	case BUG_GQA_SPILL:
 		if (c->mode != MODE_DECODE) {

@@ -421,6 +421,9 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out);
  * shares of it.
  */
 int kernel_interleaved_rows(const struct lanemap *lm, int *out);
+/* 1: the belief moves an accumulator of some row tile of c into a row
+ * holding another query (mutate: a case that can show c_rows). */
+int kernel_interleaved_moves_read(const struct fs_case *c, const struct lanemap *lm);
 
 /* operand_load unswizzled: the chunk read for chunk c of tile row n of a
  * row of `chunks` 16-byte chunks (kern_load above). An involution. */
