@@ -171,13 +171,18 @@ FSQ_HD long fsp_state(const struct fsp_case *pc, const struct fsp_bufs *p, int u
 	return ((long)u * pc->nseg + seg) * M + m;
 }
 
-/* V's per-token scale of key (visible, so in the pool) of kv head g. The
- * V walk is the block table's: the planted page_walk is K's alone. */
+/* V's per-token scale of key (visible) of kv head g. V walks the blocks
+ * as K does (fsq_block): a kernel that ignores the block table (planted
+ * page_walk) ignores it for V and its scales too, as fragsim's
+ * page_walk=none reads them; a block it computes past the pool reads
+ * NaN, as fragsim's poison. */
 FSQ_HD float fsp_v_scale(const struct fsq_case *c, const struct fsq_bufs *q,
 			 const struct fsp_bufs *p, int s, int g, int key)
 {
-	int blk = q->block_table[s * c->MAXB + key / c->BS];
+	int blk = fsq_block(c, q, s, key);
 
+	if (blk < 0 || blk >= c->NB)
+		return NAN;
 	return p->v_scale[((long)blk * c->BS + key % c->BS) * c->Hkv + g];
 }
 
@@ -189,7 +194,7 @@ FSQ_HD int8_t fsp_v(const struct fsq_case *c, const struct fsq_bufs *q,
 
 	if (key / c->BS >= (q->context_lens[s] + c->BS - 1) / c->BS)
 		return FSP_V_PAD;
-	blk = q->block_table[s * c->MAXB + key / c->BS];
+	blk = fsq_block(c, q, s, key);
 	if (blk < 0 || blk >= c->NB)
 		return FSP_V_PAD;
 	return p->v_cache[(((long)blk * c->Hkv + g) * c->D + dim) * c->BS + key % c->BS];
