@@ -94,6 +94,9 @@ enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
  *                      passes 65,535                    blocks
  *   NEED_ROW_MOVED     c_rows' belief moves an entry    no query in the suite
  *                      into a row of another query      sits in a C row ...
+ *   NEED_SHOWN_MASK    a masked key inside a tile,      no masked key in the
+ *                      below the longest context        suite lies ... shown
+ *                      (scores are written up to it)
  *
  * N is the keys of the case's tile (its lane map's n). class_needs[] has
  * one row per class, beside kernel.c's class table: a new class adds its
@@ -115,6 +118,7 @@ enum need {
 	NEED_POOL_2GIB,
 	NEED_POOL_64K,
 	NEED_ROW_MOVED,
+	NEED_SHOWN_MASK,
 	NEED_COUNT
 };
 
@@ -145,6 +149,8 @@ static const struct need_info needs[NEED_COUNT] = {
 		"no pool past 65,536 blocks (no block id past 65,535 in a table)", 0 },
 	[NEED_ROW_MOVED] = { "a query in a C row the interleaved belief moves (a prefill chunk longer than the rows it keeps in place)",
 		"no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)", 0 },
+	[NEED_SHOWN_MASK] = { "a masked key in a %d-key tile below the longest context (a causal or window edge, or a shorter context, inside a tile)",
+		"no masked key in the suite lies in a %d-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)", 1 },
 };
 
 #define NEED(n) (1u << (n))
@@ -169,8 +175,9 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_SPLIT_MERGE] = NEEDS(0),
 	/* a poisoned slot past the context, in a tile that runs */
 	[BUG_PV_MASK] = NEEDS(NEED(NEED_TAIL)),
-	/* a masked key whose score the workspace shows */
-	[BUG_MASK_FINITE] = NEEDS(NEED(NEED_EDGE)),
+	/* a masked key whose score the scores show: past the longest
+	 * context none is written, and exp(-65504 - m) is 0 as exp(-inf) */
+	[BUG_MASK_FINITE] = NEEDS(NEED(NEED_SHOWN_MASK)),
 	/* a NaN K scale past the context, in a tile that runs */
 	[BUG_MASK_ADDITIVE] = NEEDS(NEED(NEED_TAIL)),
 	[BUG_WINDOW_INCLUSIVE] = NEEDS(NEED(NEED_WINDOW_BITES)),
@@ -239,8 +246,12 @@ static unsigned case_needs(const struct runcase *r)
 		for (int t = 0; t < q->tokens; t++) {
 			long p = (long)h + t;
 
-			if (inside_tile(p + 1, N) || (W > 0 && p - W + 1 > 0 && inside_tile(p - W + 1, N)))
+			int window_edge = W > 0 && p - W + 1 > 0 && inside_tile(p - W + 1, N);
+
+			if (inside_tile(p + 1, N) || window_edge)
 				has |= NEED(NEED_EDGE);
+			if ((inside_tile(p + 1, N) && p + 1 < in->MAXCTX) || window_edge)
+				has |= NEED(NEED_SHOWN_MASK);
 			if (W > 0 && p - W + 1 > 0)
 				has |= NEED(NEED_WINDOW_BITES);
 		}

@@ -1203,7 +1203,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 			"tail_mask=contiguous           SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n",
 			"page_walk=none                 SURVIVED 2 case(s): no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n",
 			"pv_mask=none                   SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile\n",
-			"mask_value=finite              SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile, nor",
+			"mask_value=finite              SURVIVED 2 case(s): no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n",
 			"mask_value=additive            SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile\n",
 		};
 
@@ -1221,7 +1221,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		"tail_mask contiguous | no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n"
 		"page_walk none | no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n"
 		"pv_mask none | no context in the suite ends inside a 16-key tile\n"
-		"mask_value finite | no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n"
+		"mask_value finite | no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n"
 		"mask_value additive | no context in the suite ends inside a 16-key tile\n");
 	tu_free(&res);
 
@@ -1277,6 +1277,10 @@ static void survivor_hints_from_the_suite(void **state)
 		"q_position=tile_rounded        SURVIVED 1 case(s): no sequence in the suite has a history other than N (ceil(context/N) - ceil(tokens/N)) on 16-key tiles\n",
 		"v_page_walk=identity           SURVIVED 1 case(s): no sequence in the suite has a logical block other than its physical block\n",
 		"pv_mask=none                   caught by tail-1: ",
+		/* key 17, the one masked key in a tile that runs, lies past
+		 * the longest context: no score shows the finite mask, and its
+		 * P is 0 as -inf's (this said "has what shows it" before) */
+		"mask_value=finite              SURVIVED 1 case(s): no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n",
 	};
 	char *path = tu_write_temp(".yaml",
 		"fragsim: 1\nname: tail-1\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 64}\n"
