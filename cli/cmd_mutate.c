@@ -94,6 +94,8 @@ enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
  *                      passes 65,535                    blocks
  *   NEED_ROW_MOVED     c_rows' belief moves an entry    no query in the suite
  *                      into a row of another query      sits in a C row ...
+ *   NEED_SPLIT_SEEN    a query sees keys of two         no query in the suite
+ *                      split-K segments                 sees keys of two ...
  *   NEED_SHOWN_MASK    a masked key inside a tile,      no masked key in the
  *                      below the longest context        suite lies ... shown
  *                      (scores are written up to it)
@@ -119,6 +121,7 @@ enum need {
 	NEED_POOL_64K,
 	NEED_ROW_MOVED,
 	NEED_SHOWN_MASK,
+	NEED_SPLIT_SEEN,
 	NEED_COUNT
 };
 
@@ -151,6 +154,8 @@ static const struct need_info needs[NEED_COUNT] = {
 		"no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)", 0 },
 	[NEED_SHOWN_MASK] = { "a masked key in a %d-key tile below the longest context (a causal or window edge, or a shorter context, inside a tile)",
 		"no masked key in the suite lies in a %d-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)", 1 },
+	[NEED_SPLIT_SEEN] = { "a query that sees keys of two split-K segments",
+		"no query in the suite sees keys of two split-K segments (a sliding window inside one segment leaves nothing to merge)", 0 },
 };
 
 #define NEED(n) (1u << (n))
@@ -172,7 +177,7 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_PAGE_IDENTITY] = NEEDS(NEED(NEED_NOT_IDENTITY)),
 	[BUG_TRANSPOSE] = NEEDS(0),
 	[BUG_Q_POSITION] = NEEDS(0),
-	[BUG_SPLIT_MERGE] = NEEDS(0),
+	[BUG_SPLIT_MERGE] = NEEDS(NEED(NEED_SPLIT_SEEN)),
 	/* a poisoned slot past the context, in a tile that runs */
 	[BUG_PV_MASK] = NEEDS(NEED(NEED_TAIL)),
 	/* a masked key whose score the scores show: past the longest
@@ -240,6 +245,13 @@ static unsigned case_needs(const struct runcase *r)
 	for (int s = 0; s < c->n_seqs; s++) {
 		const struct case_seq *q = &c->seqs[s];
 		int h = q->context - q->tokens, nb = case_blocks_of(c, s);
+		/* The blocks a walk can get wrong visibly: those of the tiles
+		 * that run, from the one holding the first key a query sees
+		 * (tiles count from their split-K segment's start); the
+		 * blocks wholly behind every window are never read. */
+		long lo = W > 0 && h - W + 1 > 0 ? (long)h - W + 1 : 0;
+		long seg_lo = c->segment > 0 ? lo / c->segment * c->segment : 0;
+		long tile_lo = seg_lo + (lo - seg_lo) / N * N;
 
 		if (q->context > 0 && inside_tile(q->context, N))
 			has |= NEED(NEED_TAIL) | NEED(NEED_EDGE);
@@ -254,6 +266,9 @@ static unsigned case_needs(const struct runcase *r)
 				has |= NEED(NEED_SHOWN_MASK);
 			if (W > 0 && p - W + 1 > 0)
 				has |= NEED(NEED_WINDOW_BITES);
+			if (c->segment > 0 &&
+			    (W > 0 && p - W + 1 > 0 ? p - W + 1 : 0) / c->segment != p / c->segment)
+				has |= NEED(NEED_SPLIT_SEEN);
 		}
 		if (q->tokens > 0 && h > 0)
 			has |= NEED(NEED_HISTORY);
@@ -263,6 +278,8 @@ static unsigned case_needs(const struct runcase *r)
 		for (int b = 0; b < nb && b < in->MAXB; b++) {
 			int p = in->block_table[(size_t)s * in->MAXB + b];
 
+			if ((long)(b + 1) * c->block_size <= tile_lo)
+				continue;
 			if (p != first + b)
 				has |= NEED(NEED_PAGES_MOVED);
 			if (p != b)

@@ -1328,6 +1328,48 @@ static void c_rows_survivor_hint(void **state)
 	}
 }
 
+/*
+ * A sliding window leaves blocks and split-K segments behind it that no
+ * tile reads: 64 keys in blocks [2, 1, 0, 3], a window of 16 (the query
+ * at 63 sees 48..63, block 3 alone, where every walk guesses right) and
+ * segments of 32 (its keys all in segment 1: nothing to merge). The page
+ * walks and split_merge survive, and say what the suite lacks (they said
+ * "has what shows it": the moved pages and the second segment were
+ * behind the window). A window of 17 reads key 47, in block 2 (physical
+ * 0): the walks are caught; 47 is still segment 1's.
+ */
+static void window_hides_walks_and_merge(void **state)
+{
+	static const char *const want[][2] = {
+		{ "16", "page_walk=none                 SURVIVED 1 case(s): no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n" },
+		{ "16", "page_walk=identity             SURVIVED 1 case(s): no sequence in the suite has a logical block other than its physical block\n" },
+		{ "16", "v_page_walk=identity           SURVIVED 1 case(s): no sequence in the suite has a logical block other than its physical block\n" },
+		{ "16", "split_merge=no_rescale         SURVIVED 1 case(s): no query in the suite sees keys of two split-K segments (a sliding window inside one segment leaves nothing to merge)\n" },
+		{ "17", "page_walk=none                 caught by behind: " },
+		{ "17", "v_page_walk=identity           caught by behind: " },
+		{ "17", "split_merge=no_rescale         SURVIVED 1 case(s): no query in the suite sees keys of two split-K segments" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FS_ARRAY_LEN(want); i++) {
+		char text[400], *path;
+		struct run_result res;
+
+		snprintf(text, sizeof(text),
+			 "fragsim: 1\nname: behind\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 32, sliding_window: %s}\n"
+			 "cache: {placement: table, num_blocks: 4}\n"
+			 "sequences:\n  - {context: 64, blocks: [2, 1, 0, 3]}\n"
+			 "split_k: {segment: 32}\ndata: {seed: 4}\n", want[i][0]);
+		path = tu_write_temp(".yaml", text);
+		res = tu_run("mutate %s", path);
+		if (!strstr(res.out, want[i][1]))
+			fail_msg("window %s: want '%s' in:\n%s%s", want[i][0], want[i][1], res.out, res.err);
+		tu_free(&res);
+		unlink(path);
+		free(path);
+	}
+}
+
 static void mutation_cases_are_caught(void **state)
 {
 	struct run_result res = tu_run("check cases/mutations");
@@ -1640,6 +1682,7 @@ int main(void)
 		cmocka_unit_test(every_class_says_what_exposes_it),
 		cmocka_unit_test(survivor_hints_from_the_suite),
 		cmocka_unit_test(c_rows_survivor_hint),
+		cmocka_unit_test(window_hides_walks_and_merge),
 		cmocka_unit_test(mutate_na_with_mixed_reasons),
 		cmocka_unit_test(mutate_survives_reads_outside_the_table),
 		cmocka_unit_test(kernel_section_errors),
