@@ -257,7 +257,6 @@ static unsigned case_needs(const struct runcase *r)
 			has |= NEED(NEED_TAIL) | NEED(NEED_EDGE);
 		for (int t = 0; t < q->tokens; t++) {
 			long p = (long)h + t;
-
 			int window_edge = W > 0 && p - W + 1 > 0 && inside_tile(p - W + 1, N);
 
 			if (inside_tile(p + 1, N) || window_edge)
