@@ -176,7 +176,8 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_PAGE_WALK] = NEEDS(NEED(NEED_PAGES_MOVED)),
 	[BUG_PAGE_IDENTITY] = NEEDS(NEED(NEED_NOT_IDENTITY)),
 	[BUG_TRANSPOSE] = NEEDS(0),
-	[BUG_Q_POSITION] = NEEDS(0),
+	/* q = t within the chunk: the absolute position when no history */
+	[BUG_Q_POSITION] = NEEDS(NEED(NEED_HISTORY)),
 	[BUG_SPLIT_MERGE] = NEEDS(NEED(NEED_SPLIT_SEEN)),
 	/* a poisoned slot past the context, in a tile that runs */
 	[BUG_PV_MASK] = NEEDS(NEED(NEED_TAIL)),

@@ -1370,6 +1370,25 @@ static void window_hides_walks_and_merge(void **state)
 	}
 }
 
+/* q_position chunk takes a token's place in its chunk for its position:
+ * with no history that is the position, the planted bytes the correct
+ * ones; the survivor says the suite lacks a history (it said "has what
+ * shows it"). Found by a soak of random cases. */
+static void q_position_chunk_needs_history(void **state)
+{
+	char *path = tu_write_temp(".yaml",
+		"fragsim: 1\nname: h0\nmode: prefill\nmodel: {q_heads: 2, kv_heads: 1, head_dim: 32}\n"
+		"sequences:\n  - {history: 0, chunk: 7}\n");
+	struct run_result res = tu_run("mutate %s", path);
+
+	(void)state;
+	if (!strstr(res.out, "q_position=chunk               SURVIVED 1 case(s): no sequence in the suite has keys before its first query token\n"))
+		fail_msg("%s%s", res.out, res.err);
+	tu_free(&res);
+	unlink(path);
+	free(path);
+}
+
 static void mutation_cases_are_caught(void **state)
 {
 	struct run_result res = tu_run("check cases/mutations");
@@ -1683,6 +1702,7 @@ int main(void)
 		cmocka_unit_test(survivor_hints_from_the_suite),
 		cmocka_unit_test(c_rows_survivor_hint),
 		cmocka_unit_test(window_hides_walks_and_merge),
+		cmocka_unit_test(q_position_chunk_needs_history),
 		cmocka_unit_test(mutate_na_with_mixed_reasons),
 		cmocka_unit_test(mutate_survives_reads_outside_the_table),
 		cmocka_unit_test(kernel_section_errors),
