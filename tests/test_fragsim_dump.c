@@ -592,6 +592,35 @@ static void per_block32_runs_and_matches(void **state)
 	}
 }
 
+/* A block table longer than a line: fragsim's case text wraps the flow
+ * list, and the harnesses' walk reads past its continuation line (it
+ * refused the golden with "cannot read line", naming no key; found by a
+ * soak of random cases). */
+static void wrapped_block_table_is_read(void **state)
+{
+	struct fixture *f = *state;
+	char cs[300];
+	struct run_result r;
+
+	snprintf(cs, sizeof(cs), "%s/wrap.yaml", f->dir);
+	tu_put(cs, "fragsim: 1\nname: table-wrap\ndescription: \"brackets [ { in quotes\"\n"
+	       "model: {q_heads: 2, kv_heads: 1, head_dim: 32}\n"
+	       "cache: {block_size: 1, placement: table, num_blocks: 24}\n"
+	       "sequences:\n  - {context: 24, blocks: [20, 11, 23, 17, 21, 13, 5, 10, 9, 6, 0, 7, 1, "
+	       "19, 16, 12, 22, 14, 15, 3, 8, 2, 18, 4]}\nsplit_k: {segment: 8}\n"
+	       "golden: [inputs, acc]\n");
+	assert_int_equal(build(f, FRAGSIM_CC " -std=c99 -pedantic", "tools/device/qk_cpu.c", "qk_wrap"),
+			 0);
+	assert_int_equal(tu_sh("rm -rf %s/g-wrap && '%s' run %s --emulate-only --out %s/g-wrap >/dev/null && "
+			    "grep -q '12,\\\\n  *22, 14' %s/g-wrap/manifest.json && "
+			    "%s/qk_wrap %s/g-wrap %s/d-wrap >/dev/null", f->dir, FRAGSIM_BIN, cs, f->dir,
+			    f->dir, f->dir, f->dir, f->dir), 0);
+	r = tu_run("diff %s --dump %s/d-wrap", cs, f->dir);
+	if (r.status || !strstr(r.out, "verdict   match"))
+		fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+}
+
 /* A key the harnesses do not know (a later fragsim's) refuses the golden:
  * the walk above cannot see a key the table of docs/case-keys.md lacks. */
 static void unknown_case_key_is_refused(void **state)
@@ -831,6 +860,7 @@ int main(void)
 		cmocka_unit_test(unwritten_entries_are_named),
 		cmocka_unit_test(dump_parents_are_made),
 		cmocka_unit_test(int8_pv_matches_and_names_p_regroup_none),
+		cmocka_unit_test(wrapped_block_table_is_read),
 	};
 
 	return cmocka_run_group_tests_name("dump_h", tests, setup, teardown);

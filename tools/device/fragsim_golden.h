@@ -393,25 +393,58 @@ static inline char *fsg_case_text(const char *m)
 	return t;
 }
 
+/* The flow brackets ([ { minus ] }) a line opens, outside quotes and
+ * comments: a long flow list (a sequence's blocks) is written over
+ * several lines, its continuation lines no `key:` of their own. */
+static inline int fsg_flow_delta(const char *p, size_t len)
+{
+	int d = 0;
+	char quote = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (quote) {
+			if (p[i] == '\\' && quote == '"')
+				i++;
+			else if (p[i] == quote)
+				quote = 0;
+		} else if (p[i] == '"' || p[i] == '\'') {
+			quote = p[i];
+		} else if (p[i] == '#' && (i == 0 || p[i - 1] == ' ')) {
+			break;
+		} else if (p[i] == '[' || p[i] == '{') {
+			d++;
+		} else if (p[i] == ']' || p[i] == '}') {
+			d--;
+		}
+	}
+	return d;
+}
+
 /*
  * Walk the case text (YAML as fragsim writes it: two spaces an indent
- * level, one `key: value` a line, `# ...` comments) key by key against
- * fsg_keys[], and take the values the harnesses apply into g. 0, or -1
- * with err naming the key.
+ * level, one `key: value` a line, a flow list wrapped over lines, `# ...`
+ * comments) key by key against fsg_keys[], and take the values the
+ * harnesses apply into g. 0, or -1 with err naming the key.
  */
 static inline int fsg_case(struct fsg_golden *g, const char *text, const char *path,
 			   char *err, size_t errlen)
 {
 	char sect[3][48] = { "", "", "" };
 	const char *line = text;
+	int flow = 0;	/* brackets left open by the lines before */
 
 	while (line && *line) {
 		const char *nl = strchr(line, '\n'), *p = line;
 		char key[48], val[128], full[160];
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		int ind = 0, n = 0;
+		int ind = 0, n = 0, open = flow;
 		const struct fsg_key *k;
 
+		flow += fsg_flow_delta(line, len);
+		if (open > 0) {
+			line = nl ? nl + 1 : NULL;	/* inside a wrapped flow value */
+			continue;
+		}
 		while (p < line + len && *p == ' ')
 			p++, ind++;
 		if (p == line + len || *p == '#' || *p == '-') {
