@@ -1297,6 +1297,20 @@ static void survivor_hints_from_the_suite(void **state)
 	free(path);
 }
 
+/* `fragsim mutate` of the case text must print want (a survivor's or a
+ * catch's line). */
+static void mutate_says(const char *text, const char *want)
+{
+	char *path = tu_write_temp(".yaml", text);
+	struct run_result res = tu_run("mutate %s", path);
+
+	if (!strstr(res.out, want))
+		fail_msg("want '%s' in:\n%s%s", want, res.out, res.err);
+	tu_free(&res);
+	unlink(path);
+	free(path);
+}
+
 /*
  * c_rows on one-token prefill chunks: RDNA4 keeps row 0 in place, so the
  * planted kernel gives the correct bytes; the class applies (the model's
@@ -1309,22 +1323,15 @@ static void c_rows_survivor_hint(void **state)
 
 	(void)state;
 	for (int i = 0; i < 2; i++) {
-		char text[512], *path;
-		struct run_result res;
+		char text[512];
 
 		snprintf(text, sizeof(text),
 			 "fragsim: 1\nname: pc%s\nmode: prefill\nisa: rdna4-wmma-i32-16x16x16-iu8-w32\n"
 			 "model: {q_heads: 10, kv_heads: 2, head_dim: 32}\ncache: {k_scale: per_head}\n"
 			 "sequences:\n  - {history: 15, chunk: %s}\ndata: {seed: 9}\n", chunk[i], chunk[i]);
-		path = tu_write_temp(".yaml", text);
-		res = tu_run("mutate %s", path);
-		if (!strstr(res.out, i == 0 ?
+		mutate_says(text, i == 0 ?
 			    "c_rows=interleaved             SURVIVED 1 case(s): no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)\n" :
-			    "c_rows=interleaved             caught by pc2: "))
-			fail_msg("chunk %s:\n%s%s", chunk[i], res.out, res.err);
-		tu_free(&res);
-		unlink(path);
-		free(path);
+			    "c_rows=interleaved             caught by pc2: ");
 	}
 }
 
@@ -1352,21 +1359,14 @@ static void window_hides_walks_and_merge(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < FS_ARRAY_LEN(want); i++) {
-		char text[400], *path;
-		struct run_result res;
+		char text[400];
 
 		snprintf(text, sizeof(text),
 			 "fragsim: 1\nname: behind\nmodel: {q_heads: 4, kv_heads: 1, head_dim: 32, sliding_window: %s}\n"
 			 "cache: {placement: table, num_blocks: 4}\n"
 			 "sequences:\n  - {context: 64, blocks: [2, 1, 0, 3]}\n"
 			 "split_k: {segment: 32}\ndata: {seed: 4}\n", want[i][0]);
-		path = tu_write_temp(".yaml", text);
-		res = tu_run("mutate %s", path);
-		if (!strstr(res.out, want[i][1]))
-			fail_msg("window %s: want '%s' in:\n%s%s", want[i][0], want[i][1], res.out, res.err);
-		tu_free(&res);
-		unlink(path);
-		free(path);
+		mutate_says(text, want[i][1]);
 	}
 }
 
@@ -1376,17 +1376,10 @@ static void window_hides_walks_and_merge(void **state)
  * shows it"). Found by a soak of random cases. */
 static void q_position_chunk_needs_history(void **state)
 {
-	char *path = tu_write_temp(".yaml",
-		"fragsim: 1\nname: h0\nmode: prefill\nmodel: {q_heads: 2, kv_heads: 1, head_dim: 32}\n"
-		"sequences:\n  - {history: 0, chunk: 7}\n");
-	struct run_result res = tu_run("mutate %s", path);
-
 	(void)state;
-	if (!strstr(res.out, "q_position=chunk               SURVIVED 1 case(s): no sequence in the suite has keys before its first query token\n"))
-		fail_msg("%s%s", res.out, res.err);
-	tu_free(&res);
-	unlink(path);
-	free(path);
+	mutate_says("fragsim: 1\nname: h0\nmode: prefill\nmodel: {q_heads: 2, kv_heads: 1, head_dim: 32}\n"
+		    "sequences:\n  - {history: 0, chunk: 7}\n",
+		    "q_position=chunk               SURVIVED 1 case(s): no sequence in the suite has keys before its first query token\n");
 }
 
 static void mutation_cases_are_caught(void **state)
