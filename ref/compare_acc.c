@@ -190,18 +190,19 @@ enum fs_rc cmp_validate(const struct cmp_ctx *x, struct fs_err *err)
 	return FS_OK;
 }
 
-/* A ref/pv_int8.c stat as a compare_stat, exact (tol 0) or one step. */
-static void pv_stat(struct compare_stat *st, const struct ref_pv_stat *p, double tol)
+/* A ref/pv_int8.c stat as a compare_stat: its first mismatch with the
+ * tolerance it was judged by (pv_acc exact, p_int8 per entry). */
+static void pv_stat(struct compare_stat *st, const struct ref_pv_stat *p)
 {
 	memset(st, 0, sizeof(*st));
 	st->ran = 1;
 	st->compared = p->compared;
 	st->mismatches = p->mismatches;
 	st->max_abs_err = p->max_abs_err;
-	st->max_err_tol = tol > 0 ? p->max_abs_err / tol : p->mismatches ? INFINITY : 0;
+	st->max_err_tol = p->max_err_tol;
 	st->first = (struct compare_loc){ p->s, p->t, p->qh, p->key, p->dim, -1, p->group,
 					  0, p->lane, p->elem, p->row, p->col, p->got,
-					  p->want, tol };
+					  p->want, p->tol };
 }
 
 /* pv.mode int8: p_int8 and pv_acc against ref/pv_int8.c. */
@@ -222,8 +223,8 @@ enum fs_rc cmp_pv(const struct cmp_ctx *x, struct compare_report *rep,
 		return fs_fail(err, FS_EINPUT, "pv_acc needs a lane map");
 	if (ref_pv_check(x->c, x->in, &g, &pq, &acc, msg, sizeof(msg)))
 		return fs_fail(err, FS_EINPUT, "%s", msg);
-	pv_stat(&rep->stat[CMP_P_INT8], &pq, 1);
-	pv_stat(&rep->stat[CMP_PV_ACC], &acc, 0);
+	pv_stat(&rep->stat[CMP_P_INT8], &pq);
+	pv_stat(&rep->stat[CMP_PV_ACC], &acc);
 	rep->p_int8_one_step = pq.off_by_one;
 	return FS_OK;
 }

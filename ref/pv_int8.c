@@ -123,19 +123,22 @@ static int pv_visible(const struct fs_case *c, int qpos, int j)
 
 static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
 		    int col, int s, int t, int qh, int key, int dim, double got,
-		    double want, int bad)
+		    double want, double tol)
 {
-	double e = fabs(got - want);
+	double e = fabs(got - want), ratio = e > 0 ? (tol > 0 ? e / tol : INFINITY) : 0;
 
 	st->compared++;
 	if (e > st->max_abs_err)
 		st->max_abs_err = e;
-	if (!bad)
+	if (ratio > st->max_err_tol)
+		st->max_err_tol = ratio;
+	if (e <= tol)
 		return;
 	if (!st->mismatches++) {
 		st->group = gi, st->lane = slot / per, st->elem = slot % per;
 		st->row = row, st->col = col, st->s = s, st->t = t, st->qh = qh;
 		st->key = key, st->dim = dim, st->got = got, st->want = want;
+		st->tol = tol;
 	}
 }
 
@@ -194,6 +197,7 @@ static struct pv_run *pv_run_at(const struct fs_case *c, const struct fs_inputs 
 struct pv_work {
 	int8_t *P;	/* [M][K] the golden's Pq, by key */
 	double *Wq;	/* [M][K] the reference's Pq (-1: masked) */
+	double *Wlo, *Whi;	/* [M][K] the Pq range of f32 steps (pv_range) */
 	int *qrow;	/* [M] */
 	int *blk;	/* [K] stored block row of each key, -1 past the context */
 	int8_t *vg;	/* [K][D] the group's V, 0 for a key with no block */
@@ -243,6 +247,92 @@ static void pv_product(const struct fs_inputs *in, const struct ref_pv_golden *g
 	}
 }
 
+/*
+ * The Pq values the correct kernel's f32 steps can give each key of a
+ * row, [lo[j], hi[j]], from the row's double scores sc (-inf: masked),
+ * its keys' V scales sv (NULL: V per_channel, P' = clip P) and M, the
+ * kernel's running max. Each step widens an interval around the exact
+ * value (u = 2^-24; an f32 result that is subnormal also has an absolute
+ * error of half its smallest step, 2^-150):
+ *
+ *   exponent  s_j - M: each score within 4u of itself (compare.c), their
+ *             f32 difference rounded once: 4u (|s_j| + |M|) + u |s_j - M|
+ *   P_j       fs_expf, half an ulp: (1 +- u) and +- 2^-150
+ *   P'_j      P_j sV_j (or clip P_j) in f32: (1 +- u) and +- 2^-150
+ *   sP        max P' / clip, the same (an sP of 0 gives Pq 0)
+ *   Pq_j      round(P'_j / sP), the quotient (1 +- u), rounding monotone
+ *
+ * Where P' is normal the range is the exact value's step or the one
+ * beside it. Where the running max is far above the row's keys (about
+ * 87 for f32), P underflows and the range grows towards [0, clip]: e.g.
+ * a group 171 below the max gives P = 0 in f32, all Pq 0, where the
+ * exact ratio says 127.
+ */
+#define PV_U 0x1p-24
+#define PV_TINY 0x1p-150
+
+static double pv_clamp_round(double x, const struct fs_case *c)
+{
+	return pv_round(x < 0 ? 0 : x > c->clip ? c->clip : x, c->rounding);
+}
+
+static void pv_range(const struct fs_case *c, const double *sc, const double *sv,
+		     int K, double M, double *lo, double *hi)
+{
+	const double u = PV_U, tiny = PV_TINY;
+	double lmax = 0, hmax = 0, splo, sphi;
+
+	for (int j = 0; j < K; j++) {
+		double e, a, b, f;
+
+		lo[j] = hi[j] = 0;
+		if (sc[j] == -INFINITY)
+			continue;
+		e = 4 * u * (fabs(sc[j]) + fabs(M)) + u * fabs(sc[j] - M);
+		a = dm_exp(sc[j] - M - e) * (1 - u) - tiny;
+		b = dm_exp(sc[j] - M + e) * (1 + u) + tiny;
+		f = sv ? sv[j] : c->clip;
+		lo[j] = a > 0 ? a * f * (1 - u) - tiny : 0;
+		hi[j] = b * f * (1 + u) + tiny;
+		lo[j] = lo[j] > 0 ? lo[j] : 0;
+		lmax = lo[j] > lmax ? lo[j] : lmax;
+		hmax = hi[j] > hmax ? hi[j] : hmax;
+	}
+	splo = lmax / c->clip * (1 - u) - tiny;
+	sphi = hmax / c->clip * (1 + u) + tiny;
+	for (int j = 0; j < K; j++) {
+		if (sc[j] == -INFINITY)
+			continue;
+		if (sv && splo <= 0) {		/* sP may be 0 or any tiny value */
+			lo[j] = 0, hi[j] = c->clip;
+			continue;
+		}
+		if (sv)
+			lo[j] = lo[j] / sphi * (1 - u), hi[j] = hi[j] / splo * (1 + u);
+		lo[j] = pv_clamp_round(lo[j], c);
+		hi[j] = pv_clamp_round(hi[j], c);
+	}
+}
+
+/* The tolerance of got around want: one step (a rounding boundary that
+ * f32 P crossed), or to the edge of [lo, hi] on got's side. */
+static double pv_tol(double got, double want, double lo, double hi)
+{
+	double t = got >= want ? hi - want : want - lo;
+
+	return t > 1 ? t : 1;
+}
+
+/* Whether any unmasked key of a row's golden Pq is out of tolerance. */
+static int pv_row_bad(const int8_t *P, const double *want, const double *lo,
+		      const double *hi, int K)
+{
+	for (int j = 0; j < K; j++)
+		if (want[j] >= 0 && fabs(P[j] - want[j]) > pv_tol(P[j], want[j], lo[j], hi[j]))
+			return 1;
+	return 0;
+}
+
 /* One group: its p_int8 and pv_acc against the reference. */
 static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		     const struct ref_pv_golden *g, const int *key, size_t gi,
@@ -257,7 +347,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 	int *qrow = w->qrow, kvg = c->mode == MODE_DECODE ? tl[1] :
 				  tl[1] / (c->q_heads / c->kv_heads);
 	int kdot = in->D % 32 == 0 && in->D <= 1024;	/* dot_i8's domain */
-	int lo = c->segment > 0 ? kb / c->segment * c->segment : 0;
+	int lo_key = c->segment > 0 ? kb / c->segment * c->segment : 0;
 
 	if (hi > ctx)
 		hi = ctx;
@@ -273,7 +363,8 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 	for (int m = 0; m < g->M; m++) {
 		int t = 0, qh = 0, kvh = 0, pad = pv_row_of(c, tl, g->M, m, &t, &qh, &kvh);
 		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
-		double sc[256], pp[256], mx = -INFINITY, pmax = 0;
+		double sc[256], pp[256], sv[256], mx = -INFINITY, pmax = 0;
+		double *lo = &w->Wlo[m * K], *up = &w->Whi[m * K];
 		struct pv_run *run = NULL;
 		size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
 
@@ -287,22 +378,13 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		qrow[m] = pad ? -1 : t * in->Hq + qh;
 		for (int m2 = 0; m2 < m && !pad; m2++)
 			if (qrow[m2] == qrow[m]) {
-				for (int j = 0; j < K; j++) {
-					double d = fabs(P[m * K + j] - Wq[m2 * K + j]);
-
-					pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1,
-						P[m * K + j], Wq[m2 * K + j],
-						Wq[m2 * K + j] < 0 ? P[m * K + j] != 0 : d > 1);
-					if (d == 1 && Wq[m2 * K + j] >= 0)
-						pq->off_by_one++;
-					Wq[m * K + j] = Wq[m2 * K + j];
-				}
-				pad = 2;	/* done: not a padding row */
+				memcpy(&Wq[m * K], &Wq[m2 * K], (size_t)K * sizeof(double));
+				memcpy(lo, &w->Wlo[m2 * K], (size_t)K * sizeof(double));
+				memcpy(up, &w->Whi[m2 * K], (size_t)K * sizeof(double));
+				pad = 2;	/* not a padding row: judged below */
 				break;
 			}
-		if (pad == 2)
-			continue;
-		for (int j = 0; j < K; j++) {
+		for (int j = 0; j < K && pad != 2; j++) {
 			int kj = kb + j, blk = kj < hi ? w->blk[j] : -1;
 			double sk;
 			size_t ts;
@@ -321,43 +403,69 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 				mx = sc[j];
 		}
 		if (in->v_scale_ch && !pad) {	/* the running max, and past the group */
-			run = pv_run_at(c, in, w->runs, s, t, qh, kvh, qpos, lo, kb);
+			run = pv_run_at(c, in, w->runs, s, t, qh, kvh, qpos, lo_key, kb);
 			if (run->mx > mx)
 				mx = run->mx;
 			run->mx = mx;
 			run->end = kb + K < hi ? kb + K : hi;
 		}
-		for (int j = 0; j < K; j++) {
+		for (int j = 0; j < K && pad != 2; j++) {
 			int kj = kb + j;
 
 			pp[j] = 0;
+			sv[j] = 1;
 			if (sc[j] == -INFINITY)
 				continue;
 			/* per_channel: p itself, over the fixed scale 1 / clip */
-			pp[j] = dm_exp(sc[j] - mx) * (in->v_scale_ch ? 1.0 :
-				in->v_scale[pv_ts(in, w->blk[j], kj, kvh)]);
+			if (!in->v_scale_ch)
+				sv[j] = in->v_scale[pv_ts(in, w->blk[j], kj, kvh)];
+			pp[j] = dm_exp(sc[j] - mx) * sv[j];
 			if (pp[j] > pmax)
 				pmax = pp[j];
 		}
 		if (run)
 			pmax = 1;
-		for (int j = 0; j < K; j++) {
-			double want = pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
+		for (int j = 0; j < K && pad != 2; j++)
+			/* -1 marks a masked key, for the rows that repeat this one */
+			Wq[m * K + j] = sc[j] == -INFINITY ? -1 :
+					pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
+		if (!pad) {
+			pv_range(c, sc, run ? NULL : sv, K, mx, lo, up);
+			/* V per token: mx, the group's own max, stands for the
+			 * kernel's running max, which cancels in P' / max P' until
+			 * P underflows; a key out of range under it is judged
+			 * again under the true running max (pv_run_at), which only
+			 * underflow can make differ */
+			if (!run && kb > lo_key && pv_row_bad(P + m * K, Wq + m * K, lo, up, K)) {
+				double M = mx;
+
+				run = pv_run_at(c, in, w->runs, s, t, qh, kvh, qpos, lo_key, kb);
+				if (run->mx > M)
+					M = run->mx;
+				run->mx = M;
+				run->end = kb + K < hi ? kb + K : hi;
+				if (M > mx)
+					pv_range(c, sc, sv, K, M, lo, up);
+			}
+		}
+		for (int j = 0; j < K && pad != 1; j++) {
+			double want = Wq[m * K + j] < 0 ? 0 : Wq[m * K + j];
 			double d = fabs(P[m * K + j] - want);
 
-			/* -1 marks a masked key for the rows that repeat this one */
-			Wq[m * K + j] = sc[j] == -INFINITY ? -1 : want;
-			/* one step is a rounding boundary crossed by f32 P;
-			 * a masked key or a padding row must be exactly 0 */
+			/* a masked key or a padding row must be exactly 0; one
+			 * step is a rounding boundary crossed by f32 P */
 			pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1, P[m * K + j], want,
-				sc[j] == -INFINITY ? d != 0 : d > 1);
-			if (d == 1 && sc[j] != -INFINITY)
+				Wq[m * K + j] < 0 ? 0 : pv_tol(P[m * K + j], want, lo[j], up[j]));
+			if (d == 1 && Wq[m * K + j] >= 0)
 				pq->off_by_one++;
 		}
-		if (!pad)
+		if (pad != 1)
 			continue;
-		for (int j = 0; j < K; j++)
+		for (int j = 0; j < K; j++) {
+			pv_note(pq, (long)gi, 0, 1, m, j, s, t, qh, kb + j, -1, P[m * K + j], 0, 0);
+			Wq[m * K + j] = -1;
 			P[m * K + j] = 0;	/* padding rows: their acc must be 0 */
+		}
 	}
 	/* the kv head of every row is the tile's (pv_row_of's kvh) */
 	pv_product(in, g, kb, kvg, w);
@@ -377,11 +485,12 @@ static void stat_add(struct ref_pv_stat *a, const struct ref_pv_stat *b)
 {
 	if (b->mismatches && !a->mismatches) {
 		long cm = a->compared, om = a->off_by_one;
-		double mx = a->max_abs_err;
+		double mx = a->max_abs_err, mt = a->max_err_tol;
 
 		*a = *b;
 		a->compared += cm, a->off_by_one += om;
 		a->max_abs_err = mx > b->max_abs_err ? mx : b->max_abs_err;
+		a->max_err_tol = mt > b->max_err_tol ? mt : b->max_err_tol;
 		return;
 	}
 	a->compared += b->compared;
@@ -389,6 +498,8 @@ static void stat_add(struct ref_pv_stat *a, const struct ref_pv_stat *b)
 	a->off_by_one += b->off_by_one;
 	if (b->max_abs_err > a->max_abs_err)
 		a->max_abs_err = b->max_abs_err;
+	if (b->max_err_tol > a->max_err_tol)
+		a->max_err_tol = b->max_err_tol;
 }
 
 #define PV_CHUNK 64	/* groups per chunk: chunks combine in order */
@@ -441,6 +552,8 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 
 		w.P = malloc((size_t)g->M * g->K);
 		w.Wq = malloc((size_t)g->M * g->K * sizeof(double));
+		w.Wlo = malloc((size_t)g->M * g->K * sizeof(double));
+		w.Whi = malloc((size_t)g->M * g->K * sizeof(double));
 		w.qrow = malloc((size_t)g->M * sizeof(int));
 		w.blk = malloc((size_t)g->K * sizeof(int));
 		w.vg = malloc((size_t)g->K * in->D);
@@ -449,12 +562,12 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 		w.runs = malloc(PV_RUNS * sizeof(*w.runs));
 		for (int i = 0; w.runs && i < PV_RUNS; i++)
 			w.runs[i].s = -1;
-		if (w.P && w.Wq && w.qrow && w.blk && w.vg && w.want && w.kg && w.runs)
+		if (w.P && w.Wq && w.Wlo && w.Whi && w.qrow && w.blk && w.vg && w.want && w.kg && w.runs)
 			for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
 				pv_group(c, in, g, key, i, &cp[ch], &ca[ch], &w);
 		else
 			bad++;
-		free(w.P), free(w.Wq), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
+		free(w.P), free(w.Wq), free(w.Wlo), free(w.Whi), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
 		free(w.kg), free(w.runs);
 	}
 	for (size_t ch = 0; ch < nch; ch++) {

@@ -46,10 +46,11 @@ struct ref_pv_stat {
 	long compared, mismatches;
 	long off_by_one;	/* p_int8: entries one step from the reference */
 	double max_abs_err;
+	double max_err_tol;	/* max |got - want| / its tolerance (0: exact) */
 	long group;		/* first mismatch: pv_tiles row */
 	int lane, elem, row, col;	/* its slot and C (or A) entry */
 	int s, t, qh, key, dim;
-	double got, want;
+	double got, want, tol;
 };
 
 /*

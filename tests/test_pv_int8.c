@@ -815,6 +815,88 @@ static void sparse_pool_unstored_v_read_as_poison(void **state)
 	}
 }
 
+/*
+ * A group far below the running max (ref/pv_int8.c pv_range). Q = 127
+ * e0 (sQ 1); K row 0 = 127 e0, every other K row 127 e1 (sK 1): key 0
+ * scores 16129 scale, every other key 0. V rows e0 (sV 1/127 each).
+ * Group 0 (keys 0..31) holds the max; group 1 (keys 32..39) scores 0.
+ *
+ * scale 0.0125: key 0 scores 201.6, group 1's P = e^-201.6 is below
+ * f32's smallest subnormal (2^-149 = e^-103.3), so a correct kernel's P
+ * is 0 there, its sP 0 and every Pq 0, where the exact ratio P' / max P'
+ * is 1 (Pq 127): the reference accepts the 0s (it reported "got 0 want
+ * 127" on each before). scale 0.0003: key 0 scores 4.84, group 1's P =
+ * e^-4.84 is normal, every Pq of group 1 is round(127 x 1) = 127, and a
+ * golden holding 0 there is a mismatch.
+ */
+#define UF_D 16
+#define UF_CTX 40
+
+static void uf_load(const char *dir, double scale, struct runcase *r)
+{
+	float q[UF_D] = { 127.0f }, k[UF_CTX * UF_D] = { 0 }, v[UF_CTX * UF_D] = { 0 };
+	size_t sq[4] = { 1, 1, 1, UF_D }, sk[4] = { 1, UF_CTX, 1, UF_D };
+	char path[160], text[640];
+	struct fs_err err;
+
+	for (int j = 0; j < UF_CTX; j++)
+		k[j * UF_D + (j > 0)] = 127.0f, v[j * UF_D] = 1.0f;
+	snprintf(path, sizeof(path), "%s/q.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sq, q, NULL, &err), FS_OK);
+	snprintf(path, sizeof(path), "%s/k.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sk, k, NULL, &err), FS_OK);
+	snprintf(path, sizeof(path), "%s/v.npy", dir);
+	assert_int_equal(npy_write(path, NPY_F32, 4, sk, v, NULL, &err), FS_OK);
+	snprintf(text, sizeof(text),
+		 "fragsim: 1\nname: pv-underflow\n"
+		 "model: {q_heads: 1, kv_heads: 1, head_dim: %d, softmax_scale: %g}\n"
+		 "sequences:\n  - {context: %d}\npv: {mode: int8}\n"
+		 "data:\n  q: {npy: q.npy}\n  k: {npy: k.npy}\n  v: {npy: v.npy}\n"
+		 "golden: all\n", UF_D, scale, UF_CTX);
+	snprintf(path, sizeof(path), "%s/case.yaml", dir);
+	assert_int_equal(tu_put(path, text), 0);
+	assert_int_equal(runcase_load(path, r, &err), FS_OK);
+	if (runcase_exec(r, &err) != FS_OK)
+		fail_msg("%s", err.msg);
+}
+
+static void underflow_below_the_running_max(void **state)
+{
+	struct runcase r;
+	struct compare_report rep;
+	struct fs_err err;
+	size_t ga = (size_t)64 * 8;	/* one group's A bytes: 64 lanes x 8 */
+	char dir[128];
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvunder"));
+	uf_load(dir, 0.0125, &r);
+	assert_int_equal(r.sim.n_groups, 2);
+	for (size_t i = 0; i < ga; i++)
+		assert_int_equal(r.sim.p_int8[ga + i], 0);
+	for (int m = 0; m < 16; m++)
+		assert_true(r.sim.p_scale[16 + m] == 0.0f);
+	assert_true(r.cmp.stat[CMP_P_INT8].compared > 0);
+	assert_int_equal(r.cmp.stat[CMP_P_INT8].mismatches, 0);
+	assert_int_equal(r.cmp.stat[CMP_PV_ACC].mismatches, 0);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+
+	uf_load(dir, 0.0003, &r);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	/* row 0 of group 1: lanes 0, 16 hold A row 0 keys 0..7, 8..15 (lds);
+	 * keys 32..39 are its first 8 */
+	for (int e = 0; e < 8; e++)
+		assert_int_equal(r.sim.p_int8[ga + e], 127);
+	memset(&r.sim.p_int8[ga], 0, ga);
+	assert_int_equal(runcase_compare(&r, &r.c, &r.sim, &rep, &err), FS_MISMATCH);
+	assert_true(rep.stat[CMP_P_INT8].mismatches >= 8);
+	assert_true(rep.stat[CMP_P_INT8].first.want == 127);
+	assert_true(rep.stat[CMP_P_INT8].first.got == 0);
+	runcase_free(&r);
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +913,7 @@ int main(void)
 		cmocka_unit_test(v_per_channel_calibration_and_refusals),
 		cmocka_unit_test(v_per_channel_shipped_cases),
 		cmocka_unit_test(sparse_pool_unstored_v_read_as_poison),
+		cmocka_unit_test(underflow_below_the_running_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
