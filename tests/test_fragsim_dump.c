@@ -714,13 +714,16 @@ static void dump_parents_are_made(void **state)
 static void int8_pv_matches_and_names_p_regroup_none(void **state)
 {
 	static const char *const extra[][2] = {
-		/* tests/data/dump_h/sm80-pv-int8-splitk.yaml with the other regroup */
+		/* tests/data/dump_h/sm80-pv-int8-splitk.yaml with the other
+		 * regroup, and a sequence of no keys */
 		{ "sm80-split", "isa: sm80-mma-m16n8k32-s8\nmodel: {q_heads: 8, kv_heads: 2, head_dim: 64, sliding_window: 50}\n"
-		  "split_k: {segment: 48}\nsequences:\n  - {context: 170}\n  - {context: 33}\n"
+		  "split_k: {segment: 48}\nsequences:\n  - {context: 170}\n  - {context: 0}\n  - {context: 33}\n"
 		  "quant: {rounding: half_to_even, clip: 100}\ndata: {seed: 5}\n" },
-		/* gfx936 decode, two sequences, 16 column tiles a group */
+		/* gfx936 decode, 16 column tiles a group; a sequence with no
+		 * keys has no PV group, yet its out rows are 0 (a soak found
+		 * them left poisoned) */
 		{ "gfx936-decode", "isa: gfx936\nmodel: {q_heads: 24, kv_heads: 4, head_dim: 256}\n"
-		  "cache: {placement: shuffled}\nsequences:\n  - {context: 300}\n  - {context: 37}\n"
+		  "cache: {placement: shuffled}\nsequences:\n  - {context: 300}\n  - {context: 0}\n  - {context: 37}\n"
 		  "data: {seed: 7}\n" },
 		/* gfx936 chunked prefill with split-K, head_dim 80 */
 		{ "gfx936-prefill", "isa: gfx936\nmode: prefill\nmodel: {q_heads: 4, kv_heads: 2, head_dim: 80}\n"

@@ -488,6 +488,37 @@ static inline void fsp_host_free(struct fsp_host *h)
 }
 
 /*
+ * out's rows that no unit owns are 0, as the launch zeroes them: a
+ * sequence with no keys (context 0) has no PV group, so no unit, yet its
+ * query rows are in out and the golden's are 0 (a row that sees nothing).
+ * A row a unit owns stays poisoned until the unit writes it.
+ */
+static inline int fsp_zero_unowned(struct fsp_host *h, const struct fsq_case *c,
+				   const struct fsg_golden *g)
+{
+	struct fsq_bufs b;
+	size_t rows = (size_t)g->S * g->T * g->Hq;
+	unsigned char *own = (unsigned char *)calloc(rows + 1, 1);
+
+	if (!own)
+		return -1;
+	memset(&b, 0, sizeof(b));
+	b.tokens = g->tokens, b.tiles = h->tiles;
+	for (int u = 0; u < h->pc.n_units; u++)
+		for (int m = 0; m < M; m++) {
+			struct fsq_row r = fsq_row_of(c, &b, h->unit_groups[h->unit_first[u]] * FSP_GT, m);
+
+			if (r.primary)
+				own[((size_t)r.s * g->T + r.t) * g->Hq + r.qh] = 1;
+		}
+	for (size_t i = 0; i < rows; i++)
+		if (!own[i])
+			memset(&h->out[i * g->D], 0, sizeof(float) * g->D);
+	free(own);
+	return 0;
+}
+
+/*
  * Everything a PV run needs from golden g on case c (bugs: FSQ_BUG_*):
  * the units, the regroup's tables, the group's QK tile rows, the state
  * and the outputs, poisoned. 0; 2 with err set (the case cannot run:
@@ -583,6 +614,10 @@ static inline int fsp_host_make(struct fsp_host *h, const struct fsq_case *c,
 	fsd_poison_f32(h->p_scale, h->n_p_scale);
 	fsd_poison_i32(h->pv_acc, h->n_pv_acc);
 	fsd_poison_f32(h->out, h->n_out);
+	if (fsp_zero_unowned(h, c, g)) {
+		fsp_host_free(h);
+		return 3;
+	}
 	return 0;
 }
 
