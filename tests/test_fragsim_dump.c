@@ -842,6 +842,27 @@ static void probe_answer_through_the_header(void **state)
 	tu_free(&r);
 }
 
+/* qk_cpu.c on a map with 16-byte fragments (CDNA4 16x16x64) is refused
+ * at the build, naming why: its 64-bit loads would drop half of each
+ * fragment and write a wrong dump (a soak built it and got one). */
+static void wide_fragment_map_is_refused_at_build(void **state)
+{
+	struct fixture *f = *state;
+	char p[300], *err;
+
+	assert_int_not_equal(tu_sh("'%s' lanemap --isa cdna4-mfma-i32-16x16x64-i8 --format c > %s/gen/cdna4.h && "
+				"cd '%s' && %s -std=c99 -I%s/gen -Itools/device -DFSQ_LANEMAP='\"cdna4.h\"' "
+				"-DFSQ_LM=fs_cdna4_mfma_i32_16x16x64_i8 -DFSQ_LMU=FS_CDNA4_MFMA_I32_16X16X64_I8 "
+				"tools/device/qk_cpu.c -o %s/qk_cdna4 -lm 2>%s/cdna4.err", FRAGSIM_BIN, f->dir,
+				FRAGSIM_SRC, FRAGSIM_CC, f->dir, f->dir, f->dir), 0);
+	snprintf(p, sizeof(p), "%s/cdna4.err", f->dir);
+	err = tu_slurp(p);
+	assert_non_null(err);
+	if (!strstr(err, "fragments are at most 8 bytes a lane"))
+		fail_msg("%s", err);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +885,7 @@ int main(void)
 		cmocka_unit_test(dump_parents_are_made),
 		cmocka_unit_test(int8_pv_matches_and_names_p_regroup_none),
 		cmocka_unit_test(wrapped_block_table_is_read),
+		cmocka_unit_test(wide_fragment_map_is_refused_at_build),
 	};
 
 	return cmocka_run_group_tests_name("dump_h", tests, setup, teardown);

@@ -43,6 +43,15 @@
 #define EB LMU(B_ELEMS)
 #define EC LMU(C_ELEMS)
 
+/* A lane's A and B fragments arrive as one 64-bit load (qk_frag.h): a
+ * map whose fragment is wider (16 bytes a lane: CDNA4 16x16x64, RDNA3,
+ * sm80) would lose its upper bytes and write a wrong dump, so it is
+ * refused here, at the build (attn_mmac.hip loads such fragments in
+ * 8-byte pieces). */
+#if LMU(A_ELEMS) > 8 || LMU(B_ELEMS) > 8
+#error "qk_cpu.c takes lane maps whose A and B fragments are at most 8 bytes a lane; this map's are wider (attn_mmac.hip and attn_sm80.cu load 16-byte fragments)"
+#endif
+
 #include "qk_frag.h"
 #include "pv_tile.h"
 
