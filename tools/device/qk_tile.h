@@ -260,7 +260,7 @@ FSQ_HD float fsq_score(const struct fsq_case *c, const struct fsq_bufs *b,
 	    (c->window > 0 && key <= qp - c->window) || !fsq_key_loadable(c, b, r->s, key))
 		return -INFINITY;
 	sq = b->q_scale[((long)r->s * c->T + r->t) * c->Hq + r->qh];
-	if (c->ksteps_acc > 1) {
+	if (c->kscale == 2) {		/* per_block32, even one K-step: fragsim's order */
 		float a = 0.0f;
 
 		for (int ks = 0; ks < c->ksteps_acc; ks++)
