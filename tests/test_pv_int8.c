@@ -594,6 +594,23 @@ static void model_dumps_name_pv_classes(void **state)
  * 2..15 are 0. The f32 PV of the same case: 2 (124 + P) / (32 + 8 P) and
  * 0.5 (-98 + 8 P) / (32 + 8 P), from either executor.
  */
+/* q.npy [1][1][1][D], k.npy and v.npy [1][ctx][1][D] into dir: the
+ * logical tensors of a one-head, one-sequence case worked by hand. */
+static void put_qkv(const char *dir, int D, int ctx, const float *q, const float *k,
+		    const float *v)
+{
+	size_t sq[4] = { 1, 1, 1, (size_t)D }, sk[4] = { 1, (size_t)ctx, 1, (size_t)D };
+	const float *x[3] = { q, k, v };
+	static const char *const name[3] = { "q", "k", "v" };
+	char path[160];
+	struct fs_err err;
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s.npy", dir, name[i]);
+		assert_int_equal(npy_write(path, NPY_F32, 4, i ? sk : sq, x[i], NULL, &err), FS_OK);
+	}
+}
+
 #define CH_D 16
 #define CH_CTX 40
 
@@ -604,7 +621,6 @@ static void ch_load(const char *dir, const char *pv, enum attn_exec exec,
 		    struct runcase *r)
 {
 	float q[CH_D] = { 127.0f }, k[CH_CTX * CH_D] = { 0 }, v[CH_CTX * CH_D] = { 0 };
-	size_t sq[4] = { 1, 1, 1, CH_D }, sk[4] = { 1, CH_CTX, 1, CH_D };
 	char path[160], text[640];
 	struct fs_err err;
 
@@ -612,12 +628,7 @@ static void ch_load(const char *dir, const char *pv, enum attn_exec exec,
 		k[j * CH_D] = j < 32 ? 0.0f : -1.0f, k[j * CH_D + 1] = 127.0f;
 		v[j * CH_D] = 2.0f * (float)ch_c(j), v[j * CH_D + 1] = 0.5f * (float)ch_e(j);
 	}
-	snprintf(path, sizeof(path), "%s/q.npy", dir);
-	assert_int_equal(npy_write(path, NPY_F32, 4, sq, q, NULL, &err), FS_OK);
-	snprintf(path, sizeof(path), "%s/k.npy", dir);
-	assert_int_equal(npy_write(path, NPY_F32, 4, sk, k, NULL, &err), FS_OK);
-	snprintf(path, sizeof(path), "%s/v.npy", dir);
-	assert_int_equal(npy_write(path, NPY_F32, 4, sk, v, NULL, &err), FS_OK);
+	put_qkv(dir, CH_D, CH_CTX, q, k, v);
 	snprintf(text, sizeof(text),
 		 "fragsim: 1\nname: pv-channel-hand\n"
 		 "model: {q_heads: 1, kv_heads: 1, head_dim: %d, softmax_scale: 0.0078125}\n"
@@ -835,18 +846,12 @@ static void sparse_pool_unstored_v_read_as_poison(void **state)
 static void uf_load(const char *dir, double scale, struct runcase *r)
 {
 	float q[UF_D] = { 127.0f }, k[UF_CTX * UF_D] = { 0 }, v[UF_CTX * UF_D] = { 0 };
-	size_t sq[4] = { 1, 1, 1, UF_D }, sk[4] = { 1, UF_CTX, 1, UF_D };
 	char path[160], text[640];
 	struct fs_err err;
 
 	for (int j = 0; j < UF_CTX; j++)
 		k[j * UF_D + (j > 0)] = 127.0f, v[j * UF_D] = 1.0f;
-	snprintf(path, sizeof(path), "%s/q.npy", dir);
-	assert_int_equal(npy_write(path, NPY_F32, 4, sq, q, NULL, &err), FS_OK);
-	snprintf(path, sizeof(path), "%s/k.npy", dir);
-	assert_int_equal(npy_write(path, NPY_F32, 4, sk, k, NULL, &err), FS_OK);
-	snprintf(path, sizeof(path), "%s/v.npy", dir);
-	assert_int_equal(npy_write(path, NPY_F32, 4, sk, v, NULL, &err), FS_OK);
+	put_qkv(dir, UF_D, UF_CTX, q, k, v);
 	snprintf(text, sizeof(text),
 		 "fragsim: 1\nname: pv-underflow\n"
 		 "model: {q_heads: 1, kv_heads: 1, head_dim: %d, softmax_scale: %g}\n"
