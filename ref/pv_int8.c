@@ -292,9 +292,9 @@ static void pv_range(const struct fs_case *c, const double *sc, const double *sv
 		a = dm_exp(sc[j] - M - e) * (1 - u) - tiny;
 		b = dm_exp(sc[j] - M + e) * (1 + u) + tiny;
 		f = sv ? sv[j] : c->clip;
-		lo[j] = a > 0 ? a * f * (1 - u) - tiny : 0;
+		a = a * f * (1 - u) - tiny;
+		lo[j] = a > 0 ? a : 0;
 		hi[j] = b * f * (1 + u) + tiny;
-		lo[j] = lo[j] > 0 ? lo[j] : 0;
 		lmax = lo[j] > lmax ? lo[j] : lmax;
 		hmax = hi[j] > hmax ? hi[j] : hmax;
 	}

@@ -582,18 +582,18 @@ static void per_block32_runs_and_matches(void **state)
 			       "qk_b32"), 0);
 	if (f->have_cxx)
 		assert_int_equal(build_sm80(f, "profiles/sm80-mma-m16n8k32-s8.yaml", "sm80_b32"), 0);
-	for (size_t i = 0; i < (f->have_cxx ? 2u : 1u); i++)
+	for (size_t i = 0; i < (f->have_cxx ? 2u : 1u); i++) {
+		char text[300];
+
+		snprintf(hd32, sizeof(hd32), "%s/b32-hd32-%s.yaml", f->dir, runs[i].src);
+		snprintf(text, sizeof(text), "fragsim: 1\nname: b32-hd32\nisa: %s\n"
+			 "model: {q_heads: 1, kv_heads: 1, head_dim: 32}\n"
+			 "cache: {k_scale: per_block32}\nsequences:\n  - {context: 16}\n"
+			 "golden: all\n", i ? "sm80-mma-m16n8k32-s8" : "gfx936");
+		tu_put(hd32, text);
 		for (int h = 0; h < 2; h++) {
 			const char *cs = h ? hd32 : runs[i].cs;
 			struct run_result r;
-			char text[300];
-
-			snprintf(hd32, sizeof(hd32), "%s/b32-hd32-%s.yaml", f->dir, runs[i].src);
-			snprintf(text, sizeof(text), "fragsim: 1\nname: b32-hd32\nisa: %s\n"
-				 "model: {q_heads: 1, kv_heads: 1, head_dim: 32}\n"
-				 "cache: {k_scale: per_block32}\nsequences:\n  - {context: 16}\n"
-				 "golden: all\n", i ? "sm80-mma-m16n8k32-s8" : "gfx936");
-			tu_put(hd32, text);
 
 			assert_int_equal(tu_sh("cd '%s' && rm -rf %s/g-%s %s/d-%s && '%s' run %s --emulate-only --out %s/g-%s >/dev/null && "
 					    "%s/%s %s/g-%s %s/d-%s >/dev/null", FRAGSIM_SRC, f->dir, runs[i].bin,
@@ -605,6 +605,7 @@ static void per_block32_runs_and_matches(void **state)
 				fail_msg("%s on %s: exit %d\n%s%s", runs[i].bin, cs, r.status, r.out, r.err);
 			tu_free(&r);
 		}
+	}
 }
 
 /* A block table longer than a line: fragsim's case text wraps the flow

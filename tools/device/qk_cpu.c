@@ -48,7 +48,7 @@
  * sm80) would lose its upper bytes and write a wrong dump, so it is
  * refused here, at the build (attn_mmac.hip loads such fragments in
  * 8-byte pieces). */
-#if LMU(A_ELEMS) > 8 || LMU(B_ELEMS) > 8
+#if EA > 8 || EB > 8
 #error "qk_cpu.c takes lane maps whose A and B fragments are at most 8 bytes a lane; this map's are wider (attn_mmac.hip and attn_sm80.cu load 16-byte fragments)"
 #endif
 
