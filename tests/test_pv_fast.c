@@ -10,7 +10,7 @@
  *     split over the threads by segment and by unit,
  *     per-head K scales, head_dim 80, packed and replicated decode rows, two
  *     row tiles, several sequences, sm80 and CDNA3, v_permuted, blocks
- *     of 8 and 64), give byte-identical goldens (acc,
+ *     of 8 and 64, V per channel), give byte-identical goldens (acc,
  *     scores, out, split-K states, p_int8, p_scale, pv_acc, pv_tiles) on
  *     --exec scalar at 1 thread and on every fast table at 1 and 2;
  *   - a case that plants a bug runs on the scalar executor.
@@ -373,9 +373,8 @@ static int shipped_walk(const char *dir, int *n)
 				continue;
 			}
 			(*n)++;
-			if (strstr(t, "expect: mismatch") || strstr(t, "v_scale: per_channel")) {
-				/* a planted bug, or V per channel (P over 1/clip, sV
-				 * in the epilogue): the scalar executor */
+			if (strstr(t, "expect: mismatch")) {
+				/* a planted bug: the scalar executor */
 				same_goldens(path, 0);
 			} else {
 				tmp = with_all_goldens(t);
@@ -441,6 +440,14 @@ static void generated_shapes(void **state)
 		"mode: prefill\nmodel: {q_heads: 4, kv_heads: 2, head_dim: 128}\n"
 		"cache: {block_size: 64, placement: contiguous}\nsequences:\n  - {history: 100, chunk: 17}\n"
 		"pv: {mode: int8}\n",
+		/* V per channel (P over 1/clip, sV in the epilogue), split-K
+		 * decode and a v_permuted prefill over blocks of 8 */
+		"mode: decode\nmodel: {q_heads: 12, kv_heads: 2, head_dim: 128}\n"
+		"cache: {v_scale: per_channel}\nsequences:\n  - {context: 300}\n"
+		"split_k: {segment: 40}\npv: {mode: int8}\n",
+		"mode: prefill\nmodel: {q_heads: 2, kv_heads: 1, head_dim: 64}\n"
+		"cache: {block_size: 8, v_scale: per_channel}\nsequences:\n  - {history: 9, chunk: 30}\n"
+		"pv: {mode: int8, regroup: v_permuted}\n",
 	};
 
 	(void)state;

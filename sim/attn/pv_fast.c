@@ -6,9 +6,9 @@
  * pv_int8.c for the layout of a group's golden rows, attn_spec.c for the
  * replica check and merge, attn_fast.c for K's staging and scales, and
  * the vector kernels (tile_fast.h: qk, exp, vquad, pvq, pvo). Its steps
- * 2 and 3 are pv_int8.c's for the correct kernel only: a change to those
- * (a new V scale, say) must be made in both, or the case kept off this
- * executor (pv_fast_ok).
+ * 2 and 3 are pv_int8.c's for the correct kernel only (V per token or
+ * per channel): a change to those (a new V scale, say) must be made in
+ * both, or the case kept off this executor (pv_fast_ok).
  *
  * Why it gives the scalar executor's bytes (acc, scores, probs, out,
  * seg states, p_int8, p_scale, pv_acc, pv_tiles), group by group:
@@ -84,9 +84,7 @@ int pv_fast_ok(const struct kern *k)
 	const struct lanemap_operand *oa = &k->lm->op[LM_A], *ob = &k->lm->op[LM_B];
 	int key[LM_MAX_SLOTS];
 
-	/* V per channel (P over 1/clip, sV in the epilogue) is the scalar
-	 * executor's (pv_int8.c); this one folds a per-token sV into P */
-	if (!k->pv.on || k->c->v_scale != VSCALE_PER_TOKEN_HEAD || k->hw != k->lm ||
+	if (!k->pv.on || k->hw != k->lm ||
 	    k->M > TILE_ROWS || k->D % TILE_CHUNK ||
 	    oa->type != LM_I8 || ob->type != LM_I8 || k->lm->op[LM_C].type != LM_I32 ||
 	    k->K > LM_MAX_SLOTS || k->K % 4)
@@ -506,13 +504,34 @@ static void fast_softmax(const struct kern *k, const struct tile_ops *ops,
  * bug off): P' = P sV(key) where the key is not masked (ws -inf: its
  * scale is not read), 0 where it is; sP = the first largest P' (NaN
  * taken, as there) / clip; Pq = quant_apply's. Rows not active have sP
- * 0 and P 0, as there.
+ * 0 and P 0, as there. V per_channel: P' = clip P, Pq = round(P'), sP
+ * = 1 / clip, as there.
  */
 static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
 			  struct pv_scratch *x, const struct pv_fscratch *f)
 {
 	int GK = k->pv.GK, N = k->N, M = k->M;
 
+	if (k->in->v_scale_ch) {
+		/* V per_channel: P' = clip P where visible, Pq = round(P'),
+		 * the fixed sP = 1 / clip (sV comes in the epilogue) */
+		float clip = (float)k->c->clip;
+
+		for (int m = 0; m < M; m++) {
+			float *pm = &x->p[m * GK];
+
+			x->sp[m] = 0.0f;
+			if (x->active[m]) {
+				for (int j = 0; j < GK; j++)
+					pm[j] = x->ws[(size_t)(j / N) * M * N + m * N + j % N] ==
+						-INFINITY ? 0.0f : pm[j] * clip;
+				x->sp[m] = 1.0f / clip;
+			}
+			quant_apply(pm, GK, x->active[m] ? 1.0f : 0.0f, k->c->clip,
+				    k->c->rounding, &x->pq[m * GK]);
+		}
+		return;
+	}
 	if (f->ordok) {
 		/* the same operations (gscale) */
 		float mx[TILE_ROWS];
@@ -584,21 +603,23 @@ static void fast_vcols(const struct kern *k, const struct unit *u, int kb,
 			len = GK - j;
 		f->vk[j] = (struct pv_vkey){ v0.i8, v0.stride, v0.n };
 		f->sv[j] = v0.scale;
-		if (len > 1 && tok + len <= ctx && k->KBS == BS && k->in->v_scale &&
+		if (len > 1 && tok + len <= ctx && k->KBS == BS &&
+		    (k->in->v_scale || v0.sch) &&
 		    k->c->v_dtype == VDT_INT8 && !v0.gather && v0.stride == (size_t)BS &&
-		    v0.n == k->D && !v0.s16 && !v0.sch && v0.i8)
+		    v0.n == k->D && !v0.s16 && v0.i8)
 			blk = inputs_block_at(k->in, attn_v_block(k, u->s, tok));
-		if (blk >= 0) {
+		if (blk >= 0 && !v0.sch) {
 			vs = &k->in->v_scale[((size_t)blk * BS + tok % BS) * Hkv +
 					     (size_t)attn_kv_head(k, u)];
 			if (memcmp(&vs[0], &v0.scale, sizeof(float)))
 				vs = NULL;
 		}
-		if (!vs)
+		/* per_channel (v0.sch): the run's bytes, no slot's scale */
+		if (blk < 0 || (!v0.sch && !vs))
 			len = 1;
 		for (int i = 1; i < len; i++) {
 			f->vk[j + i] = (struct pv_vkey){ v0.i8 + i, v0.stride, v0.n };
-			f->sv[j + i] = vs[(size_t)i * Hkv];
+			f->sv[j + i] = vs ? vs[(size_t)i * Hkv] : v0.scale;
 		}
 		j += len;
 	}
