@@ -418,6 +418,16 @@ static double memory_need(const struct runcase *r, struct need *top,
 						   NULL);
 		need_add(b, &nb, "the reference's rows", brows * (4.0 * X + 3.0 * D) * 8,
 			 "%.0f rows x (4 x context %d + 3 x head_dim %d) x 8 bytes", brows, X, D);
+		/* ref/pv_int8.c's running maxima, where it checks p_int8: a
+		 * double per row and group of the instruction's K keys from each
+		 * split-K segment's start */
+		if (c->pv_mode == PV_INT8 && !(drop & ATTN_DROP_ACC)) {
+			double groups = (double)(X + r->lm->k - 1) / r->lm->k + case_segments_max(c);
+
+			need_add(b, &nb, "the reference's running maxima", rows * groups * 8,
+				 "sequences %d x tokens %d x q_heads %d x %.0f groups of %d keys x 8 bytes",
+				 S, T, Hq, groups, r->lm->k);
+		}
 	}
 	for (int i = 0; i < na; i++)
 		pa += a[i].bytes;

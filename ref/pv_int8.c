@@ -20,9 +20,9 @@
  * ratio, so this needs nothing of the kernel's state. With V per_channel
  * (cache.v_scale) nothing cancels: Pq_j = round(clip exp(s_j - M)), M
  * the max over the row's visible keys from its segment's start to the
- * group's end, the reference's own (pv_run_at); e.g. clip 127, a group
- * whose best key is 0.5 below an earlier key's score: its Pq is
- * round(127 e^-0.5) = round(77.03) = 77.
+ * group's end, the reference's own (pv_maxima, one pass over K); e.g.
+ * clip 127, a group whose best key is 0.5 below an earlier key's score:
+ * its Pq is round(127 e^-0.5) = round(77.03) = 77.
  */
 #include "pv_int8.h"
 
@@ -57,6 +57,28 @@ static int pv_block(const struct fs_inputs *in, int s, int j)
 static size_t pv_ts(const struct fs_inputs *in, int blk, int j, int g)
 {
 	return ((size_t)blk * in->BS + j % in->BS) * in->Hkv + g;
+}
+
+/* Group gi of sequence s's keys: segment gi / gps, group gi % gps of it,
+ * gps = the groups a segment spans (groups start at each segment's
+ * start). [*kb, *hi), or 0 when there is no such group. */
+static int slack_group(const struct fs_case *c, int n, int K, int gi, int *kb, int *hi)
+{
+	int seg = c->segment > 0 ? c->segment : n, gps = (seg + K - 1) / K;
+	int lo = gi / gps * seg;
+
+	*kb = lo + gi % gps * K;
+	*hi = *kb + K < lo + seg ? *kb + K : lo + seg;
+	if (*hi > n)
+		*hi = n;
+	return *kb < *hi;
+}
+
+static int slack_groups(const struct fs_case *c, int n, int K)
+{
+	int seg = c->segment > 0 ? c->segment : n;
+
+	return n > 0 ? (n + seg - 1) / seg * ((seg + K - 1) / K) : 0;
 }
 
 static int8_t pv_v(const struct fs_inputs *in, int blk, int j, int g, int d)
@@ -142,55 +164,179 @@ static void pv_note(struct ref_pv_stat *st, long gi, int slot, int per, int row,
 	}
 }
 
+/* The K scale of key kj (stored block row blk) of kv head kvh. */
+static double pv_sk(const struct fs_case *c, const struct fs_inputs *in, int blk, int kj,
+		    int kvh)
+{
+	return c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
+	       c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] :
+	       in->k_scale[pv_ts(in, blk, kj, kvh)];
+}
+
+/* The double score of query row qi from its exact accumulator. */
+static double pv_sc(const struct fs_case *c, const struct fs_inputs *in, int32_t acc,
+		    size_t qi, double sk)
+{
+	return (double)acc * in->q_scale[qi] * sk * c->softmax_scale;
+}
+
 /* Double score of row (s, t, qh) (kv head kvh, at qpos) against key kj,
  * -inf where it is masked or its block is not in the table. */
 static double pv_score(const struct fs_case *c, const struct fs_inputs *in, int s,
 		       int t, int qh, int kvh, int qpos, int kj)
 {
 	int blk = pv_block(in, s, kj);
-	size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
-	double sk;
 
 	if (blk < 0 || !pv_visible(c, qpos, kj))
 		return -INFINITY;
-	sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
-	     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] :
-	     in->k_scale[pv_ts(in, blk, kj, kvh)];
-	return (double)ref_acc(c, in, s, t, qh, kj, -1) * in->q_scale[qi] * sk *
-	       c->softmax_scale;
+	return pv_sc(c, in, ref_acc(c, in, s, t, qh, kj, -1),
+		     ((size_t)s * in->T + t) * in->Hq + qh, pv_sk(c, in, blk, kj, kvh));
 }
 
 /*
- * V per_channel: Pq = round(clip e^(s - M)), with M the row's running max
- * when the kernel quantizes the group, the max over the visible keys from
- * the segment's start to the group's end: no ratio cancels it. A row's
- * max so far is kept in runs[], one slot per row (direct-mapped), so that
- * a chunk's groups in key order scan each key once; a slot holding
- * another row, or one already past kb, starts again from the segment.
+ * The running maxima the kernel quantizes under: V per_channel, where
+ * Pq = round(clip e^(s - M)) and no ratio cancels M, and V per token
+ * where P underflows (pv_range). Per (sequence, query row, group of K
+ * keys from each segment's start, numbered as slack_group does) the max
+ * of the row's visible double scores over its segment's keys before the
+ * group, -inf for none. One pass over K, each group's K rows loaded once
+ * and every row of its kv head scored, then a prefix max per row and
+ * segment: rows x groups doubles, at most a quarter of p_int8's bytes (M
+ * doubles a group against M x K bytes). It replaced a rescan from the
+ * segment's start by each chunk's rows, quadratic in the context: a
+ * decode over 32768 keys (Qwen3.5-27B, V per_channel, 64 chunks) scored
+ * 6 million keys for its 786432.
  */
-#define PV_RUNS 256
-
-struct pv_run {
-	int s, t, qh, lo;	/* the row and its segment's first key; s -1 empty */
-	int end;		/* keys [lo, end) are in mx */
-	double mx;
+struct pv_maxima {
+	int K;
+	size_t *base;	/* [S] sequence s's first entry: [T][Hq][groups] */
+	double *mx;
 };
 
-static struct pv_run *pv_run_at(const struct fs_case *c, const struct fs_inputs *in,
-				struct pv_run *runs, int s, int t, int qh, int kvh,
-				int qpos, int lo, int kb)
+static void pv_maxima_free(struct pv_maxima *pm)
 {
-	struct pv_run *r = &runs[(((size_t)s * in->T + t) * in->Hq + qh) % PV_RUNS];
+	free(pm->base), free(pm->mx);
+	pm->base = NULL, pm->mx = NULL;
+}
 
-	if (r->s != s || r->t != t || r->qh != qh || r->lo != lo || r->end > kb)
-		*r = (struct pv_run){ s, t, qh, lo, lo, -INFINITY };
-	for (; r->end < kb; r->end++) {
-		double x = pv_score(c, in, s, t, qh, kvh, qpos, r->end);
+/* Each group's own max per row, for the groups of sequence s. */
+static int pv_maxima_groups(const struct fs_case *c, const struct fs_inputs *in, int s,
+			    struct pv_maxima *pm)
+{
+	int n = c->seqs[s].context, K = pm->K, ng = slack_groups(c, n, K), D = in->D;
+	int G = c->q_heads / c->kv_heads, bad = 0;
+	int kdot = D % 32 == 0 && D <= 1024;	/* dot_i8's domain */
+	double *mx = &pm->mx[pm->base[s]];
 
-		if (x > r->mx)
-			r->mx = x;
+#pragma omp parallel reduction(+ : bad)
+	{
+		int8_t *kg = malloc((size_t)K * D);
+		int *blk = malloc((size_t)K * sizeof(int));
+
+		bad += !kg || !blk;
+#pragma omp for schedule(dynamic, 1)
+		for (long x = 0; x < (long)ng * in->Hkv; x++) {
+			int gi = (int)(x / in->Hkv), g = (int)(x % in->Hkv), kb = 0, hi = 0;
+
+			if (!kg || !blk)
+				continue;
+			if (!slack_group(c, n, K, gi, &kb, &hi))
+				hi = kb;
+			for (int j = kb; j < hi; j++) {
+				blk[j - kb] = pv_block(in, s, j);
+				if (kdot && blk[j - kb] >= 0)
+					ref_k_row(in, s, g, j, &kg[(size_t)(j - kb) * D]);
+			}
+			for (int t = 0; t < in->T; t++)
+				for (int qh = g * G; qh < (g + 1) * G; qh++) {
+					size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
+					int qpos = t < c->seqs[s].tokens ? in->q_pos[s * in->T + t] : -1;
+					double best = -INFINITY;
+
+					for (int j = kb; j < hi; j++) {
+						double v;
+
+						if (blk[j - kb] < 0 || !pv_visible(c, qpos, j))
+							continue;
+						v = pv_sc(c, in, kdot ? dot_i8(&in->q_int8[qi * D],
+									       &kg[(size_t)(j - kb) * D], D) :
+								  ref_acc(c, in, s, t, qh, j, -1),
+							  qi, pv_sk(c, in, blk[j - kb], j, g));
+						if (v > best)
+							best = v;
+					}
+					mx[((size_t)t * in->Hq + qh) * ng + gi] = best;
+				}
+		}
+		free(kg), free(blk);
 	}
-	return r;
+	return bad ? -1 : 0;
+}
+
+static int pv_maxima_build(const struct fs_case *c, const struct fs_inputs *in, int K,
+			   struct pv_maxima *pm)
+{
+	size_t total = 0;
+
+	pm->K = K;
+	pm->mx = NULL;
+	pm->base = malloc((size_t)(in->S > 0 ? in->S : 1) * sizeof(size_t));
+	if (!pm->base)
+		return -1;
+	for (int s = 0; s < in->S; s++) {
+		pm->base[s] = total;
+		total += (size_t)in->T * in->Hq * slack_groups(c, c->seqs[s].context, K);
+	}
+	pm->mx = malloc((total ? total : 1) * sizeof(double));
+	if (!pm->mx)
+		goto fail;
+	for (int s = 0; s < in->S; s++) {
+		int n = c->seqs[s].context, ng = slack_groups(c, n, K);
+		int seg = c->segment > 0 ? c->segment : n, gps = (seg + K - 1) / K;
+
+		if (pv_maxima_groups(c, in, s, pm))
+			goto fail;
+		/* each group's max -> the max of the groups before it */
+#pragma omp parallel for schedule(static)
+		for (long r = 0; r < (long)in->T * in->Hq; r++) {
+			double *row = &pm->mx[pm->base[s] + (size_t)r * ng], run = -INFINITY;
+
+			for (int gi = 0; gi < ng; gi++) {
+				double v = row[gi];
+
+				if (gi % gps == 0)
+					run = -INFINITY;
+				row[gi] = run;
+				run = v > run ? v : run;
+			}
+		}
+	}
+	return 0;
+fail:
+	pv_maxima_free(pm);
+	return -1;
+}
+
+/* The max of row (s, t, qh)'s visible scores over keys [lo, kb) of its
+ * segment (lo its start): the table's at kb's group, and the keys of
+ * that group before kb for a kb off the groups' grid (a dump may put
+ * one there). */
+static double pv_maxima_at(const struct fs_case *c, const struct fs_inputs *in,
+			   const struct pv_maxima *pm, int s, int t, int qh, int kvh,
+			   int qpos, int lo, int kb)
+{
+	int n = c->seqs[s].context, K = pm->K, ng = slack_groups(c, n, K);
+	int seg = c->segment > 0 ? c->segment : n, gps = (seg + K - 1) / K;
+	int gk = (kb - lo) / K;
+	double m = pm->mx[pm->base[s] + ((size_t)t * in->Hq + qh) * ng + lo / seg * gps + gk];
+
+	for (int j = lo + gk * K; j < kb; j++) {
+		double x = pv_score(c, in, s, t, qh, kvh, qpos, j);
+
+		if (x > m)
+			m = x;
+	}
+	return m;
 }
 
 /* A thread's scratch for pv_group. */
@@ -203,7 +349,8 @@ struct pv_work {
 	int8_t *vg;	/* [K][D] the group's V, 0 for a key with no block */
 	int8_t *kg;	/* [K][D] the group's K rows (ref_k_row), for dot_i8 */
 	int32_t *want;	/* [M][D] the exact product of P and vg */
-	struct pv_run *runs;	/* [PV_RUNS] V per_channel: rows' running maxes */
+	const struct pv_maxima *pm;	/* NULL: not built yet (V per token) */
+	int redo;	/* a row needed pm, which was NULL: run the chunk again */
 };
 
 /*
@@ -365,7 +512,7 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 		int qpos = pad ? -1 : in->q_pos[s * in->T + t];
 		double sc[256], pp[256], sv[256], mx = -INFINITY, pmax = 0;
 		double *lo = &w->Wlo[m * K], *up = &w->Whi[m * K];
-		struct pv_run *run = NULL;
+		int chan = in->v_scale_ch && !pad;	/* under the running max */
 		size_t qi = ((size_t)s * in->T + t) * in->Hq + qh;
 
 		/* the golden's Pq of row m, by the slots' labels */
@@ -386,28 +533,22 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			}
 		for (int j = 0; j < K && pad != 2; j++) {
 			int kj = kb + j, blk = kj < hi ? w->blk[j] : -1;
-			double sk;
-			size_t ts;
 
 			sc[j] = -INFINITY;
 			if (pad || blk < 0 || !pv_visible(c, qpos, kj))
 				continue;
-			ts = pv_ts(in, blk, kj, kvh);
-			sk = c->k_scale == KSCALE_PER_TENSOR ? in->k_scale[0] :
-			     c->k_scale == KSCALE_PER_HEAD ? in->k_scale[kvh] : in->k_scale[ts];
-			sc[j] = (double)(kdot ? dot_i8(&in->q_int8[qi * in->D],
-						       &w->kg[(size_t)j * in->D], in->D) :
-					 ref_acc(c, in, s, t, qh, kj, -1)) *
-				in->q_scale[qi] * sk * c->softmax_scale;
+			sc[j] = pv_sc(c, in, kdot ? dot_i8(&in->q_int8[qi * in->D],
+							   &w->kg[(size_t)j * in->D], in->D) :
+					  ref_acc(c, in, s, t, qh, kj, -1),
+				      qi, pv_sk(c, in, blk, kj, kvh));
 			if (sc[j] > mx)
 				mx = sc[j];
 		}
-		if (in->v_scale_ch && !pad) {	/* the running max, and past the group */
-			run = pv_run_at(c, in, w->runs, s, t, qh, kvh, qpos, lo_key, kb);
-			if (run->mx > mx)
-				mx = run->mx;
-			run->mx = mx;
-			run->end = kb + K < hi ? kb + K : hi;
+		if (chan) {	/* the running max: before the group, and in it */
+			double M = pv_maxima_at(c, in, w->pm, s, t, qh, kvh, qpos, lo_key, kb);
+
+			if (M > mx)
+				mx = M;
 		}
 		for (int j = 0; j < K && pad != 2; j++) {
 			int kj = kb + j;
@@ -423,27 +564,28 @@ static void pv_group(const struct fs_case *c, const struct fs_inputs *in,
 			if (pp[j] > pmax)
 				pmax = pp[j];
 		}
-		if (run)
+		if (chan)
 			pmax = 1;
 		for (int j = 0; j < K && pad != 2; j++)
 			/* -1 marks a masked key, for the rows that repeat this one */
 			Wq[m * K + j] = sc[j] == -INFINITY ? -1 :
 					pmax > 0 ? pv_round(c->clip * pp[j] / pmax, c->rounding) : 0;
 		if (!pad) {
-			pv_range(c, sc, run ? NULL : sv, K, mx, lo, up);
+			pv_range(c, sc, chan ? NULL : sv, K, mx, lo, up);
 			/* V per token: mx, the group's own max, stands for the
 			 * kernel's running max, which cancels in P' / max P' until
 			 * P underflows; a key out of range under it is judged
-			 * again under the true running max (pv_run_at), which only
-			 * underflow can make differ */
-			if (!run && kb > lo_key && pv_row_bad(P + m * K, Wq + m * K, lo, up, K)) {
-				double M = mx;
+			 * again under the true running max (pv_maxima_at), which
+			 * only underflow can make differ. Without the table yet,
+			 * the chunk runs again once it is made. */
+			if (!chan && kb > lo_key && pv_row_bad(P + m * K, Wq + m * K, lo, up, K)) {
+				double M;
 
-				run = pv_run_at(c, in, w->runs, s, t, qh, kvh, qpos, lo_key, kb);
-				if (run->mx > M)
-					M = run->mx;
-				run->mx = M;
-				run->end = kb + K < hi ? kb + K : hi;
+				if (!w->pm) {
+					w->redo = 1;
+					continue;
+				}
+				M = pv_maxima_at(c, in, w->pm, s, t, qh, kvh, qpos, lo_key, kb);
 				if (M > mx)
 					pv_range(c, sc, sv, K, M, lo, up);
 			}
@@ -504,13 +646,43 @@ static void stat_add(struct ref_pv_stat *a, const struct ref_pv_stat *b)
 
 #define PV_CHUNK 64	/* groups per chunk: chunks combine in order */
 
+/* Chunk ch of the groups, into cp and ca: 0, 1 when a row needed pm
+ * and pm is NULL, -1 out of memory. */
+static int pv_chunk(const struct fs_case *c, const struct fs_inputs *in,
+		    const struct ref_pv_golden *g, const int *key, const struct pv_maxima *pm,
+		    size_t ch, struct ref_pv_stat *cp, struct ref_pv_stat *ca)
+{
+	struct pv_work w = { .pm = pm };
+	int rc = -1;
+
+	w.P = malloc((size_t)g->M * g->K);
+	w.Wq = malloc((size_t)g->M * g->K * sizeof(double));
+	w.Wlo = malloc((size_t)g->M * g->K * sizeof(double));
+	w.Whi = malloc((size_t)g->M * g->K * sizeof(double));
+	w.qrow = malloc((size_t)g->M * sizeof(int));
+	w.blk = malloc((size_t)g->K * sizeof(int));
+	w.vg = malloc((size_t)g->K * in->D);
+	w.want = malloc((size_t)g->M * in->D * sizeof(int32_t));
+	w.kg = malloc((size_t)g->K * in->D);
+	if (w.P && w.Wq && w.Wlo && w.Whi && w.qrow && w.blk && w.vg && w.want && w.kg) {
+		for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK && !w.redo; i++)
+			pv_group(c, in, g, key, i, cp, ca, &w);
+		rc = w.redo;
+	}
+	free(w.P), free(w.Wq), free(w.Wlo), free(w.Whi), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
+	free(w.kg);
+	return rc;
+}
+
 int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 		 const struct ref_pv_golden *g, struct ref_pv_stat *pq,
 		 struct ref_pv_stat *acc, char *msg, size_t msglen)
 {
 	size_t nch = (g->n + PV_CHUNK - 1) / PV_CHUNK;
 	struct ref_pv_stat *cp, *ca;
+	struct pv_maxima pm = { 0 };
 	int *key, bad = 0;
+	unsigned char *redo;
 
 	memset(pq, 0, sizeof(*pq));
 	memset(acc, 0, sizeof(*acc));
@@ -539,69 +711,52 @@ int ref_pv_check(const struct fs_case *c, const struct fs_inputs *in,
 	key = malloc((size_t)g->W * g->EA * sizeof(int));
 	cp = calloc(nch ? nch : 1, sizeof(*cp));
 	ca = calloc(nch ? nch : 1, sizeof(*ca));
-	if (!key || !cp || !ca || pv_labels(c, g, key)) {
-		snprintf(msg, msglen, key && cp && ca ?
+	redo = calloc(nch ? nch : 1, 1);
+	if (!key || !cp || !ca || !redo || pv_labels(c, g, key)) {
+		snprintf(msg, msglen, key && cp && ca && redo ?
 			 "pv: an A slot holds no key the regroup can name (the profile's C registers do not hold its A rows)" :
 			 "pv: out of memory");
-		free(key), free(cp), free(ca);
+		free(key), free(cp), free(ca), free(redo);
 		return -1;
 	}
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
-	for (size_t ch = 0; ch < nch; ch++) {
-		struct pv_work w;
+	/* V per_channel needs the running maxima for every row; V per token
+	 * only where P underflows: chunks that found such a row (redo) run
+	 * again once they are made, from a zeroed count (the same verdicts
+	 * as a first pass with them: they are the same numbers) */
+	if (in->v_scale_ch && pv_maxima_build(c, in, g->K, &pm))
+		bad = 1;
+	for (int pass = 0; pass < 2 && !bad; pass++) {
+		int again = 0;
 
-		w.P = malloc((size_t)g->M * g->K);
-		w.Wq = malloc((size_t)g->M * g->K * sizeof(double));
-		w.Wlo = malloc((size_t)g->M * g->K * sizeof(double));
-		w.Whi = malloc((size_t)g->M * g->K * sizeof(double));
-		w.qrow = malloc((size_t)g->M * sizeof(int));
-		w.blk = malloc((size_t)g->K * sizeof(int));
-		w.vg = malloc((size_t)g->K * in->D);
-		w.want = malloc((size_t)g->M * in->D * sizeof(int32_t));
-		w.kg = malloc((size_t)g->K * in->D);
-		w.runs = malloc(PV_RUNS * sizeof(*w.runs));
-		for (int i = 0; w.runs && i < PV_RUNS; i++)
-			w.runs[i].s = -1;
-		if (w.P && w.Wq && w.Wlo && w.Whi && w.qrow && w.blk && w.vg && w.want && w.kg && w.runs)
-			for (size_t i = ch * PV_CHUNK; i < g->n && i < (ch + 1) * PV_CHUNK; i++)
-				pv_group(c, in, g, key, i, &cp[ch], &ca[ch], &w);
-		else
-			bad++;
-		free(w.P), free(w.Wq), free(w.Wlo), free(w.Whi), free(w.qrow), free(w.blk), free(w.vg), free(w.want);
-		free(w.kg), free(w.runs);
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad, again)
+		for (size_t ch = 0; ch < nch; ch++) {
+			int rc;
+
+			if (pass && !redo[ch])
+				continue;
+			memset(&cp[ch], 0, sizeof(cp[ch]));
+			memset(&ca[ch], 0, sizeof(ca[ch]));
+			rc = pv_chunk(c, in, g, key, pm.mx ? &pm : NULL, ch, &cp[ch], &ca[ch]);
+			bad += rc < 0;
+			redo[ch] = rc > 0;
+			again += rc > 0;
+		}
+		if (!again || bad)
+			break;
+		if (pv_maxima_build(c, in, g->K, &pm))
+			bad = 1;
 	}
+	pv_maxima_free(&pm);
 	for (size_t ch = 0; ch < nch; ch++) {
 		stat_add(pq, &cp[ch]);
 		stat_add(acc, &ca[ch]);
 	}
-	free(key), free(cp), free(ca);
+	free(key), free(cp), free(ca), free(redo);
 	if (bad) {
 		snprintf(msg, msglen, "pv: out of memory");
 		return -1;
 	}
 	return 0;
-}
-
-/* Group gi of sequence s's keys: segment gi / gps, group gi % gps of it,
- * gps = the groups a segment spans (groups start at each segment's
- * start). [*kb, *hi), or 0 when there is no such group. */
-static int slack_group(const struct fs_case *c, int n, int K, int gi, int *kb, int *hi)
-{
-	int seg = c->segment > 0 ? c->segment : n, gps = (seg + K - 1) / K;
-	int lo = gi / gps * seg;
-
-	*kb = lo + gi % gps * K;
-	*hi = *kb + K < lo + seg ? *kb + K : lo + seg;
-	if (*hi > n)
-		*hi = n;
-	return *kb < *hi;
-}
-
-static int slack_groups(const struct fs_case *c, int n, int K)
-{
-	int seg = c->segment > 0 ? c->segment : n;
-
-	return n > 0 ? (n + seg - 1) / seg * ((seg + K - 1) / K) : 0;
 }
 
 /* V[j][g][0..D) of sequence s at stride BS from its first byte. */

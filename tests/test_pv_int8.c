@@ -902,6 +902,35 @@ static void underflow_below_the_running_max(void **state)
 	assert_int_equal(tu_scratch_free(dir), 0);
 }
 
+/*
+ * V per_channel quantizes under the row's running max from its segment's
+ * start, which the reference takes from a table made in one pass over K
+ * (ref/pv_int8.c, pv_maxima). Here a row spans more groups than a check
+ * chunk holds (64), a segment of 3000 keys ends inside a group (groups
+ * restart at 3000), and the K scale spreads the scores so that a group's
+ * own max is not the running max: the correct kernel must match. It
+ * fails when the table forgets the groups more than a chunk back, or
+ * carries a max over a segment's start (p_int8 mismatches).
+ */
+static void running_max_across_chunks(void **state)
+{
+	struct runcase r;
+
+	(void)state;
+	run_text("fragsim: 1\nname: pv-running-max\nisa: gfx936\n"
+		 "model: {q_heads: 2, kv_heads: 1, head_dim: 32}\n"
+		 "cache: {v_scale: per_channel}\n"
+		 "sequences:\n  - {context: 4200}\n"
+		 "pv: {mode: int8}\nsplit_k: {segment: 3000}\n"
+		 "data: {seed: 11, k: {scale: 30}}\n", &r, FS_OK);
+	assert_true(r.sim.n_groups > 2 * 64);
+	assert_true(r.cmp.stat[CMP_P_INT8].compared > 0);
+	assert_int_equal(r.cmp.stat[CMP_P_INT8].mismatches, 0);
+	assert_int_equal(r.cmp.stat[CMP_PV_ACC].mismatches, 0);
+	assert_int_equal(runcase_status(&r), FS_OK);
+	runcase_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -919,6 +948,7 @@ int main(void)
 		cmocka_unit_test(v_per_channel_shipped_cases),
 		cmocka_unit_test(sparse_pool_unstored_v_read_as_poison),
 		cmocka_unit_test(underflow_below_the_running_max),
+		cmocka_unit_test(running_max_across_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
