@@ -81,6 +81,21 @@ static int slack_groups(const struct fs_case *c, int n, int K)
 	return n > 0 ? (n + seg - 1) / seg * ((seg + K - 1) / K) : 0;
 }
 
+/* Per sequence, the first of its entries in a table of per entries a
+ * group (slack_groups of them); *total all of them. NULL: no memory. */
+static size_t *slack_bases(const struct fs_case *c, const struct fs_inputs *in, int K,
+			   size_t per, size_t *total)
+{
+	size_t *base = malloc((size_t)(in->S > 0 ? in->S : 1) * sizeof(size_t));
+
+	*total = 0;
+	for (int s = 0; base && s < in->S; s++) {
+		base[s] = *total;
+		*total += per * slack_groups(c, in->context_lens[s], K);
+	}
+	return base;
+}
+
 static int8_t pv_v(const struct fs_inputs *in, int blk, int j, int g, int d)
 {
 	return in->v_cache_i8[(size_t)blk * inputs_block_elems(in) +
@@ -276,17 +291,13 @@ static int pv_maxima_groups(const struct fs_case *c, const struct fs_inputs *in,
 static int pv_maxima_build(const struct fs_case *c, const struct fs_inputs *in, int K,
 			   struct pv_maxima *pm)
 {
-	size_t total = 0;
+	size_t total;
 
 	pm->K = K;
 	pm->mx = NULL;
-	pm->base = malloc((size_t)(in->S > 0 ? in->S : 1) * sizeof(size_t));
+	pm->base = slack_bases(c, in, K, (size_t)in->T * in->Hq, &total);
 	if (!pm->base)
 		return -1;
-	for (int s = 0; s < in->S; s++) {
-		pm->base[s] = total;
-		total += (size_t)in->T * in->Hq * slack_groups(c, c->seqs[s].context, K);
-	}
 	pm->mx = malloc((total ? total : 1) * sizeof(double));
 	if (!pm->mx)
 		goto fail;
@@ -769,17 +780,13 @@ static const int8_t *slack_v(const struct fs_inputs *in, int s, int j, int g)
 int ref_pv_vsum_build(const struct fs_case *c, const struct fs_inputs *in, int K,
 		      struct ref_pv_vsum *vs)
 {
-	size_t total = 0;
+	size_t total;
 
 	memset(vs, 0, sizeof(*vs));
 	vs->K = K;
-	vs->base = malloc((size_t)(in->S > 0 ? in->S : 1) * sizeof(size_t));
+	vs->base = slack_bases(c, in, K, 1, &total);
 	if (!vs->base)
 		return -1;
-	for (int s = 0; s < in->S; s++) {
-		vs->base[s] = total;
-		total += (size_t)slack_groups(c, in->context_lens[s], K);
-	}
 	vs->sum = malloc((total ? total : 1) * (size_t)in->Hkv * in->D * sizeof(uint16_t));
 	if (!vs->sum) {
 		ref_pv_vsum_free(vs);
