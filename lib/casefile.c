@@ -596,12 +596,17 @@ static enum fs_rc resolve_num_blocks(struct case_loader *L, yaml_node_t *top)
 {
 	struct fs_case *c = L->c;
 	int needed = case_blocks_needed(c);
+	/* a pool holds a block even when no sequence has a key (every
+	 * context 0): an empty pool cannot be allocated */
+	int least = needed > 0 ? needed : 1;
 	yaml_node_t *cache = L->cache;
 	yaml_node_t *v = cache ? ydoc_get(L->d, cache, "num_blocks") : NULL;
 	int64_t nb;
 
 	if (!v || is_word(v, "auto")) {
 		nb = (int64_t)needed + c->spare_blocks;
+		if (nb < least)
+			nb = least;
 		if (nb > CASE_MAX_BLOCKS)
 			return ydoc_fail(L->err, L->d, v ? v : cache ? cache : top,
 					 "cache.num_blocks",
@@ -612,10 +617,13 @@ static enum fs_rc resolve_num_blocks(struct case_loader *L, yaml_node_t *top)
 		if (ydoc_int(L->d, v, "cache.num_blocks", INT64_MIN, INT64_MAX,
 			     &nb, L->err))
 			return FS_EINPUT;
-		if (nb < needed)
+		if (nb < least)
 			return ydoc_fail(L->err, L->d, v, "cache.num_blocks",
-					 "must be at least %d (the blocks the sequences "
-					 "need), not %lld", needed, (long long)nb);
+					 needed ? "must be at least %d (the blocks the sequences "
+						  "need), not %lld" :
+					 "must be at least %d (a pool holds a block, though "
+					 "no sequence has a key), not %lld",
+					 least, (long long)nb);
 		if (nb > CASE_MAX_BLOCKS)
 			return ydoc_fail(L->err, L->d, v, "cache.num_blocks",
 					 "must be at most %d, not %lld",

@@ -173,8 +173,9 @@ static const struct case_key schema[] = {
 	  .def = "16", .doc = "tokens per physical block BS" },
 	{ "cache.num_blocks", KEY_HOOK, .def = "auto", .parse = casefile_parse_num_blocks,
 	  .print = caseprint_num_blocks, .type_doc = "`auto` or int",
-	  .range_doc = "blocks needed to 4194304",
-	  .doc = "physical blocks NB; `auto` = blocks needed + `spare_blocks`; past "
+	  .range_doc = "blocks needed (at least 1) to 4194304",
+	  .doc = "physical blocks NB; `auto` = blocks needed + `spare_blocks`, at "
+		 "least 1 (every context 0 still gets a pool of one poisoned block); past "
 		 "65,536 blocks or 256 MiB of caches, when the blocks no table names "
 		 "are most of the pool or over 256 MiB, only the named blocks are "
 		 "stored (a sparse pool), the rest is poison at no cost" },

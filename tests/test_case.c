@@ -604,6 +604,15 @@ static void num_blocks_rules(void **state)
 			      "  - {context: 1048576}\n  - {context: 1048576}\n",
 			      &c, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "cache.num_blocks: auto gives 4194306 blocks"));
+	/* Every context 0: no block needed, yet a pool holds one (auto with
+	 * no spare gave 0 and the input stage refused it, naming no key). */
+	assert_int_equal(load(BASE "cache: {spare_blocks: 0}\nsequences:\n  - {context: 0}\n",
+			      &c, &err), FS_OK);
+	assert_int_equal(c.num_blocks, 1);
+	expect_error(BASE "cache: {placement: table, num_blocks: 0}\nsequences:\n"
+		     "  - {context: 0, blocks: []}\n", 3, 39,
+		     "cache.num_blocks: must be at least 1 (a pool holds a block, though "
+		     "no sequence has a key), not 0");
 }
 
 #define TABLE_HEAD BASE "cache: {placement: table}\nsequences:\n"	/* lines 1-4 */
