@@ -204,6 +204,22 @@ static void huge_inputs_are_refused(void **state)
 	expect_run(2, "data.v: the f32 PV sums can reach 6.0", "run %s/v.yaml", t->dir);
 	expect_run(2, "data.q: a value is past f32's range", "run %s/qinf.yaml", t->dir);
 	expect_run(0, NULL, "run %s/vok.yaml", t->dir);
+	/* q4_0 and q8_0 keep a block's scale in fp16 (absmax / 8, / 127):
+	 * 6e5 overflows q4_0's, 5e5 fits (it said BF16 rounds to inf) */
+	write_file(t->dir, "q4.yaml", "fragsim: 1\nname: q4\ncache: {v_dtype: q4_0}\n"
+		   "model: {q_heads: 1, kv_heads: 1, head_dim: 32}\n"
+		   "sequences:\n  - {context: 1}\ndata: {v: {mean: 600000.0}}\n");
+	write_file(t->dir, "q4ok.yaml", "fragsim: 1\nname: q4\ncache: {v_dtype: q4_0}\n"
+		   "model: {q_heads: 1, kv_heads: 1, head_dim: 32}\n"
+		   "sequences:\n  - {context: 1}\ndata: {v: {mean: 500000.0}}\n");
+	write_file(t->dir, "q8.yaml", "fragsim: 1\nname: q8\ncache: {v_dtype: q8_0}\n"
+		   "model: {q_heads: 1, kv_heads: 1, head_dim: 32}\n"
+		   "sequences:\n  - {context: 1}\n"
+		   "data: {v: {mean: 1e6, outlier_channels: [0], outlier_scale: 10}}\n");
+	expect_run(2, "data.v: a q4_0 block's fp16 scale overflows: |V| past about 65504 x 8",
+		   "run %s/q4.yaml", t->dir);
+	expect_run(0, NULL, "run %s/q4ok.yaml", t->dir);
+	expect_run(2, "data.v: a q8_0 block's fp16 scale overflows", "run %s/q8.yaml", t->dir);
 }
 
 /*
