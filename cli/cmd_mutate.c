@@ -99,6 +99,20 @@ enum verdict { V_SURVIVED, V_CAUGHT, V_NA };
  *   NEED_SHOWN_MASK    a masked key inside a tile,      no masked key in the
  *                      below the longest context        suite lies ... shown
  *                      (scores are written up to it)
+ *   NEED_V_NAN         a masked slot whose V reads as   no masked slot ... reads
+ *                      NaN: NEED_TAIL, or with int8 V   as NaN
+ *                      per channel and f32 PV a tile
+ *                      reaching past its blocks
+ *   NEED_TWO_IN_TILE   a query that sees two keys of    no query in the suite
+ *                      one tile                         sees two keys of one tile
+ *   NEED_TWO_SEEN      a query that sees two keys       no query ... two keys
+ *   NEED_HISTORY_SEEN  a query that sees a key before   no query sees a key
+ *                      its chunk                        before its chunk
+ *   NEED_BLOCK_PAST0   a table naming a block past 0    no table names a block
+ *                      in a tile that runs              other than block 0
+ *
+ * A sequence with no query token (a prefill entry of chunk 0) runs no
+ * tile: it has none of these.
  *
  * N is the keys of the case's tile (its lane map's n). class_needs[] has
  * one row per class, beside kernel.c's class table: a new class adds its
@@ -122,6 +136,11 @@ enum need {
 	NEED_ROW_MOVED,
 	NEED_SHOWN_MASK,
 	NEED_SPLIT_SEEN,
+	NEED_V_NAN,
+	NEED_TWO_IN_TILE,
+	NEED_TWO_SEEN,
+	NEED_HISTORY_SEEN,
+	NEED_BLOCK_PAST0,
 	NEED_COUNT
 };
 
@@ -156,6 +175,16 @@ static const struct need_info needs[NEED_COUNT] = {
 		"no masked key in the suite lies in a %d-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)", 1 },
 	[NEED_SPLIT_SEEN] = { "a query that sees keys of two split-K segments",
 		"no query in the suite sees keys of two split-K segments (a sliding window inside one segment leaves nothing to merge)", 0 },
+	[NEED_V_NAN] = { "a masked slot whose V reads as NaN, in a %d-key tile that runs",
+		"no masked slot in the suite reads its V as NaN in a %d-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)", 1 },
+	[NEED_TWO_IN_TILE] = { "a query that sees two keys of one %d-key tile",
+		"no query in the suite sees two keys of one %d-key tile (a context, split-K segment or window of one key: with one key in a tile no column, scale or swizzle belief moves a visible one)", 1 },
+	[NEED_TWO_SEEN] = { "a query that sees two keys or more",
+		"no query in the suite sees two keys or more (one key a row: its P is 1 in any base)", 0 },
+	[NEED_HISTORY_SEEN] = { "a query that sees a key before its chunk",
+		"no query in the suite sees a key before its chunk (no history, or a window of one key)", 0 },
+	[NEED_BLOCK_PAST0] = { "a table naming a block other than block 0 in a tile that runs",
+		"no table in the suite names a block other than block 0 where a tile runs (a dense and a strided pool both start block 0 at 0)", 0 },
 };
 
 #define NEED(n) (1u << (n))
@@ -166,21 +195,21 @@ struct class_need {
 #define NEEDS(bits) { (bits), 1 }
 
 static const struct class_need class_needs[BUG_COUNT] = {
-	[BUG_C_COLUMNS] = NEEDS(0),
+	[BUG_C_COLUMNS] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	[BUG_OPERAND_ORDER] = NEEDS(0),
 	[BUG_HEAD_DIM_LOADED] = NEEDS(0),
 	[BUG_SCALE_RECOVERY] = NEEDS(0),
-	[BUG_K_SCALE_INDEX] = NEEDS(0),
+	[BUG_K_SCALE_INDEX] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	[BUG_GQA_MAP] = NEEDS(0),
 	[BUG_TAIL_MASK] = NEEDS(NEED(NEED_EDGE)),
 	[BUG_PAGE_WALK] = NEEDS(NEED(NEED_PAGES_MOVED)),
 	[BUG_PAGE_IDENTITY] = NEEDS(NEED(NEED_NOT_IDENTITY)),
-	[BUG_TRANSPOSE] = NEEDS(0),
+	[BUG_TRANSPOSE] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	/* q = t within the chunk: the absolute position when no history */
 	[BUG_Q_POSITION] = NEEDS(NEED(NEED_HISTORY)),
 	[BUG_SPLIT_MERGE] = NEEDS(NEED(NEED_SPLIT_SEEN)),
 	/* a poisoned slot past the context, in a tile that runs */
-	[BUG_PV_MASK] = NEEDS(NEED(NEED_TAIL)),
+	[BUG_PV_MASK] = NEEDS(NEED(NEED_V_NAN)),
 	/* a masked key whose score the scores show: past the longest
 	 * context none is written, and exp(-65504 - m) is 0 as exp(-inf) */
 	[BUG_MASK_FINITE] = NEEDS(NEED(NEED_SHOWN_MASK)),
@@ -188,7 +217,7 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_MASK_ADDITIVE] = NEEDS(NEED(NEED_TAIL)),
 	[BUG_WINDOW_INCLUSIVE] = NEEDS(NEED(NEED_WINDOW_BITES)),
 	[BUG_WINDOW_EXCLUSIVE] = NEEDS(NEED(NEED_WINDOW_BITES)),
-	[BUG_Q_CHUNK_KEYS] = NEEDS(NEED(NEED_HISTORY)),
+	[BUG_Q_CHUNK_KEYS] = NEEDS(NEED(NEED_HISTORY_SEEN)),
 	[BUG_Q_FUTURE] = NEEDS(0),
 	[BUG_Q_OFF_BY_ONE] = NEEDS(0),
 	[BUG_Q_TILE_ROUNDED] = NEEDS(NEED(NEED_TILE_OFFSET)),
@@ -199,21 +228,21 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_ALIBI_SIGN] = NEEDS(0),
 	[BUG_ALIBI_NO_LOG2E] = NEEDS(0),
 	[BUG_ALIBI_OFFSET] = NEEDS(0),
-	[BUG_EXP2_NO_LOG2E] = NEEDS(0),
+	[BUG_EXP2_NO_LOG2E] = NEEDS(NEED(NEED_TWO_SEEN)),
 	[BUG_MERGE_EMPTY_NAN] = NEEDS(0),
 	[BUG_MERGE_STALE_LSE] = NEEDS(0),
-	[BUG_BLOCK_OFFSET] = NEEDS(0),
+	[BUG_BLOCK_OFFSET] = NEEDS(NEED(NEED_BLOCK_PAST0)),
 	[BUG_K_SCALE_WALK] = NEEDS(NEED(NEED_NOT_IDENTITY)),
 	[BUG_V_PAGE_WALK] = NEEDS(NEED(NEED_NOT_IDENTITY)),
 	[BUG_BLOCK_SIZE] = NEEDS(0),
 	[BUG_SCALE_NO_K] = NEEDS(0),
 	[BUG_SCALE_NO_Q] = NEEDS(0),
-	[BUG_K_SCALE_FIRST] = NEEDS(0),
+	[BUG_K_SCALE_FIRST] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	[BUG_GQA_KV_DIVIDE] = NEEDS(0),
 	[BUG_GQA_GRID] = NEEDS(0),
 	[BUG_GQA_SPILL] = NEEDS(0),
 	[BUG_LOAD_SWAP_K] = NEEDS(0),
-	[BUG_LOAD_UNSWIZZLED] = NEEDS(0),
+	[BUG_LOAD_UNSWIZZLED] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	/* a prefill row the belief moves (decode: kernel_bug_na) */
 	[BUG_C_ROWS] = NEEDS(NEED(NEED_ROW_MOVED)),
 	/* pv8: INT8 PV; kernel_bug_na says where they cannot show */
@@ -240,12 +269,16 @@ static unsigned case_needs(const struct runcase *r)
 	const struct fs_inputs *in = &r->in;
 	long stride = c->block_stride ? c->block_stride :
 		      (long)c->kv_heads * c->head_dim * c->block_size;
-	int N = r->lm->n, W = c->sliding_window, first = 0;
+	int N = r->lm->n, W = c->sliding_window, first = 0, Z = c->segment;
+	/* int8 V per channel has finite poison: f32 PV reads NaN only
+	 * past a sequence's blocks (kernel.c's pv_mask_na) */
+	int v_finite = c->v_dtype == VDT_INT8 && c->v_scale == VSCALE_PER_CHANNEL;
 	unsigned has = 0;
 
 	for (int s = 0; s < c->n_seqs; s++) {
 		const struct case_seq *q = &c->seqs[s];
 		int h = q->context - q->tokens, nb = case_blocks_of(c, s);
+		long last_lo = Z > 0 && q->context > 0 ? (long)(q->context - 1) / Z * Z : 0;
 		/* The blocks a walk can get wrong visibly: those of the tiles
 		 * that run, from the one holding the first key a query sees
 		 * (tiles count from their split-K segment's start); the
@@ -254,11 +287,31 @@ static unsigned case_needs(const struct runcase *r)
 		long seg_lo = c->segment > 0 ? lo / c->segment * c->segment : 0;
 		long tile_lo = seg_lo + (lo - seg_lo) / N * N;
 
-		if (q->context > 0 && inside_tile(q->context, N))
+		if (q->tokens == 0) {	/* no tile runs */
+			first += nb;
+			continue;
+		}
+		if (q->context > 0 && inside_tile(q->context, N)) {
 			has |= NEED(NEED_TAIL) | NEED(NEED_EDGE);
+			if (!v_finite || c->pv_mode != PV_F32 ||
+			    last_lo + (q->context - last_lo + N - 1) / N * N > (long)nb * c->block_size)
+				has |= NEED(NEED_V_NAN);
+		}
+		if (h > 0 && W != 1)
+			has |= NEED(NEED_HISTORY_SEEN);
 		for (int t = 0; t < q->tokens; t++) {
-			long p = (long)h + t;
+			long p = (long)h + t, a = W > 0 && p - W + 1 > 0 ? p - W + 1 : 0;
 			int window_edge = W > 0 && p - W + 1 > 0 && inside_tile(p - W + 1, N);
+
+			if (p > a)
+				has |= NEED(NEED_TWO_SEEN);
+			/* two visible keys share a tile (tiles count from each
+			 * split-K segment's start): any three in a row do when
+			 * N and the segment are 2 or more, two unless a tile
+			 * starts at the second */
+			if (p > a && (Z == 0 || Z > 1) && N > 1 &&
+			    (p > a + 1 || ((Z > 0 ? a + 1 - (a + 1) / Z * Z : a + 1) % N != 0)))
+				has |= NEED(NEED_TWO_IN_TILE);
 
 			if (inside_tile(p + 1, N) || window_edge)
 				has |= NEED(NEED_EDGE);
@@ -284,6 +337,8 @@ static unsigned case_needs(const struct runcase *r)
 				has |= NEED(NEED_PAGES_MOVED);
 			if (p != b)
 				has |= NEED(NEED_NOT_IDENTITY);
+			if (p > 0)
+				has |= NEED(NEED_BLOCK_PAST0);
 			if (p >= 0 && (double)p * (double)stride >= 2147483648.0)
 				has |= NEED(NEED_POOL_2GIB);
 			if (p > 65535)

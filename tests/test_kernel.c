@@ -1202,7 +1202,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		static const char *const hints[] = {
 			"tail_mask=contiguous           SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n",
 			"page_walk=none                 SURVIVED 2 case(s): no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n",
-			"pv_mask=none                   SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile\n",
+			"pv_mask=none                   SURVIVED 2 case(s): no masked slot in the suite reads its V as NaN in a 16-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)\n",
 			"mask_value=finite              SURVIVED 2 case(s): no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n",
 			"mask_value=additive            SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile\n",
 		};
@@ -1220,7 +1220,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	assert_string_equal(res.out,
 		"tail_mask contiguous | no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n"
 		"page_walk none | no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n"
-		"pv_mask none | no context in the suite ends inside a 16-key tile\n"
+		"pv_mask none | no masked slot in the suite reads its V as NaN in a 16-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)\n"
 		"mask_value finite | no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n"
 		"mask_value additive | no context in the suite ends inside a 16-key tile\n");
 	tu_free(&res);
@@ -1380,6 +1380,58 @@ static void q_position_chunk_needs_history(void **state)
 	mutate_says("fragsim: 1\nname: h0\nmode: prefill\nmodel: {q_heads: 2, kv_heads: 1, head_dim: 32}\n"
 		    "sequences:\n  - {history: 0, chunk: 7}\n",
 		    "q_position=chunk               SURVIVED 1 case(s): no sequence in the suite has keys before its first query token\n");
+}
+
+/*
+ * Shapes that cannot show a class, found by a soak of random cases: each
+ * survivor said "a case it ran on has what shows it". Now each says what
+ * the suite lacks, and one key more shows the class (caught).
+ *   - int8 V per channel, f32 PV: a masked slot's poisoned V is finite
+ *     (0 x it is 0); blocks of 16, context 17: no tile reads past the
+ *     blocks. Blocks of 8: the tile reads a block the table lacks.
+ *   - a prefill entry of chunk 0 runs no tile: its moved blocks show no
+ *     walk.
+ *   - split-K segments of one key: one key a tile, no column belief to
+ *     get wrong; segments of 4 show it.
+ *   - one key a row: P is 1 in any base.
+ *   - tables naming block 0 only: dense and strided starts agree.
+ */
+static void shape_hides_the_class(void **state)
+{
+	static const char *const pc =
+		"fragsim: 1\nname: pvm%s\nmodel: {q_heads: 1, kv_heads: 1, head_dim: 16}\n"
+		"cache: {block_size: %s, placement: contiguous, v_scale: per_channel}\n"
+		"sequences:\n  - {context: 17}\n";
+	char text[512];
+
+	(void)state;
+	snprintf(text, sizeof(text), pc, "16", "16");
+	mutate_says(text, "pv_mask=none                   SURVIVED 1 case(s): no masked slot in the suite reads its V as NaN");
+	snprintf(text, sizeof(text), pc, "8", "8");
+	mutate_says(text, "pv_mask=none                   caught by pvm8: ");
+	mutate_says("fragsim: 1\nname: pw\nmode: prefill\nmodel: {q_heads: 1, kv_heads: 1, head_dim: 16}\n"
+		    "cache: {block_size: 16, placement: contiguous}\nsequences:\n"
+		    "  - {history: 16, chunk: 2}\n  - {history: 32, chunk: 0}\n",
+		    "page_walk=identity             SURVIVED 1 case(s): no sequence in the suite has a logical block other than its physical block\n");
+	mutate_says("fragsim: 1\nname: seg1\nmodel: {q_heads: 1, kv_heads: 1, head_dim: 16}\n"
+		    "cache: {block_size: 16, placement: contiguous}\nsequences:\n  - {context: 2}\n"
+		    "split_k: {segment: 1}\n",
+		    "c_columns=contiguous           SURVIVED 1 case(s): no query in the suite sees two keys of one 16-key tile");
+	mutate_says("fragsim: 1\nname: seg4\nmodel: {q_heads: 1, kv_heads: 1, head_dim: 16}\n"
+		    "cache: {block_size: 16, placement: contiguous}\nsequences:\n  - {context: 2}\n"
+		    "split_k: {segment: 4}\n",
+		    "c_columns=contiguous           caught by seg4: ");
+	mutate_says("fragsim: 1\nname: ctx1\nmodel: {q_heads: 4, kv_heads: 2, head_dim: 64}\n"
+		    "sequences:\n  - {context: 1}\n",
+		    "exp_base=exp2_no_log2e         SURVIVED 1 case(s): no query in the suite sees two keys or more");
+	mutate_says("fragsim: 1\nname: bo\nmodel: {q_heads: 1, kv_heads: 1, head_dim: 16}\n"
+		    "cache: {block_size: 16, placement: table, num_blocks: 2, block_stride: 512}\n"
+		    "sequences:\n  - {context: 2, blocks: [0]}\n",
+		    "block_offset=dense             SURVIVED 1 case(s): no table in the suite names a block other than block 0 where a tile runs");
+	mutate_says("fragsim: 1\nname: bo1\nmodel: {q_heads: 1, kv_heads: 1, head_dim: 16}\n"
+		    "cache: {block_size: 16, placement: table, num_blocks: 2, block_stride: 512}\n"
+		    "sequences:\n  - {context: 2, blocks: [1]}\n",
+		    "block_offset=dense             caught by bo1: ");
 }
 
 static void mutation_cases_are_caught(void **state)
@@ -1694,6 +1746,7 @@ int main(void)
 		cmocka_unit_test(every_class_says_what_exposes_it),
 		cmocka_unit_test(survivor_hints_from_the_suite),
 		cmocka_unit_test(c_rows_survivor_hint),
+		cmocka_unit_test(shape_hides_the_class),
 		cmocka_unit_test(window_hides_walks_and_merge),
 		cmocka_unit_test(q_position_chunk_needs_history),
 		cmocka_unit_test(mutate_na_with_mixed_reasons),
