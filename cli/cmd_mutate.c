@@ -262,6 +262,13 @@ static int inside_tile(long e, int N)
 	return e > 0 && e % N != 0;
 }
 
+/* Does a tile of N keys start at key j (at its split-K segment's start,
+ * segments of Z keys, or N keys after a tile start)? */
+static int tile_starts(long j, int N, int Z)
+{
+	return (Z > 0 ? j % Z : j) % N == 0;
+}
+
 /* The needs (NEED() bits) case r has; its inputs are built. */
 static unsigned case_needs(const struct runcase *r)
 {
@@ -306,11 +313,13 @@ static unsigned case_needs(const struct runcase *r)
 			if (p > a)
 				has |= NEED(NEED_TWO_SEEN);
 			/* two visible keys share a tile (tiles count from each
-			 * split-K segment's start): any three in a row do when
-			 * N and the segment are 2 or more, two unless a tile
-			 * starts at the second */
+			 * split-K segment's start): key j shares key j - 1's
+			 * unless a tile starts at j. With N and the segment 2 or
+			 * more no three keys in a row all start tiles, so four
+			 * visible keys always hold such a pair. */
 			if (p > a && (Z == 0 || Z > 1) && N > 1 &&
-			    (p > a + 1 || ((Z > 0 ? a + 1 - (a + 1) / Z * Z : a + 1) % N != 0)))
+			    (p > a + 2 || !tile_starts(a + 1, N, Z) ||
+			     (p > a + 1 && !tile_starts(a + 2, N, Z))))
 				has |= NEED(NEED_TWO_IN_TILE);
 
 			if (inside_tile(p + 1, N) || window_edge)
