@@ -291,7 +291,7 @@ static unsigned case_needs(const struct runcase *r)
 		 * (tiles count from their split-K segment's start); the
 		 * blocks wholly behind every window are never read. */
 		long lo = W > 0 && h - W + 1 > 0 ? (long)h - W + 1 : 0;
-		long seg_lo = c->segment > 0 ? lo / c->segment * c->segment : 0;
+		long seg_lo = Z > 0 ? lo / Z * Z : 0;
 		long tile_lo = seg_lo + (lo - seg_lo) / N * N;
 
 		if (q->tokens == 0) {	/* no tile runs */
@@ -308,7 +308,7 @@ static unsigned case_needs(const struct runcase *r)
 			has |= NEED(NEED_HISTORY_SEEN);
 		for (int t = 0; t < q->tokens; t++) {
 			long p = (long)h + t, a = W > 0 && p - W + 1 > 0 ? p - W + 1 : 0;
-			int window_edge = W > 0 && p - W + 1 > 0 && inside_tile(p - W + 1, N);
+			int window_edge = a > 0 && inside_tile(a, N);
 
 			if (p > a)
 				has |= NEED(NEED_TWO_SEEN);
@@ -326,16 +326,14 @@ static unsigned case_needs(const struct runcase *r)
 				has |= NEED(NEED_EDGE);
 			if ((inside_tile(p + 1, N) && p + 1 < in->MAXCTX) || window_edge)
 				has |= NEED(NEED_SHOWN_MASK);
-			if (W > 0 && p - W + 1 > 0)
+			if (a > 0)
 				has |= NEED(NEED_WINDOW_BITES);
-			if (c->segment > 0 &&
-			    (W > 0 && p - W + 1 > 0 ? p - W + 1 : 0) / c->segment != p / c->segment)
+			if (Z > 0 && a / Z != p / Z)
 				has |= NEED(NEED_SPLIT_SEEN);
 		}
-		if (q->tokens > 0 && h > 0)
+		if (h > 0)
 			has |= NEED(NEED_HISTORY);
-		if (q->tokens > 0 &&
-		    (long)N * ((q->context + N - 1) / N - (q->tokens + N - 1) / N) != h)
+		if ((long)N * ((q->context + N - 1) / N - (q->tokens + N - 1) / N) != h)
 			has |= NEED(NEED_TILE_OFFSET);
 		for (int b = 0; b < nb && b < in->MAXB; b++) {
 			int p = in->block_table[(size_t)s * in->MAXB + b];

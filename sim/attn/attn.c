@@ -401,12 +401,13 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 	}
 	/* q8_0 and q4_0 hold a block's scale in fp16: it overflows long
 	 * before BF16 does (llama.cpp's d = absmax / 127, or / 8) */
-	if (!isinf(sq) && !isinf(sk) && isinf(v) && case_v_blocks(c->v_dtype))
+	if (!isinf(sq) && !isinf(sk) && isinf(v) && case_v_blocks(c->v_dtype)) {
+		int qm = c->v_dtype == VDT_Q8_0 ? 127 : 8;
+
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
 				  "data.v: a %s block's fp16 scale overflows: |V| past about 65504 x %d = %d; scale V down",
-				  c->v_dtype == VDT_Q8_0 ? "q8_0" : "q4_0",
-				  c->v_dtype == VDT_Q8_0 ? 127 : 8,
-				  65504 * (c->v_dtype == VDT_Q8_0 ? 127 : 8));
+				  qm == 127 ? "q8_0" : "q4_0", qm, 65504 * qm);
+	}
 	if (isinf(sq) || isinf(sk) || isinf(v))
 		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
 				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",

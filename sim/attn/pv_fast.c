@@ -511,28 +511,12 @@ static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
 			  struct pv_scratch *x, const struct pv_fscratch *f)
 {
 	int GK = k->pv.GK, N = k->N, M = k->M;
+	/* V per_channel: P' = clip P where visible, Pq = round(P'), the fixed
+	 * sP = 1 / clip (sV comes in the epilogue), as group_quantize */
+	int chan = k->in->v_scale_ch != NULL;
+	float clip = (float)k->c->clip;
 
-	if (k->in->v_scale_ch) {
-		/* V per_channel: P' = clip P where visible, Pq = round(P'),
-		 * the fixed sP = 1 / clip (sV comes in the epilogue) */
-		float clip = (float)k->c->clip;
-
-		for (int m = 0; m < M; m++) {
-			float *pm = &x->p[m * GK];
-
-			x->sp[m] = 0.0f;
-			if (x->active[m]) {
-				for (int j = 0; j < GK; j++)
-					pm[j] = x->ws[(size_t)(j / N) * M * N + m * N + j % N] ==
-						-INFINITY ? 0.0f : pm[j] * clip;
-				x->sp[m] = 1.0f / clip;
-			}
-			quant_apply(pm, GK, x->active[m] ? 1.0f : 0.0f, k->c->clip,
-				    k->c->rounding, &x->pq[m * GK]);
-		}
-		return;
-	}
-	if (f->ordok) {
+	if (f->ordok && !chan) {
 		/* the same operations (gscale) */
 		float mx[TILE_ROWS];
 		uint16_t act = 0;
@@ -565,15 +549,16 @@ static void fast_quantize(const struct kern *k, const struct tile_ops *ops,
 						pt[n] = 0.0f;
 						continue;
 					}
-					pt[n] *= sv[n];
+					pt[n] *= chan ? clip : sv[n];
 					/* NaN propagates: fmaxf would drop it */
 					if (!(pt[n] <= mx))
 						mx = pt[n];
 				}
 			}
-			x->sp[m] = mx / (float)k->c->clip;
+			x->sp[m] = chan ? 1.0f / clip : mx / clip;
 		}
-		quant_apply(pm, GK, x->sp[m], k->c->clip, k->c->rounding, &x->pq[m * GK]);
+		quant_apply(pm, GK, chan && x->active[m] ? 1.0f : x->sp[m], k->c->clip,
+			    k->c->rounding, &x->pq[m * GK]);
 	}
 }
 
