@@ -141,53 +141,79 @@ enum need {
 	NEED_TWO_SEEN,
 	NEED_HISTORY_SEEN,
 	NEED_BLOCK_PAST0,
+	NEED_EDGE_MOVED,
+	NEED_OFF_GROUP,
+	NEED_GROUP_ROWS,
+	NEED_TILES_IN_GROUP,
+	NEED_TWO_GROUPS,
+	NEED_P_MOVED,
 	NEED_COUNT
 };
+
+#define NEED(n) (1u << (n))
+
+enum need_per { PER_NONE, PER_TILE, PER_GROUP };
 
 struct need_info {
 	const char *has;	/* what a case that shows the class has */
 	const char *lacks;	/* the sentence for a suite without it */
-	int per_tile;		/* both take N (%d): the tile's keys */
+	enum need_per per;	/* both take (%d) the tile's keys N, or the
+				 * PV group's K */
+	unsigned refines;	/* NEED() of the need it narrows: a suite
+				 * lacking that one is told that one */
 };
 
 static const struct need_info needs[NEED_COUNT] = {
 	[NEED_TAIL] = { "a context that ends inside a %d-key tile",
-		"no context in the suite ends inside a %d-key tile", 1 },
-	[NEED_EDGE] = { "a context, causal or window edge inside a %d-key tile",
-		"no context in the suite ends inside a %d-key tile, nor does a causal or window edge fall inside one", 1 },
+		"no context in the suite ends inside a %d-key tile", PER_TILE },
+	[NEED_EDGE] = { "a context, causal, window or split-K segment edge inside a %d-key tile",
+		"no context in the suite ends inside a %d-key tile, nor does a causal, window or split-K segment edge fall inside one (tiles count from each segment's start)", PER_TILE },
 	[NEED_PAGES_MOVED] = { "a sequence with a page away from where a packed cache puts it",
-		"no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)", 0 },
+		"no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)", PER_NONE },
 	[NEED_NOT_IDENTITY] = { "a sequence whose logical block b is not physical block b",
-		"no sequence in the suite has a logical block other than its physical block", 0 },
+		"no sequence in the suite has a logical block other than its physical block", PER_NONE },
 	[NEED_HISTORY] = { "a sequence with keys before its first query token",
-		"no sequence in the suite has keys before its first query token", 0 },
+		"no sequence in the suite has keys before its first query token", PER_NONE },
 	[NEED_TILE_OFFSET] = { "a history other than N (ceil(context/N) - ceil(tokens/N)) on %d-key tiles",
-		"no sequence in the suite has a history other than N (ceil(context/N) - ceil(tokens/N)) on %d-key tiles", 1 },
+		"no sequence in the suite has a history other than N (ceil(context/N) - ceil(tokens/N)) on %d-key tiles", PER_TILE },
 	[NEED_WINDOW_BITES] = { "a query with keys behind its sliding window",
-		"no query in the suite has keys behind its sliding window", 0 },
+		"no query in the suite has keys behind its sliding window", PER_NONE },
 	[NEED_POOL_2GIB] = { "a pool past 2 GiB, with a block the tables name starting past it",
-		"no pool past 2 GiB (no block the tables name starts 2 GiB or more into its pool)", 0 },
+		"no pool past 2 GiB (no block the tables name starts 2 GiB or more into its pool)", PER_NONE },
 	[NEED_POOL_64K] = { "a pool past 65,536 blocks, with a block id past 65,535 in a table",
-		"no pool past 65,536 blocks (no block id past 65,535 in a table)", 0 },
+		"no pool past 65,536 blocks (no block id past 65,535 in a table)", PER_NONE },
 	[NEED_ROW_MOVED] = { "a query in a C row the interleaved belief moves (a prefill chunk longer than the rows it keeps in place)",
-		"no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)", 0 },
+		"no query in the suite sits in a C row the interleaved belief moves (prefill chunks of one token: CDNA3 and RDNA4 keep row 0 in place)", PER_NONE },
 	[NEED_SHOWN_MASK] = { "a masked key in a %d-key tile below the longest context (a causal or window edge, or a shorter context, inside a tile)",
-		"no masked key in the suite lies in a %d-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)", 1 },
+		"no masked key in the suite lies in a %d-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)", PER_TILE },
 	[NEED_SPLIT_SEEN] = { "a query that sees keys of two split-K segments",
-		"no query in the suite sees keys of two split-K segments (a sliding window inside one segment leaves nothing to merge)", 0 },
+		"no query in the suite sees keys of two split-K segments (a sliding window inside one segment leaves nothing to merge)", PER_NONE },
 	[NEED_V_NAN] = { "a masked slot whose V reads as NaN, in a %d-key tile that runs",
-		"no masked slot in the suite reads its V as NaN in a %d-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)", 1 },
+		"no masked slot in the suite reads its V as NaN in a %d-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)", PER_TILE },
 	[NEED_TWO_IN_TILE] = { "a query that sees two keys of one %d-key tile",
-		"no query in the suite sees two keys of one %d-key tile (a context, split-K segment or window of one key: with one key in a tile no column, scale or swizzle belief moves a visible one)", 1 },
+		"no query in the suite sees two keys of one %d-key tile (a context, split-K segment or window of one key: with one key in a tile no column, scale or swizzle belief moves a visible one)", PER_TILE },
 	[NEED_TWO_SEEN] = { "a query that sees two keys or more",
-		"no query in the suite sees two keys or more (one key a row: its P is 1 in any base)", 0 },
+		"no query in the suite sees two keys or more (one key a row: its P is 1 in any base)", PER_NONE },
 	[NEED_HISTORY_SEEN] = { "a query that sees a key before its chunk",
-		"no query in the suite sees a key before its chunk (no history, or a window of one key)", 0 },
+		"no query in the suite sees a key before its chunk (no history, or a window of one key)", PER_NONE },
 	[NEED_BLOCK_PAST0] = { "a table naming a block other than block 0 in a tile that runs",
-		"no table in the suite names a block other than block 0 where a tile runs (a dense and a strided pool both start block 0 at 0)", 0 },
+		"no table in the suite names a block other than block 0 where a tile runs (a dense and a strided pool both start block 0 at 0)", PER_NONE },
+	[NEED_EDGE_MOVED] = { "a context, causal, window or split-K segment edge inside a %d-key tile at a column where the adjacent-column belief masks other slots",
+		"every context, causal, window or split-K segment edge in the suite inside a %d-key tile falls at a column where the adjacent-column belief masks the same slots (one key into a tile, as split-K segments of one key make: the belief keeps column 0 in place)", PER_TILE,
+		NEED(NEED_EDGE) },
+	[NEED_OFF_GROUP] = { "a query that sees a key other than the first of its %d-key PV group",
+		"no query in the suite sees a key other than the first of its %d-key PV group (groups count from each split-K segment's start: with segments of one key each group's one key is its first, whose place and V scale no belief gets wrong)", PER_GROUP },
+	[NEED_GROUP_ROWS] = { "a tile of two query rows, one of them seeing two keys of one %d-key PV group",
+		"no tile in the suite has two query rows with one seeing two keys of one %d-key PV group (with one key a group every row's largest P' is that key's V scale; a prefill chunk of one token has one row a tile)", PER_GROUP },
+	[NEED_TILES_IN_GROUP] = { "a query that sees keys of two QK tiles of one %d-key PV group",
+		"no query in the suite sees keys of two QK tiles of one %d-key PV group (a split-K segment, window or context inside one tile of each group)", PER_GROUP },
+	[NEED_TWO_GROUPS] = { "a query that sees keys of two %d-key PV groups of one split-K segment",
+		"no query in the suite sees keys of two %d-key PV groups of one split-K segment (the running max is set by a segment's first group and never rescaled after it)", PER_GROUP },
+	[NEED_P_MOVED] = { "a query that sees a key of a %d-key PV group whose P the C registers hold where the A operand reads another key",
+		"no query in the suite sees a key of a %d-key PV group whose P the C registers hold where the A operand reads another key (groups count from each split-K segment's start; on gfx936 keys 0 and 31 of a group stay in place)", PER_GROUP,
+		NEED(NEED_OFF_GROUP) },
 };
 
-#define NEED(n) (1u << (n))
 struct class_need {
 	unsigned needs;		/* NEED() bits, all of them in one case */
 	int listed;		/* the row exists */
@@ -201,7 +227,8 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_SCALE_RECOVERY] = NEEDS(0),
 	[BUG_K_SCALE_INDEX] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	[BUG_GQA_MAP] = NEEDS(0),
-	[BUG_TAIL_MASK] = NEEDS(NEED(NEED_EDGE)),
+	/* an edge the belief moves a slot across (kernel_contiguous_edges) */
+	[BUG_TAIL_MASK] = NEEDS(NEED(NEED_EDGE) | NEED(NEED_EDGE_MOVED)),
 	[BUG_PAGE_WALK] = NEEDS(NEED(NEED_PAGES_MOVED)),
 	[BUG_PAGE_IDENTITY] = NEEDS(NEED(NEED_NOT_IDENTITY)),
 	[BUG_TRANSPOSE] = NEEDS(NEED(NEED_TWO_IN_TILE)),
@@ -245,12 +272,15 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_LOAD_UNSWIZZLED] = NEEDS(NEED(NEED_TWO_IN_TILE)),
 	/* a prefill row the belief moves (decode: kernel_bug_na) */
 	[BUG_C_ROWS] = NEEDS(NEED(NEED_ROW_MOVED)),
-	/* pv8: INT8 PV; kernel_bug_na says where they cannot show */
-	[BUG_P_REGROUP_NONE] = NEEDS(0),
-	[BUG_PV_GROUP_MAX] = NEEDS(0),
-	[BUG_V_SCALE_APPLY] = NEEDS(0),
-	[BUG_P_SCALE_INDEX] = NEEDS(0),
-	[BUG_PV_RESCALE] = NEEDS(0),
+	/* pv8: INT8 PV; kernel_bug_na says where the shape hides them. A
+	 * group of K keys counts from its split-K segment's start, so one
+	 * visible key there is key 0: P is 1 where every regroup puts it,
+	 * its own V scale is the group's first, its P' the row's max */
+	[BUG_P_REGROUP_NONE] = NEEDS(NEED(NEED_OFF_GROUP) | NEED(NEED_P_MOVED)),
+	[BUG_PV_GROUP_MAX] = NEEDS(NEED(NEED_TILES_IN_GROUP)),
+	[BUG_V_SCALE_APPLY] = NEEDS(NEED(NEED_OFF_GROUP)),
+	[BUG_P_SCALE_INDEX] = NEEDS(NEED(NEED_GROUP_ROWS)),
+	[BUG_PV_RESCALE] = NEEDS(NEED(NEED_TWO_GROUPS)),
 	[BUG_BLOCK_OFFSET_INT32] = NEEDS(NEED(NEED_POOL_2GIB)),
 	[BUG_BLOCK_OFFSET_U16] = NEEDS(NEED(NEED_POOL_64K)),
 };
@@ -262,11 +292,85 @@ static int inside_tile(long e, int N)
 	return e > 0 && e % N != 0;
 }
 
-/* Does a tile of N keys start at key j (at its split-K segment's start,
- * segments of Z keys, or N keys after a tile start)? */
-static int tile_starts(long j, int N, int Z)
+/* Do keys [lo, hi) hold two of one run of R keys (runs from 0)? Key j
+ * shares key j - 1's run unless a run starts at j; with R of 2 or more
+ * no two keys in a row both start runs, so three keys always hold such
+ * a pair. */
+static int two_in_run(long lo, long hi, int R)
 {
-	return (Z > 0 ? j % Z : j) % N == 0;
+	return R > 1 && hi - lo >= 2 && (hi - lo > 2 || (lo + 1) % R != 0);
+}
+
+/* Do keys [lo, hi) reach two tiles of N keys inside one group of K
+ * (both from 0)? Only the first and the last group they touch can be
+ * partial; one between them holds all of its tiles. */
+static int tiles_in_group(long lo, long hi, int N, int K)
+{
+	long g0 = lo / K, g1 = (hi - 1) / K;
+
+	if (K / N < 2)
+		return 0;
+	if (g0 == g1)
+		return lo / N != (hi - 1) / N;
+	return g1 - g0 >= 2 || lo / N != ((g0 + 1) * K - 1) / N ||
+	       g1 * K / N != (hi - 1) / N;
+}
+
+/* A lane map's sizes and what its beliefs move, for the needs. */
+struct need_maps {
+	int N, K;				/* a tile's keys, a PV group's */
+	unsigned char edge[LM_MAX_DIM + 1];	/* kernel_contiguous_edges */
+	unsigned char pmove[LM_MAX_DIM];	/* kernel_regroup_none_moves */
+};
+
+/* The needs of a query's keys [lo, hi) of one split-K segment, counted
+ * from the segment's start (its tiles of N keys and PV groups of K start
+ * there): rows says its tile has another query row (GROUP_ROWS); the
+ * edges are its first key (keys of its tile before it are masked) and
+ * the key past its last (a context, causal or segment end). */
+static unsigned span_needs(long lo, long hi, int rows, const struct need_maps *m)
+{
+	int N = m->N, K = m->K;
+	unsigned has = 0;
+
+	if (two_in_run(lo, hi, N))
+		has |= NEED(NEED_TWO_IN_TILE);
+	if (two_in_run(lo, hi, K) && rows)
+		has |= NEED(NEED_GROUP_ROWS);
+	if (hi - lo >= 2 || lo % K)
+		has |= NEED(NEED_OFF_GROUP);
+	if (tiles_in_group(lo, hi, N, K))
+		has |= NEED(NEED_TILES_IN_GROUP);
+	if (lo / K != (hi - 1) / K)
+		has |= NEED(NEED_TWO_GROUPS);
+	for (int i = 0; i < 2; i++) {
+		int e = (int)((i ? hi : lo) % N);
+
+		if (e)
+			has |= NEED(NEED_EDGE) | (m->edge[e] ? NEED(NEED_EDGE_MOVED) : 0);
+	}
+	for (long j = lo; j < hi && j < lo + K; j++)	/* K keys: every offset */
+		if (m->pmove[j % K])
+			return has | NEED(NEED_P_MOVED);
+	return has;
+}
+
+/* The needs of a query that sees keys a .. p, in split-K segments of Z
+ * keys (0: one segment): its first and last segment, and one between
+ * them (they are all whole, so all alike). */
+static unsigned view_needs(long a, long p, int Z, int rows, const struct need_maps *m)
+{
+	long fa = Z > 0 ? a / Z : 0, la = Z > 0 ? p / Z : 0;
+	unsigned has;
+
+	if (Z == 0)
+		return span_needs(a, p + 1, rows, m);
+	has = span_needs(a - fa * Z, (la > fa ? Z : p + 1 - fa * Z), rows, m);
+	if (la > fa)
+		has |= span_needs(0, p + 1 - la * Z, rows, m);
+	if (la - fa >= 2)
+		has |= span_needs(0, Z, rows, m);
+	return has;
 }
 
 /* The needs (NEED() bits) case r has; its inputs are built. */
@@ -276,12 +380,17 @@ static unsigned case_needs(const struct runcase *r)
 	const struct fs_inputs *in = &r->in;
 	long stride = c->block_stride ? c->block_stride :
 		      (long)c->kv_heads * c->head_dim * c->block_size;
-	int N = r->lm->n, W = c->sliding_window, first = 0, Z = c->segment;
+	int N = r->lm->n, M = r->lm->m, W = c->sliding_window;
+	int first = 0, Z = c->segment, decode = c->mode == MODE_DECODE;
 	/* int8 V per channel has finite poison: f32 PV reads NaN only
 	 * past a sequence's blocks (kernel.c's pv_mask_na) */
 	int v_finite = c->v_dtype == VDT_INT8 && c->v_scale == VSCALE_PER_CHANNEL;
+	struct need_maps m = { .N = N, .K = r->lm->k };
 	unsigned has = 0;
 
+	/* all 0 where the belief cannot be held or the class planted */
+	kernel_contiguous_edges(r->lm, m.edge);
+	kernel_regroup_none_moves(r->lm, m.pmove);
 	for (int s = 0; s < c->n_seqs; s++) {
 		const struct case_seq *q = &c->seqs[s];
 		int h = q->context - q->tokens, nb = case_blocks_of(c, s);
@@ -298,8 +407,9 @@ static unsigned case_needs(const struct runcase *r)
 			first += nb;
 			continue;
 		}
-		if (q->context > 0 && inside_tile(q->context, N)) {
-			has |= NEED(NEED_TAIL) | NEED(NEED_EDGE);
+		/* the last tile of the last segment reaches past the context */
+		if (q->context > 0 && inside_tile(q->context - last_lo, N)) {
+			has |= NEED(NEED_TAIL);
 			if (!v_finite || c->pv_mode != PV_F32 ||
 			    last_lo + (q->context - last_lo + N - 1) / N * N > (long)nb * c->block_size)
 				has |= NEED(NEED_V_NAN);
@@ -308,23 +418,18 @@ static unsigned case_needs(const struct runcase *r)
 			has |= NEED(NEED_HISTORY_SEEN);
 		for (int t = 0; t < q->tokens; t++) {
 			long p = (long)h + t, a = W > 0 && p - W + 1 > 0 ? p - W + 1 : 0;
-			int window_edge = a > 0 && inside_tile(a, N);
+			long pz = Z > 0 ? p / Z * Z : 0, az = Z > 0 ? a / Z * Z : 0;
+			/* another query row in its tile: decode's q heads of a
+			 * GQA group, prefill's token t - 1 (it sees one key
+			 * less, or its window one more: a key of each group
+			 * this one sees two of) */
+			int rows = decode ? case_group(c) > 1 : t % M != 0;
+			int window_edge = inside_tile(a - az, N);
 
 			if (p > a)
 				has |= NEED(NEED_TWO_SEEN);
-			/* two visible keys share a tile (tiles count from each
-			 * split-K segment's start): key j shares key j - 1's
-			 * unless a tile starts at j. With N and the segment 2 or
-			 * more no three keys in a row all start tiles, so four
-			 * visible keys always hold such a pair. */
-			if (p > a && (Z == 0 || Z > 1) && N > 1 &&
-			    (p > a + 2 || !tile_starts(a + 1, N, Z) ||
-			     (p > a + 1 && !tile_starts(a + 2, N, Z))))
-				has |= NEED(NEED_TWO_IN_TILE);
-
-			if (inside_tile(p + 1, N) || window_edge)
-				has |= NEED(NEED_EDGE);
-			if ((inside_tile(p + 1, N) && p + 1 < in->MAXCTX) || window_edge)
+			has |= view_needs(a, p, Z, rows, &m);
+			if ((inside_tile(p + 1 - pz, N) && p + 1 < in->MAXCTX) || window_edge)
 				has |= NEED(NEED_SHOWN_MASK);
 			if (a > 0)
 				has |= NEED(NEED_WINDOW_BITES);
@@ -375,6 +480,7 @@ struct outcome {
 	unsigned seen;			/* needs some case it ran on has */
 	int complete;			/* a case it ran on had all its needs */
 	int tile_n;			/* N of the cases it ran on; -1 mixed */
+	int group_k;			/* and their PV group's K; -1 mixed */
 };
 
 struct job {
@@ -456,26 +562,35 @@ static void record(const struct runcase *r, const char *path,
 			 rep->replica_mismatch);
 }
 
-/* Class b ran on a case that has needs `has`, with tiles of n keys. */
-static void note_needs(struct outcome *o, int b, unsigned has, int n)
+/* One of the cases' sizes (tile_n, group_k) meets another: v; -1 mixed. */
+static void note_size(int *at, int v)
+{
+	if (*at == 0)
+		*at = v;
+	else if (*at != v)
+		*at = -1;
+}
+
+/* Class b ran on a case that has needs `has`, on lane map lm. */
+static void note_needs(struct outcome *o, int b, unsigned has, const struct lanemap *lm)
 {
 	unsigned want = class_needs[b].needs;
 
 	o->seen |= has;
 	o->complete |= (has & want) == want;
-	if (o->tile_n == 0)
-		o->tile_n = n;
-	else if (o->tile_n != n)
-		o->tile_n = -1;
+	note_size(&o->tile_n, lm->n);
+	note_size(&o->group_k, lm->k);
 }
 
-/* Need i's text (has or lacks) for tiles of n keys (-1: mixed). */
-static void need_text(char *buf, size_t len, int i, int lacks, int n)
+/* Need i's text (has or lacks) for o's tiles and groups (0 or -1: the
+ * cases' lane maps differ, N or K said). */
+static void need_text(char *buf, size_t len, int i, int lacks, const struct outcome *o)
 {
 	const struct need_info *ni = &needs[i];
 	const char *fmt = lacks ? ni->lacks : ni->has;
+	int n = ni->per == PER_GROUP ? o->group_k : o->tile_n;
 
-	if (!ni->per_tile) {
+	if (ni->per == PER_NONE) {
 		snprintf(buf, len, "%s", fmt);
 		return;
 	}
@@ -483,23 +598,24 @@ static void need_text(char *buf, size_t len, int i, int lacks, int n)
 		snprintf(buf, len, fmt, n);
 		return;
 	}
-	/* the cases' lane maps differ: say N, the tile's keys */
+	/* the cases' lane maps differ: say N (K), the tile's (group's) keys */
 	{
-		char f2[300];
+		char f2[600];
 		const char *pct = strstr(fmt, "%d");
 		size_t at = (size_t)(pct - fmt);
 
-		snprintf(f2, sizeof(f2), "%.*sN%s", (int)at, fmt, pct + 2);
+		snprintf(f2, sizeof(f2), "%.*s%s%s", (int)at, fmt,
+			 ni->per == PER_GROUP ? "K" : "N", pct + 2);
 		snprintf(buf, len, "%s", f2);
 	}
 }
 
-/* What a case that shows class b has ("exposed_by"), for tiles of n keys
- * (0 or -1: written N). */
-static void exposed_by(char *buf, size_t len, int b, int n)
+/* What a case that shows class b has ("exposed_by"), for o's tiles and
+ * groups (need_text). */
+static void exposed_by(char *buf, size_t len, int b, const struct outcome *o)
 {
-	unsigned want = class_needs[b].needs;
-	size_t o = 0;
+	unsigned want = class_needs[b].needs, narrowed = 0;
+	size_t at = 0;
 
 	if (!class_needs[b].listed) {
 		snprintf(buf, len, "unknown: cli/cmd_mutate.c's class_needs has no row for it");
@@ -510,13 +626,16 @@ static void exposed_by(char *buf, size_t len, int b, int n)
 		return;
 	}
 	buf[0] = '\0';
-	for (int i = 0; i < NEED_COUNT && o < len; i++) {
-		char t[300];
+	for (int i = 0; i < NEED_COUNT; i++)	/* say the narrower need only */
+		if (want & NEED(i))
+			narrowed |= needs[i].refines;
+	for (int i = 0; i < NEED_COUNT && at < len; i++) {
+		char t[400];
 
-		if (!(want & NEED(i)))
+		if (!(want & NEED(i)) || (narrowed & NEED(i)))
 			continue;
-		need_text(t, sizeof(t), i, 0, n);
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", and " : "", t);
+		need_text(t, sizeof(t), i, 0, o);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", and " : "", t);
 	}
 }
 
@@ -533,25 +652,25 @@ static void survivor_hint(char *buf, size_t len, int b, const struct outcome *o)
 
 	buf[0] = '\0';
 	if (!class_needs[b].listed) {
-		exposed_by(buf, len, b, o->tile_n);
+		exposed_by(buf, len, b, o);
 	} else if (missing) {
 		for (int i = 0; i < NEED_COUNT && at < len; i++) {
-			char t[300];
+			char t[600];
 
-			if (!(missing & NEED(i)))
+			if (!(missing & NEED(i)) || (missing & needs[i].refines))
 				continue;
-			need_text(t, sizeof(t), i, 1, o->tile_n);
+			need_text(t, sizeof(t), i, 1, o);
 			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "; " : "", t);
 		}
 	} else if (want && !o->complete) {
 		char t[600];
 
-		exposed_by(t, sizeof(t), b, o->tile_n);
+		exposed_by(t, sizeof(t), b, o);
 		snprintf(buf, len, "no case in the suite has all of: %s", t);
 	} else {
 		char t[600];
 
-		exposed_by(t, sizeof(t), b, o->tile_n);
+		exposed_by(t, sizeof(t), b, o);
 		snprintf(buf, len, "a case it ran on has what shows it (%s), yet passes its checks: there the bug leaves what is compared within the thresholds",
 			 t);
 	}
@@ -622,7 +741,7 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		}
 		applies_any[b] = 1;
 		out[b].tried++;
-		note_needs(&out[b], b, has, r.lm->n);
+		note_needs(&out[b], b, has, r.lm);
 		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
 		if (rc)
 			break;
@@ -685,7 +804,7 @@ static void json_outcome(struct json *j, int b, const struct outcome *o)
 	{
 		char t[600];
 
-		exposed_by(t, sizeof(t), b, o->tile_n);
+		exposed_by(t, sizeof(t), b, o);
 		json_key_string(j, "exposed_by", t);
 	}
 	if (o->v == V_NA) {

@@ -35,6 +35,7 @@
 #include <glob.h>
 #include <math.h>
 
+#include "../lib/profile.h"
 #include "../lib/runcase.h"
 #include "bugmodel.h"
 #include "testutil.h"
@@ -1200,7 +1201,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 	 * suite's files: contexts 1024, 256 and 64, pages contiguous). */
 	{
 		static const char *const hints[] = {
-			"tail_mask=contiguous           SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n",
+			"tail_mask=contiguous           SURVIVED 2 case(s): no context in the suite ends inside a 16-key tile, nor does a causal, window or split-K segment edge fall inside one (tiles count from each segment's start)\n",
 			"page_walk=none                 SURVIVED 2 case(s): no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n",
 			"pv_mask=none                   SURVIVED 2 case(s): no masked slot in the suite reads its V as NaN in a 16-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)\n",
 			"mask_value=finite              SURVIVED 2 case(s): no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n",
@@ -1218,7 +1219,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 		     "if c[\"verdict\"] == \"survived\"]'");
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out,
-		"tail_mask contiguous | no context in the suite ends inside a 16-key tile, nor does a causal or window edge fall inside one\n"
+		"tail_mask contiguous | no context in the suite ends inside a 16-key tile, nor does a causal, window or split-K segment edge fall inside one (tiles count from each segment's start)\n"
 		"page_walk none | no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n"
 		"pv_mask none | no masked slot in the suite reads its V as NaN in a 16-key tile that runs (a context ending inside a tile; with int8 V per channel and f32 PV, whose poisoned bytes are finite, a tile reaching past the sequence's blocks)\n"
 		"mask_value finite | no masked key in the suite lies in a 16-key tile below the longest context, where scores are written (a causal or window edge inside a tile, or a shorter context ending inside one)\n"
@@ -1262,16 +1263,17 @@ static void every_class_says_what_exposes_it(void **state)
 /*
  * The hints of a one-case suite: decode, 17 keys on one contiguous
  * page run. Its context ends one key into the second 16-key tile, which
- * is where tail_mask's believed column agrees with the true one (key 16
- * is column 0 either way): the suite has the kind of case that shows it,
- * and the hint says that, not that the suite lacks it. The pages are
+ * is where tail_mask's belief masks the slots the true columns do (key
+ * 16 is column 0 either way): the hint says that edge is where the
+ * suite's are (it said "has what shows it" before the needs knew the
+ * belief's columns; needs_count_from_segments has one key more). The pages are
  * where both walks guess, and N (ceil(17/16) - ceil(1/16)) = 16 is the
  * history, so the walks and tile_rounded are told what they lack.
  */
 static void survivor_hints_from_the_suite(void **state)
 {
 	static const char *const want[] = {
-		"tail_mask=contiguous           SURVIVED 1 case(s): a case it ran on has what shows it (a context, causal or window edge inside a 16-key tile), yet passes its checks",
+		"tail_mask=contiguous           SURVIVED 1 case(s): every context, causal, window or split-K segment edge in the suite inside a 16-key tile falls at a column where the adjacent-column belief masks the same slots (one key into a tile, as split-K segments of one key make: the belief keeps column 0 in place)\n",
 		"page_walk=none                 SURVIVED 1 case(s): no sequence in the suite has a page away from where a packed, contiguous cache puts it (first block + b)\n",
 		"page_walk=identity             SURVIVED 1 case(s): no sequence in the suite has a logical block other than its physical block\n",
 		"q_position=tile_rounded        SURVIVED 1 case(s): no sequence in the suite has a history other than N (ceil(context/N) - ceil(tokens/N)) on 16-key tiles\n",
@@ -1432,6 +1434,94 @@ static void shape_hides_the_class(void **state)
 		    "cache: {block_size: 16, placement: table, num_blocks: 2, block_stride: 512}\n"
 		    "sequences:\n  - {context: 2, blocks: [1]}\n",
 		    "block_offset=dense             caught by bo1: ");
+}
+
+/*
+ * Where a belief moves nothing, by hand from gfx936's published map (C:
+ * lane L holds row L % 16, columns L / 16 + 4e; A: row L % 16, keys
+ * 8 (L / 16) + e). The adjacent-column belief takes slot (L, e) for
+ * column 4 (L / 16) + e: a mask edge at column 1 keeps slot (0..15, 0)
+ * below it under both (column 0), one at 15 keeps column 15 (lanes
+ * 48..63, e 3) alone above it; at 2 .. 14 they differ (column 1 is lane
+ * 16's e 0, believed column 4). Fed in place, the second tile's C
+ * register e of lane L holds key 16 + L / 16 + 4e, which A reads as key
+ * 8 (L / 16) + 4 + e: key 31 (L / 16 = 3, e = 3) and key 0 alone stay.
+ */
+static void what_the_beliefs_move_on_gfx936(void **state)
+{
+	struct fs_err err = { 0 };
+	struct lanemap *lm = profile_builtin("gfx936", &err);
+	unsigned char edge[LM_MAX_DIM + 1], pmove[LM_MAX_DIM];
+
+	(void)state;
+	assert_non_null(lm);
+	assert_int_equal(kernel_contiguous_edges(lm, edge), 0);
+	for (int e = 0; e <= 16; e++)
+		if (edge[e] != (e >= 2 && e <= 14))
+			fail_msg("edge at column %d: moved %d", e, edge[e]);
+	assert_int_equal(kernel_regroup_none_moves(lm, pmove), 0);
+	for (int j = 0; j < 32; j++)
+		if (pmove[j] != (j != 0 && j != 31))
+			fail_msg("key %d of a group: moved %d", j, pmove[j]);
+	lanemap_free(lm);
+	/* cdna4's C has one entry of a row per lane, in column order of
+	 * lanes: the belief is its map, and no edge moves anything */
+	lm = profile_builtin("cdna4-mfma-i32-16x16x64-i8", &err);
+	assert_non_null(lm);
+	assert_int_equal(kernel_contiguous_edges(lm, edge), 0);
+	for (int e = 0; e <= lm->n; e++)
+		assert_int_equal(edge[e], 0);
+	lanemap_free(lm);
+}
+
+/*
+ * The needs count tiles and PV groups from each split-K segment's
+ * start, and an edge or a key where the belief moves nothing is not
+ * what shows the class: segments of one key (every key is its group's
+ * first, every segment edge one key into a tile), a context one key
+ * into a tile or one short of its end, a window whose two keys are the
+ * last of one group and the first of the next (gfx936 keeps both in
+ * place without the regroup), a one-token prefill (one row a tile).
+ * The same shapes one key wider are caught.
+ */
+static void needs_count_from_segments(void **state)
+{
+	static const char *const base =
+		"fragsim: 1\nname: %s\nmode: %s\nmodel: {q_heads: %d, kv_heads: 1, head_dim: 32%s}\n"
+		"sequences:\n  - %s\n%s\ndata: {seed: 7}\n";
+	char text[640];
+
+	(void)state;
+#define MK(name, mode, qh, model, seq, rest) \
+	snprintf(text, sizeof(text), base, name, mode, qh, model, seq, rest)
+	MK("t17", "decode", 4, "", "{context: 17}", "");
+	mutate_says(text, "tail_mask=contiguous           SURVIVED 1 case(s): every context, causal, window or split-K segment edge in the suite inside a 16-key tile falls at a column where the adjacent-column belief masks the same slots");
+	MK("t31", "decode", 4, "", "{context: 31}", "");
+	mutate_says(text, "tail_mask=contiguous           SURVIVED 1 case(s): every context");
+	MK("t18", "decode", 4, "", "{context: 18}", "");
+	mutate_says(text, "tail_mask=contiguous           caught by t18: ");
+	MK("s1", "decode", 4, "", "{context: 40}", "split_k: {segment: 1}\npv: {mode: int8}");
+	mutate_says(text, "tail_mask=contiguous           SURVIVED 1 case(s): every context");
+	mutate_says(text, "p_regroup=none                 SURVIVED 1 case(s): no query in the suite sees a key other than the first of its 32-key PV group");
+	mutate_says(text, "pv_group_max=per_tile          SURVIVED 1 case(s): no query in the suite sees keys of two QK tiles of one 32-key PV group");
+	mutate_says(text, "v_scale_apply=after_product    SURVIVED 1 case(s): no query in the suite sees a key other than the first of its 32-key PV group");
+	mutate_says(text, "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows with one seeing two keys of one 32-key PV group");
+	mutate_says(text, "pv_rescale=missing             n/a: every split-K segment's keys (1) fit one group of 32");
+	MK("s33", "decode", 4, "", "{context: 40}", "split_k: {segment: 33}\npv: {mode: int8}");
+	mutate_says(text, "p_regroup=none                 caught by s33: ");
+	mutate_says(text, "pv_group_max=per_tile          caught by s33: ");
+	mutate_says(text, "v_scale_apply=after_product    caught by s33: ");
+	mutate_says(text, "p_scale_index=per_tile         caught by s33: ");
+	MK("w2", "decode", 4, ", sliding_window: 2", "{context: 33}", "pv: {mode: int8}");
+	mutate_says(text, "p_regroup=none                 SURVIVED 1 case(s): no query in the suite sees a key of a 32-key PV group whose P the C registers hold where the A operand reads another key");
+	mutate_says(text, "pv_rescale=missing             caught by w2: ");
+	MK("w2c", "decode", 4, ", sliding_window: 2", "{context: 34}", "pv: {mode: int8}");
+	mutate_says(text, "p_regroup=none                 caught by w2c: ");
+	MK("p1", "prefill", 1, "", "{history: 40, chunk: 1}", "pv: {mode: int8}");
+	mutate_says(text, "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows");
+	MK("p2", "prefill", 1, "", "{history: 40, chunk: 2}", "pv: {mode: int8}");
+	mutate_says(text, "p_scale_index=per_tile         caught by p2: ");
+#undef MK
 }
 
 static void mutation_cases_are_caught(void **state)
@@ -1747,6 +1837,8 @@ int main(void)
 		cmocka_unit_test(survivor_hints_from_the_suite),
 		cmocka_unit_test(c_rows_survivor_hint),
 		cmocka_unit_test(shape_hides_the_class),
+		cmocka_unit_test(what_the_beliefs_move_on_gfx936),
+		cmocka_unit_test(needs_count_from_segments),
 		cmocka_unit_test(window_hides_walks_and_merge),
 		cmocka_unit_test(q_position_chunk_needs_history),
 		cmocka_unit_test(mutate_na_with_mixed_reasons),

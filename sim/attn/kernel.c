@@ -370,6 +370,27 @@ int kernel_contiguous_cols(const struct lanemap *lm, int *out)
 	return 0;
 }
 
+int kernel_contiguous_edges(const struct lanemap *lm, unsigned char *moved)
+{
+	const struct lanemap_operand *oc = &lm->op[LM_C];
+	int slots = lm->wave * oc->elems, cc[LM_MAX_SLOTS];
+
+	memset(moved, 0, (size_t)lm->n + 1);
+	if (kernel_contiguous_cols(lm, cc))
+		return -1;
+	/* the keys truly past e and those believed past it differ: some slot
+	 * is on one side of e and believed on the other */
+	for (int s = 0; s < slots; s++)
+		for (int e = 1; e < lm->n; e++)
+			moved[e] |= (oc->col[s] < e) != (cc[s] < e);
+	return 0;
+}
+
+int kernel_regroup_none_moves(const struct lanemap *lm, unsigned char *moved)
+{
+	return pv_regroup_none_moves(lm, moved);	/* pv_int8.c has the regroup */
+}
+
 /* Does the adjacent-columns belief differ from lm's columns? -1: it
  * cannot be held (unequal shares). */
 static int contiguous_differs(const struct lanemap *lm)

@@ -341,6 +341,21 @@ uint64_t kernel_bugs(const struct fs_kernel *k, int head_dim);
  * hold. Returns -1 when the lanes holding a row hold unequal shares of it.
  */
 int kernel_contiguous_cols(const struct lanemap *lm, int *out);
+/* moved[e], e = 0..n: 1 when a mask edge at column e of a tile (keys
+ * from e on masked, or before e) masks another set of slots under that
+ * belief than under lm's columns (tail_mask can show there); 0 and n
+ * never do. On gfx936 an edge at column 1 or 15 masks the same slots
+ * (the belief keeps columns 0 and 15 in place), at 2 .. 14 others.
+ * Returns -1 (moved all 0) when the belief cannot be held. moved holds
+ * n + 1 entries. */
+int kernel_contiguous_edges(const struct lanemap *lm, unsigned char *moved);
+/* moved[j], j = 0..k - 1: 1 when p_regroup none (a lane's QK C
+ * registers fed as its A operand in place) puts the P of key j of a PV
+ * group where the A map reads another key. On gfx936 keys 0 and 31 stay
+ * (lane 48 + r's last C register of the second tile is A's key 31 of row
+ * r), the others move. -1 (moved all 0) where the class cannot be
+ * planted (pv_bug_na). moved holds k entries. */
+int kernel_regroup_none_moves(const struct lanemap *lm, unsigned char *moved);
 
 /*
  * Why bug b cannot apply to case c run by a kernel written for map lm,

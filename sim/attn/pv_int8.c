@@ -102,6 +102,21 @@ static int plan_from_c(const struct kern *k, int *lane_bad, int *row_bad)
 	return 0;
 }
 
+int pv_regroup_none_moves(const struct lanemap *lm, unsigned char *moved)
+{
+	const struct lanemap_operand *oa = &lm->op[LM_A];
+	int key[LM_MAX_SLOTS], lane, row;
+
+	memset(moved, 0, (size_t)lm->k);
+	if (lm->k % lm->n || keys_from_c(lm, key, &lane, &row))
+		return -1;
+	/* slot s holds key[s]'s P and the A map reads it as key col[s] */
+	for (int s = 0; s < lm->wave * oa->elems; s++)
+		if (key[s] != oa->col[s])
+			moved[key[s]] = 1;
+	return 0;
+}
+
 int pv_tile_needed(const struct kern *k, const struct unit *u, const struct row *rows,
 		   int kt, int hi)
 {
@@ -114,7 +129,7 @@ int pv_tile_needed(const struct kern *k, const struct unit *u, const struct row 
 const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm,
 		      char *buf, size_t len)
 {
-	int n = lm->wave * lm->op[LM_A].elems, lane, row, same = 1, longest = 0;
+	int n = lm->wave * lm->op[LM_A].elems, lane, row, same = 1, longest = 0, cut = 0;
 	int key[LM_MAX_SLOTS];
 
 	if (c->pv_mode != PV_INT8) {
@@ -131,6 +146,7 @@ const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm
 
 		if (keys > longest)
 			longest = keys;
+		cut |= keys < c->seqs[s].context;
 	}
 	switch (bug) {
 	case BUG_P_REGROUP_NONE:
@@ -153,8 +169,12 @@ const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm
 	case BUG_PV_RESCALE:
 		if (longest > lm->k)
 			return NULL;
-		snprintf(buf, len, "every row's keys fit one group of %d: the max never grows after it",
-			 lm->k);
+		if (cut)	/* a segment's first group sets its max */
+			snprintf(buf, len, "every split-K segment's keys (%d) fit one group of %d: the max never grows after a segment's first group",
+				 c->segment, lm->k);
+		else
+			snprintf(buf, len, "every row's keys fit one group of %d: the max never grows after it",
+				 lm->k);
 		return buf;
 	case BUG_P_SCALE_INDEX:
 		if (c->v_scale == VSCALE_PER_CHANNEL) {

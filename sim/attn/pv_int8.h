@@ -73,6 +73,9 @@ struct lanemap;
 const char *pv_bug_na(int bug, const struct fs_case *c, const struct lanemap *lm,
 		      char *buf, size_t len);
 
+/* kernel_regroup_none_moves (kernel.h). */
+int pv_regroup_none_moves(const struct lanemap *lm, unsigned char *moved);
+
 /* A thread's INT8 PV scratch, beside struct scratch. */
 struct pv_scratch {
 	int32_t *bm;		/* [GT][ksteps] K matrices of a group's tiles */
