@@ -2,7 +2,7 @@
  * test_mmac.c - the per-lane executor against a plain int32 matrix
  * product, for every valid builtin profile: random A and B scattered into
  * lanes by the profile, executed, gathered back, compared entry by entry.
- * Also: accumulation into existing C, replica disagreement, u8 operands,
+ * Also: sparse A, accumulation into existing C, replica disagreement, u8 operands,
  * and refusal of invalid or non-integer profiles.
  */
 #include <setjmp.h>
@@ -43,6 +43,11 @@ static void check_profile(struct lanemap *lm, uint64_t seed)
 		b[i] = (int8_t)(tu_rand(&seed) & 0xff);
 	for (int i = 0; i < m * n; i++)
 		c0[i] = (int32_t)(tu_rand(&seed) % 2000001) - 1000000;
+	/* Sparse A, as a masked or one-key P is (the executor skips its
+	 * zeros): every third seed keeps one entry in eight, row 1 none. */
+	for (int i = 0; seed % 3 == 0 && i < m * k; i++)
+		if (i / k == 1 || tu_rand(&seed) % 8)
+			a[i] = 0;
 	/* Extremes: -128 * -128 summed over K must not be lost. */
 	a[0] = -128, b[0] = -128;
 	matmul(m, n, k, a, b, c0, want);

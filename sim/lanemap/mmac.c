@@ -77,21 +77,36 @@ enum fs_rc mmac_exec(const struct lanemap *lm, const uint8_t *a,
 	return FS_OK;
 }
 
+/*
+ * A B as a matrix first, then each C slot adds its entry: a valid map
+ * holds every entry at least once, so M N <= slots. Rows of B are
+ * contiguous (the loop over n vectorizes), and a zero A entry adds
+ * nothing: P's masked and underflowed keys, a group of one key. The sums
+ * wrap mod 2^32 as the instruction's do, so their order does not matter.
+ */
 void mmac_product(const struct lanemap *lm, const int32_t *am,
 		  const int32_t *bm, int32_t *c)
 {
 	const struct lanemap_operand *oc = &lm->op[LM_C];
-	int slots = lm->wave * oc->elems;
+	int slots = lm->wave * oc->elems, M = lm->m, N = lm->n, K = lm->k;
+	uint32_t ab[LM_MAX_SLOTS];
 
-	for (int s = 0; s < slots; s++) {
-		const int32_t *arow = &am[oc->row[s] * lm->k];
-		const int32_t *bcol = &bm[oc->col[s]];
-		uint32_t acc = (uint32_t)c[s];
+	memset(ab, 0, (size_t)M * N * sizeof(ab[0]));
+	for (int m = 0; m < M; m++) {
+		uint32_t *row = &ab[m * N];
 
-		for (int k = 0; k < lm->k; k++)
-			acc += (uint32_t)(arow[k] * bcol[k * lm->n]);
-		c[s] = (int32_t)acc;
+		for (int k = 0; k < K; k++) {
+			uint32_t a = (uint32_t)am[m * K + k];
+			const int32_t *brow = &bm[k * N];
+
+			if (!a)
+				continue;
+			for (int n = 0; n < N; n++)
+				row[n] += a * (uint32_t)brow[n];
+		}
 	}
+	for (int s = 0; s < slots; s++)
+		c[s] = (int32_t)((uint32_t)c[s] + ab[oc->row[s] * N + oc->col[s]]);
 }
 
 void mmac_scatter8(const struct lanemap *lm, enum lm_operand op,
