@@ -1240,7 +1240,7 @@ static void weak_suite_lets_page_walk_and_tail_through(void **state)
 }
 
 /*
- * Every class has a row in cmd_mutate.c's class_needs (a class added to
+ * Every class has a row in mutneeds.c's class_needs (a class added to
  * kernel.c without one says "unknown: ..." here), read from --json's
  * exposed_by, which every class carries, caught or not.
  */
@@ -1301,16 +1301,25 @@ static void survivor_hints_from_the_suite(void **state)
 
 /* `fragsim mutate` of the case text must print want (a survivor's or a
  * catch's line). */
-static void mutate_says(const char *text, const char *want)
+/* `mutate` of case text says each of want[] (NULL-terminated). */
+static void mutate_says_each(const char *text, const char *const *want)
 {
 	char *path = tu_write_temp(".yaml", text);
 	struct run_result res = tu_run("mutate %s", path);
 
-	if (!strstr(res.out, want))
-		fail_msg("want '%s' in:\n%s%s", want, res.out, res.err);
+	for (; *want; want++)
+		if (!strstr(res.out, *want))
+			fail_msg("want '%s' in:\n%s%s", *want, res.out, res.err);
 	tu_free(&res);
 	unlink(path);
 	free(path);
+}
+
+static void mutate_says(const char *text, const char *want)
+{
+	const char *const one[] = { want, NULL };
+
+	mutate_says_each(text, one);
 }
 
 /*
@@ -1489,39 +1498,49 @@ static void needs_count_from_segments(void **state)
 	static const char *const base =
 		"fragsim: 1\nname: %s\nmode: %s\nmodel: {q_heads: %d, kv_heads: 1, head_dim: 32%s}\n"
 		"sequences:\n  - %s\n%s\ndata: {seed: 7}\n";
-	char text[640];
+	static const struct {
+		const char *name, *mode;
+		int q_heads;
+		const char *model, *seq, *rest;
+		const char *want[7];
+	} t[] = {
+		{ "t17", "decode", 4, "", "{context: 17}", "",
+		  { "tail_mask=contiguous           SURVIVED 1 case(s): every context, causal, window or split-K segment edge in the suite inside a 16-key tile falls at a column where the adjacent-column belief masks the same slots" } },
+		{ "t31", "decode", 4, "", "{context: 31}", "",
+		  { "tail_mask=contiguous           SURVIVED 1 case(s): every context" } },
+		{ "t18", "decode", 4, "", "{context: 18}", "",
+		  { "tail_mask=contiguous           caught by t18: " } },
+		{ "s1", "decode", 4, "", "{context: 40}", "split_k: {segment: 1}\npv: {mode: int8}",
+		  { "tail_mask=contiguous           SURVIVED 1 case(s): every context",
+		    "p_regroup=none                 SURVIVED 1 case(s): no query in the suite sees a key other than the first of its 32-key PV group",
+		    "pv_group_max=per_tile          SURVIVED 1 case(s): no query in the suite sees keys of two QK tiles of one 32-key PV group",
+		    "v_scale_apply=after_product    SURVIVED 1 case(s): no query in the suite sees a key other than the first of its 32-key PV group",
+		    "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows with one seeing two keys of one 32-key PV group",
+		    "pv_rescale=missing             n/a: every split-K segment's keys (1) fit one group of 32" } },
+		{ "s33", "decode", 4, "", "{context: 40}", "split_k: {segment: 33}\npv: {mode: int8}",
+		  { "p_regroup=none                 caught by s33: ",
+		    "pv_group_max=per_tile          caught by s33: ",
+		    "v_scale_apply=after_product    caught by s33: ",
+		    "p_scale_index=per_tile         caught by s33: " } },
+		{ "w2", "decode", 4, ", sliding_window: 2", "{context: 33}", "pv: {mode: int8}",
+		  { "p_regroup=none                 SURVIVED 1 case(s): no query in the suite sees a key of a 32-key PV group whose P the C registers hold where the A operand reads another key",
+		    "pv_rescale=missing             caught by w2: " } },
+		{ "w2c", "decode", 4, ", sliding_window: 2", "{context: 34}", "pv: {mode: int8}",
+		  { "p_regroup=none                 caught by w2c: " } },
+		{ "p1", "prefill", 1, "", "{history: 40, chunk: 1}", "pv: {mode: int8}",
+		  { "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows" } },
+		{ "p2", "prefill", 1, "", "{history: 40, chunk: 2}", "pv: {mode: int8}",
+		  { "p_scale_index=per_tile         caught by p2: " } },
+	};
 
 	(void)state;
-#define MK(name, mode, qh, model, seq, rest) \
-	snprintf(text, sizeof(text), base, name, mode, qh, model, seq, rest)
-	MK("t17", "decode", 4, "", "{context: 17}", "");
-	mutate_says(text, "tail_mask=contiguous           SURVIVED 1 case(s): every context, causal, window or split-K segment edge in the suite inside a 16-key tile falls at a column where the adjacent-column belief masks the same slots");
-	MK("t31", "decode", 4, "", "{context: 31}", "");
-	mutate_says(text, "tail_mask=contiguous           SURVIVED 1 case(s): every context");
-	MK("t18", "decode", 4, "", "{context: 18}", "");
-	mutate_says(text, "tail_mask=contiguous           caught by t18: ");
-	MK("s1", "decode", 4, "", "{context: 40}", "split_k: {segment: 1}\npv: {mode: int8}");
-	mutate_says(text, "tail_mask=contiguous           SURVIVED 1 case(s): every context");
-	mutate_says(text, "p_regroup=none                 SURVIVED 1 case(s): no query in the suite sees a key other than the first of its 32-key PV group");
-	mutate_says(text, "pv_group_max=per_tile          SURVIVED 1 case(s): no query in the suite sees keys of two QK tiles of one 32-key PV group");
-	mutate_says(text, "v_scale_apply=after_product    SURVIVED 1 case(s): no query in the suite sees a key other than the first of its 32-key PV group");
-	mutate_says(text, "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows with one seeing two keys of one 32-key PV group");
-	mutate_says(text, "pv_rescale=missing             n/a: every split-K segment's keys (1) fit one group of 32");
-	MK("s33", "decode", 4, "", "{context: 40}", "split_k: {segment: 33}\npv: {mode: int8}");
-	mutate_says(text, "p_regroup=none                 caught by s33: ");
-	mutate_says(text, "pv_group_max=per_tile          caught by s33: ");
-	mutate_says(text, "v_scale_apply=after_product    caught by s33: ");
-	mutate_says(text, "p_scale_index=per_tile         caught by s33: ");
-	MK("w2", "decode", 4, ", sliding_window: 2", "{context: 33}", "pv: {mode: int8}");
-	mutate_says(text, "p_regroup=none                 SURVIVED 1 case(s): no query in the suite sees a key of a 32-key PV group whose P the C registers hold where the A operand reads another key");
-	mutate_says(text, "pv_rescale=missing             caught by w2: ");
-	MK("w2c", "decode", 4, ", sliding_window: 2", "{context: 34}", "pv: {mode: int8}");
-	mutate_says(text, "p_regroup=none                 caught by w2c: ");
-	MK("p1", "prefill", 1, "", "{history: 40, chunk: 1}", "pv: {mode: int8}");
-	mutate_says(text, "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows");
-	MK("p2", "prefill", 1, "", "{history: 40, chunk: 2}", "pv: {mode: int8}");
-	mutate_says(text, "p_scale_index=per_tile         caught by p2: ");
-#undef MK
+	for (size_t i = 0; i < FS_ARRAY_LEN(t); i++) {
+		char text[640];
+
+		snprintf(text, sizeof(text), base, t[i].name, t[i].mode, t[i].q_heads,
+			 t[i].model, t[i].seq, t[i].rest);
+		mutate_says_each(text, t[i].want);
+	}
 }
 
 static void mutation_cases_are_caught(void **state)
