@@ -32,12 +32,14 @@
 #include "htmlrep.h"
 #include "../lib/outdir.h"
 #include "mutneeds.h"
+#include "progress.h"
 #include "report.h"
 #include "../lib/runcase.h"
 
 struct mutate_args {
 	const char *report;
 	int json;
+	int quiet;
 };
 
 #define OPT_ARGS struct mutate_args
@@ -47,11 +49,14 @@ static const struct opt mutate_opts[] = {
 	  "the verdict per bug class as JSON"),
 	OPT_STRING("--report", report, "<file.html>",
 	  "also write an HTML report: a table linking each case"),
+	OPT_FLAG("--quiet", quiet,
+	  "no progress on stderr (shown past 2 s: the case\n"
+	  "and the class it is at)"),
 	OPT_END(),
 };
 #undef OPT_ARGS
 
-static const char *const mutate_synopsis[] = { "mutate <path>... [--json] [--report <file.html>]", NULL };
+static const char *const mutate_synopsis[] = { "mutate <path>... [--json] [--report <file.html>] [--quiet]", NULL };
 
 const struct opt_cmd cmd_mutate_spec = {
 	.name = "mutate",
@@ -188,8 +193,17 @@ static void note_na(struct outcome *o, const char *name, const char *why)
  * Run every still-surviving class that applies on one case. Returns
  * FS_OK, or an input/internal error for the case itself.
  */
+/* Where the run is, for its progress line: case i (from 0) of n, with
+ * `pending` classes not yet caught. */
+struct mutate_at {
+	struct progress_line *pl;
+	size_t i, n;
+	int pending;
+};
+
 static enum fs_rc mutate_case(const char *path, struct outcome *out,
-			      int *applies_any, struct fs_err *err)
+			      int *applies_any, const struct mutate_at *at,
+			      struct fs_err *err)
 {
 	struct runcase r;
 	enum fs_rc rc = runcase_load(path, &r, err);
@@ -217,8 +231,11 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		else
 			any = todo[b] = 1;
 	}
-	if (any)
+	if (any) {
+		progress_line_say(at->pl, 1, "mutate: case %zu of %zu (%s), %d class(es) not caught yet",
+				  at->i + 1, at->n, r.c.name, at->pending);
 		rc = runcase_inputs(&r, err);
+	}
 	if (any && !rc)
 		has = needs_of_case(&r);
 	for (int b = 0; any && !rc && b < BUG_COUNT; b++) {
@@ -235,6 +252,11 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		}
 		applies_any[b] = 1;
 		out[b].tried++;
+		/* the terminal's line: what it plants first, a narrow one cuts
+		 * the rest */
+		progress_line_say(at->pl, 0, "mutate: case %zu of %zu, %s=%s, %d class(es) not caught yet, %s",
+				  at->i + 1, at->n, kernel_bug((enum kern_bug)b)->key,
+				  kernel_bug((enum kern_bug)b)->bad, at->pending, r.c.name);
 		needs_note(&out[b].ns, b, has, r.lm);
 		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
 		if (rc)
@@ -371,6 +393,7 @@ int cmd_mutate(int argc, char **argv)
 {
 	struct caselist ps = { 0 };
 	struct outcome out[BUG_COUNT];
+	struct progress_line pl;
 	struct mutate_args a = { 0 };
 	int applies[BUG_COUNT] = { 0 }, nargs, survived = 0, na = 0, bad;
 	struct job *jobs = NULL;
@@ -430,15 +453,17 @@ int cmd_mutate(int argc, char **argv)
 		qsort(jobs, ps.n, sizeof(*jobs), job_cmp);
 
 	memset(out, 0, sizeof(out));
+	progress_line_start(&pl, a.quiet);
 	for (size_t i = 0; !rc && i < ps.n; i++) {
-		int pending = 0;
+		struct mutate_at at = { &pl, i, ps.n, 0 };
 
 		for (int b = 0; b < BUG_COUNT; b++)
-			pending += out[b].v != V_CAUGHT;
-		if (!pending)
+			at.pending += out[b].v != V_CAUGHT;
+		if (!at.pending)
 			break;
-		rc = mutate_case(jobs[i].path, out, applies, &err);
+		rc = mutate_case(jobs[i].path, out, applies, &at, &err);
 	}
+	progress_line_stop(&pl);
 	if (rc) {
 		free(jobs);
 		caselist_free(&ps);

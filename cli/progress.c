@@ -22,6 +22,7 @@
 #include "progress.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -294,4 +295,47 @@ void progress_stop(struct progress *g, struct runcase *r)
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
 	r->progress = NULL;
+}
+
+void progress_line_start(struct progress_line *l, int quiet)
+{
+	memset(l, 0, sizeof(*l));
+	l->mode = quiet ? PROGRESS_OFF : isatty(2) ? PROGRESS_TTY : PROGRESS_LINES;
+	l->after = threshold();
+	l->t0 = clock_seconds();
+}
+
+void progress_line_say(struct progress_line *l, int line, const char *fmt, ...)
+{
+	double t = clock_seconds() - l->t0;
+	char text[512], d[32];
+	va_list ap;
+
+	if (l->mode == PROGRESS_OFF || t < l->after || (l->mode == PROGRESS_LINES && !line))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (l->mode == PROGRESS_LINES) {
+		fprintf(stderr, "fragsim: %s, at %s\n", text, progress_duration(t, d));
+	} else {
+		char row[600];
+		int w = columns() - 1;
+
+		snprintf(row, sizeof(row), "fragsim: %s, at %s", text, progress_duration(t, d));
+		if ((int)strlen(row) > w)
+			row[w] = '\0';
+		fprintf(stderr, "\r%s\033[K", row);
+		l->shown = 1;
+	}
+	fflush(stderr);
+}
+
+void progress_line_stop(struct progress_line *l)
+{
+	if (l->shown) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+	}
+	l->shown = 0;
 }

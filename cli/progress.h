@@ -60,6 +60,25 @@ void progress_start(struct progress *g, struct runcase *r, int quiet);
 /* Stop the timer, clear a line on screen; r->progress is unset. */
 void progress_stop(struct progress *g, struct runcase *r);
 
+/*
+ * A command's own line over many cases (mutate: the case and the class
+ * it is at), in the modes above and after the same threshold: on a
+ * terminal drawn over the last and cleared at the end; otherwise the
+ * lines progress_line_say is told are lines, each printed; --quiet
+ * nothing. No timer: the command says when it moves on.
+ */
+struct progress_line {
+	enum progress_mode mode;
+	double after, t0;
+	int shown;			/* a drawn line is on the terminal */
+};
+
+void progress_line_start(struct progress_line *l, int quiet);
+/* "fragsim: " TEXT ", at 1 min 2 s"; line: print it when not a terminal. */
+void progress_line_say(struct progress_line *l, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void progress_line_stop(struct progress_line *l);
+
 /* "42 s", "1 min 52 s", "2 h 05 min" into buf[32]. */
 const char *progress_duration(double s, char buf[32]);
 

@@ -256,6 +256,69 @@ static void long_case_predicted_before_it_runs(void **state)
 	free(p);
 }
 
+/*
+ * mutate: on a pipe one line a case, "fragsim: mutate: case I of N
+ * (NAME), K class(es) not caught yet, at T", I rising from 1 and K not
+ * rising; on a terminal the line drawn over itself, naming the class it
+ * is at, and cleared at the end; stdout the same as --quiet's, which
+ * prints nothing on stderr.
+ */
+#define MUTATE_CASES "cases/edge/one-token.yaml cases/edge/decode-context-0.yaml"
+
+static void mutate_says_where_it_is(void **state)
+{
+	struct run_result a, q;
+	char dir[128], ts[256], out[256], *t, *last;
+	int lines = 0, prev_k = 1 << 30;
+
+	(void)state;
+	a = run_shown("mutate " MUTATE_CASES);
+	q = tu_run("mutate " MUTATE_CASES " --quiet");
+	assert_int_equal(a.status, q.status);
+	assert_string_equal(q.err, "");
+	assert_string_equal(a.out, q.out);
+	assert_null(strchr(a.err, '\r'));
+	for (char *l = a.err, *nl; *l; l = nl + 1) {
+		int i, n, k, used = 0;
+
+		nl = strchr(l, '\n');
+		assert_non_null(nl);
+		*nl = '\0';
+		if (sscanf(l, "fragsim: mutate: case %d of %d (%*[^)]), %d class(es) not caught yet, at %n",
+			   &i, &n, &k, &used) != 3 || !used)
+			fail_msg("not a mutate progress line: '%s'", l);
+		assert_int_equal(i, lines + 1);
+		assert_int_equal(n, 2);
+		assert_true(k <= prev_k);
+		prev_k = k;
+		lines++;
+	}
+	assert_true(lines >= 1);
+	tu_free(&a);
+	tu_free(&q);
+
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "progress"));
+	snprintf(ts, sizeof(ts), "%s/typescript", dir);
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	/* 200 columns: the line is cut to the terminal's width */
+	tu_sh("cd '%s' && script -qec \"stty cols 200; FRAGSIM_PROGRESS_AFTER=0 '%s' mutate "
+	      MUTATE_CASES " > '%s'\" '%s' >/dev/null 2>&1", FRAGSIM_SRC, FRAGSIM_BIN, out, ts);
+	t = tu_slurp(ts);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "\rfragsim: mutate: case 1 of 2, c_columns=contiguous, 51 class(es) not caught yet, edge-"));
+	last = strstr(t, "\rfragsim: ");
+	for (char *p = last; p; p = strstr(p + 1, "\rfragsim: "))
+		last = p;
+	assert_non_null(strstr(last, "\r\033[K"));
+	for (char *p = strstr(t, "\rfragsim: "); p; p = strstr(p + 1, "\rfragsim: ")) {
+		char *nl = strchr(p, '\n'), *cr = strchr(p + 1, '\r');
+
+		assert_true(!nl || (cr && cr < nl));
+	}
+	free(t);
+	tu_scratch_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +327,7 @@ int main(void)
 		cmocka_unit_test(terminal_gets_one_line_redrawn),
 		cmocka_unit_test(json_and_junit_unchanged),
 		cmocka_unit_test(long_case_predicted_before_it_runs),
+		cmocka_unit_test(mutate_says_where_it_is),
 	};
 
 	return cmocka_run_group_tests_name("progress", tests, NULL, NULL);
