@@ -109,6 +109,7 @@ enum need {
 	NEED_TILES_IN_GROUP,
 	NEED_TWO_GROUPS,
 	NEED_P_MOVED,
+	NEED_KEY_SEEN,
 	NEED_COUNT
 };
 
@@ -126,6 +127,10 @@ struct need_info {
 };
 
 static const struct need_info needs[NEED_COUNT] = {
+	/* every class's, unwritten in class_needs: where no query sees a
+	 * key no tile runs, and the hint says that alone */
+	[NEED_KEY_SEEN] = { "a query that sees a key",
+		"no query in the suite sees a key (every context 0: no tile runs, so no planted belief changes what is compared)", PER_NONE, 0 },
 	[NEED_TAIL] = { "a context that ends inside a %d-key tile",
 		"no context in the suite ends inside a %d-key tile", PER_TILE, 0 },
 	[NEED_EDGE] = { "a context, causal, window or split-K segment edge inside a %d-key tile",
@@ -155,7 +160,7 @@ static const struct need_info needs[NEED_COUNT] = {
 	[NEED_TWO_IN_TILE] = { "a query that sees two keys of one %d-key tile",
 		"no query in the suite sees two keys of one %d-key tile (a context, split-K segment or window of one key: with one key in a tile no column, scale or swizzle belief moves a visible one)", PER_TILE, 0 },
 	[NEED_TWO_SEEN] = { "a query that sees two keys or more",
-		"no query in the suite sees two keys or more (one key a row: its P is 1 in any base)", PER_NONE, 0 },
+		"no query in the suite sees two keys or more (one key a row: its P is 1 in any base, and ALiBi's bias is 0 at the query's own key)", PER_NONE, 0 },
 	[NEED_HISTORY_SEEN] = { "a query that sees a key before its chunk",
 		"no query in the suite sees a key before its chunk (no history, or a window of one key)", PER_NONE, 0 },
 	[NEED_BLOCK_PAST0] = { "a table naming a block other than block 0 in a tile that runs",
@@ -213,9 +218,9 @@ static const struct class_need class_needs[BUG_COUNT] = {
 	[BUG_CAP_DROPPED] = NEEDS(0),
 	[BUG_CAP_AFTER_MASK] = NEEDS(NEED(NEED_EDGE)),
 	[BUG_CAP_EXP_TANH] = NEEDS(0),
-	[BUG_ALIBI_IGNORED] = NEEDS(0),
-	[BUG_ALIBI_SIGN] = NEEDS(0),
-	[BUG_ALIBI_NO_LOG2E] = NEEDS(0),
+	[BUG_ALIBI_IGNORED] = NEEDS(NEED(NEED_TWO_SEEN)),	/* bias 0 at k = q */
+	[BUG_ALIBI_SIGN] = NEEDS(NEED(NEED_TWO_SEEN)),	/* bias 0 at k = q */
+	[BUG_ALIBI_NO_LOG2E] = NEEDS(NEED(NEED_TWO_SEEN)),	/* bias 0 at k = q */
 	[BUG_ALIBI_OFFSET] = NEEDS(0),
 	[BUG_EXP2_NO_LOG2E] = NEEDS(NEED(NEED_TWO_SEEN)),
 	[BUG_MERGE_EMPTY_NAN] = NEEDS(0),
@@ -387,6 +392,8 @@ unsigned needs_of_case(const struct runcase *r)
 			int rows = decode ? case_group(c) > 1 : t % M != 0;
 			int window_edge = inside_tile(a - az, N);
 
+			if (p >= a && p >= 0)
+				has |= NEED(NEED_KEY_SEEN);
 			if (p > a)
 				has |= NEED(NEED_TWO_SEEN);
 			has |= view_needs(a, p, Z, rows, &m);
@@ -435,7 +442,7 @@ static void note_size(int *at, int v)
 
 void needs_note(struct need_seen *o, int b, unsigned has, const struct lanemap *lm)
 {
-	unsigned want = class_needs[b].needs;
+	unsigned want = class_needs[b].needs | NEED(NEED_KEY_SEEN);
 
 	o->seen |= has;
 	o->complete |= (has & want) == want;
@@ -500,8 +507,11 @@ void needs_exposed_by(char *buf, size_t len, int b, const struct need_seen *o)
 
 void needs_hint(char *buf, size_t len, int b, const struct need_seen *o)
 {
-	unsigned want = class_needs[b].needs, missing = want & ~o->seen;
+	unsigned want = class_needs[b].needs, missing = (want | NEED(NEED_KEY_SEEN)) & ~o->seen;
 	size_t at = 0;
+
+	if (missing & NEED(NEED_KEY_SEEN))	/* nothing else can matter */
+		missing = NEED(NEED_KEY_SEEN);
 
 	buf[0] = '\0';
 	if (!class_needs[b].listed) {

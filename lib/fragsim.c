@@ -341,7 +341,7 @@ static enum fragsim_rc finish_case(struct fragsim_case *fc,
 	if (!rep)
 		rc = fs_nomem(&e, "the validation report", 0);
 	else if (!r->lm)
-		fs_err_prefix(&e, "isa"), rc = FS_EINPUT;
+		rc = runcase_isa_fail(&e, &r->c);
 	else if ((rc = lanemap_validate(r->lm, rep)) == FS_MISMATCH)
 		rc = fs_fail_at(&e, FS_EINPUT, r->c.file, 0, 0,
 				"isa: profile %s is not valid", r->lm->name);

@@ -26,6 +26,21 @@
 #include "safetensors.h"
 #include "../sim/attn/quant.h"
 
+enum fs_rc runcase_isa_fail(struct fs_err *err, const struct fs_case *c)
+{
+	char msg[sizeof(err->file) + sizeof(err->msg) + 2];
+	enum fs_rc rc = fs_err_rc(err, FS_EINPUT);
+
+	if (rc == FS_ENOMEM)
+		return rc;
+	if (err->line > 0) {	/* a place in the profile file: say that */
+		fs_err_prefix(err, "isa");
+		return FS_EINPUT;
+	}
+	snprintf(msg, sizeof(msg), "%s%s%s", err->file, err->file[0] ? ": " : "", err->msg);
+	return case_fail_key(err, c, "isa", "%s", msg);
+}
+
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 {
 	struct lm_report rep;
@@ -36,12 +51,8 @@ enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
 	if (rc)
 		return rc;
 	r->lm = profile_resolve(r->c.isa, err);
-	if (!r->lm) {
-		rc = fs_err_rc(err, FS_EINPUT);
-		if (rc != FS_ENOMEM)
-			fs_err_prefix(err, "isa");
-		return rc;
-	}
+	if (!r->lm)
+		return runcase_isa_fail(err, &r->c);
 	rc = lanemap_validate(r->lm, &rep);
 	if (rc == FS_MISMATCH)
 		return case_fail_key(err, &r->c, "isa",

@@ -65,6 +65,12 @@ double runcase_memory_available(void);
 
 /* Load case file, profile and route verdict. FS_EINPUT on bad input. */
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err);
+
+/* err, from resolving case c's isa, as the case's error: at the isa
+ * key's place (an unknown name, a profile file that cannot be opened),
+ * or the profile file's own place with "isa: " before it (its syntax).
+ * FS_ENOMEM stays itself. */
+enum fs_rc runcase_isa_fail(struct fs_err *err, const struct fs_case *c);
 /* Build inputs, emulate, compare. Returns FS_OK, or FS_EINPUT for a
  * strict route refusal; the verification verdict is runcase_status(). */
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err);

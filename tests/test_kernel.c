@@ -1531,6 +1531,19 @@ static void needs_count_from_segments(void **state)
 		  { "p_scale_index=per_tile         SURVIVED 1 case(s): no tile in the suite has two query rows" } },
 		{ "p2", "prefill", 1, "", "{history: 40, chunk: 2}", "pv: {mode: int8}",
 		  { "p_scale_index=per_tile         caught by p2: " } },
+		/* found by a soak: no tile runs (every class, even those any
+		 * case shows, says only that), and ALiBi under a window of one
+		 * key (the bias is 0 at the query's own key) */
+		{ "c0", "decode", 4, "", "{context: 0}", "",
+		  { "operand_order=kq               SURVIVED 1 case(s): no query in the suite sees a key (every context 0: no tile runs",
+		    "q_position=tile_rounded        SURVIVED 1 case(s): no query in the suite sees a key (every context 0" } },
+		{ "al1", "decode", 4, ", alibi: true, sliding_window: 1", "{context: 20}", "",
+		  { "alibi_bias=ignored             SURVIVED 1 case(s): no query in the suite sees two keys or more",
+		    "alibi_bias=sign_flipped        SURVIVED 1 case(s): no query in the suite sees two keys or more",
+		    "alibi_bias=no_log2e            SURVIVED 1 case(s): no query in the suite sees two keys or more",
+		    "alibi_bias=offset              caught by al1: " } },
+		{ "al2", "decode", 4, ", alibi: true, sliding_window: 2", "{context: 20}", "",
+		  { "alibi_bias=ignored             caught by al2: " } },
 	};
 
 	(void)state;

@@ -298,6 +298,12 @@ static void late_checks_name_file_line_key(void **state)
 		  ":5:17: data.k.npy: " },
 		{ "isa: sm80-mma-m16n8k16-s8\nsequences:\n  - {context: 40}\nkernel: {operand_order: kq}\n",
 		  ":6:25: kernel.operand_order: kq needs a square tile with A and B of one type; isa sm80-mma-m16n8k16-s8 is 16x8" },
+		/* an isa that resolves to no profile (a soak found these with
+		 * no file, line or key) */
+		{ "isa: gfx942\nsequences:\n  - {context: 40}\n",
+		  ":3:6: isa: unknown profile 'gfx942': a profile names an instruction, not a target; the builtin profiles for gfx942: cdna3-mfma-i32-16x16x32-i8" },
+		{ "isa: /nonexistent/p.yaml\nsequences:\n  - {context: 40}\n",
+		  ":3:6: isa: /nonexistent/p.yaml: cannot open: " },
 	};
 
 	(void)state;
