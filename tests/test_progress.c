@@ -130,6 +130,23 @@ static void short_run_and_quiet_show_nothing(void **state)
 	tu_free(&r);
 }
 
+/* A typescript t: the last drawing is cleared, and no newline ends a
+ * drawn line (each "\rfragsim: " is followed by another \r first). */
+static void drawn_then_cleared(const char *t)
+{
+	const char *last = strstr(t, "\rfragsim: ");
+
+	assert_non_null(last);
+	for (const char *p = last; p; p = strstr(p + 1, "\rfragsim: "))
+		last = p;
+	assert_non_null(strstr(last, "\r\033[K"));
+	for (const char *p = strstr(t, "\rfragsim: "); p; p = strstr(p + 1, "\rfragsim: ")) {
+		const char *nl = strchr(p, '\n'), *cr = strchr(p + 1, '\r');
+
+		assert_true(!nl || (cr && cr < nl));
+	}
+}
+
 /*
  * A pseudo-terminal (script(1) gives fragsim one on stderr; stdout goes
  * to a file): the line is drawn with "\r...\033[K", redrawn in place,
@@ -138,7 +155,7 @@ static void short_run_and_quiet_show_nothing(void **state)
  */
 static void terminal_gets_one_line_redrawn(void **state)
 {
-	char dir[128], ts[256], out[256], *t, *o, *last;
+	char dir[128], ts[256], out[256], *t, *o;
 	struct run_result q;
 
 	(void)state;
@@ -158,16 +175,7 @@ static void terminal_gets_one_line_redrawn(void **state)
 	assert_non_null(o);
 	assert_non_null(strstr(t, "\rfragsim: " LONG_NAME ": "));
 	assert_non_null(strstr(t, "\033[K"));
-	last = strstr(t, "\rfragsim: ");
-	for (char *p = last; p; p = strstr(p + 1, "\rfragsim: "))
-		last = p;
-	/* the last drawing is cleared, and no newline ends a drawn line */
-	assert_non_null(strstr(last, "\r\033[K"));
-	for (char *p = strstr(t, "\rfragsim: "); p; p = strstr(p + 1, "\rfragsim: ")) {
-		char *nl = strchr(p, '\n'), *cr = strchr(p + 1, '\r');
-
-		assert_true(!nl || (cr && cr < nl));
-	}
+	drawn_then_cleared(t);
 	/* stdout, a file, is what a quiet run prints */
 	q = tu_run("run " LONG_CASE " --threads 1 --quiet");
 	drop_time_line(o);
@@ -268,7 +276,7 @@ static void long_case_predicted_before_it_runs(void **state)
 static void mutate_says_where_it_is(void **state)
 {
 	struct run_result a, q;
-	char dir[128], ts[256], out[256], *t, *last;
+	char dir[128], ts[256], out[256], *t;
 	int lines = 0, prev_k = 1 << 30;
 
 	(void)state;
@@ -306,15 +314,7 @@ static void mutate_says_where_it_is(void **state)
 	t = tu_slurp(ts);
 	assert_non_null(t);
 	assert_non_null(strstr(t, "\rfragsim: mutate: case 1 of 2, c_columns=contiguous, 51 class(es) not caught yet, edge-"));
-	last = strstr(t, "\rfragsim: ");
-	for (char *p = last; p; p = strstr(p + 1, "\rfragsim: "))
-		last = p;
-	assert_non_null(strstr(last, "\r\033[K"));
-	for (char *p = strstr(t, "\rfragsim: "); p; p = strstr(p + 1, "\rfragsim: ")) {
-		char *nl = strchr(p, '\n'), *cr = strchr(p + 1, '\r');
-
-		assert_true(!nl || (cr && cr < nl));
-	}
+	drawn_then_cleared(t);
 	free(t);
 	tu_scratch_free(dir);
 }
