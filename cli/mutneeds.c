@@ -392,7 +392,7 @@ unsigned needs_of_case(const struct runcase *r)
 			int rows = decode ? case_group(c) > 1 : t % M != 0;
 			int window_edge = inside_tile(a - az, N);
 
-			if (p >= a && p >= 0)
+			if (p >= a)	/* a >= 0: a context 0 has p = -1 */
 				has |= NEED(NEED_KEY_SEEN);
 			if (p > a)
 				has |= NEED(NEED_TWO_SEEN);
