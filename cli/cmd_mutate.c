@@ -239,6 +239,7 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 	if (any && !rc)
 		has = needs_of_case(&r);
 	for (int b = 0; any && !rc && b < BUG_COUNT; b++) {
+		const struct kern_bug_info *bi;
 		struct fs_case mc;
 		struct attn_result sim;
 		struct compare_report rep;
@@ -254,9 +255,9 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		out[b].tried++;
 		/* the terminal's line: what it plants first, a narrow one cuts
 		 * the rest */
+		bi = kernel_bug((enum kern_bug)b);
 		progress_line_say(at->pl, 0, "mutate: case %zu of %zu, %s=%s, %d class(es) not caught yet, %s",
-				  at->i + 1, at->n, kernel_bug((enum kern_bug)b)->key,
-				  kernel_bug((enum kern_bug)b)->bad, at->pending, r.c.name);
+				  at->i + 1, at->n, bi->key, bi->bad, at->pending, r.c.name);
 		needs_note(&out[b].ns, b, has, r.lm);
 		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
 		if (rc)

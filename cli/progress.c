@@ -136,17 +136,32 @@ static int columns(void)
 	return 80;
 }
 
-/* Under mu: redraw the terminal's line, cut to fit one row. */
-static void redraw(struct progress *g)
+/* Draw line over the terminal's last, cut to fit one row (line is
+ * written to). */
+static void tty_draw(char *line)
 {
-	char line[512];
 	int w = columns() - 1;
 
-	describe(g, line, sizeof(line));
 	if ((int)strlen(line) > w)
 		line[w] = '\0';
 	fprintf(stderr, "\r%s\033[K", line);
 	fflush(stderr);
+}
+
+/* Clear the drawn line: the terminal holds no progress afterwards. */
+static void tty_clear(void)
+{
+	fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+}
+
+/* Under mu: redraw the terminal's line. */
+static void redraw(struct progress *g)
+{
+	char line[512];
+
+	describe(g, line, sizeof(line));
+	tty_draw(line);
 	g->shown = 1;
 }
 
@@ -288,10 +303,8 @@ void progress_stop(struct progress *g, struct runcase *r)
 	pthread_mutex_unlock(&g->mu);
 	if (g->running)
 		pthread_join(g->timer, NULL);
-	if (g->shown) {
-		fprintf(stderr, "\r\033[K");
-		fflush(stderr);
-	}
+	if (g->shown)
+		tty_clear();
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
 	r->progress = NULL;
@@ -318,24 +331,19 @@ void progress_line_say(struct progress_line *l, int line, const char *fmt, ...)
 	va_end(ap);
 	if (l->mode == PROGRESS_LINES) {
 		fprintf(stderr, "fragsim: %s, at %s\n", text, progress_duration(t, d));
+		fflush(stderr);
 	} else {
 		char row[600];
-		int w = columns() - 1;
 
 		snprintf(row, sizeof(row), "fragsim: %s, at %s", text, progress_duration(t, d));
-		if ((int)strlen(row) > w)
-			row[w] = '\0';
-		fprintf(stderr, "\r%s\033[K", row);
+		tty_draw(row);
 		l->shown = 1;
 	}
-	fflush(stderr);
 }
 
 void progress_line_stop(struct progress_line *l)
 {
-	if (l->shown) {
-		fprintf(stderr, "\r\033[K");
-		fflush(stderr);
-	}
+	if (l->shown)
+		tty_clear();
 	l->shown = 0;
 }
