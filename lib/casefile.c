@@ -828,6 +828,40 @@ enum fs_rc casefile_after_pv(struct case_loader *L, const struct case_key *k,
 }
 
 /*
+ * A threshold is measured over the rows that see a key. A decode case
+ * whose every context is 0 has none (prefill rows see their own key),
+ * so there a threshold could only fail "not measured": refuse it at
+ * its key instead of accepting what cannot be checked.
+ */
+enum fs_rc casefile_after_check(struct case_loader *L,
+				const struct case_key *k, yaml_node_t *map,
+				yaml_node_t *v, const char *p, void *base)
+{
+	struct fs_case *c = base;
+	char q[YDOC_PATH_MAX];
+
+	(void)map;
+	if (!v || c->mode != MODE_DECODE)
+		return FS_OK;
+	for (int s = 0; s < c->n_seqs; s++)
+		if (c->seqs[s].context > 0)
+			return FS_OK;
+	for (const struct case_key *t = caseschema_next(NULL, k->path); t;
+	     t = caseschema_next(t, k->path)) {
+		yaml_node_t *tv = ydoc_get(L->d, v, caseschema_name(t));
+
+		if (!tv || !(t->flags & KEY_NAN))
+			continue;
+		ydoc_path(q, sizeof(q), p, caseschema_name(t));
+		return ydoc_fail(L->err, L->d, tv, q,
+				 "nothing to measure: no query of the case sees a "
+				 "key (every context is 0), so a threshold could "
+				 "only fail; leave it out or give a sequence a key");
+	}
+	return FS_OK;
+}
+
+/*
  * kernel: one key per bug class (sim/attn/kernel.h's table), each spelled as
  * the correct value or the bug's; head_dim_loaded also takes a number.
  * And the rows under "kernel" (decode_rows), parsed first.

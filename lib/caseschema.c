@@ -314,7 +314,7 @@ static const struct case_key schema[] = {
 	  .doc = "read the logical tensor from this .npy instead: q `[S,T,Hq,D]`, "
 		 "k and v `[S,MAXCTX,Hkv,D]`; no other key may be given with it" },
 
-	{ "check", KEY_SECTION,
+	{ "check", KEY_SECTION, .after = casefile_after_check,
 	  .doc = "thresholds on the comparison with the reference; an absent one "
 		 "is not checked" },
 	THR(out_cosine_min, 1, "least cosine similarity of out to the reference"),

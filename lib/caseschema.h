@@ -129,7 +129,8 @@ case_key_hook casefile_parse_version, casefile_parse_isa,
 	casefile_after_spare_blocks, casefile_after_k_scale,
 	casefile_after_decode_rows, casefile_after_segment,
 	casefile_after_block_stride, casefile_after_window_blocks,
-	casefile_after_v_dtype, casefile_after_v_scale, casefile_after_pv;
+	casefile_after_v_dtype, casefile_after_v_scale, casefile_after_pv,
+	casefile_after_check;
 case_print_hook caseprint_version, caseprint_softmax_scale,
 	caseprint_num_blocks, caseprint_sequences, caseprint_kernel,
 	caseprint_tensor, caseprint_outliers, caseprint_golden;

@@ -615,6 +615,30 @@ static void num_blocks_rules(void **state)
 		     "no sequence has a key), not 0");
 }
 
+/* A threshold needs a row that sees a key: a decode case of nothing but
+ * context 0 has none, and refusing beats failing "not measured". */
+static void thresholds_need_a_key(void **state)
+{
+	struct fs_case c;
+	struct fs_err err;
+
+	(void)state;
+	/* "check: {buckets: 2, kld_mean_max: " is 34 characters */
+	expect_error(BASE "check: {buckets: 2, kld_mean_max: 1}\nsequences:\n"
+		     "  - {context: 0}\n  - {context: 0}\n", 3, 35,
+		     "check.kld_mean_max: nothing to measure: no query of the case "
+		     "sees a key (every context is 0), so a threshold could only "
+		     "fail; leave it out or give a sequence a key");
+	/* One sequence with a key, or no threshold, or prefill (a row sees
+	 * its own key): accepted. */
+	assert_int_equal(load(BASE "check: {out_cosine_min: 0.9}\nsequences:\n"
+			      "  - {context: 0}\n  - {context: 1}\n", &c, &err), FS_OK);
+	assert_int_equal(load(BASE "check: {buckets: 2}\nsequences:\n  - {context: 0}\n",
+			      &c, &err), FS_OK);
+	assert_int_equal(load(BASE "mode: prefill\ncheck: {out_cosine_min: 0.9}\n"
+			      "sequences:\n  - {history: 0, chunk: 1}\n", &c, &err), FS_OK);
+}
+
 #define TABLE_HEAD BASE "cache: {placement: table}\nsequences:\n"	/* lines 1-4 */
 
 static void table_errors(void **state)
@@ -880,6 +904,7 @@ int main(void)
 		cmocka_unit_test(sequence_keys_follow_the_mode),
 		cmocka_unit_test(sums_over_sequences),
 		cmocka_unit_test(num_blocks_rules),
+		cmocka_unit_test(thresholds_need_a_key),
 		cmocka_unit_test(table_errors),
 		cmocka_unit_test(npy_excludes_the_generator),
 		cmocka_unit_test(failed_load_frees_block_tables),
