@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "../lib/casefile.h"
+#include "../lib/runcase.h"
 #include "cli.h"
 #include "cmds.h"
 #include "options.h"
@@ -29,23 +29,24 @@ const struct opt_cmd cmd_route_spec = {
 
 int cmd_route(int argc, char **argv)
 {
-	struct route_verdict v;
-	struct fs_case c;
+	struct runcase r;
 	struct fs_err err = { 0 };
-
+	const struct route_verdict *v = &r.route;
 	int n, rc;
 
 	if ((n = opt_parse(&cmd_route_spec, NULL, argc, argv, &rc)) < 0)
 		return rc;
 	if (n != 1)
 		return opt_error(&cmd_route_spec, "route: takes one case file");
-	if (case_load_file(argv[0], &c, &err))
+	if (runcase_load(argv[0], &r, &err)) {
+		runcase_free(&r);
 		return cli_error(&err, FS_EINPUT);
-	route_check(&c, &v);
-	printf("%s: %s%s%s\n", c.name, v.inside ? "INT8 path: taken" :
-	       "INT8 path: refused", v.pv[0] ? ", " : "", v.pv);
-	for (int i = 0; i < v.n; i++)
-		printf("  %s\n", v.reason[i]);
-	case_free(&c);
-	return v.inside ? FS_OK : FS_MISMATCH;
+	}
+	printf("%s: %s%s%s\n", r.c.name, v->inside ? "INT8 path: taken" :
+	       "INT8 path: refused", v->pv[0] ? ", " : "", v->pv);
+	for (int i = 0; i < v->n; i++)
+		printf("  %s\n", v->reason[i]);
+	rc = v->inside ? FS_OK : FS_MISMATCH;
+	runcase_free(&r);
+	return rc;
 }

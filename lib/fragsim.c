@@ -332,28 +332,14 @@ static enum fragsim_rc finish_case(struct fragsim_case *fc,
 				   struct fragsim_case **out,
 				   struct fragsim_err *err)
 {
-	struct runcase *r = &fc->r;
-	struct lm_report *rep = malloc(sizeof(*rep));
 	struct fs_err e = { 0 };
-	enum fs_rc rc = FS_OK;
+	enum fs_rc rc = runcase_finish(&fc->r, &e);
 
-	r->lm = rep ? profile_resolve(r->c.isa, &e) : NULL;
-	if (!rep)
-		rc = fs_nomem(&e, "the validation report", 0);
-	else if (!r->lm)
-		rc = runcase_isa_fail(&e, &r->c);
-	else if ((rc = lanemap_validate(r->lm, rep)) == FS_MISMATCH)
-		rc = fs_fail_at(&e, FS_EINPUT, r->c.file, 0, 0,
-				"isa: profile %s is not valid", r->lm->name);
-	else if (rc)
-		fs_nomem(&e, "the profile's inverse tables", 0);
-	free(rep);
 	if (rc) {
 		fragsim_case_free(fc);
 		return give(err, &e, rc);
 	}
-	route_check(&r->c, &r->route);
-	fc->view.lm = r->lm;
+	fc->view.lm = fc->r.lm;
 	*out = fc;
 	return FRAGSIM_OK;
 }

@@ -26,7 +26,11 @@
 #include "safetensors.h"
 #include "../sim/attn/quant.h"
 
-enum fs_rc runcase_isa_fail(struct fs_err *err, const struct fs_case *c)
+/* err, from resolving case c's isa, as the case's error: at the isa
+ * key's place (an unknown name, a profile file that cannot be opened),
+ * or the profile file's own place with "isa: " before it (its syntax).
+ * FS_ENOMEM stays itself. */
+static enum fs_rc isa_fail(struct fs_err *err, const struct fs_case *c)
 {
 	char msg[sizeof(err->file) + sizeof(err->msg) + 2];
 	enum fs_rc rc = fs_err_rc(err, FS_EINPUT);
@@ -41,27 +45,42 @@ enum fs_rc runcase_isa_fail(struct fs_err *err, const struct fs_case *c)
 	return case_fail_key(err, c, "isa", "%s", msg);
 }
 
-enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
+enum fs_rc runcase_finish(struct runcase *r, struct fs_err *err)
 {
-	struct lm_report rep;
+	struct lm_report *rep;
 	enum fs_rc rc;
 
-	memset(r, 0, sizeof(*r));
-	rc = case_load_file(path, &r->c, err);
-	if (rc)
-		return rc;
 	r->lm = profile_resolve(r->c.isa, err);
 	if (!r->lm)
-		return runcase_isa_fail(err, &r->c);
-	rc = lanemap_validate(r->lm, &rep);
+		return isa_fail(err, &r->c);
+	/* the report (2 KiB) off the stack: a library caller's thread may
+	 * have little */
+	if (!(rep = malloc(sizeof(*rep))))
+		return fs_nomem(err, "the validation report", sizeof(*rep));
+	rc = lanemap_validate(r->lm, rep);
+	free(rep);
 	if (rc == FS_MISMATCH)
 		return case_fail_key(err, &r->c, "isa",
 				     "profile %s is not valid (see 'fragsim lanemap check %s')",
 				     r->lm->name, r->c.isa);
 	if (rc)
 		return fs_nomem(err, "the profile's inverse tables", 0);
+	rc = attn_check_profile(&r->c, r->lm, r->lm, err);
+	if (rc)
+		return rc;
 	route_check(&r->c, &r->route);
 	return FS_OK;
+}
+
+enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err)
+{
+	enum fs_rc rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = case_load_file(path, &r->c, err);
+	if (rc)
+		return rc;
+	return runcase_finish(r, err);
 }
 
 /*

@@ -63,14 +63,15 @@ struct runcase {
  */
 double runcase_memory_available(void);
 
-/* Load case file, profile and route verdict. FS_EINPUT on bad input. */
+/* Load case file, profile and route verdict. FS_EINPUT on bad input
+ * (an isa at its key); r is freeable (runcase_free) either way. */
 enum fs_rc runcase_load(const char *path, struct runcase *r, struct fs_err *err);
 
-/* err, from resolving case c's isa, as the case's error: at the isa
- * key's place (an unknown name, a profile file that cannot be opened),
- * or the profile file's own place with "isa: " before it (its syntax).
- * FS_ENOMEM stays itself. */
-enum fs_rc runcase_isa_fail(struct fs_err *err, const struct fs_case *c);
+/* runcase_load's steps after the case r->c: resolve and validate its
+ * isa, the rules between the case and that profile
+ * (attn_check_profile), the route verdict. */
+enum fs_rc runcase_finish(struct runcase *r, struct fs_err *err);
+
 /* Build inputs, emulate, compare. Returns FS_OK, or FS_EINPUT for a
  * strict route refusal; the verification verdict is runcase_status(). */
 enum fs_rc runcase_exec(struct runcase *r, struct fs_err *err);

@@ -252,9 +252,8 @@ static void *alloc_n(size_t n, size_t size, double *total, int *over)
 	return p;
 }
 
-static enum fs_rc check_profile(const struct fs_case *c,
-				const struct lanemap *lm, const struct lanemap *hw,
-				struct fs_err *err)
+enum fs_rc attn_check_profile(const struct fs_case *c, const struct lanemap *lm,
+			      const struct lanemap *hw, struct fs_err *err)
 {
 	if (!lm->valid)
 		return case_fail_key(err, c, "isa", "profile %s is not valid", lm->name);
@@ -871,7 +870,7 @@ enum fs_rc attn_run_opts(const struct fs_case *c, const struct lanemap *lm,
 	memset(&k, 0, sizeof(k));
 	k.c = c, k.kn = &c->kernel, k.lm = lm, k.in = in, k.r = r;
 	k.hw = opts && opts->hw ? opts->hw : lm;
-	rc = check_profile(c, lm, k.hw, err);
+	rc = attn_check_profile(c, lm, k.hw, err);
 	if (!rc)
 		rc = check_range(c, in, err);
 	if (rc)
