@@ -899,6 +899,61 @@ static void splitk_limit_at_parse_time(void **state)
 }
 
 /*
+ * `show` prints paths absolute: the loader resolves a relative npy or
+ * profile path against the case's directory, which leaves it relative
+ * to the working directory, and a shown case saved elsewhere read
+ * another file. And show resolves the isa, as run does: an unknown one
+ * is exit 2 at its key (it was exit 0).
+ */
+static void show_paths_load_back_anywhere(void **state)
+{
+	char dir[256], p[512], *text, want[1024];
+	struct run_result r;
+
+	(void)state;
+	assert_non_null(tu_scratch_new(dir, sizeof(dir), "show"));
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub/c.yaml", dir);
+	assert_int_equal(tu_put(p, "fragsim: 1\nname: s\nsequences:\n  - {context: 3}\n"
+			 "data:\n  q: {npy: q.npy}\n"), 0);
+	/* from dir, by a relative path; then loaded back from sub */
+	assert_int_equal(tu_sh("cd '%s' && '%s' show sub/c.yaml > sub/full.yaml",
+			       dir, FRAGSIM_BIN), 0);
+	snprintf(p, sizeof(p), "%s/sub/full.yaml", dir);
+	text = tu_slurp(p);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "    npy: %s/sub/q.npy\n", dir);
+	assert_non_null(strstr(text, want));
+	free(text);
+	/* loaded from another directory, it is the same case */
+	assert_int_equal(tu_sh("cd '%s/sub' && '%s' show full.yaml | cmp -s - full.yaml",
+			       dir, FRAGSIM_BIN), 0);
+	snprintf(p, sizeof(p), "%s/sub/bad.yaml", dir);
+	assert_int_equal(tu_put(p, "fragsim: 1\nname: s\nisa: gfx942\nsequences:\n"
+			 "  - {context: 3}\n"), 0);
+	r = tu_run("show %s", p);
+	assert_int_equal(r.status, 2);
+	snprintf(want, sizeof(want), "fragsim: error: %s:3:6: isa: unknown profile 'gfx942'", p);
+	assert_non_null(strstr(r.err, want));
+	assert_string_equal(r.out, "");
+	tu_free(&r);
+	/* a rule between the case and its profile, before any input */
+	assert_int_equal(tu_put(p, "fragsim: 1\nname: s\nisa: sm80-mma-m16n8k16-s8\n"
+			 "cache: {k_scale: per_block32}\nsequences:\n  - {context: 3}\n"), 0);
+	for (int i = 0; i < 2; i++) {
+		r = tu_run("%s %s", i ? "route" : "show", p);
+		assert_int_equal(r.status, 2);
+		snprintf(want, sizeof(want), "fragsim: error: %s:4:18: cache.k_scale: "
+			 "per_block32 needs a K-step of 32 head-dim elements; isa "
+			 "sm80-mma-m16n8k16-s8 has K = 16\n", p);
+		assert_string_equal(r.err, want);
+		tu_free(&r);
+	}
+	assert_int_equal(tu_scratch_free(dir), 0);
+}
+
+/*
  * A case far larger than any machine is refused before anything is
  * allocated (so at once), saying what it needs, for which tensor, and the
  * keys that drive it. Scores of 4 x 8192 query tokens x 256 q heads over
@@ -1130,6 +1185,14 @@ static void threshold_is_not_a_mismatch(void **state)
 		if (i == 0 && !strstr(r.err, "); every exact comparison with the reference holds\n"))
 			fail_msg("stderr '%s'", r.err);
 		tu_free(&r);
+		if (i == 2) {	/* nor the emulation's tensors of a planted bug */
+			r = tu_run("run %s --emulate-only --out %s/g", p, dir);
+			assert_int_equal(r.status, 0);
+			assert_string_equal(r.err, why[2]);
+			tu_free(&r);
+		}
+		snprintf(want, sizeof(want), "%s/g", dir);
+		assert_int_equal(access(want, F_OK), -1);
 		r = tu_run("run %s --json", p);
 		snprintf(want, sizeof(want), "\"verdict\": \"%s\",", verdict[i]);
 		if (!strstr(r.out, want) || !strstr(r.out, i == 2 ? "\"matched_reference\": true"
@@ -1478,6 +1541,7 @@ int main(void)
 		cmocka_unit_test(out_killed_run_leaves_whole_goldens),
 		cmocka_unit_test(out_synced_before_renames),
 		cmocka_unit_test(splitk_limit_at_parse_time),
+		cmocka_unit_test(show_paths_load_back_anywhere),
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
 		cmocka_unit_test(memory_estimate_of_a_sparse_pool),
