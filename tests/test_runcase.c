@@ -274,6 +274,8 @@ static void bad_case_is_exit_2_with_location(void **state)
  * Checks that need the profile (or come after the load) name the file,
  * the line and column of the key, and the key, as the loader's do: the
  * messages once read "k_scale per_block32 needs ..." with no file at all.
+ * Those that need no input are made at load, so `show` and `route`
+ * refuse them too (they exited 0 on an unknown isa).
  * Positions worked by hand from the texts below (temp_case puts two
  * lines before each).
  */
@@ -281,40 +283,47 @@ static void late_checks_name_file_line_key(void **state)
 {
 	static const struct {
 		const char *body, *want;
+		int run_only;	/* 0: show and route refuse it too, at load */
 	} bad[] = {
 		{ "isa: sm80-mma-m16n8k16-s8\ncache: {k_scale: per_block32}\nsequences:\n  - {context: 40}\n",
-		  ":4:18: cache.k_scale: per_block32 needs a K-step of 32 head-dim elements; isa sm80-mma-m16n8k16-s8 has K = 16" },
+		  ":4:18: cache.k_scale: per_block32 needs a K-step of 32 head-dim elements; isa sm80-mma-m16n8k16-s8 has K = 16", 0 },
 		{ "isa: cdna3-mfma-i32-16x16x32-i8\nsequences:\n  - {context: 40}\npv: {mode: int8, regroup: v_permuted}\n",
-		  ":6:27: pv.regroup: v_permuted on isa cdna3-mfma-i32-16x16x32-i8: lane 0's C registers do not hold the row-0 entries" },
+		  ":6:27: pv.regroup: v_permuted on isa cdna3-mfma-i32-16x16x32-i8: lane 0's C registers do not hold the row-0 entries", 0 },
 		{ "isa: cdna3-mfma-i32-32x32x16-i8\nsequences:\n  - {context: 40}\npv: {mode: int8}\n",
-		  ":6:12: pv.mode: int8 on isa cdna3-mfma-i32-32x32x16-i8: a group of K = 16 keys must be whole QK tiles of N = 32 keys" },
+		  ":6:12: pv.mode: int8 on isa cdna3-mfma-i32-32x32x16-i8: a group of K = 16 keys must be whole QK tiles of N = 32 keys", 0 },
 		{ "sequences:\n  - {context: 16}\nkernel: {gqa_map: grid_permuted}\n",
-		  ":5:19: kernel.gqa_map: grid_permuted is a prefill grid" },
+		  ":5:19: kernel.gqa_map: grid_permuted is a prefill grid", 0 },
 		{ "route: strict\nmodel: {head_dim: 128}\nsequences:\n  - {context: 40}\n",
-		  ":3:8: route: strict, and the case is outside the INT8 path: head_size 128" },
+		  ":3:8: route: strict, and the case is outside the INT8 path: head_size 128", 1 },
 		{ "isa: gfx936-article\nsequences:\n  - {context: 40}\n",
-		  ":3:6: isa: profile gfx936-article is not valid (see 'fragsim lanemap check gfx936-article')" },
+		  ":3:6: isa: profile gfx936-article is not valid (see 'fragsim lanemap check gfx936-article')", 0 },
 		{ "sequences:\n  - {context: 40}\ndata: {k: {npy: /nonexistent/k.npy}}\n",
-		  ":5:17: data.k.npy: " },
+		  ":5:17: data.k.npy: ", 1 },
 		{ "isa: sm80-mma-m16n8k16-s8\nsequences:\n  - {context: 40}\nkernel: {operand_order: kq}\n",
-		  ":6:25: kernel.operand_order: kq needs a square tile with A and B of one type; isa sm80-mma-m16n8k16-s8 is 16x8" },
+		  ":6:25: kernel.operand_order: kq needs a square tile with A and B of one type; isa sm80-mma-m16n8k16-s8 is 16x8", 0 },
 		/* an isa that resolves to no profile (a soak found these with
 		 * no file, line or key) */
 		{ "isa: gfx942\nsequences:\n  - {context: 40}\n",
-		  ":3:6: isa: unknown profile 'gfx942': a profile names an instruction, not a target; the builtin profiles for gfx942: cdna3-mfma-i32-16x16x32-i8" },
+		  ":3:6: isa: unknown profile 'gfx942': a profile names an instruction, not a target; the builtin profiles for gfx942: cdna3-mfma-i32-16x16x32-i8", 0 },
 		{ "isa: /nonexistent/p.yaml\nsequences:\n  - {context: 40}\n",
-		  ":3:6: isa: /nonexistent/p.yaml: cannot open: " },
+		  ":3:6: isa: /nonexistent/p.yaml: cannot open: ", 0 },
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *p = temp_case(bad[i].body), want[512];
-		struct run_result r = tu_run("run %s", p);
 
 		snprintf(want, sizeof(want), "fragsim: error: %s%s", p, bad[i].want);
-		if (r.status != 2 || strncmp(r.err, want, strlen(want)))
-			fail_msg("case %zu: exit %d, stderr '%s', want '%s'", i, r.status, r.err, want);
-		tu_free(&r);
+		/* what needs no input is refused at load: by show and route too */
+		for (int c = 0; c < (bad[i].run_only ? 1 : 3); c++) {
+			static const char *const cmd[3] = { "run", "show", "route" };
+			struct run_result r = tu_run("%s %s", cmd[c], p);
+
+			if (r.status != 2 || strncmp(r.err, want, strlen(want)) || (c && r.out[0]))
+				fail_msg("case %zu, %s: exit %d, stdout '%s', stderr '%s', want '%s'",
+					 i, cmd[c], r.status, r.out, r.err, want);
+			tu_free(&r);
+		}
 		unlink(p);
 		free(p);
 	}

@@ -305,6 +305,20 @@ enum fs_rc attn_check_profile(const struct fs_case *c, const struct lanemap *lm,
 		return case_fail_key(err, c, "split_k.segment",
 				     "%d cuts a context into %d segments; at most %d",
 				     c->segment, case_segments_max(c), ATTN_MAX_SEGMENTS);
+	if (c->pv_mode == PV_INT8) {
+		/* pv.mode and pv.regroup against the maps: the PV plan needs
+		 * the instruction's shape and the case alone, no input */
+		struct kern k;
+		enum fs_rc rc;
+
+		memset(&k, 0, sizeof(k));
+		k.c = c, k.kn = &c->kernel, k.lm = lm, k.hw = hw;
+		k.M = lm->m, k.N = lm->n, k.K = lm->k, k.W = lm->wave, k.D = c->head_dim;
+		k.EA = lm->op[LM_A].elems, k.EB = lm->op[LM_B].elems, k.EC = lm->op[LM_C].elems;
+		rc = pv_plan_build(&k, err);
+		pv_plan_free(&k.pv);
+		return rc;
+	}
 	return FS_OK;
 }
 

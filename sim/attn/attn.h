@@ -120,8 +120,9 @@ int attn_exec_parse(const char *s, enum attn_exec *e);
 /*
  * The rules between a case and its instruction's profile (an 8-bit A
  * and B, per_block32's K-step, kq's square tile, the prefill grid, the
- * segments): what attn_run checks first, for a loader to check before
- * any input is made. hw: the map the kernel is planted on (lm if none).
+ * segments, INT8 PV's groups and regroup): what attn_run checks first,
+ * for a loader to check before any input is made. hw: the map the
+ * kernel is planted on (lm if none).
  */
 enum fs_rc attn_check_profile(const struct fs_case *c, const struct lanemap *lm,
 			      const struct lanemap *hw, struct fs_err *err);
