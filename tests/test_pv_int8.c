@@ -237,7 +237,7 @@ static void refusals_name_the_reason(void **state)
 					    "rdna3-wmma-i32-16x16x16-iu8-w32" };
 	const char *bf16 = "fragsim: 1\nname: pv-bf16\ncache: {v_dtype: bf16}\n"
 			   "sequences:\n  - {context: 20}\npv: {mode: int8}\n";
-	char *path = tu_write_temp(".yaml", bf16);
+	char *path = NULL;
 	struct runcase r;
 	struct fs_err err;
 
@@ -245,15 +245,21 @@ static void refusals_name_the_reason(void **state)
 	for (int i = 0; i < 2; i++) {
 		char text[1024];
 
+		/* at load: the plan needs the maps alone */
 		snprintf(text, sizeof(text), UNIFORM_CASE, isas[i], "v_permuted");
-		run_text_err(text, &r, FS_EINPUT, &err);
+		free(path);
+		path = tu_write_temp(".yaml", text);
+		assert_int_equal(runcase_load(path, &r, &err), FS_EINPUT);
 		assert_non_null(strstr(err.msg, "pv.regroup: v_permuted"));
 		assert_non_null(strstr(err.msg, "use regroup lds"));
 		runcase_free(&r);
 	}
+	free(path);
+	path = tu_write_temp(".yaml", bf16);
 	assert_int_equal(runcase_load(path, &r, &err), FS_EINPUT);
 	assert_non_null(strstr(err.msg, "pv.mode"));
 	assert_non_null(strstr(err.msg, "v_dtype is bf16"));
+	runcase_free(&r);
 	free(path);
 }
 
@@ -511,6 +517,11 @@ static void more_refusals(void **state)
 		  "pv: {mode: int8}\n", "it refuses cache.k_scale per_block32" },
 		{ "fragsim: 1\nname: a\npv: {mode: int4}\nsequences:\n  - {context: 20}\n",
 		  "pv.mode: must be one of f32, int8" },
+		/* CDNA3 32x32x16: a group of K = 16 keys is half a 32-key QK
+		 * tile (refused at load: the plan needs the maps alone) */
+		{ "fragsim: 1\nname: a\nisa: cdna3-mfma-i32-32x32x16-i8\n"
+		  "sequences:\n  - {context: 40}\npv: {mode: int8}\n",
+		  "pv.mode: int8 on isa cdna3-mfma-i32-32x32x16-i8: a group of K = 16 keys" },
 	};
 	char dir[64], path[128];
 	struct runcase r;
@@ -524,12 +535,9 @@ static void more_refusals(void **state)
 		assert_int_equal(runcase_load(p, &r, &err), FS_EINPUT);
 		if (!strstr(err.msg, bad[i].want))
 			fail_msg("want '%s', got '%s'", bad[i].want, err.msg);
+		runcase_free(&r);
 		free(p);
 	}
-	/* CDNA3 32x32x16: a group of K = 16 keys is half a 32-key QK tile */
-	run_text("fragsim: 1\nname: a\nisa: cdna3-mfma-i32-32x32x16-i8\n"
-		 "sequences:\n  - {context: 40}\npv: {mode: int8}\n", &r, FS_EINPUT);
-	runcase_free(&r);
 	/* dumps: pv_acc without pv_tiles; PV files for an f32-PV case */
 	assert_non_null(tu_scratch_new(dir, sizeof(dir), "pvbad"));
 	snprintf(path, sizeof(path), "%s/int8.yaml", dir);
