@@ -195,14 +195,24 @@ static void huge_inputs_are_refused(void **state)
 	/* sQ = 3e38 / 127 = 2.36e36: float(acc) * sQ can reach
 	 * 64 x 127^2 x 2.36e36 = 2.44e42, far past 2^127 */
 	snprintf(want, sizeof(want),
-		 "%s/q.yaml: data.q, data.k: the f32 score products can reach 2.44e+42", t->dir);
+		 "%s/q.yaml:6:17: data.q.npy: the f32 score products of data.q and data.k "
+		 "can reach 2.44e+42", t->dir);
 	expect_run(2, want, "run %s/q.yaml", t->dir);
-	/* sK = 2.36e36 and sQ ~ 0.004: sQ sK ~ 1e34, times 64 x 127^2 */
-	expect_run(2, "data.q, data.k: the f32 score products can reach ",
+	/* sK = 2.36e36 and sQ ~ 0.004: sQ sK ~ 1e34, times 64 x 127^2; K's
+	 * scale is the larger, so K's key is named */
+	expect_run(2, "data.k.npy: the f32 score products of data.q and data.k can reach ",
 		   "run %s/k.yaml --exec scalar", t->dir);
 	/* 20 keys x 3e38 */
-	expect_run(2, "data.v: the f32 PV sums can reach 6.0", "run %s/v.yaml", t->dir);
-	expect_run(2, "data.q: a value is past f32's range", "run %s/qinf.yaml", t->dir);
+	expect_run(2, "data.v.npy: the f32 PV sums can reach 6.0", "run %s/v.yaml", t->dir);
+	expect_run(2, "data.q.npy: a value is past f32's range", "run %s/qinf.yaml", t->dir);
+	/* a softmax_scale past 1 that drives the bound: its key, and what to
+	 * lower ("model: {softmax_scale: " is 23 characters) */
+	write_file(t->dir, "sc.yaml", "fragsim: 1\nname: sc\nmodel: {softmax_scale: 1e308}\n"
+		   "sequences:\n  - {context: 3}\n");
+	snprintf(want, sizeof(want), "%s/sc.yaml:3:24: model.softmax_scale: the f32 score "
+		 "products of data.q and data.k can reach inf", t->dir);
+	expect_run(2, want, "run %s/sc.yaml", t->dir);
+	expect_run(2, "; lower softmax_scale, or scale Q or K down\n", "run %s/sc.yaml", t->dir);
 	expect_run(0, NULL, "run %s/vok.yaml", t->dir);
 	/* q4_0 and q8_0 keep a block's scale in fp16 (absmax / 8, / 127):
 	 * 6e5 overflows q4_0's, 5e5 fits (it said BF16 rounds to inf) */
@@ -216,10 +226,10 @@ static void huge_inputs_are_refused(void **state)
 		   "model: {q_heads: 1, kv_heads: 1, head_dim: 32}\n"
 		   "sequences:\n  - {context: 1}\n"
 		   "data: {v: {mean: 1e6, outlier_channels: [0], outlier_scale: 10}}\n");
-	expect_run(2, "data.v: a q4_0 block's fp16 scale overflows: |V| past about 65504 x 8",
+	expect_run(2, "data.v.mean: a q4_0 block's fp16 scale overflows: |V| past about 65504 x 8",
 		   "run %s/q4.yaml", t->dir);
 	expect_run(0, NULL, "run %s/q4ok.yaml", t->dir);
-	expect_run(2, "data.v: a q8_0 block's fp16 scale overflows", "run %s/q8.yaml", t->dir);
+	expect_run(2, "data.v.mean: a q8_0 block's fp16 scale overflows", "run %s/q8.yaml", t->dir);
 }
 
 /*
@@ -246,7 +256,7 @@ static void huge_inputs_are_refused_long(void **state)
 	for (int i = 0; i < 2; i++) {
 		const char *threads = i ? "4" : "1";
 
-		expect_run(2, "data.q, data.k: the f32 score products can reach ",
+		expect_run(2, "data.k.npy: the f32 score products of data.q and data.k can reach ",
 			   "run %s/klong.yaml --emulate-only --threads %s", t->dir, threads);
 		expect_run(0, NULL, "run %s/klongok.yaml --emulate-only --threads %s", t->dir,
 			   threads);

@@ -373,10 +373,39 @@ static double max_abs(const float *x, size_t n)
  * sQ = 3e38 / 127 = 2.4e36, and with head_dim 64 the first product
  * float(acc) * sQ can reach 64 * 127^2 * 2.4e36 = 2.4e42: refused.
  */
+/* Did the file give key path? (Its place is kept: case_fail_key.) */
+static int given(const struct fs_case *c, const char *path)
+{
+	for (int i = 0; i < c->n_at; i++)
+		if (!strcmp(c->at[i].path, path))
+			return 1;
+	return 0;
+}
+
+/*
+ * The key a range error names for tensor t ("data.q"): the one of its
+ * keys the user would change, as the file gave it (its npy, its scale,
+ * its mean, its outliers' scale), else the tensor; into buf.
+ */
+static const char *tensor_key(const struct fs_case *c, const char *t, char *buf, size_t len)
+{
+	static const char *const sub[] = { ".npy", ".scale", ".mean", ".outlier_scale" };
+	size_t n = strlen(t);
+
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
+		if (n + strlen(sub[i]) < len) {
+			memcpy(buf, t, n);
+			memcpy(buf + n, sub[i], strlen(sub[i]) + 1);
+			if (given(c, buf))
+				return buf;
+		}
+	return t;
+}
+
 static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *in,
 			      struct fs_err *err)
 {
-	const char *f = c->file[0] ? c->file : NULL;
+	char key[48];
 	size_t nks = (size_t)in->NM * in->BS * in->Hkv;	/* the stored blocks */
 	double sq = max_abs(in->q_scale, (size_t)in->S * in->T * in->Hq), sk = 0.0, v;
 	double a = (double)in->D * c->clip * c->clip, sc = c->softmax_scale, bound;
@@ -417,26 +446,35 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 	if (!isinf(sq) && !isinf(sk) && isinf(v) && case_v_blocks(c->v_dtype)) {
 		int qm = c->v_dtype == VDT_Q8_0 ? 127 : 8;
 
-		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
-				  "data.v: a %s block's fp16 scale overflows: |V| past about 65504 x %d = %d; scale V down",
-				  qm == 127 ? "q8_0" : "q4_0", qm, 65504 * qm);
+		return case_fail_key(err, c, tensor_key(c, "data.v", key, sizeof(key)),
+				     "a %s block's fp16 scale overflows: |V| past about 65504 x %d = %d; scale V down",
+				     qm == 127 ? "q8_0" : "q4_0", qm, 65504 * qm);
 	}
 	if (isinf(sq) || isinf(sk) || isinf(v))
-		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
-				  "%s: a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",
-				  isinf(sq) ? "data.q" : isinf(sk) ? "data.k" : "data.v",
-				  isinf(sk) && c->k_scale == KSCALE_PER_BLOCK32 ?
-				  "; per_block32's fp16 K scale overflows past 65504, |K| > 65504 x clip" : "");
+		return case_fail_key(err, c, tensor_key(c, isinf(sq) ? "data.q" : isinf(sk) ?
+							"data.k" : "data.v", key, sizeof(key)),
+				     "a value is past f32's range as the kernel stores it (BF16 rounds |x| > 3.39e+38 to inf%s)",
+				     isinf(sk) && c->k_scale == KSCALE_PER_BLOCK32 ?
+				     "; per_block32's fp16 K scale overflows past 65504, |K| > 65504 x clip" : "");
 	bound = a * fmax(c->k_scale == KSCALE_PER_BLOCK32 ? sk : sq,
 			 fmax(sq * sk, sq * sk * sc));
-	if (bound > RANGE_MAX)
-		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
-				  "data.q, data.k: the f32 score products can reach %.3g (head_dim %d x clip %d^2 x the largest of sQ, sQ sK, sQ sK softmax_scale; max sQ %.3g, max sK %.3g, softmax_scale %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale Q or K down",
-				  bound, in->D, c->clip, sq, sk, sc);
+	if (bound > RANGE_MAX) {
+		/* name what drives the bound: a given softmax_scale past 1 that
+		 * makes its term the largest, else the larger of Q's and K's */
+		int by_scale = sc > 1 && sq * sk * sc >= (c->k_scale == KSCALE_PER_BLOCK32 ? sk : sq) &&
+			       given(c, "model.softmax_scale");
+
+		return case_fail_key(err, c, by_scale ? "model.softmax_scale" :
+				     tensor_key(c, sq >= sk ? "data.q" : "data.k", key, sizeof(key)),
+				     "the f32 score products of data.q and data.k can reach %.3g (head_dim %d x clip %d^2 x the largest of sQ, sQ sK, sQ sK softmax_scale; max sQ %.3g, max sK %.3g, softmax_scale %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; %s",
+				     bound, in->D, c->clip, sq, sk, sc,
+				     by_scale ? "lower softmax_scale, or scale Q or K down" :
+				     "scale Q or K down");
+	}
 	if ((double)in->MAXCTX * v > RANGE_MAX)
-		return fs_fail_at(err, FS_EINPUT, f, 0, 0,
-				  "data.v: the f32 PV sums can reach %.3g (%d keys x max |V| %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale V down",
-				  (double)in->MAXCTX * v, in->MAXCTX, v);
+		return case_fail_key(err, c, tensor_key(c, "data.v", key, sizeof(key)),
+				     "the f32 PV sums can reach %.3g (%d keys x max |V| %.3g), past 2^127 = 1.7e+38: the kernel's f32 arithmetic would overflow; scale V down",
+				     (double)in->MAXCTX * v, in->MAXCTX, v);
 	return FS_OK;
 }
 
