@@ -273,17 +273,24 @@ void report_summary(FILE *f, const struct runcase *r)
 				"keeps beyond golden:; add %s to `golden:` to check them",
 				what, RUNCASE_CHECK_KEEP_MAX >> 20, names);
 	}
-	fprintf(f, "\nquant     score max|err| %.3g, nmse %.3g; out cos min %.6f mean %.6f, max|err| %.3g\n",
-		q->score_max_abs, q->score_nmse, q->out_cos_min, q->out_cos_mean,
-		q->out_max_abs);
-	fprintf(f, "          KLD mean %.3g median %.3g p99 %.3g; top-1 %.2f%%; RMS dp %.3g\n",
-		q->kld_mean, q->kld_median, q->kld_p99, 100.0 * q->top1, q->rms_dp);
+	/* every context 0: a line of NaNs would read as a broken metric */
+	if (q->rows == 0)
+		fprintf(f, "\nquant     not measured: no query sees a key\n");
+	else
+		fprintf(f, "\nquant     score max|err| %.3g, nmse %.3g; out cos min %.6f mean %.6f, max|err| %.3g\n"
+			"          KLD mean %.3g median %.3g p99 %.3g; top-1 %.2f%%; RMS dp %.3g\n",
+			q->score_max_abs, q->score_nmse, q->out_cos_min, q->out_cos_mean,
+			q->out_max_abs, q->kld_mean, q->kld_median, q->kld_p99,
+			100.0 * q->top1, q->rms_dp);
+	/* a bucket narrower than a key (a context shorter than check.buckets)
+	 * holds none: not printed (JSON keeps every bucket) */
 	for (int b = 0; b < q->n_buckets; b++)
-		fprintf(f, "          keys [%d, %d): score max|err| %.3g, RMS dp %.3g (%ld keys)\n",
-			q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].score_max_abs,
-			q->bucket[b].rms_dp, q->bucket[b].keys);
+		if (q->bucket[b].keys)
+			fprintf(f, "          keys [%d, %d): score max|err| %.3g, RMS dp %.3g (%ld keys)\n",
+				q->bucket[b].lo, q->bucket[b].hi, q->bucket[b].score_max_abs,
+				q->bucket[b].rms_dp, q->bucket[b].keys);
 	/* pv.mode int8: the second product's quantization alone */
-	if (r->c.pv_mode == PV_INT8) {
+	if (r->c.pv_mode == PV_INT8 && q->rows > 0) {
 		fprintf(f, "          INT8 PV vs f32 PV: out cos min %.6f, nmse %.3g, max|err| %.3g\n",
 			q->pv_cos_min, q->pv_nmse, q->pv_max_abs);
 		for (int b = 0; b < q->n_buckets; b++)

@@ -932,6 +932,35 @@ static void show_paths_load_back_anywhere(void **state)
 }
 
 /*
+ * The quant lines print no NaN: with every context 0 no row sees a key
+ * (a line of nan read as a broken metric), and a context shorter than
+ * check.buckets leaves buckets that hold no key ("keys [1, 1): ... nan
+ * (0 keys)"), which are left out.
+ */
+static void quant_prints_no_nan(void **state)
+{
+	static const char *const yaml[2] = {
+		"fragsim: 1\nname: z\nsequences:\n  - {context: 0}\n",
+		"fragsim: 1\nname: z\nsequences:\n  - {context: 2}\n",
+	};
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char *p = tu_write_temp(".yaml", yaml[i]);
+		struct run_result r = tu_run("run %s", p);
+
+		assert_int_equal(r.status, 0);
+		if (strstr(r.out, "nan") || strstr(r.out, "(0 keys)") ||
+		    !strstr(r.out, i ? "          keys [1, 2): " :
+			    "\nquant     not measured: no query sees a key\n"))
+			fail_msg("case %d: '%s'", i, r.out);
+		tu_free(&r);
+		unlink(p);
+		free(p);
+	}
+}
+
+/*
  * A case far larger than any machine is refused before anything is
  * allocated (so at once), saying what it needs, for which tensor, and the
  * keys that drive it. Scores of 4 x 8192 query tokens x 256 q heads over
@@ -1520,6 +1549,7 @@ int main(void)
 		cmocka_unit_test(out_synced_before_renames),
 		cmocka_unit_test(splitk_limit_at_parse_time),
 		cmocka_unit_test(show_paths_load_back_anywhere),
+		cmocka_unit_test(quant_prints_no_nan),
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
 		cmocka_unit_test(memory_estimate_of_a_sparse_pool),
