@@ -71,7 +71,7 @@ static int absolute(char *path, size_t len, const char *key, const char *file)
 			"directory to show the path absolute\n", file, key);
 		return -1;
 	}
-	w = snprintf(buf, sizeof(buf), "%s/%s", cwd, path);
+	w = snprintf(buf, sizeof(buf), "%s%s%s", cwd, cwd[1] ? "/" : "", path);	/* "/" alone */
 	if (w < 0 || (size_t)w >= len) {
 		fprintf(stderr, "fragsim: error: %s: %s: path too long made absolute "
 			"(at most %zu characters)\n", file, key, len - 1);
