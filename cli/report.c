@@ -9,6 +9,7 @@
 
 #include "../lib/casefile.h"
 #include "../lib/golden.h"
+#include "mutneeds.h"
 
 #include <math.h>
 #include <string.h>
@@ -116,6 +117,38 @@ static void reason(const struct runcase *r, char *buf, size_t len)
 	snprintf(buf, len, "ok");
 }
 
+/*
+ * An expect: mismatch case that matched: for each planted class, what
+ * mutate would say of it (mutneeds.c: the need the case lacks, or that
+ * it has them and the bug stays within the thresholds).
+ */
+static void unseen_reason(const struct runcase *r, char *buf, size_t len)
+{
+	uint64_t bugs = kernel_bugs(&r->c.kernel, r->c.head_dim);
+	unsigned has = r->have_inputs ? needs_of_case(r) : 0;
+	size_t at;
+	int first = 1;
+
+	if (!bugs) {
+		snprintf(buf, len, "expected a mismatch, but kernel: plants no bug");
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "expected a mismatch; the planted bug went unseen");
+	for (int b = 0; b < BUG_COUNT && at < len; b++) {
+		const struct kern_bug_info *bi = kernel_bug((enum kern_bug)b);
+		struct need_seen ns = { 0, 0, 0, 0 };
+		char h[800];
+
+		if (!(bugs >> b & 1))
+			continue;
+		needs_note(&ns, b, has, r->lm);
+		needs_hint(h, sizeof(h), b, &ns);
+		at += (size_t)snprintf(buf + at, len - at, "%s %s=%s: %s", first ? ":" : ";",
+				       bi->key, bi->bad, h);
+		first = 0;
+	}
+}
+
 void report_reason(const struct runcase *r, char *buf, size_t len)
 {
 	if (r->emulate_only) {
@@ -123,7 +156,7 @@ void report_reason(const struct runcase *r, char *buf, size_t len)
 		return;
 	}
 	if (r->c.expect_mismatch && runcase_status(r) == FS_OK) {
-		snprintf(buf, len, "expected a mismatch; the planted bug went unseen");
+		unseen_reason(r, buf, len);
 		return;
 	}
 	if (runcase_status(r) == FS_OK) {

@@ -1565,18 +1565,32 @@ static void mutation_cases_are_caught(void **state)
 		fail_msg("check cases/mutations exit %d:\n%s", res.status, res.out);
 	assert_non_null(strstr(res.out, "51 passed, 0 failed"));
 	tu_free(&res);
-	/* Without its bug a mutation case matches, and check says so. */
+	/* Without its bug a mutation case matches, and check says so; with
+	 * one its shape cannot show, check says why, as mutate would. */
 	{
-		char *path = tu_write_temp(".yaml",
+		static const char *const text[2] = {
 			"fragsim: 1\nname: unplanted\nexpect: mismatch\n"
-			"sequences:\n  - {context: 16}\n");
+			"sequences:\n  - {context: 16}\n",
+			"fragsim: 1\nname: hidden\nexpect: mismatch\n"
+			"sequences:\n  - {context: 16}\nkernel: {tail_mask: contiguous}\n",
+		};
+		static const char *const want[2] = {
+			"): FAIL expected a mismatch, but kernel: plants no bug\n",
+			"): FAIL expected a mismatch; the planted bug went unseen: "
+			"tail_mask=contiguous: no context in the suite ends inside a 16-key tile",
+		};
 
-		res = tu_run("check %s", path);
-		assert_int_equal(res.status, 1);
-		assert_non_null(strstr(res.out, "FAIL expected a mismatch; the planted bug went unseen"));
-		tu_free(&res);
-		unlink(path);
-		free(path);
+		for (int i = 0; i < 2; i++) {
+			char *path = tu_write_temp(".yaml", text[i]);
+
+			res = tu_run("check %s", path);
+			assert_int_equal(res.status, 1);
+			if (!strstr(res.out, want[i]))
+				fail_msg("case %d: '%s'", i, res.out);
+			tu_free(&res);
+			unlink(path);
+			free(path);
+		}
 	}
 }
 
