@@ -655,13 +655,21 @@ enum fs_rc outdir_check(const char *final_dir, struct fs_err *err)
  * own handler or SIG_IGN (nohup) is left alone, and so is ours: a file
  * written inside an open output directory finds the directory's handler
  * installed, arms nothing, and leaves the signal for the directory's
- * abort to raise.
+ * abort to raise. Nor does anything arm while a signal is caught and
+ * not yet raised again: SA_RESETHAND has put SIG_DFL back by then, which
+ * looked like an outermost arming, and one arming there cleared the
+ * caught signal (a SIGTERM between two files of a directory was lost,
+ * and the new output published). outdir_caught is only ever cleared by
+ * the outermost disarm, just before it raises the signal.
  */
 static void arm(struct outdir_sigs *g)
 {
 	struct sigaction sa;
 	int dfl[2];
 
+	g->armed[0] = g->armed[1] = 0;
+	if (outdir_caught)
+		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = outdir_on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -671,8 +679,6 @@ static void arm(struct outdir_sigs *g)
 		dfl[i] = sigaction(outdir_sigs[i], NULL, &g->prev[i]) == 0 &&
 			 !(g->prev[i].sa_flags & SA_SIGINFO) &&
 			 g->prev[i].sa_handler == SIG_DFL;
-	if (dfl[0] || dfl[1])
-		outdir_caught = 0;	/* the outermost: nothing caught yet */
 	for (int i = 0; i < 2; i++)
 		g->armed[i] = dfl[i] && sigaction(outdir_sigs[i], &sa, NULL) == 0;
 }
@@ -1178,6 +1184,11 @@ enum fs_rc outdir_file_open(struct outdir_file *f, const char *path,
 		f->tmp[0] = '\0';
 		return fs_fail_at(err, FS_EINPUT, path, 0, 0, "path too long");
 	}
+	/* A signal caught before this file (between two files of an open
+	 * directory): nothing more is written; the caller's abort raises it. */
+	if (outdir_caught)
+		return fs_fail_at(err, FS_EINTERNAL, path, 0, 0,
+				  "interrupted by signal %d", (int)outdir_caught);
 	/* Armed before the temporary exists: a ^C from here on removes it
 	 * (the next write or the commit fails, the discard unlinks it and
 	 * raises the signal again), as outdir_begin does for a directory. */

@@ -746,6 +746,37 @@ static void test_signal_removes_temp(void **state)
 	expect_signal(st, SIGINT);
 	assert_int_equal(whole_gen(t->path), 1);
 	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
+
+	/* SIGTERM between two files, none open: the next file is refused,
+	 * the abort raises it. Before, SA_RESETHAND had put SIG_DFL back, the
+	 * next file's arming took itself for the outermost and cleared the
+	 * signal: the run went on, published its output and exited 0. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct outdir d;
+		struct outdir_file f;
+
+		if (outdir_begin(&d, t->path, NULL) ||
+		    outdir_path(&d, "a.npy", p, sizeof(p), NULL) ||
+		    outdir_file_open(&f, p, NULL) ||
+		    outdir_file_write(&f, "whole", 5, NULL) ||
+		    outdir_file_commit(&f, NULL))
+			_exit(10);
+		kill(getpid(), SIGTERM);
+		if (outdir_path(&d, "b.npy", p, sizeof(p), NULL) ||
+		    outdir_file_open(&f, p, NULL) ||
+		    outdir_file_write(&f, "next", 4, NULL) ||
+		    outdir_file_commit(&f, NULL)) {
+			outdir_abort(&d);
+			_exit(12);	/* not reached: the abort raised SIGTERM */
+		}
+		_exit(outdir_commit(&d, NULL) == FS_OK ? 13 : 14);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	expect_signal(st, SIGTERM);
+	assert_int_equal(whole_gen(t->path), 1);
+	assert_string_equal(listing(t->dir, buf, sizeof(buf)), "out");
 }
 
 /* Write text to path through outdir_file_* (check, open, write, commit). */
