@@ -23,6 +23,7 @@
 #include "dump.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,8 +442,22 @@ enum fs_rc dump_load(const char *dir, const struct attn_result *want,
 		char path[1200];
 
 		path_of(d, (enum dump_tensor)t, path, sizeof(path));
-		if (stat(path, &st) != 0)
-			continue;	/* absent: not compared */
+		/* absent: not compared. A name that is there but cannot be
+		 * read (a link to nothing, no permission) is an error: taken
+		 * for absent, it left its tensor out and diff said "match". */
+		if (lstat(path, &st) != 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0, "cannot inspect: %s",
+					strerror(errno));
+			break;
+		}
+		if (stat(path, &st) != 0) {
+			rc = fs_fail_at(err, FS_EINPUT, path, 0, 0,
+					"a link to nothing: %s (remove it to leave the "
+					"tensor out)", strerror(errno));
+			break;
+		}
 		rc = npy_read(path, &d->t[t], err);
 		if (!rc)
 			rc = check_one(d, (enum dump_tensor)t, want, err);

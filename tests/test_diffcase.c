@@ -205,6 +205,14 @@ static void malformed_dumps_are_input_errors(void **state)
 	expect_input_error(d, want);
 	drop(d);
 
+	/* A tensor whose name is a link to nothing is no absent tensor:
+	 * taken for one, out was left out and diff said "match". */
+	d = clean_copy();
+	assert_int_equal(tu_sh("rm %s/out.npy && ln -s /nonexistent/out.npy %s/out.npy", d, d), 0);
+	snprintf(want, sizeof(want), "fragsim: error: %s/out.npy: a link to nothing: ", d);
+	expect_input_error(d, want);
+	drop(d);
+
 	d = clean_copy();
 	assert_int_equal(tu_sh("rm %s/*.npy", d), 0);
 	snprintf(want, sizeof(want), "%s: no dump tensors", d);
