@@ -380,7 +380,7 @@ int cmd_diff(int argc, char **argv)
 	if (!rc && !(rc = runcase_emulate(&r, &r.c, NULL, &r.sim, &err)))
 		r.have_sim = 1;
 	if (!rc)
-		rc = dump_load(dir, &r.sim, &d, &err);
+		rc = dump_load(dir, &r, &d, &err);
 	if (!rc)
 		rc = diffcase_compare(&r, &r.sim, &d, &o, &rep, &err);
 	if (!rc && !(dg = calloc(1, sizeof(*dg))))

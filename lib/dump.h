@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "npy.h"
+#include "runcase.h"
 #include "../sim/attn/attn.h"
 
 enum dump_tensor {
@@ -78,12 +79,15 @@ int dump_has(const struct dump *d, enum dump_tensor t);
 
 /*
  * Read every known tensor in dir (a directory or a .safetensors file)
- * and check it against want, the simulation
- * of the case the dump claims to be (shapes, tile coordinates). At least
- * one tensor must be there. On failure d is empty.
+ * and check it against r->sim, the simulation of the case r the dump
+ * claims to be (shapes, tile coordinates). An acc tile the case does not
+ * execute is taken when it is a key tile of one of the case's row tiles
+ * inside its sequence's context (a kernel that runs tiles its mask
+ * should skip: diff compares it and names the bug); any other is bad
+ * input. At least one tensor must be there. On failure d is empty.
  */
-enum fs_rc dump_load(const char *dir, const struct attn_result *want,
-		     struct dump *d, struct fs_err *err);
+enum fs_rc dump_load(const char *dir, const struct runcase *r, struct dump *d,
+		     struct fs_err *err);
 void dump_free(struct dump *d);
 
 /*

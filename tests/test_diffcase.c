@@ -383,6 +383,61 @@ static void diff_survives_reads_outside_the_table(void **state)
 	free(ppath);
 }
 
+
+/*
+ * A kernel that runs key tiles its causal bound should skip (q_position:
+ * future, found by a soak): its dump's acc_tiles lists tiles the correct
+ * case does not execute. diff refused the dump ("is not a tile the case
+ * executes") where it must compare those tiles and name the class; a
+ * tile of no row tile of the case, or past the context, is still refused.
+ */
+static void diff_takes_tiles_a_bug_runs(void **state)
+{
+	static const char kase[] =
+		"fragsim: 1\nname: extra-tiles\nmode: prefill\n"
+		"model: {q_heads: 2, kv_heads: 1, head_dim: 64}\n"
+		"sequences:\n  - {history: 0, chunk: 20}\ngolden: all\n";
+	char planted[512], want[512], *dir = malloc(64);
+	char *path = tu_write_temp(".yaml", kase), *ppath;
+	struct run_result r;
+
+	(void)state;
+	snprintf(planted, sizeof(planted), "%skernel: {q_position: future}\n", kase);
+	ppath = tu_write_temp(".yaml", planted);
+	assert_non_null(tu_scratch_new(dir, 64, "extra"));
+	r = tu_run("run %s --emulate-only --out %s/d", ppath, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	r = tu_run("diff %s --dump %s/d", path, dir);
+	if (r.status != 1 || !strstr(r.out, "acc (8 tiles of 6)") ||
+	    !strstr(r.out, "diagnosis: matches kernel assumption q_position=future exactly"))
+		fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+	tu_free(&r);
+	/* token_base 32: past the context of 20, no tile a kernel can run */
+	{
+		char p[300];
+		struct npy_array a;
+		struct fs_err err;
+
+		snprintf(p, sizeof(p), "%s/d/acc_tiles.npy", dir);
+		assert_int_equal(npy_read(p, &a, &err), FS_OK);
+		((int32_t *)a.data)[3] = 32;	/* row 0, token_base */
+		assert_int_equal(npy_write(p, NPY_I32, 2, a.shape, a.data, NULL, &err), FS_OK);
+		npy_free(&a);
+	}
+	r = tu_run("diff %s --dump %s/d", path, dir);
+	snprintf(want, sizeof(want), "%s/d/acc_tiles.npy: row 0 (seq 0, head 0, row_base 0, "
+		 "token_base 32, row_tile 0) is not a tile the case executes, nor a key tile "
+		 "of one of its row tiles inside the context", dir);
+	if (r.status != 2 || !strstr(r.err, want))
+		fail_msg("exit %d\n%s", r.status, r.err);
+	tu_free(&r);
+	drop(dir);
+	unlink(path);
+	unlink(ppath);
+	free(path);
+	free(ppath);
+}
 static void usage_errors(void **state)
 {
 	struct run_result r = tu_run("diff %s/clean/case.yaml", DUMPS);
@@ -668,6 +723,7 @@ int main(void)
 		cmocka_unit_test(hardware_map_hypothesis),
 		cmocka_unit_test(real_device_dumps),
 		cmocka_unit_test(diff_survives_reads_outside_the_table),
+		cmocka_unit_test(diff_takes_tiles_a_bug_runs),
 		cmocka_unit_test(usage_errors),
 		cmocka_unit_test(block_offset_named_from_an_independent_model),
 		cmocka_unit_test(block_wrap_named_from_an_independent_model),

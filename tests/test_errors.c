@@ -453,7 +453,7 @@ static void diff_never_drops_a_hypothesis(void **state)
 	assert_int_equal(runcase_inputs(&r, &err), FS_OK);
 	assert_int_equal(runcase_emulate(&r, &r.c, NULL, &r.sim, &err), FS_OK);
 	r.have_sim = 1;
-	assert_int_equal(dump_load(DIFF_DIR, &r.sim, &d, &err), FS_OK);
+	assert_int_equal(dump_load(DIFF_DIR, &r, &d, &err), FS_OK);
 	arm(0);
 	assert_int_equal(diffcase_diagnose(&r, &d, &o, want, &err), FS_OK);
 	total = disarm();

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fuzz_dir_unpack(&dir, data, size))
 		return 0;
-	if (dump_load(dir.path, &r->sim, &d, &err)) {
+	if (dump_load(dir.path, r, &d, &err)) {
 		FUZZ_ASSERT(err.msg[0]);
 		fuzz_dir_remove(&dir);
 		return 0;
