@@ -80,7 +80,16 @@ static enum fs_rc get_str(struct loader *L, yaml_node_t *map, const char *key,
 		out[0] = '\0';
 		return FS_OK;
 	}
-	return ydoc_str(L->d, v, key, out, len, L->err);
+	if (ydoc_str(L->d, v, key, out, len, L->err))
+		return FS_EINPUT;
+	/* printed as it is in lists, reports and every case's line: a tab,
+	 * a newline or an escape there would break lines or the terminal */
+	for (size_t i = 0; out[i]; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			return ydoc_fail(L->err, L->d, v, key,
+					 "holds a control character (0x%02x at character %zu); "
+					 "the text is printed as it is", (unsigned char)out[i], i + 1);
+	return FS_OK;
 }
 
 /* File column of character `col` (1-based) of an expression scalar. */

@@ -182,8 +182,27 @@ static void empty_name_is_refused(void **state)
 	(void)state;
 	expect_error("fragsim_profile: 1\nname: \"\"\ninstruction: x\nwave: 32\nm: 4\nn: 4\nk: 8\n"
 		     A_OK B_OK C_OK, 2, 7, "name: must not be empty");
-	expect_error("fragsim_profile: 1\nname: \" \t\"\ninstruction: x\nwave: 32\nm: 4\nn: 4\nk: 8\n"
+	expect_error("fragsim_profile: 1\nname: \"  \"\ninstruction: x\nwave: 32\nm: 4\nn: 4\nk: 8\n"
 		     A_OK B_OK C_OK, 2, 7, "name: must not be empty");
+}
+
+/*
+ * The profile's texts are printed as they are (lists, reports, every
+ * case's line): a tab, a BEL or a newline in them (YAML escapes) broke
+ * lines and reached the terminal (a soak found "v\nfoo" split `lanemap
+ * check`'s line in two).
+ */
+static void control_characters_are_refused(void **state)
+{
+	(void)state;
+	expect_error("fragsim_profile: 1\nname: \"x\\ty\"\ninstruction: x\nwave: 32\nm: 4\nn: 4\nk: 8\n"
+		     A_OK B_OK C_OK, 2, 7,
+		     "name: holds a control character (0x09 at character 2); the text is printed as it is");
+	expect_error("fragsim_profile: 1\nname: x\ninstruction: \"v\\nfoo\"\nwave: 32\nm: 4\nn: 4\nk: 8\n"
+		     A_OK B_OK C_OK, 3, 14, "instruction: holds a control character (0x0a at character 2)");
+	expect_error("fragsim_profile: 1\nname: x\ninstruction: x\ndescription: \"a\\e[31m\"\n"
+		     "wave: 32\nm: 4\nn: 4\nk: 8\n" A_OK B_OK C_OK, 4, 14,
+		     "description: holds a control character (0x1b at character 2)");
 }
 
 static void table_file_relative_to_profile(void **state)
@@ -292,6 +311,7 @@ int main(void)
 		cmocka_unit_test(resolve_names_and_paths),
 		cmocka_unit_test(unknown_target_names_its_profiles),
 		cmocka_unit_test(empty_name_is_refused),
+		cmocka_unit_test(control_characters_are_refused),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
