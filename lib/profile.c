@@ -283,6 +283,14 @@ static enum fs_rc load_table(struct loader *L, yaml_node_t *map,
 		else
 			snprintf(file, sizeof(file), "%s/%s", L->dir, name);
 		rc = readfile(file, PROFILE_MAX_BYTES, &buf, &len, L->err);
+		if (rc == FS_EINPUT) {
+			/* at the key that names the file, as the profile's other
+			 * errors are (it named the table file alone) */
+			char msg[sizeof(L->err->msg)];
+
+			snprintf(msg, sizeof(msg), "%s", L->err->msg);
+			return ydoc_fail(L->err, L->d, tf, p, "%s: %s", file, msg);
+		}
 		if (rc) {
 			fs_err_prefix(L->err, p);
 			return rc;

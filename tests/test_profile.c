@@ -207,7 +207,7 @@ static void control_characters_are_refused(void **state)
 
 static void table_file_relative_to_profile(void **state)
 {
-	char csv[4096], yaml[4096], *csv_path, *yaml_path;
+	char csv[4096], yaml[4096], want[1200], *csv_path, *yaml_path;
 	const char *base;
 	size_t at = 0;
 	struct fs_err err;
@@ -239,9 +239,12 @@ static void table_file_relative_to_profile(void **state)
 			fail_msg("got '%s'", err.msg);
 	}
 	unlink(csv_path);
-	/* The file is gone now: the error names the path. */
+	/* The file is gone now: the error names the path, at the profile's
+	 * table_file key (it named the table file alone, with no line). */
 	assert_null(profile_load_file(yaml_path, &err));
-	assert_non_null(strstr(err.msg, "c.table_file: cannot open"));
+	snprintf(want, sizeof(want), "c.table_file: %s: cannot open", csv_path);
+	if (!strstr(err.msg, want) || strcmp(err.file, yaml_path) || err.line <= 0)
+		fail_msg("got %s:%d: '%s'", err.file, err.line, err.msg);
 	unlink(yaml_path);
 	free(csv_path);
 	free(yaml_path);
