@@ -231,6 +231,7 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 
 	for (int i = 0; i < n; i++) {
 		size_t before = ps->n, skipped_before = ps->nskipped + ps->nexcluded;
+		size_t repeated_before = ps->nrepeated;
 		int rc = caselist_add(ps, paths[i]);
 
 		if (rc == -1) {
@@ -241,6 +242,13 @@ static int list_cases(char **paths, int n, long k, long nshard, struct caselist 
 			return cli_usage_error(NULL, "%s", ps->why);
 		for (; noted < ps->nskipped; noted++)
 			fprintf(stderr, "fragsim: note: %s; skipped\n", ps->skipped[noted]);
+		/* a path given twice, or a case under a directory given too */
+		if (ps->n == before && ps->nrepeated > repeated_before &&
+		    ps->nskipped + ps->nexcluded == skipped_before) {
+			fprintf(stderr, "fragsim: note: %s: listed already; each case "
+				"runs once\n", paths[i]);
+			continue;
+		}
 		if (ps->n == before)
 			return cli_usage_error(NULL, "%s: no *.yaml case there%s", paths[i],
 					       ps->nskipped + ps->nexcluded > skipped_before

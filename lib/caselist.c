@@ -242,8 +242,10 @@ static int walk(struct caselist *l, const char *path, const struct stat *st)
 	size_t n, i;
 	int rc;
 
-	if ((rc = seen(l, st)))
+	if ((rc = seen(l, st))) {
+		l->nrepeated += rc > 0;
 		return rc < 0 ? -1 : 0;	/* a loop, or a second path */
+	}
 	if (!S_ISDIR(st->st_mode))
 		return push(l, path);
 	names = list_dir(l, path, &n, &rc);
@@ -271,8 +273,10 @@ static int walk(struct caselist *l, const char *path, const struct stat *st)
 			rc = walk(l, sub, &s2);
 		else if (is_yaml(names[i]) && !(rc = seen(l, &s2)))
 			rc = found(l, sub);
-		else if (rc > 0)
+		else if (rc > 0) {
+			l->nrepeated++;
 			rc = 0;	/* a second path to a file listed */
+		}
 	}
 	free(sub);
 	for (i = 0; i < n; i++)

@@ -37,6 +37,8 @@ struct caselist {
 	size_t nexclude;
 	char **skipped;			/* "path: what it is", walk order */
 	size_t nskipped, cap_skipped, nexcluded;
+	size_t nrepeated;		/* files and directories met again (a
+					 * second path, a path given twice) */
 	size_t root_len;		/* the directory being walked, and '/' */
 };
 

@@ -1221,6 +1221,32 @@ static void threshold_is_not_a_mismatch(void **state)
 	tu_scratch_free(dir);
 }
 
+/* A case given twice (`check X X`, `check dir dir/X`, `check X ./X`)
+ * runs once, with a note; it said "X: no *.yaml case there", exit 2,
+ * which is false of a case file (a soak found it). */
+static void check_runs_a_case_given_twice_once(void **state)
+{
+	static const char *const args[3] = {
+		"cases/edge/one-token.yaml cases/edge/one-token.yaml",
+		"cases/edge cases/edge/one-token.yaml --exclude '[!o]*' --exclude 'o[!n]*'",
+		"cases/edge/one-token.yaml ./cases/edge/one-token.yaml",
+	};
+	static const char *const again[3] = {
+		"fragsim: note: cases/edge/one-token.yaml: listed already; each case runs once\n",
+		"fragsim: note: cases/edge/one-token.yaml: listed already; each case runs once\n",
+		"fragsim: note: ./cases/edge/one-token.yaml: listed already; each case runs once\n",
+	};
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct run_result r = tu_run("check %s", args[i]);
+
+		if (r.status != 0 || !strstr(r.err, again[i]) || !strstr(r.out, "\n1 passed, 0 failed\n"))
+			fail_msg("%s: exit %d\n%s%s", args[i], r.status, r.out, r.err);
+		tu_free(&r);
+	}
+}
+
 /* Issue 21 point 9: `check DIR` took every *.yaml for a case, so the
  * profile `probe solve --yaml` writes beside the cases (docs/dcu.md) and
  * a CI workflow.yml made the suite exit 2. Now each is skipped with a
@@ -1550,6 +1576,7 @@ int main(void)
 		cmocka_unit_test(splitk_limit_at_parse_time),
 		cmocka_unit_test(show_paths_load_back_anywhere),
 		cmocka_unit_test(quant_prints_no_nan),
+		cmocka_unit_test(check_runs_a_case_given_twice_once),
 		cmocka_unit_test(memory_refused_before_allocating),
 		cmocka_unit_test(memory_estimate_hand_worked),
 		cmocka_unit_test(memory_estimate_of_a_sparse_pool),
