@@ -201,9 +201,33 @@ struct mutate_at {
 	int pending;
 };
 
+/*
+ * Does case r, inputs built, fail its checks with no bug planted? Then
+ * every class planted in it would look caught (a soak found a case with
+ * an unmeetable threshold "catching" classes that change no bit), so it
+ * is not used.
+ */
+static enum fs_rc fails_as_written(struct runcase *r, int *fails, struct fs_err *err)
+{
+	struct attn_result sim;
+	struct compare_report rep;
+	enum fs_rc rc = runcase_emulate(r, &r->c, NULL, &sim, err);
+
+	*fails = 0;
+	if (rc)
+		return rc;
+	rc = runcase_compare(r, &r->c, &sim, &rep, err);
+	if (rc == FS_MISMATCH || (!rc && sim.replica_mismatch)) {
+		*fails = 1;
+		rc = FS_OK;
+	}
+	attn_free(&sim);
+	return rc;
+}
+
 static enum fs_rc mutate_case(const char *path, struct outcome *out,
 			      int *applies_any, const struct mutate_at *at,
-			      struct fs_err *err)
+			      size_t *failing, struct fs_err *err)
 {
 	struct runcase r;
 	enum fs_rc rc = runcase_load(path, &r, err);
@@ -235,6 +259,19 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		progress_line_say(at->pl, 1, "mutate: case %zu of %zu (%s), %d class(es) not caught yet",
 				  at->i + 1, at->n, r.c.name, at->pending);
 		rc = runcase_inputs(&r, err);
+	}
+	if (any && !rc) {
+		int fails;
+
+		rc = fails_as_written(&r, &fails, err);
+		if (!rc && fails) {
+			progress_line_stop(at->pl);	/* the note on a line of its own */
+			fprintf(stderr, "fragsim: note: %s: fails its checks with no bug "
+				"planted ('fragsim check %s' says why); not used\n",
+				r.c.name, path);
+			(*failing)++;
+			any = 0;
+		}
 	}
 	if (any && !rc)
 		has = needs_of_case(&r);
@@ -397,6 +434,7 @@ int cmd_mutate(int argc, char **argv)
 	struct progress_line pl;
 	struct mutate_args a = { 0 };
 	int applies[BUG_COUNT] = { 0 }, nargs, survived = 0, na = 0, bad;
+	size_t failing = 0;	/* cases that fail with no bug planted */
 	struct job *jobs = NULL;
 	struct fs_err err = { 0 };
 	enum fs_rc rc = FS_OK;
@@ -462,7 +500,7 @@ int cmd_mutate(int argc, char **argv)
 			at.pending += out[b].v != V_CAUGHT;
 		if (!at.pending)
 			break;
-		rc = mutate_case(jobs[i].path, out, applies, &at, &err);
+		rc = mutate_case(jobs[i].path, out, applies, &at, &failing, &err);
 	}
 	progress_line_stop(&pl);
 	if (rc) {
@@ -474,7 +512,9 @@ int cmd_mutate(int argc, char **argv)
 		if (out[b].v != V_CAUGHT && !applies[b]) {
 			out[b].v = V_NA;
 			if (!out[b].na)	/* every case skipped */
-				snprintf(out[b].na_reason, sizeof(out[b].na_reason),
+				snprintf(out[b].na_reason, sizeof(out[b].na_reason), "%s",
+					 failing ? "no case that passes its checks as written, "
+						   "without a kernel: section of its own, runs on the route" :
 					 "no case without a kernel: section of its own runs on the route");
 		}
 		survived += out[b].v == V_SURVIVED;
@@ -487,6 +527,7 @@ int cmd_mutate(int argc, char **argv)
 		json_init(&j, stdout, 1);
 		json_begin_object(&j);
 		json_key_int(&j, "cases", (int64_t)ps.n);
+		json_key_int(&j, "cases_failing", (int64_t)failing);
 		json_key_int(&j, "survived", survived);
 		json_key_int(&j, "applicable", BUG_COUNT - na);
 		json_key_int(&j, "not_applicable", na);
@@ -520,15 +561,18 @@ int cmd_mutate(int argc, char **argv)
 				printf("SURVIVED %d case(s): %s\n", out[b].tried, hint);
 			}
 		}
-		printf("%d of %d applicable bug classes survive %zu case(s), %d not applicable\n",
-		       survived, BUG_COUNT - na, ps.n, na);
 	}
-	if (!rc && a.report) {
-		char summary[160];
+	{
+		char summary[200], tail[80] = "";
 
-		snprintf(summary, sizeof(summary), "%d of %d applicable bug classes survive %zu case(s), %d not applicable",
-			 survived, BUG_COUNT - na, ps.n, na);
-		if ((rc = write_report(a.report, out, summary, &err)))
+		if (failing)
+			snprintf(tail, sizeof(tail), "; %zu failing with no bug planted, not used",
+				 failing);
+		snprintf(summary, sizeof(summary), "%d of %d applicable bug classes survive %zu case(s), %d not applicable%s",
+			 survived, BUG_COUNT - na, ps.n, na, tail);
+		if (!a.json)
+			printf("%s\n", summary);
+		if (!rc && a.report && (rc = write_report(a.report, out, summary, &err)))
 			cli_error(&err, rc);
 	}
 	free(jobs);

@@ -1299,9 +1299,8 @@ static void survivor_hints_from_the_suite(void **state)
 	free(path);
 }
 
-/* `fragsim mutate` of the case text must print want (a survivor's or a
- * catch's line). */
-/* `mutate` of case text says each of want[] (NULL-terminated). */
+/* `mutate` of case text says each of want[] (NULL-terminated): a
+ * survivor's or a catch's line. */
 static void mutate_says_each(const char *text, const char *const *want)
 {
 	char *path = tu_write_temp(".yaml", text);
@@ -1320,6 +1319,33 @@ static void mutate_says(const char *text, const char *want)
 	const char *const one[] = { want, NULL };
 
 	mutate_says_each(text, one);
+}
+
+/*
+ * A case that fails its checks with no bug planted (here a threshold no
+ * INT8 kernel meets) "caught" every class planted in it, even those that
+ * change no bit (a soak found tail_mask on a 512-key context counted as
+ * caught): it is not used, and mutate says so.
+ */
+static void mutate_skips_a_case_that_fails(void **state)
+{
+	char *path = tu_write_temp(".yaml", "fragsim: 1\nname: strict\n"
+				   "sequences:\n  - {context: 512}\n"
+				   "check: {out_cosine_min: 0.99999999}\n");
+	struct run_result res = tu_run("mutate %s --quiet", path);
+	char want[512];
+
+	(void)state;
+	snprintf(want, sizeof(want), "fragsim: note: strict: fails its checks with no bug "
+		 "planted ('fragsim check %s' says why); not used\n", path);
+	if (res.status != 0 || strcmp(res.err, want) || strstr(res.out, "caught by") ||
+	    !strstr(res.out, "0 of 0 applicable bug classes survive 1 case(s), 51 not "
+			     "applicable; 1 failing with no bug planted, not used\n") ||
+	    !strstr(res.out, "n/a: no case that passes its checks as written"))
+		fail_msg("exit %d\n%s%s", res.status, res.out, res.err);
+	tu_free(&res);
+	unlink(path);
+	free(path);
 }
 
 /*
@@ -1888,6 +1914,7 @@ int main(void)
 		cmocka_unit_test(window_hides_walks_and_merge),
 		cmocka_unit_test(q_position_chunk_needs_history),
 		cmocka_unit_test(mutate_na_with_mixed_reasons),
+		cmocka_unit_test(mutate_skips_a_case_that_fails),
 		cmocka_unit_test(mutate_survives_reads_outside_the_table),
 		cmocka_unit_test(kernel_section_errors),
 		cmocka_unit_test(shipped_suite_catches_every_class),
