@@ -300,6 +300,29 @@ int attn_c_primary(const struct lanemap_operand *oc, int s)
 	return oc->owner[(oc->row[s] * oc->cols + oc->col[s]) * oc->replicas] == s;
 }
 
+/*
+ * Do C rows a and b of a tile sum their slots in one order (the same
+ * column at each step, a new lane at the same steps)? Then a replica
+ * row's floats are its primary's bit for bit; otherwise the same terms
+ * are added in another order and may round apart.
+ */
+int attn_rows_same_order(const struct kern *k, int a, int b)
+{
+	const int *col = k->col_write;
+	const int *sa = &k->rowslots[a * k->rowcap], *sb = &k->rowslots[b * k->rowcap];
+
+	if (k->rowcount[a] != k->rowcount[b])
+		return 0;
+	for (int i = 0; i < k->rowcount[a]; i++) {
+		int na = i == 0 || sa[i] / k->EC != sa[i - 1] / k->EC;
+		int nb = i == 0 || sb[i] / k->EC != sb[i - 1] / k->EC;
+
+		if (col[sa[i]] != col[sb[i]] || na != nb)
+			return 0;
+	}
+	return 1;
+}
+
 /* A segment's partial output of dim d: o / l, times sV[d] when chan. */
 static inline float seg_norm(const struct rstate *x, int d, int chan, const float *sv)
 {

@@ -63,26 +63,14 @@ int attn_fast_carve(const struct kern *k, int ng, int nrt, struct fscratch *f,
  */
 int attn_fast_rows_agree(const struct kern *k)
 {
-	const int *col = k->col_write;
 	int rows = (k->G + k->M - 1) / k->M * k->M;
 
 	/* Packed: rows past G are padding (invalid rows, acc 0), no replica. */
 	if (k->c->decode_rows == ROWS_PACKED)
 		return 1;
-	for (int ri = k->G; ri < rows; ri++) {
-		int m = ri % k->M, p = ri % k->G % k->M;
-		const int *a = &k->rowslots[m * k->rowcap], *b = &k->rowslots[p * k->rowcap];
-
-		if (k->rowcount[m] != k->rowcount[p])
+	for (int ri = k->G; ri < rows; ri++)
+		if (!attn_rows_same_order(k, ri % k->M, ri % k->G % k->M))
 			return 0;
-		for (int i = 0; i < k->rowcount[m]; i++) {
-			int na = i == 0 || a[i] / k->EC != a[i - 1] / k->EC;
-			int nb = i == 0 || b[i] / k->EC != b[i - 1] / k->EC;
-
-			if (col[a[i]] != col[b[i]] || na != nb)
-				return 0;
-		}
-	}
 	return 1;
 }
 

@@ -361,6 +361,8 @@ size_t attn_seg_tiles(const struct kern *k, const struct unit *u,
  * replicas in register order)?
  */
 int attn_c_primary(const struct lanemap_operand *oc, int s);
+/* C rows a and b of a tile sum their slots in one order. */
+int attn_rows_same_order(const struct kern *k, int a, int b);
 /* Keys [*lo, *hi) of split-K segment sg of sequence s. */
 void attn_seg_bounds(const struct kern *k, int s, int sg, int *lo, int *hi);
 /* The unit's row tiles' rows: rows[rt * M + m]. */

@@ -451,10 +451,37 @@ int attn_spec_unit(const struct kern *k, const struct unit *u,
 	return 0;
 }
 
+/*
+ * Do a replica's state a and its primary's b differ by more than the
+ * order of n additions can? The max is one of the same values either
+ * way: equal. l adds the same n non-negative terms, o the same n terms
+ * per dim, in two orders: each order is within about n u of the exact
+ * sum (u = 2^-24), so they stay within 2 n u of each other, on l's
+ * magnitude and, for o, on the row's largest |o| (a bound that holds
+ * where no dim cancels far below the row's scale; a kernel that gives a
+ * replica another q head's data misses it by far more).
+ */
+static int beyond_rounding(const struct rstate *a, const struct rstate *b, int D, int n)
+{
+	double e = 2.0 * (n + 1) * 0x1p-24, om = 0.0;
+
+	if (!(a->m == b->m || (isnan(a->m) && isnan(b->m))) ||
+	    isnan(a->l) != isnan(b->l) ||
+	    fabs((double)a->l - b->l) > e * (fabs((double)a->l) + fabs((double)b->l)))
+		return 1;
+	for (int d = 0; d < D; d++)
+		om = fmax(om, fabs((double)a->o[d]) + fabs((double)b->o[d]));
+	for (int d = 0; d < D; d++)
+		if (isnan(a->o[d]) != isnan(b->o[d]) ||
+		    fabs((double)a->o[d] - b->o[d]) > e * om)
+			return 1;
+	return 0;
+}
+
 void attn_spec_finish(const struct kern *k, const struct unit *u,
 		      struct scratch *x, long *replica_bad)
 {
-	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M;
+	int nseg = case_segments_of(k->c, u->s), R = u->nrt * k->M, exact;
 
 	/* Merge, then check that replica rows agree with their primary. */
 	for (int i = 0; i < R; i++) {
@@ -473,12 +500,19 @@ void attn_spec_finish(const struct kern *k, const struct unit *u,
 		for (int j = 0; j < i; j++)
 			if (x->rows[j].primary && x->rows[j].qh == w->qh)
 				primary = j;
+		/* bit for bit where the two rows sum in one order (every
+		 * shipped map); within rounding where the map orders them
+		 * apart (a C row map such as (lane % 16) ^ e) */
+		exact = attn_rows_same_order(k, i % k->M, primary % k->M);
 		for (int sg = 0; sg < nseg; sg++) {
 			const struct rstate *a = &x->st[(size_t)sg * R + i];
 			const struct rstate *b = &x->st[(size_t)sg * R + primary];
+			int lo, hi;
 
-			if (a->m != b->m || a->l != b->l ||
-			    memcmp(a->o, b->o, (size_t)k->D * sizeof(float))) {
+			attn_seg_bounds(k, u->s, sg, &lo, &hi);
+			if (exact ? a->m != b->m || a->l != b->l ||
+				    memcmp(a->o, b->o, (size_t)k->D * sizeof(float)) :
+				    beyond_rounding(a, b, k->D, hi - lo)) {
 				(*replica_bad)++;
 				break;
 			}
