@@ -48,7 +48,9 @@
  * parent/.g.fragsim-old.<pid>. Each begin (and check) for out/g first
  * renames back an -old directory of a dead pid when out/g is missing,
  * then removes the -tmp and -old directories of dead pids (kill(pid, 0)
- * says ESRCH). Other names, and live pids, are never touched.
+ * says ESRCH) that are fragsim's: marked (OUTDIR_TMP_MARK, made first in
+ * every temp directory) or a fragsim output. Other names, unmarked
+ * directories of those names, and live pids are never touched.
  *
  * Worked example: "out/g/" with out/g holding only notes.txt is refused
  * at begin with FS_EINPUT "exists and is not a fragsim output ..." and
@@ -87,6 +89,11 @@
 #define OUTDIR_MANIFEST_MAX ((size_t)64 << 20)	/* larger: not ours */
 #define OUTDIR_WRITE_CHUNK ((size_t)8 << 20)	/* a signal waits one chunk */
 #define OUTDIR_SWEEP_MAX 64	/* stale temp dirs handled per run */
+/* Made first in every temp directory and removed just before it is
+ * published: a dead pid's -tmp or -old directory is swept only when it
+ * holds this or is a fragsim output (dir_is_ours), never for its name
+ * alone (a soak's directory named .g.fragsim-tmp.<dead pid> was deleted). */
+#define OUTDIR_TMP_MARK ".fragsim-writing"
 
 /*
  * The signal caught while a temp directory exists (0: none). The one
@@ -206,6 +213,42 @@ static int remove_tree(const char *path)
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : -1;
 	return walk_tree(path, 0, remove_one);
+}
+
+/* A fragsim output (flat, dir_is_ours) removed with its manifest last:
+ * killed halfway, what is left is still a marked output the next run's
+ * sweep may take. */
+static int remove_output(const char *path)
+{
+	char sub[OUTDIR_PATH_MAX];
+	struct dirent *de;
+	DIR *dir = opendir(path);
+	int rc = 0;
+
+	if (!dir)
+		return errno == ENOENT ? 0 : -1;
+	while ((de = readdir(dir)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, "manifest.json"))
+			continue;
+		if (path_fmt(sub, sizeof(sub), "%s/%s", path, de->d_name) || remove_tree(sub))
+			rc = -1;
+	}
+	closedir(dir);
+	if (path_fmt(sub, sizeof(sub), "%s/manifest.json", path) ||
+	    (unlink(sub) != 0 && errno != ENOENT) || rmdir(path) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Does dir hold the mark of a temp directory being written? */
+static int has_tmp_mark(const char *dir)
+{
+	char p[OUTDIR_PATH_MAX];
+	struct stat st;
+
+	return !path_fmt(p, sizeof(p), "%s/%s", dir, OUTDIR_TMP_MARK) &&
+	       lstat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* fsync every regular file under path, the directories, then path. */
@@ -604,7 +647,11 @@ static void sweep(const struct outdir *d)
 			restored = i;
 			continue;
 		}
-		remove_tree(path);
+		/* ours by its mark or its manifest, not by its name */
+		if (has_tmp_mark(path))
+			remove_tree(path);
+		else if (dir_is_ours(path))
+			remove_output(path);
 	}
 }
 
@@ -628,8 +675,20 @@ static enum fs_rc prepare(struct outdir *d, const char *final_dir,
 
 static enum fs_rc make_tmp(const struct outdir *d, struct fs_err *err)
 {
-	if (mkdir(d->tmp, 0777) == 0)
+	char mark[OUTDIR_PATH_MAX];
+	int fd;
+
+	if (mkdir(d->tmp, 0777) == 0) {
+		if (path_fmt(mark, sizeof(mark), "%s/%s", d->tmp, OUTDIR_TMP_MARK) ||
+		    (fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0) {
+			rmdir(d->tmp);
+			return fs_fail_at(err, FS_EINPUT, d->parent, 0, 0,
+					  "cannot write in a directory made here: %s",
+					  strerror(errno));
+		}
+		close(fd);
 		return FS_OK;
+	}
 	if (errno == EEXIST)
 		return fs_fail_at(err, FS_EINPUT, d->tmp, 0, 0,
 				  "already exists (this process left it?); "
@@ -646,7 +705,7 @@ enum fs_rc outdir_check(const char *final_dir, struct fs_err *err)
 	if (!rc)
 		rc = make_tmp(&d, err);
 	if (!rc)
-		rmdir(d.tmp);
+		remove_tree(d.tmp);	/* the mark and the directory */
 	return rc;
 }
 
@@ -795,7 +854,7 @@ static enum fs_rc drop_old(struct outdir *d, const char *gone,
 
 	/* The new output is in place; a leftover old copy is still worth
 	 * an error, since the user would otherwise find it by surprise. */
-	if (remove_tree(gone) != 0)
+	if (remove_output(gone) != 0)
 		rc = fs_fail_at(err, FS_EINTERNAL, gone, 0, 0,
 				"new output committed, but the previous one "
 				"could not be removed: %s", strerror(errno));
@@ -874,11 +933,20 @@ static enum fs_rc publish_aside(struct outdir *d, struct fs_err *err)
 
 enum fs_rc outdir_commit(struct outdir *d, struct fs_err *err)
 {
+	char path[OUTDIR_PATH_MAX];
 	enum existing ex;
 	enum fs_rc rc;
 
 	if (!d->open)
 		return fs_fail(err, FS_EINTERNAL, "outdir_commit: directory not open");
+	/* The mark goes: what is published holds only what the manifest
+	 * lists. Killed from here on, the directory is a whole output the
+	 * sweep knows by its manifest. */
+	if (path_fmt(path, sizeof(path), "%s/%s", d->tmp, OUTDIR_TMP_MARK) ||
+	    (unlink(path) != 0 && errno != ENOENT))
+		return fail_commit(d, fs_fail_at(err, FS_EINTERNAL, d->final, 0, 0,
+						 "cannot remove '%s': %s", path,
+						 strerror(errno)));
 	/* What the rename publishes must be on disk first (each file, and
 	 * the directory that names them), or a power cut after it could
 	 * leave the new names over empty files. */

@@ -486,21 +486,32 @@ static void make_tree(const char *dir, const char *file)
 
 /*
  * The next run sweeps fragsim's own temp directories of dead processes
- * for the same output path, and nothing else.
+ * for the same output path, and nothing else: its own by the mark a
+ * temp directory is made with, or by a fragsim manifest, never by the
+ * name alone (a user's .out.fragsim-tmp.<dead pid> was deleted).
  */
 static void test_sweep_stale(void **state)
 {
 	struct tu_scratch *t = *state;
-	long dead = dead_pid();
-	char p[300], buf[512], want[512];
+	long dead = dead_pid(), dead2 = dead_pid();
+	char p[300], q[400], buf[1024], want[1024];
 	struct fs_err err;
 
 	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ld", t->dir, dead);
-	make_tree(p, "q.npy.tmp.1");				/* swept */
+	make_tree(p, "q.npy.tmp.1");				/* swept: marked */
+	snprintf(q, sizeof(q), "%s/.fragsim-writing", p);
+	put_file(q, "");
 	/* An -old one beside an existing out is swept, not put back. */
 	snprintf(p, sizeof(p), "%s/.out.fragsim-old.%ld", t->dir, dead);
 	assert_int_equal(mkdir(t->path, 0777), 0);
-	make_tree(p, "manifest.json");				/* swept */
+	make_tree(p, "a.npy");					/* swept: an output */
+	snprintf(q, sizeof(q), "%s/manifest.json", p);
+	put_file(q, "{\"tool\": \"fragsim\", \"files\": [{\"name\": \"a.npy\"}]}");
+	/* our names of a dead pid, neither marked nor an output: a user's */
+	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ld", t->dir, dead2);
+	make_tree(p, "mine");					/* kept */
+	snprintf(p, sizeof(p), "%s/.out.fragsim-old.%ld", t->dir, dead2);
+	make_tree(p, "manifest.json");				/* kept: not a manifest */
 	snprintf(p, sizeof(p), "%s/.out.fragsim-tmp.%ld", t->dir, (long)getppid());
 	make_tree(p, "a");					/* alive: kept */
 	snprintf(p, sizeof(p), "%s/.other.fragsim-tmp.%ld", t->dir, dead);
@@ -513,7 +524,7 @@ static void test_sweep_stale(void **state)
 	assert_int_equal(outdir_check(t->path, &err), FS_OK);
 	{
 		/* what is left, in listing()'s name order (the pids decide it) */
-		char names[5][256];
+		char names[7][256];
 		size_t used = 0;
 
 		snprintf(names[0], sizeof(names[0]), ".other.fragsim-tmp.%ld", dead);
@@ -521,8 +532,10 @@ static void test_sweep_stale(void **state)
 		snprintf(names[2], sizeof(names[2]), ".out.fragsim-tmp.%ldx", dead);
 		snprintf(names[3], sizeof(names[3]), "out");
 		snprintf(names[4], sizeof(names[4]), "out.tmp.%ld", dead);
-		qsort(names, 5, sizeof(names[0]), cmp_name);
-		for (size_t i = 0; i < 5; i++)
+		snprintf(names[5], sizeof(names[5]), ".out.fragsim-tmp.%ld", dead2);
+		snprintf(names[6], sizeof(names[6]), ".out.fragsim-old.%ld", dead2);
+		qsort(names, 7, sizeof(names[0]), cmp_name);
+		for (size_t i = 0; i < 7; i++)
 			used += (size_t)snprintf(want + used, sizeof(want) - used, "%s%s",
 						 i ? " " : "", names[i]);
 	}
