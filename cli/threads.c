@@ -21,8 +21,9 @@
  *                     of. Anything else is exit 2, even a value libgomp
  *                     dropped with its warning: the user asked for a
  *                     thread count and would not get it.
- *   OMP_THREAD_LIMIT  unset, or a positive integer: a cap, harmless at
- *                     any size; "0" or "abc" (libgomp's warning, then
+ *   OMP_THREAD_LIMIT  unset, or a positive integer up to LONG_MAX: a
+ *                     cap, harmless at any size libgomp takes; "0",
+ *                     "abc" or past LONG_MAX (libgomp's warning, then
  *                     ignored) is exit 2.
  *   OMP_STACKSIZE     unset, or OpenMP's size (a number, then B, K, M
  *                     or G, K when none) of at least THREADS_STACK_MIN:
@@ -149,7 +150,8 @@ enum fs_rc threads_init(struct fs_err *err)
 			       THREADS_MAX, shown(nt, buf, sizeof(buf)));
 	if (tl && check_list(tl, LONG_MAX, 0))
 		return fs_fail(err, FS_EINPUT, "OMP_THREAD_LIMIT must be a positive "
-			       "integer, not '%s'", shown(tl, buf, sizeof(buf)));
+			       "integer up to %ld (libgomp ignores a larger one), not '%s'",
+			       LONG_MAX, shown(tl, buf, sizeof(buf)));
 	if (st && stack_bytes(st) < THREADS_STACK_MIN)
 		return fs_fail(err, FS_EINPUT, "OMP_STACKSIZE must be a size of 1M or "
 			       "more (fragsim's threads need it), not '%s'",
