@@ -349,6 +349,22 @@ static void real_device_dumps(void **state)
 	}
 }
 
+/* dir/d: the dump `run --emulate-only` writes of case kase with the
+ * kernel: line `kernel` added (a planted bug). */
+static void dump_planted(const char *kase, const char *kernel, const char *dir)
+{
+	char planted[512], *ppath;
+	struct run_result r;
+
+	snprintf(planted, sizeof(planted), "%skernel: %s\n", kase, kernel);
+	ppath = tu_write_temp(".yaml", planted);
+	r = tu_run("run %s --emulate-only --out %s/d", ppath, dir);
+	assert_int_equal(r.status, 0);
+	tu_free(&r);
+	unlink(ppath);
+	free(ppath);
+}
+
 /*
  * A mismatching dump of a case with block size 8 and tails: every
  * hypothesis is emulated, tail_mask among them, which reads K scales
@@ -361,26 +377,19 @@ static void diff_survives_reads_outside_the_table(void **state)
 		"fragsim: 1\nname: tail-7-40\ncache: {block_size: 8, placement: shuffled}\n"
 		"sequences:\n  - {context: 7}\n  - {context: 40}\ndata: {seed: 3}\n"
 		"golden: [acc, scores, out]\n";
-	char planted[512], *dir = malloc(64);
-	char *path = tu_write_temp(".yaml", kase), *ppath;
+	char *dir = malloc(64), *path = tu_write_temp(".yaml", kase);
 	struct run_result r;
 
 	(void)state;
-	snprintf(planted, sizeof(planted), "%skernel: {c_columns: contiguous}\n", kase);
-	ppath = tu_write_temp(".yaml", planted);
 	assert_non_null(tu_scratch_new(dir, 64, "diff"));
-	r = tu_run("run %s --emulate-only --out %s/d", ppath, dir);
-	assert_int_equal(r.status, 0);
-	tu_free(&r);
+	dump_planted(kase, "{c_columns: contiguous}", dir);
 	r = tu_run("diff %s --dump %s/d", path, dir);
 	if (r.status != 1 || !strstr(r.out, "diagnosis: matches kernel assumption c_columns=contiguous exactly"))
 		fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
 	tu_free(&r);
 	drop(dir);
 	unlink(path);
-	unlink(ppath);
 	free(path);
-	free(ppath);
 }
 
 
@@ -397,17 +406,12 @@ static void diff_takes_tiles_a_bug_runs(void **state)
 		"fragsim: 1\nname: extra-tiles\nmode: prefill\n"
 		"model: {q_heads: 2, kv_heads: 1, head_dim: 64}\n"
 		"sequences:\n  - {history: 0, chunk: 20}\ngolden: all\n";
-	char planted[512], want[512], *dir = malloc(64);
-	char *path = tu_write_temp(".yaml", kase), *ppath;
+	char want[512], *dir = malloc(64), *path = tu_write_temp(".yaml", kase);
 	struct run_result r;
 
 	(void)state;
-	snprintf(planted, sizeof(planted), "%skernel: {q_position: future}\n", kase);
-	ppath = tu_write_temp(".yaml", planted);
 	assert_non_null(tu_scratch_new(dir, 64, "extra"));
-	r = tu_run("run %s --emulate-only --out %s/d", ppath, dir);
-	assert_int_equal(r.status, 0);
-	tu_free(&r);
+	dump_planted(kase, "{q_position: future}", dir);
 	r = tu_run("diff %s --dump %s/d", path, dir);
 	if (r.status != 1 || !strstr(r.out, "acc (8 tiles of 6)") ||
 	    !strstr(r.out, "diagnosis: matches kernel assumption q_position=future exactly"))
@@ -434,10 +438,9 @@ static void diff_takes_tiles_a_bug_runs(void **state)
 	tu_free(&r);
 	drop(dir);
 	unlink(path);
-	unlink(ppath);
 	free(path);
-	free(ppath);
 }
+
 static void usage_errors(void **state)
 {
 	struct run_result r = tu_run("diff %s/clean/case.yaml", DUMPS);
