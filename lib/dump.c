@@ -261,7 +261,6 @@ static enum fs_rc widen_tiles(struct dump *d, const struct attn_result *w,
 	return FS_OK;
 }
 
-/* Every dumped tile exists in the simulation, and only once. */
 /*
  * Is p, a tile the simulation does not execute, a key tile of one of
  * its row tiles (rows: the simulation's tiles with token_base 0), at a
@@ -283,6 +282,8 @@ static int key_tile_of_a_row(const struct runcase *r, const struct dump_tile_ind
 	return dump_tile_find(rows, q) >= 0;
 }
 
+/* Every dumped tile is one the simulation executes or a key tile of one
+ * of its row tiles (key_tile_of_a_row), and each is named once. */
 static enum fs_rc check_tiles(struct dump *d, const struct runcase *r,
 			      struct fs_err *err)
 {
