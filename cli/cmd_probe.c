@@ -296,9 +296,43 @@ static void print_found(FILE *f, const char *pre, const struct probeplan *p,
 		r->labels_anchored[2]);
 }
 
-static void print_diff(const struct lanemap *anchor, const struct lanemap *found,
-		       const struct lanediff *d, int read_signed)
+/*
+ * How the device reads A and B against the profile an it is compared
+ * with: found's types are the device's (the plan's, or i8 where the
+ * answers hold only as signed readings of the plan's u8 bytes). Into
+ * buf, "" when both agree: "reads unsigned operands as signed (A and
+ * B)", or "... signed operands as unsigned ...", each where it applies.
+ * Signedness is no entry of the map, so lanediff does not see it: a
+ * device read as u8 "matched" an i8 profile whose entries it shares.
+ */
+static int sign_text(const struct lanemap *an, const struct lanemap *found, char *buf,
+		     size_t len)
 {
+	int to_signed = 0, to_unsigned = 0;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int op = LM_A; op <= LM_B; op++) {
+		enum lm_dtype x = an->op[op].type, y = found->op[op].type;
+
+		to_signed |= (x == LM_U8 && y == LM_I8) << op;
+		to_unsigned |= (x == LM_I8 && y == LM_U8) << op;
+	}
+	if (to_signed)
+		at += (size_t)snprintf(buf, len, "device reads unsigned operands as signed (%s)",
+				       signed_names(to_signed));
+	if (to_unsigned && at < len)
+		snprintf(buf + at, len - at, "%sdevice reads signed operands as unsigned (%s)",
+			 at ? ", " : "", signed_names(to_unsigned));
+	return to_signed | to_unsigned;
+}
+
+static void print_diff(const struct lanemap *anchor, const struct lanemap *found,
+		       const struct lanediff *d)
+{
+	char sign[160];
+	int signs = sign_text(anchor, found, sign, sizeof(sign));
+
 	printf("compare   X = %s, Y = the device\n", anchor->name);
 	for (int op = 0; op < LM_NOPERANDS; op++) {
 		const struct lanemap_operand *x = &anchor->op[op], *y = &found->op[op];
@@ -323,12 +357,12 @@ static void print_diff(const struct lanemap *anchor, const struct lanemap *found
 	}
 	/* Signedness is no entry of the map: said on its own, and a
 	 * difference even when every entry agrees. */
-	if (read_signed && d->differ)
-		printf("device differs from %s: device reads unsigned operands as signed (%s), "
-		       "and in %d entries\n", anchor->name, signed_names(read_signed), d->differ);
-	else if (read_signed)
-		printf("device differs from %s: device reads unsigned operands as signed (%s); "
-		       "the lane map is the same\n", anchor->name, signed_names(read_signed));
+	if (signs && d->differ)
+		printf("device differs from %s: %s, and in %d entries\n", anchor->name, sign,
+		       d->differ);
+	else if (signs)
+		printf("device differs from %s: %s; the lane map is the same\n", anchor->name,
+		       sign);
 	else if (d->differ)
 		printf("device differs from %s in %d entries\n", anchor->name, d->differ);
 	else
@@ -366,13 +400,14 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 		rc = fs_nomem(&err, "the found map as YAML", 0);
 	if (!rc) {
 		const struct lanemap *an = anchor ? anchor : p.lm;
+		char sign[160];
+		int signs = sign_text(an, res->found, sign, sizeof(sign));
 
 		if (yaml) {
 			printf("# %s's lane map, as fragsim probe solve found it\n", p.lm->instr);
 			print_found(stdout, "# ", &p, an, res);
-			if (res->read_signed)
-				printf("# differs from the profile named above: device reads unsigned "
-				       "operands as signed (%s)%s\n", signed_names(res->read_signed),
+			if (signs)
+				printf("# differs from the profile named above: %s%s\n", sign,
 				       d.differ ? ", and its lane map differs" : "");
 			else
 				printf("# %s\n", d.differ ? "differs from the profile named above"
@@ -383,9 +418,9 @@ static int do_solve(const char *plan_dir, const char *dump_dir, const char *isa,
 			       p.layout.kind == PROBE_SHORT ? "short " : "", p.lm->name,
 			       p.layout.waves, dump_dir, an->name);
 			print_found(stdout, "", &p, an, res);
-			print_diff(an, res->found, &d, res->read_signed);
+			print_diff(an, res->found, &d);
 		}
-		rc = d.differ || res->read_signed ? FS_MISMATCH : FS_OK;
+		rc = d.differ || signs ? FS_MISMATCH : FS_OK;
 	} else {
 		cli_error(&err, rc);
 	}

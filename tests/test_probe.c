@@ -878,6 +878,21 @@ static void cli_names_unsigned_read_as_signed(void **state)
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "device matches rdna3-wmma-i32-16x16x16-u8-w32\n"));
 	tu_free(&r);
+	/* Against the signed profile, by --isa: the device that reads the
+	 * plan's bytes unsigned differs (it "matched": signedness is no
+	 * entry of the map), the one that reads them signed matches. */
+	r = tu_run("probe solve --plan %s/u --dump %s/uu --isa rdna3-wmma-i32-16x16x16-iu8-w32",
+		   dir, dir);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "device differs from rdna3-wmma-i32-16x16x16-iu8-w32: device "
+				      "reads signed operands as unsigned (A and B); the lane map is "
+				      "the same\n"));
+	tu_free(&r);
+	r = tu_run("probe solve --plan %s/u --dump %s/us --isa rdna3-wmma-i32-16x16x16-iu8-w32",
+		   dir, dir);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "device matches rdna3-wmma-i32-16x16x16-iu8-w32\n"));
+	tu_free(&r);
 }
 
 /* --yaml prints a profile the loader takes back: the device's map. */
