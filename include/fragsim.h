@@ -106,7 +106,8 @@ enum fragsim_rc fragsim_lanemap_load(const char *name_or_path,
 
 /*
  * An empty map for a wave of 32 or 64 lanes and an M x N x K instruction
- * (each 1..256); `name` (up to 63 bytes) is what manifests record. Give
+ * (each 1..256); `name` (up to 63 bytes, no control character) is what
+ * manifests record. Give
  * each operand with fragsim_lanemap_exprs or fragsim_lanemap_table, then
  * fragsim_lanemap_validate.
  */
@@ -146,7 +147,8 @@ enum fragsim_rc fragsim_lanemap_table(struct fragsim_lanemap *lm,
 /*
  * Check that every operand is given, every (lane, e) in range and every
  * matrix entry held exactly `replicas` times. FRAGSIM_MISMATCH when not,
- * the message giving the count and the first problem.
+ * the message naming the operand not given, or the count and the first
+ * problem.
  */
 enum fragsim_rc fragsim_lanemap_validate(struct fragsim_lanemap *lm,
 					 struct fragsim_err *err);
@@ -205,7 +207,7 @@ enum fragsim_rc fragsim_case_parse(const char *text, size_t len,
 struct fragsim_case_params {
 	const char *name;	/* default "case" */
 	const char *isa;	/* builtin profile or path; default gfx936 */
-	int prefill;		/* 0 decode, 1 prefill */
+	int prefill;		/* 0 decode, 1 prefill; anything else refused */
 	int q_heads, kv_heads, head_dim;	/* default 24, 4, 256 */
 	int block_size;		/* default 16 */
 	uint64_t seed;		/* of every generated tensor; default 0 */
@@ -223,6 +225,9 @@ enum fragsim_rc fragsim_case_build(const struct fragsim_case_params *p,
 /*
  * Run the case under a copy of lm (validated, or validated here) instead
  * of its isa:'s map: the hardware follows lm. Before fragsim_run only.
+ * FRAGSIM_EINPUT, here, for a map that is not valid or that the case
+ * cannot run on (the kernel's i8 A and B and i32 C, and the rules
+ * between a case and its instruction that fragsim_case_load checks).
  */
 enum fragsim_rc fragsim_case_set_lanemap(struct fragsim_case *c,
 					 const struct fragsim_lanemap *lm,
@@ -260,8 +265,10 @@ enum fragsim_exec {
 /*
  * Make the inputs (quantized Q, paged K/V caches, block tables), run the
  * emulated kernel with `exec`, and, unless emulate_only, the reference
- * and the comparison. Returns the verdict: FRAGSIM_OK when every check
- * holds (emulate_only: nothing was checked), FRAGSIM_MISMATCH when not;
+ * and the comparison. Returns the verdict, as `fragsim run` gives it:
+ * FRAGSIM_OK when every check holds (emulate_only: nothing was checked;
+ * a case with expect: mismatch, when a check caught its planted bug),
+ * FRAGSIM_MISMATCH when not (fragsim_summary has the comparison's own);
  * FRAGSIM_EINPUT for a case it cannot run. Once per case.
  */
 enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,

@@ -25,6 +25,7 @@
 #include "golden.h"
 #include "outdir.h"
 #include "profile.h"
+#include "../sim/attn/attn.h"
 #include "runcase.h"
 
 struct fragsim_lanemap {
@@ -162,6 +163,11 @@ enum fragsim_rc fragsim_lanemap_new(const char *name, int wave, int m, int n,
 	if (!name || !*name || strlen(name) >= LM_NAME_MAX)
 		return fail(err, FS_EINPUT, "name must have 1 to %d bytes",
 			    LM_NAME_MAX - 1);
+	/* as a profile file's name: printed as it is */
+	for (size_t i = 0; name[i]; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return fail(err, FS_EINPUT, "name holds a control character (0x%02x "
+				    "at character %zu)", (unsigned char)name[i], i + 1);
 	lm = lanemap_new();
 	if (!lm || !(*out = wrap(lm)))
 		return fail(err, FS_ENOMEM, "out of memory: the lane map");
@@ -262,7 +268,7 @@ enum fragsim_rc fragsim_lanemap_validate(struct fragsim_lanemap *lm,
 	NEED(lm, err);
 	for (int op = 0; op < LM_NOPERANDS; op++)
 		if (lm->lm->op[op].elems < 1)
-			return fail(err, FS_EINPUT, "%s: operand %s not given",
+			return fail(err, FS_MISMATCH, "%s: operand %s not given",
 				    lm->lm->name, lm_operand_name((enum lm_operand)op));
 	rep = malloc(sizeof(*rep));
 	if (!rep)
@@ -439,6 +445,9 @@ enum fragsim_rc fragsim_case_build(const struct fragsim_case_params *p,
 	    quoted(isa, sizeof(isa), p->isa ? p->isa : "gfx936"))
 		return fail(err, FS_EINPUT, "name and isa must be printable and "
 			    "shorter than %d bytes", CASE_PATH_MAX);
+	if (p->prefill != 0 && p->prefill != 1)
+		return fail(err, FS_EINPUT, "prefill must be 0 (decode) or 1 (prefill), not %d",
+			    p->prefill);
 	if (p->n_seqs < 1 || p->n_seqs > FRAGSIM_PARAMS_MAX_SEQS)
 		return fail(err, FS_EINPUT, "n_seqs must be between 1 and %d, not %d",
 			    FRAGSIM_PARAMS_MAX_SEQS, p->n_seqs);
@@ -459,9 +468,13 @@ enum fragsim_rc fragsim_case_build(const struct fragsim_case_params *p,
 	for (int s = 0; s < p->n_seqs; s++) {
 		int ctx = p->context[s], tok = p->tokens[s];
 
-		if (tok < 0 || ctx < 0 || tok > ctx)
-			return fail(err, FS_EINPUT, "sequence %d: tokens %d must be "
-				    "between 0 and context %d", s, tok, ctx);
+		/* the fields the caller set, named as they are */
+		if (ctx < 0)
+			return fail(err, FS_EINPUT, "context[%d]: must be at least 0, not %d",
+				    s, ctx);
+		if (tok < 0 || tok > ctx)
+			return fail(err, FS_EINPUT, "tokens[%d]: must be between 0 and "
+				    "context[%d] (%d), not %d", s, s, ctx, tok);
 		if (!p->prefill && tok)
 			add(text, sizeof(text), &at, "  - {context: %d, tokens: %d}\n",
 			    ctx, tok);
@@ -499,6 +512,30 @@ enum fragsim_rc fragsim_case_set_lanemap(struct fragsim_case *c,
 	if (rc) {
 		lanemap_free(copy.lm);
 		return rc == FRAGSIM_MISMATCH ? FRAGSIM_EINPUT : rc;
+	}
+	/* The case against this map (8-bit signed A and B, i32 C, the
+	 * case's rules), here: at run it was refused at the case's isa:
+	 * key, which names another map. No place in the case: the map is
+	 * the caller's. */
+	{
+		struct fs_case *cc = malloc(sizeof(*cc));
+		struct fs_err e = { 0 };
+		enum fs_rc fr;
+
+		if (!cc) {
+			lanemap_free(copy.lm);
+			return fail(err, FS_ENOMEM, "out of memory: the case");
+		}
+		*cc = c->r.c;	/* shallow: only read */
+		cc->n_at = 0;
+		cc->file[0] = '\0';
+		fr = attn_check_profile(cc, copy.lm, copy.lm, &e);
+		free(cc);
+		if (fr) {
+			lanemap_free(copy.lm);
+			return fail(err, fr, "fragsim_case_set_lanemap: %s",
+				    strncmp(e.msg, "isa: ", 5) ? e.msg : e.msg + 5);
+		}
 	}
 	lanemap_free(c->r.lm);
 	c->r.lm = c->view.lm = copy.lm;
@@ -551,8 +588,13 @@ enum fragsim_rc fragsim_run(struct fragsim_case *c, enum fragsim_exec exec,
 		omp_set_num_threads(threads);
 	if (rc)
 		return give(err, &e, rc);
-	rc = runcase_status(&c->r);
-	if (rc == FS_MISMATCH && !strcmp(runcase_failure(&c->r), "threshold"))
+	/* the verdict fragsim run gives: an expect: mismatch case passes
+	 * when a check caught its planted bug */
+	rc = runcase_expected(&c->r);
+	if (rc == FS_MISMATCH && c->r.c.expect_mismatch && !c->r.emulate_only)
+		fail(err, rc, "%s: expected a mismatch; the planted bug went unseen",
+		     c->r.c.name);
+	else if (rc == FS_MISMATCH && !strcmp(runcase_failure(&c->r), "threshold"))
 		fail(err, rc, "%s: a quality threshold failed; every exact comparison with "
 		     "the reference holds", c->r.c.name);
 	else if (rc == FS_MISMATCH)

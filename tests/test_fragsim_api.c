@@ -157,7 +157,7 @@ static void table_built_map(void **state)
 	assert_int_equal(fragsim_lanemap_table(lm, FRAGSIM_B, FRAGSIM_I8, 8, 1, row[1], NULL,
 					       &err), FRAGSIM_EINPUT);
 	assert_string_equal(err.msg, "B: give both row and col tables");
-	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_EINPUT);
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_MISMATCH);
 	assert_string_equal(err.msg, "gfx936-table: operand B not given");
 	fragsim_lanemap_free(lm);
 }
@@ -186,8 +186,18 @@ static void bad_maps_are_refused_with_a_message(void **state)
 			 FRAGSIM_EINPUT);
 	assert_non_null(strstr(err.msg, "elements must be between 1 and 64"));
 	/* The failed operands are not given, so the map is incomplete. */
-	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_EINPUT);
+	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_MISMATCH);
 	assert_string_equal(err.msg, "bad: operand A not given");
+	/* a name is printed as it is: as a profile file's, no control
+	 * character (a soak's tab and escape reached the manifests) */
+	{
+		struct fragsim_lanemap *x = NULL;
+
+		assert_int_equal(fragsim_lanemap_new("tab\there", 64, 16, 16, 32, &x, &err),
+				 FRAGSIM_EINPUT);
+		assert_null(x);
+		assert_string_equal(err.msg, "name holds a control character (0x09 at character 4)");
+	}
 
 	/* The article's literal C columns, lane % 16 + 4*e, reach 27. */
 	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_A, FRAGSIM_I8, 8, 1, "lane % 16",
@@ -253,6 +263,42 @@ static void run_and_summary(void **state)
 	assert_memory_equal(&s[0].out_cos_min, &s[1].out_cos_min, sizeof(double));
 	assert_memory_equal(&s[1].kld_mean, &s[2].kld_mean, sizeof(double));
 	fragsim_lanemap_free(x);
+
+	/* A valid map the kernel cannot run on (u8 A and B) is refused when
+	 * it is set, naming it; at run it was refused at the case's isa:
+	 * key, which names gfx936 (a soak). */
+	assert_int_equal(fragsim_lanemap_new("u8-map", 64, 16, 16, 32, &x, &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(x, FRAGSIM_A, FRAGSIM_U8, 8, 1, "lane % 16",
+					       "8 * (lane / 16) + e", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(x, FRAGSIM_B, FRAGSIM_U8, 8, 1,
+					       "8 * (lane / 16) + e", "lane % 16", &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(x, FRAGSIM_C, FRAGSIM_I32, 4, 1, "lane % 16",
+					       "lane / 16 + 4 * e", &err), FRAGSIM_OK);
+	c = small();
+	assert_int_equal(fragsim_case_set_lanemap(c, x, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "fragsim_case_set_lanemap: profile u8-map: a is u8, but "
+			    "the kernel's Q and K are signed int8 (a u8 operand reads -1 as 255); "
+			    "the INT8 kernel needs i8 A and B");
+	fragsim_case_free(c);
+	fragsim_lanemap_free(x);
+
+	/* expect: mismatch, as `fragsim run`: OK when a check caught the
+	 * planted bug (it was FRAGSIM_MISMATCH), MISMATCH when none did */
+	for (int i = 0; i < 2; i++) {
+		char text[200];
+
+		snprintf(text, sizeof(text), "fragsim: 1\nname: e\nexpect: mismatch\n"
+			 "model: {q_heads: 4, kv_heads: 2, head_dim: 64}\n"
+			 "sequences:\n  - {context: %d}\nkernel: {gqa_map: modulo}\n", i ? 0 : 40);
+		assert_int_equal(fragsim_case_parse(text, strlen(text), "e", NULL, &c, &err),
+				 FRAGSIM_OK);
+		assert_int_equal(fragsim_run(c, FRAGSIM_EXEC_AUTO, 0, &err),
+				 i ? FRAGSIM_MISMATCH : FRAGSIM_OK);
+		if (i)
+			assert_string_equal(err.msg, "e: expected a mismatch; the planted bug "
+					    "went unseen");
+		fragsim_case_free(c);
+	}
 }
 
 static void cases_from_files_text_and_fields(void **state)
@@ -281,7 +327,15 @@ static void cases_from_files_text_and_fields(void **state)
 	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
 	p.n_seqs = 1, p.tokens[0] = 9;
 	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
-	assert_string_equal(err.msg, "sequence 0: tokens 9 must be between 0 and context 8");
+	assert_string_equal(err.msg, "tokens[0]: must be between 0 and context[0] (8), not 9");
+	/* the field the caller set, named (a soak: -5 blamed tokens) */
+	p.tokens[0] = 0, p.context[0] = -5;
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "context[0]: must be at least 0, not -5");
+	p.context[0] = 8, p.prefill = 2;	/* 0 or 1: 2 ran as prefill */
+	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
+	assert_string_equal(err.msg, "prefill must be 0 (decode) or 1 (prefill), not 2");
+	p.prefill = 0, p.tokens[0] = 9;
 	p.name = "a\nb", p.tokens[0] = 0;
 	assert_int_equal(fragsim_case_build(&p, &c, &err), FRAGSIM_EINPUT);
 
