@@ -63,20 +63,26 @@ static void assert_gfx936(const struct fragsim_lanemap *lm)
 	}
 }
 
-static struct fragsim_lanemap *gfx936_from_exprs(void)
+/* gfx936's map from its expressions, A and B of type ab, validated. */
+static struct fragsim_lanemap *gfx936_exprs(const char *name, enum fragsim_dtype ab)
 {
 	struct fragsim_lanemap *lm;
 	struct fragsim_err err;
 
-	assert_int_equal(fragsim_lanemap_new("gfx936-exprs", 64, 16, 16, 32, &lm, &err), FRAGSIM_OK);
-	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_A, FRAGSIM_I8, 8, 1, "lane % 16",
+	assert_int_equal(fragsim_lanemap_new(name, 64, 16, 16, 32, &lm, &err), FRAGSIM_OK);
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_A, ab, 8, 1, "lane % 16",
 					       "8 * (lane / 16) + e", &err), FRAGSIM_OK);
-	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_B, FRAGSIM_I8, 8, 1,
+	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_B, ab, 8, 1,
 					       "8 * (lane / 16) + e", "lane % 16", &err), FRAGSIM_OK);
 	assert_int_equal(fragsim_lanemap_exprs(lm, FRAGSIM_C, FRAGSIM_I32, 4, 1, "lane % 16",
 					       "lane / 16 + 4 * e", &err), FRAGSIM_OK);
 	assert_int_equal(fragsim_lanemap_validate(lm, &err), FRAGSIM_OK);
 	return lm;
+}
+
+static struct fragsim_lanemap *gfx936_from_exprs(void)
+{
+	return gfx936_exprs("gfx936-exprs", FRAGSIM_I8);
 }
 
 static void version_is_the_files(void **state)
@@ -267,13 +273,7 @@ static void run_and_summary(void **state)
 	/* A valid map the kernel cannot run on (u8 A and B) is refused when
 	 * it is set, naming it; at run it was refused at the case's isa:
 	 * key, which names gfx936 (a soak). */
-	assert_int_equal(fragsim_lanemap_new("u8-map", 64, 16, 16, 32, &x, &err), FRAGSIM_OK);
-	assert_int_equal(fragsim_lanemap_exprs(x, FRAGSIM_A, FRAGSIM_U8, 8, 1, "lane % 16",
-					       "8 * (lane / 16) + e", &err), FRAGSIM_OK);
-	assert_int_equal(fragsim_lanemap_exprs(x, FRAGSIM_B, FRAGSIM_U8, 8, 1,
-					       "8 * (lane / 16) + e", "lane % 16", &err), FRAGSIM_OK);
-	assert_int_equal(fragsim_lanemap_exprs(x, FRAGSIM_C, FRAGSIM_I32, 4, 1, "lane % 16",
-					       "lane / 16 + 4 * e", &err), FRAGSIM_OK);
+	x = gfx936_exprs("u8-map", FRAGSIM_U8);
 	c = small();
 	assert_int_equal(fragsim_case_set_lanemap(c, x, &err), FRAGSIM_EINPUT);
 	assert_string_equal(err.msg, "fragsim_case_set_lanemap: profile u8-map: a is u8, but "
