@@ -202,21 +202,22 @@ struct mutate_at {
 };
 
 /*
- * Does case r, inputs built, fail its checks with no bug planted? Then
- * every class planted in it would look caught (a soak found a case with
- * an unmeetable threshold "catching" classes that change no bit), so it
- * is not used.
+ * Emulate case c (r->c, or a copy with a planted bug) on r's inputs and
+ * compare: *fails when a check fails (rep holds why). The case as written
+ * is run so first: one that fails with no bug planted would look as if
+ * it caught every class (a soak found an unmeetable threshold "catching"
+ * classes that change no bit), so it is not used.
  */
-static enum fs_rc fails_as_written(struct runcase *r, int *fails, struct fs_err *err)
+static enum fs_rc check_once(struct runcase *r, const struct fs_case *c,
+			     struct compare_report *rep, int *fails, struct fs_err *err)
 {
 	struct attn_result sim;
-	struct compare_report rep;
-	enum fs_rc rc = runcase_emulate(r, &r->c, NULL, &sim, err);
+	enum fs_rc rc = runcase_emulate(r, c, NULL, &sim, err);
 
 	*fails = 0;
 	if (rc)
 		return rc;
-	rc = runcase_compare(r, &r->c, &sim, &rep, err);
+	rc = runcase_compare(r, c, &sim, rep, err);
 	if (rc == FS_MISMATCH || (!rc && sim.replica_mismatch)) {
 		*fails = 1;
 		rc = FS_OK;
@@ -261,9 +262,10 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		rc = runcase_inputs(&r, err);
 	}
 	if (any && !rc) {
+		struct compare_report rep;
 		int fails;
 
-		rc = fails_as_written(&r, &fails, err);
+		rc = check_once(&r, &r.c, &rep, &fails, err);
 		if (!rc && fails) {
 			progress_line_stop(at->pl);	/* the note on a line of its own */
 			fprintf(stderr, "fragsim: note: %s: fails its checks with no bug "
@@ -278,8 +280,8 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 	for (int b = 0; any && !rc && b < BUG_COUNT; b++) {
 		const struct kern_bug_info *bi;
 		struct fs_case mc;
-		struct attn_result sim;
 		struct compare_report rep;
+		int caught;
 
 		if (!todo[b])
 			continue;
@@ -296,15 +298,11 @@ static enum fs_rc mutate_case(const char *path, struct outcome *out,
 		progress_line_say(at->pl, 0, "mutate: case %zu of %zu, %s=%s, %d class(es) not caught yet, %s",
 				  at->i + 1, at->n, bi->key, bi->bad, at->pending, r.c.name);
 		needs_note(&out[b].ns, b, has, r.lm);
-		rc = runcase_emulate(&r, &mc, NULL, &sim, err);
+		rc = check_once(&r, &mc, &rep, &caught, err);
 		if (rc)
 			break;
-		rc = runcase_compare(&r, &mc, &sim, &rep, err);
-		if (rc == FS_MISMATCH || (!rc && sim.replica_mismatch)) {
+		if (caught)
 			record(&r, path, &rep, &out[b]);
-			rc = FS_OK;
-		}
-		attn_free(&sim);
 	}
 	runcase_free(&r);
 	return rc;

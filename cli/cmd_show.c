@@ -45,14 +45,6 @@ const struct opt_cmd cmd_show_spec = {
 	.exit = "0, or 2 on bad input",
 };
 
-static int is_profile_path(const char *isa)
-{
-	size_t n = strlen(isa);
-
-	return (n >= 5 && strcmp(isa + n - 5, ".yaml") == 0) ||
-	       (n >= 4 && strcmp(isa + n - 4, ".yml") == 0);
-}
-
 /*
  * The loader resolved a relative path against the case's directory,
  * which leaves it relative to the working directory: shown that way, a
@@ -103,7 +95,7 @@ int cmd_show(int argc, char **argv)
 		return cli_error(&err, rc);
 	}
 	rc = FS_OK;
-	if ((is_profile_path(c->isa) && absolute(c->isa, sizeof(c->isa), "isa", c->file)) ||
+	if ((case_isa_is_file(c->isa) && absolute(c->isa, sizeof(c->isa), "isa", c->file)) ||
 	    absolute(c->q.npy, sizeof(c->q.npy), "data.q.npy", c->file) ||
 	    absolute(c->k.npy, sizeof(c->k.npy), "data.k.npy", c->file) ||
 	    absolute(c->v.npy, sizeof(c->v.npy), "data.v.npy", c->file))

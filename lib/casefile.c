@@ -153,6 +153,11 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+int case_isa_is_file(const char *isa)
+{
+	return ends_with(isa, ".yaml") || ends_with(isa, ".yml");
+}
+
 /* name, made relative to L->dir unless absolute, into out[len]. */
 static enum fs_rc resolve_path(struct case_loader *L, yaml_node_t *v,
 			       const char *p, const char *name, char *out,
@@ -329,7 +334,7 @@ enum fs_rc casefile_parse_isa(struct case_loader *L, const struct case_key *k,
 	if (!tmp[0])
 		return ydoc_fail(L->err, L->d, v, p,
 				 "must name a builtin profile or a profile .yaml file");
-	if (ends_with(tmp, ".yaml") || ends_with(tmp, ".yml"))
+	if (case_isa_is_file(tmp))
 		return resolve_path(L, v, p, tmp, isa, k->size);
 	memcpy(isa, tmp, strlen(tmp) + 1);
 	return FS_OK;

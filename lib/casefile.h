@@ -36,6 +36,10 @@
 #define CASE_MAX_KEYS_TOTAL (1 << 22)	/* sum of contexts over sequences */
 #define CASE_MAX_QUERY_TOTAL (1 << 16)	/* sum of query tokens over sequences */
 
+/* Does an isa: value name a profile file (.yaml, .yml), which the loader
+ * resolves against the case's directory, rather than a builtin? */
+int case_isa_is_file(const char *isa);
+
 /*
  * Load and validate the case file at path; relative paths inside it are
  * resolved against path's directory. *c is treated as uninitialised. On

@@ -373,15 +373,6 @@ static double max_abs(const float *x, size_t n)
  * sQ = 3e38 / 127 = 2.4e36, and with head_dim 64 the first product
  * float(acc) * sQ can reach 64 * 127^2 * 2.4e36 = 2.4e42: refused.
  */
-/* Did the file give key path? (Its place is kept: case_fail_key.) */
-static int given(const struct fs_case *c, const char *path)
-{
-	for (int i = 0; i < c->n_at; i++)
-		if (!strcmp(c->at[i].path, path))
-			return 1;
-	return 0;
-}
-
 /*
  * The key a range error names for tensor t ("data.q"): the one of its
  * keys the user would change, as the file gave it (its npy, its scale,
@@ -396,7 +387,7 @@ static const char *tensor_key(const struct fs_case *c, const char *t, char *buf,
 		if (n + strlen(sub[i]) < len) {
 			memcpy(buf, t, n);
 			memcpy(buf + n, sub[i], strlen(sub[i]) + 1);
-			if (given(c, buf))
+			if (case_key_at(c, buf))
 				return buf;
 		}
 	return t;
@@ -462,7 +453,7 @@ static enum fs_rc check_range(const struct fs_case *c, const struct fs_inputs *i
 		/* name what drives the bound: a given softmax_scale past 1 that
 		 * makes its term the largest, else the larger of Q's and K's */
 		int by_scale = sc > 1 && sq * sk * sc >= (c->k_scale == KSCALE_PER_BLOCK32 ? sk : sq) &&
-			       given(c, "model.softmax_scale");
+			       case_key_at(c, "model.softmax_scale");
 
 		return case_fail_key(err, c, by_scale ? "model.softmax_scale" :
 				     tensor_key(c, sq >= sk ? "data.q" : "data.k", key, sizeof(key)),

@@ -89,18 +89,22 @@ void case_free(struct fs_case *c)
 	}
 }
 
+const struct case_at *case_key_at(const struct fs_case *c, const char *path)
+{
+	for (int i = 0; i < c->n_at; i++)
+		if (strcmp(c->at[i].path, path) == 0)
+			return &c->at[i];
+	return NULL;
+}
+
 enum fs_rc case_fail_key(struct fs_err *err, const struct fs_case *c,
 			 const char *path, const char *fmt, ...)
 {
-	int line = 0, col = 0;
+	const struct case_at *at = case_key_at(c, path);
+	int line = at ? at->line : 0, col = at ? at->col : 0;
 	enum fs_rc rc;
 	va_list ap;
 
-	for (int i = 0; i < c->n_at; i++)
-		if (strcmp(c->at[i].path, path) == 0) {
-			line = c->at[i].line, col = c->at[i].col;
-			break;
-		}
 	va_start(ap, fmt);
 	rc = fs_vfail_key(err, c->file[0] ? c->file : NULL, line, col, path, fmt, ap);
 	va_end(ap);

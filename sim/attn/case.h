@@ -232,6 +232,10 @@ int case_group(const struct fs_case *c);		/* G = Hq / Hkv */
 int case_segments_of(const struct fs_case *c, int s);
 int case_segments_max(const struct fs_case *c);
 
+/* Where the file gave key path (its value's place), or NULL: not given,
+ * or a path the loader does not keep. */
+const struct case_at *case_key_at(const struct fs_case *c, const char *path);
+
 /*
  * FS_EINPUT for key path of c: "FILE:LINE:COL: path: <message>" where the
  * file gave the key, "FILE: path: <message>" where it did not (a default
